@@ -1,0 +1,1 @@
+"""Shelfwise desktop application (PySide6). The only package that imports Qt."""

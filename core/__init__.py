@@ -1,0 +1,1 @@
+"""Shelfwise core: store, hierarchy, decision-model backends, navigation, answers, evaluation (no Qt)."""

@@ -1,0 +1,108 @@
+"""The decision-model protocol every backend implements (llama.cpp in-process, remote server, deterministic fake).
+
+A decision model generates no tokens to decide: one forward pass over a shared context returns a probability (or
+a log-likelihood) per candidate. Everything above this module (navigation, answers, adaptive retrieval, the GUI)
+talks to a :class:`DecisionBackend` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass
+class Cost:
+    """What a call cost: requests sent (forward passes / HTTP calls), tokens actually evaluated, wall seconds."""
+
+    requests: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    reused_tokens: int = 0  # tokens whose KV state came from a cache instead of being evaluated
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(
+            self.requests + other.requests,
+            self.tokens + other.tokens,
+            self.seconds + other.seconds,
+            self.reused_tokens + other.reused_tokens,
+        )
+
+    def add(self, other: Cost) -> None:
+        self.requests += other.requests
+        self.tokens += other.tokens
+        self.seconds += other.seconds
+        self.reused_tokens += other.reused_tokens
+
+
+@dataclass
+class Scores:
+    """One value per question/option, in input order, and the cost of computing them."""
+
+    values: list[float]
+    cost: Cost = field(default_factory=Cost)
+
+
+@dataclass
+class Likelihoods:
+    """Per candidate: log P(query | context, candidate) summed over the query's tokens, its mean, and token count."""
+
+    total: list[float]
+    mean: list[float]
+    n_tokens: int
+    cost: Cost = field(default_factory=Cost)
+
+
+@dataclass
+class Generation:
+    """Result of :meth:`DecisionBackend.generate` once the stream is exhausted."""
+
+    text: str
+    cost: Cost = field(default_factory=Cost)
+    stopped_by: str = "length"  # "length" | "stop" | "eos" | "cancelled"
+
+
+class BackendError(RuntimeError):
+    """A backend cannot do what was asked (missing/corrupt model, readout word not one token, server down...)."""
+
+
+class Cancelled(RuntimeError):
+    """Raised between requests when the caller's cancel check returns True."""
+
+
+CancelCheck = Callable[[], bool]
+
+
+@runtime_checkable
+class DecisionBackend(Protocol):
+    """The protocol. Implementations: ``core/llama_backend.py``, ``core/fake_backend.py``, ``core/remote_backend.py``."""
+
+    name: str
+
+    def binary(
+        self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
+        cancel: CancelCheck | None = None,
+    ) -> Scores:
+        """P(yes | context, question_i) for each question, normalised over the yes/no readout only."""
+        ...
+
+    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
+        """Multiple choice over labelled options; probabilities sum to 1."""
+        ...
+
+    def likelihood(
+        self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None
+    ) -> Likelihoods:
+        """log P(query | context + candidate_i) per candidate (sum and mean over the query's tokens)."""
+        ...
+
+    def generate(
+        self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
+        cancel: CancelCheck | None = None,
+    ) -> Iterator[str]:
+        """Stream text pieces. The generator's return value (``StopIteration.value``) is a :class:`Generation`."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        ...

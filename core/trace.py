@@ -1,0 +1,140 @@
+"""What flows from the engine to the CLI and the GUI: found passages, the navigation trace, answers, citations.
+
+The CLI (``core/cli.py``) and the GUI (``app/``) render exactly these objects; ``to_dict`` gives the JSON form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from shelfwise.ingest.model import Location
+
+
+@dataclass
+class Candidate:
+    """One node judged at one level of the walk."""
+
+    node_id: int
+    kind: str  # "cluster" | "document" | "section" | "passage"
+    title: str
+    description: str
+    score: float  # the calibrated P(relevant) (or the readout in use), higher is better
+    kept: bool
+    parent_id: int | None = None
+    features: dict[str, float] = field(default_factory=dict)  # each evidence part: lm, cosine, bm25, prior...
+    source: str = "tree"  # "tree" | "dense" | "lexical" (hybrid candidates added at the last level)
+
+
+@dataclass
+class Level:
+    """One level of the walk: what was judged, what was kept, and what it cost."""
+
+    depth: int
+    label: str  # "topics", "documents", "sections", "passages"
+    candidates: list[Candidate]
+    requests: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def kept(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.kept]
+
+
+@dataclass
+class Hit:
+    """A passage found, with where it is."""
+
+    node_id: int
+    document_id: int
+    text: str
+    score: float
+    path: str  # file path
+    title: str  # document title
+    heading_path: list[str]
+    location: Location
+
+    def location_label(self) -> str:
+        return self.location.label()
+
+
+@dataclass
+class Trace:
+    """The whole walk of one query."""
+
+    query: str
+    levels: list[Level] = field(default_factory=list)
+    readout: str = ""
+    seconds: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return sum(level.tokens for level in self.levels)
+
+    @property
+    def requests(self) -> int:
+        return sum(level.requests for level in self.levels)
+
+
+@dataclass
+class SearchResult:
+    """What navigation returns: ranked passages and the trace that led to them."""
+
+    query: str
+    hits: list[Hit]
+    trace: Trace
+
+
+@dataclass
+class Citation:
+    number: int  # the [n] used in the answer text
+    hit: Hit
+
+
+@dataclass
+class Step:
+    """One step of adaptive retrieval (DeepRAG): a sub-question, where its answer came from, and why."""
+
+    question: str
+    answer: str
+    source: str  # "documents" | "model"
+    p_retrieve: float
+    hits: list[Hit] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    citations: list[Citation]
+    found: bool  # False: "not found in your documents"
+    search: SearchResult | None = None
+    steps: list[Step] = field(default_factory=list)
+    tokens: int = 0
+    seconds: float = 0.0
+
+
+def to_dict(obj: Any) -> Any:
+    """JSON-ready form of any of the dataclasses above (locations as dicts, properties included for levels)."""
+    if isinstance(obj, Location):
+        return obj.to_dict() | {"label": obj.label()}
+    if isinstance(obj, Level):
+        d = {k: to_dict(v) for k, v in obj.__dict__.items()}
+        d["kept_count"] = len(obj.kept)
+        return d
+    if isinstance(obj, Trace):
+        d = {k: to_dict(v) for k, v in obj.__dict__.items()}
+        d["tokens"] = obj.tokens
+        d["requests"] = obj.requests
+        return d
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: to_dict(getattr(obj, k)) for k in obj.__dataclass_fields__}
+    if isinstance(obj, list | tuple):
+        return [to_dict(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+__all__ = ["Candidate", "Level", "Hit", "Trace", "SearchResult", "Citation", "Step", "Answer", "to_dict", "asdict"]

@@ -1,0 +1,1 @@
+"""Shelfwise ingestion: one parser module per file format (no Qt)."""
