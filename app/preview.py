@@ -1,0 +1,271 @@
+"""The preview strip: the cited place in its file, with the passage highlighted, and an "Open file" button.
+
+PDF pages are rendered with PyMuPDF at the passage's page; the passage is found on the page (``search_for`` over
+its text in short chunks, the first one being its first ~60 characters) and the matches are painted over the
+page. Slides, sheets and sections are shown as text: the passage's neighbours with the passage highlighted.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QRectF, Qt, QTimer, QUrl
+from PySide6.QtGui import QColor, QDesktopServices, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QStackedWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+log = logging.getLogger(__name__)
+HIGHLIGHT = QColor(255, 214, 0, 110)
+CHUNK_WORDS = 8
+MAX_CHUNKS = 40
+
+
+def text_chunks(text: str, words: int = CHUNK_WORDS, first_chars: int = 60) -> list[str]:
+    """Search strings for a passage: its first ~60 characters (at a word boundary), then runs of ``words`` words."""
+    tokens = text.split()
+    if not tokens:
+        return []
+    first: list[str] = []
+    while tokens and len(" ".join(first + tokens[:1])) <= first_chars:
+        first.append(tokens.pop(0))
+    if not first:
+        first.append(tokens.pop(0))
+    out = [" ".join(first)]
+    for i in range(0, len(tokens), words):
+        piece = tokens[i:i + words]
+        if len(" ".join(piece)) >= 12 or i + words >= len(tokens):
+            out.append(" ".join(piece))
+        if len(out) >= MAX_CHUNKS:
+            break
+    return [c for c in out if c.strip()]
+
+
+def _pymupdf() -> Any:
+    try:
+        import pymupdf
+    except ImportError:  # older releases only have the fitz name
+        import fitz as pymupdf  # type: ignore[no-redef]
+    return pymupdf
+
+
+def find_passage_rects(page: Any, text: str) -> list[Any]:
+    """Rectangles (PDF points) covering the passage on ``page``; empty if it is not found there."""
+    rects: list[Any] = []
+    for chunk in text_chunks(text):
+        try:
+            found = page.search_for(chunk)
+        except Exception:  # noqa: BLE001 - odd characters in a chunk must not break the preview
+            found = []
+        if not found and len(chunk) > 30:
+            found = page.search_for(chunk[:30].rsplit(" ", 1)[0])
+        rects.extend(found)
+    return rects
+
+
+def render_pdf_page(path: str, page_number: int, passage: str, width: int) -> tuple[QImage, int, int, float]:
+    """(image with highlights, highlight count, page count, y of the first highlight as a share of the height)."""
+    pymupdf = _pymupdf()
+    with pymupdf.open(path) as doc:
+        page_count = doc.page_count
+        index = max(0, min(page_number - 1, page_count - 1))
+        page = doc[index]
+        zoom = max(0.4, min(3.0, width / max(page.rect.width, 1.0)))
+        pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        image = QImage(pix.samples, pix.width, pix.height, pix.stride, QImage.Format.Format_RGB888).copy()
+        rects = find_passage_rects(page, passage) if passage else []
+        page_height = page.rect.height
+    if rects:
+        painter = QPainter(image)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(HIGHLIGHT)
+        painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
+        for r in rects:
+            painter.drawRect(QRectF(r.x0 * zoom - 1, r.y0 * zoom - 1, r.width * zoom + 2, r.height * zoom + 2))
+        painter.end()
+    first_y = min(r.y0 for r in rects) / page_height if rects else 0.0
+    return image, len(rects), page_count, first_y
+
+
+class PreviewPane(QWidget):
+    """Shows a hit (``show_hit``), any text (``show_text``), or a document's first page (``show_document``)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.header = QLabel("Preview: click a citation, a source or a passage in the walk")
+        self.header.setObjectName("paneTitle")
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.prev_button = QPushButton("◀")
+        self.next_button = QPushButton("▶")
+        for b, step in ((self.prev_button, -1), (self.next_button, 1)):
+            b.setFixedWidth(32)
+            b.setToolTip("Previous page" if step < 0 else "Next page")
+            b.clicked.connect(lambda _=False, s=step: self._turn(s))
+        self.open_button = QPushButton("Open file")
+        self.open_button.setEnabled(False)
+        self.open_button.clicked.connect(self.open_file)
+
+        self.image = QLabel()
+        self.image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.image)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.text = QTextBrowser()
+        self.text.setObjectName("previewText")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.text)
+        self.stack.addWidget(self.scroll)
+
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        top.addWidget(self.prev_button)
+        top.addWidget(self.next_button)
+        top.addWidget(self.open_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 6)
+        layout.addLayout(top)
+        layout.addWidget(self.stack, 1)
+
+        self.current_path: str | None = None
+        self.current_page: int | None = None
+        self.page_count = 0
+        self.highlights = 0
+        self._passage = ""
+        self._label = ""
+        self._rendered_width = 0
+        self._resize_timer = QTimer(self)
+        self._resize_timer.setSingleShot(True)
+        self._resize_timer.setInterval(150)
+        self._resize_timer.timeout.connect(self._rerender)
+        self._set_paging(False)
+
+    # -- showing ------------------------------------------------------------------------------------------------
+    def show_hit(self, hit: Any, context: list[str] | None = None) -> None:
+        """A passage: its PDF page with the passage highlighted, or its text among its neighbours."""
+        self.current_path = hit.path
+        self.open_button.setEnabled(bool(hit.path) and Path(hit.path).exists())
+        self._passage = hit.text
+        where = hit.location_label()
+        heading = " > ".join(h for h in hit.heading_path if h)
+        self._label = " · ".join(x for x in (Path(hit.path).name, heading, where) if x)
+        page = hit.location.page
+        if hit.path.lower().endswith(".pdf") and page and Path(hit.path).exists():
+            self._show_pdf_page(page)
+            return
+        self.current_page = page or hit.location.slide
+        self._show_context(hit.text, context or [hit.text])
+
+    def show_text(self, title: str, text: str, path: str | None = None) -> None:
+        self.current_path = path
+        self.current_page = None
+        self.highlights = 0
+        self.open_button.setEnabled(bool(path) and Path(path).exists())
+        self.header.setText(f"Preview: {title}")
+        self.text.setHtml(f"<h3>{html.escape(title)}</h3><p>{html.escape(text).replace(chr(10), '<br>')}</p>")
+        self.stack.setCurrentWidget(self.text)
+        self._set_paging(False)
+
+    def show_document(self, doc: Any) -> None:
+        """A library document: page 1 of a PDF, otherwise what the library knows about it."""
+        self.current_path = doc.path
+        self._passage = ""
+        self._label = Path(doc.path).name
+        self.open_button.setEnabled(Path(doc.path).exists())
+        if doc.path.lower().endswith(".pdf") and doc.status == "ok" and Path(doc.path).exists():
+            self._show_pdf_page(1)
+            return
+        lines = [doc.title or Path(doc.path).name, doc.path, f"status: {doc.status}"]
+        if doc.message:
+            lines.append(doc.message)
+        self.show_text(Path(doc.path).name, "\n".join(lines), doc.path)
+
+    def clear(self) -> None:
+        self.current_path = None
+        self.current_page = None
+        self.text.clear()
+        self.image.clear()
+        self.open_button.setEnabled(False)
+        self._set_paging(False)
+
+    # -- PDF ----------------------------------------------------------------------------------------------------
+    def _target_width(self) -> int:
+        return max(self.scroll.viewport().width() - 24, 320)
+
+    def _show_pdf_page(self, page: int) -> None:
+        assert self.current_path is not None
+        try:
+            image, self.highlights, self.page_count, first_y = render_pdf_page(
+                self.current_path, page, self._passage, self._target_width()
+            )
+        except Exception as exc:  # noqa: BLE001 - a broken file must not break the window
+            log.warning("cannot render %s p. %s: %s", self.current_path, page, exc)
+            self.show_text(self._label, f"Cannot show this page: {exc}\n\n{self._passage}", self.current_path)
+            return
+        self.current_page = max(1, min(page, self.page_count))
+        self._rendered_width = self._target_width()
+        self.image.setPixmap(QPixmap.fromImage(image))
+        self.stack.setCurrentWidget(self.scroll)
+        found = "passage highlighted" if self.highlights else ("" if not self._passage else "passage not located")
+        name = self._label.split(" · ")[0]
+        self.header.setText(
+            " · ".join(x for x in (f"Preview: {name}", f"page {self.current_page} of {self.page_count}", found) if x)
+        )
+        self.header.setToolTip(self._label)
+        self._set_paging(True)
+        QTimer.singleShot(0, lambda: self._scroll_to(first_y, image.height()))
+
+    def _scroll_to(self, share: float, height: int) -> None:
+        bar = self.scroll.verticalScrollBar()
+        bar.setValue(max(0, int(share * height) - 40))
+
+    def _turn(self, step: int) -> None:
+        if self.current_path and self.current_page and self.stack.currentWidget() is self.scroll:
+            target = self.current_page + step
+            if 1 <= target <= self.page_count:
+                self._show_pdf_page(target)
+
+    def _rerender(self) -> None:
+        if self.stack.currentWidget() is self.scroll and self.current_page and self.current_path:
+            if abs(self._target_width() - self._rendered_width) > 24:
+                self._show_pdf_page(self.current_page)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._resize_timer.start()
+
+    def _set_paging(self, on: bool) -> None:
+        self.prev_button.setVisible(on)
+        self.next_button.setVisible(on)
+
+    # -- text ---------------------------------------------------------------------------------------------------
+    def _show_context(self, passage: str, context: list[str]) -> None:
+        blocks = []
+        self.highlights = 0
+        for text in context:
+            body = html.escape(text).replace("\n", "<br>")
+            if text == passage and not self.highlights:
+                self.highlights = 1
+                blocks.append(f"<a name='hit'></a><p style='background:#fff0a0; padding:4px'>{body}</p>")
+            else:
+                blocks.append(f"<p style='color:#444'>{body}</p>")
+        self.text.setHtml("".join(blocks))
+        self.stack.setCurrentWidget(self.text)
+        self.header.setText(f"Preview: {self._label} · passage highlighted")
+        self._set_paging(False)
+        QTimer.singleShot(0, lambda: self.text.scrollToAnchor("hit"))
+
+    def open_file(self) -> None:
+        if self.current_path:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.current_path))

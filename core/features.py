@@ -1,0 +1,109 @@
+"""Evidence per candidate: what the decision model combines into one P(relevant).
+
+Per query, two vectorised passes over the snapshot give every node's evidence at once: the cosine of the query with
+every passage (the bundled embedder) and the BM25 scores of the query's lexical hits (SQLite FTS5). A candidate's
+features are then slices over its subtree (best passage below it, top-3 mean, lexical hits below it), the cosine of
+its own description, its size, and z-scores within the level it competes in (so scales do not drift between
+queries). The generative model's readout (query likelihood) is added by the navigator where it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shelfwise.core.snapshot import NodeInfo, Snapshot
+
+FEATURES = (
+    "cos_desc", "cos_max", "cos_top3", "lex_max", "lex_hits", "z_cos_max", "z_cos_top3", "z_cos_desc",
+    "z_lex_max", "rank_cos", "rank_lex", "log_size", "parent", "lm", "z_lm",
+)
+
+
+@dataclass
+class QueryEvidence:
+    """Per-query arrays over the snapshot's passage rows."""
+
+    q_vec: np.ndarray
+    cos: np.ndarray  # (n_passages,)
+    lex: np.ndarray  # (n_passages,) normalised BM25 in [0, 1] for lexical hits, 0 elsewhere
+    node_cos: np.ndarray  # (n_node_vecs,)
+
+    @classmethod
+    def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float]) -> QueryEvidence:
+        cos = snap.passage_vecs @ q_vec if snap.passage_vecs.shape[1] == q_vec.shape[0] else np.zeros(
+            len(snap.passage_ids), np.float32)
+        node_cos = snap.node_vecs @ q_vec if snap.node_vecs.shape[1] == q_vec.shape[0] else np.zeros(
+            len(snap.node_vecs), np.float32)
+        lex = np.zeros(len(snap.passage_ids), dtype=np.float32)
+        if lexical:
+            best = max(lexical.values()) or 1.0
+            for nid, s in lexical.items():
+                row = snap.row_of.get(nid)
+                if row is not None:
+                    lex[row] = max(0.0, s) / best
+        return cls(q_vec=q_vec, cos=cos.astype(np.float32), lex=lex, node_cos=node_cos.astype(np.float32))
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    if len(values) < 2:
+        return np.zeros_like(values)
+    sd = float(values.std())
+    return (values - values.mean()) / (sd if sd > 1e-6 else 1.0)
+
+
+def _rank_feature(values: np.ndarray) -> np.ndarray:
+    order = np.argsort(-values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.float32)
+    ranks[order] = np.arange(len(values), dtype=np.float32)
+    return 1.0 / (1.0 + ranks)
+
+
+def level_features(
+    snap: Snapshot, ev: QueryEvidence, cands: Sequence[NodeInfo], parent_logit: dict[int, float] | None = None,
+) -> np.ndarray:
+    """Feature matrix (len(cands), len(FEATURES)); the LM columns are zero until the navigator fills them."""
+    n = len(cands)
+    out = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    if n == 0:
+        return out
+    cos_max = np.zeros(n, np.float32)
+    cos_top3 = np.zeros(n, np.float32)
+    cos_desc = np.zeros(n, np.float32)
+    lex_max = np.zeros(n, np.float32)
+    lex_hits = np.zeros(n, np.float32)
+    size = np.zeros(n, np.float32)
+    for i, c in enumerate(cands):
+        a, b = c.span
+        if b > a:
+            sl = ev.cos[a:b]
+            cos_max[i] = float(sl.max())
+            k = min(3, b - a)
+            cos_top3[i] = float(np.partition(sl, -k)[-k:].mean()) if b - a > k else float(sl.mean())
+            ls = ev.lex[a:b]
+            lex_max[i] = float(ls.max())
+            lex_hits[i] = float(np.log1p((ls > 0).sum()))
+        size[i] = float(np.log1p(b - a))
+        cos_desc[i] = float(ev.node_cos[c.vec_row]) if c.vec_row >= 0 else cos_max[i]
+    cols = {
+        "cos_desc": cos_desc, "cos_max": cos_max, "cos_top3": cos_top3, "lex_max": lex_max, "lex_hits": lex_hits,
+        "z_cos_max": _z(cos_max), "z_cos_top3": _z(cos_top3), "z_cos_desc": _z(cos_desc), "z_lex_max": _z(lex_max),
+        "rank_cos": _rank_feature(cos_max), "rank_lex": _rank_feature(lex_max), "log_size": size,
+    }
+    if parent_logit:
+        cols["parent"] = np.array([parent_logit.get(c.parent or -1, 0.0) for c in cands], np.float32)
+    for name, col in cols.items():
+        out[:, FEATURES.index(name)] = col
+    return out
+
+
+def set_lm(features: np.ndarray, rows: Sequence[int], lm_mean: Sequence[float]) -> None:
+    """Fill the LM columns for the candidates that were read by the generative model (others stay at 0 = unknown;
+    z-scores are taken among the rows that were read)."""
+    if not rows:
+        return
+    vals = np.asarray(lm_mean, dtype=np.float32)
+    features[list(rows), FEATURES.index("lm")] = vals
+    features[list(rows), FEATURES.index("z_lm")] = _z(vals)

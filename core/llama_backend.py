@@ -1,0 +1,542 @@
+"""The decision model on llama.cpp, through llama-cpp-python's low-level API (in process, CPU or GPU offload).
+
+How a level is scored (see ``docs``/ARCHITECTURE "Decision model"):
+
+* The shared prefix (the context) lives in KV sequence 0. Each call keeps the longest common token prefix with
+  the previous call's prefix (``llama_memory_seq_rm(mem, 0, L, -1)``) and evaluates only the new tokens.
+* Per request, sequence 0 is copied (``llama_memory_seq_cp``: the unified KV cache shares the cells, nothing is
+  recomputed) to sequences ``1..k``, and every item's suffix is decoded in ONE batch, each token tagged with its
+  sequence, positions continuing after the prefix, logits only where they are read.
+* Likelihood mode additionally keeps an LRU cache (``cache_bytes``) of each candidate's KV state, minus its last
+  token, keyed by the context and candidate tokens; a later query over the same candidates restores it
+  (``llama_state_seq_set_data``) and evaluates only the candidate's last token plus the query.
+
+Gemma 3 interleaves sliding-window attention (SWA) layers. The SWA cache may reclaim cells that fell out of the
+window of their only sequence; a trimmed prefix whose window was reclaimed is re-evaluated (checked with
+``llama_memory_seq_pos_min``). ``swa_full=True`` (default) sizes the SWA cache like the full one; with a unified
+cache and 64 sequences llama.cpp picks that size anyway, so it costs nothing here.
+
+Threading: every public call takes the instance lock, so calls from several threads are serialised; the intended
+use is one worker thread. A ``generate`` stream takes the lock per token, so other calls may run between tokens
+(the stream then re-evaluates what they displaced from sequence 0).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+import numpy as np
+
+from shelfwise.core.backend import BackendError, Cancelled, CancelCheck, Cost, Generation, Likelihoods, Scores
+from shelfwise.core.llama_batch import TokenBatch, logit_values, logits_row, token_logprobs
+from shelfwise.core.llama_text import StreamText, sample_token
+from shelfwise.core.models import resolve_model
+from shelfwise.core.prompts import (
+    Limits,
+    PlanError,
+    choice_labels,
+    choice_prompt,
+    common_prefix_len,
+    plan_requests,
+    softmax,
+    yes_probability,
+)
+from shelfwise.core.state_cache import StateCache, tokens_key
+
+_backend_lock = threading.Lock()
+_backend_ready = False
+
+
+def _init_llama(verbose: bool) -> None:
+    global _backend_ready
+    with _backend_lock:
+        from llama_cpp._logger import set_verbose
+
+        set_verbose(verbose)  # global in llama-cpp-python: ERROR level unless verbose
+        if not _backend_ready:
+            llama_cpp.llama_backend_init()
+            _backend_ready = True
+
+
+def gpu_offload_supported() -> bool:
+    """Whether the installed llama.cpp build can offload layers to a GPU (CUDA, Vulkan, Metal...)."""
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS/Windows
+        return max(1, os.cpu_count() or 1)
+
+
+class LlamaBackend:
+    """:class:`~shelfwise.core.backend.DecisionBackend` over one GGUF model and one multi-sequence context.
+
+    ``model_path=None`` uses the bundled Gemma 3 270M. ``max_outputs`` caps the rows of logits per request (each
+    row is n_vocab floats: 1 MB for Gemma's 262k vocabulary). Use as a context manager or call :meth:`close`.
+    """
+
+    name = "llama.cpp"
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = 8192,
+        n_batch: int = 2048,
+        n_ubatch: int = 512,
+        n_seq_max: int = 64,
+        n_threads: int | None = None,
+        n_gpu_layers: int = 0,
+        cache_bytes: int = 256 * 1024 * 1024,
+        max_outputs: int = 256,
+        swa_full: bool = True,
+        verbose: bool = False,
+    ) -> None:
+        self._model: Any = None
+        self._ctx: Any = None
+        self._batch: TokenBatch | None = None
+        self._lock = threading.Lock()
+        self.model_path = resolve_model(model_path)
+        if n_seq_max < 2:
+            raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
+        _init_llama(verbose)
+        self.n_threads = n_threads or default_threads()
+        self.n_gpu_layers = n_gpu_layers
+        mparams = llama_cpp.llama_model_default_params()
+        mparams.n_gpu_layers = n_gpu_layers
+        self._model = llama_cpp.llama_model_load_from_file(str(self.model_path).encode(), mparams)
+        if not self._model:
+            raise BackendError(
+                f"llama.cpp could not load the model {self.model_path}: the file is corrupt or truncated, or "
+                "its architecture is not supported by the installed llama-cpp-python"
+            )
+        cparams = llama_cpp.llama_context_default_params()
+        cparams.n_ctx = n_ctx
+        cparams.n_batch = n_batch
+        cparams.n_ubatch = min(n_ubatch, n_batch)
+        cparams.n_seq_max = n_seq_max
+        cparams.n_threads = self.n_threads
+        cparams.n_threads_batch = self.n_threads
+        cparams.kv_unified = True
+        cparams.swa_full = swa_full
+        cparams.no_perf = True
+        self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
+        if not self._ctx:
+            llama_cpp.llama_model_free(self._model)
+            self._model = None
+            raise BackendError(f"llama.cpp could not create a context (n_ctx={n_ctx}, n_seq_max={n_seq_max})")
+        self._mem = llama_cpp.llama_get_memory(self._ctx)
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self.n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
+        self.n_ctx = llama_cpp.llama_n_ctx(self._ctx)
+        self.n_batch = n_batch
+        self.n_seq_max = llama_cpp.llama_n_seq_max(self._ctx)
+        self.n_swa = llama_cpp.llama_model_n_swa(self._model)
+        self.max_outputs = max(1, max_outputs)
+        self.cache = StateCache(cache_bytes)
+        self._batch = TokenBatch(n_batch)
+        self._seq0: list[int] = []  # tokens whose KV is in sequence 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle and metadata
+
+    def close(self) -> None:
+        """Free the context and the model (idempotent)."""
+        with self._lock:
+            if self._batch is not None:
+                self._batch.free()
+                self._batch = None
+            if self._ctx:
+                llama_cpp.llama_free(self._ctx)
+                self._ctx = None
+            if self._model:
+                llama_cpp.llama_model_free(self._model)
+                self._model = None
+            if hasattr(self, "cache"):
+                self.cache.clear()
+            self._closed = True
+
+    def reset(self) -> None:
+        """Forget every reusable state (the prefix in sequence 0 and the candidate cache): the next call is cold."""
+        with self._lock:
+            self._check_open()
+            llama_cpp.llama_memory_clear(self._mem, True)
+            self._seq0 = []
+            self.cache.clear()
+
+    def __enter__(self) -> LlamaBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown or a half-built instance
+            pass
+
+    def _check_open(self) -> None:
+        if self._ctx is None:
+            raise BackendError("the backend is closed")
+
+    def meta(self, key: str) -> str | None:
+        """A GGUF metadata value as a string (e.g. ``general.name``), or None."""
+        buf = ctypes.create_string_buffer(4096)
+        n = llama_cpp.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
+        if n < 0:
+            return None
+        if n >= len(buf):
+            buf = ctypes.create_string_buffer(n + 1)
+            llama_cpp.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
+        return buf.value.decode("utf-8", errors="replace")
+
+    def chat_template(self) -> str | None:
+        """The model's chat template (GGUF ``tokenizer.chat_template``), or None."""
+        raw = llama_cpp.llama_model_chat_template(self._model, None)
+        return raw.decode("utf-8", errors="replace") if raw else None
+
+    def info(self) -> dict[str, Any]:
+        desc = ctypes.create_string_buffer(256)
+        llama_cpp.llama_model_desc(self._model, desc, len(desc))
+        return {
+            "backend": self.name,
+            "model": self.meta("general.name") or self.model_path.stem,
+            "description": desc.value.decode("utf-8", errors="replace"),
+            "path": str(self.model_path),
+            "n_params": int(llama_cpp.llama_model_n_params(self._model)),
+            "n_ctx": self.n_ctx,
+            "n_seq_max": self.n_seq_max,
+            "n_threads": self.n_threads,
+            "n_gpu_layers": self.n_gpu_layers,
+            "gpu_offload_supported": gpu_offload_supported(),
+        }
+
+    # ------------------------------------------------------------------ tokens
+
+    def _tok(self, text: str, add_bos: bool, special: bool = False) -> list[int]:
+        raw = text.encode("utf-8")
+        cap = len(raw) + 8
+        buf = (llama_cpp.llama_token * cap)()
+        n = llama_cpp.llama_tokenize(self._vocab, raw, len(raw), buf, cap, add_bos, special)
+        if n < 0:
+            cap = -n
+            buf = (llama_cpp.llama_token * cap)()
+            n = llama_cpp.llama_tokenize(self._vocab, raw, len(raw), buf, cap, add_bos, special)
+        return list(buf[:n])
+
+    def tokenize(self, text: str, add_bos: bool = False, special: bool = False) -> list[int]:
+        """Token ids of ``text``. Decision modes never parse special tokens inside texts (documents cannot inject
+        control tokens); ``generate`` does, so chat-template markers work."""
+        with self._lock:
+            self._check_open()
+            return self._tok(text, add_bos, special)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def piece(self, token: int) -> bytes:
+        buf = ctypes.create_string_buffer(64)
+        n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
+        return buf.raw[:n]
+
+    def _single_token(self, word: str, role: str) -> int:
+        toks = self._tok(word, add_bos=False)
+        if len(toks) != 1:
+            raise BackendError(
+                f"the {role} word {word!r} is {len(toks)} tokens for this model ({toks}); it must be exactly one"
+            )
+        return toks[0]
+
+    # ------------------------------------------------------------------ execution primitives
+
+    def _decode(self) -> None:
+        assert self._batch is not None
+        rc = llama_cpp.llama_decode(self._ctx, self._batch.struct)
+        if rc != 0:
+            llama_cpp.llama_memory_clear(self._mem, True)
+            self._seq0 = []
+            raise BackendError(
+                f"llama_decode failed (code {rc}) on a batch of {self._batch.n} tokens "
+                f"(n_ctx {self.n_ctx}, n_batch {self.n_batch})"
+            )
+
+    def _clear_seqs(self, n: int) -> None:
+        for s in range(1, n + 1):
+            llama_cpp.llama_memory_seq_rm(self._mem, s, -1, -1)
+
+    def _sync_prefix(self, tokens: Sequence[int], need_logits: bool) -> tuple[int, int, int]:
+        """Make sequence 0 hold exactly ``tokens``, re-using the longest common prefix already there.
+
+        Returns (tokens evaluated, tokens reused, batch index of the last token's logits or -1).
+        """
+        assert self._batch is not None
+        if len(tokens) >= self.n_ctx:
+            raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
+        keep = common_prefix_len(self._seq0, tokens)
+        if need_logits and keep == len(tokens):
+            keep -= 1  # the last token must be evaluated to get its logits
+        if keep < len(self._seq0):
+            if not llama_cpp.llama_memory_seq_rm(self._mem, 0, keep, -1):
+                keep = 0
+            # SWA layers need the window before `keep`; cells that left the window may have been reclaimed.
+            pos_min = llama_cpp.llama_memory_seq_pos_min(self._mem, 0)
+            if keep > 0 and self.n_swa > 0 and pos_min > max(0, keep - self.n_swa):
+                keep = 0
+            if keep == 0:
+                llama_cpp.llama_memory_seq_rm(self._mem, 0, -1, -1)
+        self._seq0 = list(tokens[:keep])
+        last = -1
+        pos = keep
+        while pos < len(tokens):
+            chunk = tokens[pos : pos + self.n_batch]
+            self._batch.clear()
+            final = pos + len(chunk) == len(tokens)
+            self._batch.add(chunk, pos, 0, -1 if (need_logits and final) else None)
+            self._decode()
+            self._seq0.extend(chunk)
+            pos += len(chunk)
+            last = len(chunk) - 1
+        return len(tokens) - keep, keep, last
+
+    def _limits(self) -> Limits:
+        return Limits(self.n_ctx, self.n_batch, self.n_seq_max - 1, self.max_outputs)
+
+    def _plan(
+        self, prefix_len: int, lens: list[int], outputs: list[int], cells: list[int] | None = None
+    ) -> list[list[int]]:
+        try:
+            return plan_requests(prefix_len, lens, outputs, self._limits(), cells)
+        except PlanError as exc:
+            raise BackendError(str(exc)) from exc
+
+    @staticmethod
+    def _check_cancel(cancel: CancelCheck | None) -> None:
+        if cancel is not None and cancel():
+            raise Cancelled("cancelled")
+
+    # ------------------------------------------------------------------ decision modes
+
+    def binary(
+        self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
+        cancel: CancelCheck | None = None,
+    ) -> Scores:
+        """P(yes | context, question_i), normalised over the yes/no readout only."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            yes_id = self._single_token(yes, "yes")
+            no_id = self._single_token(no, "no")
+            if not questions:
+                return Scores([], cost)
+            prefix = self._tok(context, add_bos=True)
+            suffixes = [self._tok(q, add_bos=False) for q in questions]
+            plan = self._plan(len(prefix), [len(s) for s in suffixes], [1] * len(suffixes))
+            self._check_cancel(cancel)
+            evaluated, reused, _ = self._sync_prefix(prefix, need_logits=False)
+            cost.tokens += evaluated
+            cost.reused_tokens += reused
+            values = [0.0] * len(questions)
+            for group in plan:
+                self._check_cancel(cancel)
+                assert self._batch is not None
+                self._batch.clear()
+                last_index: list[int] = []
+                try:
+                    for j, i in enumerate(group):
+                        llama_cpp.llama_memory_seq_cp(self._mem, 0, j + 1, -1, -1)
+                        start = self._batch.add(suffixes[i], len(prefix), j + 1, -1)
+                        last_index.append(start + len(suffixes[i]) - 1)
+                    self._decode()
+                    for i, bi in zip(group, last_index, strict=True):
+                        y, n = logit_values(self._ctx, bi, (yes_id, no_id))
+                        values[i] = yes_probability(y, n)
+                finally:
+                    self._clear_seqs(len(group))
+                cost.requests += 1
+                cost.tokens += self._batch.n
+        cost.seconds = time.perf_counter() - t0
+        return Scores(values, cost)
+
+    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
+        """Options labelled A, B, C... (``prompts.choice_prompt``); softmax of the next-token logits over the
+        label tokens, so the values sum to 1."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            if not options:
+                return Scores([], cost)
+            try:
+                labels = choice_labels(len(options))
+            except ValueError as exc:
+                raise BackendError(str(exc)) from exc
+            label_ids = [self._single_token(label, "choice label") for label in labels]
+            tokens = self._tok(choice_prompt(context, options), add_bos=True)
+            self._check_cancel(cancel)
+            evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
+            probs = softmax(logit_values(self._ctx, last, label_ids))
+            cost.requests = 1
+            cost.tokens = evaluated
+            cost.reused_tokens = reused
+        cost.seconds = time.perf_counter() - t0
+        return Scores(probs, cost)
+
+    def likelihood(
+        self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None
+    ) -> Likelihoods:
+        """log P(query | context, candidate_i): layout [context][candidate_i][query], one sequence per candidate.
+
+        The first query token is predicted from the candidate's last token. Returns the sum and the mean over the
+        query's tokens per candidate.
+        """
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            q = self._tok(query, add_bos=False)
+            if not q:
+                raise BackendError("likelihood needs a non-empty query")
+            if not candidates:
+                return Likelihoods([], [], len(q), cost)
+            ctx_toks = self._tok(context, add_bos=True)
+            cands = [self._tok(c, add_bos=False) for c in candidates]
+            for i, c in enumerate(cands):
+                if not c:
+                    raise BackendError(f"likelihood candidate {i} is empty")
+            L = len(ctx_toks)
+            # per item: the tokens restored from the cache (cand[:-1]) if any, and the tokens to evaluate
+            keys = [tokens_key(ctx_toks, c) for c in cands]
+            cached: list[bytes | None] = []
+            for key, c in zip(keys, cands, strict=True):
+                hit = self.cache.get(key) if self._cacheable(c) else None
+                cached.append(hit[1] if hit is not None else None)
+            suffix = [c[-1:] + q if s is not None else c + q for c, s in zip(cands, cached, strict=True)]
+            cells = [len(c) + len(q) for c in cands]
+            plan = self._plan(L, [len(s) for s in suffix], [len(q)] * len(cands), cells)
+            self._check_cancel(cancel)
+            evaluated, reused, _ = self._sync_prefix(ctx_toks, need_logits=False)
+            cost.tokens += evaluated
+            cost.reused_tokens += reused
+            total = [0.0] * len(cands)
+            for group in plan:
+                self._check_cancel(cancel)
+                self._likelihood_request(group, L, cands, q, suffix, cached, keys, total, cost)
+        cost.seconds = time.perf_counter() - t0
+        mean = [t / len(q) for t in total]
+        return Likelihoods(total, mean, len(q), cost)
+
+    def _cacheable(self, cand: Sequence[int]) -> bool:
+        # candidates longer than the SWA window would be saved with gaps in the SWA cache: not cached
+        return self.cache.max_bytes > 0 and len(cand) > 1 and (self.n_swa <= 0 or len(cand) < self.n_swa)
+
+    def _likelihood_request(
+        self, group: list[int], L: int, cands: list[list[int]], q: list[int], suffix: list[list[int]],
+        cached: list[bytes | None], keys: list[bytes], total: list[float], cost: Cost,
+    ) -> None:
+        assert self._batch is not None
+        self._batch.clear()
+        out_index: list[int] = []
+        targets: list[int] = []
+        try:
+            for j, i in enumerate(group):
+                seq = j + 1
+                state = cached[i]
+                if state is not None:
+                    ok = llama_cpp.llama_state_seq_set_data(self._ctx, state, len(state), seq)
+                    if not ok:
+                        raise BackendError(f"restoring the cached KV state of candidate {i} failed")
+                    cost.reused_tokens += len(cands[i]) - 1
+                llama_cpp.llama_memory_seq_cp(self._mem, 0, seq, 0, L)
+                pos0 = L + len(cands[i]) - len(suffix[i]) + len(q)
+                first_out = len(suffix[i]) - len(q) - 1  # the candidate's last token
+                start = self._batch.add(suffix[i], pos0, seq, first_out, len(suffix[i]) - 1)
+                out_index += range(start + first_out, start + len(suffix[i]) - 1)
+                targets += q
+            self._decode()
+            lp = token_logprobs(self._ctx, out_index, targets, self.n_vocab)
+            for j, i in enumerate(group):
+                total[i] = float(lp[j * len(q) : (j + 1) * len(q)].sum())
+            for j, i in enumerate(group):
+                if cached[i] is None and self._cacheable(cands[i]):
+                    self._save_candidate(j + 1, L, len(cands[i]), keys[i])
+        finally:
+            self._clear_seqs(len(group))
+        cost.requests += 1
+        cost.tokens += self._batch.n
+
+    def _save_candidate(self, seq: int, L: int, n_cand: int, key: bytes) -> None:
+        """Keep the KV of cand[:-1] (positions L .. L+n_cand-2) of ``seq`` in the LRU cache."""
+        llama_cpp.llama_memory_seq_rm(self._mem, seq, L + n_cand - 1, -1)
+        llama_cpp.llama_memory_seq_rm(self._mem, seq, 0, L)  # the context cells stay, owned by sequence 0
+        size = llama_cpp.llama_state_seq_get_size(self._ctx, seq)
+        buf = (ctypes.c_uint8 * size)()
+        n = llama_cpp.llama_state_seq_get_data(self._ctx, buf, size, seq)
+        if n > 0:
+            self.cache.put(key, n_cand - 1, bytes(buf)[:n])
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(
+        self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
+        cancel: CancelCheck | None = None, seed: int | None = None,
+    ) -> Iterator[str]:
+        """Stream text pieces (greedy unless ``temperature > 0``). Stops at an end-of-generation token, a stop
+        string (not included), ``max_tokens``, the context's end or ``cancel``; returns a :class:`Generation`."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            tokens = self._tok(prompt, add_bos=True, special=True)
+        if len(tokens) >= self.n_ctx:
+            raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
+        rng = np.random.default_rng(seed)
+        stream = StreamText(stop)
+        stopped_by = "length"
+        for _ in range(max_tokens):
+            if cancel is not None and cancel():
+                stopped_by = "cancelled"
+                break
+            if len(tokens) >= self.n_ctx:
+                break
+            with self._lock:
+                self._check_open()
+                evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
+                if cost.requests == 0:
+                    cost.reused_tokens += reused
+                cost.requests += 1
+                cost.tokens += evaluated
+                if temperature > 0:
+                    tok = sample_token(logits_row(self._ctx, last, self.n_vocab), temperature, rng)
+                else:
+                    tok = int(np.argmax(logits_row(self._ctx, last, self.n_vocab)))
+                is_eog = bool(llama_cpp.llama_vocab_is_eog(self._vocab, tok))
+                piece = b"" if is_eog else self.piece(tok)
+            if is_eog:
+                stopped_by = "eos"
+                break
+            tokens.append(tok)
+            out = stream.feed(piece)
+            if out:
+                yield out
+            if stream.stopped:
+                stopped_by = "stop"
+                break
+        tail = stream.finish()
+        if tail:
+            yield tail
+        cost.seconds = time.perf_counter() - t0
+        return Generation(stream.text, cost, stopped_by)

@@ -1,0 +1,75 @@
+"""Pure helpers for streaming generation: UTF-8 pieces to text with stop strings, and temperature sampling."""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class StreamText:
+    """Turns token byte pieces into safe-to-show text.
+
+    Multi-byte UTF-8 characters split across tokens are held until complete. Text that might be the start of a
+    stop string is held back until it is known not to be one; when a stop string appears, the text before it is
+    released and ``stopped`` becomes True (the stop string itself is never shown).
+    """
+
+    def __init__(self, stop: Sequence[str] = ()) -> None:
+        self.stop = [s for s in stop if s]
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._text = ""  # all decoded text (cut at the stop string once found)
+        self._emitted = 0
+        self.stopped = False
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def _holdback(self) -> int:
+        """Length of the longest tail of the text that is a proper prefix of a stop string."""
+        best = 0
+        for s in self.stop:
+            for k in range(min(len(s) - 1, len(self._text)), best, -1):
+                if self._text.endswith(s[:k]):
+                    best = k
+                    break
+        return best
+
+    def feed(self, piece: bytes) -> str:
+        """Add one token's bytes; returns the text that may be shown now (possibly empty)."""
+        if self.stopped:
+            return ""
+        self._text += self._decoder.decode(piece)
+        if self.stop:
+            longest = max(len(s) for s in self.stop)
+            search_from = max(0, self._emitted - longest)
+            hits = [i for i in (self._text.find(s, search_from) for s in self.stop) if i >= 0]
+            if hits:
+                self._text = self._text[: min(hits)]
+                self.stopped = True
+                return self._release(len(self._text))
+        return self._release(len(self._text) - self._holdback())
+
+    def finish(self) -> str:
+        """Flush what is left (an incomplete UTF-8 tail becomes U+FFFD; a held-back partial stop is shown)."""
+        if not self.stopped:
+            self._text += self._decoder.decode(b"", final=True)
+        return self._release(len(self._text))
+
+    def _release(self, end: int) -> str:
+        if end <= self._emitted:
+            return ""
+        out = self._text[self._emitted : end]
+        self._emitted = end
+        return out
+
+
+def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """Sample from softmax(logits / temperature)."""
+    z = logits.astype(np.float64) / max(temperature, 1e-6)
+    z -= z.max()
+    p = np.exp(z)
+    p /= p.sum()
+    return int(rng.choice(len(p), p=p))

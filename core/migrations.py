@@ -1,0 +1,183 @@
+"""Named, transactional schema migrations for the Shelfwise store.
+
+Each migration is a function that receives the open :class:`sqlite3.Connection` and issues SQL. The runner applies
+the pending ones in order, each inside its own ``BEGIN IMMEDIATE`` ... ``COMMIT`` together with its row in the
+``migrations(name, applied_at)`` table, so a crash mid-migration leaves the database at the previous version.
+Before migrating an existing, non-empty database from an older version, the runner copies it (SQLite backup API,
+so the copy is consistent even in WAL mode) to ``<db>.<timestamp>.before-<migration>.bak`` next to it.
+
+To change the schema, append a new function to :data:`MIGRATIONS`; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+Migration = tuple[str, Callable[[sqlite3.Connection], None]]
+
+
+def _m001_tree(conn: sqlite3.Connection) -> None:
+    """Collections, documents, the node tree and the key/value meta table."""
+    for sql in (
+        """CREATE TABLE collections (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            root_node_id INTEGER
+        )""",
+        """CREATE TABLE documents (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            size INTEGER NOT NULL DEFAULT 0,
+            mtime REAL NOT NULL DEFAULT 0,
+            sha256 TEXT NOT NULL DEFAULT '',
+            format TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('ok', 'error', 'needs_ocr')),
+            message TEXT NOT NULL DEFAULT '',
+            title TEXT NOT NULL DEFAULT '',
+            pages INTEGER NOT NULL DEFAULT 0,
+            sections INTEGER NOT NULL DEFAULT 0,
+            passages INTEGER NOT NULL DEFAULT 0,
+            ingested_at TEXT NOT NULL,
+            warnings TEXT NOT NULL DEFAULT '[]',
+            UNIQUE (collection_id, path)
+        )""",
+        # parent_id has no ON DELETE action: deleting a node that still has children fails instead of silently
+        # dropping a subtree (e.g. a topic cluster with documents under it). A document's nodes are always deleted
+        # together (by document_id), which satisfies the check at the end of the statement.
+        """CREATE TABLE nodes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+            document_id INTEGER REFERENCES documents(id) ON DELETE CASCADE,
+            parent_id INTEGER REFERENCES nodes(id),
+            kind TEXT NOT NULL CHECK (kind IN ('collection', 'cluster', 'document', 'section', 'passage')),
+            ordinal INTEGER NOT NULL DEFAULT 0,
+            depth INTEGER NOT NULL DEFAULT 0,
+            title TEXT NOT NULL DEFAULT '',
+            description TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL DEFAULT '',
+            location TEXT NOT NULL DEFAULT '{}',
+            page INTEGER,
+            heading_path TEXT NOT NULL DEFAULT '[]',
+            heading_text TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX idx_nodes_parent ON nodes(parent_id, ordinal)",
+        "CREATE INDEX idx_nodes_document ON nodes(document_id)",
+        "CREATE INDEX idx_nodes_kind ON nodes(collection_id, kind)",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+    ):
+        conn.execute(sql)
+
+
+def _m002_search(conn: sqlite3.Connection) -> None:
+    """Full-text index over nodes (kept in sync by triggers) and per-model embeddings."""
+    for sql in (
+        # External-content FTS5 table: the text lives once, in `nodes`; snippet() reads it from there.
+        # `heading_text` is the heading path joined with " / " (a plain-text copy of the JSON list).
+        """CREATE VIRTUAL TABLE nodes_fts USING fts5(
+            title, heading_text, text,
+            content='nodes', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes BEGIN
+            INSERT INTO nodes_fts(rowid, title, heading_text, text)
+            VALUES (new.id, new.title, new.heading_text, new.text);
+        END""",
+        """CREATE TRIGGER nodes_fts_delete AFTER DELETE ON nodes BEGIN
+            INSERT INTO nodes_fts(nodes_fts, rowid, title, heading_text, text)
+            VALUES ('delete', old.id, old.title, old.heading_text, old.text);
+        END""",
+        """CREATE TRIGGER nodes_fts_update AFTER UPDATE OF title, heading_text, text ON nodes BEGIN
+            INSERT INTO nodes_fts(nodes_fts, rowid, title, heading_text, text)
+            VALUES ('delete', old.id, old.title, old.heading_text, old.text);
+            INSERT INTO nodes_fts(rowid, title, heading_text, text)
+            VALUES (new.id, new.title, new.heading_text, new.text);
+        END""",
+        "INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')",
+        """CREATE TABLE embeddings (
+            node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (node_id, model)
+        )""",
+        "CREATE INDEX idx_embeddings_model ON embeddings(model)",
+    ):
+        conn.execute(sql)
+
+
+MIGRATIONS: list[Migration] = [
+    ("0001_tree", _m001_tree),
+    ("0002_search", _m002_search),
+]
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations already applied, in order."""
+    has = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='migrations'").fetchone()
+    if not has:
+        return []
+    return [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY rowid")]
+
+
+def _is_empty(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' AND name != 'migrations'"
+    ).fetchone()
+    return int(row[0]) == 0
+
+
+def backup(conn: sqlite3.Connection, db_path: Path, label: str) -> Path:
+    """Copy the database to ``<db>.<timestamp>.<label>.bak`` (consistent copy via the backup API)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = db_path.with_name(f"{db_path.name}.{stamp}.{label}.bak")
+    n = 1
+    while target.exists():
+        n += 1
+        target = db_path.with_name(f"{db_path.name}.{stamp}-{n}.{label}.bak")
+    dest = sqlite3.connect(str(target))
+    try:
+        conn.backup(dest)
+    finally:
+        dest.close()
+    return target
+
+
+def migrate(
+    conn: sqlite3.Connection, db_path: Path | None, migrations: list[Migration] | None = None
+) -> tuple[list[str], Path | None]:
+    """Apply pending migrations. Returns (names applied now, backup path or None).
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``). ``db_path`` is None for in-memory databases
+    (no backup then).
+    """
+    steps = MIGRATIONS if migrations is None else migrations
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = set(applied(conn))
+    pending = [(name, fn) for name, fn in steps if name not in done]
+    backup_path: Path | None = None
+    if pending and db_path is not None and not _is_empty(conn):
+        backup_path = backup(conn, db_path, f"before-{pending[0][0]}")
+    ran: list[str] = []
+    for name, fn in pending:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-check inside the write lock: another process may have migrated meanwhile.
+            if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            fn(conn)
+            conn.execute(
+                "INSERT INTO migrations(name, applied_at) VALUES (?, ?)",
+                (name, time.strftime("%Y-%m-%dT%H:%M:%S")),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        ran.append(name)
+    return ran, backup_path

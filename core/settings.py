@@ -1,0 +1,51 @@
+"""User-facing settings shared by the CLI and the GUI (the GUI persists them with QSettings)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Readout = Literal["fused", "likelihood", "binary", "embedding"]
+
+
+@dataclass
+class Budgets:
+    """Per-level budgets of the walk (DecisionRAG Algorithm 1).
+
+    ``first_keep_ratio`` is the share of first-level candidates kept (leans to recall), ``keep`` the number kept at
+    every later level, ``passages`` (``r``) how many passages the last level returns, ``rerank`` (``m``) how many of
+    them a multiple-choice rerank sees (0 = off), ``request_size`` the most candidates one request compares,
+    ``hybrid`` how many dense and lexical candidates are added to the last level (0 = off).
+    """
+
+    first_keep_ratio: float = 0.3
+    keep: int = 4
+    passages: int = 10
+    rerank: int = 0
+    request_size: int = 48
+    hybrid: int = 20
+    branching: int = 24  # most children a node may have before it is grouped (topic clusters)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Budgets:
+        data = data or {}
+        return cls(**{k: type(getattr(cls(), k))(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class Settings:
+    db_path: Path | None = None  # None = the user data dir's library.db
+    model_path: str | None = None  # None = the bundled Gemma 3 270M
+    embedder_path: str | None = None  # None = the bundled all-MiniLM-L6-v2 (converted once)
+    backend_url: str | None = None  # an OpenAI-compatible server instead of the in-process model
+    n_gpu_layers: int = 0
+    n_threads: int | None = None
+    readout: Readout = "fused"
+    budgets: Budgets = field(default_factory=Budgets)
+    adaptive: bool = False
+    answer_passages: int = 5
+    use_calibration: bool = True

@@ -1,0 +1,130 @@
+"""The one object the CLI and the GUI drive: a library of documents, its models, and the ways to query it.
+
+``Shelf`` owns a :class:`Store`, loads the decision model and the embedder lazily (on first need), and keeps the
+embedding index and the topic hierarchy up to date after every ingest. Use one ``Shelf`` per thread (the GUI creates
+it inside its worker thread). No Qt here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from shelfwise.core.backend import CancelCheck, DecisionBackend
+from shelfwise.core.paths import default_db
+from shelfwise.core.settings import Settings
+from shelfwise.core.store import Store
+from shelfwise.core.trace import Answer, SearchResult
+
+ProgressCallback = Callable[[Any], None]
+
+
+class Shelf:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        backend: DecisionBackend | None = None,
+        embedder: Any | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.store = Store(self.settings.db_path or default_db())
+        self._backend = backend
+        self._embedder = embedder
+        self._lock = threading.Lock()
+
+    # -- models (loaded on first use) ---------------------------------------------------------------------------
+    @property
+    def backend(self) -> DecisionBackend:
+        if self._backend is None:
+            from shelfwise.core.backends import make_backend
+
+            self._backend = make_backend(self.settings)
+        return self._backend
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from shelfwise.core.embedder import Embedder
+
+            self._embedder = Embedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
+        return self._embedder
+
+    # -- library ------------------------------------------------------------------------------------------------
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        collection: str = "default",
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: CancelCheck | None = None,
+    ) -> Any:
+        """Ingest files/folders incrementally, then update embeddings and the topic hierarchy of the collection."""
+        from shelfwise.core.index import refresh_collection
+        from shelfwise.core.ingest_runner import ingest
+
+        report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel)
+        refresh_collection(self.store, self.store.collection(collection).id, self.embedder, self.settings.budgets)
+        return report
+
+    def refresh(self, collection: str = "default") -> None:
+        from shelfwise.core.index import refresh_collection
+
+        refresh_collection(self.store, self.store.collection(collection).id, self.embedder, self.settings.budgets)
+
+    # -- questions ----------------------------------------------------------------------------------------------
+    def search(
+        self,
+        question: str,
+        collection: str | None = None,
+        *,
+        keep: Sequence[int] = (),
+        cancel: CancelCheck | None = None,
+    ) -> SearchResult:
+        """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too")."""
+        from shelfwise.core.navigator import Navigator
+
+        nav = Navigator(self.store, self.backend, self.embedder, self.settings)
+        return nav.search(question, collection=collection, keep=keep, cancel=cancel)
+
+    def ask(
+        self,
+        question: str,
+        collection: str | None = None,
+        *,
+        on_token: Callable[[str], None] | None = None,
+        on_search: Callable[[SearchResult], None] | None = None,
+        adaptive: bool | None = None,
+        keep: Sequence[int] = (),
+        cancel: CancelCheck | None = None,
+    ) -> Answer:
+        """Find passages, then write an answer with citations, streamed through ``on_token``."""
+        from shelfwise.core.answer import answer_question
+
+        return answer_question(
+            self, question, collection=collection, on_token=on_token, on_search=on_search,
+            adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
+        )
+
+    def close(self) -> None:
+        for obj in (self._backend, self._embedder):
+            close = getattr(obj, "close", None)
+            if close is not None:
+                close()
+        self._backend = None
+        self._embedder = None
+        self.store.close()
+
+    def __enter__(self) -> Shelf:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stream_pieces(text: str) -> Iterator[str]:
+    """Split a finished text into word pieces (for replaying an answer in the GUI's demo mode)."""
+    for piece in text.split(" "):
+        yield piece + " "

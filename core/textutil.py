@@ -1,0 +1,69 @@
+"""Small pure text helpers used by the store: node descriptions and safe FTS5 queries."""
+
+from __future__ import annotations
+
+import re
+
+_WS = re.compile(r"\s+")
+# A sentence ends at . ! ? (or their CJK forms) followed by whitespace or the end of the text.
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f](?=\s|$)|[\u3002\uff01\uff1f]")
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+MAX_QUERY_TERMS = 64
+
+
+def squash(text: str) -> str:
+    """Collapse runs of whitespace to one space and strip."""
+    return _WS.sub(" ", text).strip()
+
+
+def lead_sentence(text: str, max_chars: int = 200, min_chars: int = 20) -> str:
+    """The first sentence of ``text`` (at least ``min_chars`` long, so "Fig. 3" does not end it), clipped to
+    ``max_chars`` at a word boundary with an ellipsis."""
+    flat = squash(text)
+    if not flat:
+        return ""
+    end = len(flat)
+    for m in _SENTENCE_END.finditer(flat):
+        if m.end() >= min_chars:
+            end = m.end()
+            break
+    lead = flat[:end]
+    if len(lead) > max_chars:
+        cut = lead[:max_chars]
+        space = cut.rfind(" ")
+        lead = (cut[:space] if space > max_chars // 2 else cut).rstrip(" ,;:") + "\u2026"
+    return lead
+
+
+def describe(title: str, text: str, max_chars: int = 300) -> str:
+    """A one-line description: ``title: lead sentence`` (just one of them when the other is empty, and just the
+    lead when it already starts with the title)."""
+    title = squash(title)
+    lead = lead_sentence(text)
+    if not lead:
+        out = title
+    elif not title or lead.casefold().startswith(title.casefold()):
+        out = lead
+    else:
+        out = f"{title}: {lead}"
+    return out if len(out) <= max_chars else out[: max_chars - 1].rstrip() + "\u2026"
+
+
+def fts_query(text: str) -> str | None:
+    """Turn arbitrary user text into a safe FTS5 MATCH expression: each word quoted, words OR-ed.
+
+    Operators, parentheses, quotes, column filters and ``*`` are dropped, so no input can raise a syntax error.
+    Returns None when the text has no searchable word.
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+    for m in _TERM.finditer(text):
+        term = m.group(0)
+        key = term.casefold()
+        if key in seen:
+            continue
+        seen.add(key)
+        terms.append(f'"{term}"')
+        if len(terms) >= MAX_QUERY_TERMS:
+            break
+    return " OR ".join(terms) if terms else None

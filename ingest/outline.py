@@ -1,0 +1,119 @@
+"""Turn a stream of headings, paragraphs and tables into nested sections with bounded passages.
+
+Every parser feeds an :class:`OutlineBuilder` in reading order. Headings nest by level with a stack, so level jumps
+are tolerated (a ``Heading 8`` after an ``H2`` becomes the H2's child; a later ``H3`` is the H2's child too).
+Passages never straddle headings: the pending paragraphs are flushed at every heading.
+"""
+
+from __future__ import annotations
+
+import re
+
+from shelfwise.ingest.model import Location, ParsedNode
+from shelfwise.ingest.passages import PassageBuilder, estimate_tokens, table_chunks
+
+
+class OutlineBuilder:
+    def __init__(self, max_tokens: int = 200) -> None:
+        self.max_tokens = max_tokens
+        self.roots: list[ParsedNode] = []
+        self._stack: list[tuple[int, ParsedNode]] = []  # (level, section)
+        self._passages = PassageBuilder(max_tokens)
+        self.headings = 0
+
+    def _target(self) -> list[ParsedNode]:
+        return self._stack[-1][1].children if self._stack else self.roots
+
+    def _flush(self) -> None:
+        self._target().extend(self._passages.flush())
+
+    def heading(self, title: str, level: int, loc: Location | None = None) -> ParsedNode:
+        """Open a section at ``level`` (1 = top). Returns the new section node."""
+        self._flush()
+        level = max(1, level)
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        node = ParsedNode("section", " ".join(title.split()), location=loc or Location())
+        self._target().append(node)
+        self._stack.append((level, node))
+        self.headings += 1
+        return node
+
+    def passage_break(self) -> None:
+        """End the current passage here (the next text starts a new one)."""
+        self._flush()
+
+    def paragraph(self, text: str, loc: Location | None = None) -> None:
+        self._passages.add(text, loc)
+
+    def block(self, text: str, loc: Location | None = None, *, alone: bool = False) -> None:
+        """A unit that is never split (already bounded), e.g. one chunk of a table."""
+        self._passages.add_block(text, loc, alone=alone)
+
+    def table(self, rows: list[list[str]], loc: Location | None = None) -> None:
+        """A table as Markdown; a big one is split into row chunks that each repeat the header.
+
+        Layout tables are read as text instead: a one-column table gives one paragraph per cell, and a row too big
+        for one passage gives a paragraph of its cells (one per line), split at sentences.
+        """
+        rows = [r for r in rows if any(c.strip() for c in r)]
+        if not rows:
+            return
+        if max(len(r) for r in rows) == 1 or len(rows) == 1 and len(" ".join(rows[0])) > 100:
+            for row in rows:
+                self._passages.add("\n".join(c for c in row if c.strip()), loc)
+            return
+        header, run, emitted = rows[0], [rows[0]], False
+        for row in rows[1:]:
+            if estimate_tokens(" ".join(row)) + len(row) > self.max_tokens:
+                if len(run) > 1 or not emitted:
+                    self._table_run(run, loc)
+                run, emitted = [header], True
+                self._passages.add("\n".join(c for c in row if c.strip()), loc)
+            else:
+                run.append(row)
+        if len(run) > 1 or not emitted:
+            self._table_run(run, loc)
+
+    def _table_run(self, rows: list[list[str]], loc: Location | None) -> None:
+        if len(rows) == 1 and estimate_tokens(" ".join(rows[0])) + len(rows[0]) > self.max_tokens:
+            self._passages.add("\n".join(c for c in rows[0] if c.strip()), loc)
+            return
+        for _first, _last, md in table_chunks(rows, self.max_tokens):
+            self._passages.add_block(md, loc)
+
+    def finish(self) -> list[ParsedNode]:
+        self._flush()
+        self._stack.clear()
+        for node in self.roots:
+            _span_pages(node)
+        return self.roots
+
+
+def _span_pages(node: ParsedNode) -> tuple[int | None, int | None]:
+    """Widen each section's page range to cover its descendants; returns (first, last) page."""
+    first = node.location.page
+    last = node.location.page_end or node.location.page
+    for child in node.children:
+        c_first, c_last = _span_pages(child)
+        if c_first is not None:
+            first = c_first if first is None else min(first, c_first)
+        if c_last is not None:
+            last = c_last if last is None else max(last, c_last)
+    if node.kind == "section" and first is not None:
+        loc = node.location
+        node.location = Location(page=first, page_end=last if last != first else None, slide=loc.slide,
+                                 sheet=loc.sheet, cells=loc.cells, line=loc.line)
+    return first, last
+
+
+def sensible_title(title: str | None) -> str:
+    """``title`` cleaned, or "" when it is not a usable document title (empty, a file name, "Untitled")."""
+    title = " ".join((title or "").split())
+    if len(title) < 3 or not any(ch.isalpha() for ch in title):
+        return ""
+    if title.lower() in ("untitled", "document", "title", "slide 1", "powerpoint presentation"):
+        return ""
+    if re.search(r"\.(docx?|pdf|pptx?|xlsx?|dotx?)$", title, re.IGNORECASE):
+        return ""
+    return title

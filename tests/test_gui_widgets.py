@@ -1,0 +1,290 @@
+"""Unit tests of the window's widgets with hand-built traces (offscreen, no model, no core engine)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QSettings, Qt, QUrl  # noqa: E402
+
+from shelfwise.app.answer_view import AnswerView, answer_html  # noqa: E402
+from shelfwise.app.demo import DemoBar, demo_steps  # noqa: E402
+from shelfwise.app.ingest_bar import IngestBar, format_eta  # noqa: E402
+from shelfwise.app.preview import PreviewPane, text_chunks  # noqa: E402
+from shelfwise.app.settings_dialog import SettingsDialog, load_settings, save_settings  # noqa: E402
+from shelfwise.app.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView  # noqa: E402
+from shelfwise.app.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost  # noqa: E402
+from shelfwise.core.backend import Cancelled  # noqa: E402
+from shelfwise.core.export import answer_to_markdown, source_label  # noqa: E402
+from shelfwise.core.settings import Budgets, Settings  # noqa: E402
+from shelfwise.core.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace  # noqa: E402
+from shelfwise.ingest.model import Location  # noqa: E402
+
+PASSAGE = "Meals on business trips are reimbursed up to 40 euros a day when receipts are attached to the claim."
+
+
+def make_pdf(path: Path) -> Path:
+    pymupdf = pytest.importorskip("pymupdf")
+    doc = pymupdf.open()
+    for i in range(3):
+        page = doc.new_page()
+        page.insert_text((72, 72), f"Travel policy, page {i + 1}", fontsize=14)
+        if i == 1:
+            page.insert_textbox(pymupdf.Rect(72, 120, 520, 300), PASSAGE, fontsize=11)
+    doc.save(str(path))
+    return path
+
+
+def make_result(pdf: str = "/nowhere/travel.pdf", levels: int = 3, per_level: int = 12) -> SearchResult:
+    trace = Trace(query="How much for meals?", readout="fused", seconds=1.4)
+    labels = ["topics", "documents", "sections", "passages"]
+    node = 100
+    for depth in range(1, levels + 1):
+        cands = []
+        for i in range(per_level):
+            node += 1
+            cands.append(Candidate(node, labels[depth - 1][:-1], f"{labels[depth - 1]} {i}", f"about thing {i}",
+                                   score=round(0.95 - i * 0.07, 2), kept=i < 3,
+                                   features={"cosine": 0.5 - i * 0.01, "bm25": 2.0 - i * 0.1}))
+        trace.levels.append(Level(depth, labels[depth - 1], cands, requests=1, tokens=100 * depth,
+                                  seconds=0.2 * depth))
+    hits = [
+        Hit(1, 1, PASSAGE, 0.9, pdf, "Travel policy", ["Claims", "Meals"], Location(page=2)),
+        Hit(2, 2, "Slides say hello.", 0.5, "/nowhere/deck.pptx", "Deck", ["Intro"], Location(slide=4)),
+    ]
+    return SearchResult(trace.query, hits, trace)
+
+
+def make_answer(result: SearchResult) -> Answer:
+    return Answer(result.query, "You can claim 40 euros a day [1]. See also [2].",
+                  [Citation(1, result.hits[0]), Citation(2, result.hits[1])], True, result, tokens=42, seconds=2.5)
+
+
+# -- pure helpers ------------------------------------------------------------------------------------------------
+def test_answer_html_links_citations() -> None:
+    out = answer_html("A <b> [1] and [2, 3].\n\nNext [9]", known={1, 2, 3})
+    assert 'href="cite:1"' in out and 'href="cite:3"' in out
+    assert "cite:9" not in out and "[9]" in out
+    assert "&lt;b&gt;" in out and out.count("<p") == 2
+
+
+def test_source_label_and_eta() -> None:
+    hit = make_result().hits[0]
+    assert source_label(hit) == "travel.pdf > Claims > Meals p. 2"
+    assert format_eta(None) == "" and format_eta(40) == "ETA 40s" and format_eta(125) == "ETA 2m 05s"
+
+
+def test_text_chunks_start_with_first_60_chars() -> None:
+    chunks = text_chunks(PASSAGE)
+    assert len(chunks[0]) <= 60 and PASSAGE.startswith(chunks[0])
+    assert " ".join(chunks).split() == PASSAGE.split()
+
+
+def test_markdown_export_has_answer_sources_and_walk() -> None:
+    md = answer_to_markdown(make_answer(make_result()))
+    assert md.startswith("# How much for meals?")
+    assert "[1] travel.pdf > Claims > Meals p. 2" in md and "[2] deck.pptx > Intro slide 4" in md
+    assert "### Level 2 · documents · 12 -> kept 3" in md and "| kept |" in md and "| pruned |" in md
+
+
+# -- widgets -----------------------------------------------------------------------------------------------------
+def test_answer_view_streams_and_opens_citations(qtbot) -> None:
+    view = AnswerView()
+    qtbot.addWidget(view)
+    result = make_result()
+    view.begin(result.query)
+    view.show_search(result)
+    assert view.sources.count() == 2
+    for piece in ["You ", "can ", "claim [1", "]."]:
+        view.append_token(piece)
+    assert view.text() == "You can claim [1]."
+    assert 'href="cite:1"' in view.browser.toHtml()
+    with qtbot.waitSignal(view.hit_activated) as blocker:
+        view.browser.anchorClicked.emit(QUrl("cite:1"))
+    assert blocker.args[0].location.page == 2
+    view.show_answer(make_answer(result))
+    assert view.sources.item(0).text().startswith("[1] travel.pdf > Claims > Meals p. 2")
+    with qtbot.waitSignal(view.hit_activated) as blocker:
+        view.sources.itemClicked.emit(view.sources.item(1))
+    assert blocker.args[0].location.slide == 4
+    with qtbot.waitSignal(view.ask_requested) as blocker:
+        view.question.setText("  what?  ")
+        qtbot.mouseClick(view.ask_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0] == "what?"
+
+
+def test_walk_view_funnel_kept_pruned_and_look_here(qtbot) -> None:
+    walk = WalkView()
+    qtbot.addWidget(walk)
+    walk.resize(480, 700)
+    result = make_result()
+    walk.show_trace(result.trace)
+    assert len(walk.level_items()) == 3
+    head = walk.level_items()[1].text(COL_TITLE)
+    assert head == "Level 2 · documents · 12 -> kept 3 · 200 tokens · 0.4 s"
+    rows = walk.candidate_items(1)
+    kept = [r for r in rows if r.data(COL_TITLE, Qt.ItemDataRole.UserRole).kept]
+    pruned = [r for r in rows if not r.data(COL_TITLE, Qt.ItemDataRole.UserRole).kept]
+    assert len(kept) == 3 and len(pruned) == 6  # 3 more pruned behind "... more"
+    assert all(r.font(COL_TITLE).bold() for r in kept)
+    assert all(r.text(COL_ACTION) == "look here too" for r in pruned)
+    assert "cosine" in pruned[0].toolTip(COL_TITLE) and "about thing" in pruned[0].toolTip(COL_TITLE)
+    with qtbot.waitSignal(walk.look_here) as blocker:
+        walk.tree.itemClicked.emit(pruned[0], COL_ACTION)
+    assert blocker.args[0].node_id == pruned[0].data(COL_TITLE, Qt.ItemDataRole.UserRole).node_id
+    with qtbot.waitSignal(walk.node_activated):
+        walk.tree.itemClicked.emit(kept[0], COL_TITLE)
+    more = walk.level_items()[1].child(walk.level_items()[1].childCount() - 1)
+    assert more.data(COL_TITLE, ROLE_ROW) == "more"
+    walk.tree.itemClicked.emit(more, COL_TITLE)
+    assert len(walk.candidate_items(1)) == 12
+    walk.grab()  # paints the delegate
+
+
+def test_demo_replays_level_by_level(qtbot) -> None:
+    walk = WalkView()
+    demo = DemoBar(walk)
+    qtbot.addWidget(walk)
+    qtbot.addWidget(demo)
+    trace = make_result().trace
+    assert len(demo_steps(trace)) == 9
+    demo.start(trace, autoplay=False)
+    assert len(walk.level_items()) == 1 and walk.candidate_items(0)[0].text(1) == ""  # listed, not scored yet
+    demo.step()
+    assert walk.candidate_items(0)[0].text(1) != ""
+    demo.speed.setValue(10)
+    demo.play()
+    qtbot.waitUntil(lambda: demo.position == 8, timeout=10_000)
+    assert len(walk.level_items()) == 3 and not demo.timer.isActive()
+    demo.stop()
+    assert not demo.isVisible() and len(walk.level_items()) == 3
+
+
+def test_ingest_bar_progress(qtbot) -> None:
+    bar = IngestBar()
+    qtbot.addWidget(bar)
+    bar.start()
+    assert bar.isVisibleTo(bar.parentWidget() or bar)
+    bar.update_progress(SimpleNamespace(done=3, total=10, path="/x/HR policies.pdf", status="working",
+                                        message="", eta_seconds=125, elapsed=4.0))
+    assert bar.bar.maximum() == 10 and bar.bar.value() == 3
+    assert bar.file_label.text() == "HR policies.pdf (working)" and bar.eta_label.text() == "ETA 2m 05s"
+    with qtbot.waitSignal(bar.cancel_requested):
+        qtbot.mouseClick(bar.cancel_button, Qt.MouseButton.LeftButton)
+    bar.finish()
+    assert not bar.isVisible()
+
+
+def test_settings_roundtrip(qtbot, tmp_path: Path) -> None:
+    qs = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    base = Settings(db_path=tmp_path / "x.db")
+    assert load_settings(qs, base) == base
+    changed = Settings(db_path=base.db_path, model_path="/m.gguf", n_gpu_layers=8, n_threads=3, readout="likelihood",
+                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3)
+    save_settings(qs, changed)
+    again = load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), base)
+    assert again == changed
+    dialog = SettingsDialog(again)
+    qtbot.addWidget(dialog)
+    assert dialog.settings() == changed
+    dialog.budgets["keep"].setValue(9)
+    dialog.readout.setCurrentText("embedding")
+    out = dialog.settings()
+    assert out.budgets.keep == 9 and out.readout == "embedding" and out.db_path == base.db_path
+
+
+def test_preview_pdf_page_highlight_and_text(qtbot, tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "travel.pdf")
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.resize(900, 400)
+    result = make_result(str(pdf))
+    pane.show_hit(result.hits[0])
+    assert pane.current_page == 2 and pane.page_count == 3 and pane.highlights >= 2
+    assert "page 2 of 3" in pane.header.text() and "highlighted" in pane.header.text()
+    assert pane.open_button.isEnabled()
+    pane.next_button.click()
+    assert pane.current_page == 3
+    pane.show_hit(result.hits[1], ["Before.", "Slides say hello.", "After."])
+    assert pane.stack.currentWidget() is pane.text and pane.highlights == 1
+    assert "#fff0a0" in pane.text.toHtml().lower() and "slide 4" in pane.header.text()
+
+
+# -- workers (threads, cancel, shutdown) with a stand-in Shelf -----------------------------------------------------
+class StubShelf:
+    def __init__(self, settings: Settings) -> None:
+        self.thread = threading.get_ident()
+        self.closed_in: int | None = None
+        self.store = SimpleNamespace(remove_document=lambda _id: None)
+
+    def ask(self, question, collection, *, on_token, on_search, keep, cancel):
+        result = make_result()
+        on_search(result)
+        for _ in range(200):
+            if cancel():
+                raise Cancelled("cancelled")
+            on_token("word ")
+            time.sleep(0.005)
+        return make_answer(result)
+
+    def search(self, question, collection, *, keep, cancel):
+        return make_result()
+
+    def ingest(self, paths, collection, *, progress, cancel):
+        for i in range(3):
+            progress(SimpleNamespace(done=i, total=3, path=str(paths[0]), status="working", message="",
+                                     eta_seconds=1.0, elapsed=0.1))
+        return SimpleNamespace(collection=collection, cancelled=False)
+
+    def refresh(self, collection):
+        pass
+
+    def close(self) -> None:
+        self.closed_in = threading.get_ident()
+
+
+def test_query_worker_streams_off_the_ui_thread_and_cancels(qtbot) -> None:
+    shelves: list[StubShelf] = []
+
+    def factory(settings):
+        shelves.append(StubShelf(settings))
+        return shelves[-1]
+
+    host = WorkerHost(QueryWorker(Settings(), factory), "test-query")
+    tokens: list[str] = []
+    host.worker.token.connect(lambda job, piece: tokens.append(piece))
+    with qtbot.waitSignal(host.worker.answered, timeout=10_000) as blocker:
+        host.submit(QueryJob("q"))
+    assert blocker.args[1].citations and len(tokens) == 200
+    assert shelves[0].thread != threading.get_ident()
+    with qtbot.waitSignal(host.worker.cancelled, timeout=10_000):
+        host.submit(QueryJob("q2"))
+        qtbot.waitUntil(lambda: len(tokens) > 210)
+        host.cancel()
+    qtbot.waitUntil(lambda: not host.busy)
+    assert host.shutdown(5000)
+    assert shelves[0].closed_in == shelves[0].thread
+
+
+def test_ingest_worker_progress_and_shutdown_while_busy(qtbot, tmp_path: Path) -> None:
+    host = WorkerHost(IngestWorker(Settings(), StubShelf), "test-ingest")
+    seen = []
+    host.worker.progress.connect(seen.append)
+    with qtbot.waitSignal(host.worker.done, timeout=10_000) as blocker:
+        host.submit(IngestJob([tmp_path], "c"))
+    assert blocker.args[1].collection == "c"
+    qtbot.waitUntil(lambda: len(seen) == 3)
+    qhost = WorkerHost(QueryWorker(Settings(), StubShelf), "test-query2")
+    qhost.submit(QueryJob("long"))
+    time.sleep(0.05)
+    t0 = time.perf_counter()
+    assert qhost.shutdown(5000) and host.shutdown(5000)
+    assert time.perf_counter() - t0 < 3
+    assert CancelFlag()() is False

@@ -1,0 +1,187 @@
+"""The llama.cpp decision backend on the REAL bundled model (Gemma 3 270M Q4_K_M)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shelfwise.core.backend import BackendError, Cancelled, DecisionBackend, Generation
+from shelfwise.core.llama_backend import LlamaBackend, gpu_offload_supported
+from shelfwise.core.models import bundled_model_path, resolve_model
+from shelfwise.core.prompts import item_question, likelihood_query, listing_context
+
+pytestmark = pytest.mark.model
+
+TOPICS = [
+    "travel expense claims and meal allowances", "parental leave and childcare support",
+    "office printer setup and toner", "annual performance review process", "remote work equipment budget",
+    "health insurance enrolment", "pension contributions and retirement", "company car policy",
+    "data protection and privacy training", "fire safety and evacuation drills", "onboarding checklist",
+    "sick leave reporting", "overtime compensation", "training budget and courses", "expense card limits",
+    "visa sponsorship for employees", "relocation assistance", "laptop replacement cycle",
+    "password and security rules", "holiday calendar and public holidays", "bicycle leasing scheme",
+    "canteen opening hours", "parking permits", "whistleblower procedure", "conflict of interest rules",
+    "gifts and hospitality register", "travel booking tool", "mobile phone allowance", "home office tax rules",
+    "maternity pay", "paternity pay", "sabbatical leave", "flexible working hours", "dress code",
+    "internal job applications", "referral bonus", "salary bands", "bonus payout dates", "stock options",
+    "employee assistance programme", "first aid officers", "accident reporting", "meeting room booking",
+    "visitor registration", "archive and records retention", "printing confidential documents",
+    "software licence requests", "cloud storage rules", "email retention", "social media guidelines",
+]
+ITEMS = [f"This section explains {t}: who is eligible, how to apply and which form to use." for t in TOPICS]
+
+
+def drain(gen) -> tuple[list[str], Generation]:  # noqa: ANN001
+    pieces = []
+    while True:
+        try:
+            pieces.append(next(gen))
+        except StopIteration as stop:
+            return pieces, stop.value
+
+
+def test_protocol_info_and_template(llama_backend: LlamaBackend) -> None:
+    assert isinstance(llama_backend, DecisionBackend)
+    info = llama_backend.info()
+    assert info["n_params"] > 200_000_000 and info["n_ctx"] == 8192 and info["n_seq_max"] == 64
+    assert info["gpu_offload_supported"] == gpu_offload_supported()
+    template = llama_backend.chat_template()
+    assert template is None or "start_of_turn" in template
+    assert llama_backend.count_tokens("Hello world") == len(llama_backend.tokenize("Hello world"))
+    assert llama_backend.tokenize(" Yes") == [8438]
+
+
+def test_binary_batch_equals_alone(llama_backend: LlamaBackend) -> None:
+    ctx = listing_context(ITEMS, "How much can I claim for meals when travelling?")
+    questions = [item_question(i) for i in range(50)]
+    batch = llama_backend.binary(ctx, questions)
+    assert len(batch.values) == 50 and all(0.0 < v < 1.0 for v in batch.values)
+    assert batch.cost.requests == 1
+    assert len(set(round(v, 4) for v in batch.values)) > 10  # the questions really differ
+    for i in (0, 7, 23, 41, 49):
+        alone = llama_backend.binary(ctx, [questions[i]])
+        assert alone.values[0] == pytest.approx(batch.values[i], abs=0.05), i
+        assert alone.cost.reused_tokens > 0  # the listing stayed in sequence 0
+
+
+def test_binary_splits_requests_beyond_sequences(llama_backend: LlamaBackend) -> None:
+    ctx = listing_context(ITEMS, "Who pays for my home office chair?")
+    questions = [item_question(i % 50) for i in range(70)]
+    s = llama_backend.binary(ctx, questions)
+    assert s.cost.requests == 2  # 63 sequences per request
+    for i in range(20):  # the same question in both requests gets the same score
+        assert s.values[i] == pytest.approx(s.values[i + 50], abs=0.05)
+
+
+def test_binary_prefix_reuse_matches_cold(llama_backend: LlamaBackend) -> None:
+    questions = [item_question(i) for i in range(50)]
+    q2 = listing_context(ITEMS, "When are bonuses paid out?")
+    llama_backend.reset()
+    cold = llama_backend.binary(q2, questions)
+    assert cold.cost.reused_tokens == 0
+    llama_backend.binary(listing_context(ITEMS, "Can I lease a bicycle?"), questions)
+    warm = llama_backend.binary(q2, questions)
+    assert warm.cost.reused_tokens > 0.8 * cold.cost.tokens - sum(
+        llama_backend.count_tokens(q) for q in questions
+    )
+    assert warm.cost.tokens < 0.5 * cold.cost.tokens
+    for a, b in zip(cold.values, warm.values, strict=True):
+        assert a == pytest.approx(b, abs=0.02)
+
+
+def test_choice_sums_to_one(llama_backend: LlamaBackend) -> None:
+    s = llama_backend.choice(
+        "Question: Which topic covers meal allowances on business trips?", TOPICS[:5]
+    )
+    assert len(s.values) == 5
+    assert sum(s.values) == pytest.approx(1.0, abs=1e-9)
+    assert all(v > 0 for v in s.values)
+    again = llama_backend.choice("Question: Which topic covers meal allowances on business trips?", TOPICS[:5])
+    assert again.values == pytest.approx(s.values, abs=0.02)
+
+
+def test_likelihood_batch_equals_alone_and_cache_reuse(llama_backend: LlamaBackend) -> None:
+    ctx = "Passages from the staff handbook:"
+    cands = ["\n" + t for t in ITEMS[:30]]
+    query = likelihood_query("How do I apply for parental leave?")
+    llama_backend.reset()
+    batch = llama_backend.likelihood(ctx, cands, query)
+    n_q = llama_backend.count_tokens(query)
+    assert batch.n_tokens == n_q and len(batch.total) == 30
+    assert all(t < 0 for t in batch.total)
+    assert batch.mean[1] == pytest.approx(batch.total[1] / n_q)
+    assert batch.cost.reused_tokens == 0
+    # the per-candidate states are now cached: a second pass evaluates the last candidate token + the query
+    warm = llama_backend.likelihood(ctx, cands, query)
+    assert warm.cost.tokens == 30 * (n_q + 1)
+    assert warm.cost.reused_tokens > 0
+    for a, b in zip(batch.mean, warm.mean, strict=True):
+        assert a == pytest.approx(b, abs=0.02)
+    # each candidate scored alone, with no cache, matches its score in the batch
+    llama_backend.reset()
+    for i in (0, 1, 13, 29):
+        alone = llama_backend.likelihood(ctx, [cands[i]], query)
+        assert alone.mean[0] == pytest.approx(batch.mean[i], abs=0.05), i
+    # a different query over the same candidates reuses their states
+    other = llama_backend.likelihood(ctx, cands, likelihood_query("Where do I park?"))
+    assert other.cost.reused_tokens > 0
+
+
+def test_generate_streams_and_stops(llama_backend: LlamaBackend) -> None:
+    prompt = "The capital of France is Paris. The capital of Germany is"
+    pieces, gen = drain(llama_backend.generate(prompt, max_tokens=12))
+    assert gen.text == "".join(pieces) and len(pieces) >= 2
+    assert gen.cost.requests <= 12 and gen.stopped_by in ("length", "eos")
+    assert gen.cost.tokens <= llama_backend.count_tokens(prompt) + 1 + 12
+    _, short = drain(llama_backend.generate(prompt, max_tokens=3))
+    assert short.stopped_by == "length" and short.cost.requests == 3
+    assert gen.text.startswith(short.text)  # greedy: the same continuation
+    # a stop string that the greedy continuation contains: cut before it
+    word = gen.text.strip().split()[0]
+    _, stopped = drain(llama_backend.generate(prompt, max_tokens=12, stop=[word]))
+    assert stopped.stopped_by == "stop" and word not in stopped.text
+    _, cancelled = drain(llama_backend.generate(prompt, cancel=lambda: True))
+    assert cancelled.stopped_by == "cancelled" and cancelled.text == ""
+
+
+def test_errors(llama_backend: LlamaBackend, bundled_model: Path, tmp_path: Path) -> None:
+    with pytest.raises(BackendError, match="not found"):
+        LlamaBackend(tmp_path / "missing.gguf")
+    not_gguf = tmp_path / "notes.gguf"
+    not_gguf.write_bytes(b"hello world")
+    with pytest.raises(BackendError, match="GGUF"):
+        resolve_model(not_gguf)
+    truncated = tmp_path / "truncated.gguf"
+    with bundled_model.open("rb") as src, truncated.open("wb") as dst:
+        dst.write(src.read(bundled_model.stat().st_size // 3))
+    with pytest.raises(BackendError, match="corrupt or truncated"):
+        LlamaBackend(truncated, n_ctx=512, n_seq_max=2)
+    with pytest.raises(BackendError, match="Xyzzyplugh"):
+        llama_backend.binary("Context", ["Question?"], yes=" Xyzzyplugh")
+    with pytest.raises(BackendError, match="8192"):
+        llama_backend.binary("word " * 9000, ["Question?"])
+    with pytest.raises(Cancelled):
+        llama_backend.binary("Context", ["Question?"], cancel=lambda: True)
+    # after errors the backend still answers
+    assert len(llama_backend.binary("Context", ["Is it?"]).values) == 1
+
+
+def test_bundled_model_is_assembled_once(bundled_model: Path) -> None:
+    mtime = bundled_model.stat().st_mtime_ns
+    assert bundled_model_path() == bundled_model
+    assert bundled_model.stat().st_mtime_ns == mtime  # not rewritten
+    assert resolve_model(None) == bundled_model
+    with bundled_model.open("rb") as fh:
+        assert fh.read(4) == b"GGUF"
+
+
+def test_bundled_model_reassembled_when_corrupt(tmp_path: Path, bundled_model: Path) -> None:
+    target = bundled_model_path(tmp_path)
+    assert target.stat().st_size == bundled_model.stat().st_size
+    with target.open("r+b") as fh:
+        fh.truncate(1000)
+    again = bundled_model_path(tmp_path)
+    assert again.stat().st_size == bundled_model.stat().st_size
+    shutil.rmtree(tmp_path)

@@ -1,0 +1,151 @@
+"""Navigation logic on a real SQLite store with a hashed bag-of-words embedder (no language model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shelfwise.core.calibrate import calibrate, make_probes
+from shelfwise.core.evaldata import EvalQuestion, GoldPassage
+from shelfwise.core.evaluate import judge
+from shelfwise.core.index import refresh_collection
+from shelfwise.core.navigator import Navigator
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.snapshots import snapshot_for
+from shelfwise.core.store import FileMeta, Store
+from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
+from tests.fakes import HashEmbedder
+
+TOPICS = [
+    ("astronomy", ["telescope", "galaxy", "nebula", "orbit", "comet"]),
+    ("cooking", ["recipe", "oven", "flour", "simmer", "garlic"]),
+    ("gardening", ["compost", "seedling", "prune", "mulch", "tulip"]),
+    ("finance", ["invoice", "ledger", "audit", "budget", "dividend"]),
+]
+
+
+def _doc(topic: str, words: list[str], n: int) -> ParsedDocument:
+    sections = []
+    for s in range(3):
+        passages = [
+            ParsedNode(kind="passage", title="", location=Location(page=s + 1),
+                       text=f"{topic} note {n}-{s}-{p}: the {words[(s + p) % 5]} and the {words[(s + p + 1) % 5]} "
+                            f"matter here; unique token z{n}x{s}x{p} appears once.")
+            for p in range(3)
+        ]
+        sections.append(ParsedNode(kind="section", title=f"{topic.title()} part {s} of {n}", children=passages,
+                                   location=Location(page=s + 1)))
+    return ParsedDocument(title=f"{topic.title()} handbook {n}", format="pdf", children=sections, pages=3)
+
+
+@pytest.fixture
+def shelf_store(tmp_path):
+    store = Store(tmp_path / "nav.db")
+    coll = store.collection("default")
+    for t, (topic, words) in enumerate(TOPICS):
+        for n in range(5):
+            store.write_document(coll.id, f"/docs/{topic}-{n}.pdf", FileMeta(1, 1.0, f"{t}{n}"),
+                                 _doc(topic, words, t * 10 + n))
+    emb = HashEmbedder()
+    refresh_collection(store, coll.id, emb, Budgets(branching=6))
+    yield store, coll.id, emb
+    store.close()
+
+
+def _nav(store, emb, **budget):
+    return Navigator(store, None, emb, Settings(readout="embedding", budgets=Budgets(branching=6, **budget)))
+
+
+def test_clusters_bound_branching_and_spans_are_contiguous(shelf_store):
+    store, cid, emb = shelf_store
+    snap = snapshot_for(store, cid, emb.model_id)
+    root = snap.nodes[snap.root]
+    assert all(snap.nodes[c].kind == "cluster" for c in root.children)
+    assert len(root.children) <= 6
+    for node in snap.nodes.values():
+        if node.kind in ("cluster", "collection"):
+            assert len(node.children) <= 6 or node.kind == "collection"
+        a, b = node.span
+        for row in range(a, b):  # every passage row in a node's span really lies beneath it
+            pid = int(snap.passage_ids[row])
+            assert node.id in {x.id for x in snap.ancestors(pid)} | {pid}
+    assert len(snap.passage_ids) == 20 * 9
+
+
+def test_walk_finds_unique_passage_and_records_levels(shelf_store):
+    store, cid, emb = shelf_store
+    res = _nav(store, emb, keep=2, passages=5, hybrid=0).search("z21x1x2 compost mulch", "default")
+    assert res.hits and "z21x1x2" in res.hits[0].text
+    labels = [lvl.label for lvl in res.trace.levels]
+    assert labels[0] == "topics" and labels[-1] == "passages"
+    assert "documents" in labels and "sections" in labels
+    for lvl in res.trace.levels[1:-1]:
+        assert len(lvl.kept) <= 2
+    assert any(not c.kept for lvl in res.trace.levels for c in lvl.candidates)
+    assert res.trace.tokens == 0  # embedding readout evaluates no tokens
+    assert res.hits[0].path == "/docs/gardening-1.pdf" and res.hits[0].location.page == 2
+
+
+def test_forced_branch_is_expanded(shelf_store):
+    store, cid, emb = shelf_store
+    nav = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
+    first = nav.search("telescope galaxy", "default")
+    pruned = [c for c in first.trace.levels[0].candidates if not c.kept]
+    assert pruned
+    forced = nav.search("telescope galaxy", "default", keep=[pruned[0].node_id])
+    kept_ids = {c.node_id for c in forced.trace.levels[0].kept}
+    assert pruned[0].node_id in kept_ids
+
+
+def test_hybrid_candidates_rescue_pruned_branch(shelf_store):
+    store, cid, emb = shelf_store
+    nav_off = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
+    nav_on = _nav(store, emb, keep=1, passages=5, hybrid=10, first_keep_ratio=0.01)
+    q = "z33x2x0"  # a token only lexical search can find (hash cosine of one rare word is weak but nonzero)
+    on = nav_on.search(q, "default")
+    assert any("z33x2x0" in h.text for h in on.hits)
+    assert any(c.source in ("lexical", "dense") for c in on.trace.levels[-1].candidates)
+    off = nav_off.search(q, "default")
+    assert len(off.trace.levels[-1].candidates) <= len(on.trace.levels[-1].candidates)
+
+
+def test_judge_levels():
+    store = Store(":memory:")
+    emb = HashEmbedder()
+    coll = store.collection("c")
+    doc = ParsedDocument(title="T", format="html", children=[
+        ParsedNode(kind="section", title="A", children=[
+            ParsedNode(kind="passage", title="", text="alpha", location=Location(line=1)),
+            ParsedNode(kind="passage", title="", text="beta", location=Location(line=2))]),
+        ParsedNode(kind="section", title="B", children=[
+            ParsedNode(kind="passage", title="", text="gamma", location=Location(line=4))]),
+    ])
+    store.write_document(coll.id, "u1", FileMeta(0, 0, "x"), doc)
+    refresh_collection(store, coll.id, emb)
+    snap = snapshot_for(store, coll.id, emb.model_id)
+    by_text = {snap.nodes[int(p)].text: int(p) for p in snap.passage_ids}
+    doc_path = {d.id: d.path for d in store.documents(coll.id)}
+    q = EvalQuestion("q", "x", [GoldPassage("u1", ("A",), item=2)])
+    m = judge(snap, doc_path, q, [by_text["alpha"], by_text["beta"], by_text["gamma"]])
+    assert m["passage_hit1"] == 0.0 and m["passage_mrr"] == 0.5 and m["passage_recall5"] == 1.0
+    assert m["section_hit1"] == 1.0 and m["document_hit1"] == 1.0
+    m2 = judge(snap, doc_path, q, [by_text["gamma"], by_text["beta"]])
+    assert m2["section_hit1"] == 0.0 and m2["section_mrr"] == 0.5
+    store.close()
+
+
+def test_self_calibration_fits_levels_and_budgets(shelf_store):
+    store, cid, emb = shelf_store
+    snap = snapshot_for(store, cid, emb.model_id)
+    probes = make_probes(snap, 60)
+    assert len(probes) == 60 and {p.kind for p in probes} == {"sentence", "heading"}
+    assert all(p.query.strip() for p in probes)
+    model = calibrate(store, cid, emb, None, Settings(readout="embedding", budgets=Budgets(branching=6)),
+                      n_probes=60)
+    assert model.levels["passage"].fitted and model.levels["document"].fitted
+    assert model.lm_levels == ()  # no generative model given: nothing may claim to use it
+    assert set(model.keep) <= {"document", "section"} and all(k >= 1 for k in model.keep.values())
+    # the stored model is what a new navigator loads
+    from shelfwise.core.snapshots import load_decision
+
+    loaded = load_decision(store, cid, emb, None)
+    assert loaded.levels["passage"].fitted and loaded.keep == model.keep
