@@ -5,8 +5,10 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -15,13 +17,46 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QSizePolicy,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
-
 from shelfwise.core.export import source_label
 from shelfwise.core.trace import Answer, Hit, SearchResult
+
+ROLE_SNIPPET = Qt.ItemDataRole.UserRole + 1
+
+
+class SourceDelegate(QStyledItemDelegate):
+    """A source in two lines: ``[1] file > heading > p. 4``, then the start of the passage, greyed and elided."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        snippet = str(index.data(ROLE_SNIPPET) or "")
+        opt.text = ""
+        style = opt.widget.style() if opt.widget else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        r = option.rect.adjusted(6, 3, -6, -3)
+        fm = QFontMetrics(option.font)
+        painter.save()
+        painter.setPen(option.palette.color(QPalette.ColorRole.Text))
+        label = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        painter.drawText(QRect(r.left(), r.top(), r.width(), fm.height()), Qt.AlignmentFlag.AlignVCenter,
+                         fm.elidedText(label, Qt.TextElideMode.ElideMiddle, r.width()))
+        painter.setPen(QColor("#5f6368"))
+        painter.drawText(QRect(r.left() + 14, r.top() + fm.height() + 1, r.width() - 14, fm.height()),
+                         Qt.AlignmentFlag.AlignVCenter,
+                         fm.elidedText(snippet, Qt.TextElideMode.ElideRight, r.width() - 14))
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        fm = QFontMetrics(option.font)
+        return QSize(200, 2 * fm.height() + 8)
+
 
 CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 
@@ -79,8 +114,8 @@ class AnswerView(QWidget):
         self.browser.setPlaceholderText("The answer appears here, with numbered sources you can click.")
         self.sources = QListWidget()
         self.sources.setObjectName("sources")
-        self.sources.setWordWrap(True)
         self.sources.setAlternatingRowColors(True)
+        self.sources.setItemDelegate(SourceDelegate(self.sources))
         self.sources.itemActivated.connect(self._on_source)
         self.sources.itemClicked.connect(self._on_source)
 
@@ -103,6 +138,7 @@ class AnswerView(QWidget):
         layout.addWidget(self.browser, 3)
         layout.addWidget(sources_title)
         layout.addWidget(self.sources, 2)
+        self.sources.setMinimumHeight(80)
 
         self._text = ""
         self._provisional: dict[int, Hit] = {}
@@ -138,6 +174,7 @@ class AnswerView(QWidget):
     def begin(self, question: str) -> None:
         """A new query: clear the answer, show that the walk is running."""
         self.question.setText(question)
+        self.question.setCursorPosition(0)
         self._text = ""
         self._provisional = {}
         self._cited = {}
@@ -210,9 +247,10 @@ class AnswerView(QWidget):
         self.sources.clear()
         for number in sorted(hits):
             hit = hits[number]
+            snippet = " ".join(hit.text.split())
             item = QListWidgetItem(f"[{number}] {source_label(hit)}")
             item.setData(Qt.ItemDataRole.UserRole, number)
-            snippet = " ".join(hit.text.split())
+            item.setData(ROLE_SNIPPET, f"“{snippet[:400]}”")
             item.setToolTip(f"{hit.path}\n\n{snippet[:500]}")
             self.sources.addItem(item)
 

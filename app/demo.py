@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
-
 from shelfwise.app.walk_view import Reveal, WalkView
 from shelfwise.core.trace import Trace
 

@@ -13,7 +13,7 @@ def format_eta(seconds: float | None) -> str:
     """``ETA 2m 05s`` / ``ETA 40s`` / empty when unknown."""
     if seconds is None or seconds < 0:
         return ""
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     if seconds >= 3600:
         return f"ETA {seconds // 3600}h {seconds % 3600 // 60:02d}m"
     if seconds >= 60:
@@ -70,6 +70,11 @@ class IngestBar(QWidget):
             self.bar.setRange(0, total)
             self.bar.setValue(min(done, total))
             self.bar.setFormat(f"ingest: {done}/{total} · %p%")
+        if total > 0 and done >= total and getattr(progress, "status", "") != "working":
+            self.bar.setRange(0, 0)  # files done; the index (embeddings, topics) is being updated
+            self.file_label.setText("Updating the index: embeddings and topics…")
+            self.eta_label.clear()
+            return
         path = getattr(progress, "path", None)
         status = getattr(progress, "status", "") or ""
         name = Path(str(path)).name if path else ""

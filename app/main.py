@@ -24,6 +24,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ask", metavar="QUESTION", default=None, help="ask this question once the window is up")
     parser.add_argument("--quit-after", type=float, default=None, metavar="SECONDS",
                         help="close the window after this many seconds (smoke tests)")
+    # Hidden: exit when the --ask question is answered (0 = an answer with text, 1 = failed/cancelled): smoke tests.
+    parser.add_argument("--exit-when-answered", action="store_true", help=argparse.SUPPRESS)
     # Hidden: the deterministic fake decision model, for demos and tests without the model (never the default).
     parser.add_argument("--fake", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
@@ -64,12 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
-
     from shelfwise.app.settings_dialog import load_settings
     from shelfwise.app.window import MainWindow
     from shelfwise.core.settings import Settings
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Shelfwise")
     app.setOrganizationName("shelfwise")
     app.setStyle("Fusion")
@@ -82,8 +84,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         window.ingest([sample_path()], SAMPLE_COLLECTION)
     if args.ask:
         ask_when_idle(window, args.ask)
+        if args.exit_when_answered:
+            def done() -> None:
+                answer = window.last_answer
+                ok = answer is not None and bool(answer.text.strip())
+                print(f"answer: {answer.text.strip() if answer else window.answer_view.status.text()}", flush=True)
+                window.close()
+                app.exit(0 if ok else 1)
+
+            window.query_finished.connect(done)
     if args.quit_after is not None:
-        QTimer.singleShot(int(args.quit_after * 1000), window.close)
+        def timeout() -> None:
+            window.close()
+            app.exit(2 if args.exit_when_answered else 0)
+
+        QTimer.singleShot(int(args.quit_after * 1000), timeout)
     return app.exec()
 
 

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
 CHUNK_WORDS = 8
 MAX_CHUNKS = 40
+MAX_PAGE_WIDTH = 820  # pixels
 
 
 def text_chunks(text: str, words: int = CHUNK_WORDS, first_chars: int = 60) -> list[str]:
@@ -118,15 +119,15 @@ class PreviewPane(QWidget):
 
         self.image = QLabel()
         self.image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        self.scroll = QScrollArea()
-        self.scroll.setWidget(self.image)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.page_view = QScrollArea()
+        self.page_view.setWidget(self.image)
+        self.page_view.setWidgetResizable(True)
+        self.page_view.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.text = QTextBrowser()
         self.text.setObjectName("previewText")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.text)
-        self.stack.addWidget(self.scroll)
+        self.stack.addWidget(self.page_view)
 
         top = QHBoxLayout()
         top.addWidget(self.header, 1)
@@ -201,7 +202,8 @@ class PreviewPane(QWidget):
 
     # -- PDF ----------------------------------------------------------------------------------------------------
     def _target_width(self) -> int:
-        return max(self.scroll.viewport().width() - 24, 320)
+        """Fit the page to the pane's width, but no wider than a comfortable reading size."""
+        return max(min(self.stack.width() - 40, MAX_PAGE_WIDTH), 320)
 
     def _show_pdf_page(self, page: int) -> None:
         assert self.current_path is not None
@@ -216,7 +218,7 @@ class PreviewPane(QWidget):
         self.current_page = max(1, min(page, self.page_count))
         self._rendered_width = self._target_width()
         self.image.setPixmap(QPixmap.fromImage(image))
-        self.stack.setCurrentWidget(self.scroll)
+        self.stack.setCurrentWidget(self.page_view)
         found = "passage highlighted" if self.highlights else ("" if not self._passage else "passage not located")
         name = self._label.split(" · ")[0]
         self.header.setText(
@@ -227,19 +229,19 @@ class PreviewPane(QWidget):
         QTimer.singleShot(0, lambda: self._scroll_to(first_y, image.height()))
 
     def _scroll_to(self, share: float, height: int) -> None:
-        bar = self.scroll.verticalScrollBar()
+        bar = self.page_view.verticalScrollBar()
         bar.setValue(max(0, int(share * height) - 40))
 
     def _turn(self, step: int) -> None:
-        if self.current_path and self.current_page and self.stack.currentWidget() is self.scroll:
+        if self.current_path and self.current_page and self.stack.currentWidget() is self.page_view:
             target = self.current_page + step
             if 1 <= target <= self.page_count:
                 self._show_pdf_page(target)
 
     def _rerender(self) -> None:
-        if self.stack.currentWidget() is self.scroll and self.current_page and self.current_path:
-            if abs(self._target_width() - self._rendered_width) > 24:
-                self._show_pdf_page(self.current_page)
+        on_page = self.stack.currentWidget() is self.page_view and self.current_page and self.current_path
+        if on_page and abs(self._target_width() - self._rendered_width) > 24:
+            self._show_pdf_page(self.current_page)  # type: ignore[arg-type]
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)

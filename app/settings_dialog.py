@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
 from shelfwise.core.settings import Budgets, Readout, Settings
 
 READOUTS: tuple[str, ...] = get_args(Readout)

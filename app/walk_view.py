@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPalette
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
 from shelfwise.core.export import level_summary
 from shelfwise.core.trace import Candidate, Level, Trace
 
@@ -36,6 +35,7 @@ ROLE_ROW = Qt.ItemDataRole.UserRole + 1  # "level" | "cand" | "more"
 ROLE_LEVEL = Qt.ItemDataRole.UserRole + 2
 ROLE_FUNNEL = Qt.ItemDataRole.UserRole + 3  # (judged share, kept share) of the widest level
 ROLE_BAR = Qt.ItemDataRole.UserRole + 4  # (bar fraction 0..1, kept, shown)
+ROLE_HEAD = Qt.ItemDataRole.UserRole + 5  # ("Level 2 · documents", " · 31 -> kept 4 · 420 tokens · 0.6 s")
 
 KEPT = QColor("#2f6fdb")
 KEPT_BG = QColor(47, 111, 219, 28)
@@ -43,6 +43,7 @@ PRUNED = QColor("#9aa0a6")
 FUNNEL = QColor(47, 111, 219, 38)
 FUNNEL_KEPT = QColor(47, 111, 219, 90)
 LINK = QColor("#2f6fdb")
+LOOK_HERE = "look here too"
 PRUNED_SHOWN = 6  # pruned rows shown per level before "... n more"
 
 COL_TITLE, COL_SCORE, COL_ACTION = 0, 1, 2
@@ -93,28 +94,13 @@ class WalkDelegate(QStyledItemDelegate):
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         row = index.data(ROLE_ROW)
         if row == "level" and index.column() == COL_TITLE:
-            judged, kept = index.data(ROLE_FUNNEL) or (1.0, 0.0)
-            r = option.rect.adjusted(2, 2, -2, -2)
-            w = r.width()
-            painter.save()
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(Qt.PenStyle.NoPen)
-            band = QRect(r.left() + int(w * (1 - judged) / 2), r.top(), max(int(w * judged), 6), r.height())
-            painter.setBrush(FUNNEL)
-            painter.drawRoundedRect(band, 4, 4)
-            core = QRect(r.left() + int(w * (1 - kept) / 2), r.top(), max(int(w * kept), 4), r.height())
-            painter.setBrush(FUNNEL_KEPT)
-            painter.drawRoundedRect(core, 4, 4)
-            painter.restore()
-            opt = QStyleOptionViewItem(option)
-            self.initStyleOption(opt, index)
-            opt.backgroundBrush = QBrush(Qt.BrushStyle.NoBrush)
-            opt.state &= ~QStyle.StateFlag.State_Selected
-            opt.displayAlignment = Qt.AlignmentFlag.AlignCenter
-            super().paint(painter, opt, index)
+            self._paint_level(painter, option, index)
             return
         if row == "cand" and index.column() == COL_SCORE:
             fraction, kept, shown = index.data(ROLE_BAR) or (0.0, False, False)
+            background = index.data(Qt.ItemDataRole.BackgroundRole)
+            if isinstance(background, QBrush):
+                painter.fillRect(option.rect, background)
             if option.state & QStyle.StateFlag.State_Selected:
                 painter.fillRect(option.rect, option.palette.color(QPalette.ColorRole.Highlight).lighter(170))
             r = option.rect.adjusted(4, 5, -40, -5)
@@ -135,9 +121,47 @@ class WalkDelegate(QStyledItemDelegate):
             return
         super().paint(painter, option, index)
 
+    def _paint_level(self, painter: QPainter, option: QStyleOptionViewItem,
+                     index: QModelIndex | QPersistentModelIndex) -> None:
+        """A level: "Level 2 · documents" in bold, the counts and cost after it, and a funnel band under it whose
+        width is the number judged (log scale, relative to the widest level) and whose dark core is the share kept."""
+        judged, kept = index.data(ROLE_FUNNEL) or (1.0, 0.0)
+        name, rest = index.data(ROLE_HEAD) or (str(index.data(Qt.ItemDataRole.DisplayRole) or ""), "")
+        r = option.rect.adjusted(2, 3, -2, -2)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        fm_bold = QFontMetrics(bold)
+        line = QRect(r.left() + 4, r.top(), r.width() - 8, fm_bold.height())
+        painter.setFont(bold)
+        painter.setPen(option.palette.color(QPalette.ColorRole.Text))
+        painter.drawText(line, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
+        name_w = fm_bold.horizontalAdvance(name)
+        painter.setFont(option.font)
+        painter.setPen(QColor("#5f6368"))
+        rest_rect = line.adjusted(name_w, 0, 0, 0)
+        painter.drawText(rest_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         QFontMetrics(option.font).elidedText(rest, Qt.TextElideMode.ElideRight, rest_rect.width()))
+        w = r.width() - 8
+        top = line.bottom() + 4
+        band = QRect(r.left() + 4 + int(w * (1 - judged) / 2), top, max(int(w * judged), 6), 8)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(FUNNEL)
+        painter.drawRoundedRect(band, 4, 4)
+        if kept > 0:
+            core = QRect(r.left() + 4 + int(w * (1 - kept) / 2), top, max(int(w * kept), 6), 8)
+            painter.setBrush(FUNNEL_KEPT)
+            painter.drawRoundedRect(core, 4, 4)
+        painter.restore()
+
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         size = super().sizeHint(option, index)
-        return QSize(size.width(), max(size.height(), 24 if index.data(ROLE_ROW) == "level" else 21))
+        if index.data(ROLE_ROW) == "level":
+            bold = QFont(option.font)
+            bold.setBold(True)
+            return QSize(size.width(), QFontMetrics(bold).height() + 20)
+        return QSize(size.width(), max(size.height(), 21))
 
 
 class WalkView(QWidget):
@@ -167,7 +191,7 @@ class WalkView(QWidget):
         header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(COL_SCORE, QHeaderView.ResizeMode.Fixed)
         header.setSectionResizeMode(COL_ACTION, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.setColumnWidth(COL_SCORE, 130)
+        self.tree.setColumnWidth(COL_SCORE, 118)
 
         self.summary = QLabel("Ask a question to see how the library is walked.")
         self.summary.setObjectName("walkSummary")
@@ -247,10 +271,14 @@ class WalkView(QWidget):
         scale = math.log1p(widest)
         judged_share = 0.25 + 0.75 * math.log1p(n) / scale if scale else 1.0
         kept_share = judged_share * (kept / n if n else 0.0) if phase >= 2 else 0.0
-        head = QTreeWidgetItem([level_summary(level) if phase >= 2 else
-                                f"Level {level.depth} · {level.label} · {n} candidates…", "", ""])
-        head.setFirstColumnSpanned(True)
+        name = f"Level {level.depth} · {level.label}"
+        if phase >= 2:
+            rest = f" · {n} → kept {kept} · {level.tokens} tokens · {level.seconds:.1f} s"
+        else:
+            rest = f" · {n} candidates" + (" · scoring…" if phase == 1 else "")
+        head = QTreeWidgetItem([level_summary(level) if phase >= 2 else name + rest, "", ""])
         head.setData(COL_TITLE, ROLE_ROW, "level")
+        head.setData(COL_TITLE, ROLE_HEAD, (name, rest))
         head.setData(COL_TITLE, ROLE_LEVEL, index)
         head.setData(COL_TITLE, ROLE_FUNNEL, (min(judged_share, 1.0), min(kept_share, 1.0)))
         font = QFont(self.tree.font())
@@ -260,6 +288,7 @@ class WalkView(QWidget):
                                    f"{level.seconds:.2f} s")
         head.setFlags(Qt.ItemFlag.ItemIsEnabled)
         self.tree.addTopLevelItem(head)
+        head.setFirstColumnSpanned(True)  # only takes effect once the item is in the tree
 
         fractions = bar_fractions(level)
         if phase == 0:
@@ -289,7 +318,7 @@ class WalkView(QWidget):
         if cand.node_id in self.forced:
             title += "  (forced)"
         item = QTreeWidgetItem([title, f"{cand.score:.2f}" if phase >= 1 else "",
-                                "look here too" if marked and not cand.kept else ""])
+                                LOOK_HERE if marked and not cand.kept else ""])
         item.setData(COL_TITLE, ROLE_ROW, "cand")
         item.setData(COL_SCORE, ROLE_ROW, "cand")
         item.setData(COL_TITLE, ROLE_CAND, cand)

@@ -13,7 +13,6 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QWidget
-
 from shelfwise.app.answer_view import AnswerView
 from shelfwise.app.demo import DemoBar
 from shelfwise.app.ingest_bar import IngestBar
@@ -83,14 +82,14 @@ class MainWindow(QMainWindow):
         self.columns.addWidget(self.walk)
         self.columns.setStretchFactor(0, 2)
         self.columns.setStretchFactor(1, 4)
-        self.columns.setStretchFactor(2, 4)
-        self.columns.setSizes([260, 520, 480])
+        self.columns.setStretchFactor(2, 5)
+        self.columns.setSizes([250, 500, 620])
         self.rows = QSplitter(Qt.Orientation.Vertical)
         self.rows.addWidget(self.columns)
         self.rows.addWidget(self.preview)
         self.rows.setStretchFactor(0, 3)
         self.rows.setStretchFactor(1, 2)
-        self.rows.setSizes([520, 300])
+        self.rows.setSizes([560, 260])
         self.setCentralWidget(self.rows)
         self.resize(1320, 860)
 
@@ -104,7 +103,7 @@ class MainWindow(QMainWindow):
         self.last_search: SearchResult | None = None
         self._job: QueryJob | None = None
         self._forced: set[int] = set()
-        self._outcomes: dict[Any, tuple[str, Any]] = {}
+        self._outcomes: dict[int | None, tuple[str, Any]] = {}
         self._closed = False
         self._restore()
         self.refresh_library()
@@ -122,9 +121,11 @@ class MainWindow(QMainWindow):
         iw = self.ingest_host.worker
         assert isinstance(iw, IngestWorker)
         iw.progress.connect(self.ingest_bar.update_progress)
-        iw.done.connect(lambda job, report: self._outcomes.__setitem__(id(job), ("done", report)))
-        iw.cancelled.connect(lambda job: self._outcomes.__setitem__(id(job), ("cancelled", None)))
-        iw.error.connect(lambda message: self._outcomes.__setitem__(None, ("error", message)))
+        # Worker signals go to bound methods of this window, so they run on the UI thread (a lambda connected to
+        # a signal of an object in another thread would run in that thread).
+        iw.done.connect(self._on_ingest_done)
+        iw.cancelled.connect(self._on_ingest_cancelled)
+        iw.error.connect(self._on_ingest_error)
         iw.finished.connect(self._on_ingest_finished)  # after the host's own handler: busy is already updated
         self.ingest_host.busy_changed.connect(self._on_ingest_busy)
 
@@ -139,7 +140,7 @@ class MainWindow(QMainWindow):
         qw.answered.connect(self._on_answered)
         qw.cancelled.connect(self._on_query_cancelled)
         qw.failed.connect(self._on_query_failed)
-        qw.finished.connect(lambda job: self.query_finished.emit() if self._current(job) else None)
+        qw.finished.connect(self._on_query_job_finished)
         self.query_host.busy_changed.connect(self._on_query_busy)
 
         self.walk.node_activated.connect(self.show_candidate)
@@ -186,8 +187,17 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Yes:
             self.ingest_host.submit(RemoveJob(list(ids), collection))
 
+    def _on_ingest_done(self, job: Any, report: Any) -> None:
+        self._outcomes[id(job)] = ("done", report)
+
+    def _on_ingest_cancelled(self, job: Any) -> None:
+        self._outcomes[id(job)] = ("cancelled", None)
+
+    def _on_ingest_error(self, message: str) -> None:
+        self._outcomes[None] = ("error", message)
+
     def _on_ingest_finished(self, job: Any) -> None:
-        outcome, value = self._outcomes.pop(id(job), None) or self._outcomes.pop(None, ("error", "stopped"))
+        outcome, value = self._outcomes.pop(id(job), None) or self._outcomes.pop(None, None) or ("error", "stopped")
         if self._closed:
             return
         self.refresh_library()
@@ -242,7 +252,11 @@ class MainWindow(QMainWindow):
             self.ask(self._job.question, self._job.collection or "", keep=[candidate.node_id])
 
     def _current(self, job: Any) -> bool:
-        return job is self._job
+        return job is self._job and not self._closed
+
+    def _on_query_job_finished(self, job: Any) -> None:
+        if self._current(job):
+            self.query_finished.emit()
 
     def _on_searched(self, job: Any, result: SearchResult) -> None:
         if not self._current(job):
@@ -266,6 +280,8 @@ class MainWindow(QMainWindow):
             self.last_search = answer.search
             self.walk.show_trace(answer.search.trace, forced=self._forced)
         self.answer_view.show_answer(answer)
+        if answer.citations:  # open the first source right away
+            self.show_hit(min(answer.citations, key=lambda c: c.number).hit)
         self.export_action.setEnabled(True)
         self._finish_query(f"Answered in {answer.seconds:.1f} s")
 
@@ -302,7 +318,7 @@ class MainWindow(QMainWindow):
                 return [hit.text]
             siblings = [n.text for n in self.store.children(node.parent_id) if n.kind == "passage" and n.text]
             return siblings or [hit.text]
-        except Exception:  # noqa: BLE001 - the preview degrades to the passage alone
+        except Exception:
             log.exception("no context for node %s", hit.node_id)
             return [hit.text]
 
@@ -380,7 +396,8 @@ class MainWindow(QMainWindow):
             value = qs.value(key)
             if isinstance(value, QByteArray | bytes):
                 (widget.restoreGeometry if widget is self else widget.restoreState)(value)  # type: ignore[operator]
-        for entry in qs.value("library/watched", []) or []:
+        watched = qs.value("library/watched", [])
+        for entry in watched if isinstance(watched, list) else [watched] if watched else []:
             coll, _, folder = str(entry).partition("\t")
             if folder and Path(folder).is_dir():
                 self.library.watcher.watch(folder, coll)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
-
 from shelfwise.core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -117,7 +116,7 @@ class ShelfWorker(QObject):
         if self._shelf is not None:
             try:
                 self._shelf.close()
-            except Exception:  # noqa: BLE001 - closing must not raise into Qt
+            except Exception:
                 log.exception("closing the shelf failed")
             self._shelf = None
 
@@ -219,16 +218,16 @@ class WorkerHost(QObject):
     def __init__(self, worker: ShelfWorker, name: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.worker = worker
-        self.thread = QThread()
-        self.thread.setObjectName(name)
-        worker.moveToThread(self.thread)
+        self.worker_thread = QThread()
+        self.worker_thread.setObjectName(name)
+        worker.moveToThread(self.worker_thread)
         self._submit.connect(worker.run)  # type: ignore[attr-defined]
         self._reset.connect(worker.reset)
         self._close.connect(worker.close)
         worker.finished.connect(self._on_finished)
         self._pending: list[Any] = []
         self._stopped = False
-        self.thread.start()
+        self.worker_thread.start()
 
     @property
     def busy(self) -> bool:
@@ -269,7 +268,7 @@ class WorkerHost(QObject):
         self._stopped = True
         self.cancel()
         self._close.emit()
-        stopped = self.thread.wait(timeout_ms)
+        stopped = self.worker_thread.wait(timeout_ms)
         if not stopped:
-            log.warning("%s did not stop within %d ms", self.thread.objectName(), timeout_ms)
+            log.warning("%s did not stop within %d ms", self.worker_thread.objectName(), timeout_ms)
         return stopped

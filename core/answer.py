@@ -8,22 +8,32 @@ Prompts (templates in ``resources/prompts/``):
 
 * a model whose GGUF carries a chat template *and* is instruction-tuned gets ``answer_chat.txt`` rendered in its
   family's turn markers (Gemma, ChatML, Llama 3, ``[INST]``, Phi-3; detected from the template text, no Jinja);
-* anything else, including the bundled Gemma 3 270M *base* model, gets the one-shot completion prompt
-  ``answer_completion.txt`` ("Sources: [1] ... Question: ... Answer (cite sources like [1]):"), which a base model
-  continues far better than it follows instructions.
+* anything else, including the bundled Gemma 3 270M *base* model, gets the plain completion prompt
+  ``answer_completion.txt`` ("Sources: [1] ... Question: ... Answer:"), one line of answer. Measured with the
+  bundled model: a one-shot example was copied into the answer ("The office opens at 8 am..."), and asking it to
+  "cite sources like [1]" made it start a new "[1] ..." listing; the bare cue gave the most on-topic answers,
+  which rarely cite, hence the attribution rule below.
 
 Every prompt token costs ~2 ms on two cores, so passages are cut to ``PASSAGE_WORDS`` words and generation is
 capped at ``MAX_TOKENS`` and stopped at a blank line or a new "Question:".
 
-Not found: no hits, or the best passage's calibrated P(relevant) below ``FOUND_MIN_SCORE`` -> "Not found in your
-documents." (``found=False``) without calling the model. After generation, citation numbers that name no passage are
-removed; an answer with no citation gets ``[1]`` (the best passage) only if that passage scores at least
-``CITE_MIN_SCORE``. Text the model streamed is final except for those two fixes: a client that shows the stream
-should replace it with ``Answer.text`` when the call returns.
+Not found: no hits, or weak evidence -> "Not found in your documents." (``found=False``) without calling the model.
+The navigator's P(relevant) is relative (calibrated to pick the right passage *within* the collection: its top hit
+scored 0.93-0.99 for questions the documents answer and for questions they do not), so the evidence is the
+embedder's absolute query-passage cosine of the passages shown (``cos_max`` in the last level's trace): below
+``FOUND_MIN_COSINE`` for all of them means not found. Measured on a 3-document, 9-passage collection: the best
+shown cosine was 0.27-0.67 for 10 answerable questions and 0.04-0.25 for 9 of 10 unanswerable ones (the tenth,
+"Who is the CEO of <the company named in every document>?", 0.47). Without cosine evidence in the trace, the top
+hit's score below ``FOUND_MIN_SCORE`` decides. After generation, citation numbers that name no passage are removed;
+an answer with no citation gets ``[1]`` (the best passage) only if that passage is strong itself (score at least
+``CITE_MIN_SCORE`` and, when known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from
+("I don't know"...) is not found too. Text the model streamed is final except for the citation fixes: a client that
+shows the stream should replace it with ``Answer.text`` when the call returns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,11 +41,12 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from shelfwise.core.backend import Cancelled, CancelCheck, Cost, DecisionBackend, Generation
+from shelfwise.core.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
 from shelfwise.core.trace import Answer, Citation, Hit, SearchResult
 
 NOT_FOUND_TEXT = "Not found in your documents."
-FOUND_MIN_SCORE = 0.05  # best passage's P(relevant) below this: not found (measured; see tests/test_answer_model)
+FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (measured)
+FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
 CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
 PASSAGE_WORDS = 70
 MAX_TOKENS = 120
@@ -44,7 +55,7 @@ TokenCallback = Callable[[str], None]
 SearchCallback = Callable[[SearchResult], None]
 
 _CITE = re.compile(r"\s?\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-_ABSTAIN = re.compile(r"^\W*(not found|i don'?t know|i do not know|unknown|no answer|the sources do not)", re.I)
+_ABSTAIN = re.compile(r"^\W*(not found|i don'?t know|i do not know|unknown|no answer|the sources do not)", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- prompt texts
@@ -79,8 +90,8 @@ FAMILIES: dict[str, tuple[str, str]] = {
     # family: (text before the user message, text between the user message and the model's answer)
     "gemma": ("<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n"),
     "chatml": ("<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n"),
-    "llama3": ("<|start_header_id|>user<|end_header_id|>\n\n", "<|eot_id|><|start_header_id|>assistant"
-               "<|end_header_id|>\n\n"),
+    "llama3": ("<|start_header_id|>user<|end_header_id|>\n\n",
+               ("<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")),
     "phi3": ("<|user|>\n", "<|end|>\n<|assistant|>\n"),
     "inst": ("[INST] ", " [/INST]"),
 }
@@ -114,10 +125,8 @@ def is_instruction_tuned(backend: Any) -> bool:
     meta = getattr(backend, "meta", None)
     if callable(meta):
         for key in ("general.finetune", "general.name", "general.basename"):
-            try:
+            with contextlib.suppress(Exception):  # metadata is a hint only
                 names.append(meta(key) or "")
-            except Exception:  # noqa: BLE001 - metadata is a hint only
-                pass
     names.append(str(getattr(backend, "model_path", "")).rsplit("/", 1)[-1])
     words = {w for n in names for w in re.split(r"[^a-z0-9]+", n.lower()) if w}
     return bool(words & _INSTRUCT_WORDS)
@@ -143,8 +152,8 @@ def build_prompt(question: str, hits: Sequence[Hit], family: str | None = None,
         user = template("answer_chat.txt").format(sources=sources, question=q, facts=facts_text)
         return render_chat(family, user)
     if facts:
-        return template("answer_steps.txt").format(sources=sources, question=q, facts=format_facts(facts))
-    return template("answer_completion.txt").format(sources=sources, question=q)
+        return template("answer_steps.txt").format(sources=sources, question=q, facts=format_facts(facts)).rstrip()
+    return template("answer_completion.txt").format(sources=sources, question=q).rstrip()
 
 
 # --------------------------------------------------------------------------- citations
@@ -178,25 +187,46 @@ def is_abstention(text: str) -> bool:
 
 # --------------------------------------------------------------------------- generation
 def stream(backend: DecisionBackend, prompt: str, *, on_token: TokenCallback | None = None,
-           max_tokens: int = MAX_TOKENS, stop: Sequence[str] = STOPS, cancel: CancelCheck | None = None
-           ) -> Generation:
-    """Run ``backend.generate``, forwarding each piece to ``on_token``; returns the final Generation."""
-    gen: Iterator[str] = backend.generate(prompt, max_tokens=max_tokens, stop=stop, cancel=cancel)
-    pieces: list[str] = []
+           max_tokens: int = MAX_TOKENS, stop: Sequence[str] = STOPS, cancel: CancelCheck | None = None,
+           single_line: bool = False, until: Callable[[str], bool] | None = None) -> Generation:
+    """Run ``backend.generate``, forwarding each piece to ``on_token``; returns the final Generation.
+
+    ``single_line``: end at the first line break after some text (a base model tends to go on with a new
+    "[n] ..." listing); leading blank lines are skipped. The backend is stopped through its cancel check, so no
+    token is generated after the line ends. ``until(text)`` returning True ends it the same way. Raises
+    :class:`Cancelled` when ``cancel`` stopped it."""
+    text = ""
+    ended = False
+
+    def should_stop() -> bool:
+        return ended or (cancel is not None and cancel())
+
+    gen: Iterator[str] = backend.generate(prompt, max_tokens=max_tokens, stop=stop, cancel=should_stop)
     while True:
         try:
             piece = next(gen)
         except StopIteration as done:
             result = done.value
             break
-        pieces.append(piece)
-        if on_token is not None:
+        if ended:
+            continue
+        if single_line:
+            combined = text + piece
+            body = len(combined) - len(combined.lstrip())  # where the text starts after leading blank lines
+            line_end = combined.find("\n", body) if body < len(combined) else -1
+            if line_end >= 0:  # (text itself holds no line end after its start, or we would have ended)
+                piece = combined[len(text) : line_end]
+                ended = True
+        text += piece
+        if on_token is not None and piece:
             on_token(piece)
+        if until is not None and not ended and until(text):
+            ended = True
     if result is None:
-        result = Generation("".join(pieces))
-    if result.stopped_by == "cancelled":
+        result = Generation(text)
+    if result.stopped_by == "cancelled" and not ended:
         raise Cancelled("answer cancelled")
-    return result
+    return Generation(text, result.cost, "stop" if ended else result.stopped_by)
 
 
 @dataclass
@@ -210,18 +240,38 @@ class Written:
     raw: str = ""
 
 
-def weak_evidence(hits: Sequence[Hit], min_score: float = FOUND_MIN_SCORE) -> bool:
-    return not hits or hits[0].score < min_score
+def passage_cosines(result: SearchResult | None, hits: Sequence[Hit]) -> dict[int, float]:
+    """Query-passage cosine of each hit, from the last level of the walk (``{}`` when the walk has none)."""
+    if result is None or not result.trace.levels:
+        return {}
+    feats = {c.node_id: c.features for c in result.trace.levels[-1].candidates}
+    if not any("cos_max" in f for f in feats.values()):
+        return {}
+    return {h.node_id: float(feats.get(h.node_id, {}).get("cos_max", 0.0)) for h in hits}
+
+
+def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
+                  min_score: float = FOUND_MIN_SCORE, min_cosine: float = FOUND_MIN_COSINE) -> bool:
+    """No hits, or none of them close enough to the question (see the module doc)."""
+    if not hits:
+        return True
+    if cosines:
+        return max(cosines.get(h.node_id, 0.0) for h in hits) < min_cosine
+    return hits[0].score < min_score
 
 
 def write_answer(
     backend: DecisionBackend, question: str, hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
     family: str | None = None, facts: Sequence[tuple[str, str]] = (), cancel: CancelCheck | None = None,
-    min_score: float = FOUND_MIN_SCORE, cite_score: float = CITE_MIN_SCORE, max_tokens: int = MAX_TOKENS,
+    result: SearchResult | None = None, check_evidence: bool = True, max_tokens: int = MAX_TOKENS,
 ) -> Written:
-    """Write an answer from ``hits`` (already cut to the passages to show), with citations that resolve."""
+    """Write an answer from ``hits`` (already cut to the passages to show), with citations that resolve.
+
+    ``result`` (the search the hits come from) gives the cosine evidence; ``check_evidence=False`` skips the
+    not-found check (hits already judged, as in the final step of an adaptive run)."""
     hits = list(hits)
-    if weak_evidence(hits, min_score):
+    cosines = passage_cosines(result, hits)
+    if (check_evidence and weak_evidence(hits, cosines)) or not hits:
         if on_token is not None:
             on_token(NOT_FOUND_TEXT)
         return Written(NOT_FOUND_TEXT, [], False)
@@ -238,13 +288,15 @@ def write_answer(
             started[0] = True
         on_token(piece)
 
-    gen = stream(backend, prompt, on_token=forward, max_tokens=max_tokens, cancel=cancel)
+    gen = stream(backend, prompt, on_token=forward, max_tokens=max_tokens, cancel=cancel,
+                 single_line=family is None)
     text, cited = clean_citations(gen.text, len(hits))
     if is_abstention(text):
         if on_token is not None and not started[0]:
             on_token(NOT_FOUND_TEXT)
         return Written(NOT_FOUND_TEXT, [], False, gen.cost, gen.text)
-    if not cited and hits[0].score >= cite_score:
+    strong = hits[0].score >= CITE_MIN_SCORE and cosines.get(hits[0].node_id, 1.0) >= FOUND_MIN_COSINE
+    if not cited and strong:
         text += " [1]"
         cited = [1]
         if on_token is not None:
@@ -271,7 +323,7 @@ def answer_question(
     hits = result.hits[: max(1, shelf.settings.answer_passages)]
     backend = shelf.backend
     written = write_answer(backend, question, hits, on_token=on_token, family=prompt_family(backend),
-                           cancel=cancel)
+                           cancel=cancel, result=result)
     return Answer(
         question=question, text=written.text, citations=written.citations, found=written.found, search=result,
         tokens=result.trace.tokens + written.cost.tokens, seconds=time.perf_counter() - t0,
@@ -282,7 +334,11 @@ def answer_question(
 def source_line(c: Citation) -> str:
     """``[1] title > heading > ... (p. 4) path``."""
     h = c.hit
-    where = " > ".join(x for x in [h.title, *h.heading_path] if x)
+    parts: list[str] = []
+    for x in [h.title, *h.heading_path]:  # a document's title is often its first heading too
+        if x and (not parts or x != parts[-1]):
+            parts.append(x)
+    where = " > ".join(parts)
     loc = h.location.label()
     return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {h.path}" if h.path else "")
 

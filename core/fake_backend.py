@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 
-from shelfwise.core.backend import BackendError, Cancelled, CancelCheck, Cost, Generation, Likelihoods, Scores
+from shelfwise.core.backend import BackendError, CancelCheck, Cancelled, Cost, Generation, Likelihoods, Scores
 from shelfwise.core.llama_text import StreamText
 from shelfwise.core.prompts import Limits, choice_labels, common_prefix_len, plan_requests, softmax
 
@@ -77,7 +77,12 @@ class FakeBackend:
             raise Cancelled("cancelled")
 
     def binary(
-        self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
+        self,
+        context: str,
+        questions: Sequence[str],
+        *,
+        yes: str = " Yes",
+        no: str = " No",
         cancel: CancelCheck | None = None,
     ) -> Scores:
         t0 = time.perf_counter()
@@ -151,7 +156,12 @@ class FakeBackend:
         return Likelihoods(totals, [t / len(q_words) for t in totals], len(q_words), cost)
 
     def generate(
-        self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
         cancel: CancelCheck | None = None,
     ) -> Iterator[str]:
         t0 = time.perf_counter()

@@ -19,12 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shelfwise.core.parse_worker import Cancelled, ParseWorker
 from shelfwise.core.store import DocumentRow, FileMeta, Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
 
 log = logging.getLogger(__name__)
 
 ParseFn = Callable[[Path, Limits], ParsedDocument]
+DEFAULT_LIMITS = Limits()
 CandidateFn = Callable[[Path], bool]
 
 
@@ -50,9 +52,10 @@ class FileResult:
     sections: int = 0
     passages: int = 0
     pages: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # hash + parse + write
     document_id: int | None = None
     format: str = ""
+    parse_seconds: float = 0.0
 
 
 @dataclass
@@ -186,21 +189,47 @@ def ingest(
     paths: Sequence[Path],
     collection: str = "default",
     *,
-    limits: Limits = Limits(),
+    limits: Limits = DEFAULT_LIMITS,
     progress: Callable[[IngestProgress], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     after_write: Callable[[int], None] | None = None,
     force: bool = False,
+    isolate: bool = True,
+    timeout: float = 600.0,
     parse: ParseFn | None = None,
     is_candidate: CandidateFn | None = None,
 ) -> IngestReport:
-    """Ingest files and folders into ``collection``. See the module doc. ``force`` re-parses unchanged files;
-    ``parse``/``is_candidate`` default to :mod:`shelfwise.ingest.registry` (tests pass stand-ins)."""
-    if parse is None or is_candidate is None:
-        from shelfwise.ingest import registry
+    """Ingest files and folders into ``collection``. See the module doc.
 
-        parse = parse or registry.parse
-        is_candidate = is_candidate or registry.is_candidate
+    ``force`` re-parses unchanged files. By default each file is parsed by :mod:`shelfwise.ingest.registry` in a
+    worker process (``isolate``), so a native crash or a hang longer than ``timeout`` seconds fails only that file
+    and ``cancel`` also interrupts a long file. ``parse``/``is_candidate`` replace the registry's (stand-ins in
+    tests; a given ``parse`` runs in-process).
+    """
+    from shelfwise.ingest import registry
+
+    is_candidate = is_candidate or registry.is_candidate
+    worker: ParseWorker | None = None
+    if parse is None:
+        if isolate:
+            worker = ParseWorker(timeout=timeout)
+            parse = worker.parse_fn(cancel)
+        else:
+            parse = registry.parse
+    try:
+        return _run(store, paths, collection, limits, progress, cancel, after_write, force, parse, is_candidate,
+                    worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run(
+    store: Store, paths: Sequence[Path], collection: str, limits: Limits,
+    progress: Callable[[IngestProgress], None] | None, cancel: Callable[[], bool] | None,
+    after_write: Callable[[int], None] | None, force: bool, parse: ParseFn, is_candidate: CandidateFn,
+    worker: ParseWorker | None,
+) -> IngestReport:
     t_start = time.perf_counter()
     coll = store.collection(collection)
     report = IngestReport(collection=coll.name)
@@ -241,7 +270,11 @@ def ingest(
         else:
             tell(n, key, "working", "")
             t0 = time.perf_counter()
-            result = _ingest_one(store, coll.id, item, limits, parse, after_write)
+            done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker)
+            if done is None:  # cancelled while parsing: nothing was written for this file
+                report.cancelled = True
+                break
+            result = done
             result.seconds = time.perf_counter() - t0
             work_seconds += result.seconds
             bytes_done += item.size
@@ -253,8 +286,8 @@ def ingest(
 
 def _ingest_one(
     store: Store, collection_id: int, item: WorkItem, limits: Limits, parse: ParseFn,
-    after_write: Callable[[int], None] | None,
-) -> FileResult:
+    after_write: Callable[[int], None] | None, worker: ParseWorker | None = None,
+) -> FileResult | None:
     key = str(item.path)
     fmt = item.path.suffix.lower().lstrip(".")
     try:
@@ -263,27 +296,32 @@ def _ingest_one(
         return FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}", format=fmt)
     status, message = "error", ""
     parsed: ParsedDocument | None = None
+    t0 = time.perf_counter()
     try:
         parsed = parse(item.path, limits)
+    except Cancelled:
+        return None
     except IngestError as exc:
         status, message = exc.status, str(exc) or exc.__class__.__name__
     except Exception as exc:  # a parser bug must not end the batch
         log.debug("unexpected parser failure on %s", key, exc_info=True)
         message = f"unexpected error: {exc.__class__.__name__}: {exc}"
+    parse_seconds = worker.last_parse_seconds if worker is not None else time.perf_counter() - t0
     if parsed is not None:
         try:
             doc_id = store.write_document(collection_id, key, meta, parsed)
-        except Exception as exc:
+        except Exception as exc:  # e.g. disk full: report it, go on with the next file
             log.debug("write failed for %s", key, exc_info=True)
             message = f"could not save to the library: {exc.__class__.__name__}: {exc}"
         else:
             action = "updated" if item.existing is not None else "added"
             result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
-                                parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format)
+                                parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,
+                                parse_seconds=parse_seconds)
             if after_write is not None:
                 try:
                     after_write(doc_id)
-                except Exception as exc:  # e.g. the embedder failed: the document itself is stored
+                except Exception as exc:  # e.g. the embedder failed; the document is stored
                     log.debug("after_write failed for %s", key, exc_info=True)
                     note = f"post-processing failed: {exc.__class__.__name__}: {exc}"
                     result.message = f"{result.message}; {note}" if result.message else note
@@ -296,5 +334,5 @@ def _ingest_one(
     doc = store.document(doc_id)
     if doc is not None and doc.status == "ok":  # an earlier version is kept
         return FileResult(key, "failed", status, doc.message, doc.sections, doc.passages, 0,
-                          document_id=doc_id, format=fmt)
-    return FileResult(key, "failed", status, message, document_id=doc_id, format=fmt)
+                          document_id=doc_id, format=fmt, parse_seconds=parse_seconds)
+    return FileResult(key, "failed", status, message, document_id=doc_id, format=fmt, parse_seconds=parse_seconds)

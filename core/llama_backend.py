@@ -23,18 +23,18 @@ use is one worker thread. A ``generate`` stream takes the lock per token, so oth
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import llama_cpp
 import numpy as np
-
-from shelfwise.core.backend import BackendError, Cancelled, CancelCheck, Cost, Generation, Likelihoods, Scores
+from shelfwise.core.backend import BackendError, CancelCheck, Cancelled, Cost, Generation, Likelihoods, Scores
 from shelfwise.core.llama_batch import TokenBatch, logit_values, logits_row, token_logprobs
 from shelfwise.core.llama_text import StreamText, sample_token
 from shelfwise.core.models import resolve_model
@@ -99,6 +99,7 @@ class LlamaBackend:
         cache_bytes: int = 256 * 1024 * 1024,
         max_outputs: int = 256,
         swa_full: bool = True,
+        flash_attn: bool | None = None,
         verbose: bool = False,
     ) -> None:
         self._model: Any = None
@@ -129,6 +130,10 @@ class LlamaBackend:
         cparams.kv_unified = True
         cparams.swa_full = swa_full
         cparams.no_perf = True
+        if flash_attn is not None:
+            cparams.flash_attn_type = (
+                llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+            )
         self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
         if not self._ctx:
             llama_cpp.llama_model_free(self._model)
@@ -173,17 +178,15 @@ class LlamaBackend:
             self._seq0 = []
             self.cache.clear()
 
-    def __enter__(self) -> LlamaBackend:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown or a half-built instance
             self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown or a half-built instance
-            pass
 
     def _check_open(self) -> None:
         if self._ctx is None:
@@ -327,10 +330,47 @@ class LlamaBackend:
         if cancel is not None and cancel():
             raise Cancelled("cancelled")
 
+    def prompt_eval(self, tokens: Sequence[int], outputs: int = 1) -> Cost:
+        """Evaluate ``tokens`` as one plain prompt from an empty cache: the throughput reference the benchmark
+        compares the decision modes with. ``outputs`` rows of logits are computed, spread evenly over the prompt
+        (the last token always has one); chunks hold at most ``n_batch`` tokens and ``max_outputs`` rows.
+        Leaves the tokens in sequence 0 (reusable as a prefix)."""
+        t0 = time.perf_counter()
+        n = len(tokens)
+        outputs = max(1, min(outputs, n))
+        marked = {n - 1 - (i * n) // outputs for i in range(outputs)}
+        with self._lock:
+            self._check_open()
+            assert self._batch is not None
+            if n >= self.n_ctx:
+                raise BackendError(f"the prompt is {n} tokens; the model's context holds {self.n_ctx}")
+            llama_cpp.llama_memory_clear(self._mem, True)
+            self._seq0 = []
+            requests = pos = 0
+            while pos < n:
+                end = min(n, pos + self.n_batch)
+                rows = [i for i in range(pos, end) if i in marked][: self.max_outputs]
+                if len(rows) == self.max_outputs:
+                    end = rows[-1] + 1
+                self._batch.clear()
+                self._batch.add(tokens[pos:end], pos, 0)
+                for i in rows:
+                    self._batch.set_output(i - pos)
+                self._decode()
+                self._seq0.extend(tokens[pos:end])
+                requests += 1
+                pos = end
+        return Cost(requests=requests, tokens=n, seconds=time.perf_counter() - t0)
+
     # ------------------------------------------------------------------ decision modes
 
     def binary(
-        self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
+        self,
+        context: str,
+        questions: Sequence[str],
+        *,
+        yes: str = " Yes",
+        no: str = " No",
         cancel: CancelCheck | None = None,
     ) -> Scores:
         """P(yes | context, question_i), normalised over the yes/no readout only."""
@@ -444,8 +484,16 @@ class LlamaBackend:
         return self.cache.max_bytes > 0 and len(cand) > 1 and (self.n_swa <= 0 or len(cand) < self.n_swa)
 
     def _likelihood_request(
-        self, group: list[int], L: int, cands: list[list[int]], q: list[int], suffix: list[list[int]],
-        cached: list[bytes | None], keys: list[bytes], total: list[float], cost: Cost,
+        self,
+        group: list[int],
+        L: int,
+        cands: list[list[int]],
+        q: list[int],
+        suffix: list[list[int]],
+        cached: list[bytes | None],
+        keys: list[bytes],
+        total: list[float],
+        cost: Cost,
     ) -> None:
         assert self._batch is not None
         self._batch.clear()
@@ -456,7 +504,8 @@ class LlamaBackend:
                 seq = j + 1
                 state = cached[i]
                 if state is not None:
-                    ok = llama_cpp.llama_state_seq_set_data(self._ctx, state, len(state), seq)
+                    buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+                    ok = llama_cpp.llama_state_seq_set_data(self._ctx, buf, len(state), seq)
                     if not ok:
                         raise BackendError(f"restoring the cached KV state of candidate {i} failed")
                     cost.reused_tokens += len(cands[i]) - 1
@@ -491,8 +540,14 @@ class LlamaBackend:
     # ------------------------------------------------------------------ generation
 
     def generate(
-        self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
-        cancel: CancelCheck | None = None, seed: int | None = None,
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
+        cancel: CancelCheck | None = None,
+        seed: int | None = None,
     ) -> Iterator[str]:
         """Stream text pieces (greedy unless ``temperature > 0``). Stops at an end-of-generation token, a stop
         string (not included), ``max_tokens``, the context's end or ``cancel``; returns a :class:`Generation`."""

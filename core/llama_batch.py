@@ -5,6 +5,7 @@ Only :mod:`shelfwise.core.llama_backend` uses these; they hold no model state of
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from collections.abc import Sequence
 
@@ -40,7 +41,12 @@ class TokenBatch:
         self.n_outputs = 0
 
     def add(
-        self, tokens: Sequence[int], pos0: int, seq: int, out_from: int | None = None, out_to: int | None = None
+        self,
+        tokens: Sequence[int],
+        pos0: int,
+        seq: int,
+        out_from: int | None = None,
+        out_to: int | None = None,
     ) -> int:
         """Append ``tokens`` at positions ``pos0...`` in sequence ``seq``, with logits for the tokens
         ``out_from <= k < out_to`` (``out_from=None``: none; ``-1``: the last token only; ``out_to`` defaults to
@@ -66,16 +72,20 @@ class TokenBatch:
         self.n = start + k
         return start
 
+    def set_output(self, index: int) -> None:
+        """Turn on the logits of the token already at batch ``index``."""
+        if not self._logits[index]:
+            self._logits[index] = 1
+            self.n_outputs += 1
+
     def free(self) -> None:
         if not self._freed:
             self._freed = True
             llama_cpp.llama_batch_free(self._batch)
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown or a half-built instance
             self.free()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
 
 
 def logits_row(ctx: llama_cpp.llama_context_p, batch_index: int, n_vocab: int) -> np.ndarray:

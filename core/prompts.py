@@ -111,7 +111,9 @@ def plan_requests(
     if not len(suffix_lens) == len(outputs) == len(cells):
         raise ValueError("suffix_lens, outputs and cells differ in length")
     if prefix_len >= limits.n_ctx:
-        raise PlanError(f"the shared context is {prefix_len} tokens; the model's context holds {limits.n_ctx}")
+        raise PlanError(
+            f"the shared context is {prefix_len} tokens; the model's context holds {limits.n_ctx}"
+        )
     room = limits.n_ctx - prefix_len
     plan: list[list[int]] = []
     cur: list[int] = []

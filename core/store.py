@@ -16,124 +16,40 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import sqlite_utils
-
-from shelfwise.core.migrations import migrate
+from shelfwise.core.migrations import SchemaTooNew, migrate
+from shelfwise.core.store_types import (
+    DOC_COLS,
+    KEPT_SUFFIX,
+    NODE_COLS,
+    STATUSES,
+    CollectionRow,
+    DocumentRow,
+    FileMeta,
+    NodeRow,
+    SearchHit,
+    StoreError,
+    StoreStats,
+    clean_text,
+    doc_from_row,
+    first_text,
+    location_json,
+    node_from_row,
+    now,
+)
 from shelfwise.core.textutil import describe, fts_query
-from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
+from shelfwise.ingest.model import ParsedDocument, ParsedNode
 
-STATUSES = ("ok", "error", "needs_ocr")
-KEPT_SUFFIX = " (previous version kept)"
-_NODE_COLS = "id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, text, location, " \
-    "heading_path"
-_DOC_COLS = "id, collection_id, path, size, mtime, sha256, format, status, message, title, pages, sections, " \
-    "passages, ingested_at, warnings"
-
-
-@dataclass(frozen=True)
-class FileMeta:
-    """What identifies one version of a file on disk."""
-
-    size: int
-    mtime: float
-    sha256: str
-
-
-@dataclass
-class CollectionRow:
-    id: int
-    name: str
-    created_at: str
-    root_node_id: int
-
-
-@dataclass
-class DocumentRow:
-    id: int
-    collection_id: int
-    path: str
-    size: int
-    mtime: float
-    sha256: str
-    format: str
-    status: str  # 'ok' | 'error' | 'needs_ocr'
-    message: str
-    title: str
-    pages: int
-    sections: int
-    passages: int
-    ingested_at: str
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NodeRow:
-    id: int
-    collection_id: int
-    document_id: int | None
-    parent_id: int | None
-    kind: str  # 'collection' | 'cluster' | 'document' | 'section' | 'passage'
-    ordinal: int
-    depth: int
-    title: str
-    description: str
-    text: str
-    location: Location
-    heading_path: list[str]
-
-
-@dataclass
-class SearchHit:
-    node: NodeRow
-    score: float  # -bm25: higher is better
-    snippet: str  # matched terms wrapped in [ ]
-
-
-@dataclass
-class StoreStats:
-    collections: int
-    documents: int
-    documents_by_status: dict[str, int]
-    nodes_by_kind: dict[str, int]
-    embeddings_by_model: dict[str, int]
-    db_bytes: int
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def _clean(s: str) -> str:
-    return s.replace("\x00", "") if "\x00" in s else s
-
-
-def _node(r: Sequence[Any]) -> NodeRow:
-    return NodeRow(
-        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
-        Location.from_dict(json.loads(r[10])), json.loads(r[11]),
-    )
-
-
-def _doc(r: Sequence[Any]) -> DocumentRow:
-    return DocumentRow(*r[:14], warnings=json.loads(r[14]))  # type: ignore[arg-type]
-
-
-def _first_text(node: ParsedNode) -> str:
-    if node.text.strip():
-        return node.text
-    for child in node.children:
-        text = _first_text(child)
-        if text:
-            return text
-    return ""
+__all__ = [
+    "KEPT_SUFFIX", "STATUSES", "CollectionRow", "DocumentRow", "FileMeta", "NodeRow", "SearchHit", "Store",
+    "StoreError", "StoreStats",
+]
 
 
 class Store:
@@ -144,20 +60,27 @@ class Store:
         self.path = None if self.memory else Path(path)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=timeout)
-        self.db = sqlite_utils.Database(self.conn)
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        if not self.memory:
-            self.db.enable_wal()
-            self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
         self._depth = 0
-        self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
+        self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=timeout)
+        try:
+            self.db = sqlite_utils.Database(self.conn)
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
+            # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
+            self.conn.execute("PRAGMA secure_delete = OFF")
+            if not self.memory:
+                self.db.enable_wal()
+                self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
+            self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
+        except (sqlite3.DatabaseError, SchemaTooNew) as exc:
+            self.conn.close()
+            raise StoreError(f"Cannot open the library {path}: {exc}") from exc
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -203,7 +126,7 @@ class Store:
             return found
         with self.transaction():
             cur = self.conn.execute(
-                "INSERT INTO collections(name, created_at) VALUES (?, ?)", (name, _now())
+                "INSERT INTO collections(name, created_at) VALUES (?, ?)", (name, now())
             )
             cid = int(cur.lastrowid or 0)
             cur = self.conn.execute(
@@ -236,22 +159,22 @@ class Store:
     # ----------------------------------------------------------------- documents
     def documents(self, collection_id: int | None = None) -> list[DocumentRow]:
         if collection_id is None:
-            rows = self.conn.execute(f"SELECT {_DOC_COLS} FROM documents ORDER BY collection_id, path")
+            rows = self.conn.execute(f"SELECT {DOC_COLS} FROM documents ORDER BY collection_id, path")
         else:
             rows = self.conn.execute(
-                f"SELECT {_DOC_COLS} FROM documents WHERE collection_id = ? ORDER BY path", (collection_id,)
+                f"SELECT {DOC_COLS} FROM documents WHERE collection_id = ? ORDER BY path", (collection_id,)
             )
-        return [_doc(r) for r in rows]
+        return [doc_from_row(r) for r in rows]
 
     def document(self, document_id: int) -> DocumentRow | None:
-        row = self.conn.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id = ?", (document_id,)).fetchone()
-        return _doc(row) if row else None
+        row = self.conn.execute(f"SELECT {DOC_COLS} FROM documents WHERE id = ?", (document_id,)).fetchone()
+        return doc_from_row(row) if row else None
 
     def document_by_path(self, collection_id: int, path: str | Path) -> DocumentRow | None:
         row = self.conn.execute(
-            f"SELECT {_DOC_COLS} FROM documents WHERE collection_id = ? AND path = ?", (collection_id, str(path))
+            f"SELECT {DOC_COLS} FROM documents WHERE collection_id = ? AND path = ?", (collection_id, str(path))
         ).fetchone()
-        return _doc(row) if row else None
+        return doc_from_row(row) if row else None
 
     def write_document(
         self, collection_id: int, path: str | Path, file_meta: FileMeta, parsed: ParsedDocument
@@ -262,14 +185,14 @@ class Store:
         still exists; a new one hangs under the collection root.
         """
         path = str(path)
-        title = _clean(parsed.title.strip()) or Path(path).stem
+        title = clean_text(parsed.title.strip()) or Path(path).stem
         with self.transaction():
             coll = self._collection_by_id(collection_id)
             parent_id, parent_depth = coll.root_node_id, 0
             old = self.document_by_path(collection_id, path)
             values = (
                 file_meta.size, file_meta.mtime, file_meta.sha256, parsed.format, "ok", "", title, parsed.pages,
-                parsed.count("section"), parsed.count("passage"), _now(), json.dumps(parsed.warnings),
+                parsed.count("section"), parsed.count("passage"), now(), json.dumps(parsed.warnings),
             )
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
                 "warnings"
@@ -310,30 +233,39 @@ class Store:
                      describe(title, first), "", "{}", None, "[]", ""))
         next_id += 1
 
-        def add(node: ParsedNode, parent: int, depth: int, ordinal: int, heads: list[str]) -> None:
+        def add(node: ParsedNode, parent: int, depth: int, ordinal: int, heads: list[str], heads_json: str) -> None:
             nonlocal next_id
             nid = next_id
             next_id += 1
             kind = node.kind if node.kind in ("section", "passage") else ("section" if node.children else "passage")
-            node_title = _clean(node.title.strip())
-            text = _clean(node.text)
+            node_title = clean_text(node.title.strip())
+            text = clean_text(node.text)
             loc = node.location
             page = loc.page if loc.page is not None else loc.slide
             rows.append((nid, collection_id, doc_id, parent, kind, ordinal, depth, node_title,
-                         describe(node_title, text if kind == "passage" else _first_text(node)), text,
-                         json.dumps(loc.to_dict(), ensure_ascii=False), page,
-                         json.dumps(heads, ensure_ascii=False), " / ".join(heads)))
-            child_heads = heads + [node_title] if kind == "section" else heads
-            for i, child in enumerate(node.children):
-                add(child, nid, depth + 1, i, child_heads)
+                         describe(node_title, text if kind == "passage" else first_text(node)), text,
+                         location_json(loc), page, heads_json, " / ".join(heads)))
+            if node.children:
+                child_heads = heads + [node_title] if kind == "section" else heads
+                child_json = json.dumps(child_heads, ensure_ascii=False)
+                for i, child in enumerate(node.children):
+                    add(child, nid, depth + 1, i, child_heads, child_json)
 
         for i, child in enumerate(parsed.children):
-            add(child, doc_node, parent_depth + 2, i, [])
+            add(child, doc_node, parent_depth + 2, i, [], "[]")
+        # Index the new nodes in one statement instead of row by row from the trigger (see migrations.py).
+        self.conn.execute("INSERT INTO fts_bulk_insert(active) VALUES (1)")
         self.conn.executemany(
             "INSERT INTO nodes(id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, "
             "text, location, page, heading_path, heading_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
+        self.conn.execute(
+            "INSERT INTO nodes_fts(rowid, title, heading_text, text) "
+            "SELECT id, title, heading_text, text FROM nodes WHERE id BETWEEN ? AND ?",
+            (doc_node, next_id - 1),
+        )
+        self.conn.execute("DELETE FROM fts_bulk_insert")
 
     def record_failure(
         self, collection_id: int, path: str | Path, file_meta: FileMeta, status: str, message: str
@@ -354,7 +286,7 @@ class Store:
             if old is not None and old.status == "ok":
                 self.conn.execute("UPDATE documents SET message = ? WHERE id = ?", (message + KEPT_SUFFIX, old.id))
                 return old.id
-            values = (file_meta.size, file_meta.mtime, file_meta.sha256, fmt, status, message, "", 0, 0, 0, _now(),
+            values = (file_meta.size, file_meta.mtime, file_meta.sha256, fmt, status, message, "", 0, 0, 0, now(),
                       "[]")
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
                 "warnings"
@@ -386,14 +318,14 @@ class Store:
 
     # ----------------------------------------------------------------- nodes
     def node(self, node_id: int) -> NodeRow | None:
-        row = self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
-        return _node(row) if row else None
+        row = self.conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        return node_from_row(row) if row else None
 
     def children(self, node_id: int) -> list[NodeRow]:
         rows = self.conn.execute(
-            f"SELECT {_NODE_COLS} FROM nodes WHERE parent_id = ? ORDER BY ordinal, id", (node_id,)
+            f"SELECT {NODE_COLS} FROM nodes WHERE parent_id = ? ORDER BY ordinal, id", (node_id,)
         )
-        return [_node(r) for r in rows]
+        return [node_from_row(r) for r in rows]
 
     def ancestors(self, node_id: int) -> list[NodeRow]:
         """From the collection root down to the node's parent (the node itself excluded)."""
@@ -401,19 +333,19 @@ class Store:
             "WITH RECURSIVE up(id, parent_id, n) AS ("
             " SELECT id, parent_id, 0 FROM nodes WHERE id = ?"
             " UNION ALL SELECT nodes.id, nodes.parent_id, up.n + 1 FROM nodes JOIN up ON nodes.id = up.parent_id)"
-            f" SELECT {', '.join('nodes.' + c.strip() for c in _NODE_COLS.split(','))}"
+            f" SELECT {', '.join('nodes.' + c.strip() for c in NODE_COLS.split(','))}"
             " FROM up JOIN nodes ON nodes.id = up.id WHERE up.n > 0 ORDER BY up.n DESC",
             (node_id,),
         )
-        return [_node(r) for r in rows]
+        return [node_from_row(r) for r in rows]
 
     def iter_nodes(
         self, kinds: Iterable[str] | None = None, collection_id: int | None = None, document_id: int | None = None
     ) -> Iterator[NodeRow]:
         """Nodes in id order (reading order inside a document), optionally filtered."""
         where, params = self._filters(kinds, collection_id, document_id)
-        for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes n {where} ORDER BY id", params):
-            yield _node(r)
+        for r in self.conn.execute(f"SELECT {NODE_COLS} FROM nodes n {where} ORDER BY id", params):
+            yield node_from_row(r)
 
     def passages(self, document_id: int | None = None, collection_id: int | None = None) -> list[NodeRow]:
         return list(self.iter_nodes(("passage",), collection_id, document_id))
@@ -452,14 +384,14 @@ class Store:
             return []
         where, params = self._filters(kinds, collection_id)
         where = where.replace("WHERE ", "AND ", 1)
-        cols = ", ".join("n." + c.strip() for c in _NODE_COLS.split(","))
+        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
         rows = self.conn.execute(
             f"SELECT {cols}, bm25(nodes_fts), snippet(nodes_fts, -1, '[', ']', '\u2026', 16) "
             f"FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
             f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
             (match, *params, int(limit)),
         )
-        return [SearchHit(_node(r), -float(r[12]), r[13]) for r in rows]
+        return [SearchHit(node_from_row(r), -float(r[12]), r[13]) for r in rows]
 
     # ----------------------------------------------------------------- embeddings
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
@@ -500,13 +432,13 @@ class Store:
         """Nodes (all kinds but 'collection' unless ``kinds`` says) with no vector for ``model``, in id order."""
         ks = list(kinds) if kinds is not None else ["cluster", "document", "section", "passage"]
         where, params = self._filters(ks, collection_id)
-        cols = ", ".join("n." + c.strip() for c in _NODE_COLS.split(","))
+        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
         rows = self.conn.execute(
             f"SELECT {cols} FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id AND e.model = ? "
             f"{where} AND e.node_id IS NULL ORDER BY n.id",
             (model, *params),
         )
-        return [_node(r) for r in rows]
+        return [node_from_row(r) for r in rows]
 
     # ----------------------------------------------------------------- meta and stats
     def get_meta(self, key: str, default: Any = None) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-_WS = re.compile(r"\s+")
 # A sentence ends at . ! ? (or their CJK forms) followed by whitespace or the end of the text.
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f](?=\s|$)|[\u3002\uff01\uff1f]")
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -13,13 +12,13 @@ MAX_QUERY_TERMS = 64
 
 def squash(text: str) -> str:
     """Collapse runs of whitespace to one space and strip."""
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def lead_sentence(text: str, max_chars: int = 200, min_chars: int = 20) -> str:
     """The first sentence of ``text`` (at least ``min_chars`` long, so "Fig. 3" does not end it), clipped to
     ``max_chars`` at a word boundary with an ellipsis."""
-    flat = squash(text)
+    flat = squash(text[: max_chars * 4])  # the lead is near the start; do not squash a whole long passage
     if not flat:
         return ""
     end = len(flat)

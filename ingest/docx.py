@@ -1,10 +1,10 @@
 """Word (.docx) with python-docx: headings, paragraphs, list items and tables in body order.
 
 Headings are paragraphs whose style is ``Heading N`` (or based on one), or whose outline level is set with
-``w:outlineLvl`` in the paragraph or its style chain. Level jumps nest under the nearest shallower heading. The
-first ``Title``-style paragraph is the title candidate (not a section). List items (``w:numPr`` in the paragraph
-or its style) get a ``- `` prefix. Tables become Markdown: a cell spanning columns appears once (the spanned
-columns stay empty); a cell spanning rows is repeated in each row, so every row chunk stands alone.
+``w:outlineLvl`` in the paragraph or its style chain. Level jumps nest under the nearest shallower heading.
+The first ``Title``-style paragraph is the title candidate (not a section). List items (``w:numPr`` in the
+paragraph or its style) get a ``- `` prefix. Tables become Markdown: a cell spanning columns appears once (the
+spanned columns stay empty); a cell spanning rows is repeated in each row, so every row chunk stands alone.
 Word has no pages, so locations are empty; a passage is placed by its section path.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shelfwise.ingest.model import Limits, ParsedDocument
+from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.sniff import check_office
 
@@ -208,13 +208,15 @@ def _body_blocks(container: Any) -> Iterator[Any]:
             yield from _body_blocks(child)
 
 
-def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
+def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     check_office(path, "docx", limits)
     import docx  # python-docx; imported here so a folder walk does not load it
 
     document = docx.Document(str(path))
-    styles_part = document.styles.element if document.part._styles_part is not None else None
-    styles = Styles(styles_part)
+    try:
+        styles = Styles(document.styles.element)
+    except Exception:  # noqa: BLE001 — a missing or broken styles part: no style-based headings
+        styles = Styles(None)
     builder = OutlineBuilder(limits.passage_tokens)
     title_para = ""
     warnings: list[str] = []
@@ -245,7 +247,7 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
         warnings.append("embedded alternative-format content (altChunk) was skipped")
     try:
         core_title = document.core_properties.title
-    except Exception:  # a broken docProps/core.xml must not lose the document
+    except Exception:  # noqa: BLE001 — a broken docProps/core.xml must not lose the document
         core_title = ""
     title = sensible_title(core_title) or title_para or path.stem
     return ParsedDocument(title=title, format="docx", children=children, pages=0, warnings=warnings)

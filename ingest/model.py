@@ -128,3 +128,6 @@ class Limits:
     max_pages: int = 5000
     max_sheet_cells: int = 2_000_000
     passage_tokens: int = 200
+
+
+DEFAULT_LIMITS = Limits()  # the default for every parser's ``limits`` argument

@@ -1,8 +1,8 @@
 """Turn a stream of headings, paragraphs and tables into nested sections with bounded passages.
 
-Every parser feeds an :class:`OutlineBuilder` in reading order. Headings nest by level with a stack, so level jumps
-are tolerated (a ``Heading 8`` after an ``H2`` becomes the H2's child; a later ``H3`` is the H2's child too).
-Passages never straddle headings: the pending paragraphs are flushed at every heading.
+Every parser feeds an :class:`OutlineBuilder` in reading order. Headings nest by level with a stack, so level
+jumps are tolerated (a ``Heading 8`` after an ``H2`` becomes the H2's child; a later ``H3`` is the H2's child
+too). Passages never straddle headings: the pending paragraphs are flushed at every heading.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ class OutlineBuilder:
         self.roots: list[ParsedNode] = []
         self._stack: list[tuple[int, ParsedNode]] = []  # (level, section)
         self._passages = PassageBuilder(max_tokens)
+        self._caption = ""
         self.headings = 0
 
     def _target(self) -> list[ParsedNode]:
@@ -53,22 +54,38 @@ class OutlineBuilder:
     def table(self, rows: list[list[str]], loc: Location | None = None) -> None:
         """A table as Markdown; a big one is split into row chunks that each repeat the header.
 
-        Layout tables are read as text instead: a one-column table gives one paragraph per cell, and a row too big
-        for one passage gives a paragraph of its cells (one per line), split at sentences.
-        """
+        Layout tables are read as text instead: a one-column table gives one paragraph per cell, and a row too
+        big for one passage gives a paragraph of its cells (one per line), split at sentences."""
         rows = [r for r in rows if any(c.strip() for c in r)]
         if not rows:
             return
-        if max(len(r) for r in rows) == 1 or len(rows) == 1 and len(" ".join(rows[0])) > 100:
+        width = max(len(r) for r in rows)
+        caption: list[str] = []
+        while len(rows) > 1 and width > 2 and sum(1 for c in rows[0] if c.strip()) == 1:
+            caption.append(next(c for c in rows[0] if c.strip()))  # a title row spanning the table
+            rows = rows[1:]
+        filled = sum(1 for r in rows for c in r if c.strip())
+        if (
+            width == 1
+            or len(rows) == 1
+            and len(" ".join(rows[0])) > 100
+            or (width > 12 and filled < 0.4 * width * len(rows))
+        ):  # layout tables and wide sparse grids read better as lines of text
+            if caption:
+                self._passages.add("\n".join(caption), loc)
             for row in rows:
-                self._passages.add("\n".join(c for c in row if c.strip()), loc)
+                self._passages.add(" | ".join(c for c in row if c.strip()), loc)
             return
+        self._caption = "\n".join(caption)
         header, run, emitted = rows[0], [rows[0]], False
         for row in rows[1:]:
             if estimate_tokens(" ".join(row)) + len(row) > self.max_tokens:
                 if len(run) > 1 or not emitted:
                     self._table_run(run, loc)
                 run, emitted = [header], True
+                if self._caption:
+                    self._passages.add(self._caption, loc)
+                    self._caption = ""
                 self._passages.add("\n".join(c for c in row if c.strip()), loc)
             else:
                 run.append(row)
@@ -77,9 +94,16 @@ class OutlineBuilder:
 
     def _table_run(self, rows: list[list[str]], loc: Location | None) -> None:
         if len(rows) == 1 and estimate_tokens(" ".join(rows[0])) + len(rows[0]) > self.max_tokens:
-            self._passages.add("\n".join(c for c in rows[0] if c.strip()), loc)
+            cells = [self._caption] if self._caption else []
+            self._caption = ""
+            self._passages.add("\n".join(cells + [c for c in rows[0] if c.strip()]), loc)
             return
+        if self._caption and estimate_tokens(self._caption) > self.max_tokens // 4:
+            self._passages.add(self._caption, loc)  # a long title row: text of its own
+            self._caption = ""
         for _first, _last, md in table_chunks(rows, self.max_tokens):
+            if self._caption:  # a short title row travels with the table's first chunk
+                md, self._caption = f"{self._caption}\n{md}", ""
             self._passages.add_block(md, loc)
 
     def finish(self) -> list[ParsedNode]:
@@ -102,8 +126,14 @@ def _span_pages(node: ParsedNode) -> tuple[int | None, int | None]:
             last = c_last if last is None else max(last, c_last)
     if node.kind == "section" and first is not None:
         loc = node.location
-        node.location = Location(page=first, page_end=last if last != first else None, slide=loc.slide,
-                                 sheet=loc.sheet, cells=loc.cells, line=loc.line)
+        node.location = Location(
+            page=first,
+            page_end=last if last != first else None,
+            slide=loc.slide,
+            sheet=loc.sheet,
+            cells=loc.cells,
+            line=loc.line,
+        )
     return first, last
 
 
@@ -112,8 +142,23 @@ def sensible_title(title: str | None) -> str:
     title = " ".join((title or "").split())
     if len(title) < 3 or not any(ch.isalpha() for ch in title):
         return ""
-    if title.lower() in ("untitled", "document", "title", "slide 1", "powerpoint presentation"):
+    if title.lower() in (
+        "untitled",
+        "document",
+        "word document",
+        "title",
+        "slide 1",
+        "powerpoint presentation",
+        "presentation",
+        "workbook",
+        "sheet1",
+        "book1",
+    ):
         return ""
     if re.search(r"\.(docx?|pdf|pptx?|xlsx?|dotx?)$", title, re.IGNORECASE):
+        return ""
+    if re.fullmatch(
+        r"(slide|folie|diapositiva|diapositive|dia|sheet|blatt|tabelle)\s*\d+", title, re.IGNORECASE
+    ):
         return ""
     return title

@@ -1,9 +1,9 @@
 """Bounded passages: sentence-aware splitting, packing paragraphs, and Markdown tables.
 
-Token estimate (no tokenizer is loaded at ingest time): ``estimate_tokens`` counts each CJK/kana/hangul character as
-one token and every other whitespace-separated word as 1.3 tokens, but never less than a quarter of the non-CJK
-characters (so long unbroken strings such as URLs or identifiers are not under-counted). For English prose this
-tracks BPE tokenizers such as Gemma's within ~15%, which is all a passage bound needs.
+Token estimate (no tokenizer is loaded at ingest time): ``estimate_tokens`` counts each CJK/kana/hangul
+character as one token and every other whitespace-separated word as 1.3 tokens, but never less than a quarter
+of the non-CJK characters (so long unbroken strings such as URLs or identifiers are not under-counted). For
+English prose this tracks BPE tokenizers such as Gemma's within ~15%, which is all a passage bound needs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from shelfwise.ingest.model import Location, ParsedNode
 # CJK ideographs, kana, hangul, full-width forms: each is about one token.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
-# A sentence ends at . ! ? … (optionally followed by closing quotes/brackets) and whitespace, or right after a CJK
+# A sentence ends at . ! ? … (optionally followed by closing quotes/brackets) and whitespace, or right
+# after a CJK
 # full stop. Abbreviations such as "e.g." or "Mr." are protected below.
 _SENT_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])[」』）]*\s*")
 _ABBREV = re.compile(
@@ -63,20 +64,23 @@ def split_sentences(text: str) -> list[str]:
 
 def _split_words(sentence: str, max_tokens: int) -> list[str]:
     """Split one over-long sentence at word boundaries (or between characters for unspaced CJK text)."""
-    words = sentence.split()
     pieces: list[str] = []
     current: list[str] = []
-    for word in words:
-        if estimate_tokens(word) > max_tokens:  # an unbroken run (CJK text, a giant identifier)
+    tokens = 0.0
+    for word in sentence.split():
+        cost = max(1.3, (len(word) + 1) / 4) if not _CJK.search(word) else float(estimate_tokens(word))
+        if cost > max_tokens:  # an unbroken run (CJK text, a giant identifier)
             if current:
                 pieces.append(" ".join(current))
-                current = []
+                current, tokens = [], 0.0
             pieces.extend(_split_chars(word, max_tokens))
             continue
-        if current and estimate_tokens(" ".join([*current, word])) > max_tokens:
+        # per-word estimates add up to at least the whole-string estimate, so the bound holds
+        if current and tokens + cost > max_tokens:
             pieces.append(" ".join(current))
-            current = []
+            current, tokens = [], 0.0
         current.append(word)
+        tokens += cost
     if current:
         pieces.append(" ".join(current))
     return pieces
@@ -101,9 +105,8 @@ def _split_chars(word: str, max_tokens: int) -> list[str]:
 def split_passages(text: str, max_tokens: int = 200) -> list[str]:
     """Split ``text`` into passages of at most ``max_tokens`` (estimated), at sentence boundaries.
 
-    Sentences are packed greedily; a sentence is cut (at word boundaries) only when it alone exceeds the bound.
-    Line breaks inside the text are kept within a passage.
-    """
+    Sentences are packed greedily; a sentence is cut (at word boundaries) only when it alone exceeds the
+    bound. Line breaks inside the text are kept within a passage."""
     max_tokens = max(8, max_tokens)
     text = text.strip()
     if not text:
@@ -121,13 +124,17 @@ def split_passages(text: str, max_tokens: int = 200) -> list[str]:
             units[-1] += "\n"
     passages: list[str] = []
     current = ""
+    tokens = 0  # sum of the units' estimates: never below the estimate of their concatenation
     for unit in units:
-        candidate = f"{current} {unit}" if current and not current.endswith("\n") else current + unit
-        if current and estimate_tokens(candidate) > max_tokens:
+        cost = estimate_tokens(unit)
+        if current and tokens + cost > max_tokens:
             passages.append(current.strip())
-            current = unit
+            current, tokens = "", 0
+        if current and not current.endswith("\n") and not (_CJK.match(current[-1]) or _CJK.match(unit[0])):
+            current = f"{current} {unit}"
         else:
-            current = candidate
+            current += unit
+        tokens += cost
     if current.strip():
         passages.append(current.strip())
     return passages
@@ -138,7 +145,8 @@ def _cell(value: str) -> str:
 
 
 def markdown_table(rows: list[list[str]]) -> str:
-    """A GitHub-style Markdown table; the first row is the header. Ragged rows are padded; pipes are escaped."""
+    """A GitHub-style Markdown table; the first row is the header. Ragged rows are padded; pipes are
+    escaped."""
     rows = [list(r) for r in rows if any(c.strip() for c in r)]
     if not rows:
         return ""
@@ -149,23 +157,35 @@ def markdown_table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def table_chunks(rows: list[list[str]], max_tokens: int = 200, max_rows: int = 20) -> list[tuple[int, int, str]]:
+def _abbreviate(text: str, words: int) -> str:
+    parts = text.split()
+    return text if len(parts) <= words else " ".join(parts[:words]) + "…"
+
+
+def table_chunks(
+    rows: list[list[str]], max_tokens: int = 200, max_rows: int = 20
+) -> list[tuple[int, int, str]]:
     """Split a table (first row = header) into Markdown chunks that each repeat the header.
 
     Returns ``(first_row, last_row, markdown)`` with 0-based indices into ``rows`` of the data rows covered
-    (the first chunk's ``first_row`` is 0, the header). A chunk holds at most ``max_rows`` data rows and stays under
-    ``max_tokens`` unless a single row is bigger than that.
-    """
+    (the first chunk's ``first_row`` is 0, the header). A chunk holds at most ``max_rows`` data rows and stays
+    under ``max_tokens`` unless a single row is bigger than that."""
     if not rows:
         return []
     header, body = rows[0], rows[1:]
     if not body:
         return [(0, 0, markdown_table([header]))]
     header_tokens = estimate_tokens(" ".join(header)) + len(header)
+    if header_tokens > max_tokens // 4:  # a long header is given in full once, then abbreviated
+        short = [_abbreviate(h, 5) for h in header]
+        short_tokens = estimate_tokens(" ".join(short)) + len(short)
+    else:
+        short, short_tokens = header, header_tokens
     chunks: list[tuple[int, int, str]] = []
     start = 0
     while start < len(body):
-        end, tokens = start, header_tokens
+        head, head_tokens = (header, header_tokens) if start == 0 else (short, short_tokens)
+        end, tokens = start, head_tokens
         while end < len(body) and end - start < max_rows:
             row_tokens = estimate_tokens(" ".join(body[end])) + len(body[end])
             if end > start and tokens + row_tokens > max_tokens:
@@ -173,7 +193,7 @@ def table_chunks(rows: list[list[str]], max_tokens: int = 200, max_rows: int = 2
             tokens += row_tokens
             end += 1
         first = 0 if start == 0 else start + 1
-        chunks.append((first, end, markdown_table([header, *body[start:end]])))
+        chunks.append((first, end, markdown_table([head, *body[start:end]])))
         start = end
     return chunks
 
@@ -207,25 +227,31 @@ def union_cells(a: str, b: str) -> str:
 
 
 def merge_locations(a: Location, b: Location) -> Location:
-    """The location covering ``a`` then ``b``: page ranges and cell ranges widen; other fields keep ``a``'s."""
+    """The location covering ``a`` then ``b``: page ranges and cell ranges widen; other fields keep
+    ``a``'s."""
     if a.sheet is not None and a.sheet == b.sheet and a.cells and b.cells:
         return Location(sheet=a.sheet, cells=union_cells(a.cells, b.cells))
     if a.page is None or b.page is None:
         return a
     last = max(a.page_end or a.page, b.page_end or b.page)
-    return Location(page=a.page, page_end=last if last != a.page else None, slide=a.slide, sheet=a.sheet,
-                    cells=a.cells, line=a.line)
+    return Location(
+        page=a.page,
+        page_end=last if last != a.page else None,
+        slide=a.slide,
+        sheet=a.sheet,
+        cells=a.cells,
+        line=a.line,
+    )
 
 
 @dataclass
 class PassageBuilder:
     """Packs a run of paragraphs (within one section) into bounded passages.
 
-    ``add`` a paragraph with its location; short paragraphs are joined (one per line) until the bound; a long one
-    is split by :func:`split_passages`. ``add_block`` adds a pre-bounded unit (a table chunk) that is never split but
-    may share a passage with neighbours. ``flush`` returns the passages and resets; call it at every heading so
-    passages never straddle headings.
-    """
+    ``add`` a paragraph with its location; short paragraphs are joined (one per line) until the bound; a long
+    one is split by :func:`split_passages`. ``add_block`` adds a pre-bounded unit (a table chunk) that is
+    never split but may share a passage with neighbours. ``flush`` returns the passages and resets; call it at
+    every heading so passages never straddle headings."""
 
     max_tokens: int = 200
     _parts: list[str] = field(default_factory=list)
@@ -292,6 +318,14 @@ def passage_title(text: str) -> str:
     return _title(text)
 
 
+_LEADERS = re.compile(r"(?:[ \t]*[.·…_]){5,}[ \t]*")
+
+
+def clean_leaders(text: str) -> str:
+    """Collapse table-of-contents leader dots (``Intro . . . . . 7`` -> ``Intro … 7``)."""
+    return _LEADERS.sub(" … ", text) if "..." in text or ". ." in text or "__" in text else text
+
+
 def join_lines(lines: Iterable[str]) -> str:
     """Join text lines into one paragraph, undoing end-of-line hyphenation (``exam-`` + ``ple``)."""
     out = ""
@@ -305,4 +339,4 @@ def join_lines(lines: Iterable[str]) -> str:
             out += line
         else:
             out = f"{out} {line}" if out else line
-    return out
+    return clean_leaders(out)

@@ -1,14 +1,15 @@
 """PDF with PyMuPDF: outline or detected headings -> nested sections; paragraphs and tables with their pages.
 
-Pass 1 reads each page once (``get_text("dict")`` without images; bounded memory: only text lines are kept) and
-finds tables on pages that look tabular (cheap check first, then ``find_tables`` within a time budget).
+Pass 1 reads each page once (``get_text("dict")`` without images; bounded memory: only text lines are kept)
+and finds tables on pages that look tabular (cheap check first, then ``find_tables`` within a time budget).
 Pass 2 drops running headers/footers and builds the tree: from the outline (``get_toc``; a flat outline whose
-titles are numbered like ``2.3.59.1`` is nested by its numbering) or, without one, from headings detected by font
-size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
+titles are numbered like ``2.3.59.1`` is nested by its numbering) or, without one, from headings detected by
+font size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import time
@@ -16,19 +17,29 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
-
-from shelfwise.ingest.model import CorruptFile, Limits, Location, NeedsOCR, ParsedDocument, PasswordProtected
+from shelfwise.ingest.model import (
+    DEFAULT_LIMITS,
+    CorruptFile,
+    Limits,
+    Location,
+    NeedsOCR,
+    ParsedDocument,
+    PasswordProtected,
+)
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.pdf_layout import (
     Block,
     PageText,
     TableItem,
+    _read_dict,
     detect_headings,
     read_page,
     running_lines,
+    title_on,
 )
 
-_NUMBERED = re.compile(r"^\s*(\d+(?:\.\d+)+)\.?\s")
+# "2.3.59.1.1 Background", "2.3.59-4 Exhibit title" (an exhibit of 2.3.59 sits at the level of 2.3.59.1)
+_NUMBERED = re.compile(r"^\s*(\d+(?:\.\d+)+(?:-\d+)?)\.?\s")
 
 
 def _page_ranges(pages: list[int], limit: int = 20) -> str:
@@ -48,10 +59,8 @@ def _page_ranges(pages: list[int], limit: int = 20) -> str:
 def _open(path: Path) -> Any:
     try:
         doc = pymupdf.open(str(path), filetype="pdf")
-    except pymupdf.FileDataError as exc:
-        raise CorruptFile(f"corrupt or truncated file: {exc}") from exc
-    except (RuntimeError, ValueError) as exc:
-        raise CorruptFile(f"corrupt or truncated file: {exc}") from exc
+    except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
+        raise CorruptFile("corrupt or truncated file: PyMuPDF cannot open it as a PDF") from exc
     if doc.needs_pass:
         doc.close()
         raise PasswordProtected("password-protected")
@@ -61,37 +70,62 @@ def _open(path: Path) -> Any:
     return doc
 
 
-def outline_entries(doc: Any, n_pages: int) -> list[tuple[int, str, int, float]]:
-    """The outline as (level, title, page, y) in document order; entries without a usable target are dropped
-    (their children are kept). Flat numbered outlines get levels from their numbering."""
-    try:
-        toc = doc.get_toc(simple=False)
-    except Exception:  # a broken outline must not lose the text
-        return []
-    entries: list[tuple[int, str, int, float]] = []
-    for item in toc:
-        level, title, page = int(item[0]), " ".join(str(item[1]).split()), int(item[2])
-        if not title or page < 1 or page > n_pages:
+Entry = tuple[int, str, int, float | None]  # (level, title, 1-based page, y from the page top or None)
+MAX_OUTLINE_ENTRIES = 20_000
+
+
+def _walk_outline(doc: Any) -> list[tuple[int, str, int, float | None]]:
+    """The outline tree in document order, read directly (``get_toc(simple=False)`` loads a page per
+    entry)."""
+    out: list[tuple[int, str, int, float | None]] = []
+    stack: list[tuple[Any, int]] = [(doc.outline, 1)]
+    while stack and len(out) < MAX_OUTLINE_ENTRIES:
+        item, level = stack.pop()
+        if item is None or not item.this.m_internal:  # a document without outline gives a null item
             continue
-        dest = item[3] if len(item) > 3 and isinstance(item[3], dict) else {}
-        to = dest.get("to")
-        y = float(to.y) if to is not None and hasattr(to, "y") else 0.0
-        entries.append((level, title, page, y))
+        nxt, down = item.next, item.down
+        if nxt is not None:
+            stack.append((nxt, level))
+        if down is not None:
+            stack.append((down, level + 1))
+        page, y = -1, None
+        if not item.is_external and item.uri:
+            if item.page == -1:
+                page, _x, y = doc.resolve_link(item.uri)
+            else:
+                page, y = item.page, item.y
+        y = y if isinstance(y, float) and math.isfinite(y) and y > 0 else None
+        out.append((level, item.title or "", page + 1 if page >= 0 else -1, y))
+    return out
+
+
+def outline_entries(doc: Any, n_pages: int) -> list[Entry]:
+    """The outline as (level, title, page, y) in document order; entries without a target page in range are
+        dropped (their children are kept). A flat outline whose titles are numbered (``2.3.59.1.1``) is
+    nested by the numbering."""
+    try:
+        raw = _walk_outline(doc)
+    except Exception:  # noqa: BLE001 — a broken outline must not lose the text
+        return []
+    entries: list[Entry] = []
+    for level, title, page, y in raw:
+        title = " ".join(title.split())
+        if title and 1 <= page <= n_pages:
+            entries.append((level, title, page, y))
     levels = {e[0] for e in entries}
     if len(entries) >= 5 and len(levels) == 1:
         numbered = [_NUMBERED.match(e[1] + " ") for e in entries]
-        if sum(1 for m in numbered if m) >= 0.6 * len(entries):
-            depth = [m.group(1).count(".") + 1 if m else None for m in numbered]
+        if sum(1 for m in numbered if m) >= 0.5 * len(entries):
+            depth = [m.group(1).count(".") + m.group(1).count("-") + 1 if m else None for m in numbered]
             base = min(d for d in depth if d is not None)
-            fixed: list[tuple[int, str, int, float]] = []
+            fixed: list[Entry] = []
             prev = 1
             for e, d in zip(entries, depth, strict=True):
                 lvl = d - base + 1 if d is not None else prev
                 fixed.append((lvl, e[1], e[2], e[3]))
                 prev = lvl
             entries = fixed
-    # the target point's y is in unrotated page space; out-of-page values are treated as "top of page"
-    return sorted(entries, key=lambda e: (e[2], max(0.0, e[3])))
+    return entries
 
 
 def _ocr_pages(doc: Any, limit: int, warnings: list[str]) -> list[PageText] | None:
@@ -104,35 +138,44 @@ def _ocr_pages(doc: Any, limit: int, warnings: list[str]) -> list[PageText] | No
             page = doc[i]
             tp = page.get_textpage_ocr(full=True)
             pages.append(read_page(page, i + 1, textpage=tp, tables=False))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001
         warnings.append(f"OCR failed: {exc.__class__.__name__}: {exc}")
         return None
     warnings.append("text recognised by OCR (tesseract); expect errors")
     return pages
 
 
-def read_pages(doc: Any, limit: int, warnings: list[str]) -> list[PageText]:
-    """Pass 1: text lines and tables of the first ``limit`` pages, one page at a time."""
+TABLE_FREE_CALLS = 4  # find_tables calls always allowed per document (small documents are deterministic)
+TABLE_BUDGET_SHARE = 0.35  # after those, its total time may reach this share of the text reading time
+
+
+def read_pages(doc: Any, limit: int, warnings: list[str], *, fonts: bool = True) -> list[PageText]:
+    """Pass 1: text lines and tables of the first ``limit`` pages, one page at a time.
+
+    ``find_tables`` costs 0.1-1 s a page, so it runs only on pages with both tabular text and vector ruling,
+    and only while its total time stays within a budget that grows with the text reading time."""
     pages: list[PageText] = []
-    table_budget = 0.0  # seconds find_tables may still spend: grows with the pages read
-    table_spent = 0.0
+    text_seconds = table_seconds = 0.0
+    skipped = calls = 0
     for i in range(limit):
         started = time.perf_counter()
+        allow = calls < TABLE_FREE_CALLS or table_seconds < TABLE_BUDGET_SHARE * text_seconds
         try:
-            page = doc[i]
-            table_budget += 0.004  # ~4 ms per page on average keeps throughput near plain text extraction
-            allow = table_spent < table_budget + 0.25
-            pt = read_page(page, i + 1, tables=allow)
-            table_spent += pt.table_seconds
-        except Exception as exc:  # one broken page must not lose the document
+            pt = read_page(doc[i], i + 1, tables=allow, fonts=fonts)
+        except Exception as exc:  # noqa: BLE001 — one broken page must not lose the document
             warnings.append(f"page {i + 1} could not be read: {exc.__class__.__name__}: {exc}")
             pt = PageText(number=i + 1, width=1.0, height=1.0)
+        skipped += pt.tables_skipped
+        calls += pt.table_calls
+        table_seconds += pt.table_seconds
+        text_seconds += time.perf_counter() - started - pt.table_seconds
         pages.append(pt)
-        del started
+    if skipped:
+        warnings.append(f"table detection skipped on {skipped} pages (time budget); their text is kept")
     return pages
 
 
-def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
+def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     doc = _open(path)
     warnings: list[str] = []
     try:
@@ -140,14 +183,15 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
         limit = min(n_pages, limits.max_pages)
         if n_pages > limit:
             warnings.append(f"only the first {limit} of {n_pages} pages were read")
-        pages = read_pages(doc, limit, warnings)
+        entries = outline_entries(doc, limit)
+        pages = read_pages(doc, limit, warnings, fonts=not entries)
         if not any(p.has_text for p in pages):
             ocr = _ocr_pages(doc, limit, warnings)
             if ocr is None or not any(p.has_text for p in ocr):
                 raise NeedsOCR("no text layer; OCR needed")
             pages = ocr
-        entries = outline_entries(doc, limit)
-        meta_title = (doc.metadata or {}).get("title", "")
+        meta_title = (doc.metadata or {}).get("title", "") or ""
+        cover = _first_page_title(doc) if entries and not sensible_title(meta_title) else ""
     finally:
         doc.close()
     empty = [p.number for p in pages if not p.has_text]
@@ -157,7 +201,7 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
     builder = OutlineBuilder(limits.passage_tokens)
     first_heading = ""
     if entries:
-        first_heading = entries[0][1]
+        first_heading = cover or next((e[1] for e in entries if e[0] == min(x[0] for x in entries)), "")
         _build_from_outline(builder, pages, entries, drop)
     else:
         first_heading = _build_from_layout(builder, pages, drop)
@@ -178,44 +222,92 @@ def _emit(builder: OutlineBuilder, item: Block | TableItem, page: int) -> None:
         builder.paragraph(item.text, loc)
 
 
+def _entry_y(pt: PageText, items: list[Block | TableItem], title: str, y: float | None) -> float:
+    """Where a heading starts on its page: the outline target if it has one, else the block that starts with
+    the title's text, else the top of the page."""
+    if y is not None and 0 <= y <= pt.height:
+        return y - 2  # targets point at (or just above) the heading line
+    number = _NUMBERED.match(title + " ")
+    key = _norm(title)[:24]
+    for item in items:
+        if not isinstance(item, Block):
+            continue
+        if number:  # "2.3.59.1" on a line of its own or starting the heading line
+            first = item.lines[0].text
+            if first == number.group(1) or first.startswith(number.group(1) + " "):
+                return item.y0
+        elif key:
+            text = _norm(" ".join(ln.text for ln in item.lines[:3]))
+            if text.startswith(key) or (len(text) >= 6 and key.startswith(text)):
+                return item.y0
+    return -1.0
+
+
+def _is_heading_echo(text: str, title: str) -> bool:
+    """Is this block just the heading's own text on the page (perhaps with a date or number added)?"""
+    if len(text) > len(title) + 30:
+        return False
+    words = set(re.findall(r"\w+", title.lower()))
+    return bool(words) and words <= set(re.findall(r"\w+", text.lower()))
+
+
 def _build_from_outline(
-    builder: OutlineBuilder, pages: list[PageText], entries: list[tuple[int, str, int, float]], drop: set[str]
+    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: set[str]
 ) -> None:
-    by_page: dict[int, list[tuple[int, str, int, float]]] = {}
+    by_page: dict[int, list[Entry]] = {}
     for e in entries:
         by_page.setdefault(e[2], []).append(e)
     for pt in pages:
-        pending = by_page.get(pt.number, [])
+        items = pt.items(drop)
+        placed = [(_entry_y(pt, items, e[1], e[3]), e) for e in by_page.get(pt.number, [])]
+        # keep outline order, but never let a heading come before one placed above it on the page
+        pending: list[tuple[float, Entry]] = []
+        floor = -1.0
+        for y, e in placed:
+            floor = max(floor, y)
+            pending.append((floor, e))
         last_title = ""
-        for item in pt.items(drop):
-            while pending and pending[0][3] <= item.y0 + 2:
-                level, title, page, _y = pending.pop(0)
+        for item in items:
+            while pending and pending[0][0] <= item.y0 + 2:
+                _y, (level, title, page, _p) = pending.pop(0)
                 builder.heading(title, level, Location(page=page))
-                last_title = _norm(title)
-            if isinstance(item, Block) and last_title and _norm(item.text) and _norm(item.text) in last_title:
-                last_title = ""  # the heading's own text on the page: already the section title
+                last_title = title
+            if isinstance(item, Block) and last_title and _is_heading_echo(item.text, last_title):
+                last_title = ""  # the heading's own line on the page: already the section title
                 continue
             last_title = ""
             _emit(builder, item, pt.number)
-        for level, title, page, _y in pending:
+        for _y, (level, title, page, _p) in pending:
             builder.heading(title, level, Location(page=page))
+
+
+def _first_page_title(doc: Any) -> str:
+    page = doc[0]
+    pt = PageText(number=1, width=float(page.rect.width), height=float(page.rect.height))
+    try:
+        _read_dict(pt, page, None)
+    except Exception:  # noqa: BLE001
+        return ""
+    return title_on(pt)
 
 
 def _build_from_layout(builder: OutlineBuilder, pages: list[PageText], drop: set[str]) -> str:
     """Headings from font size/weight; returns the document title candidate (cover title or first heading)."""
-    levels, cover = detect_headings(pages, drop)
-    first = cover
+    styles = detect_headings(pages, drop)
+    first = styles.cover_title
     for pt in pages:
+        cover = styles.cover_page and pt.number == 1
         for item in pt.items(drop):
-            if isinstance(item, Block):
-                for kind, text in item.split(levels):
-                    if kind == 0:
-                        builder.paragraph(text, Location(page=pt.number))
-                    elif kind < 0:  # the cover title: the document title, kept as text too
-                        builder.paragraph(text, Location(page=pt.number))
-                    else:
-                        first = first or text
-                        builder.heading(text, kind, Location(page=pt.number))
-            else:
+            if isinstance(item, TableItem):
                 _emit(builder, item, pt.number)
+                continue
+            if cover:
+                builder.paragraph(item.text, Location(page=pt.number))
+                continue
+            for kind, text in item.split(styles):
+                if kind == 0:
+                    builder.paragraph(text, Location(page=pt.number))
+                else:
+                    first = first or text
+                    builder.heading(text, kind, Location(page=pt.number))
     return first

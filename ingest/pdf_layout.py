@@ -5,6 +5,7 @@ Kept apart from :mod:`shelfwise.ingest.pdf` so the heuristics can be read (and t
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections import Counter, defaultdict
@@ -12,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pymupdf
-
 from shelfwise.ingest.passages import join_lines
 
 # No images in the dict output (they would be decoded and copied for nothing).
@@ -20,6 +20,7 @@ TEXT_FLAGS = pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE 
 MARGIN = 0.08  # top/bottom fraction of the page where running headers and footers live
 _PAGE_NO = re.compile(r"^(?:page\s*)?[\divxlc]+(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+_MONO_NAME = re.compile(r"mono|courier|consol|typewriter|code|^cmtt|^sfti|lucidaconsole", re.IGNORECASE)
 MAX_HEADING_CHARS = 150
 MAX_BOLD_HEADING_CHARS = 90
 
@@ -33,6 +34,7 @@ class Line:
     y0: float
     x1: float
     y1: float
+    mono: bool = False
 
     @property
     def style(self) -> float:
@@ -60,13 +62,11 @@ class Block:
     def text(self) -> str:
         return join_lines(ln.text for ln in self.lines)
 
-    def split(self, levels: dict[float, int]) -> list[tuple[int, str]]:
-        """Runs of lines by kind: 0 body, -1 cover title, n >= 1 heading level (checked per run)."""
+    def split(self, styles: HeadingStyles) -> list[tuple[int, str]]:
+        """Runs of lines by kind: 0 body, n >= 1 heading level (each run checked as a heading)."""
         runs: list[tuple[int, list[Line]]] = []
         for ln in self.lines:
-            kind = levels.get(ln.style, 0)
-            if kind == BOLD_LEVEL_MARK:
-                kind = levels.get(BOLD_KEY, 0) if ln.bold else 0
+            kind = styles.level(ln)
             if runs and runs[-1][0] == kind:
                 runs[-1][1].append(ln)
             else:
@@ -74,18 +74,15 @@ class Block:
         out: list[tuple[int, str]] = []
         for kind, lines in runs:
             text = join_lines(ln.text for ln in lines)
-            if kind != 0 and not _heading_text_ok(text, lines, whole_block=len(runs) == 1, bold_only=all(
-                levels.get(ln.style, 0) == BOLD_LEVEL_MARK for ln in lines)):
+            if kind and not _heading_text_ok(
+                text, lines, whole_block=len(runs) == 1, bold_only=kind == styles.bold_level
+            ):
                 kind = 0
             if out and out[-1][0] == 0 and kind == 0:
                 out[-1] = (0, join_lines([out[-1][1], text]))
             else:
                 out.append((kind, text))
         return out
-
-
-BOLD_KEY = -1.0  # levels[BOLD_KEY]: the level of bold lines at body size
-BOLD_LEVEL_MARK = 99  # levels[size] == BOLD_LEVEL_MARK: bold lines of this size are headings
 
 
 def _heading_text_ok(text: str, lines: list[Line], *, whole_block: bool, bold_only: bool) -> bool:
@@ -95,8 +92,32 @@ def _heading_text_ok(text: str, lines: list[Line], *, whole_block: bool, bold_on
     if text.rstrip().endswith((",", ";")):
         return False
     if bold_only:  # bold text at body size: a heading only if it stands alone and is short
-        return whole_block and len(lines) <= 2 and len(text) <= MAX_BOLD_HEADING_CHARS and not text.endswith(".")
+        return (
+            whole_block and len(lines) <= 2 and len(text) <= MAX_BOLD_HEADING_CHARS and not text.endswith(".")
+        )
     return len(text) <= MAX_HEADING_CHARS and len(lines) <= 4
+
+
+@dataclass
+class HeadingStyles:
+    """Which lines are headings: font sizes clearly above the body size map to levels 1.. (larger first);
+    bold stand-alone lines at body size are the lowest level. Monospaced lines (code) never are headings."""
+
+    body: float = 0.0
+    levels: dict[float, int] = field(default_factory=dict)
+    bold_level: int = 0  # 0: bold body text is not a heading
+    cover_page: bool = False  # page 1 is a cover: read as text, no headings
+    cover_title: str = ""
+
+    def level(self, ln: Line) -> int:
+        if ln.mono:
+            return 0
+        lvl = self.levels.get(ln.style, 0)
+        if lvl and (ln.bold or ln.size >= 1.25 * self.body):
+            return lvl
+        if self.bold_level and ln.bold and abs(ln.size - self.body) <= 0.6:
+            return self.bold_level
+        return 0
 
 
 @dataclass(slots=True)
@@ -120,6 +141,8 @@ class PageText:
     blocks: list[Block] = field(default_factory=list)
     tables: list[TableItem] = field(default_factory=list)
     table_seconds: float = 0.0
+    tables_skipped: int = 0  # 1 when the page looked tabular but the table time budget was spent
+    table_calls: int = 0  # 1 when find_tables ran on this page
 
     @property
     def has_text(self) -> bool:
@@ -133,8 +156,11 @@ class PageText:
         blocks: list[Block] = []
         for block in self.blocks:
             lines = [
-                ln for ln in block.lines
-                if not (self.in_margin(ln) and (running_key(ln.text) in drop or _PAGE_NO.match(ln.text.strip())))
+                ln
+                for ln in block.lines
+                if not (
+                    self.in_margin(ln) and (running_key(ln.text) in drop or _PAGE_NO.match(ln.text.strip()))
+                )
                 and not any(t.covers(ln) for t in self.tables)
             ]
             if lines:
@@ -177,68 +203,196 @@ def running_key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split()))
 
 
-def _is_bold(span: dict[str, Any]) -> bool:
-    return bool(span.get("flags", 0) & 16) or bool(_BOLD_NAME.search(span.get("font", "")))
+def _clean(text: str) -> str:
+    """Strip a line; a bullet glyph without Unicode mapping (shown as U+FFFD) becomes "-"."""
+    text = text.strip()
+    if text.startswith("\ufffd"):
+        text = "-" + text[1:]
+    return text
 
 
-def read_page(page: Any, number: int, *, textpage: Any = None, tables: bool = True) -> PageText:
+_font_kinds: dict[str, tuple[bool, bool]] = {}
+
+
+def _font_kind(font: str) -> tuple[bool, bool]:
+    """(bold, monospaced) from a font name, cached."""
+    kind = _font_kinds.get(font)
+    if kind is None:
+        kind = _font_kinds[font] = (bool(_BOLD_NAME.search(font)), bool(_MONO_NAME.search(font)))
+    return kind
+
+
+def read_page(
+    page: Any, number: int, *, textpage: Any = None, tables: bool = True, fonts: bool = True
+) -> PageText:
+    """One page's text lines (and tables). ``fonts=False`` reads plain blocks, ~2.5x faster than the
+        font-aware ``dict`` output: enough when the outline gives the structure (line positions are then
+    interpolated)."""
     rect = page.rect
     pt = PageText(number=number, width=float(rect.width), height=float(rect.height))
-    data = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
-    for raw in data.get("blocks", []):
-        if raw.get("type", 0) != 0:
-            continue
-        lines: list[Line] = []
-        for rl in raw.get("lines", []):
-            spans = rl.get("spans", [])
-            text = "".join(s.get("text", "") for s in spans)
-            if not text.strip():
-                continue
-            n = sum(len(s.get("text", "").strip()) for s in spans) or 1
-            size = sum(s.get("size", 0.0) * len(s.get("text", "").strip()) for s in spans) / n
-            bold_chars = sum(len(s.get("text", "").strip()) for s in spans if _is_bold(s))
-            x0, y0, x1, y1 = rl.get("bbox", (0.0, 0.0, 0.0, 0.0))
-            lines.append(Line(text.strip(), size, bold_chars >= 0.6 * n, x0, y0, x1, y1))
-        if lines:
-            pt.blocks.append(Block(lines))
-    if tables and looks_tabular(pt):
+    if fonts:
+        _read_dict(pt, page, textpage)
+    else:
+        _read_blocks(pt, page, textpage)
+    if looks_tabular(pt):
         started = time.perf_counter()
-        pt.tables = find_tables(page)
+        area = grid_area(page)
+        if area is not None:
+            if tables:
+                pt.tables = find_tables(page, area)
+                pt.table_calls = 1
+            else:
+                pt.tables_skipped = 1
         pt.table_seconds = time.perf_counter() - started
     return pt
 
 
+def _read_blocks(pt: PageText, page: Any, textpage: Any) -> None:
+    for x0, y0, x1, y1, text, _no, kind in page.get_text("blocks", flags=TEXT_FLAGS, textpage=textpage):
+        if kind != 0:
+            continue
+        raw = [_clean(ln) for ln in text.split("\n")]
+        raw = [ln for ln in raw if ln]
+        if not raw:
+            continue
+        step = (y1 - y0) / len(raw)
+        pt.blocks.append(
+            Block(
+                [Line(t, 0.0, False, x0, y0 + i * step, x1, y0 + (i + 1) * step) for i, t in enumerate(raw)]
+            )
+        )
+
+
+def _read_dict(pt: PageText, page: Any, textpage: Any) -> None:
+    data = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
+    for raw in data["blocks"]:
+        if raw.get("type", 0) != 0:
+            continue
+        lines: list[Line] = []
+        for rl in raw["lines"]:
+            parts: list[str] = []
+            n = 0
+            size_sum = 0.0
+            bold_chars = mono_chars = 0
+            for span in rl["spans"]:
+                text = span["text"]
+                parts.append(text)
+                k = len(text.strip())
+                if not k:
+                    continue
+                n += k
+                size_sum += span["size"] * k
+                bold, mono = _font_kind(span["font"])
+                if span["flags"] & 16 or bold:
+                    bold_chars += k
+                if span["flags"] & 8 or mono:
+                    mono_chars += k
+            if not n:
+                continue
+            x0, y0, x1, y1 = rl["bbox"]
+            lines.append(
+                Line(
+                    _clean("".join(parts)),
+                    size_sum / n,
+                    bold_chars >= 0.6 * n,
+                    x0,
+                    y0,
+                    x1,
+                    y1,
+                    mono_chars >= 0.6 * n,
+                )
+            )
+        if lines:
+            pt.blocks.append(Block(lines))
+
+
 def looks_tabular(pt: PageText) -> bool:
-    """Cheap pre-check for ``find_tables``: at least 3 text rows with 3+ separate cells side by side."""
+    """Cheap pre-check for ``find_tables``: at least 3 text rows with 2+ separate cells side by side."""
     rows: dict[int, list[Line]] = defaultdict(list)
     for block in pt.blocks:
         for ln in block.lines:
             rows[round((ln.y0 + ln.y1) / 4)].append(ln)  # 2-point bands of line centres
     multi = 0
     for lines in rows.values():
-        if len(lines) < 3:
+        if len(lines) < 2:
             continue
         lines.sort(key=lambda ln: ln.x0)
-        cells = 1 + sum(1 for a, b in zip(lines, lines[1:], strict=False) if b.x0 > a.x1 + 2)
-        if cells >= 3:
+        cells = 1 + sum(1 for a, b in itertools.pairwise(lines) if b.x0 > a.x1 + 2)
+        if cells >= 2:
             multi += 1
             if multi >= 3:
                 return True
     return False
 
 
-def find_tables(page: Any) -> list[TableItem]:
-    out: list[TableItem] = []
+def grid_area(page: Any) -> tuple[float, float, float, float] | None:
+    """The area of vector ruling that could make a table (3+ horizontal and 2+ vertical edges, from lines or
+    rectangle sides), or None. ``find_tables`` is then run on this area only, which is much cheaper."""
+    horizontal = vertical = 0
+    x0 = y0 = float("inf")
+    x1 = y1 = float("-inf")
     try:
-        found = page.find_tables()
-    except Exception:  # table detection is a bonus; never lose the page for it
+        drawings = page.get_cdrawings()
+    except Exception:  # noqa: BLE001
+        return None
+    rect = page.rect
+    top, bottom = rect.y0 + rect.height * MARGIN, rect.y1 - rect.height * MARGIN
+    curves = 0
+    for path in drawings:
+        for item in path.get("items", ()):
+            if item[0] == "c":
+                curves += 1
+                continue
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+            elif item[0] == "re":
+                ax, ay, bx, by = item[1]
+            else:
+                continue
+            if max(ay, by) < top or min(ay, by) > bottom:  # header/footer rules
+                continue
+            ax, bx = max(min(ax, bx), rect.x0), min(max(ax, bx), rect.x1)
+            ay, by = max(min(ay, by), rect.y0), min(max(ay, by), rect.y1)
+            w, h = abs(bx - ax), abs(by - ay)
+            if h < 2 and w > 5:
+                horizontal += 1
+            elif w < 2 and h > 5:
+                vertical += 1
+            elif w > 5 and h > 5 and item[0] == "re":
+                horizontal += 2
+                vertical += 2
+            else:
+                continue
+            x0, y0 = min(x0, ax, bx), min(y0, ay, by)
+            x1, y1 = max(x1, ax, bx), max(y1, ay, by)
+    if curves > 100 and curves > horizontal + vertical:  # vector artwork (maps, charts), not a ruled table
+        return None
+    if horizontal >= 3 and vertical >= 2:
+        return (x0 - 2, y0 - 2, x1 + 2, y1 + 2)
+    return None
+
+
+def find_tables(page: Any, area: tuple[float, float, float, float] | None = None) -> list[TableItem]:
+    out: list[TableItem] = []
+    clip = pymupdf.Rect(area) & page.rect if area is not None else None
+    try:
+        try:  # PyMuPDF 2's layout model costs seconds per page: not here
+            found = page.find_tables(clip=clip, use_layout=False)
+        except TypeError:  # PyMuPDF < 2 has no layout model (nor the argument)
+            found = page.find_tables(clip=clip)
+    except Exception:  # noqa: BLE001 — table detection is a bonus; never lose the page for it
         return out
+    words: list[tuple[float, float, str]] | None = None
     for tab in found.tables:
         try:
-            raw = tab.extract()
-        except Exception:
+            if words is None:
+                words = [
+                    ((w[0] + w[2]) / 2, (w[1] + w[3]) / 2, w[4])
+                    for w in page.get_text("words", flags=TEXT_FLAGS)
+                ]
+            rows = _cell_texts(tab, words)
+        except Exception:  # noqa: BLE001, S112 — a table that cannot be read keeps its text as paragraphs
             continue
-        rows = [[" ".join((c or "").split()) for c in row] for row in raw]
         rows = [r for r in rows if any(r)]
         if len(rows) < 2 or max(len(r) for r in rows) < 2:
             continue
@@ -248,6 +402,22 @@ def find_tables(page: Any) -> list[TableItem]:
         x0, y0, x1, y1 = tab.bbox
         out.append(TableItem(rows, x0, y0, x1, y1))
     return out
+
+
+def _cell_texts(tab: Any, words: list[tuple[float, float, str]]) -> list[list[str]]:
+    """Each cell's words (by their centre), in reading order. MuPDF's words keep the spaces that the table
+    finder's own character joining loses on some PDFs ("Theeffectiveuser...")."""
+    rows: list[list[str]] = []
+    for row in tab.rows:
+        cells: list[str] = []
+        for bbox in row.cells:
+            if bbox is None:  # covered by a merged cell: given once
+                cells.append("")
+                continue
+            x0, y0, x1, y1 = bbox
+            cells.append(" ".join(w for cx, cy, w in words if x0 <= cx <= x1 and y0 <= cy <= y1))
+        rows.append(cells)
+    return rows
 
 
 def running_lines(pages: list[PageText]) -> set[str]:
@@ -262,64 +432,76 @@ def running_lines(pages: list[PageText]) -> set[str]:
     return {key for key, n in counts.items() if n >= need}
 
 
-def detect_headings(pages: list[PageText], drop: set[str]) -> tuple[dict[float, int], str]:
-    """Heading levels by font size, from the body's dominant size. Returns (levels, cover title).
+def _size_chars(pt: PageText, drop: set[str] | None = None) -> Counter[float]:
+    sizes: Counter[float] = Counter()
+    blocks = pt.blocks if drop is None else [b for b in pt.items(drop) if isinstance(b, Block)]
+    for b in blocks:
+        for ln in b.lines:
+            sizes[ln.style] += len(ln.text)
+    return sizes
 
-    ``levels`` maps a size (half points) to a level: 1.. for sizes clearly above the body size (larger first),
-    -1 for a size used only on the first page above every heading size (the cover title), and
-    :data:`BOLD_LEVEL_MARK` for the body size, whose *bold* stand-alone short lines are the lowest level
-    (``levels[BOLD_KEY]``).
-    """
+
+def title_on(pt: PageText, body: float | None = None) -> str:
+    """The largest text of several words on a page when it stands out (>= 1.3x the body size), else ""."""
+    sizes = _size_chars(pt)
+    if not sizes:
+        return ""
+    body = body or sizes.most_common(1)[0][0]
+    for size in sorted(sizes, reverse=True):
+        if size < 1.3 * body:
+            break
+        text = " ".join(" ".join(ln.text for b in pt.blocks for ln in b.lines if ln.style == size).split())
+        if len(text.split()) >= 2 and sum(ch.isalpha() for ch in text) >= 5:
+            return text[:200]
+    return ""
+
+
+def detect_headings(pages: list[PageText], drop: set[str]) -> HeadingStyles:
+    """Heading styles from the body's dominant font size (see :class:`HeadingStyles`)."""
     chars: Counter[float] = Counter()
-    runs: dict[float, list[tuple[int, int]]] = defaultdict(list)  # size -> (page, run length in chars)
+    runs: dict[float, list[int]] = defaultdict(list)  # size -> run lengths in chars
     bold_runs = 0
-    for pt in pages:
+    per_page = [_size_chars(pt, drop) for pt in pages]
+    for counts in per_page:
+        chars.update(counts)
+    if not chars:
+        return HeadingStyles()
+    body = chars.most_common(1)[0][0]
+    styles = HeadingStyles(body=body)
+    first = per_page[0]
+    if len(pages) >= 3 and first and first[body] < 0.4 * sum(first.values()):
+        styles.cover_page = True
+    styles.cover_title = title_on(pages[0], body)
+    for pt in pages[1:] if styles.cover_page else pages:
         for block in pt.items(drop):
             if not isinstance(block, Block):
                 continue
             prev: float | None = None
             for ln in block.lines:
-                n = len(ln.text)
-                chars[ln.style] += n
+                if ln.mono:
+                    prev = None
+                    continue
                 if ln.style == prev:
-                    page, length = runs[ln.style][-1]
-                    runs[ln.style][-1] = (page, length + n)
+                    runs[ln.style][-1] += len(ln.text)
                 else:
-                    runs[ln.style].append((pt.number, n))
+                    runs[ln.style].append(len(ln.text))
                 prev = ln.style
-            if len(block.lines) <= 2 and all(ln.bold for ln in block.lines):
+            if len(block.lines) <= 2 and all(ln.bold and not ln.mono for ln in block.lines):
                 bold_runs += 1
-    if not chars:
-        return {}, ""
     total = sum(chars.values())
-    body = chars.most_common(1)[0][0]
-    heading_sizes = []
-    for size, n in chars.items():
-        if size < body * 1.12 or size < body + 0.9:
-            continue
-        sizes_runs = runs[size]
-        avg = sum(length for _p, length in sizes_runs) / len(sizes_runs)
-        if avg <= MAX_HEADING_CHARS and n <= 0.2 * total:
-            heading_sizes.append(size)
-    heading_sizes.sort(reverse=True)
-    levels: dict[float, int] = {}
-    cover = ""
-    if len(heading_sizes) >= 2 and all(p <= 1 for p, _n in runs[heading_sizes[0]]):
-        levels[heading_sizes.pop(0)] = -1
-        cover = _cover_text(pages, [k for k, v in levels.items() if v == -1][0])
-    level = 0
-    prev_size = None
-    for size in heading_sizes:
-        if prev_size is None or prev_size - size > 0.6:
-            level += 1
-        levels[size] = min(level, 6)
-        prev_size = size
+    sizes = [
+        size
+        for size, lengths in runs.items()
+        if size >= body * 1.12
+        and size >= body + 0.9
+        and sum(lengths) / len(lengths) <= MAX_HEADING_CHARS
+        and chars[size] <= 0.2 * total
+    ]
+    level, top = 0, 0.0
+    for size in sorted(sizes, reverse=True):  # sizes within 10% of a level's largest share the level
+        if level == 0 or size * 1.1 < top:
+            level, top = min(level + 1, 5), size
+        styles.levels[size] = level
     if bold_runs:
-        levels[body] = BOLD_LEVEL_MARK
-        levels[BOLD_KEY] = min(level + 1, 7)
-    return levels, cover
-
-
-def _cover_text(pages: list[PageText], size: float) -> str:
-    parts = [ln.text for b in pages[0].blocks for ln in b.lines if ln.style == size]
-    return " ".join(" ".join(parts).split())[:200]
+        styles.bold_level = level + 1
+    return styles

@@ -2,7 +2,8 @@
 
 A slide's title is its title placeholder's text; without one, the top-most short text box; else ``Slide N``.
 Body shapes are read sorted by (top, left), group shapes recursively; tables become Markdown (a merged cell
-appears once); speaker notes become their own passage prefixed ``Notes: ``. Every node has ``Location(slide=n)``.
+appears once); speaker notes become their own passage prefixed ``Notes: ``. Every node has
+``Location(slide=n)``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from shelfwise.ingest.model import Limits, Location, ParsedDocument
+from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.passages import split_passages
 from shelfwise.ingest.sniff import check_office
 
 MAX_TITLE_CHARS = 150
+_FURNITURE = (13, 15, 16)  # PP_PLACEHOLDER.SLIDE_NUMBER, FOOTER, DATE
 
 
 def _clean_title(text: str) -> str:
@@ -42,22 +44,28 @@ def _pos(shape: Any) -> tuple[int, int]:
 
 
 def _flatten(shapes: Any) -> Iterator[Any]:
-    """Shapes in reading order (top, then left); a group's members in their own order, in the group's place."""
+    """Shapes in reading order (top, then left); a group's members in their own order, in the group's place.
+    Slide-number, date and footer placeholders are left out."""
+    from pptx.shapes.group import GroupShape
+
     for shape in sorted(shapes, key=_pos):
-        if getattr(shape, "shape_type", None) is not None and shape.shape_type == 6:  # MSO_SHAPE_TYPE.GROUP
+        if isinstance(shape, GroupShape):
             yield from _flatten(shape.shapes)
-        else:
+        elif _placeholder_type(shape) not in _FURNITURE:
             yield shape
 
 
-def _is_title_placeholder(shape: Any) -> bool:
+def _placeholder_type(shape: Any) -> int:
     if not getattr(shape, "is_placeholder", False):
-        return False
+        return 0
     try:
-        ph_type = int(shape.placeholder_format.type)
-    except (ValueError, AttributeError, KeyError):
-        return False
-    return ph_type in (1, 3, 4)  # PP_PLACEHOLDER.TITLE, CENTER_TITLE, VERTICAL_TITLE
+        return int(shape.placeholder_format.type)
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return 0
+
+
+def _is_title_placeholder(shape: Any) -> bool:
+    return _placeholder_type(shape) in (1, 3, 5)  # PP_PLACEHOLDER.TITLE, CENTER_TITLE, VERTICAL_TITLE
 
 
 def _table_rows(shape: Any) -> list[list[str]]:
@@ -83,10 +91,10 @@ def _slide_title(shapes: list[Any]) -> tuple[str, Any | None]:
             continue
         text = _clean_title(shape.text_frame.text)
         lines = [ln for ln in shape.text_frame.text.replace("\x0b", "\n").split("\n") if ln.strip()]
-        if text and len(text) <= 100 and len(lines) <= 2:
+        if sum(ch.isalpha() for ch in text) >= 2 and len(text) <= 100 and len(lines) <= 2:
             candidates.append((_pos(shape), text, shape))
     if candidates:
-        _pos_, text, shape = min(candidates, key=lambda c: c[0])
+        _at, text, shape = min(candidates, key=lambda c: c[0])
         return text, shape
     return "", None
 
@@ -98,7 +106,7 @@ def _notes(slide: Any) -> str:
     return frame.text.replace("\x0b", "\n").strip() if frame is not None else ""
 
 
-def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
+def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     check_office(path, "pptx", limits)
     import pptx  # python-pptx
 
@@ -133,12 +141,12 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
                 builder.passage_break()
                 for piece in split_passages(notes, max(16, limits.passage_tokens - 4)):
                     builder.block(f"Notes: {piece}", loc, alone=True)
-        except Exception as exc:  # one broken slide must not lose the deck
+        except Exception as exc:  # noqa: BLE001 — one broken slide must not lose the deck
             warnings.append(f"slide {n} could not be read: {exc.__class__.__name__}: {exc}")
     children = builder.finish()
     try:
         core_title = prs.core_properties.title
-    except Exception:
+    except Exception:  # noqa: BLE001
         core_title = ""
     title = sensible_title(first_title) or sensible_title(core_title) or path.stem
     return ParsedDocument(title=title, format="pptx", children=children, pages=count, warnings=warnings)

@@ -1,7 +1,7 @@
 """Choose a parser by extension, check the file first, and turn every failure into an :class:`IngestError`.
 
-Each format module exposes ``parse(path: Path, limits: Limits) -> ParsedDocument``. They are imported lazily, so
-a folder walk that only asks :func:`is_candidate` loads none of the heavy libraries.
+Each format module exposes ``parse(path: Path, limits: Limits) -> ParsedDocument``. They are imported lazily,
+so a folder walk that only asks :func:`is_candidate` loads none of the heavy libraries.
 
     >>> from shelfwise.ingest.registry import parse
     >>> doc = parse(Path("handbook.docx"))            # doctest: +SKIP
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from shelfwise.ingest.model import (
+    DEFAULT_LIMITS,
     CorruptFile,
     EmptyDocument,
     IngestError,
@@ -45,7 +46,8 @@ _LEGACY_NAMES = {".doc": "Word 97-2003", ".ppt": "PowerPoint 97-2003", ".xls": "
 
 
 def is_candidate(path: Path) -> bool:
-    """Should a folder walk consider this file? Supported or legacy extension; no hidden or Office lock files."""
+    """Should a folder walk consider this file? Supported or legacy extension; no hidden or Office lock
+    files."""
     name = path.name
     if name.startswith((".", "~$")):
         return False
@@ -93,8 +95,9 @@ def _check_content(path: Path, ext: str) -> None:
         raise UnsupportedFormat(f"file named {ext} contains binary data, not text")
 
 
-def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
-    """Parse one file into a :class:`ParsedDocument`, or raise an :class:`IngestError` with a human message."""
+def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
+    """Parse one file into a :class:`ParsedDocument`, or raise an :class:`IngestError` with a human
+    message."""
     path = Path(path)
     ext = path.suffix.lower()
     if ext in LEGACY_EXTENSIONS:
@@ -113,7 +116,7 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
         raise TooLarge("not enough memory to parse this file") from exc
     except RecursionError as exc:
         raise CorruptFile("corrupt file: structure nested too deeply") from exc
-    except Exception as exc:  # a library's own exception: never crash the batch
+    except Exception as exc:
         log.debug("parser failed on %s", path, exc_info=True)
         raise CorruptFile(f"corrupt or unreadable file: {exc.__class__.__name__}: {_short(exc)}") from exc
     if not any(n.kind == "passage" and n.text.strip() for n in doc.nodes()):

@@ -47,7 +47,8 @@ def head_bytes(path: Path, n: int = 8192) -> bytes:
 
 
 def ole2_kind(path: Path) -> str:
-    """``encrypted``, ``doc``, ``ppt``, ``xls`` or ``ole2`` for an OLE2 compound file (by its stream names)."""
+    """``encrypted``, ``doc``, ``ppt``, ``xls`` or ``ole2`` for an OLE2 compound file (by its stream
+    names)."""
     with path.open("rb") as f:
         data = f.read(_SCAN_BYTES)
     for kind, name in _OLE2_STREAMS:
@@ -94,7 +95,9 @@ def describe(path: Path) -> str:
 
 def mismatch(ext: str, actual: str) -> UnsupportedFormat:
     what = KIND_NAMES.get(actual, actual)
-    hint = {"doc": "; save it as .docx", "ppt": "; save it as .pptx", "xls": "; save it as .xlsx"}.get(actual, "")
+    hint = {"doc": "; save it as .docx", "ppt": "; save it as .pptx", "xls": "; save it as .xlsx"}.get(
+        actual, ""
+    )
     if actual in ("pdf", "docx", "pptx", "xlsx") and not hint:
         hint = f"; rename it to .{actual}"
     return UnsupportedFormat(f"content does not match extension: file named {ext} is {what}{hint}")
@@ -104,8 +107,7 @@ def check_office(path: Path, expected: str, limits: Limits) -> None:
     """Checks an OOXML file (``expected`` is ``docx``/``pptx``/``xlsx``) before a library opens it.
 
     Raises PasswordProtected for an encrypted package, UnsupportedFormat for a legacy or mislabelled file,
-    CorruptFile for a broken zip, TooLarge for a zip bomb.
-    """
+    CorruptFile for a broken zip, TooLarge for a zip bomb."""
     ext = path.suffix.lower()
     kind = sniff(path)
     if kind == "ole2":
@@ -129,7 +131,9 @@ def check_office(path: Path, expected: str, limits: Limits) -> None:
     actual = ooxml_kind(names)
     if actual != expected:
         if "[Content_Types].xml" not in names:
-            raise UnsupportedFormat(f"content does not match extension: file named {ext} is {KIND_NAMES['zip']}")
+            raise UnsupportedFormat(
+                f"content does not match extension: file named {ext} is {KIND_NAMES['zip']}"
+            )
         raise mismatch(ext, actual)
 
 
@@ -141,7 +145,8 @@ def check_zip_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
             f"{limits.max_zip_uncompressed_bytes / 2**20:.0f} MB); it looks like a zip bomb"
         )
     for info in infos:
-        # Small XML parts legitimately compress very well; only judge members that expand to something sizeable.
+        # Small XML parts legitimately compress very well; only judge members that expand to something
+        # sizeable.
         if info.file_size > 2**20 and info.file_size > limits.max_zip_ratio * max(1, info.compress_size):
             raise TooLarge(
                 f"member {info.filename} expands {info.file_size / max(1, info.compress_size):.0f}x "

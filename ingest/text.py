@@ -1,9 +1,9 @@
 """Markdown and plain text.
 
-Markdown: ATX (``#``) and setext (``===``/``---``) headings nest by level; fenced code blocks are kept whole and
-never read as headings; paragraphs split on blank lines. Plain text: paragraphs split on blank lines; the title is
-the first line when it looks like one, else the file name. Every passage has ``Location(line=n)`` (1-based line of
-its first paragraph).
+Markdown: ATX (``#``) and setext (``===``/``---``) headings nest by level; fenced code blocks are kept whole
+and never read as headings; paragraphs split on blank lines. Plain text: paragraphs split on blank lines; the
+title is the first line when it looks like one, else the file name. Every passage has ``Location(line=n)``
+(1-based line of its first paragraph).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from shelfwise.ingest.model import Limits, Location, ParsedDocument
+from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -94,7 +94,12 @@ def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
         atx = _ATX.match(line)
         if atx and (atx.group(2) or "").strip():
             heading = (len(atx.group(1)), atx.group(2).strip())
-        elif _SETEXT.match(line) and buf and buf[-1].strip() and not (buf[-1].lstrip().startswith(("-", "*", "|"))):
+        elif (
+            _SETEXT.match(line)
+            and buf
+            and buf[-1].strip()
+            and not (buf[-1].lstrip().startswith(("-", "*", "|")))
+        ):
             # "Title\n=====": the previous non-blank line is the heading
             title = buf.pop()
             heading = (1 if line.strip().startswith("=") else 2, title.strip())
@@ -127,7 +132,7 @@ def parse_plain(path: Path, limits: Limits) -> ParsedDocument:
     return ParsedDocument(title=" ".join(title.split()), format="txt", children=children, warnings=warnings)
 
 
-def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
+def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     if path.suffix.lower() in (".md", ".markdown"):
         return parse_markdown(path, limits)
     return parse_plain(path, limits)

@@ -1,22 +1,23 @@
-"""Excel (.xlsx/.xlsm) with openpyxl (read-only, cached values): one section per sheet, table regions as passages.
+"""Excel (.xlsx/.xlsm) with openpyxl (read-only, cached values): one section per sheet, table regions as
+passages.
 
-A sheet is read row by row (bounded memory). Non-empty rows separated by blank rows form a *region*. Leading rows
-of a region that hold a single cell while the region is wider are its caption (a sheet title such as "Stanley Cups"
-above the header); the next row is the header. Regions become row blocks (~20 rows, within the passage bound),
-each repeating the header, as Markdown with ``Location(sheet=, cells="A1:F20")``. A one-column region is read as
-text lines. Sheets over ``limits.max_sheet_cells`` cells are truncated with a warning.
+A sheet is read row by row (bounded memory). Non-empty rows separated by blank rows form a *region*. Leading
+rows of a region that hold a single cell while the region is wider are its caption (a sheet title such as
+"Stanley Cups" above the header); the next row is the header. Regions become row blocks (~20 rows, within the
+passage bound), each repeating the header, as Markdown with ``Location(sheet=, cells="A1:F20")``. A one-column
+region is read as text lines. Sheets over ``limits.max_sheet_cells`` cells are truncated with a warning.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openpyxl.utils import get_column_letter
-
-from shelfwise.ingest.model import Limits, Location, ParsedDocument
+from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.passages import estimate_tokens, table_chunks
 
@@ -53,17 +54,42 @@ def format_value(value: Any, number_format: str = "General") -> str:
     return " ".join(text.split())
 
 
+_NUMBER = re.compile(r"^[-+(]?[\d.,' ]*\d[\d.,' ]*\)?%?$|^\d{4}-\d\d-\d\d(?: [\d:]+)?$")
+
+
+def _data_like(cells: list[str]) -> bool:
+    """Mostly numbers or dates: a data row, not a header."""
+    filled = [c for c in cells if c]
+    return bool(filled) and sum(1 for c in filled if _NUMBER.match(c)) >= max(1, len(filled) / 2)
+
+
 @dataclass
 class Region:
-    """A block of consecutive non-empty rows: (sheet row number, cells) pairs."""
+    """A block of consecutive non-empty rows: (sheet row number, cells by absolute column) pairs."""
 
     rows: list[tuple[int, list[str]]] = field(default_factory=list)
 
-    def bounds(self) -> tuple[int, int]:
-        """First and last used column (0-based)."""
-        first = min(next(j for j, c in enumerate(cells) if c) for _r, cells in self.rows)
-        last = max(max(j for j, c in enumerate(cells) if c) for _r, cells in self.rows)
-        return first, last
+    def caption_split(self) -> tuple[list[tuple[int, list[str]]], list[tuple[int, list[str]]]]:
+        """Leading rows holding a single cell while the region is wider (titles above the header), and the
+        rest."""
+        wide = any(sum(1 for c in cells if c) > 1 for _r, cells in self.rows)
+        i = 0
+        while wide and i < len(self.rows) - 1 and sum(1 for c in self.rows[i][1] if c) == 1:
+            i += 1
+        return self.rows[:i], self.rows[i:]
+
+    def header_only(self) -> bool:
+        """A few text rows and no data: a (multi-row) header whose data follows after a blank row."""
+        _caption, rest = self.caption_split()
+        return 0 < len(rest) <= 3 and all(
+            sum(1 for c in cells if c) > 1 and not _data_like(cells) for _r, cells in rest
+        )
+
+
+def _bounds(rows: list[tuple[int, list[str]]]) -> tuple[int, int]:
+    first = min(next(j for j, c in enumerate(cells) if c) for _r, cells in rows)
+    last = max(max(j for j, c in enumerate(cells) if c) for _r, cells in rows)
+    return first, last
 
 
 def _cells(row: tuple[Any, ...]) -> list[str]:
@@ -83,38 +109,90 @@ def _a1(col0: int, row: int) -> str:
     return f"{get_column_letter(col0 + 1)}{row}"
 
 
-def _emit_region(builder: OutlineBuilder, sheet: str, region: Region, max_tokens: int) -> None:
-    first_col, last_col = region.bounds()
-    rows = [(r, (cells + [""] * (last_col + 1 - len(cells)))[first_col : last_col + 1]) for r, cells in region.rows]
-    width = last_col - first_col + 1
+class SheetReader:
+    """Turns one sheet's rows into passages, region by region (see the module docstring)."""
 
-    def loc(r1: int, r2: int) -> Location:
-        return Location(sheet=sheet, cells=f"{_a1(first_col, r1)}:{_a1(last_col, r2)}")
+    def __init__(self, builder: OutlineBuilder, sheet: str) -> None:
+        self.builder = builder
+        self.sheet = sheet
+        self.pending: Region | None = None  # a header-only region waiting for its data
 
-    if width == 1:
-        for r, cells in rows:
-            builder.paragraph(cells[0], Location(sheet=sheet, cells=_a1(first_col, r)))
-        return
-    caption: list[str] = []
-    while len(rows) > 1 and sum(1 for c in rows[0][1] if c) == 1:
-        caption.append(next(c for c in rows[0][1] if c))
-        rows = rows[1:]
-    if caption:
-        builder.paragraph("\n".join(caption), loc(region.rows[0][0], region.rows[len(caption) - 1][0]))
-    grid = [cells for _r, cells in rows]
-    for first, last, md in table_chunks(grid, max_tokens, ROWS_PER_PASSAGE):
-        if estimate_tokens(md) > 2 * max_tokens:  # a single huge row: read its cells as text
-            builder.paragraph("\n".join(c for c in grid[last] if c), loc(rows[last][0], rows[last][0]))
-            continue
-        builder.block(md, loc(rows[first][0], rows[last][0]))
+    def loc(self, c1: int, r1: int, c2: int, r2: int) -> Location:
+        return Location(sheet=self.sheet, cells=f"{_a1(c1, r1)}:{_a1(c2, r2)}")
+
+    def region(self, region: Region) -> None:
+        caption, rest = region.caption_split()
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            if not caption and _data_like(rest[0][1]):
+                self._emit(pending.rows + region.rows, adopted=len(pending.rows))
+                return
+            self._emit(pending.rows)
+        if region.header_only():
+            self.pending = region
+            return
+        self._emit(region.rows)
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self._emit(self.pending.rows)
+            self.pending = None
+
+    def _emit(self, rows: list[tuple[int, list[str]]], adopted: int = 0) -> None:
+        first_col, last_col = _bounds(rows)
+        if first_col == last_col:
+            for r, cells in rows:
+                self.builder.paragraph(cells[first_col], Location(sheet=self.sheet, cells=_a1(first_col, r)))
+            return
+        grid = [
+            (r, (cells + [""] * (last_col + 1 - len(cells)))[first_col : last_col + 1]) for r, cells in rows
+        ]
+        head = Region(grid[: adopted or len(grid)])
+        caption, header_rows = head.caption_split()
+        prefix = "\n".join(next(c for c in cells if c) for _r, cells in caption)  # goes with the first chunk
+        if estimate_tokens(prefix) > self.builder.max_tokens // 4:  # unless it is long: then text of its own
+            self.builder.paragraph(prefix, self.loc(first_col, caption[0][0], last_col, caption[-1][0]))
+            prefix = ""
+        if adopted:  # a multi-row header: join each column's parts
+            header = [
+                " ".join(part for part in col if part)
+                for col in zip(*(c for _r, c in header_rows), strict=True)
+            ]
+            data = grid[adopted:]
+        elif _data_like(header_rows[0][1]):  # no header row: name the columns by their letters
+            header = [get_column_letter(first_col + 1 + j) for j in range(last_col - first_col + 1)]
+            data = header_rows
+        else:
+            header, data = header_rows[0][1], header_rows[1:]
+        start_row = header_rows[0][0]
+        table = [header] + [cells for _r, cells in data]
+        for first, last, md in table_chunks(table, self.builder.max_tokens, ROWS_PER_PASSAGE):
+            r1 = start_row if first == 0 else data[first - 1][0]
+            r2 = data[last - 1][0] if last > 0 else start_row
+            if estimate_tokens(md) > 1.5 * self.builder.max_tokens and last > 0:  # one huge row: read as text
+                text = "\n".join(
+                    f"{h}: {c}" if h else c for h, c in zip(header, data[last - 1][1], strict=True) if c
+                )
+                if prefix:
+                    self.builder.paragraph(
+                        prefix, self.loc(first_col, caption[0][0], last_col, caption[-1][0])
+                    )
+                    prefix = ""
+                self.builder.paragraph(text, self.loc(first_col, r2, last_col, r2))
+                continue
+            if prefix:
+                md, r1, prefix = f"{prefix}\n{md}", caption[0][0], ""
+            self.builder.block(md, self.loc(first_col, r1, last_col, r2))
 
 
 def _read_sheet(builder: OutlineBuilder, ws: Any, limits: Limits, warnings: list[str]) -> None:
     name = ws.title
     if hasattr(ws, "reset_dimensions"):
         ws.reset_dimensions()  # the stored dimension is often wrong; read what is there
+    reader = SheetReader(builder, name)
     region = Region()
     cells_seen = 0
+    wide = False
     for row_no, row in enumerate(ws.iter_rows(), 1):
         cells_seen += max(1, len(row))
         if cells_seen > limits.max_sheet_cells:
@@ -123,16 +201,24 @@ def _read_sheet(builder: OutlineBuilder, ws: Any, limits: Limits, warnings: list
             )
             break
         values = _cells(row)
+        if (
+            len(row) > MAX_COLUMNS
+            and not wide
+            and any(getattr(c, "value", None) is not None for c in row[MAX_COLUMNS:])
+        ):
+            wide = True
+            warnings.append(f"sheet {name!r}: only the first {MAX_COLUMNS} columns were read")
         if any(values):
             region.rows.append((row_no, values))
         elif region.rows:
-            _emit_region(builder, name, region, builder.max_tokens)
+            reader.region(region)
             region = Region()
     if region.rows:
-        _emit_region(builder, name, region, builder.max_tokens)
+        reader.region(region)
+    reader.finish()
 
 
-def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
+def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     from shelfwise.ingest.sniff import check_office
 
     check_office(path, "xlsx", limits)
@@ -147,7 +233,7 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
             builder.heading(ws.title, 1, Location(sheet=ws.title))
             try:
                 _read_sheet(builder, ws, limits, warnings)
-            except Exception as exc:  # one broken sheet must not lose the workbook
+            except Exception as exc:  # noqa: BLE001 — one broken sheet must not lose the workbook
                 warnings.append(f"sheet {ws.title!r} could not be read: {exc.__class__.__name__}: {exc}")
             builder.passage_break()
         if any(str(getattr(ws, "sheet_state", "visible")) != "visible" for ws in sheets):
@@ -158,5 +244,10 @@ def parse(path: Path, limits: Limits = Limits()) -> ParsedDocument:
     finally:
         wb.close()
     children = builder.finish()
-    return ParsedDocument(title=sensible_title(core_title) or path.stem, format="xlsx", children=children,
-                          pages=count, warnings=warnings)
+    return ParsedDocument(
+        title=sensible_title(core_title) or path.stem,
+        format="xlsx",
+        children=children,
+        pages=count,
+        warnings=warnings,
+    )

@@ -1,24 +1,23 @@
 """Generate the bundled sample collection: the (fictional) Northwind Labs employee handbook.
 
-All text below is original and invented for Shelfwise; Northwind Labs, its people, products, tools, addresses and
-phone numbers are fictional (phone numbers use the reserved 555 range, mail addresses the ``.example`` domain).
+All text below is original and invented for Shelfwise. Northwind Labs, its people, products, tools, addresses
+and phone numbers are fictional (phone numbers use the 555 range, mail addresses the ``.example`` domain).
 
 Usage::
 
-    .venv/bin/python scripts/make_sample.py            # writes resources/sample/* and resources/sample_questions.jsonl
-    .venv/bin/python scripts/make_sample.py --icons    # also renders resources/icons/shelfwise.png from the SVG
+    .venv/bin/python scripts/make_sample.py          # resources/sample/* and resources/sample_questions.jsonl
+    .venv/bin/python scripts/make_sample.py --icons  # also renders resources/icons/shelfwise.png from the SVG
 
-The collection is split across formats (PDF, DOCX, PPTX, XLSX, Markdown, plain text) so every parser is exercised.
-After writing, the script extracts the text back with the same libraries and asserts that every gold question's
-evidence string really is at the stated location, that the PDF outline points at the right pages, and so on.
-Output is deterministic: fixed metadata dates, and the Office zip members are rewritten with a fixed timestamp.
+The collection is split across formats (PDF, DOCX, PPTX, XLSX, Markdown, plain text) so that every parser is
+exercised. After writing, the script reads the files back with the same libraries and asserts that every gold
+question's evidence really is at the stated location, that the PDF outline points at the right pages, etc.
+Output is deterministic: fixed metadata dates, and Office zip members are rewritten with a fixed timestamp.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import html
 import json
 import re
 import sys
@@ -36,13 +35,14 @@ FIXED_DATETIME = dt.datetime(2026, 1, 5, 9, 0, 0)
 ZIP_DATE_TIME = (2026, 1, 5, 9, 0, 0)
 COMPANY = "Northwind Labs"
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # handbook.pdf
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 HANDBOOK_TITLE = "Northwind Labs Employee Handbook"
 
-# One list per page. Blocks: ("h1", text) and ("h2", text) become outline entries; ("p", text), ("ul", [items]).
+# One list per page. Blocks: ("h1", text) and ("h2", text) become outline entries; ("p", text),
+# ("ul", [items]).
 HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
     # page 1 - cover
     [
@@ -51,9 +51,9 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("p", "Owner: People Team, Northwind Labs, Lantern Quay 14, Rotterdam."),
         (
             "p",
-            "This handbook describes how we work together at Northwind Labs: working hours, leave, remote work and "
-            "the code of conduct. Travel, IT security, pay and benefits, and our buildings are covered in separate "
-            "documents in the same collection.",
+            "This handbook describes how we work together at Northwind Labs: working hours, leave, remote "
+            "work and the code of conduct. Travel, IT security, pay and benefits, and our buildings are "
+            "covered in separate documents in the same collection.",
         ),
         ("p", "Questions about this handbook go to people@northwindlabs.example or extension 2100."),
     ],
@@ -63,40 +63,41 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "1.1 About Northwind Labs"),
         (
             "p",
-            "Northwind Labs designs weather-sensing hardware and the forecasting software that runs on it. The "
-            "company was founded in 2014 by Ilse Varga and Tomas Brandt in a converted boat shed on Lantern Quay in "
-            "Rotterdam, and today employs 214 people across two offices: the Rotterdam headquarters and the Lisbon "
-            "engineering studio. Our flagship product, the Skylark station, is installed at more than 3,000 farms, "
-            "harbours and airfields.",
+            "Northwind Labs designs weather-sensing hardware and the forecasting software that runs on it. "
+            "The company was founded in 2014 by Ilse Varga and Tomas Brandt in a converted boat shed on "
+            "Lantern Quay in Rotterdam, and today employs 214 people across two offices: the Rotterdam "
+            "headquarters and the Lisbon engineering studio. Our flagship product, the Skylark station, is "
+            "installed at more than 3,000 farms, harbours and airfields.",
         ),
         (
             "p",
-            "This handbook applies to every employee on a Northwind Labs contract. Contractors and interns follow "
-            "the sections that their agreements refer to. Where this handbook and your employment contract differ, "
-            "your contract wins.",
+            "This handbook applies to every employee on a Northwind Labs contract. Contractors and interns "
+            "follow the sections that their agreements refer to. Where this handbook and your employment "
+            "contract differ, your contract wins.",
         ),
         ("h2", "1.2 Our values"),
         (
             "p",
-            "We work by three values. Measure twice: we check our assumptions with data before we act. Share the "
-            "weather: we tell colleagues early when something goes wrong, because bad news does not improve with "
-            "age. Leave the quay cleaner: we leave code, documents and shared spaces in better shape than we found "
-            "them.",
+            "We work by three values. Measure twice: we check our assumptions with data before we act. Share "
+            "the weather: we tell colleagues early when something goes wrong, because bad news does not "
+            "improve with age. Leave the quay cleaner: we leave code, documents and shared spaces in better "
+            "shape than we found them.",
         ),
         ("h2", "1.3 Probation period"),
         (
             "p",
-            "Every new employee starts with a probation period of three months. Halfway through, at the six-week "
-            "check-in, you and your manager review the goals set in your first week. At the end of probation your "
-            "manager confirms your employment in writing or, in exceptional cases, extends the probation once by up "
-            "to one month. During probation either side may end the employment with one week of notice.",
+            "Every new employee starts with a probation period of three months. Halfway through, at the "
+            "six-week check-in, you and your manager review the goals set in your first week. At the end of "
+            "probation your manager confirms your employment in writing or, in exceptional cases, extends "
+            "the probation once by up to one month. During probation either side may end the employment with "
+            "one week of notice.",
         ),
         ("h2", "1.4 Keeping this handbook current"),
         (
             "p",
-            "The People Team reviews this handbook every January. Changes are announced in the #announcements "
-            "channel and take effect on the first day of the following month. The version number on the cover tells "
-            "you which edition you are reading.",
+            "The People Team reviews this handbook every January. Changes are announced in the "
+            "#announcements channel and take effect on the first day of the following month. The version "
+            "number on the cover tells you which edition you are reading.",
         ),
     ],
     # page 3
@@ -105,29 +106,32 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "2.1 Core hours"),
         (
             "p",
-            "A full-time working week at Northwind Labs is 38 hours. Core hours are 10:00 to 15:00, Monday to "
-            "Friday, and all employees are expected to be available for meetings during those hours. Outside core "
-            "hours you choose when to start and finish, within the daily working window of 07:00 to 20:00. "
-            "Part-time employees agree their own core hours with their manager and record them in the HR system.",
+            "A full-time working week at Northwind Labs is 38 hours. Core hours are 10:00 to 15:00, Monday "
+            "to Friday, and all employees are expected to be available for meetings during those hours. "
+            "Outside core hours you choose when to start and finish, within the daily working window of "
+            "07:00 to 20:00. Part-time employees agree their own core hours with their manager and record "
+            "them in the HR system.",
         ),
         (
             "p",
             "Meetings with more than three participants should not be scheduled before 10:00 or after 15:00. "
-            "Friday afternoons after 13:00 are kept free of internal meetings so that people can focus on deep work.",
+            "Friday afternoons after 13:00 are kept free of internal meetings so that people can focus on "
+            "deep work.",
         ),
         ("h2", "2.2 Flexitime"),
         (
             "p",
-            "Hours worked above or below your contracted hours build up a flexitime balance, which you record "
-            "weekly in the Timekeeper app. The balance may range from minus 10 hours to plus 20 hours. Hours above "
-            "the plus 20 hour cap at the end of a month are forfeited unless your manager has approved them as "
-            "overtime. A negative balance must be brought back to zero within two months.",
+            "Hours worked above or below your contracted hours build up a flexitime balance, which you "
+            "record weekly in the Timekeeper app. The balance may range from minus 10 hours to plus 20 "
+            "hours. Hours above the plus 20 hour cap at the end of a month are forfeited unless your manager "
+            "has approved them as overtime. A negative balance must be brought back to zero within two "
+            "months.",
         ),
         (
             "p",
-            "You may use a positive balance to take a flexi day, a full day off, up to once per calendar month. "
-            "Flexi days follow the same approval process as annual leave but may be requested with only two working "
-            "days of notice.",
+            "You may use a positive balance to take a flexi day, a full day off, up to once per calendar "
+            "month. Flexi days follow the same approval process as annual leave but may be requested with "
+            "only two working days of notice.",
         ),
     ],
     # page 4
@@ -135,35 +139,36 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "2.3 Overtime"),
         (
             "p",
-            "Overtime is work above 38 hours in a week that your manager asked for or approved in advance. Approval "
-            "is requested with the Overtime Request form OT-2 in the HR system before the extra hours are worked. "
-            "Retrospective approval is only possible for on-call incidents. No one may work more than 10 overtime "
-            "hours in a single week, or more than 48 hours in total.",
+            "Overtime is work above 38 hours in a week that your manager asked for or approved in advance. "
+            "Approval is requested with the Overtime Request form OT-2 in the HR system before the extra "
+            "hours are worked. Retrospective approval is only possible for on-call incidents. No one may "
+            "work more than 10 overtime hours in a single week, or more than 48 hours in total.",
         ),
         (
             "p",
-            "Approved overtime is compensated as time off in lieu at a rate of 1.5 hours for every hour worked. "
-            "Overtime on Sundays and public holidays is compensated at a rate of 2 hours for every hour worked. "
-            "Employees in salary band L6 and above do not receive overtime compensation, because their salary "
-            "already reflects occasional extra hours.",
+            "Approved overtime is compensated as time off in lieu at a rate of 1.5 hours for every hour "
+            "worked. Overtime on Sundays and public holidays is compensated at a rate of 2 hours for every "
+            "hour worked. Employees in salary band L6 and above do not receive overtime compensation, "
+            "because their salary already reflects occasional extra hours.",
         ),
         (
             "p",
-            "Engineers on the on-call rota receive an on-call allowance of EUR 45 for each weekday night and EUR 90 "
-            "for each weekend day they are on call, on top of any overtime for incidents they work on.",
+            "Engineers on the on-call rota receive an on-call allowance of EUR 45 for each weekday night and "
+            "EUR 90 for each weekend day they are on call, on top of any overtime for incidents they work "
+            "on.",
         ),
         ("h2", "2.4 Breaks and rest"),
         (
             "p",
-            "If you work more than six hours in a day, you must take a lunch break of at least 30 minutes, which is "
-            "unpaid. In addition, everyone is entitled to two paid breaks of 10 minutes per day. Between two working "
-            "days there must be a rest period of at least 11 hours, and each week must include one uninterrupted "
-            "rest period of at least 36 hours.",
+            "If you work more than six hours in a day, you must take a lunch break of at least 30 minutes, "
+            "which is unpaid. In addition, everyone is entitled to two paid breaks of 10 minutes per day. "
+            "Between two working days there must be a rest period of at least 11 hours, and each week must "
+            "include one uninterrupted rest period of at least 36 hours.",
         ),
         (
             "p",
-            "If an incident forces you to break these rest rules, tell your manager on the next working day so that "
-            "the rota can be adjusted.",
+            "If an incident forces you to break these rest rules, tell your manager on the next working day "
+            "so that the rota can be adjusted.",
         ),
     ],
     # page 5
@@ -173,30 +178,31 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         (
             "p",
             "Full-time employees receive 27 days of paid annual leave per calendar year. After five years of "
-            "continuous service, you receive one additional day for every further full year of service, up to a "
-            "maximum of 30 days. Part-time employees receive leave in proportion to their contracted hours. "
-            "Employees who join or leave during the year receive a pro-rata entitlement, rounded up to the nearest "
-            "half day.",
+            "continuous service, you receive one additional day for every further full year of service, up "
+            "to a maximum of 30 days. Part-time employees receive leave in proportion to their contracted "
+            "hours. Employees who join or leave during the year receive a pro-rata entitlement, rounded up "
+            "to the nearest half day.",
         ),
         (
             "p",
-            "Up to five unused days may be carried over into the next calendar year. Carried-over days must be "
-            "taken by 31 March, after which they expire. Days above the carry-over limit expire on 31 December "
-            "unless the People Team has agreed an exception in writing, for example after a long illness.",
+            "Up to five unused days may be carried over into the next calendar year. Carried-over days must "
+            "be taken by 31 March, after which they expire. Days above the carry-over limit expire on 31 "
+            "December unless the People Team has agreed an exception in writing, for example after a long "
+            "illness.",
         ),
         ("h2", "3.2 Requesting leave"),
         (
             "p",
             "All leave is requested in the LeaveDesk portal. For a leave period of three or more consecutive "
-            "working days, submit the request at least 10 working days in advance. Shorter absences need at least "
-            "two working days of notice. Your manager responds within three working days; a request that receives "
-            "no response in that time is approved automatically.",
+            "working days, submit the request at least 10 working days in advance. Shorter absences need at "
+            "least two working days of notice. Your manager responds within three working days; a request "
+            "that receives no response in that time is approved automatically.",
         ),
         (
             "p",
-            "Between 15 July and 31 August, no more than one third of a team may be on leave at the same time. "
-            "The offices close for the company shutdown from 29 to 31 December, and three days of annual leave are "
-            "reserved for the shutdown.",
+            "Between 15 July and 31 August, no more than one third of a team may be on leave at the same "
+            "time. The offices close for the company shutdown from 29 to 31 December, and three days of "
+            "annual leave are reserved for the shutdown.",
         ),
     ],
     # page 6
@@ -204,29 +210,29 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "3.3 Sick leave"),
         (
             "p",
-            "If you are ill and cannot work, notify your manager by phone or chat before 09:30 on your first day of "
-            "absence, and register the absence in LeaveDesk the same day. Email alone is not enough. Tell us how "
-            "long you expect to be away, but do not share medical details unless you want to.",
+            "If you are ill and cannot work, notify your manager by phone or chat before 09:30 on your first "
+            "day of absence, and register the absence in LeaveDesk the same day. Email alone is not enough. "
+            "Tell us how long you expect to be away, but do not share medical details unless you want to.",
         ),
         (
             "p",
-            "A medical certificate is required from the fourth consecutive calendar day of absence. For absences "
-            "longer than two weeks, our occupational health service, Harbour Health, will contact you to agree a "
-            "return-to-work plan. During illness you receive 100 percent of your salary for the first 26 weeks and "
-            "70 percent for the following 78 weeks.",
+            "A medical certificate is required from the fourth consecutive calendar day of absence. For "
+            "absences longer than two weeks, our occupational health service, Harbour Health, will contact "
+            "you to agree a return-to-work plan. During illness you receive 100 percent of your salary for "
+            "the first 26 weeks and 70 percent for the following 78 weeks.",
         ),
         (
             "p",
-            "When you recover, report back to your manager and close the absence in LeaveDesk on your first working "
-            "day. If you fall ill during annual leave, contact your manager on the first day of illness; the days "
-            "for which you are certified as ill are returned to your leave balance.",
+            "When you recover, report back to your manager and close the absence in LeaveDesk on your first "
+            "working day. If you fall ill during annual leave, contact your manager on the first day of "
+            "illness; the days for which you are certified as ill are returned to your leave balance.",
         ),
         ("h2", "3.4 Care leave"),
         (
             "p",
-            "You may take up to 10 days of short-term care leave per calendar year to look after a sick partner, "
-            "child or parent, paid at 100 percent of your salary. Long-term care leave of up to six weeks per year "
-            "is unpaid, but the company keeps paying its pension contributions during it.",
+            "You may take up to 10 days of short-term care leave per calendar year to look after a sick "
+            "partner, child or parent, paid at 100 percent of your salary. Long-term care leave of up to six "
+            "weeks per year is unpaid, but the company keeps paying its pension contributions during it.",
         ),
     ],
     # page 7
@@ -234,31 +240,36 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "3.5 Parental leave"),
         (
             "p",
-            "The birth parent receives 20 weeks of fully paid parental leave. The non-birth parent, including an "
-            "adoptive or foster parent, receives 8 weeks of fully paid parental leave, which must be taken within "
-            "12 months of the birth or adoption. Both may be taken in one block or in up to three separate blocks.",
+            "The birth parent receives 20 weeks of fully paid parental leave. The non-birth parent, "
+            "including an adoptive or foster parent, receives 8 weeks of fully paid parental leave, which "
+            "must be taken within 12 months of the birth or adoption. Both may be taken in one block or in "
+            "up to three separate blocks.",
         ),
         (
             "p",
-            "Tell the People Team at least 15 weeks before the expected date of birth or placement, so that we can "
-            "plan cover. During parental leave you may work up to 10 Keeping-in-Touch days, paid at your normal "
-            "rate, without ending your leave. After returning, you may work reduced hours for up to six months in "
-            "the same role and salary band.",
+            "Tell the People Team at least 15 weeks before the expected date of birth or placement, so that "
+            "we can plan cover. During parental leave you may work up to 10 Keeping-in-Touch days, paid at "
+            "your normal rate, without ending your leave. After returning, you may work reduced hours for up "
+            "to six months in the same role and salary band.",
         ),
         ("h2", "3.6 Other paid leave"),
         ("p", "Paid leave is also available in the following situations:"),
         (
             "ul",
             [
-                "Bereavement: 5 days for the death of a partner, child, parent or sibling, and 2 days for other "
-                "relatives.",
+                "Bereavement: 5 days for the death of a partner, child, parent or sibling, and 2 days for "
+                "other relatives.",
                 "Moving house: 1 day per calendar year.",
                 "Your own wedding or registered partnership: 2 days.",
                 "Jury service or a court summons as a witness: the full time needed, at full pay.",
                 "Community Days: 2 days per calendar year for volunteering with a registered charity.",
             ],
         ),
-        ("p", "Request these types of leave in LeaveDesk under Special leave, with the reason in the comment field."),
+        (
+            "p",
+            "Request these types of leave in LeaveDesk under Special leave, with the reason in the comment "
+            "field.",
+        ),
     ],
     # page 8
     [
@@ -266,30 +277,32 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "4.1 Eligibility"),
         (
             "p",
-            "Employees may work remotely once they have completed their three-month probation period. Roles that "
-            "require hands-on work in the hardware lab, such as assembly technicians and test engineers, are "
-            "eligible for one remote day per week only. A manager may pause remote work for a team member whose "
-            "performance plan requires closer support, after discussing it with the People Team.",
+            "Employees may work remotely once they have completed their three-month probation period. Roles "
+            "that require hands-on work in the hardware lab, such as assembly technicians and test "
+            "engineers, are eligible for one remote day per week only. A manager may pause remote work for a "
+            "team member whose performance plan requires closer support, after discussing it with the People "
+            "Team.",
         ),
         ("h2", "4.2 Hybrid schedule"),
         (
             "p",
-            "The standard arrangement is hybrid: you work from the office at least two days per week. Tuesday and "
-            "Thursday are anchor days, on which every team in Rotterdam and Lisbon meets in person. On other days "
-            "you choose where to work. Register the days you plan to be in the office in the Deskbook app by Friday "
-            "of the previous week, so that desks and lunch can be planned.",
+            "The standard arrangement is hybrid: you work from the office at least two days per week. "
+            "Tuesday and Thursday are anchor days, on which every team in Rotterdam and Lisbon meets in "
+            "person. On other days you choose where to work. Register the days you plan to be in the office "
+            "in the Deskbook app by Friday of the previous week, so that desks and lunch can be planned.",
         ),
         ("h2", "4.3 Home office allowance"),
         (
             "p",
-            "When you start working remotely, you receive a one-time home office allowance of EUR 600 for a desk, "
-            "chair, screen or other equipment. In addition, the company pays a monthly internet and utilities "
-            "stipend of EUR 25 with your salary. The one-time allowance becomes available again after four years.",
+            "When you start working remotely, you receive a one-time home office allowance of EUR 600 for a "
+            "desk, chair, screen or other equipment. In addition, the company pays a monthly internet and "
+            "utilities stipend of EUR 25 with your salary. The one-time allowance becomes available again "
+            "after four years.",
         ),
         (
             "p",
-            "Equipment bought with the allowance belongs to you, but laptops, docking stations and headsets issued "
-            "by IT remain company property and must be returned when you leave.",
+            "Equipment bought with the allowance belongs to you, but laptops, docking stations and headsets "
+            "issued by IT remain company property and must be returned when you leave.",
         ),
     ],
     # page 9
@@ -297,26 +310,26 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "4.4 Working from abroad"),
         (
             "p",
-            "You may work from another country for up to 20 working days per calendar year. Submit the Work From "
-            "Abroad form WFA-1 in the HR system at least four weeks before you travel, so that the legal and tax "
-            "team can check the destination. Working from abroad is not permitted from countries on the company "
-            "restricted list, and it cannot be combined with on-call duty.",
+            "You may work from another country for up to 20 working days per calendar year. Submit the Work "
+            "From Abroad form WFA-1 in the HR system at least four weeks before you travel, so that the "
+            "legal and tax team can check the destination. Working from abroad is not permitted from "
+            "countries on the company restricted list, and it cannot be combined with on-call duty.",
         ),
         ("h2", "4.5 Security at home"),
         (
             "p",
-            "The IT security rules apply in full when you work from home. Lock your screen whenever you step away, "
-            "keep work documents off shared family computers, and never print confidential documents at home. Hold "
-            "video calls about confidential matters with headphones and away from shared spaces. The IT Security "
-            "Onboarding slides give the full rules on VPN use and laptop encryption.",
+            "The IT security rules apply in full when you work from home. Lock your screen whenever you step "
+            "away, keep work documents off shared family computers, and never print confidential documents "
+            "at home. Hold video calls about confidential matters with headphones and away from shared "
+            "spaces. The IT Security Onboarding slides give the full rules on VPN use and laptop encryption.",
         ),
         ("h2", "4.6 Fully remote contracts"),
         (
             "p",
-            "Fully remote contracts are an exception and must be approved by a director. Either side can end a "
-            "fully remote arrangement with two months of notice, after which the standard hybrid schedule applies. "
-            "Fully remote employees are expected in the office for the company summit, which takes place every "
-            "September in Rotterdam; the company pays the travel.",
+            "Fully remote contracts are an exception and must be approved by a director. Either side can end "
+            "a fully remote arrangement with two months of notice, after which the standard hybrid schedule "
+            "applies. Fully remote employees are expected in the office for the company summit, which takes "
+            "place every September in Rotterdam; the company pays the travel.",
         ),
     ],
     # page 10
@@ -325,31 +338,32 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "5.1 Respect at work"),
         (
             "p",
-            "Northwind Labs does not tolerate harassment, discrimination or bullying, whether in the office, at "
-            "company events, in chat channels or on customer sites. Treat colleagues, customers and suppliers with "
-            "courtesy, even when you disagree with them. Jokes or comments about a person's gender, ethnicity, "
-            "religion, age, disability or sexual orientation are never acceptable.",
+            "Northwind Labs does not tolerate harassment, discrimination or bullying, whether in the office, "
+            "at company events, in chat channels or on customer sites. Treat colleagues, customers and "
+            "suppliers with courtesy, even when you disagree with them. Jokes or comments about a person's "
+            "gender, ethnicity, religion, age, disability or sexual orientation are never acceptable.",
         ),
         ("h2", "5.2 Conflicts of interest"),
         (
             "p",
-            "A conflict of interest exists when a personal interest could influence, or appear to influence, a "
-            "decision you make for the company. Examples are a financial stake in a supplier, a close relative "
-            "applying for a job in your team, or a second job with a competitor. Declare any conflict of interest "
-            "to your manager as soon as it arises. The annual declaration of interests is due by 31 January.",
+            "A conflict of interest exists when a personal interest could influence, or appear to influence, "
+            "a decision you make for the company. Examples are a financial stake in a supplier, a close "
+            "relative applying for a job in your team, or a second job with a competitor. Declare any "
+            "conflict of interest to your manager as soon as it arises. The annual declaration of interests "
+            "is due by 31 January.",
         ),
         (
             "p",
-            "Side jobs are allowed if they do not compete with Northwind Labs and take no more than 8 hours per "
-            "week. Tell your manager before you start one.",
+            "Side jobs are allowed if they do not compete with Northwind Labs and take no more than 8 hours "
+            "per week. Tell your manager before you start one.",
         ),
         ("h2", "5.3 Gifts and hospitality"),
         (
             "p",
-            "You may accept gifts or hospitality with a value of up to EUR 50 per occasion. Gifts above this value "
-            "must be declared in the Gifts Register within five working days, and your manager decides whether you "
-            "may keep them. Cash, vouchers and gifts offered during a tender are never accepted, whatever their "
-            "value.",
+            "You may accept gifts or hospitality with a value of up to EUR 50 per occasion. Gifts above this "
+            "value must be declared in the Gifts Register within five working days, and your manager decides "
+            "whether you may keep them. Cash, vouchers and gifts offered during a tender are never accepted, "
+            "whatever their value.",
         ),
     ],
     # page 11
@@ -357,19 +371,24 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
         ("h2", "5.4 Speaking up"),
         (
             "p",
-            "If you see behaviour that breaks this code, raise it with your manager, the People Team or the Ethics "
-            "Officer, Marta Ilves. You can also report concerns anonymously through the Speak-Up Line, which is run "
-            "by an independent provider and is available 24 hours a day at +31 10 555 0142. Reports are "
-            "acknowledged within 7 days, and the person reporting receives feedback on the outcome within 3 months.",
+            "If you see behaviour that breaks this code, raise it with your manager, the People Team or the "
+            "Ethics Officer, Marta Ilves. You can also report concerns anonymously through the Speak-Up "
+            "Line, which is run by an independent provider and is available 24 hours a day at +31 10 555 "
+            "0142. Reports are acknowledged within 7 days, and the person reporting receives feedback on the "
+            "outcome within 3 months.",
         ),
-        ("p", "Northwind Labs will not tolerate retaliation against anyone who raises a concern in good faith."),
+        (
+            "p",
+            "Northwind Labs will not tolerate retaliation against anyone who raises a concern in good faith.",
+        ),
         ("h2", "5.5 Disciplinary procedure"),
         (
             "p",
-            "Breaches of this handbook are handled in three steps: an informal conversation, a written warning and "
-            "a final written warning. Each written warning stays on file for 12 months. Serious misconduct, such as "
-            "theft, violence or a deliberate data leak, may lead to dismissal without prior warnings. You may bring "
-            "a colleague or a works council member to any disciplinary meeting.",
+            "Breaches of this handbook are handled in three steps: an informal conversation, a written "
+            "warning and a final written warning. Each written warning stays on file for 12 months. Serious "
+            "misconduct, such as theft, violence or a deliberate data leak, may lead to dismissal without "
+            "prior warnings. You may bring a colleague or a works council member to any disciplinary "
+            "meeting.",
         ),
         ("h2", "5.6 Contacts"),
         (
@@ -384,33 +403,48 @@ HANDBOOK_PAGES: list[list[tuple[str, Any]]] = [
     ],
 ]
 
-PDF_CSS = """
-* { font-family: sans-serif; }
-body { font-size: 11pt; line-height: 1.4; color: #222222; }
-h1 { font-size: 20pt; font-weight: bold; color: #1F4E5F; margin-top: 0pt; margin-bottom: 8pt; }
-h2 { font-size: 14pt; font-weight: bold; color: #1F4E5F; margin-top: 12pt; margin-bottom: 4pt; }
-p { margin-top: 0pt; margin-bottom: 7pt; text-align: left; }
-ul { margin-top: 0pt; margin-bottom: 7pt; }
-li { margin-bottom: 3pt; }
-.cover { font-size: 30pt; font-weight: bold; color: #1F4E5F; margin-top: 150pt; margin-bottom: 24pt; }
-"""
+# Layout of the handbook. Text is set with the base-14 Helvetica fonts via ``insert_textbox`` rather than
+# ``insert_htmlbox``: MuPDF's HTML engine shapes text with ligatures ("fi", "ffi"), which would put U+FB01
+# etc. into the extracted text of our own sample.
+PAGE_W, PAGE_H = 595, 842  # A4 in points
+MARGIN_X, TOP, BOTTOM = 64, 64, 842 - 72
+TEAL = (0.12, 0.31, 0.37)
+GREY = (0.45, 0.45, 0.45)
+BODY = (0.13, 0.13, 0.13)
+# kind -> (font, size, space before, space after, colour)
+PDF_STYLES: dict[str, tuple[str, float, float, float, tuple[float, float, float]]] = {
+    "cover": ("hebo", 30, 150, 24, TEAL),
+    "h1": ("hebo", 20, 0, 10, TEAL),
+    "h2": ("hebo", 14, 10, 5, TEAL),
+    "p": ("helv", 11, 0, 8, BODY),
+    "li": ("helv", 11, 0, 4, BODY),
+}
+LINE_HEIGHT = 1.35
 
 
-def _page_html(blocks: list[tuple[str, Any]]) -> str:
-    parts: list[str] = []
-    for kind, value in blocks:
-        if kind == "cover":
-            parts.append(f'<div class="cover">{html.escape(value)}</div>')
-        elif kind in ("h1", "h2"):
-            parts.append(f"<{kind}>{html.escape(value)}</{kind}>")
-        elif kind == "p":
-            parts.append(f"<p>{html.escape(value)}</p>")
-        elif kind == "ul":
-            items = "".join(f"<li>{html.escape(item)}</li>" for item in value)
-            parts.append(f"<ul>{items}</ul>")
-        else:  # pragma: no cover - programming error
-            raise ValueError(kind)
-    return "\n".join(parts)
+def _layout_page(page: Any, blocks: list[tuple[str, Any]], pno: int) -> None:
+    import pymupdf
+
+    y = TOP
+    for index, (kind, value) in enumerate(blocks):
+        items = value if kind == "ul" else [value]
+        for item in items:
+            style = "li" if kind == "ul" else kind
+            font, size, before, after, color = PDF_STYLES[style]
+            if index > 0 or style == "cover":
+                y += before
+            indent = 16 if style == "li" else 0
+            rect = pymupdf.Rect(MARGIN_X + indent, y, PAGE_W - MARGIN_X, BOTTOM)
+            spare = page.insert_textbox(
+                rect, item, fontsize=size, fontname=font, color=color, lineheight=LINE_HEIGHT
+            )
+            if spare < 0:
+                raise RuntimeError(f"handbook page {pno} overflows; move a block to the next page")
+            if style == "li":  # a drawn bullet, so the extracted text stays clean
+                page.draw_circle((MARGIN_X + 5, y + size * 0.62), 1.8, color=BODY, fill=BODY)
+            y += rect.height - spare + after
+        if kind == "ul":
+            y += 4
 
 
 def handbook_toc() -> list[list[Any]]:
@@ -430,17 +464,16 @@ def build_pdf(path: Path) -> None:
     doc = pymupdf.open()
     total = len(HANDBOOK_PAGES)
     for pno, blocks in enumerate(HANDBOOK_PAGES, start=1):
-        page = doc.new_page(width=595, height=842)  # A4 in points
-        rect = pymupdf.Rect(64, 60, 595 - 64, 842 - 70)
-        spare, scale = page.insert_htmlbox(rect, _page_html(blocks), css=PDF_CSS, scale_low=1)
-        if spare < 0 or scale != 1:
-            raise RuntimeError(f"handbook page {pno} overflows its text box; move a block to the next page")
+        page = doc.new_page(width=PAGE_W, height=PAGE_H)
+        _layout_page(page, blocks, pno)
         if pno > 1:  # running footer, small and grey, as real handbooks have
             footer = f"{HANDBOOK_TITLE} - Edition 2026"
-            page.insert_text((64, 812), footer, fontsize=8, fontname="helv", color=(0.45, 0.45, 0.45))
+            page.insert_text((MARGIN_X, PAGE_H - 34), footer, fontsize=8, fontname="helv", color=GREY)
             label = f"Page {pno} of {total}"
             width = pymupdf.get_text_length(label, fontname="helv", fontsize=8)
-            page.insert_text((595 - 64 - width, 812), label, fontsize=8, fontname="helv", color=(0.45, 0.45, 0.45))
+            page.insert_text(
+                (PAGE_W - MARGIN_X - width, PAGE_H - 34), label, fontsize=8, fontname="helv", color=GREY
+            )
     doc.set_toc(handbook_toc())
     stamp = "D:20260105090000+01'00'"
     doc.set_metadata(
@@ -459,9 +492,9 @@ def build_pdf(path: Path) -> None:
     doc.close()
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # travel-and-expenses.docx
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 PER_DIEM_ROWS = [
     ("Rotterdam", "Netherlands", "EUR 45", "EUR 140"),
@@ -481,80 +514,82 @@ DOCX_BLOCKS: list[tuple[str, Any]] = [
     ("h1", "Purpose and scope"),
     (
         "p",
-        "This policy explains how to book business travel at Northwind Labs and how to claim back costs that you "
-        "pay yourself. It applies to all employees and to contractors whose agreement refers to it. Commuting "
-        "between your home and your usual office is not business travel and is not covered by this policy.",
+        "This policy explains how to book business travel at Northwind Labs and how to claim back costs that "
+        "you pay yourself. It applies to all employees and to contractors whose agreement refers to it. "
+        "Commuting between your home and your usual office is not business travel and is not covered by this "
+        "policy.",
     ),
     ("h1", "Booking travel"),
     ("h2", "Approval"),
     (
         "p",
-        "Every business trip must be approved by your manager in the Voyager travel tool before anything is booked. "
-        "Book at least 14 days before departure for trips within Europe and at least 21 days before departure for "
-        "trips outside Europe. Trips outside Europe also need approval from a director.",
+        "Every business trip must be approved by your manager in the Voyager travel tool before anything is "
+        "booked. Book at least 14 days before departure for trips within Europe and at least 21 days before "
+        "departure for trips outside Europe. Trips outside Europe also need approval from a director.",
     ),
     ("h2", "Flights"),
     (
         "p",
-        "Book economy class for flights shorter than 6 hours. Premium economy is allowed for flights of 6 hours or "
-        "more. Business class is only allowed with written approval from the Chief Financial Officer. Checked "
-        "luggage is covered for trips of three nights or longer, or when you carry test equipment.",
+        "Book economy class for flights shorter than 6 hours. Premium economy is allowed for flights of 6 "
+        "hours or more. Business class is only allowed with written approval from the Chief Financial "
+        "Officer. Checked luggage is covered for trips of three nights or longer, or when you carry test "
+        "equipment.",
     ),
     ("h2", "Trains"),
     (
         "p",
-        "Take the train instead of flying when the train journey takes less than 5 hours. First class is allowed "
-        "for train journeys longer than 3 hours. Seat reservations are always reimbursed.",
+        "Take the train instead of flying when the train journey takes less than 5 hours. First class is "
+        "allowed for train journeys longer than 3 hours. Seat reservations are always reimbursed.",
     ),
     ("h2", "Hotels"),
     (
         "p",
-        "Book hotels through Voyager, within the hotel cap for the city in the per diem table. Holiday rentals are "
-        "allowed only for stays of 5 nights or more. If a conference hotel costs more than the cap, your manager "
-        "may approve the difference in advance.",
+        "Book hotels through Voyager, within the hotel cap for the city in the per diem table. Holiday "
+        "rentals are allowed only for stays of 5 nights or more. If a conference hotel costs more than the "
+        "cap, your manager may approve the difference in advance.",
     ),
     ("h1", "Per diems and meals"),
     (
         "p",
-        "The daily allowance (per diem) covers meals, local transport and small incidental costs. It is paid for "
-        "each calendar day away from home; the day you leave and the day you return are paid at 75 percent. Daily "
-        "allowances and hotel caps depend on the city:",
+        "The daily allowance (per diem) covers meals, local transport and small incidental costs. It is paid "
+        "for each calendar day away from home; the day you leave and the day you return are paid at 75 "
+        "percent. Daily allowances and hotel caps depend on the city:",
     ),
     ("table", None),
     ("h2", "Meals"),
     (
         "p",
-        "If a meal is provided free of charge, for example by a customer or at a conference, reduce the per diem "
-        "for that day by 20 percent for breakfast and by 35 percent each for lunch and dinner. Alcohol is not "
-        "reimbursed, except at a customer dinner approved in advance.",
+        "If a meal is provided free of charge, for example by a customer or at a conference, reduce the per "
+        "diem for that day by 20 percent for breakfast and by 35 percent each for lunch and dinner. Alcohol "
+        "is not reimbursed, except at a customer dinner approved in advance.",
     ),
     ("h3", "Customer entertainment"),
     (
         "p",
         "Customer dinners must be approved by your manager in advance and are limited to EUR 85 per person, "
-        "including drinks. List the names and companies of all guests in the expense claim. Team meals paid by "
-        "the company are limited to EUR 40 per person.",
+        "including drinks. List the names and companies of all guests in the expense claim. Team meals paid "
+        "by the company are limited to EUR 40 per person.",
     ),
     ("h1", "Claiming expenses"),
     ("h2", "Submitting claims"),
     (
         "p",
-        "Submit expense claims in the Ledgerly app within 30 days of returning from your trip. Claims submitted "
-        "more than 90 days after the expense are not reimbursed. A receipt is required for every expense above "
-        "EUR 25; photograph the receipt in Ledgerly. Claims approved by the 15th of the month are paid with that "
-        "month's salary.",
+        "Submit expense claims in the Ledgerly app within 30 days of returning from your trip. Claims "
+        "submitted more than 90 days after the expense are not reimbursed. A receipt is required for every "
+        "expense above EUR 25; photograph the receipt in Ledgerly. Claims approved by the 15th of the month "
+        "are paid with that month's salary.",
     ),
     ("h3", "Lost receipts"),
     (
         "p",
-        "If you lose a receipt, complete a Missing Receipt Declaration in Ledgerly. You may use this declaration at "
-        "most twice per calendar year, and only for amounts up to EUR 150.",
+        "If you lose a receipt, complete a Missing Receipt Declaration in Ledgerly. You may use this "
+        "declaration at most twice per calendar year, and only for amounts up to EUR 150.",
     ),
     ("h2", "Mileage"),
     (
         "p",
-        "Business trips in your own car are reimbursed at EUR 0.30 per kilometre, plus parking and tolls. For "
-        "trips longer than 300 kilometres in one day, book a company pool car instead.",
+        "Business trips in your own car are reimbursed at EUR 0.30 per kilometre, plus parking and tolls. "
+        "For trips longer than 300 kilometres in one day, book a company pool car instead.",
     ),
     ("h2", "Non-reimbursable items"),
     ("p", "The following costs are never reimbursed:"),
@@ -571,14 +606,14 @@ DOCX_BLOCKS: list[tuple[str, Any]] = [
     ("h1", "Corporate card"),
     (
         "p",
-        "Employees who travel at least twice per quarter may request a Northwind corporate card from the Finance "
-        "Team. Use it only for business expenses. Card statements must be reconciled in Ledgerly by the 5th of the "
-        "following month; a card that is not reconciled for two months in a row is suspended.",
+        "Employees who travel at least twice per quarter may request a Northwind corporate card from the "
+        "Finance Team. Use it only for business expenses. Card statements must be reconciled in Ledgerly by "
+        "the 5th of the following month; a card that is not reconciled for two months in a row is suspended.",
     ),
     (
         "p",
-        "Report a lost or stolen card to the card provider immediately and to finance@northwindlabs.example within "
-        "24 hours.",
+        "Report a lost or stolen card to the card provider immediately and to finance@northwindlabs.example "
+        "within 24 hours.",
     ),
     ("h1", "Travel safety"),
     (
@@ -618,7 +653,8 @@ def build_docx(path: Path) -> None:
                 for c, text in enumerate(row):
                     table.rows[r].cells[c].text = text
             last = table.rows[-1]
-            merged = last.cells[0].merge(last.cells[1])  # the one merged cell: "All other cities" spans 2 columns
+            # the one merged cell: "All other cities" spans the City and Country columns
+            merged = last.cells[0].merge(last.cells[1])
             merged.text = PER_DIEM_OTHER[0]
             last.cells[2].text = PER_DIEM_OTHER[1]
             last.cells[3].text = PER_DIEM_OTHER[2]
@@ -629,6 +665,7 @@ def build_docx(path: Path) -> None:
     props.title = "Travel and Expenses Policy"
     props.author = "Northwind Labs Finance Team"
     props.last_modified_by = "Northwind Labs Finance Team"
+    props.comments = "Shelfwise sample document. All content is fictional."
     props.subject = "Business travel, per diems and expense claims"
     props.keywords = "travel, expenses, per diem, hotel, mileage"
     props.created = FIXED_DATETIME
@@ -637,9 +674,9 @@ def build_docx(path: Path) -> None:
     document.save(path)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # it-security-onboarding.pptx
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 # (title, bullets or None, notes or None); a bullet given as ("text", 1) is indented one level.
 SLIDES: list[dict[str, Any]] = [
@@ -658,8 +695,8 @@ SLIDES: list[dict[str, Any]] = [
             "Never reuse a work password on any other site",
             "Passwords are changed when there is a sign of compromise, not on a schedule",
         ],
-        "notes": "Explain why we dropped the 90-day password rotation rule in 2024: forced rotation led people to "
-        "choose weaker passwords. Demonstrate the Vaultkeeper browser extension.",
+        "notes": "Explain why we dropped the 90-day password rotation rule in 2024: forced rotation led "
+        "people to choose weaker passwords. Demonstrate the Vaultkeeper browser extension.",
     },
     {
         "title": "Multi-factor authentication (MFA)",
@@ -670,8 +707,8 @@ SLIDES: list[dict[str, Any]] = [
             "Lost your phone or key? Report it to the Security Desk within 1 hour",
             "Never approve an MFA prompt that you did not start yourself",
         ],
-        "notes": "Repeated MFA prompts that you did not start mean your password is probably known to someone "
-        "else: change it and call the Security Desk.",
+        "notes": "Repeated MFA prompts that you did not start mean your password is probably known to "
+        "someone else: change it and call the Security Desk.",
     },
     {
         "title": "Laptop encryption and care",
@@ -692,8 +729,8 @@ SLIDES: list[dict[str, Any]] = [
             "Clicked a link or typed a password? Call the Security Desk at once",
             "Monthly phishing simulations are practice, never a reason for blame",
         ],
-        "notes": "Teams whose click rate in the simulations stays below 5 percent for a whole quarter earn the "
-        "Clear Skies badge.",
+        "notes": "Teams whose click rate in the simulations stays below 5 percent for a whole quarter earn "
+        "the Clear Skies badge.",
     },
     {
         "title": "VPN: NorthGate",
@@ -704,8 +741,8 @@ SLIDES: list[dict[str, Any]] = [
             "Do not use personal VPN services on a company laptop",
             "In the office, the NW-Staff Wi-Fi network does not need the VPN",
         ],
-        "notes": "NorthGate connects automatically on untrusted networks. If it fails, first check whether the "
-        "hotel Wi-Fi shows a login page.",
+        "notes": "NorthGate connects automatically on untrusted networks. If it fails, first check whether "
+        "the hotel Wi-Fi shows a login page.",
     },
     {
         "layout": "table",
@@ -713,7 +750,11 @@ SLIDES: list[dict[str, Any]] = [
         "table": [
             ("Level", "Examples", "Handling"),
             ("Public", "Product brochures, published blog posts", "No restrictions"),
-            ("Internal", "Wiki pages, team plans, the employee handbook", "Share only with staff and contractors"),
+            (
+                "Internal",
+                "Wiki pages, team plans, the employee handbook",
+                "Share only with staff and contractors",
+            ),
             (
                 "Confidential",
                 "Customer contracts, salary data, source code",
@@ -746,8 +787,8 @@ SLIDES: list[dict[str, Any]] = [
             "Complete the Security Basics e-learning within 14 days",
             "Sign the Acceptable Use Policy in the HR system",
         ],
-        "notes": "The e-learning takes about 40 minutes. Access to production systems is granted only after it is "
-        "completed.",
+        "notes": "The e-learning takes about 40 minutes. Access to production systems is granted only after "
+        "it is completed.",
     },
 ]
 
@@ -767,7 +808,8 @@ def build_pptx(path: Path) -> None:
             slide = prs.slides.add_slide(prs.slide_layouts[5])  # Title Only
             slide.shapes.title.text = spec["title"]
             rows = spec["table"]
-            shape = slide.shapes.add_table(len(rows), len(rows[0]), Inches(0.5), Inches(1.8), Inches(9), Inches(4))
+            left, top, width, height = Inches(0.5), Inches(1.8), Inches(9), Inches(4)
+            shape = slide.shapes.add_table(len(rows), len(rows[0]), left, top, width, height)
             table = shape.table
             table.columns[0].width = Inches(1.8)
             table.columns[1].width = Inches(3.6)
@@ -795,6 +837,7 @@ def build_pptx(path: Path) -> None:
     props.title = "IT Security Onboarding"
     props.author = "Northwind Labs Security Team"
     props.last_modified_by = "Northwind Labs Security Team"
+    props.comments = "Shelfwise sample document. All content is fictional."
     props.subject = "Passwords, MFA, laptop encryption, phishing and VPN"
     props.created = FIXED_DATETIME
     props.modified = FIXED_DATETIME
@@ -802,12 +845,13 @@ def build_pptx(path: Path) -> None:
     prs.save(path)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # benefits-and-pay.xlsx
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 SALARY_BANDS = [
-    ("Band", "Level name", "Example roles", "Minimum (EUR/year)", "Midpoint (EUR/year)", "Maximum (EUR/year)"),
+    ("Band", "Level name", "Example roles", "Minimum (EUR/year)", "Midpoint (EUR/year)",
+     "Maximum (EUR/year)"),
     ("L1", "Associate", "Support Associate, Junior Assembly Technician", 34000, 39000, 44000),
     ("L2", "Professional", "Assembly Technician, Office Coordinator", 40000, 47000, 54000),
     ("L3", "Experienced Professional", "Software Engineer, Test Engineer", 50000, 59000, 68000),
@@ -818,8 +862,8 @@ SALARY_BANDS = [
 ]
 PAY_CALENDAR = [
     ("Pay item", "When", "Details"),
-    ("Monthly salary", "25th of each month", "Paid on the last working day before the 25th if the 25th is a weekend "
-     "day or public holiday"),
+    ("Monthly salary", "25th of each month",
+     "Paid on the last working day before the 25th if the 25th is a weekend day or public holiday"),
     ("Holiday allowance", "With the May salary", "8 percent of gross annual salary"),
     ("Annual salary review", "1 April", "Increase depends on position in band and the review outcome"),
     ("Performance bonus", "With the March salary", "Up to 10 percent of annual salary, for bands L4 to L7"),
@@ -830,13 +874,15 @@ BENEFITS = [
      "All employees from the first day", "Automatic"),
     ("Health insurance", "Meridian Health", "EUR 60 per month towards the premium", "All employees",
      "Benefits portal, within 30 days of joining"),
-    ("Learning budget", "Any accredited training provider", "EUR 1,500 per calendar year; unused budget does not "
-     "carry over", "After probation", "Learning request in the HR system"),
+    ("Learning budget", "Any accredited training provider",
+     "EUR 1,500 per calendar year; unused budget does not carry over", "After probation",
+     "Learning request in the HR system"),
     ("Gym and sports", "Any gym or sports club", "50 percent of the membership fee, up to EUR 40 per month",
      "All employees", "Upload proof of membership in the benefits portal"),
     ("Bicycle lease", "Pedalia", "Bikes worth up to EUR 2,000, repaid from gross salary over 36 months",
      "Permanent contracts", "Benefits portal"),
-    ("Lunch", "Office canteen", "Free lunch on office days", "Everyone working in the office", "No enrolment needed"),
+    ("Lunch", "Office canteen", "Free lunch on office days", "Everyone working in the office",
+     "No enrolment needed"),
     ("Commuting allowance", "Payroll", "EUR 0.19 per km for office days, up to 60 km one way",
      "Employees living more than 10 km from their office", "Commute form in the HR system"),
     ("Employee assistance", "Clearwater Counselling", "Up to 6 free confidential sessions per year",
@@ -910,23 +956,25 @@ def build_xlsx(path: Path) -> None:
     wb.save(path)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # facilities.md and new-starter-faq.txt
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 FACILITIES_MD = """\
 # Facilities Guide
 
-This guide covers the Northwind Labs buildings: where they are, how to use them, and what to do in an emergency.
-It is maintained by the Facilities Team (facilities@northwindlabs.example) and was last updated in January 2026.
+This guide covers the Northwind Labs buildings: where they are, how to use them, and what to do in an
+emergency. It is maintained by the Facilities Team (facilities@northwindlabs.example) and was last updated in
+January 2026.
 
 ## Office locations
 
 ### Rotterdam headquarters
 
 The headquarters is at Lantern Quay 14, Rotterdam. The ground floor holds reception and the canteen, the first
-floor the hardware lab, and the second and third floors the desk areas. The building is open from 07:00 to 21:00
-on weekdays. Outside these hours your badge only opens the doors if Facilities has approved after-hours access.
+floor the hardware lab, and the second and third floors the desk areas. The building is open from 07:00 to
+21:00 on weekdays. Outside these hours your badge only opens the doors if Facilities has approved after-hours
+access.
 
 ### Lisbon engineering studio
 
@@ -935,45 +983,47 @@ The Lisbon studio is on the top floor of Travessa do Barometro 7, Lisbon, and se
 
 ## Desks and meeting rooms
 
-All desks are flexible and are booked in the Deskbook app. Meeting rooms are named after winds: Mistral, Sirocco,
-Bora and Zephyr in Rotterdam, and Levante and Nortada in Lisbon. A room booking that is not checked in within
-10 minutes of its start is released automatically.
+All desks are flexible and are booked in the Deskbook app. Meeting rooms are named after winds: Mistral,
+Sirocco, Bora and Zephyr in Rotterdam, and Levante and Nortada in Lisbon. A room booking that is not checked
+in within 10 minutes of its start is released automatically.
 
 ## Parking
 
-The Rotterdam office has 12 parking spaces in the underground garage. Book a space in the ParkPal app by 16:00 on
-the previous working day. Four of the spaces have chargers for electric cars; charging is limited to 3 hours per
-car per day, after which you move the car to a normal space.
+The Rotterdam office has 12 parking spaces in the underground garage. Book a space in the ParkPal app by 16:00
+on the previous working day. Four of the spaces have chargers for electric cars; charging is limited to 3
+hours per car per day, after which you move the car to a normal space.
 
-The Lisbon studio has no parking of its own. The nearest public garage is 300 metres away and is not reimbursed.
+The Lisbon studio has no parking of its own. The nearest public garage is 300 metres away and is not
+reimbursed.
 
 ### Bicycles
 
-The Rotterdam bicycle storage holds 60 bikes and is reached through the west entrance with your badge. Bikes that
-stay in the storage for more than 30 days without moving are labelled and then removed.
+The Rotterdam bicycle storage holds 60 bikes and is reached through the west entrance with your badge. Bikes
+that stay in the storage for more than 30 days without moving are labelled and then removed.
 
 ## Visitors
 
-Register visitors in the Frontdesk system at least 24 hours before they arrive. Visitors sign in at reception and
-wear a visitor badge at all times. The host escorts visitors everywhere beyond reception and returns the badge when
-they leave. Visitors may not enter the hardware lab without a safety induction. Guests can use the NW-Guest Wi-Fi
-network; the password is printed on the visitor badge and is valid for one day.
+Register visitors in the Frontdesk system at least 24 hours before they arrive. Visitors sign in at reception
+and wear a visitor badge at all times. The host escorts visitors everywhere beyond reception and returns the
+badge when they leave. Visitors may not enter the hardware lab without a safety induction. Guests can use the
+NW-Guest Wi-Fi network; the password is printed on the visitor badge and is valid for one day.
 
 ## Fire safety
 
-If the fire alarm sounds with a continuous tone, leave the building by the nearest stairs and never use the lifts.
-The Rotterdam assembly point is the grass field at the end of Lantern Quay, next to the blue crane. The Lisbon
-assembly point is the courtyard behind the building.
+If the fire alarm sounds with a continuous tone, leave the building by the nearest stairs and never use the
+lifts. The Rotterdam assembly point is the grass field at the end of Lantern Quay, next to the blue crane. The
+Lisbon assembly point is the courtyard behind the building.
 
-Fire wardens wear orange vests, and there is at least one warden on every floor. They check the floor is empty and
-report to the head warden at the assembly point. Fire drills are held twice a year, in April and October.
-The alarm is tested every Monday at 11:00 with a short intermittent tone; you do not need to leave the building.
+Fire wardens wear orange vests, and there is at least one warden on every floor. They check the floor is empty
+and report to the head warden at the assembly point. Fire drills are held twice a year, in April and October.
+The alarm is tested every Monday at 11:00 with a short intermittent tone; you do not need to leave the
+building.
 
 ## First aid
 
-First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to the reception
-desk in Rotterdam. Trained first aiders are listed on the intranet; there are at least two on every floor. In an
-emergency, call 112 first and then reception on extension 2000.
+First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to the
+reception desk in Rotterdam. Trained first aiders are listed on the intranet; there are at least two on every
+floor. In an emergency, call 112 first and then reception on extension 2000.
 
 ## Lost and found
 
@@ -987,37 +1037,38 @@ Answers to the questions new colleagues ask most in their first weeks. For anyth
 buddy or write to people@northwindlabs.example.
 
 Q: What time should I arrive on my first day?
-A: Come to reception at 09:00 on your first day. Your buddy meets you there and takes you to the IT hand-over at
-09:30, where you receive your laptop and set up MFA.
+A: Come to reception at 09:00 on your first day. Your buddy meets you there and takes you to the IT hand-over
+at 09:30, where you receive your laptop and set up MFA.
 
 Q: What is the buddy programme?
-A: Every new starter is paired with a buddy from another team for their first 3 months. Your buddy shows you around,
-has lunch with you in your first week and joins your six-week check-in if you want.
+A: Every new starter is paired with a buddy from another team for their first 3 months. Your buddy shows you
+around, has lunch with you in your first week and joins your six-week check-in if you want.
 
 Q: When is salary paid?
-A: Salaries are paid on the 25th of each month. The payroll team answers questions at payroll@northwindlabs.example
-within 2 working days.
+A: Salaries are paid on the 25th of each month. The payroll team answers questions at
+payroll@northwindlabs.example within 2 working days.
 
 Q: Can I bring my dog to the office?
-A: Dogs are welcome in the Rotterdam office on Fridays only, with a maximum of 5 dogs per day. Register your dog in
-Deskbook the day before. Dogs are not allowed in the hardware lab or the canteen.
+A: Dogs are welcome in the Rotterdam office on Fridays only, with a maximum of 5 dogs per day. Register your
+dog in Deskbook the day before. Dogs are not allowed in the hardware lab or the canteen.
 
 Q: Is there a staff discount on our products?
 A: Employees get a 30 percent discount on one Skylark station per year for personal use. Order it through the
 internal shop on the intranet.
 
 Q: Where do I find the wiki?
-A: The wiki is at wiki.northwindlabs.example. Outside the office it is only reachable through the NorthGate VPN.
+A: The wiki is at wiki.northwindlabs.example. Outside the office it is only reachable through the NorthGate
+VPN.
 
 Q: Who do I call if my laptop breaks?
-A: Call the Service Desk on extension 4300 between 08:00 and 18:00, or drop by the IT corner on the second floor
-in Rotterdam. Security incidents go to the Security Desk on extension 4400 at any time.
+A: Call the Service Desk on extension 4300 between 08:00 and 18:00, or drop by the IT corner on the second
+floor in Rotterdam. Security incidents go to the Security Desk on extension 4400 at any time.
 """
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Gold questions
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 QUESTIONS: list[dict[str, Any]] = [
     {
@@ -1046,8 +1097,8 @@ QUESTIONS: list[dict[str, Any]] = [
         "answer": "8 weeks",
         "file": "handbook.pdf",
         "location": {"page": 7},
-        "evidence": "The non-birth parent, including an adoptive or foster parent, receives 8 weeks of fully paid "
-        "parental leave, which must be taken within 12 months of the birth or adoption.",
+        "evidence": "The non-birth parent, including an adoptive or foster parent, receives 8 weeks of fully "
+        "paid parental leave, which must be taken within 12 months of the birth or adoption.",
     },
     {
         "question": "What are the core working hours at Northwind Labs?",
@@ -1062,16 +1113,16 @@ QUESTIONS: list[dict[str, Any]] = [
         "answer": "The Overtime Request form OT-2 in the HR system",
         "file": "handbook.pdf",
         "location": {"page": 4},
-        "evidence": "Approval is requested with the Overtime Request form OT-2 in the HR system before the extra "
-        "hours are worked.",
+        "evidence": "Approval is requested with the Overtime Request form OT-2 in the HR system before the "
+        "extra hours are worked.",
     },
     {
         "question": "How much is the one-time home office allowance?",
         "answer": "EUR 600",
         "file": "handbook.pdf",
         "location": {"page": 8},
-        "evidence": "When you start working remotely, you receive a one-time home office allowance of EUR 600 for a "
-        "desk, chair, screen or other equipment.",
+        "evidence": "When you start working remotely, you receive a one-time home office allowance of EUR "
+        "600 for a desk, chair, screen or other equipment.",
     },
     {
         "question": "Up to what value may an employee accept a gift?",
@@ -1092,8 +1143,9 @@ QUESTIONS: list[dict[str, Any]] = [
         "answer": "35 percent",
         "file": "travel-and-expenses.docx",
         "location": {"heading": "Meals"},
-        "evidence": "If a meal is provided free of charge, for example by a customer or at a conference, reduce the "
-        "per diem for that day by 20 percent for breakfast and by 35 percent each for lunch and dinner.",
+        "evidence": "If a meal is provided free of charge, for example by a customer or at a conference, "
+        "reduce the per diem for that day by 20 percent for breakfast and by 35 percent each for lunch and "
+        "dinner.",
     },
     {
         "question": "Within how many days of returning must an expense claim be submitted?",
@@ -1107,8 +1159,8 @@ QUESTIONS: list[dict[str, Any]] = [
         "answer": "EUR 0.30 per kilometre",
         "file": "travel-and-expenses.docx",
         "location": {"heading": "Mileage"},
-        "evidence": "Business trips in your own car are reimbursed at EUR 0.30 per kilometre, plus parking and "
-        "tolls.",
+        "evidence": "Business trips in your own car are reimbursed at EUR 0.30 per kilometre, plus parking "
+        "and tolls.",
     },
     {
         "question": "What is the minimum length of the passphrase for a Northwind account?",
@@ -1126,7 +1178,8 @@ QUESTIONS: list[dict[str, Any]] = [
     },
     {
         "question": "How do you report a suspicious email?",
-        "answer": "With the Report Phish button in the mail client, or forward it to phish@northwindlabs.example",
+        "answer": "With the Report Phish button in the mail client, or by forwarding it to "
+        "phish@northwindlabs.example",
         "file": "it-security-onboarding.pptx",
         "location": {"slide": 5},
         "evidence": "Report suspicious email with the Report Phish button in the mail client",
@@ -1157,15 +1210,15 @@ QUESTIONS: list[dict[str, Any]] = [
         "answer": "In the ParkPal app, by 16:00 on the previous working day",
         "file": "facilities.md",
         "location": {"heading": "Parking"},
-        "evidence": "Book a space in the ParkPal app by 16:00 on",
+        "evidence": "Book a space in the ParkPal app by 16:00 on the previous working day.",
     },
     {
         "question": "When is the fire alarm tested?",
         "answer": "Every Monday at 11:00",
         "file": "facilities.md",
         "location": {"heading": "Fire safety"},
-        "evidence": "The alarm is tested every Monday at 11:00 with a short intermittent tone; you do not need to "
-        "leave the building.",
+        "evidence": "The alarm is tested every Monday at 11:00 with a short intermittent tone; you do not "
+        "need to leave the building.",
     },
     {
         "question": "What time should a new starter arrive on the first day?",
@@ -1177,9 +1230,9 @@ QUESTIONS: list[dict[str, Any]] = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Verification: read everything back with the same libraries
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 def _norm(text: str) -> str:
@@ -1251,7 +1304,7 @@ def xlsx_find(path: Path, sheet: str, needle: str) -> str | None:
 
 
 def text_sections(path: Path, fmt: str) -> dict[str, tuple[int, str]]:
-    """Markdown: text under each ``#`` heading. FAQ text: text under each ``Q:`` line (heading = the question).
+    """Markdown: text under each ``#`` heading. FAQ: text under each ``Q:`` line (heading = the question).
 
     Returns heading -> (1-based line of the heading, normalised text of the section).
     """
@@ -1342,6 +1395,8 @@ def verify(out_dir: Path, questions: list[dict[str, Any]]) -> list[dict[str, Any
                 first_words = q["evidence"][:30]
                 start = secs[loc["heading"]][0]
                 loc["line"] = next(i for i, ln in enumerate(raw, 1) if i > start and first_words in ln)
+                if fname.endswith(".txt"):  # plain text has no headings for parsers; the line is the location
+                    del loc["heading"]
         else:
             ok = False
         if not ok:
@@ -1356,9 +1411,9 @@ def verify(out_dir: Path, questions: list[dict[str, Any]]) -> list[dict[str, Any
     return checked
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Icon
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 def render_icon(svg: Path = ICON_SVG, png: Path = ICON_PNG, size: int = 256) -> None:
@@ -1384,7 +1439,7 @@ def render_icon(svg: Path = ICON_SVG, png: Path = ICON_PNG, size: int = 256) -> 
         raise RuntimeError(f"could not write {png}")
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 def normalize_zip(path: Path) -> None:
@@ -1393,6 +1448,12 @@ def normalize_zip(path: Path) -> None:
         members = [(info.filename, src.read(info)) for info in src.infolist()]
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as dst:
         for name, data in members:
+            if name == "docProps/core.xml":  # openpyxl stamps the save time into dcterms:modified
+                data = re.sub(
+                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)",
+                    rb"\g<1>" + FIXED_DATETIME.strftime("%Y-%m-%dT%H:%M:%SZ").encode() + rb"\g<2>",
+                    data,
+                )
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
@@ -1423,8 +1484,8 @@ def build_all(out_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=SAMPLE_DIR, help="output folder (default resources/sample)")
-    parser.add_argument("--questions", type=Path, default=QUESTIONS_PATH, help="gold questions JSONL to write")
+    parser.add_argument("--out", type=Path, default=SAMPLE_DIR, help="output folder (resources/sample)")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS_PATH, help="gold questions JSONL")
     parser.add_argument("--icons", action="store_true", help="also render resources/icons/shelfwise.png")
     args = parser.parse_args(argv)
 

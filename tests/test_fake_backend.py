@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from shelfwise.core.backend import BackendError, Cancelled, DecisionBackend, Generation
 from shelfwise.core.fake_backend import FakeBackend, overlap, query_of
 from shelfwise.core.prompts import item_question, listing_context
@@ -13,7 +12,7 @@ from shelfwise.core.prompts import item_question, listing_context
 ITEMS = ["Travel expenses and meal claims", "Parental leave policy", "Office printer setup"]
 
 
-def drain(gen) -> tuple[list[str], Generation]:  # noqa: ANN001
+def drain(gen) -> tuple[list[str], Generation]:
     pieces = []
     while True:
         try:

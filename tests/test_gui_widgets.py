@@ -12,20 +12,19 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings, Qt, QUrl  # noqa: E402
-
-from shelfwise.app.answer_view import AnswerView, answer_html  # noqa: E402
-from shelfwise.app.demo import DemoBar, demo_steps  # noqa: E402
-from shelfwise.app.ingest_bar import IngestBar, format_eta  # noqa: E402
-from shelfwise.app.preview import PreviewPane, text_chunks  # noqa: E402
-from shelfwise.app.settings_dialog import SettingsDialog, load_settings, save_settings  # noqa: E402
-from shelfwise.app.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView  # noqa: E402
-from shelfwise.app.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost  # noqa: E402
-from shelfwise.core.backend import Cancelled  # noqa: E402
-from shelfwise.core.export import answer_to_markdown, source_label  # noqa: E402
-from shelfwise.core.settings import Budgets, Settings  # noqa: E402
-from shelfwise.core.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace  # noqa: E402
-from shelfwise.ingest.model import Location  # noqa: E402
+from PySide6.QtCore import QSettings, Qt, QUrl
+from shelfwise.app.answer_view import AnswerView, answer_html
+from shelfwise.app.demo import DemoBar, demo_steps
+from shelfwise.app.ingest_bar import IngestBar, format_eta
+from shelfwise.app.preview import PreviewPane, text_chunks
+from shelfwise.app.settings_dialog import SettingsDialog, load_settings, save_settings
+from shelfwise.app.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
+from shelfwise.app.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost
+from shelfwise.core.backend import Cancelled
+from shelfwise.core.export import answer_to_markdown, source_label
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
+from shelfwise.ingest.model import Location
 
 PASSAGE = "Meals on business trips are reimbursed up to 40 euros a day when receipts are attached to the claim."
 
@@ -288,3 +287,95 @@ def test_ingest_worker_progress_and_shutdown_while_busy(qtbot, tmp_path: Path) -
     assert qhost.shutdown(5000) and host.shutdown(5000)
     assert time.perf_counter() - t0 < 3
     assert CancelFlag()() is False
+
+
+# -- the library pane on a real store (no models) ------------------------------------------------------------------
+def test_library_lists_documents_with_status_and_watches_folders(qtbot, tmp_path: Path) -> None:
+    from shelfwise.app.library import FolderWatcher, LibraryView
+    from shelfwise.core.store import FileMeta, Store
+    from shelfwise.ingest.model import ParsedDocument, ParsedNode
+
+    store = Store(tmp_path / "lib.db")
+    coll = store.collection("Handbooks")
+    doc = ParsedDocument("HR policies", "pdf", [ParsedNode("section", "Leave", children=[
+        ParsedNode("passage", "", PASSAGE, Location(page=2))])], pages=3)
+    store.write_document(coll.id, str(tmp_path / "hr.pdf"), FileMeta(1, 1.0, "a"), doc)
+    store.record_failure(coll.id, str(tmp_path / "locked.docx"), FileMeta(1, 1.0, "b"), "error", "password protected")
+    store.record_failure(coll.id, str(tmp_path / "scan.pdf"), FileMeta(1, 1.0, "c"), "needs_ocr", "no text layer")
+    view = LibraryView()
+    qtbot.addWidget(view)
+    view.refresh(store)
+    assert view.tree.topLevelItem(0).text(0) == "Handbooks (3)"
+    items = {i.text(0): i for i in view.document_items()}
+    assert set(items) == {"hr.pdf", "locked.docx", "scan.pdf"}
+    assert items["locked.docx"].toolTip(0) == "password protected"
+    assert items["scan.pdf"].toolTip(0) == "no text layer"
+    assert "HR policies" in items["hr.pdf"].toolTip(0)
+    assert not items["hr.pdf"].icon(0).isNull()
+    with qtbot.waitSignal(view.reingest_requested) as blocker:
+        view.reingest([(items["hr.pdf"].data(0, Qt.ItemDataRole.UserRole + 1), "Handbooks")])
+    assert blocker.args == [[str(tmp_path / "hr.pdf")], "Handbooks"]
+    with qtbot.waitSignal(view.remove_requested) as blocker:
+        view.remove([(items["scan.pdf"].data(0, Qt.ItemDataRole.UserRole + 1), "Handbooks")])
+    assert blocker.args[1] == "Handbooks" and len(blocker.args[0]) == 1
+    store.close()
+
+    folder = tmp_path / "watched"
+    (folder / "sub").mkdir(parents=True)
+    with qtbot.waitSignal(view.add_requested) as blocker:
+        view.add_paths([folder], "Handbooks")
+    assert blocker.args == [[str(folder.resolve())], "Handbooks"]
+    assert view.watcher.watched() == [(str(folder.resolve()), "Handbooks")]
+    watcher = FolderWatcher(debounce_ms=200)
+    watcher.watch(folder, "Notes")
+    changes: list[tuple[str, str]] = []
+    watcher.folder_changed.connect(lambda root, coll: changes.append((root, coll)))
+    (folder / "a.md").write_text("one")
+    (folder / "sub" / "b.md").write_text("two")
+    qtbot.waitUntil(lambda: bool(changes), timeout=10_000)
+    qtbot.wait(400)
+    assert changes == [(str(folder.resolve()), "Notes")]  # several changes, one debounced report
+
+
+# -- the whole window, wired to a stand-in Shelf (fast; the real core is in test_gui_window.py) --------------------
+def test_window_wiring_with_a_stand_in_shelf(qtbot, tmp_path: Path) -> None:
+    from shelfwise.app.main import parse_args
+    from shelfwise.app.window import MainWindow
+
+    assert parse_args(["--db", "x.db", "--sample"]).sample and parse_args([]).db is None
+    pdf = str(make_pdf(tmp_path / "travel.pdf"))
+
+    class PdfShelf(StubShelf):
+        def ask(self, question, collection, *, on_token, on_search, keep, cancel):
+            result = make_result(pdf)
+            if keep:
+                result.trace.levels[0].candidates[-1].kept = True
+            on_search(result)
+            for piece in ["You can ", "claim 40 ", "euros [1]."]:
+                on_token(piece)
+            return make_answer(result)
+
+    window = MainWindow(Settings(db_path=tmp_path / "lib.db"),
+                        QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat), shelf_factory=PdfShelf)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.query_finished, timeout=10_000):
+        window.ask("How much for meals?")
+    assert window.answer_view.text() == "You can claim 40 euros a day [1]. See also [2]."  # the final text
+    assert len(window.walk.level_items()) == 3
+    assert window.preview.current_path == pdf and window.preview.current_page == 2  # first source opened
+    window.preview.clear()
+    window.answer_view.activate_citation(2)
+    assert window.preview.current_page == 4 and window.preview.stack.currentWidget() is window.preview.text
+    md = window.export_markdown(tmp_path / "a.md").read_text()
+    assert "[1] travel.pdf > Claims > Meals p. 2" in md
+    pruned = next(r for r in window.walk.candidate_items(0) if r.text(COL_ACTION))
+    forced = pruned.data(0, Qt.ItemDataRole.UserRole).node_id
+    with qtbot.waitSignal(window.query_finished, timeout=10_000):
+        window.walk.tree.itemClicked.emit(pruned, COL_ACTION)
+    assert window._job is not None and list(window._job.keep) == [forced]
+    assert "forced open: 1" in window.walk.summary.text()
+    window.replay()
+    assert window.demo.isVisible() and len(window.walk.level_items()) == 1
+    window.close()
+    assert window.query_host.worker_thread.isFinished() and window.ingest_host.worker_thread.isFinished()

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from shelfwise.core.llama_text import StreamText, sample_token
 from shelfwise.core.prompts import (
     Limits,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from shelfwise.core.migrations import MIGRATIONS, applied, migrate
-from shelfwise.core.store import KEPT_SUFFIX, FileMeta, Store
+from shelfwise.core.store import KEPT_SUFFIX, FileMeta, Store, StoreError
 from shelfwise.core.textutil import describe, fts_query, lead_sentence
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
@@ -97,6 +97,21 @@ def test_migration_from_previous_version_backs_up_and_indexes_old_rows(tmp_path:
     s.close()
 
 
+def test_unusable_files_raise_a_clear_store_error(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="Cannot open the library .*junk.db: file is not a database"):
+        Store(junk)
+    newer = tmp_path / "newer.db"
+    Store(newer).close()
+    conn = sqlite3.connect(str(newer))
+    conn.execute("INSERT INTO migrations(name, applied_at) VALUES ('9999_future', 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer version of Shelfwise"):
+        Store(newer)
+
+
 def test_failed_migration_rolls_back(tmp_path: Path) -> None:
     conn = sqlite3.connect(str(tmp_path / "x.db"), isolation_level=None)
 
@@ -152,10 +167,10 @@ def test_replace_document_swaps_tree_and_fts(store: Store) -> None:
     c = store.collection("default")
     first = store.write_document(c.id, "/docs/travel.pdf", META, handbook("reimbursement"))
     assert store.search("reimbursement")
-    second = store.write_document(c.id, "/docs/travel.pdf", FileMeta(120, 2.0, "b" * 64), handbook("refund"))
+    second = store.write_document(c.id, "/docs/travel.pdf", FileMeta(120, 2.0, "b" * 64), handbook("zebrafish"))
     assert second == first  # the document keeps its id
     assert store.search("reimbursement") == []
-    assert [n.text.split()[1] for n, _ in store.search("refund")] == ["refund"]
+    assert [n.text.split()[1] for n, _ in store.search("zebrafish")] == ["zebrafish"]
     assert len(list(store.iter_nodes(collection_id=c.id))) == 1 + 1 + 3 + 4  # root, document, sections, passages
     assert store.document(first).sha256 == "b" * 64
     assert store.integrity_check() == "ok"
@@ -170,7 +185,7 @@ def test_replace_keeps_cluster_parent(store: Store) -> None:
     )
     cluster = cur.lastrowid
     store.conn.execute("UPDATE nodes SET parent_id = ?, depth = 2 WHERE kind = 'document'", (cluster,))
-    store.write_document(c.id, "/a.pdf", META, handbook("refund"))
+    store.write_document(c.id, "/a.pdf", META, handbook("zebrafish"))
     [doc_node] = store.children(cluster)
     assert doc_node.kind == "document" and doc_node.depth == 2
     assert store.children(doc_node.id)[0].depth == 3
@@ -221,17 +236,15 @@ def test_remove_document_cleans_nodes_fts_and_embeddings(store: Store) -> None:
 
 def test_transaction_rolls_back_everything(store: Store) -> None:
     c = store.collection("default")
-    with pytest.raises(RuntimeError):
-        with store.transaction():
-            store.write_document(c.id, "/a.pdf", META, handbook())
-            raise RuntimeError("abort")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.write_document(c.id, "/a.pdf", META, handbook())
+        raise RuntimeError("abort")
     assert store.documents() == [] and store.search("reimbursement") == []
     with store.transaction():  # a nested failure rolls back only its savepoint
         store.write_document(c.id, "/a.pdf", META, handbook())
-        with pytest.raises(RuntimeError):
-            with store.transaction():
-                store.set_meta("k", 1)
-                raise RuntimeError("inner")
+        with pytest.raises(RuntimeError), store.transaction():
+            store.set_meta("k", 1)
+            raise RuntimeError("inner")
     assert len(store.documents()) == 1 and store.get_meta("k") is None
 
 
@@ -242,7 +255,7 @@ def test_search_ranks_filters_and_stems(store: Store) -> None:
     store.write_document(c.id, "/a.pdf", META, handbook())
     store.write_document(other.id, "/b.pdf", META, ParsedDocument("B", "txt", [passage("claims claims claims")]))
     hits = store.search("claim", limit=10)  # porter: claim ~ claims; heading path "Claims" also indexed
-    assert hits and all(s1 >= s2 for (_, s1), (_, s2) in zip(hits, hits[1:]))
+    assert hits and all(s1 >= s2 for (_, s1), (_, s2) in itertools.pairwise(hits))
     assert hits[0][0].text == "claims claims claims"
     assert all(n.collection_id == c.id for n, _ in store.search("claim", collection_id=c.id))
     sections = store.search("meals", kinds=("section",))
@@ -274,7 +287,7 @@ def test_fts_query_and_descriptions() -> None:
     assert fts_query("()*:^") is None
     assert lead_sentence("Fig. 3 shows the flow. Next sentence.") == "Fig. 3 shows the flow."
     assert lead_sentence("word " * 100).endswith("\u2026") and len(lead_sentence("word " * 100)) <= 201
-    assert describe("Intro", "Intro to the guide. More.") == "Intro to the guide."
+    assert describe("Intro", "Intro to the whole guide. More.") == "Intro to the whole guide."
     assert describe("", "") == "" and describe("Title", "") == "Title"
 
 

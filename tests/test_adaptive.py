@@ -1,0 +1,183 @@
+"""Adaptive retrieval's inference loop (core/adaptive.py) with scripted backends: no model."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from shelfwise.core.adaptive import (
+    DEFAULT_THRESHOLD,
+    UNKNOWN,
+    answer_adaptive,
+    decide,
+    decompose,
+    get_threshold,
+    merge_hits,
+    model_id,
+    p_retrieve_from,
+    parse_subquestions,
+    set_threshold,
+    split_rule,
+    threshold_key,
+)
+from shelfwise.core.answer import NOT_FOUND_TEXT, answer_question, render_answer_text
+from shelfwise.core.fake_backend import FakeBackend
+
+from tests.test_answer import HITS, FakeShelf, ScriptedBackend
+
+
+# --------------------------------------------------------------------------- decomposition
+@pytest.mark.parametrize(("question", "parts"), [
+    ("How many days of leave do I get?", ["How many days of leave do I get?"]),
+    ("What are the rules for travel and meals?", ["What are the rules for travel and meals?"]),
+    ("Who leads the design team and where does it meet?", ["Who leads the design team?", "Where does it meet?"]),
+    ("Who approves leave? How early must I ask?", ["Who approves leave?", "How early must I ask?"]),
+    ("Who approves leave?; how early must I ask?", ["Who approves leave?", "How early must I ask?"]),
+    ("My son is 17 and is at school. Can I claim child benefit and how much is it?",
+     ["My son is 17 and is at school. Can I claim child benefit and how much is it?"]),
+    ("I moved house. Who do I tell? What does it cost?", ["I moved house. Who do I tell?", "What does it cost?"]),
+])
+def test_split_rule(question: str, parts: list[str]) -> None:
+    assert split_rule(question) == parts
+
+
+def test_parse_subquestions_accepts_related_lines_only() -> None:
+    q = "Which team does Ann Lee lead and in which room does that team review designs?"
+    good = " Which team does Ann Lee lead?\n- Where does the team review designs?\n\nQuestion: x"
+    assert parse_subquestions(good, q) == ["Which team does Ann Lee lead?", "Where does the team review designs?"]
+    assert parse_subquestions(" " + q, q) is None  # one line: not a decomposition
+    assert parse_subquestions(" Who is the king of France?\n- What is the weather?", q) is None  # unrelated
+    assert parse_subquestions(" a\n- b\n- c\n- d", q) is None
+
+
+def test_decompose_asks_the_model_only_for_long_single_questions() -> None:
+    b = ScriptedBackend(" Which team does Ann Lee lead?\n- Where does that team review its designs?")
+    long_q = "Which team does Ann Lee lead and in which room does that team usually review its designs?"
+    assert decompose(b, "Who approves leave?") == ["Who approves leave?"] and b.prompts == []
+    assert decompose(b, long_q) == ["Which team does Ann Lee lead?", "Where does that team review its designs?"]
+    assert decompose(b, long_q, use_model=False) == [long_q]
+    many = "A? B? C? D? E?"
+    assert decompose(None, many, max_sub=3) == ["A?", "B?", "C? D? E?"]
+
+
+# --------------------------------------------------------------------------- the decision
+def test_p_retrieve_from_likelihoods() -> None:
+    assert p_retrieve_from(-1.0, -1.0) == pytest.approx(0.5)
+    assert p_retrieve_from(-1.0, -5.0) == pytest.approx(1 / (1 + math.exp(4)))
+    assert p_retrieve_from(-5.0, -1.0) > 0.95
+    assert p_retrieve_from(None, math.log(0.8)) == pytest.approx(0.8)  # greedy answer was the abstention
+    assert p_retrieve_from(None, math.log(0.1)) == 0.5
+
+
+def _closed_book_backend(answer: str, lp_answer: float, lp_unknown: float) -> ScriptedBackend:
+    return ScriptedBackend(answer + "\nQuestion: next",
+                           lambda cand, query: lp_unknown if query.strip() == UNKNOWN else lp_answer)
+
+
+def test_decide_reads_the_two_way_likelihood() -> None:
+    d = decide(_closed_book_backend("Paris", -0.5, -6.0), "What is the capital of France?")
+    assert d.model_answer == "Paris" and d.p_retrieve == pytest.approx(1 / (1 + math.exp(5.5)))
+    assert d.cost.tokens > 0
+    d = decide(_closed_book_backend("I don't know", -0.5, -0.2), "What is our leave policy?")
+    assert d.model_answer == "" and d.logp_answer is None and d.p_retrieve == pytest.approx(math.exp(-0.2))
+
+
+def test_threshold_is_stored_per_model(tmp_path) -> None:
+    s = FakeShelf(tmp_path, FakeBackend())
+    assert model_id(s.backend) == "fake" and threshold_key(s.backend) == "adaptive_threshold:fake"
+    assert get_threshold(s.store, s.backend) == DEFAULT_THRESHOLD
+    set_threshold(s.store, s.backend, 0.31)
+    assert get_threshold(s.store, s.backend) == 0.31
+    assert s.store.get_meta("adaptive_threshold:fake") == 0.31
+
+    class Named(FakeBackend):
+        model_path = "/x/my-model.gguf"
+
+    assert model_id(Named()) == "my-model.gguf"
+    s.store.close()
+
+
+# --------------------------------------------------------------------------- the loop
+def _router(closed: dict[str, tuple[str, float]], docs_answer: str = "25 days [1]."):
+    """A backend answering closed-book prompts from ``closed`` (question -> (answer, log P(answer))) with
+    log P(unknown) = -2, and passage prompts with ``docs_answer``."""
+    def reply(prompt: str) -> str:
+        last = prompt[prompt.rindex("Question:") + len("Question:"):].split("\n")[0].strip()
+        if "Sources:" in prompt:
+            return docs_answer
+        if prompt.rstrip().endswith("Sub-questions:\n-"):
+            return ""
+        return closed.get(last, ("I don't know", 0.0))[0]
+
+    def loglik(cand: str, query: str) -> float:
+        q = cand.split("\n")[0][len("Question: "):]
+        if query.strip() == UNKNOWN:
+            return -2.0
+        return closed.get(q, ("", -9.0))[1]
+
+    return ScriptedBackend(reply, loglik)
+
+
+def test_confident_model_answers_without_retrieval(tmp_path) -> None:
+    s = FakeShelf(tmp_path, _router({"What is the capital of France?": ("Paris", -0.1)}))
+    tokens: list[str] = []
+    ans = answer_question(s, "What is the capital of France?", adaptive=True, on_token=tokens.append)
+    assert s.searches == [] and ans.text == "Paris" and ans.found and ans.citations == []
+    assert "".join(tokens) == "Paris"
+    [step] = ans.steps
+    assert step.source == "model" and step.p_retrieve < 0.5 and step.hits == []
+    assert "model's own knowledge" in render_answer_text(ans)
+
+
+def test_unsure_model_retrieves_and_cites(tmp_path) -> None:
+    s = FakeShelf(tmp_path, _router({}))
+    searched = []
+    tokens: list[str] = []
+    ans = answer_question(s, "How much leave do new staff get?", adaptive=True, on_search=searched.append,
+                          on_token=tokens.append)
+    assert s.searches == ["How much leave do new staff get?"] and len(searched) == 1
+    assert ans.text == "25 days [1]." and [c.hit for c in ans.citations] == [HITS[0]]
+    assert len(tokens) > 1 and "".join(tokens) == ans.text  # streamed piece by piece
+    [step] = ans.steps
+    assert step.source == "documents" and step.p_retrieve >= 0.5 and step.hits == HITS
+    assert ans.search is not None
+
+
+def test_threshold_from_the_store_moves_the_decision(tmp_path) -> None:
+    s = FakeShelf(tmp_path, _router({"Who wrote Hamlet?": ("Shakespeare", -2.5)}))
+    assert answer_adaptive(s, "Who wrote Hamlet?").steps[0].source == "documents"  # p = 0.62
+    set_threshold(s.store, s.backend, 0.7)
+    assert answer_adaptive(s, "Who wrote Hamlet?").steps[0].source == "model"
+
+
+def test_multi_step_narrative_ends_in_a_final_answer(tmp_path) -> None:
+    b = _router({"Who leads the design team?": ("Ann Lee", -0.1)}, docs_answer="In room 4B [2].")
+    s = FakeShelf(tmp_path, b)
+    ans = answer_adaptive(s, "Who leads the design team and where does it meet?")
+    assert [(st.question, st.source) for st in ans.steps] == [
+        ("Who leads the design team?", "model"), ("Where does it meet?", "documents")]
+    final_prompt = b.prompts[-1]
+    assert "Facts:\n- Who leads the design team? Ann Lee\n- Where does it meet? In room 4B." in final_prompt
+    assert final_prompt.endswith("Question: Who leads the design team and where does it meet?\nAnswer:")
+    assert ans.found and [c.number for c in ans.citations] == [2]
+    assert "Steps:" in render_answer_text(ans)
+
+
+def test_all_retrievals_not_found(tmp_path) -> None:
+    s = FakeShelf(tmp_path, _router({}), hits=[])
+    ans = answer_adaptive(s, "What is the moon made of?")
+    assert not ans.found and ans.text == NOT_FOUND_TEXT
+
+
+def test_merge_hits_round_robin_without_duplicates() -> None:
+    a, b, c = HITS
+    assert merge_hits([[a, b], [a, c]], 5) == [a, b, c]
+    assert merge_hits([[a, b], [c]], 2) == [a, c]
+
+
+def test_decompose_stops_when_the_model_repeats_the_question() -> None:
+    q = "Which team does Ann Lee lead and in which room does that team usually review its designs?"
+    b = ScriptedBackend(f" {q}\n- " + "filler " * 50)
+    assert decompose(b, q) == [q]
+    [prompt] = b.prompts
+    assert prompt.endswith(f"Question: {q}\nSub-questions:\n-")

@@ -1,0 +1,282 @@
+"""Answers with citations (core/answer.py): prompts, citation clean-up, not-found logic, streaming. No model.
+
+``ScriptedBackend`` and ``FakeShelf`` are reused by ``test_adaptive*.py`` and ``test_answer_eval.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from shelfwise.core.answer import (
+    CITE_MIN_SCORE,
+    FOUND_MIN_SCORE,
+    NOT_FOUND_TEXT,
+    answer_question,
+    build_prompt,
+    clean_citations,
+    detect_family,
+    is_instruction_tuned,
+    prompt_family,
+    render_answer_text,
+    render_chat,
+    render_sources,
+)
+from shelfwise.core.backend import Cancelled, Cost, Generation, Likelihoods
+from shelfwise.core.fake_backend import FakeBackend
+from shelfwise.core.llama_text import StreamText
+from shelfwise.core.settings import Settings
+from shelfwise.core.store import Store
+from shelfwise.core.trace import Hit, SearchResult, Trace
+from shelfwise.ingest.model import Location
+
+
+class ScriptedBackend(FakeBackend):
+    """FakeBackend whose generations come from ``reply(prompt)`` and whose likelihoods from ``loglik(query)``."""
+
+    def __init__(self, reply: Callable[[str], str] | str = "", loglik: Callable[[str, str], float] | None = None):
+        super().__init__()
+        self.reply = reply if callable(reply) else (lambda _p, r=reply: r)
+        self.loglik = loglik
+        self.prompts: list[str] = []
+
+    def generate(self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
+                 cancel=None) -> Iterator[str]:
+        self.prompts.append(prompt)
+        stream = StreamText(stop)
+        words = self.reply(prompt).split(" ")
+        n = 0
+        for i, w in enumerate(words[:max_tokens]):
+            if cancel is not None and cancel():
+                return Generation(stream.text, Cost(1, n), "cancelled")
+            out = stream.feed((w if i == 0 else " " + w).encode())
+            n += 1
+            if out:
+                yield out
+            if stream.stopped:
+                break
+        tail = stream.finish()
+        if tail:
+            yield tail
+        return Generation(stream.text, Cost(1, len(prompt.split()) + n), "stop" if stream.stopped else "eos")
+
+    def likelihood(self, context, candidates, query, *, cancel=None) -> Likelihoods:
+        if self.loglik is None:
+            return super().likelihood(context, candidates, query, cancel=cancel)
+        vals = [self.loglik(c, query) for c in candidates]
+        return Likelihoods(vals, vals, len(query.split()), Cost(1, len(query.split())))
+
+
+def make_hit(i: int, text: str, score: float, heading: str = "Leave", page: int | None = None) -> Hit:
+    return Hit(node_id=100 + i, document_id=1, text=text, score=score, path="/docs/hr.pdf", title="HR handbook",
+               heading_path=["Policies", heading], location=Location(page=page or i))
+
+
+HITS = [
+    make_hit(1, "New employees receive 25 days of paid annual leave per year.", 0.9),
+    make_hit(2, "Sick leave needs a doctor's note after three days.", 0.4, "Sick leave"),
+    make_hit(3, "Meals abroad are covered up to 40 euros per day.", 0.2, "Travel"),
+]
+
+
+class FakeShelf:
+    """What answer_question needs from a Shelf: settings, store (meta), backend, search (canned hits)."""
+
+    def __init__(self, tmp_path: Path, backend, hits: Callable[[str], list[Hit]] | list[Hit] = HITS) -> None:
+        self.settings = Settings(db_path=tmp_path / "lib.db")
+        self.store = Store(self.settings.db_path)
+        self.backend = backend
+        self._hits = hits if callable(hits) else (lambda _q, h=list(hits): h)
+        self.searches: list[str] = []
+
+    def search(self, question, collection=None, *, keep=(), cancel=None) -> SearchResult:
+        self.searches.append(question)
+        return SearchResult(question, list(self._hits(question)), Trace(question))
+
+
+@pytest.fixture
+def shelf(tmp_path):
+    s = FakeShelf(tmp_path, ScriptedBackend("New staff get 25 days [1].\n\nQuestion: more"))
+    yield s
+    s.store.close()
+
+
+# --------------------------------------------------------------------------- prompts
+def test_completion_prompt_numbers_passages_and_ends_with_the_answer_cue() -> None:
+    p = build_prompt("How  much leave?", HITS)
+    assert p.endswith("\n\nQuestion: How much leave?\nAnswer:")
+    tail = p[p.rindex("Sources:"):]
+    assert "[1] New employees receive 25 days" in tail and "[3] (Travel) Meals abroad" in tail
+    assert "[4]" not in tail
+
+
+def test_completion_prompt_cuts_long_passages() -> None:
+    long = make_hit(1, "word " * 500, 0.9)
+    assert len(build_prompt("q?", [long]).split()) < 200
+
+
+def test_steps_prompt_lists_facts() -> None:
+    p = build_prompt("Where?", HITS[:1], facts=[("Who leads?", "Ann Lee.")])
+    assert "Facts:\n- Who leads? Ann Lee.\n\nQuestion: Where?\nAnswer:" in p
+
+
+@pytest.mark.parametrize(("template", "family"), [
+    ("{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m.role }}\n...", "gemma"),
+    ("{% for m in messages %}<|im_start|>{{ m.role }}...", "chatml"),
+    ("<|start_header_id|>{{ role }}<|end_header_id|>", "llama3"),
+    ("{{ '[INST] ' + content + ' [/INST]' }}", "inst"),
+    ("<|user|>{{ c }}<|end|><|assistant|>", "phi3"),
+    ("something else", None),
+    (None, None),
+])
+def test_detect_family(template, family) -> None:
+    assert detect_family(template) == family
+
+
+def test_chat_prompt_for_instruction_tuned_gemma() -> None:
+    class Gemma(FakeBackend):
+        model_path = "/models/gemma-3-1b-it-Q4_K_M.gguf"
+
+        def chat_template(self) -> str:
+            return "<start_of_turn>user ..."
+
+    b = Gemma()
+    assert is_instruction_tuned(b) and prompt_family(b) == "gemma"
+    p = build_prompt("How much leave?", HITS, family="gemma")
+    assert p.startswith("<start_of_turn>user\nAnswer the question using only")
+    assert p.endswith("Question: How much leave?<end_of_turn>\n<start_of_turn>model\n")
+    assert render_chat("chatml", "hi") == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_base_model_with_template_gets_completion_prompt() -> None:
+    class Base(FakeBackend):
+        model_path = "/models/gemma-3-270m-q4_k_m.gguf"
+
+        def chat_template(self) -> str:
+            return "<start_of_turn>"
+
+        def meta(self, key: str) -> str | None:
+            return {"general.name": "Gemma 3 270m"}.get(key)
+
+    assert prompt_family(Base()) is None
+    assert prompt_family(FakeBackend()) is None  # no chat_template at all
+
+
+# --------------------------------------------------------------------------- citations
+def test_clean_citations_keeps_only_existing_numbers() -> None:
+    text, cited = clean_citations("Yes [2]. Also [7], see [1, 9] and [3][2].", 3)
+    assert text == "Yes [2]. Also, see [1] and [3][2]."
+    assert cited == [2, 1, 3]
+    assert clean_citations("No sources [4].", 3) == ("No sources.", [])
+
+
+# --------------------------------------------------------------------------- answering
+def test_answer_streams_tokens_after_search_and_cites(shelf) -> None:
+    events: list[tuple[str, str]] = []
+    ans = answer_question(shelf, "How much leave?", on_search=lambda r: events.append(("search", r.query)),
+                          on_token=lambda t: events.append(("token", t)))
+    assert events[0] == ("search", "How much leave?")
+    tokens = [t for kind, t in events if kind == "token"]
+    assert len(tokens) > 2 and "".join(tokens) == "New staff get 25 days [1]."
+    assert ans.found and ans.text == "New staff get 25 days [1]."
+    assert [(c.number, c.hit.node_id) for c in ans.citations] == [(1, HITS[0].node_id)]
+    assert ans.search is not None and ans.tokens > 0
+
+
+def test_answer_uses_at_most_answer_passages(shelf) -> None:
+    shelf.settings.answer_passages = 2
+    answer_question(shelf, "q?")
+    prompt = shelf.backend.prompts[-1]
+    assert "[2]" in prompt[prompt.rindex("Sources:"):] and "[3]" not in prompt[prompt.rindex("Sources:"):]
+
+
+def test_invalid_citations_are_dropped(tmp_path) -> None:
+    s = FakeShelf(tmp_path, ScriptedBackend("Take the form [3] and [9]."))
+    ans = answer_question(s, "q?")
+    assert ans.text == "Take the form [3] and." and [c.number for c in ans.citations] == [3]
+    assert ans.citations[0].hit is HITS[2]
+
+
+def test_uncited_answer_gets_best_passage_only_when_strong(tmp_path) -> None:
+    strong = FakeShelf(tmp_path, ScriptedBackend("Twenty-five days."))
+    tokens: list[str] = []
+    ans = answer_question(strong, "q?", on_token=tokens.append)
+    assert ans.text == "Twenty-five days. [1]" and "".join(tokens) == ans.text
+    assert [c.number for c in ans.citations] == [1]
+    weak_hits = [make_hit(1, "x", (FOUND_MIN_SCORE + CITE_MIN_SCORE) / 2)]
+    weak = FakeShelf(tmp_path, ScriptedBackend("Twenty-five days."), weak_hits)
+    ans = answer_question(weak, "q?")
+    assert ans.found and ans.text == "Twenty-five days." and ans.citations == []
+
+
+@pytest.mark.parametrize("hits", [[], [make_hit(1, "unrelated", FOUND_MIN_SCORE / 2)]])
+def test_not_found_without_calling_the_model(tmp_path, hits) -> None:
+    b = ScriptedBackend("invented")
+    s = FakeShelf(tmp_path, b, hits)
+    tokens: list[str] = []
+    ans = answer_question(s, "What is the moon made of?", on_token=tokens.append)
+    assert not ans.found and ans.text == NOT_FOUND_TEXT and ans.citations == []
+    assert tokens == [NOT_FOUND_TEXT] and b.prompts == []
+
+
+def test_model_abstaining_means_not_found(tmp_path) -> None:
+    ans = answer_question(FakeShelf(tmp_path, ScriptedBackend("I don't know.")), "q?")
+    assert not ans.found and ans.text == NOT_FOUND_TEXT
+
+
+def test_cancel_during_generation(tmp_path) -> None:
+    s = FakeShelf(tmp_path, ScriptedBackend("one two three four five six"))
+    calls = iter(range(100))
+    with pytest.raises(Cancelled):
+        answer_question(s, "q?", cancel=lambda: next(calls) > 2)
+
+
+def test_with_the_fake_backend(tmp_path) -> None:
+    """The documented FakeBackend (echoes the first [1] line) works end to end."""
+    ans = answer_question(FakeShelf(tmp_path, FakeBackend()), "leave?")
+    assert ans.found and ans.text.startswith("According to the passages") and ans.citations
+
+
+# --------------------------------------------------------------------------- rendering
+def test_render_answer_text(shelf) -> None:
+    ans = answer_question(shelf, "How much leave?")
+    assert render_answer_text(ans) == (
+        "New staff get 25 days [1].\n\nSources:\n[1] HR handbook > Policies > Leave (p. 1) /docs/hr.pdf"
+    )
+    assert render_sources(ans)[0] == "Sources:"
+
+
+def test_completion_answers_end_at_the_first_line_break(tmp_path) -> None:
+    b = ScriptedBackend("\n Twenty-five days [1].\n[2] More listing text [2].")
+    tokens: list[str] = []
+    ans = answer_question(FakeShelf(tmp_path, b), "q?", on_token=tokens.append)
+    assert ans.text == "Twenty-five days [1]." and "".join(tokens) == ans.text
+
+
+def _with_cosines(hits: list[Hit], cosines: list[float]):
+    from shelfwise.core.trace import Candidate, Level
+
+    cands = [Candidate(h.node_id, "passage", h.text[:20], h.text, h.score, True,
+                       features={"cos_max": c} if c else {}) for h, c in zip(hits, cosines, strict=True)]
+
+    def search(question, collection=None, *, keep=(), cancel=None) -> SearchResult:
+        return SearchResult(question, list(hits), Trace(question, levels=[Level(1, "passages", cands)]))
+
+    return search
+
+
+def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
+    from shelfwise.core.answer import FOUND_MIN_COSINE
+
+    b = ScriptedBackend("Twenty-five days.")
+    s = FakeShelf(tmp_path, b)  # every hit has P(relevant) >= 0.2: the relative score alone would answer
+    s.search = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE - 0.01, 0.0])
+    ans = answer_question(s, "What is the capital of France?")
+    assert not ans.found and ans.text == NOT_FOUND_TEXT and b.prompts == []
+    # the evidence is the best of the passages shown; [1] is attached only if the first one is itself strong
+    s.search = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE + 0.2, 0.0])
+    ans = answer_question(s, "q?")
+    assert ans.found and ans.text == "Twenty-five days." and ans.citations == []
+    s.search = _with_cosines(HITS, [FOUND_MIN_COSINE + 0.2, 0.1, 0.0])
+    assert answer_question(s, "q?").text == "Twenty-five days. [1]"

@@ -1,0 +1,44 @@
+"""Answer evaluation (core/answer_eval.py): SQuAD-style scoring and the three strategies, with scripted models."""
+
+from __future__ import annotations
+
+import pytest
+from shelfwise.core.answer_eval import (
+    answer_matches,
+    exact_match,
+    f1_score,
+    normalize_answer,
+    run_answer_eval,
+)
+from shelfwise.core.evaldata import EvalQuestion
+
+from tests.test_adaptive import _router
+from tests.test_answer import FakeShelf
+
+
+def test_normalisation_and_scores() -> None:
+    assert normalize_answer("The  Answer, is: [1] 'Paris'!") == "answer is paris"
+    assert exact_match("Paris [1].", ["paris"]) == 1.0 and exact_match("in Paris", ["Paris"]) == 0.0
+    assert f1_score("in Paris", ["Paris"]) == pytest.approx(2 / 3)
+    assert f1_score("", ["x"]) == 0.0 and f1_score("yes", ["no", "yes"]) == 1.0
+    assert answer_matches("It is in Paris [1].", "paris") and answer_matches("Paris", ["Lyon", "Paris"])
+    assert not answer_matches("Parisian food", "paris") and not answer_matches("anything", [""])
+
+
+def test_three_strategies(tmp_path) -> None:
+    closed = {"What is the capital of France?": ("Paris", -0.2), "How much leave do new staff get?": ("10", -3.0)}
+    s = FakeShelf(tmp_path, _router(closed, docs_answer="25 days [1]."))
+    qs = [EvalQuestion("1", "What is the capital of France?", [], answers=["Paris"]),
+          EvalQuestion("2", "How much leave do new staff get?", [], answers=["25 days"]),
+          EvalQuestion("3", "Unlabelled?", [], answers=[])]
+    report = run_answer_eval(s, qs)
+    m = {k: v.metrics for k, v in report.strategies.items()}
+    assert report.questions == 2  # questions without gold answers are skipped
+    assert m["no_retrieval"]["exact_match"] == 0.5 and m["no_retrieval"]["retrievals_per_question"] == 0
+    assert m["always_retrieve"]["exact_match"] == 0.5 and m["always_retrieve"]["retrievals_per_question"] == 1
+    assert m["adaptive"]["exact_match"] == 1.0 and m["adaptive"]["retrievals_per_question"] == 0.5
+    assert "| adaptive | 1.0 |" in report.markdown()
+    assert set(report.to_json()["strategies"]) == {"no_retrieval", "always_retrieve", "adaptive"}
+    with pytest.raises(ValueError, match="unknown strategies"):
+        run_answer_eval(s, qs, strategies=("oracle",))
+    s.store.close()

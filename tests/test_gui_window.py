@@ -1,0 +1,202 @@
+"""The real window with the real core and the bundled models, offscreen: ingest the sample, ask, cite, cancel, close.
+
+Slow (real models on CPU): ``pytest -m gui``. The sample library is ingested once per module *through the window*
+(add the folder, wait for ``ingest_finished``); each test then works on its own copy of that database.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
+from PySide6.QtGui import QTextCursor
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QTextBrowser
+from shelfwise import resources
+from shelfwise.app.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
+from shelfwise.app.window import MainWindow
+from shelfwise.core.settings import Settings
+
+pytestmark = [pytest.mark.gui, pytest.mark.model]
+
+QUESTION = "How many days of paid annual leave does a full-time employee get per year?"
+INGEST_TIMEOUT = 1800  # seconds; the machine may be shared with other model work
+QUERY_TIMEOUT = 1200
+
+
+def pump_until(predicate: Callable[[], object], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        QTest.qWait(50)
+
+
+def make_window(db: Path, ui_ini: Path) -> MainWindow:
+    window = MainWindow(Settings(db_path=db), QSettings(str(ui_ini), QSettings.Format.IniFormat))
+    window.resize(1400, 900)
+    window.show()
+    return window
+
+
+@pytest.fixture(scope="module")
+def sample_library(qapp, tmp_path_factory) -> SimpleNamespace:
+    """Adds ``resources/sample`` through the window and records what the window showed."""
+    folder = tmp_path_factory.mktemp("sample-library")
+    db = folder / "library.db"
+    window = make_window(db, folder / "ui.ini")
+    reports: list[object] = []
+    progress: list[object] = []
+    window.ingest_finished.connect(reports.append)
+    window.ingest_host.worker.progress.connect(progress.append)  # type: ignore[attr-defined]
+    window.library.add_paths([resources.path("sample")], "Sample")
+    assert window.ingest_host.busy and window.ingest_bar.isVisible()
+    pump_until(lambda: reports, INGEST_TIMEOUT)
+    top = window.library.tree.topLevelItem(0)
+    docs = [(item.text(0), item.data(0, Qt.ItemDataRole.UserRole + 1).status, item.toolTip(0))
+            for item in window.library.document_items()]
+    facts = SimpleNamespace(db=db, report=reports[0], progress=progress,
+                            collection_text=top.text(0) if top else "", docs=docs,
+                            bar_hidden_after=not window.ingest_bar.isVisible(),
+                            watched=window.library.watcher.watched())
+    window.close()
+    return facts
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path, sample_library: SimpleNamespace) -> Iterator[MainWindow]:
+    db = tmp_path / "library.db"
+    shutil.copy(sample_library.db, db)
+    for suffix in ("-wal", "-shm"):
+        extra = Path(str(sample_library.db) + suffix)
+        if extra.exists():
+            shutil.copy(extra, Path(str(db) + suffix))
+    w = make_window(db, tmp_path / "ui.ini")
+    qtbot.addWidget(w)
+    yield w
+    w.shutdown()
+
+
+def citation_point(browser: QTextBrowser, number: int) -> QPoint | None:
+    """Where the ``[number]`` link is drawn in the answer, to click it like a user."""
+    block = browser.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.charFormat().anchorHref() == f"cite:{number}":
+                cursor = QTextCursor(browser.document())
+                cursor.setPosition(frag.position())
+                rect = browser.cursorRect(cursor)
+                return QPoint(rect.right() + 3, rect.center().y())
+            it += 1
+        block = block.next()
+    return None
+
+
+def test_adding_the_sample_through_the_window_ingests_it(sample_library: SimpleNamespace) -> None:
+    report = sample_library.report
+    assert report is not None and report.collection == "Sample"
+    n = len(list(resources.path("sample").iterdir()))
+    assert sample_library.collection_text == f"Sample ({n})"
+    assert len(sample_library.docs) == n and all(status == "ok" for _, status, _ in sample_library.docs)
+    assert any(getattr(p, "status", "") == "working" for p in sample_library.progress)
+    assert sample_library.bar_hidden_after
+    assert [c for _, c in sample_library.watched] == ["Sample"]  # the added folder is watched
+
+
+def test_ask_streams_an_answer_shows_the_walk_and_opens_citations(qtbot, window: MainWindow, tmp_path) -> None:
+    tokens: list[str] = []
+    window.query_host.worker.token.connect(lambda _job, piece: tokens.append(piece))  # type: ignore[attr-defined]
+    window.answer_view.question.setText(QUESTION)
+    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    answer = window.last_answer
+    assert answer is not None, window.answer_view.status.text()
+    assert tokens and window.answer_view.browser.toPlainText().strip()
+    assert window.answer_view.ask_button.isEnabled() and not window.answer_view.cancel_button.isEnabled()
+
+    levels = window.walk.level_items()
+    assert len(levels) >= 2
+    rows = [window.walk.candidate_items(i) for i in range(len(levels))]
+    cands = [r.data(0, ROLE_CAND) for level in rows for r in level]
+    assert any(c.kept for c in cands) and any(not c.kept for c in cands)
+    assert levels[0].text(0).startswith("Level 1 · ") and " -> kept " in levels[0].text(0)
+
+    assert answer.citations, f"no citation in {answer.text!r}"
+    cit = min(answer.citations, key=lambda c: c.number)
+    assert window.answer_view.sources.item(0).text().startswith(f"[{cit.number}] ")
+    window.preview.clear()
+    point = citation_point(window.answer_view.browser, cit.number)
+    assert point is not None, window.answer_view.browser.toHtml()
+    qtbot.mouseClick(window.answer_view.browser.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.waitUntil(lambda: window.preview.current_path == cit.hit.path, timeout=5000)
+    loc = cit.hit.location
+    assert window.preview.current_page == (loc.page or loc.slide)
+    if cit.hit.path.endswith(".pdf"):
+        assert window.preview.stack.currentWidget() is window.preview.page_view and window.preview.highlights > 0
+    window.grab().save(str(tmp_path / "answered.png"))
+
+    md = window.export_markdown(tmp_path / "answer.md").read_text()
+    assert md.startswith(f"# {QUESTION}") and "## Sources" in md and "### Level 1 · " in md
+
+    # "look here too" on a pruned branch of the first level re-runs the question with that branch kept
+    pruned = next(r for r in window.walk.candidate_items(0) if r.text(COL_ACTION) == LOOK_HERE)
+    forced = pruned.data(0, ROLE_CAND)
+    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+        window.walk.tree.itemClicked.emit(pruned, COL_ACTION)
+    first = window.last_search.trace.levels[0].candidates
+    assert any(c.node_id == forced.node_id and c.kept for c in first)
+    assert "forced open: 1" in window.walk.summary.text()
+
+
+def test_window_stays_responsive_and_a_query_can_be_cancelled(qtbot, window: MainWindow) -> None:
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start(20)
+    tokens: list[str] = []
+    window.query_host.worker.token.connect(lambda _job, piece: tokens.append(piece))  # type: ignore[attr-defined]
+    window.ask(QUESTION)
+    assert window.answer_view.cancel_button.isEnabled() and not window.answer_view.ask_button.isEnabled()
+    started = time.monotonic()
+    qtbot.waitUntil(lambda: len(tokens) >= 2 or not window.query_host.busy, timeout=QUERY_TIMEOUT * 1000)
+    busy_for = time.monotonic() - started
+    assert window.query_host.busy, "the query ended before it could be cancelled"
+    window.grab()  # painting works mid-query
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert len(ticks) >= busy_for / 0.02 * 0.25, (len(ticks), busy_for)
+    assert max(gaps) < 1.0, max(gaps)
+
+    t0 = time.monotonic()
+    with qtbot.waitSignal(window.query_finished, timeout=60_000):
+        qtbot.mouseClick(window.answer_view.cancel_button, Qt.MouseButton.LeftButton)
+    assert time.monotonic() - t0 < 30
+    timer.stop()
+    assert window.last_answer is None
+    assert window.answer_view.status.text() == "Cancelled"
+    assert window.answer_view.ask_button.isEnabled()
+
+
+def test_closing_during_work_shuts_down_cleanly(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    extra = tmp_path / "more"
+    extra.mkdir()
+    shutil.copy(resources.path("sample", "facilities.md"), extra / "facilities-copy.md")
+    window.ask(QUESTION)
+    window.ingest([extra], "More")
+    qtbot.waitUntil(lambda: window.query_host.busy and window.ingest_host.busy, timeout=5000)
+    QTest.qWait(1500)
+    t0 = time.monotonic()
+    window.close()
+    assert time.monotonic() - t0 < 60
+    assert window.query_host.worker_thread.isFinished() and window.ingest_host.worker_thread.isFinished()
