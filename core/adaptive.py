@@ -1,8 +1,8 @@
 """Adaptive retrieval (DeepRAG's inference loop): decompose, decide per sub-question, answer, conclude.
 
 1. **Decompose.** Rules first (:func:`split_rule`: several "?" questions, ";"-separated questions, or "..., and
-   what/who/when/where/which/why/how ..." clauses); a question the rules leave whole and that is long enough is
-   given to the model with the one-shot completion prompt ``decompose.txt``; its lines are kept only when they look
+   what/who/when/where/which/why/how ..." clauses); a one-sentence question the rules leave whole and that is
+   long enough (:func:`worth_asking`) is given to the model with the one-shot completion prompt ``decompose.txt``; its lines are kept only when they look
    like sub-questions of this question (2..``max_sub`` lines, each a few words sharing a content word with it).
    The bundled 270M base model mostly repeats the question as its first line; generation stops right there.
    A simple question is one step and costs no generation here.
@@ -59,6 +59,7 @@ MAX_SUB = 3
 CLOSED_BOOK_TOKENS = 24
 DECOMPOSE_TOKENS = 60
 DECOMPOSE_MIN_WORDS = 12  # shorter questions the rules leave whole are not sent to the model
+DECOMPOSE_MAX_WORDS = 40
 UNKNOWN = "I don't know"
 META_PREFIX = "adaptive_threshold:"
 
@@ -170,13 +171,20 @@ def _echoes(text: str, question: str) -> bool:
     return first == q or (len(first) > 0.8 * len(q) and (first in q or q in first))
 
 
+def worth_asking(question: str) -> bool:
+    """Whether the model is asked to decompose a question the rules left whole: one sentence (a scenario before
+    the question would be lost from every sub-question) of ``DECOMPOSE_MIN_WORDS``..``DECOMPOSE_MAX_WORDS``."""
+    text = " ".join(question.split())
+    return DECOMPOSE_MIN_WORDS <= len(text.split()) <= DECOMPOSE_MAX_WORDS and not re.search(r"[.!?]\s", text)
+
+
 def decompose(
     backend: DecisionBackend | None, question: str, *, max_sub: int = MAX_SUB, use_model: bool = True,
     cancel: CancelCheck | None = None, cost: Cost | None = None,
 ) -> list[str]:
     """Sub-questions of ``question`` (at least one; at most ``max_sub``, the rest merged into the last)."""
     parts = split_rule(question)
-    if len(parts) == 1 and use_model and backend is not None and len(question.split()) >= DECOMPOSE_MIN_WORDS:
+    if len(parts) == 1 and use_model and backend is not None and worth_asking(question):
         prompt = template("decompose.txt").format(question=" ".join(question.split())).rstrip()
         gen = stream(backend, prompt, max_tokens=DECOMPOSE_TOKENS, stop=("\n\n", "Question:"), cancel=cancel,
                      until=lambda text: _echoes(text, question))

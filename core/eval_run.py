@@ -19,6 +19,7 @@ from shelfwise.core.snapshots import load_decision, snapshot_for
 from shelfwise.core.store import FileMeta, Store
 
 DEFAULT_METHODS = ("bm25", "dense", "rerank_control", "navigation", "navigation_embedding")
+EVAL_DB_VERSION = 2  # bump when ingest or indexing changes what the eval collection holds
 SWEEP_RATIOS = (0.05, 0.1, 0.2, 0.35, 0.5, 1.0)
 
 
@@ -102,7 +103,7 @@ def run_eval(
 ) -> EvalReport:
     t0 = time.perf_counter()
     ds = load_dataset(dataset, limit)
-    db_path = db_path or data_dir() / "eval" / f"{ds.name}.db"
+    db_path = db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db"
     store = Store(db_path)
     try:
         cid = build_collection(store, ds, embedder, settings, progress=log)

@@ -244,7 +244,7 @@ class Store:
             page = loc.page if loc.page is not None else loc.slide
             rows.append((nid, collection_id, doc_id, parent, kind, ordinal, depth, node_title,
                          describe(node_title, text if kind == "passage" else first_text(node)), text,
-                         location_json(loc), page, heads_json, " / ".join(heads)))
+                         location_json(loc), page, heads_json, " / ".join([title, *heads])))
             if node.children:
                 child_heads = heads + [node_title] if kind == "section" else heads
                 child_json = json.dumps(child_heads, ensure_ascii=False)

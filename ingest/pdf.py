@@ -30,13 +30,13 @@ from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.pdf_layout import (
     Block,
     PageText,
-    TableItem,
     _read_dict,
     detect_headings,
     read_page,
     running_lines,
     title_on,
 )
+from shelfwise.ingest.pdf_tables import TableItem
 
 # "2.3.59.1.1 Background", "2.3.59-4 Exhibit title" (an exhibit of 2.3.59 sits at the level of 2.3.59.1)
 _NUMBERED = re.compile(r"^\s*(\d+(?:\.\d+)+(?:-\d+)?)\.?\s")

@@ -181,3 +181,9 @@ def test_decompose_stops_when_the_model_repeats_the_question() -> None:
     assert decompose(b, q) == [q]
     [prompt] = b.prompts
     assert prompt.endswith(f"Question: {q}\nSub-questions:\n-")
+
+
+def test_scenarios_are_not_sent_to_the_model() -> None:
+    b = ScriptedBackend(" x")
+    q = "My father died last month and I am his only child. Can I claim the funeral payment for him and his wife?"
+    assert decompose(b, q) == [q] and b.prompts == []
