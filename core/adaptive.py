@@ -7,8 +7,8 @@
    The bundled 270M base model mostly repeats the question as its first line; generation stops right there.
    A simple question is one step and costs no generation here.
 2. **Atomic decision** per sub-question, a probability read from the model, not generated text. The model first
-   answers closed-book (``closed_book.txt``: one-shot examples of a general-knowledge answer and of "I don't know"
-   for a question about private documents), greedily, at most ``CLOSED_BOOK_TOKENS`` tokens. Then one likelihood
+   answers closed-book (``closed_book.txt``: two general-knowledge answers and two "I don't know" for questions
+   about an organisation's own documents), greedily, at most ``CLOSED_BOOK_TOKENS`` tokens. Then one likelihood
    pass scores the two continuations the model could give after ``Answer:``: its own answer ``a`` and the
    abstention ``u = " I don't know"``. ``P(retrieve) = P(u) / (P(u) + P(a))`` (sequence probabilities, i.e.
    ``sigmoid(log P(u) - log P(a))``): the model's preference for abstaining over its best guess, normalised over the
@@ -18,6 +18,9 @@
    bundled 270M base model's Yes/No readout is at chance (LLAMA_CPP_NOTES), whereas sequence likelihoods carry
    signal; it is also the uncertainty-triggered retrieval of FLARE/SKR-style methods, and the closed-book answer it
    needs is reused as the step's answer when the model is trusted, so the decision costs only ~10 extra tokens.
+   Measured with the bundled model on 6 general-knowledge and 6 company-document questions: P(retrieve) 0.008-0.36
+   vs 0.5-0.62 (separated at the default 0.5); with only one "I don't know" example two company questions got
+   confident invented answers (P 0.03-0.04), so the second example matters.
 3. ``P(retrieve) >= threshold`` -> walk the tree (``shelf.search``) and answer the sub-question from the top
    passages (``core/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
    ``adaptive_threshold:<model id>`` (fitted by ``shelfwise calibrate-adaptive``), default 0.5.

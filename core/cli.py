@@ -148,8 +148,11 @@ def _print_summary(report: IngestReport) -> None:
 @click.option("--collection", "-c", default="default", show_default=True, help="Collection to add the files to.")
 @click.option("--force", is_flag=True, help="Re-parse files even if they are unchanged.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-file report as JSON instead of a summary.")
+@click.option("--no-index", is_flag=True,
+              help="Skip embedding, topic clustering and calibration now (done before the first question).")
 @click.pass_context
-def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, force: bool, as_json: bool) -> None:
+def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, force: bool, as_json: bool,
+               no_index: bool) -> None:
     """Add files and folders (PDF, Word, PowerPoint, Excel, Markdown, text) to the library.
 
     Folders are walked recursively; unchanged files are skipped, changed ones replaced, and files that have
@@ -172,7 +175,27 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         }, ensure_ascii=False, indent=2))
     else:
         _print_summary(report)
+    if not no_index and any(report.counts[a] for a in ("added", "updated", "removed")):
+        _index(store, collection, quiet=as_json)
     ctx.exit(1 if report.failed else 0)
+
+
+def _index(store: Store, collection: str, quiet: bool) -> None:
+    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate (no generative model
+    needed: calibration of the embedding and lexical evidence takes seconds)."""
+    from shelfwise.core.calibrate import ensure_calibrated
+    from shelfwise.core.embedder import Embedder
+    from shelfwise.core.index import refresh_collection
+    from shelfwise.core.settings import Settings
+
+    coll = store.find_collection(collection)
+    if coll is None:
+        return
+    with Embedder() as emb:
+        done = refresh_collection(store, coll.id, emb)
+        ensure_calibrated(store, coll.id, emb, None, Settings())
+    if not quiet:
+        click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
 
 
 # --------------------------------------------------------------------------- status

@@ -19,7 +19,7 @@ LEVEL_KINDS = ("cluster", "document", "section", "passage")
 
 _PRIOR: dict[str, float] = {
     "z_cos_max": 1.2, "z_cos_top3": 0.6, "z_cos_desc": 0.3, "z_lex_max": 0.4, "rank_cos": 1.0, "rank_lex": 0.3,
-    "parent": 0.3, "z_lm": 0.3,
+    "parent": 0.3, "z_lm": 0.3, "z_cos_q_max": 0.6,
 }
 
 

@@ -18,7 +18,7 @@ from shelfwise.core.snapshot import NodeInfo, Snapshot
 
 FEATURES = (
     "cos_desc", "cos_max", "cos_top3", "lex_max", "lex_hits", "z_cos_max", "z_cos_top3", "z_cos_desc",
-    "z_lex_max", "rank_cos", "rank_lex", "log_size", "parent", "lm", "z_lm",
+    "z_lex_max", "rank_cos", "rank_lex", "log_size", "parent", "lm", "z_lm", "cos_q_max", "z_cos_q_max",
 )
 
 
@@ -30,9 +30,12 @@ class QueryEvidence:
     cos: np.ndarray  # (n_passages,)
     lex: np.ndarray  # (n_passages,) normalised BM25 in [0, 1] for lexical hits, 0 elsewhere
     node_cos: np.ndarray  # (n_node_vecs,)
+    cos_q: np.ndarray | None = None  # (n_passages,) cosine with the question sentence alone, when the query has
+    # context before its question (e.g. "I care for my mother 40 hours a week. Can I claim Carer's Allowance?")
 
     @classmethod
-    def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float]) -> QueryEvidence:
+    def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float],
+              question_vec: np.ndarray | None = None) -> QueryEvidence:
         cos = snap.passage_vecs @ q_vec if snap.passage_vecs.shape[1] == q_vec.shape[0] else np.zeros(
             len(snap.passage_ids), np.float32)
         node_cos = snap.node_vecs @ q_vec if snap.node_vecs.shape[1] == q_vec.shape[0] else np.zeros(
@@ -44,7 +47,11 @@ class QueryEvidence:
                 row = snap.row_of.get(nid)
                 if row is not None:
                     lex[row] = max(0.0, s) / best
-        return cls(q_vec=q_vec, cos=cos.astype(np.float32), lex=lex, node_cos=node_cos.astype(np.float32))
+        cos_q = None
+        if question_vec is not None and snap.passage_vecs.shape[1] == question_vec.shape[0]:
+            cos_q = (snap.passage_vecs @ question_vec).astype(np.float32)
+        return cls(q_vec=q_vec, cos=cos.astype(np.float32), lex=lex, node_cos=node_cos.astype(np.float32),
+                   cos_q=cos_q)
 
 
 def _z(values: np.ndarray) -> np.ndarray:
@@ -74,6 +81,7 @@ def level_features(
     cos_desc = np.zeros(n, np.float32)
     lex_max = np.zeros(n, np.float32)
     lex_hits = np.zeros(n, np.float32)
+    cos_q_max = np.zeros(n, np.float32)
     size = np.zeros(n, np.float32)
     for i, c in enumerate(cands):
         a, b = c.span
@@ -85,12 +93,14 @@ def level_features(
             ls = ev.lex[a:b]
             lex_max[i] = float(ls.max())
             lex_hits[i] = float(np.log1p((ls > 0).sum()))
+            cos_q_max[i] = float(ev.cos_q[a:b].max()) if ev.cos_q is not None else 0.0
         size[i] = float(np.log1p(b - a))
         cos_desc[i] = float(ev.node_cos[c.vec_row]) if c.vec_row >= 0 else cos_max[i]
     cols = {
         "cos_desc": cos_desc, "cos_max": cos_max, "cos_top3": cos_top3, "lex_max": lex_max, "lex_hits": lex_hits,
         "z_cos_max": _z(cos_max), "z_cos_top3": _z(cos_top3), "z_cos_desc": _z(cos_desc), "z_lex_max": _z(lex_max),
         "rank_cos": _rank_feature(cos_max), "rank_lex": _rank_feature(lex_max), "log_size": size,
+        "cos_q_max": cos_q_max, "z_cos_q_max": _z(cos_q_max),
     }
     if parent_logit:
         cols["parent"] = np.array([parent_logit.get(c.parent or -1, 0.0) for c in cands], np.float32)

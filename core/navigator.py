@@ -17,6 +17,7 @@ Which readout scores a level is configuration (``Settings.readout``):
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,7 +83,9 @@ class Navigator:
             q_vec = self.embedder.embed_one(query)
         lexical = {n.id: s for n, s in self.store.search(query, limit=lexical_limit, kinds=("passage",),
                                                           collection_id=collection_id)}
-        return QueryEvidence.build(snap, q_vec, lexical)
+        question = question_part(query)
+        question_vec = self.embedder.embed_one(question) if question else None
+        return QueryEvidence.build(snap, q_vec, lexical, question_vec)
 
     # -- the walk -----------------------------------------------------------------------------------------------
     def walk(
@@ -218,8 +221,8 @@ class Navigator:
         means: list[float] = []
         cost = Cost()
         for i in range(0, len(texts), size):
-            res = self.backend.likelihood(likelihood_context(), texts[i:i + size], likelihood_query(query),
-                                          cancel=cancel)
+            res = self.backend.likelihood(likelihood_context(), texts[i:i + size],
+                                          likelihood_query(question_part(query) or query), cancel=cancel)
             means.extend(res.mean)
             cost.add(res.cost)
         return means, cost
@@ -271,6 +274,20 @@ class Navigator:
                 location=n.location,
             ))
         return hits
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def question_part(query: str) -> str | None:
+    """The question sentence of a query that has context before it (its last sentence ending in '?', else its
+    last sentence), or None for a one-sentence query. Scored beside the whole query: context sentences describe
+    the asker's situation and dilute the embedding of what is asked."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(query.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    asked = [s for s in sentences if s.endswith("?")]
+    return asked[-1] if asked else sentences[-1]
 
 
 def snap_collection(snap: Snapshot) -> int:

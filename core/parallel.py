@@ -1,9 +1,9 @@
 """Running the requests of one navigation level concurrently (for backends that are servers).
 
-A level larger than one request is split into chunks (``Budgets.request_size``); with an in-process backend the
-chunks run one after another (the model is one context behind a lock), with a remote backend they can run at the
-same time on a server with parallel slots or on a pool of servers. :func:`score_requests` does either and returns
-the results in input order, so pooling them gives exactly what the sequential loop gives.
+A level larger than one request is split into chunks (``Budgets.request_size``); with an in-process backend
+the chunks run one after another (the model is one context behind a lock), with a remote backend they can run
+at the same time on a server with parallel slots or on a pool of servers. :func:`score_requests` does either
+and returns the results in input order, so pooling them gives exactly what the sequential loop gives.
 """
 
 from __future__ import annotations
@@ -28,13 +28,15 @@ def score_requests(fn: Callable[[T], R], chunks: Sequence[T], max_concurrency: i
     """``[fn(c) for c in chunks]``, with at most ``max_concurrency`` calls running at once (threads).
 
     Results are in input order whatever order the calls finish in. The first exception (in input order) is
-    re-raised after the calls still queued are cancelled; calls already running finish first (a thread cannot be
-    interrupted), so pass the same cancel check to ``fn`` to stop them between requests.
+    re-raised after the calls still queued are cancelled; calls already running finish first (a thread cannot
+    be interrupted), so pass the same cancel check to ``fn`` to stop them between requests.
     """
     items = list(chunks)
     if max_concurrency <= 1 or len(items) <= 1:
         return [fn(c) for c in items]
-    with ThreadPoolExecutor(max_workers=min(max_concurrency, len(items)), thread_name_prefix="shelfwise-level") as ex:
+    with ThreadPoolExecutor(
+        max_workers=min(max_concurrency, len(items)), thread_name_prefix="shelfwise-level"
+    ) as ex:
         futures = [ex.submit(fn, c) for c in items]
         try:
             return [f.result() for f in futures]

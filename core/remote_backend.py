@@ -1,45 +1,49 @@
 """The decision model on an OpenAI-compatible inference server (llama-cpp-python's server, llama.cpp, vLLM).
 
-Everything goes through ``POST /v1/completions`` with log-probabilities, so any server that implements the legacy
-completions API with ``logprobs`` works; what each mode needs:
+Everything goes through ``POST /v1/completions`` with log-probabilities, so any server that implements the
+legacy completions API with ``logprobs`` works; what each mode needs:
 
 * **binary / choice** (next-token readout): one request per question (binary) or per option list (choice) with
   ``max_tokens: 1, temperature: 0, logprobs: 20``; the readout is the first generated position's top-20 list.
   P(yes) is normalised over the two readout tokens only (``prompts.yes_probability``), choice over the labels
   (``prompts.softmax``). A readout token *absent* from the top list has a log-probability no larger than the
-  smallest listed one: it is **bounded** by that value (an over-estimate of the missing token, so P(yes) is pulled
-  towards 0.5, never past it). ``bounded_readouts`` counts how often that happened.
+  smallest listed one: it is **bounded** by that value (an over-estimate of the missing token, so P(yes) is
+  pulled towards 0.5, never past it). ``bounded_readouts`` counts how often that happened.
 * **likelihood** (prompt log-probabilities): one request per candidate with the prompt
-  ``context + candidate + query`` and ``echo: true, logprobs: 1, max_tokens: 1`` (never 0: llama-cpp-python reads
-  ``max_tokens <= 0`` as "until the context is full"). The echoed ``token_logprobs``/``text_offset`` give log P of
-  every prompt token; the query's tokens are those that overlap the query's characters. vLLM computes these prompt
-  log-probabilities when ``echo`` is set (its ``prompt_logprobs`` extension is the same data); llama.cpp's native
-  server does not return prompt log-probabilities, so likelihood raises a :class:`BackendError` there.
+  ``context + candidate + query`` and ``echo: true, logprobs: 1, max_tokens: 1`` (never 0: llama-cpp-python
+  reads ``max_tokens <= 0`` as "until the context is full"). The echoed ``token_logprobs``/``text_offset``
+  give log P of every prompt token; the query's tokens are those that overlap the query's characters. vLLM
+  computes these prompt log-probabilities when ``echo`` is set (its ``prompt_logprobs`` extension is the same
+  data); llama.cpp's native server does not return prompt log-probabilities, so likelihood raises a
+  :class:`BackendError` there.
 * **generate**: ``stream: true``, server-sent events (``data: {...}`` lines up to ``data: [DONE]``).
 
 Layout parity with :mod:`shelfwise.core.llama_backend`: the prompt texts are the same strings, but a server
-tokenizes the *concatenated* text where the in-process backend tokenizes context, candidate and query separately, so
-tokens can differ at the two boundaries (e.g. ``"Text: " + "Fee"``). The tests bound the effect (P(yes) within 0.05,
-mean log-probability within 0.1 nats/token).
+tokenizes the *concatenated* text where the in-process backend tokenizes context, candidate and query
+separately, so tokens can differ at the two boundaries (e.g. ``"Text: " + "Fee"``). The tests bound the effect
+(P(yes) within 0.05, mean log-probability within 0.1 nats/token).
 
 Transport: stdlib ``http.client`` with keep-alive (a per-server pool of idle connections), at most
-``max_concurrency`` requests in flight (a semaphore shared by every call of the instance, so nested fan-out cannot
-exceed it), a socket ``timeout`` on connect and on every read, and ``retries`` with exponential backoff on
-connection errors and 5xx answers. A read timeout is **not** retried (the server may still be working on it;
-sending it again would only queue more work): the call fails after ``timeout`` seconds. A connection error on a
-reused idle connection (the server closed it) is retried at once on a fresh one, without using up a retry.
+``max_concurrency`` requests in flight (a semaphore shared by every call of the instance, so nested fan-out
+cannot exceed it), a socket ``timeout`` on connect and on every read, and ``retries`` with exponential backoff
+on connection errors and 5xx answers. A read timeout is **not** retried (the server may still be working on
+it; sending it again would only queue more work): the call fails after ``timeout`` seconds. A connection error
+on a reused idle connection (the server closed it) is retried at once on a fresh one, without using up a
+retry.
 
-``url`` may list several servers separated by commas (a pool): each call picks the server with the fewest requests
-in flight and sends all of its requests there, so a server's prefix cache sees one context's questions together.
+``url`` may list several servers separated by commas (a pool): each call picks the server with the fewest
+requests in flight and sends all of its requests there, so a server's prefix cache sees one context's
+questions together.
 
 Cost: ``requests`` = HTTP requests; ``tokens`` = prompt plus generated tokens the server reports in ``usage``
-minus the prompt tokens it reports as served from its cache (vLLM ``usage.prompt_tokens_details.cached_tokens``,
-llama.cpp ``timings.cache_n``), which go to ``reused_tokens``. llama-cpp-python's server reports no cache use, so
-there ``tokens`` counts what was *sent*, an upper bound of what it evaluated (it reuses the longest common prefix
-with its previous prompt).
+minus the prompt tokens it reports as served from its cache (vLLM
+``usage.prompt_tokens_details.cached_tokens``, llama.cpp ``timings.cache_n``), which go to ``reused_tokens``.
+llama-cpp-python's server reports no cache use, so there ``tokens`` counts what was *sent*, an upper bound of
+what it evaluated (it reuses the longest common prefix with its previous prompt).
 
-On first use the backend probes the server: ``GET /v1/models`` (reachable; :attr:`model_id`), then the capability
-a mode needs the first time it is used (top log-probabilities; prompt log-probabilities), each with a tiny request.
+On first use the backend probes the server: ``GET /v1/models`` (reachable; :attr:`model_id`), then the
+capability a mode needs the first time it is used (top log-probabilities; prompt log-probabilities), each with
+a tiny request.
 """
 
 from __future__ import annotations
@@ -71,9 +75,10 @@ _R = TypeVar("_R")
 def top_logprobs(choice: dict[str, Any]) -> dict[str, float]:
     """token text -> logprob at the first generated position of one completion choice.
 
-    Accepts the legacy completions format (``logprobs.top_logprobs[0]`` a dict: llama-cpp-python, vLLM, OpenAI)
-    and the chat-like one (``logprobs.content[0].top_logprobs`` a list of ``{token, logprob}``: llama.cpp).
-    Raises ``KeyError``/``TypeError``/``IndexError`` when the choice carries no top log-probabilities.
+    Accepts the legacy completions format (``logprobs.top_logprobs[0]`` a dict: llama-cpp-python, vLLM,
+    OpenAI) and the chat-like one (``logprobs.content[0].top_logprobs`` a list of ``{token, logprob}``:
+    llama.cpp). Raises ``KeyError``/``TypeError``/``IndexError`` when the choice carries no top
+    log-probabilities.
     """
     lp = choice["logprobs"]
     if lp.get("top_logprobs") is not None:
@@ -83,8 +88,8 @@ def top_logprobs(choice: dict[str, Any]) -> dict[str, float]:
 
 
 def readout_logprobs(top: dict[str, float], words: Sequence[str]) -> tuple[list[float], int]:
-    """The log-probability of each readout word in ``top``; a word not listed is bounded by the smallest listed
-    value. Returns the values and how many were bounded."""
+    """The log-probability of each readout word in ``top``; a word not listed is bounded by the smallest
+    listed value. Returns the values and how many were bounded."""
     if not top:
         raise BackendError("the server returned an empty top log-probability list")
     floor = min(top.values())
@@ -102,8 +107,8 @@ def readout_logprobs(top: dict[str, float], words: Sequence[str]) -> tuple[list[
 def query_logprobs(choice: dict[str, Any], start: int, end: int) -> list[float]:
     """log P of the echoed prompt tokens that overlap the characters ``[start, end)`` of the prompt.
 
-    ``choice.logprobs`` holds ``tokens``, ``text_offset`` and ``token_logprobs`` for the prompt followed by the
-    generated token(s); a token overlaps when it starts before ``end`` and ends after ``start``.
+    ``choice.logprobs`` holds ``tokens``, ``text_offset`` and ``token_logprobs`` for the prompt followed by
+    the generated token(s); a token overlaps when it starts before ``end`` and ends after ``start``.
     """
     lp = choice["logprobs"]
     tokens, offsets, values = lp["tokens"], lp["text_offset"], lp["token_logprobs"]
@@ -192,17 +197,23 @@ class _Retry(Exception):
 class RemoteBackend:
     """:class:`~shelfwise.core.backend.DecisionBackend` over an OpenAI-compatible ``/v1/completions`` server.
 
-    ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form a
-    pool). ``timeout``: seconds for connecting and for each read. ``retries``: extra attempts on connection errors
-    and 5xx. ``max_concurrency``: requests in flight at once, over all threads using this instance.
-    ``model``: the model name sent with each request (default: the first one the server lists).
-    Thread-safe; call :meth:`close` (or use ``with``) to drop pooled connections and worker threads.
+    ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form
+    a pool). ``timeout``: seconds for connecting and for each read. ``retries``: extra attempts on connection
+    errors and 5xx. ``max_concurrency``: requests in flight at once, over all threads using this instance.
+    ``model``: the model name sent with each request (default: the first one the server lists). Thread-safe;
+    call :meth:`close` (or use ``with``) to drop pooled connections and worker threads.
     """
 
     name = "remote"
 
     def __init__(
-        self, url: str, *, timeout: float = 30, retries: int = 3, max_concurrency: int = 4, model: str | None = None,
+        self,
+        url: str,
+        *,
+        timeout: float = 30,
+        retries: int = 3,
+        max_concurrency: int = 4,
+        model: str | None = None,
         backoff: float = 0.25,
     ) -> None:
         urls = [u for u in url.split(",") if u.strip()]
@@ -219,9 +230,11 @@ class RemoteBackend:
         self.bounded_readouts = 0  # readout tokens missing from a top list and bounded (see the module doc)
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
         self._pick_lock = threading.Lock()
-        self._probe_lock = threading.Lock()
+        self._probe_lock = threading.RLock()
         self._rr = 0
-        self._pool = ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="shelfwise-remote")
+        self._pool = ThreadPoolExecutor(
+            max_workers=self.max_concurrency, thread_name_prefix="shelfwise-remote"
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -260,12 +273,19 @@ class RemoteBackend:
             ) from exc
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             conn.close()
-            raise _Retry(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, immediate=reused) from exc
+            raise _Retry(
+                f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, immediate=reused
+            ) from exc
         ep.release(conn, resp)
         return resp.status, data
 
     def _request(
-        self, method: str, path: str, payload: dict[str, Any] | None = None, *, ep: _Endpoint | None = None,
+        self,
+        method: str,
+        path: str,
+        payload: dict[str, Any] | None = None,
+        *,
+        ep: _Endpoint | None = None,
         retries: int | None = None,
     ) -> dict[str, Any]:
         """JSON request with retries; a :class:`BackendError` carrying the server's message on failure."""
@@ -298,13 +318,18 @@ class RemoteBackend:
                     delay *= 2
                 continue
             if status >= 400:
-                raise BackendError(f"the decision server at {ep.url} refused {path}: HTTP {status}: {_detail(data)}")
+                raise BackendError(
+                    f"the decision server at {ep.url} refused {path}: HTTP {status}: {_detail(data)}"
+                )
             try:
                 return json.loads(data)
             except ValueError as exc:
                 raise BackendError(f"the decision server at {ep.url} sent invalid JSON for {path}") from exc
-        hint = " Is it running? e.g. python -m llama_cpp.server --model MODEL.gguf --port PORT" \
-            if last.startswith(("ConnectionRefusedError", "ConnectionResetError", "RemoteDisconnected")) else ""
+        hint = (
+            " Is it running? e.g. python -m llama_cpp.server --model MODEL.gguf --port PORT"
+            if last.startswith(("ConnectionRefusedError", "ConnectionResetError", "RemoteDisconnected"))
+            else ""
+        )
         raise BackendError(f"cannot reach the decision server at {ep.url} ({last}; {n} attempts).{hint}")
 
     # ------------------------------------------------------------------ probing
@@ -346,8 +371,11 @@ class RemoteBackend:
         with self._probe_lock:
             if self.caps.top_logprobs:
                 return
-            choice, _ = self._complete({"prompt": "Yes or no? Answer:", "max_tokens": 1, "logprobs": 2}, retries=0,
-                                       what="top log-probabilities")
+            choice, _ = self._complete(
+                {"prompt": "Yes or no? Answer:", "max_tokens": 1, "logprobs": 2},
+                retries=0,
+                what="top log-probabilities",
+            )
             try:
                 top_logprobs(choice)
             except (KeyError, TypeError, IndexError, AttributeError) as exc:
@@ -365,22 +393,30 @@ class RemoteBackend:
             if self.caps.prompt_logprobs:
                 return
             prompt = "Hello world"
-            choice, _ = self._complete({"prompt": prompt, "max_tokens": 1, "logprobs": 1, "echo": True}, retries=0,
-                                       what="prompt log-probabilities")
-            try:
-                ok = len(query_logprobs(choice, 0, len(prompt))) > 0
+            choice, _ = self._complete(
+                {"prompt": prompt, "max_tokens": 1, "logprobs": 1, "echo": True},
+                retries=0,
+                what="prompt log-probabilities",
+            )
+            try:  # the first prompt token has no log-probability (nothing predicts it); the second must
+                ok = len(query_logprobs(choice, len("Hello"), len(prompt))) > 0
             except (KeyError, TypeError, IndexError, AttributeError, BackendError):
                 ok = False
             self.caps.prompt_logprobs = ok
             if not ok:
                 raise BackendError(
-                    f"the server at {self.url} returns no prompt log-probabilities (`echo` with `logprobs` on "
-                    "/v1/completions), which likelihood needs; use the binary readout, or a server that has them "
-                    "(llama-cpp-python's server, vLLM)"
+                    f"the server at {self.url} returns no prompt log-probabilities (`echo` with `logprobs` "
+                    "on /v1/completions), which likelihood needs; use the binary readout, or a server that "
+                    "has them (llama-cpp-python's server, vLLM)"
                 )
 
     def _complete(
-        self, params: dict[str, Any], *, ep: _Endpoint | None = None, retries: int | None = None, what: str = "",
+        self,
+        params: dict[str, Any],
+        *,
+        ep: _Endpoint | None = None,
+        retries: int | None = None,
+        what: str = "",
     ) -> tuple[dict[str, Any], Cost]:
         self._probe_models()
         payload = {"model": self.caps.model_id, "temperature": 0.0, **params}
@@ -399,7 +435,8 @@ class RemoteBackend:
     # ------------------------------------------------------------------ fan-out
 
     def _fan_out(self, fn: Callable[[_T], _R], items: Sequence[_T], cancel: CancelCheck | None) -> list[_R]:
-        """``fn`` over ``items`` on the worker pool (in flight bounded by the semaphore), results in input order."""
+        """``fn`` over ``items`` on the worker pool (in flight bounded by the semaphore), results in input
+        order."""
 
         def run(item: _T) -> _R:
             if cancel is not None and cancel():
@@ -423,11 +460,17 @@ class RemoteBackend:
     # ------------------------------------------------------------------ decision modes
 
     def binary(
-        self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
+        self,
+        context: str,
+        questions: Sequence[str],
+        *,
+        yes: str = " Yes",
+        no: str = " No",
         cancel: CancelCheck | None = None,
     ) -> Scores:
-        """P(yes | context + question_i) from each question's next-token top log-probabilities (one request per
-        question, all to one server), normalised over ``yes``/``no``; a missing readout token is bounded."""
+        """P(yes | context + question_i) from each question's next-token top log-probabilities (one request
+        per question, all to one server), normalised over ``yes``/``no``; a missing readout token is
+        bounded."""
         t0 = time.perf_counter()
         if not questions:
             return Scores([], Cost())
@@ -436,7 +479,9 @@ class RemoteBackend:
         ep = self._pick()
 
         def one(q: str) -> tuple[float, Cost, int]:
-            choice, cost = self._complete({"prompt": context + q, "max_tokens": 1, "logprobs": TOP_LOGPROBS}, ep=ep)
+            choice, cost = self._complete(
+                {"prompt": context + q, "max_tokens": 1, "logprobs": TOP_LOGPROBS}, ep=ep
+            )
             (ly, ln), bounded = readout_logprobs(self._top(choice), (yes, no))
             return yes_probability(ly, ln), cost, bounded
 
@@ -449,8 +494,8 @@ class RemoteBackend:
         return Scores([p for p, _, _ in results], cost)
 
     def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
-        """Options labelled A, B, C... (``prompts.choice_prompt``); softmax over the labels' top log-probabilities
-        (a label missing from the top list is bounded), so the values sum to 1."""
+        """Options labelled A, B, C... (``prompts.choice_prompt``); softmax over the labels' top
+        log-probabilities (a label missing from the top list is bounded), so the values sum to 1."""
         t0 = time.perf_counter()
         if not options:
             return Scores([], Cost())
@@ -472,7 +517,8 @@ class RemoteBackend:
         self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None
     ) -> Likelihoods:
         """log P(query | context + candidate_i) from the echoed prompt log-probabilities (one request per
-        candidate). ``mean`` divides by each candidate's own count of query tokens; ``n_tokens`` is the first's."""
+        candidate). ``mean`` divides by each candidate's own count of query tokens; ``n_tokens`` is the
+        first's."""
         t0 = time.perf_counter()
         if not query:
             raise BackendError("likelihood needs a non-empty query")
@@ -487,7 +533,9 @@ class RemoteBackend:
 
         def one(cand: str) -> tuple[float, int, Cost]:
             prompt = context + cand + query
-            choice, cost = self._complete({"prompt": prompt, "max_tokens": 1, "logprobs": 1, "echo": True}, ep=ep)
+            choice, cost = self._complete(
+                {"prompt": prompt, "max_tokens": 1, "logprobs": 1, "echo": True}, ep=ep
+            )
             try:
                 lps = query_logprobs(choice, len(context) + len(cand), len(prompt))
             except (KeyError, TypeError) as exc:
@@ -512,16 +560,26 @@ class RemoteBackend:
     # ------------------------------------------------------------------ generation
 
     def generate(
-        self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
-        cancel: CancelCheck | None = None, seed: int | None = None,
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
+        cancel: CancelCheck | None = None,
+        seed: int | None = None,
     ) -> Iterator[str]:
-        """Stream text pieces over server-sent events. Stops at the server's end (``stopped_by`` "stop" when stop
-        strings were given, else "eos"), ``max_tokens`` ("length") or ``cancel`` ("cancelled": the connection is
-        closed so the server stops too). Connection errors are retried only before the first piece."""
+        """Stream text pieces over server-sent events. Stops at the server's end (``stopped_by`` "stop" when
+        stop strings were given, else "eos"), ``max_tokens`` ("length") or ``cancel`` ("cancelled": the
+        connection is closed so the server stops too). Connection errors are retried only before the first
+        piece."""
         t0 = time.perf_counter()
         self._probe_models()
         payload: dict[str, Any] = {
-            "model": self.caps.model_id, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
+            "model": self.caps.model_id,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
             "stream": True,
         }
         if stop:
@@ -576,13 +634,18 @@ class RemoteBackend:
         for attempt in range(1 + self.retries):
             conn, _ = ep.connect()
             try:
-                conn.request("POST", ep.prefix + "/v1/completions", body=body,
-                             headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+                conn.request(
+                    "POST",
+                    ep.prefix + "/v1/completions",
+                    body=body,
+                    headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
+                )
                 resp = conn.getresponse()
             except TimeoutError as exc:
                 conn.close()
-                raise BackendError(f"the decision server at {ep.url} did not answer within {self.timeout:g} s") \
-                    from exc
+                raise BackendError(
+                    f"the decision server at {ep.url} did not answer within {self.timeout:g} s"
+                ) from exc
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 conn.close()
                 last = f"{type(exc).__name__}: {exc}"
@@ -592,19 +655,23 @@ class RemoteBackend:
                 detail = _detail(resp.read())
                 conn.close()
                 if resp.status not in RETRY_STATUS:
-                    raise BackendError(f"the decision server at {ep.url} refused generation: HTTP {resp.status}: "
-                                       f"{detail}")
+                    raise BackendError(
+                        f"the decision server at {ep.url} refused generation: HTTP {resp.status}: {detail}"
+                    )
                 last = f"HTTP {resp.status}: {detail}"
             if attempt < self.retries:
                 time.sleep(delay)
                 delay *= 2
-        raise BackendError(f"cannot reach the decision server at {ep.url} ({last}; {1 + self.retries} attempts)")
+        raise BackendError(
+            f"cannot reach the decision server at {ep.url} ({last}; {1 + self.retries} attempts)"
+        )
 
     # ------------------------------------------------------------------ tokens
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` by the server's tokenizer (llama-cpp-python ``/extras/tokenize``, llama.cpp and vLLM
-        ``/tokenize``), without the BOS token; ``ceil(bytes / 4)`` when the server has no tokenize endpoint."""
+        """Tokens of ``text`` by the server's tokenizer (llama-cpp-python ``/extras/tokenize``, llama.cpp
+        and vLLM ``/tokenize``), without the BOS token; ``ceil(bytes / 4)`` when the server has no tokenize
+        endpoint."""
         self._probe_tokenize()
         path = self.caps.tokenize_path
         if not path:
@@ -612,10 +679,17 @@ class RemoteBackend:
         return max(0, len(self._tokenize(path, text)) - self.caps.bos_tokens)
 
     def _tokenize(self, path: str, text: str) -> list[int]:
-        payload = {"input": text} if path == "/extras/tokenize" else {
-            "content": text, "prompt": text, "add_special": False, "add_special_tokens": False,
-            "model": self.caps.model_id,
-        }
+        payload = (
+            {"input": text}
+            if path == "/extras/tokenize"
+            else {
+                "content": text,
+                "prompt": text,
+                "add_special": False,
+                "add_special_tokens": False,
+                "model": self.caps.model_id,
+            }
+        )
         data = self._request("POST", path, payload)
         return [int(t) if not isinstance(t, dict) else int(t["id"]) for t in data["tokens"]]
 
@@ -636,15 +710,22 @@ class RemoteBackend:
             self.caps.tokenize_path = ""
 
     def info(self) -> dict[str, Any]:
-        return {"backend": self.name, "url": self.url, "model": self.model_id, "max_concurrency": self.max_concurrency,
-                "timeout": self.timeout, "retries": self.retries}
+        return {
+            "backend": self.name,
+            "url": self.url,
+            "model": self.model_id,
+            "max_concurrency": self.max_concurrency,
+            "timeout": self.timeout,
+            "retries": self.retries,
+        }
 
 
 # --------------------------------------------------------------------------- helpers
 
 
 def _detail(data: bytes) -> str:
-    """The server's error message (OpenAI ``{"error": {"message": ...}}``, FastAPI ``{"detail": ...}``) or text."""
+    """The server's error message (OpenAI ``{"error": {"message": ...}}``, FastAPI ``{"detail": ...}``) or
+    text."""
     text = data.decode("utf-8", errors="replace").strip()
     try:
         obj = json.loads(text)
@@ -675,12 +756,15 @@ def _usage_cost(data: dict[str, Any]) -> Cost:
 
 
 def _sse_events(resp: http.client.HTTPResponse, ep: _Endpoint, timeout: float) -> Iterator[dict[str, Any]]:
-    """JSON objects of a server-sent event stream up to ``data: [DONE]`` (comments and other fields skipped)."""
+    """JSON objects of a server-sent event stream up to ``data: [DONE]`` (comments and other fields
+    skipped)."""
     while True:
         try:
             raw = resp.readline()
         except TimeoutError as exc:
-            raise BackendError(f"the decision server at {ep.url} stopped streaming for {timeout:g} s") from exc
+            raise BackendError(
+                f"the decision server at {ep.url} stopped streaming for {timeout:g} s"
+            ) from exc
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             raise BackendError(f"the decision server at {ep.url} broke off the stream: {exc}") from exc
         if not raw:
@@ -688,7 +772,7 @@ def _sse_events(resp: http.client.HTTPResponse, ep: _Endpoint, timeout: float) -
         line = raw.decode("utf-8", errors="replace").strip()
         if not line.startswith("data:"):
             continue
-        data = line[len("data:"):].strip()
+        data = line[len("data:") :].strip()
         if data == "[DONE]":
             return
         try:

@@ -62,17 +62,23 @@ class Shelf:
         cancel: CancelCheck | None = None,
     ) -> Any:
         """Ingest files/folders incrementally, then update embeddings and the topic hierarchy of the collection."""
-        from shelfwise.core.index import refresh_collection
         from shelfwise.core.ingest_runner import ingest
 
         report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel)
-        refresh_collection(self.store, self.store.collection(collection).id, self.embedder, self.settings.budgets)
+        self.refresh(collection)
         return report
 
     def refresh(self, collection: str = "default") -> None:
+        """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
+        decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
+        model). Cheap when nothing changed."""
+        from shelfwise.core.calibrate import ensure_calibrated
         from shelfwise.core.index import refresh_collection
 
-        refresh_collection(self.store, self.store.collection(collection).id, self.embedder, self.settings.budgets)
+        cid = self.store.collection(collection).id
+        refresh_collection(self.store, cid, self.embedder, self.settings.budgets)
+        if self.settings.use_calibration:
+            ensure_calibrated(self.store, cid, self.embedder, None, self.settings)
 
     # -- questions ----------------------------------------------------------------------------------------------
     def search(

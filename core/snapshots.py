@@ -37,9 +37,15 @@ def model_set(embedder: Any, backend: Any) -> str:
 
 
 def load_decision(store: Store, collection_id: int, embedder: Any, backend: Any) -> DecisionModel:
-    text = store.get_meta(meta_key(collection_id, model_set(embedder, backend)), None)
-    if text:
-        return DecisionModel.from_json(text)
+    """The calibration fitted for these models; else one fitted without a generative model (the generative model's
+    readout is then simply not used); else the prior."""
+    for gen in (backend, None):
+        text = store.get_meta(meta_key(collection_id, model_set(embedder, gen)), None)
+        if text:
+            model = DecisionModel.from_json(text)
+            if gen is None:
+                model.lm_levels = ()
+            return model
     return DecisionModel()
 
 

@@ -20,7 +20,7 @@ if [ "${1:-}" != "--no-build" ]; then
   # The spec bundles the models from the user data dir: make sure they are assembled/converted (offline).
   "$VPY" -c "from shelfwise.core.models import bundled_model_path as m; from shelfwise.core.embedder import \
 bundled_embedder_path as e; print('models:', m(), e())"
-  "$VPY" -m PyInstaller --noconfirm --clean --log-level WARN \
+  "$VPY" -m PyInstaller --noconfirm --log-level WARN \
     --distpath dist --workpath build/pyinstaller packaging/shelfwise.spec
 fi
 
@@ -32,7 +32,7 @@ trap 'rm -rf "$SMOKE"' EXIT
 export SHELFWISE_HOME="$SMOKE/home"  # empty: the runtime hook must provide the models from the bundle
 export QT_QPA_PLATFORM=offscreen
 DB="$SMOKE/library.db"
-SAMPLE=$(ls -d "$DIST"/_internal/shelfwise/resources/sample 2>/dev/null || ls -d "$DIST"/shelfwise/resources/sample)
+SAMPLE="$DIST/_internal/shelfwise/resources/sample"
 
 echo "== CLI: ingest the bundled sample"
 "$DIST/shelfwise" --db "$DB" ingest "$SAMPLE" --collection default

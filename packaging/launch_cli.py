@@ -1,8 +1,10 @@
 """PyInstaller entry of the command line (``shelfwise`` = ``shelfwise.core.cli:main``)."""
 
+import multiprocessing
 import sys
 
-from shelfwise.core.cli import main
-
 if __name__ == "__main__":
+    multiprocessing.freeze_support()  # the ingest parser runs in a spawned child: this executable, re-entered
+    from shelfwise.core.cli import main
+
     sys.exit(main())
