@@ -27,8 +27,9 @@ shown cosine was 0.27-0.67 for 10 answerable questions and 0.04-0.25 for 9 of 10
 hit's score below ``FOUND_MIN_SCORE`` decides. After generation, citation numbers that name no passage are removed;
 an answer with no citation gets ``[1]`` (the best passage) only if that passage is strong itself (score at least
 ``CITE_MIN_SCORE`` and, when known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from
-("I don't know"...) is not found too. Text the model streamed is final except for the citation fixes: a client that
-shows the stream should replace it with ``Answer.text`` when the call returns.
+("I don't know"...) is not found too. A copied source line loses its leading "[n] (heading)" (the citation moves to
+the end). Text the model streamed is final except for these fixes: a client that shows the stream should replace
+it with ``Answer.text`` when the call returns.
 """
 
 from __future__ import annotations
@@ -177,6 +178,19 @@ def clean_citations(text: str, n_sources: int) -> tuple[str, list[int]]:
     return out.strip(), cited
 
 
+def tidy_copied_source(text: str, hits: Sequence[Hit]) -> str:
+    """A base model often copies a source line: move a leading ``[n]`` to the end and drop a leading
+    ``(heading)`` that :func:`format_sources` added."""
+    m = re.match(r"^((?:\[\d+(?:,\s*\d+)*\]\s*)+)(.+)$", text, re.DOTALL)
+    if m:
+        text = f"{m.group(2).strip()} {''.join(m.group(1).split())}"
+    heads = {h.heading_path[-1] for h in hits if h.heading_path}
+    m = re.match(r"^\(([^)]{1,120})\)\s+(.+)$", text, re.DOTALL)
+    if m and m.group(1) in heads:
+        text = m.group(2)
+    return text.strip()
+
+
 def strip_citations(text: str) -> str:
     return _CITE.sub("", text).strip()
 
@@ -291,6 +305,7 @@ def write_answer(
     gen = stream(backend, prompt, on_token=forward, max_tokens=max_tokens, cancel=cancel,
                  single_line=family is None)
     text, cited = clean_citations(gen.text, len(hits))
+    text = tidy_copied_source(text, hits)
     if is_abstention(text):
         if on_token is not None and not started[0]:
             on_token(NOT_FOUND_TEXT)

@@ -159,12 +159,17 @@ def _split(rows, fold: int, folds: int = 2):
     return train, test
 
 
+KEEP_CAP = {"document": 8, "section": 12}  # budgets never grow past these, whatever the probes say
+
+
 def calibrate(store: Store, collection_id: int, embedder, backend, settings: Settings, *, n_probes: int = 240,
-              target_recall: float = 0.95, try_lm: bool = True,
+              target_recall: float = 0.9, try_lm: bool = True,
               log: Callable[[str], None] | None = None,
               progress: Callable[[int, int], None] | None = None) -> DecisionModel:
     say = log or (lambda s: None)
     snap = snapshot_for(store, collection_id, embedder.model_id)
+    if try_lm and backend is not None:
+        n_probes = min(n_probes, 120)  # every probe then costs the generative model ~1k tokens
     probes = make_probes(snap, n_probes)
     say(f"calibration: {len(probes)} probe queries made from the collection")
     wide = replace(settings.budgets, first_keep_ratio=0.5, keep=8, passages=30, hybrid=20)
@@ -211,7 +216,7 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
                                                                   zip(FEATURES, model.levels[kind].weights,
                                                                       strict=True) if abs(w) > 1e-3}}
         if keep is not None and kind in ("document", "section"):
-            model.keep[kind] = keep
+            model.keep[kind] = min(keep, KEEP_CAP[kind])
         if keep is not None and kind == "cluster" and ranks:
             sizes = np.mean([n for _, n in ranks])
             model.first_keep_ratio = round(min(1.0, keep / max(1.0, sizes)), 3)

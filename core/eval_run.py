@@ -123,7 +123,7 @@ def run_eval(
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
                     from shelfwise.core.evaluate import judge
 
-                    r = m.navigation(q.query, vec, readout="embedding", first_keep_ratio=ratio)
+                    r = m.navigation(q.query, vec, readout="embedding", first_keep_ratio=ratio, sweep=True)
                     per.append({**judge(snap, m.doc_path, q, r.passages), "tokens": r.cost.tokens})
                 sweep_rows.append({"ratio": ratio, **{k: round(float(np.mean([p[k] for p in per])), 4) for k in (
                     "passage_recall10", "section_recall10", "document_recall10", "tokens")}})

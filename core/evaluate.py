@@ -132,11 +132,14 @@ class Methods:
         order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
         return Ranked([scored[i].node.id for i in order], time.perf_counter() - t, cost)
 
-    def navigation(self, query: str, q_vec: np.ndarray, readout: str | None = None, **budget_changes) -> Ranked:
+    def navigation(self, query: str, q_vec: np.ndarray, readout: str | None = None, sweep: bool = False,
+                   **budget_changes) -> Ranked:
+        """One walk. ``sweep=True`` lets ``budget_changes`` override the calibrated first-level keep ratio."""
         t = time.perf_counter()
         nav = self.navigator(readout or self.settings.readout, **budget_changes)
+        decision = replace(self.decision, first_keep_ratio=None) if sweep else self.decision
         ev = nav.evidence(self.snap, query, self.collection_id, q_vec)
-        res = nav.walk(self.snap, self.decision, ev, query, keep=set(), cancel=None, t0=t)
+        res = nav.walk(self.snap, decision, ev, query, keep=set(), cancel=None, t0=t)
         cost = Cost(requests=res.trace.requests, tokens=res.trace.tokens)
         return Ranked([h.node_id for h in res.hits], time.perf_counter() - t, cost)
 

@@ -280,3 +280,10 @@ def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
     assert ans.found and ans.text == "Twenty-five days." and ans.citations == []
     s.search = _with_cosines(HITS, [FOUND_MIN_COSINE + 0.2, 0.1, 0.0])
     assert answer_question(s, "q?").text == "Twenty-five days. [1]"
+
+
+def test_copied_source_lines_are_tidied(tmp_path) -> None:
+    b = ScriptedBackend("[3] (Travel) Meals abroad are covered up to 40 euros per day.")
+    ans = answer_question(FakeShelf(tmp_path, b), "q?")
+    assert ans.text == "Meals abroad are covered up to 40 euros per day. [3]"
+    assert [c.number for c in ans.citations] == [3]

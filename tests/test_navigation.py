@@ -149,3 +149,27 @@ def test_self_calibration_fits_levels_and_budgets(shelf_store):
 
     loaded = load_decision(store, cid, emb, None)
     assert loaded.levels["passage"].fitted and loaded.keep == model.keep
+
+
+def test_question_part_splits_context_from_question():
+    from shelfwise.core.navigator import question_part
+
+    assert question_part("How many days of leave do I get?") is None
+    q = "I started in March. My manager agreed. Can I carry over leave? Thanks."
+    assert question_part(q) == "Can I carry over leave?"
+    assert question_part("I work part time. Tell me the leave rules.") == "Tell me the leave rules."
+
+
+def test_decision_model_roundtrip_and_feature_change_falls_back_to_prior():
+    import json
+
+    from shelfwise.core.decision import DecisionModel
+
+    m = DecisionModel(lm_levels=("passage",), keep={"section": 3}, first_keep_ratio=0.2)
+    m.levels["passage"].bias = 0.123
+    back = DecisionModel.from_json(m.to_json())
+    assert back.lm_levels == ("passage",) and back.keep == {"section": 3} and back.first_keep_ratio == 0.2
+    assert back.levels["passage"].bias == pytest.approx(0.123)
+    stale = json.loads(m.to_json())
+    stale["features"] = stale["features"][:-1]  # calibrated with another feature set
+    assert DecisionModel.from_json(json.dumps(stale)).key == "prior"
