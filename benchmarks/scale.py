@@ -20,9 +20,10 @@ seconds per query. ``concurrency_speedup`` = wall time of one level split into s
 ``--speedup-candidates`` of the 32 documents of the 10^3 tree with b = 32), one request at a time / four at a
 time.
 
-Each level costs one request per candidate on llama-cpp-python's server (~1-2 s of server CPU each: it sorts the
-whole vocabulary in Python for the top log-probabilities), so the default run (b = 32, 10^3 .. 10^6, one query)
-is ~400 requests: ~10 min on an idle 2-core machine. ``--branching 8`` makes the levels narrower (and deeper).
+Each level costs one request per candidate on llama-cpp-python's server (2-4 s of server CPU each: it sorts
+the whole vocabulary in Python for the top log-probabilities), so the default run (b = 32, 10^3 .. 10^6, one
+query, ~400 requests) takes well over 10 min on 2 cores; ``--branching 8`` makes the levels narrower (and
+deeper), ``--sizes`` fewer.
 """
 
 from __future__ import annotations
@@ -235,8 +236,8 @@ def walk(
 def level_speedup(
     tree: Tree, url: str, query: str, size: int, timeout: float, n_cands: int
 ) -> dict[str, float]:
-    """One level (its first ``n_cands`` candidates) split into several requests: wall seconds with 1 and with 4
-    requests at a time."""
+    """One level (its first ``n_cands`` candidates) split into several requests: wall seconds with 1 and
+    with 4 requests at a time."""
     cands = tree.children([tree.info.root_id])[:n_cands]
     chunks = [cands[i : i + size] for i in range(0, len(cands), size)]
     prompts = [binary_prompt(query, [c[2] for c in chunk]) for chunk in chunks]

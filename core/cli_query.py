@@ -118,7 +118,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             _err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
         shelf.refresh(collection)
-        streamed = not as_json and sys.stdout.isatty() or not as_json
+        streamed = not as_json
 
         def on_search(result: SearchResult) -> None:
             if as_json:
@@ -131,9 +131,6 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                 for line in render_trace(result.trace):
                     click.echo(line)
             click.echo("")
-            if no_answer:
-                return
-            click.echo("Answer: ", nl=False)
 
         if no_answer:
             result = shelf.search(question, collection)
@@ -145,8 +142,17 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             return
         from shelfwise.core.answer import render_sources
 
-        answer = shelf.ask(question, collection, on_search=on_search,
-                           on_token=(lambda t: click.echo(t, nl=False)) if streamed else None)
+        labelled = [False]
+
+        def on_token(piece: str) -> None:
+            if not labelled[0]:
+                click.echo("Answer: ", nl=False)
+                labelled[0] = True
+            click.echo(piece, nl=False)
+
+        answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None)
+        if streamed and not labelled[0]:
+            click.echo("Answer: " + answer.text, nl=False)
         if as_json:
             out = result_json(answer.search) if answer.search else {"question": question, "passages": [], "trace": []}
             out["answer"] = answer.text

@@ -27,6 +27,7 @@ import numpy as np
 from shelfwise.core.backend import Cancelled, CancelCheck, Cost, DecisionBackend
 from shelfwise.core.decision import DecisionModel
 from shelfwise.core.features import FEATURES, QueryEvidence, level_features, set_lm
+from shelfwise.core.parallel import pool_likelihoods, pool_scores, request_concurrency, score_requests
 from shelfwise.core.prompts_nav import binary_prompt, candidate_text, likelihood_context, likelihood_query
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.snapshot import NodeInfo, Snapshot
@@ -215,30 +216,31 @@ class Navigator:
         return [Scored(c, float(p[i]), float(logits[i]), x[i]) for i, c in enumerate(cands)], cost
 
     def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
+        """Query likelihood per candidate; a level larger than one request is split, and the requests run
+        concurrently where the backend can (a server pool), pooled in input order either way."""
         assert self.backend is not None
+        backend = self.backend
         texts = [candidate_text(snap, c) for c in cands]
         size = self.settings.budgets.request_size
-        means: list[float] = []
-        cost = Cost()
-        for i in range(0, len(texts), size):
-            res = self.backend.likelihood(likelihood_context(), texts[i:i + size],
-                                          likelihood_query(question_part(query) or query), cancel=cancel)
-            means.extend(res.mean)
-            cost.add(res.cost)
-        return means, cost
+        chunks = [texts[i:i + size] for i in range(0, len(texts), size)]
+        q = likelihood_query(question_part(query) or query)
+        res = pool_likelihoods(score_requests(
+            lambda ch: backend.likelihood(likelihood_context(), ch, q, cancel=cancel), chunks,
+            request_concurrency(backend)))
+        return list(res.mean), res.cost
 
     def _binary(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
         assert self.backend is not None
+        backend = self.backend
         size = self.settings.budgets.request_size
-        probs: list[float] = []
-        cost = Cost()
-        for i in range(0, len(cands), size):
-            chunk = cands[i:i + size]
-            context, questions = binary_prompt(query, [candidate_text(snap, c) for c in chunk])
-            res = self.backend.binary(context, questions, cancel=cancel)
-            probs.extend(res.values)
-            cost.add(res.cost)
-        return np.asarray(probs, np.float32), cost
+        chunks = [[candidate_text(snap, c) for c in cands[i:i + size]] for i in range(0, len(cands), size)]
+
+        def one(texts: list[str]):
+            context, questions = binary_prompt(query, texts)
+            return backend.binary(context, questions, cancel=cancel)
+
+        res = pool_scores(score_requests(one, chunks, request_concurrency(backend)))
+        return np.asarray(res.values, np.float32), res.cost
 
     def _offline_logit(self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, node: NodeInfo) -> float:
         kind = node.kind if node.kind in ("section", "document", "cluster") else "section"

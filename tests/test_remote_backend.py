@@ -3,9 +3,9 @@ llama-cpp-python server on loopback compared with the in-process llama.cpp backe
 
 Tolerances of the real comparison (same prompt texts, same GGUF): P(yes) within 0.06 (the two evaluate the
 prompt in different batch splits, which moved P(yes) by up to 0.044 here), choice probabilities within 0.05
-(0.031 measured), likelihood mean log-probability within 0.1 nats/token (0.01 measured with this 8-token query;
-a 4-token one differed by 0.10). The likelihood texts are tiny on purpose: llama-cpp-python's server sorts the
-whole 262k vocabulary in Python for every echoed prompt token (~0.5 s each on an idle core).
+(0.031 measured), likelihood mean log-probability within 0.1 nats/token (0.01 measured with this 8-token
+query; a 4-token one differed by 0.10). The likelihood texts are tiny on purpose: llama-cpp-python's server
+sorts the whole 262k vocabulary in Python for every echoed prompt token (~0.5 s each on an idle core).
 """
 
 from __future__ import annotations
