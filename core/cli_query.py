@@ -232,13 +232,16 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 @click.option("--readout", type=READOUTS, default=None, help="Readout of the 'navigation' method.")
 @click.option("--no-sweep", is_flag=True, help="Skip the first-level budget sweep.")
 @click.option("--no-calibrate", is_flag=True, help="Use the prior decision weights (no self-calibration).")
+@click.option("--calibrate-lm", is_flag=True,
+              help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
 @click.option("--answers", is_flag=True, help="Also evaluate written answers (no retrieval / always / adaptive).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the Markdown, JSON and PNG report.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, dataset: str, limit: int | None, methods: str, readout: str | None,
-             no_sweep: bool, no_calibrate: bool, answers: bool, out: Path, as_json: bool) -> None:
+             no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
+             as_json: bool) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control on a public dataset.
 
     \b
@@ -269,7 +272,7 @@ def eval_cmd(ctx: click.Context, dataset: str, limit: int | None, methods: str, 
                                                              "navigation_likelihood", "navigation_binary")
                                                        for n in names) else None,
                           settings=settings, sweep=not no_sweep, progress=progress, log=_err,
-                          calibrate=not no_calibrate)
+                          calibrate=not no_calibrate, calibrate_lm=calibrate_lm)
         if bar is not None:
             bar.__exit__(None, None, None)
         result = report.to_json()

@@ -85,7 +85,7 @@ class EvalReport:
         for name, res in self.methods.items():
             lines.append(f"| {name} | " + " | ".join(str(res.metrics.get(c, "")) for c in cols) + " |")
         if self.sweep:
-            lines += ["", "## Budget sweep (first-level keep ratio, navigation without the generative model)", "",
+            lines += ["", "## Budget sweep (first-level keep ratio; navigation without the generative model and without hybrid candidates)", "",
                       "| keep ratio | passage R@10 | section R@10 | document R@10 | tokens/query |",
                       "|---|---|---|---|---|"]
             for s in self.sweep:
@@ -99,7 +99,7 @@ class EvalReport:
 def run_eval(
     dataset: str, *, limit: int | None, methods: Sequence[str], embedder, backend, settings: Settings,
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
-    log: Callable[[str], None] | None = None, calibrate: bool = True,
+    log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
 ) -> EvalReport:
     t0 = time.perf_counter()
     ds = load_dataset(dataset, limit)
@@ -110,7 +110,8 @@ def run_eval(
         if calibrate:
             from shelfwise.core.calibrate import ensure_calibrated
 
-            ensure_calibrated(store, cid, embedder, backend, settings, log=log)
+            # Trying the generative model during calibration costs ~1k tokens per probe; off unless asked.
+            ensure_calibrated(store, cid, embedder, backend if calibrate_lm else None, settings, log=log)
         snap = snapshot_for(store, cid, embedder.model_id)
         decision = load_decision(store, cid, embedder, backend)
         m = Methods(store, cid, snap, embedder, backend, settings, decision)
@@ -123,7 +124,7 @@ def run_eval(
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
                     from shelfwise.core.evaluate import judge
 
-                    r = m.navigation(q.query, vec, readout="embedding", first_keep_ratio=ratio, sweep=True)
+                    r = m.navigation(q.query, vec, readout="embedding", first_keep_ratio=ratio, hybrid=0, sweep=True)
                     per.append({**judge(snap, m.doc_path, q, r.passages), "tokens": r.cost.tokens})
                 sweep_rows.append({"ratio": ratio, **{k: round(float(np.mean([p[k] for p in per])), 4) for k in (
                     "passage_recall10", "section_recall10", "document_recall10", "tokens")}})

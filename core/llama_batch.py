@@ -6,7 +6,6 @@ Only :mod:`shelfwise.core.llama_backend` uses these; they hold no model state of
 from __future__ import annotations
 
 import contextlib
-import ctypes
 from collections.abc import Sequence
 
 import llama_cpp
@@ -109,16 +108,14 @@ def token_logprobs(
 ) -> np.ndarray:
     """log-softmax(logits at ``batch_indices[j]``)[``targets[j]``] for each j, as float64."""
     out = np.empty(len(batch_indices), dtype=np.float64)
+    tmp = np.empty(n_vocab, dtype=np.float32)
     for j, (bi, tok) in enumerate(zip(batch_indices, targets, strict=True)):
         ptr = llama_cpp.llama_get_logits_ith(ctx, bi)
         if not ptr:
             raise RuntimeError(f"no logits at batch index {bi}")
         row = np.ctypeslib.as_array(ptr, shape=(n_vocab,))
-        m = float(row.max())
-        lse = m + float(np.log(np.exp(row - m, dtype=np.float32).sum(dtype=np.float64)))
-        out[j] = float(row[tok]) - lse
+        m = row.max()
+        np.subtract(row, m, out=tmp)
+        np.exp(tmp, out=tmp)
+        out[j] = float(row[tok] - m) - float(np.log(tmp.sum(dtype=np.float64)))
     return out
-
-
-def char_buffer(size: int) -> ctypes.Array[ctypes.c_char]:
-    return ctypes.create_string_buffer(size)
