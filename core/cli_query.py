@@ -223,7 +223,9 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 
 
 @main.command("eval")
-@click.argument("dataset", type=click.Choice(["conditionalqa", "squad"]))
+@click.argument("dataset")
+@click.option("--collection", default="default", show_default=True,
+              help="For a .jsonl of your own questions: the collection of your library they are about.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions (spread out for SQuAD).")
 @click.option("--methods", default=",".join(("bm25", "dense", "rerank_control", "navigation",
                                               "navigation_embedding")),
@@ -239,16 +241,23 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
               show_default=True, help="Folder for the Markdown, JSON and PNG report.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
 @click.pass_context
-def eval_cmd(ctx: click.Context, dataset: str, limit: int | None, methods: str, readout: str | None,
+def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
+             readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
              as_json: bool) -> None:
-    """Evaluate navigation against BM25, dense retrieval and the rerank control on a public dataset.
+    """Evaluate navigation against BM25, dense retrieval and the rerank control.
+
+    DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
+    line: {"question": ..., "file": "handbook.pdf", "evidence": "a sentence of the gold passage", "answer": ...}).
 
     \b
     Example:
         shelfwise eval conditionalqa --json
         shelfwise eval squad --limit 200
+        shelfwise eval resources/sample_questions.jsonl --collection default
     """
+    if dataset not in ("conditionalqa", "squad") and not dataset.endswith(".jsonl"):
+        raise click.BadParameter("use conditionalqa, squad, or a .jsonl file", param_hint="DATASET")
     from shelfwise.core.eval_run import run_eval, write_reports
     from shelfwise.core.shelf import Shelf
 
@@ -267,7 +276,9 @@ def eval_cmd(ctx: click.Context, dataset: str, limit: int | None, methods: str, 
             bar.update(done - state["done"])
             state["done"] = done
 
-        report = run_eval(dataset, limit=limit, methods=names, embedder=shelf.embedder,
+        own_db = settings.db_path if dataset.endswith(".jsonl") else None
+        report = run_eval(dataset, limit=limit, methods=names, embedder=shelf.embedder, db_path=own_db,
+                          collection=collection,
                           backend=shelf.backend if any(n in ("navigation", "rerank_control", "navigation_fused",
                                                              "navigation_likelihood", "navigation_binary")
                                                        for n in names) else None,

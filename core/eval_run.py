@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaldata import EvalSet, load_conditionalqa, load_squad
+from shelfwise.core.evaldata import EvalSet, load_conditionalqa, load_jsonl, load_squad
 from shelfwise.core.evaluate import Methods, MethodResult, run_methods
 from shelfwise.core.index import refresh_collection
 from shelfwise.core.paths import data_dir
@@ -100,13 +100,29 @@ def run_eval(
     dataset: str, *, limit: int | None, methods: Sequence[str], embedder, backend, settings: Settings,
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
     log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
+    collection: str = "default",
 ) -> EvalReport:
     t0 = time.perf_counter()
-    ds = load_dataset(dataset, limit)
+    own = dataset.endswith(".jsonl")
+    if own:  # the user's own labelled questions, over a collection of their library
+        ds = EvalSet(collection, [], load_jsonl(Path(dataset)))
+        if limit:
+            ds.questions = ds.questions[:limit]
+        if db_path is None:
+            raise ValueError("evaluating your own questions needs the library database (--db)")
+    else:
+        ds = load_dataset(dataset, limit)
     db_path = db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db"
     store = Store(db_path)
     try:
-        cid = build_collection(store, ds, embedder, settings, progress=log)
+        if own:
+            coll = store.find_collection(collection)
+            if coll is None:
+                raise ValueError(f"no collection {collection!r} in {db_path}")
+            cid = coll.id
+            refresh_collection(store, cid, embedder, settings.budgets)
+        else:
+            cid = build_collection(store, ds, embedder, settings, progress=log)
         if calibrate:
             from shelfwise.core.calibrate import ensure_calibrated
 
