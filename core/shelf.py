@@ -60,11 +60,13 @@ class Shelf:
         *,
         progress: ProgressCallback | None = None,
         cancel: CancelCheck | None = None,
+        force: bool = False,
     ) -> Any:
-        """Ingest files/folders incrementally, then update embeddings and the topic hierarchy of the collection."""
+        """Ingest files/folders incrementally (``force`` re-parses unchanged files too), then update embeddings,
+        the topic hierarchy and the calibration of the collection."""
         from shelfwise.core.ingest_runner import ingest
 
-        report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel)
+        report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel, force=force)
         self.refresh(collection)
         return report
 
