@@ -10,7 +10,8 @@ For binary mode and for likelihood mode, over N candidates of ~30 tokens and a q
       plain prompt with as many logit rows as the mode reads, since every read row costs an output-layer pass);
   (c) one request per candidate, each from an empty cache: run on a subset and extrapolated to N (said so);
   (d) a second query over the same listing/candidates, re-using the kept prefix / cached candidate states.
-Seconds are the minimum over ``--repeat`` runs (the machine may be shared); the load average is printed.
+Seconds are the minimum over ``--repeat`` runs; the load average is printed. On a shared machine wall-clock
+ratios are noise: run with ``--threads 1`` and read the ``*_cpu`` ratios (process CPU seconds).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from shelfwise.core.backend import Cost
@@ -94,13 +97,32 @@ def candidates(n: int) -> list[str]:
     return out
 
 
-def best(fn: Callable[[], Cost], repeat: int) -> Cost:
+@dataclass
+class Measure:
+    """The fastest of several runs: tokens, requests, reused tokens, wall seconds and process CPU seconds."""
+
+    cost: Cost
+    cpu: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**vars(self.cost), "cpu_seconds": self.cpu}
+
+
+def timed(call: Callable[[], Cost]) -> Measure:
+    t = time.process_time()
+    cost = call()
+    return Measure(cost, time.process_time() - t)
+
+
+def best(fn: Callable[[], Measure], repeat: int) -> Measure:
     runs = [fn() for _ in range(repeat)]
-    return min(runs, key=lambda c: c.seconds)
+    fastest = min(runs, key=lambda m: m.cost.seconds)
+    return Measure(fastest.cost, min(m.cpu for m in runs))
 
 
-def rate(c: Cost) -> float:
-    return c.tokens / c.seconds if c.seconds > 0 else 0.0
+def rate(m: Measure, cpu: bool = False) -> float:
+    s = m.cpu if cpu else m.cost.seconds
+    return m.cost.tokens / s if s > 0 else 0.0
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -117,86 +139,83 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "load_average_start": os.getloadavg()[0],
     }
 
-    # ---------------- binary
-    def binary_cold() -> Cost:
-        be.reset()
-        return be.binary(ctx1, questions).cost
-
-    def per_candidate_binary() -> Cost:
-        total = Cost()
-        for i in range(sub):
+    def cold(call: Callable[[], Cost]) -> Callable[[], Measure]:
+        def fn() -> Measure:
             be.reset()
-            total.add(be.binary(ctx1, [questions[i]]).cost)
-        return total
+            return timed(call)
 
-    def binary_warm() -> Cost:
-        be.reset()
-        be.binary(ctx1, questions)
-        return be.binary(ctx2, questions).cost
+        return fn
 
-    a = best(binary_cold, args.repeat)
+    def per_candidate(call: Callable[[int], Cost]) -> Callable[[], Measure]:
+        def fn() -> Measure:
+            total, cpu = Cost(), 0.0
+            for i in range(sub):
+                be.reset()
+                m = timed(lambda i=i: call(i))
+                total.add(m.cost)
+                cpu += m.cpu
+            return Measure(total, cpu)
+
+        return fn
+
+    def warm(first: Callable[[], Cost], second: Callable[[], Cost]) -> Callable[[], Measure]:
+        def fn() -> Measure:
+            be.reset()
+            first()
+            return timed(second)
+
+        return fn
+
+    def summarise(
+        name: str, a: Measure, b: Measure, c: Measure, d: Measure, extra: dict[str, Measure]
+    ) -> None:
+        scale = len(items) / sub
+        r[name] = {
+            "mode": a.as_dict(),
+            "ceiling": b.as_dict(),
+            **{k: m.as_dict() for k, m in extra.items()},
+            f"per_candidate_{sub}_of_{len(items)}": c.as_dict(),
+            "per_candidate_extrapolated_seconds": c.cost.seconds * scale,
+            "second_query": d.as_dict(),
+        }
+        r[f"{name}_vs_ceiling"] = rate(a) / rate(b)
+        r[f"{name}_vs_ceiling_cpu"] = rate(a, True) / rate(b, True)
+        for k, m in extra.items():
+            r[f"{name}_vs_{k}"] = rate(a) / rate(m)
+            r[f"{name}_vs_{k}_cpu"] = rate(a, True) / rate(m, True)
+        r[f"{name}_speedup_vs_per_candidate"] = c.cost.seconds * scale / a.cost.seconds
+        r[f"{name}_speedup_vs_per_candidate_cpu"] = c.cpu * scale / a.cpu
+        r[f"{name}_reuse_token_fraction"] = d.cost.tokens / a.cost.tokens
+        r[f"{name}_second_query_seconds_fraction"] = d.cost.seconds / a.cost.seconds
+
+    # ---------------- binary
+    a = best(cold(lambda: be.binary(ctx1, questions).cost), args.repeat)
     plain = be.tokenize(ctx1, add_bos=True) + [t for q in questions for t in be.tokenize(q)]
-    b = best(lambda: be.prompt_eval(plain[: a.tokens]), args.repeat)
-    c = best(per_candidate_binary, 1)
-    d = best(binary_warm, args.repeat)
-    per_cand_s = c.seconds / sub * len(items)
-    r["binary"] = {
-        "mode": vars(a),
-        "ceiling": vars(b),
-        f"per_candidate_{sub}_of_{len(items)}": vars(c),
-        "per_candidate_extrapolated_seconds": per_cand_s,
-        "second_query": vars(d),
-    }
-    r["binary_vs_ceiling"] = rate(a) / rate(b)
-    r["binary_speedup_vs_per_candidate"] = per_cand_s / a.seconds
-    r["reuse_token_fraction"] = d.tokens / a.tokens
-    r["binary_second_query_seconds_fraction"] = d.seconds / a.seconds
+    b = best(lambda: timed(lambda: be.prompt_eval(plain[: a.cost.tokens])), args.repeat)
+    c = best(per_candidate(lambda i: be.binary(ctx1, [questions[i]]).cost), 1)
+    d = best(
+        warm(lambda: be.binary(ctx1, questions).cost, lambda: be.binary(ctx2, questions).cost), args.repeat
+    )
+    summarise("binary", a, b, c, d, {})
+    r["reuse_token_fraction"] = r.pop("binary_reuse_token_fraction")
 
     # ---------------- likelihood
     lctx = "Passages from the staff handbook:"
     cands = ["\n" + t for t in items]
-
-    def lik_cold() -> Cost:
-        be.reset()
-        return be.likelihood(lctx, cands, likelihood_query(QUERY)).cost
-
-    def per_candidate_lik() -> Cost:
-        total = Cost()
-        for i in range(sub):
-            be.reset()
-            total.add(be.likelihood(lctx, [cands[i]], likelihood_query(QUERY)).cost)
-        return total
-
-    def lik_warm() -> Cost:
-        be.reset()
-        be.likelihood(lctx, cands, likelihood_query(QUERY))
-        return be.likelihood(lctx, cands, likelihood_query(QUERY2)).cost
-
-    n_q = be.count_tokens(likelihood_query(QUERY))
-    la = best(lik_cold, args.repeat)
-    lplain = be.tokenize(lctx, add_bos=True) + [
-        t for x in cands for t in be.tokenize(x + likelihood_query(QUERY))
-    ]
-    lb = best(lambda: be.prompt_eval(lplain[: la.tokens]), args.repeat)
-    lbo = best(lambda: be.prompt_eval(lplain[: la.tokens], outputs=n_q * len(cands)), args.repeat)
-    lc = best(per_candidate_lik, 1)
-    ld = best(lik_warm, args.repeat)
-    lper_cand_s = lc.seconds / sub * len(items)
-    r["likelihood"] = {
-        "mode": vars(la),
-        "ceiling": vars(lb),
-        "ceiling_same_logit_rows": vars(lbo),
-        f"per_candidate_{sub}_of_{len(items)}": vars(lc),
-        "per_candidate_extrapolated_seconds": lper_cand_s,
-        "second_query": vars(ld),
-        "query_tokens": n_q,
-        "logit_rows": n_q * len(cands),
-    }
-    r["likelihood_vs_ceiling"] = rate(la) / rate(lb)
-    r["likelihood_vs_ceiling_same_logit_rows"] = rate(la) / rate(lbo)
-    r["likelihood_speedup_vs_per_candidate"] = lper_cand_s / la.seconds
-    r["likelihood_reuse_token_fraction"] = ld.tokens / la.tokens
-    r["likelihood_second_query_seconds_fraction"] = ld.seconds / la.seconds
+    lq1, lq2 = likelihood_query(QUERY), likelihood_query(QUERY2)
+    n_q = be.count_tokens(lq1)
+    la = best(cold(lambda: be.likelihood(lctx, cands, lq1).cost), args.repeat)
+    lplain = be.tokenize(lctx, add_bos=True) + [t for x in cands for t in be.tokenize(x + lq1)]
+    lb = best(lambda: timed(lambda: be.prompt_eval(lplain[: la.cost.tokens])), args.repeat)
+    rows = n_q * len(cands)
+    lbo = best(lambda: timed(lambda: be.prompt_eval(lplain[: la.cost.tokens], outputs=rows)), args.repeat)
+    lc = best(per_candidate(lambda i: be.likelihood(lctx, [cands[i]], lq1).cost), 1)
+    ld = best(
+        warm(lambda: be.likelihood(lctx, cands, lq1).cost, lambda: be.likelihood(lctx, cands, lq2).cost),
+        args.repeat,
+    )
+    summarise("likelihood", la, lb, lc, ld, {"ceiling_same_logit_rows": lbo})
+    r["likelihood"].update(query_tokens=n_q, logit_rows=rows)
     r["per_candidate_note"] = f"one request per candidate measured on {sub} of {len(items)}, extrapolated"
     r["load_average_end"] = os.getloadavg()[0]
     be.close()
@@ -208,7 +227,7 @@ def report(r: dict[str, Any]) -> str:
         (
             f"{r['model']}, {r['threads']} threads, {r['candidates']} candidates of "
             f"~{r['candidate_tokens_mean']:.0f} tokens (load average {r['load_average_start']:.1f} -> "
-            f"{r['load_average_end']:.1f})"
+            f"{r['load_average_end']:.1f}); wall seconds, [process CPU seconds]"
         )
     ]
     for mode in ("binary", "likelihood"):
@@ -223,30 +242,33 @@ def report(r: dict[str, Any]) -> str:
             if key in m:
                 c = m[key]
                 lines.append(
-                    f"  {label:36s} {c['tokens']:6d} tokens {c['seconds']:7.2f} s "
-                    f"{c['tokens'] / max(c['seconds'], 1e-9):7.0f} tok/s  reused {c['reused_tokens']}"
+                    f"  {label:36s} {c['tokens']:6d} tokens {c['seconds']:7.2f} s [{c['cpu_seconds']:7.2f}] "
+                    f"{c['tokens'] / max(c['seconds'], 1e-9):6.0f} tok/s  requests {c['requests']}  "
+                    f"reused {c['reused_tokens']}"
                 )
-        pc = next(
-            k for k in m if k.startswith("per_candidate_") and k != "per_candidate_extrapolated_seconds"
-        )
+        pc = next(k for k in m if k.startswith("per_candidate_") and not k.endswith("seconds"))
         c = m[pc]
         lines.append(
-            f"  (c) one request per candidate ({pc[14:].replace('_', ' ')}): {c['tokens']} tokens "
-            f"{c['seconds']:.2f} s -> extrapolated {m['per_candidate_extrapolated_seconds']:.1f} s"
+            f"  (c) one request per candidate, {pc[14:].replace('_', ' ')}: {c['tokens']} tokens "
+            f"{c['seconds']:.2f} s [{c['cpu_seconds']:.2f}] -> {m['per_candidate_extrapolated_seconds']:.1f} s "
+            "extrapolated to all"
         )
-    lines.append("")
+    lines.append("\nratios (wall clock, and on CPU seconds: steadier on a shared machine with --threads 1):")
     for key in (
         "binary_vs_ceiling",
         "binary_speedup_vs_per_candidate",
-        "reuse_token_fraction",
-        "binary_second_query_seconds_fraction",
         "likelihood_vs_ceiling",
         "likelihood_vs_ceiling_same_logit_rows",
         "likelihood_speedup_vs_per_candidate",
+    ):
+        lines.append(f"  {key:40s} {r[key]:7.3f}   cpu {r[key + '_cpu']:7.3f}")
+    for key in (
+        "reuse_token_fraction",
+        "binary_second_query_seconds_fraction",
         "likelihood_reuse_token_fraction",
         "likelihood_second_query_seconds_fraction",
     ):
-        lines.append(f"  {key:42s} {r[key]:.3f}")
+        lines.append(f"  {key:40s} {r[key]:7.3f}")
     return "\n".join(lines)
 
 
