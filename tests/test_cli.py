@@ -99,8 +99,8 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("corpus") / "corpus.db"
     exe = Path(sys.executable).with_name("shelfwise")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from shelfwise.core.cli import main; main()"]
-    proc = subprocess.run([*cmd, "--db", str(db), "ingest", str(CORPUS)], capture_output=True, text=True,
-                          timeout=600, check=False)
+    proc = subprocess.run([*cmd, "--db", str(db), "ingest", "--no-index", str(CORPUS)], capture_output=True,
+                          text=True, timeout=600, check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the corpus has known-bad files
     assert "9 failed" in proc.stdout, proc.stdout
     return db
