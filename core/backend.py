@@ -74,6 +74,12 @@ class Cancelled(RuntimeError):
 CancelCheck = Callable[[], bool]
 
 
+def check_cancel(cancel: CancelCheck | None, message: str = "cancelled") -> None:
+    """Raise :class:`Cancelled` if the caller's cancel check says so (called between requests)."""
+    if cancel is not None and cancel():
+        raise Cancelled(message)
+
+
 @runtime_checkable
 class DecisionBackend(Protocol):
     """The protocol. Implementations: ``core/llama_backend.py``, ``core/fake_backend.py``, ``core/remote_backend.py``."""

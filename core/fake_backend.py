@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 
-from shelfwise.core.backend import BackendError, CancelCheck, Cancelled, Cost, Generation, Likelihoods, Scores
+from shelfwise.core.backend import BackendError, CancelCheck, Cost, Generation, Likelihoods, Scores, check_cancel
 from shelfwise.core.llama_text import StreamText
 from shelfwise.core.prompts import Limits, choice_labels, common_prefix_len, plan_requests, softmax
 
@@ -71,11 +71,6 @@ class FakeBackend:
         self._prefix = toks
         return Cost(tokens=len(toks) - keep, reused_tokens=keep)
 
-    @staticmethod
-    def _check(cancel: CancelCheck | None) -> None:
-        if cancel is not None and cancel():
-            raise Cancelled("cancelled")
-
     def binary(
         self,
         context: str,
@@ -93,11 +88,11 @@ class FakeBackend:
             return Scores([], Cost())
         query = query_of(context)
         items = {int(n): text for n, text in _ITEM_LINE.findall(context)}
-        self._check(cancel)
+        check_cancel(cancel)
         cost = self._prefix_cost(context)
         lens = [max(1, self.count_tokens(q)) for q in questions]
         for group in plan_requests(cost.tokens + cost.reused_tokens, lens, [1] * len(lens), _LIMITS):
-            self._check(cancel)
+            check_cancel(cancel)
             cost.requests += 1
             cost.tokens += sum(lens[i] for i in group)
         values = []
@@ -116,7 +111,7 @@ class FakeBackend:
             choice_labels(len(options))
         except ValueError as exc:
             raise BackendError(str(exc)) from exc
-        self._check(cancel)
+        check_cancel(cancel)
         query = query_of(context)
         cost = self._prefix_cost(context + " " + " ".join(options))
         cost.requests = 1
@@ -133,7 +128,7 @@ class FakeBackend:
             raise BackendError("likelihood needs a non-empty query")
         if not candidates:
             return Likelihoods([], [], len(q_words), Cost())
-        self._check(cancel)
+        check_cancel(cancel)
         cost = self._prefix_cost(context)
         n_q = self.count_tokens(query)
         lens = []
@@ -144,7 +139,7 @@ class FakeBackend:
             cost.reused_tokens += n_c - 1 if seen else 0
             self._seen.add((context, c))
         for group in plan_requests(cost.tokens + cost.reused_tokens, lens, [1] * len(lens), _LIMITS):
-            self._check(cancel)
+            check_cancel(cancel)
             cost.requests += 1
             cost.tokens += sum(lens[i] for i in group)
         ctx_words = words(context)

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 
 import llama_cpp
 import numpy as np
-from shelfwise.core.backend import BackendError, CancelCheck, Cost, Generation, Likelihoods, Scores
+from shelfwise.core.backend import BackendError, CancelCheck, Cost, Generation, Likelihoods, Scores, check_cancel
 from shelfwise.core.llama_batch import logit_values, logits_row, token_logprobs
 from shelfwise.core.llama_engine import LlamaEngine, default_threads, gpu_offload_supported
 from shelfwise.core.llama_text import StreamText, sample_token
@@ -61,13 +61,13 @@ class LlamaBackend(LlamaEngine):
             prefix = self._tok(context, add_bos=True)
             suffixes = [self._tok(q, add_bos=False) for q in questions]
             plan = self._plan(len(prefix), [len(s) for s in suffixes], [1] * len(suffixes))
-            self._check_cancel(cancel)
+            check_cancel(cancel)
             evaluated, reused, _ = self._sync_prefix(prefix, need_logits=False)
             cost.tokens += evaluated
             cost.reused_tokens += reused
             values = [0.0] * len(questions)
             for group in plan:
-                self._check_cancel(cancel)
+                check_cancel(cancel)
                 assert self._batch is not None
                 self._batch.clear()
                 last_index: list[int] = []
@@ -102,7 +102,7 @@ class LlamaBackend(LlamaEngine):
                 raise BackendError(str(exc)) from exc
             label_ids = [self._single_token(label, "choice label") for label in labels]
             tokens = self._tok(choice_prompt(context, options), add_bos=True)
-            self._check_cancel(cancel)
+            check_cancel(cancel)
             evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
             probs = softmax(logit_values(self._ctx, last, label_ids))
             cost.requests = 1
@@ -143,13 +143,13 @@ class LlamaBackend(LlamaEngine):
             suffix = [c[-1:] + q if s is not None else c + q for c, s in zip(cands, cached, strict=True)]
             cells = [len(c) + len(q) for c in cands]
             plan = self._plan(L, [len(s) for s in suffix], [len(q)] * len(cands), cells)
-            self._check_cancel(cancel)
+            check_cancel(cancel)
             evaluated, reused, _ = self._sync_prefix(ctx_toks, need_logits=False)
             cost.tokens += evaluated
             cost.reused_tokens += reused
             total = [0.0] * len(cands)
             for group in plan:
-                self._check_cancel(cancel)
+                check_cancel(cancel)
                 self._likelihood_request(group, L, cands, q, suffix, cached, keys, total, cost)
         cost.seconds = time.perf_counter() - t0
         mean = [t / len(q) for t in total]

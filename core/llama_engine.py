@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Self
 
 import llama_cpp
-from shelfwise.core.backend import BackendError, CancelCheck, Cancelled, Cost
+from shelfwise.core.backend import BackendError, Cost
 from shelfwise.core.llama_batch import TokenBatch
 from shelfwise.core.models import resolve_model
 from shelfwise.core.prompts import Limits, PlanError, common_prefix_len, plan_requests
@@ -313,11 +313,6 @@ class LlamaEngine:
             return plan_requests(prefix_len, lens, outputs, self._limits(), cells)
         except PlanError as exc:
             raise BackendError(str(exc)) from exc
-
-    @staticmethod
-    def _check_cancel(cancel: CancelCheck | None) -> None:
-        if cancel is not None and cancel():
-            raise Cancelled("cancelled")
 
     def prompt_eval(self, tokens: Sequence[int], outputs: int = 1) -> Cost:
         """Evaluate ``tokens`` as one plain prompt from an empty cache: the throughput reference the benchmark

@@ -59,7 +59,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
-from shelfwise.core.backend import BackendError, CancelCheck, Cancelled, Cost, Generation, Likelihoods, Scores
+from shelfwise.core.backend import BackendError, CancelCheck, Cancelled, Cost, Generation, Likelihoods, Scores, check_cancel
 from shelfwise.core.llama_text import StreamText
 from shelfwise.core.prompts import choice_labels, choice_prompt, softmax, yes_probability
 
@@ -452,11 +452,6 @@ class RemoteBackend:
             for f in futures:
                 f.cancel()
 
-    @staticmethod
-    def _check_cancel(cancel: CancelCheck | None) -> None:
-        if cancel is not None and cancel():
-            raise Cancelled("cancelled")
-
     # ------------------------------------------------------------------ decision modes
 
     def binary(
@@ -474,7 +469,7 @@ class RemoteBackend:
         t0 = time.perf_counter()
         if not questions:
             return Scores([], Cost())
-        self._check_cancel(cancel)
+        check_cancel(cancel)
         self._probe_top()
         ep = self._pick()
 
@@ -503,7 +498,7 @@ class RemoteBackend:
             labels = choice_labels(len(options))
         except ValueError as exc:
             raise BackendError(str(exc)) from exc
-        self._check_cancel(cancel)
+        check_cancel(cancel)
         self._probe_top()
         choice, cost = self._complete(
             {"prompt": choice_prompt(context, options), "max_tokens": 1, "logprobs": TOP_LOGPROBS}
@@ -527,7 +522,7 @@ class RemoteBackend:
         for i, c in enumerate(candidates):
             if not c:
                 raise BackendError(f"likelihood candidate {i} is empty")
-        self._check_cancel(cancel)
+        check_cancel(cancel)
         self._probe_prompt()
         ep = self._pick()
 
