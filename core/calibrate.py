@@ -117,7 +117,7 @@ def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, mode: str = "sc
     clf = LogisticRegression(C=10.0, max_iter=500).fit(z, y)
     a = max(float(clf.coef_[0][0]), 1e-3)  # keep the ordering of the prior
     return LevelModel(weights=(prior.weights * a).astype(np.float32), bias=float(a * prior.bias + clf.intercept_[0]),
-                      fitted=True, n_train=len(rows))
+                      fitted=True, n_train=len(rows), scale=a)
 
 
 def _hit1(model: LevelModel, rows: list[tuple[int, np.ndarray, int]], drop_lm: bool = False) -> float:

@@ -29,6 +29,12 @@ class LevelModel:
     bias: float = -1.0
     fitted: bool = False
     n_train: int = 0
+    scale: float = 1.0  # Platt scale fitted on the prior's score (1 for the prior itself)
+
+    def ranking_score(self, x: np.ndarray) -> np.ndarray:
+        """The prior-scale score, without calibration's scale and offset: what a child level reads as its
+        ``parent`` evidence, so calibrating one level cannot change how much its children trust it."""
+        return ((self.logits(x) - self.bias) / (self.scale or 1.0)).astype(np.float32)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         if len(x) == 0:
@@ -63,24 +69,30 @@ class DecisionModel:
 
     def to_json(self) -> str:
         return json.dumps({
-            "key": self.key, "lm_levels": list(self.lm_levels), "keep": self.keep,
+            "key": self.key, "prior": prior_fingerprint(), "lm_levels": list(self.lm_levels), "keep": self.keep,
             "first_keep_ratio": self.first_keep_ratio, "report": self.report, "features": list(FEATURES),
-            "levels": {k: {"weights": m.weights.tolist(), "bias": m.bias, "fitted": m.fitted, "n_train": m.n_train}
+            "levels": {k: {"weights": m.weights.tolist(), "bias": m.bias, "fitted": m.fitted, "n_train": m.n_train,
+                                "scale": m.scale}
                        for k, m in self.levels.items()},
         })
 
     @classmethod
     def from_json(cls, text: str) -> DecisionModel:
         d = json.loads(text)
-        if list(d.get("features", [])) != list(FEATURES):
-            return cls()  # feature set changed since calibration: fall back to the prior
+        if list(d.get("features", [])) != list(FEATURES) or d.get("prior") != prior_fingerprint():
+            return cls()  # features or prior weights changed since calibration: the prior until recalibrated
         levels = {k: LevelModel(np.asarray(v["weights"], np.float32), float(v["bias"]), bool(v["fitted"]),
-                                int(v.get("n_train", 0))) for k, v in d["levels"].items()}
+                                int(v.get("n_train", 0)), float(v.get("scale", 1.0))) for k, v in d["levels"].items()}
         for k in LEVEL_KINDS:
             levels.setdefault(k, prior_model())
         return cls(levels=levels, key=d.get("key", ""), lm_levels=tuple(d.get("lm_levels", ())),
                    keep={k: int(v) for k, v in d.get("keep", {}).items()},
                    first_keep_ratio=d.get("first_keep_ratio"), report=d.get("report", {}))
+
+
+def prior_fingerprint() -> str:
+    """Identifies the prior weights a calibration scaled; a stored calibration of other weights is stale."""
+    return ",".join(f"{k}={v}" for k, v in sorted(_PRIOR.items()))
 
 
 def meta_key(collection_id: int, model_set: str) -> str:

@@ -18,7 +18,7 @@ from shelfwise.core.settings import Settings
 from shelfwise.core.snapshots import load_decision, snapshot_for
 from shelfwise.core.store import FileMeta, Store
 
-DEFAULT_METHODS = ("bm25", "dense", "rerank_control", "navigation", "navigation_embedding")
+DEFAULT_METHODS = ("bm25", "dense", "hybrid", "rerank_control", "navigation", "navigation_embedding")
 EVAL_DB_VERSION = 2  # bump when ingest or indexing changes what the eval collection holds
 SWEEP_RATIOS = (0.05, 0.1, 0.2, 0.35, 0.5, 1.0)
 

@@ -3,6 +3,8 @@
 Methods (each returns a ranked passage list per question, with its cost):
 - ``bm25``: SQLite FTS5 BM25 over the same passages;
 - ``dense``: the bundled embedder's cosine over the same passages;
+- ``hybrid``: dense + BM25 over the whole collection, z-scores summed with the embedder weighted 4x (the
+  strongest flat combination in the engine issue's measurements; what a user of a hybrid search engine gets);
 - ``rerank_control``: the decision model scoring the dense top-100 passages exactly as navigation's last level
   scores passages (the paper's central control: same model and readout, no tree);
 - ``navigation`` (the configured readout, ``fused`` by default) and ``navigation_<readout>`` variants.
@@ -132,6 +134,23 @@ class Methods:
         top = np.argsort(-cos)[:n]
         return Ranked([int(self.snap.passage_ids[i]) for i in top], time.perf_counter() - t)
 
+    def hybrid(self, query: str, q_vec: np.ndarray, n: int = 100, lexical_weight: float = 0.25) -> Ranked:
+        t = time.perf_counter()
+        cos = self.snap.passage_vecs @ q_vec
+        lex = np.zeros(len(cos), np.float32)
+        for node, score in self.store.search(query, limit=200, kinds=("passage",), collection_id=self.collection_id):
+            row = self.snap.row_of.get(node.id)
+            if row is not None:
+                lex[row] = score
+
+        def z(v: np.ndarray) -> np.ndarray:
+            sd = float(v.std())
+            return (v - v.mean()) / (sd if sd > 1e-9 else 1.0)
+
+        fused = z(cos) + lexical_weight * z(lex)
+        top = np.argsort(-fused)[:n]
+        return Ranked([int(self.snap.passage_ids[i]) for i in top], time.perf_counter() - t)
+
     def rerank_control(self, query: str, q_vec: np.ndarray) -> Ranked:
         """Dense top-100, scored by navigation's last-level scorer (same features, model and readout)."""
         t = time.perf_counter()
@@ -170,6 +189,8 @@ def run_methods(
                 r = methods.bm25(q.query, vec)
             elif name == "dense":
                 r = methods.dense(q.query, vec)
+            elif name == "hybrid":
+                r = methods.hybrid(q.query, vec)
             elif name == "rerank_control":
                 r = methods.rerank_control(q.query, vec)
             elif name == "navigation":

@@ -46,6 +46,7 @@ class Scored:
     logit: float
     features: np.ndarray
     source: str = "tree"
+    rank_score: float | None = None  # the prior-scale score a child level reads as ``parent`` (None: the logit)
 
 
 class Navigator:
@@ -128,7 +129,7 @@ class Navigator:
                 s = scored[i]
                 kept = i in kept_idx
                 level.candidates.append(self._candidate(s, kept, decision.model(kind)))
-                parent_logit[s.node.id] = s.logit
+                parent_logit[s.node.id] = s.logit if s.rank_score is None else s.rank_score
                 if kept:
                     frontier.append(s.node)
             trace.levels.append(level)
@@ -209,11 +210,14 @@ class Navigator:
                 logits = np.log(np.clip(probs, 1e-6, 1)) - np.log(np.clip(1 - probs, 1e-6, 1))
             cost.add(c)
             p = 1 / (1 + np.exp(-logits))
+            ranks = logits
         else:
             logits = model.logits(x)
             p = model.proba(x)
+            ranks = model.ranking_score(x)
         cost.seconds = time.perf_counter() - t
-        return [Scored(c, float(p[i]), float(logits[i]), x[i]) for i, c in enumerate(cands)], cost
+        return [Scored(c, float(p[i]), float(logits[i]), x[i], rank_score=float(ranks[i]))
+                for i, c in enumerate(cands)], cost
 
     def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
         """Query likelihood per candidate; a level larger than one request is split, and the requests run
@@ -245,7 +249,7 @@ class Navigator:
     def _offline_logit(self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, node: NodeInfo) -> float:
         kind = node.kind if node.kind in ("section", "document", "cluster") else "section"
         x = level_features(snap, ev, [node])
-        return float(decision.model(kind).logits(x)[0])
+        return float(decision.model(kind).ranking_score(x)[0])
 
     def _hybrid(self, snap: Snapshot, ev: QueryEvidence, n: int) -> list[tuple[int, str]]:
         """The dense and the lexical top ``n`` passages of the whole collection, tagged with where they came from."""

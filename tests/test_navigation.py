@@ -173,3 +173,40 @@ def test_decision_model_roundtrip_and_feature_change_falls_back_to_prior():
     stale = json.loads(m.to_json())
     stale["features"] = stale["features"][:-1]  # calibrated with another feature set
     assert DecisionModel.from_json(json.dumps(stale)).key == "prior"
+    other_prior = json.loads(m.to_json())
+    other_prior["prior"] = "z_cos_max=9.0"  # calibrated by scaling other prior weights
+    assert DecisionModel.from_json(json.dumps(other_prior)).key == "prior"
+
+
+def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_store):
+    """Platt scaling changes probabilities, not the order of candidates nor the parent evidence children get."""
+    import numpy as np
+
+    from shelfwise.core.calibrate import _fit
+    from shelfwise.core.decision import prior_model
+    from shelfwise.core.features import FEATURES
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, len(FEATURES))).astype(np.float32)
+    y = (x[:, FEATURES.index("z_cos_max")] + 0.3 * rng.normal(size=60) > 0.5).astype(int)
+    fitted = _fit([(i // 6, x[i], int(y[i])) for i in range(60)], drop_lm=True)
+    assert fitted is not None and fitted.scale != pytest.approx(1.0)
+    prior = prior_model()
+    prior.weights[[FEATURES.index("lm"), FEATURES.index("z_lm")]] = 0.0
+    assert list(np.argsort(-fitted.logits(x))) == list(np.argsort(-prior.logits(x)))
+    np.testing.assert_allclose(fitted.ranking_score(x), prior.logits(x) - prior.bias, rtol=1e-4, atol=1e-4)
+
+
+def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
+    import numpy as np
+
+    from shelfwise.core.decision import DecisionModel
+    from shelfwise.core.evaluate import Methods
+
+    store, cid, emb = shelf_store
+    snap = snapshot_for(store, cid, emb.model_id)
+    m = Methods(store, cid, snap, emb, None, Settings(readout="embedding"), DecisionModel())
+    query = "unique token z21x1x2"
+    r = m.hybrid(query, np.asarray(emb.embed_one(query), np.float32))
+    top = snap.nodes[r.passages[0]]
+    assert "z21x1x2" in top.text and len(r.passages) == len(set(r.passages)) > 10
