@@ -24,7 +24,6 @@ import numpy as np
 from shelfwise.core.backend import Cost, DecisionBackend
 from shelfwise.core.decision import DecisionModel
 from shelfwise.core.evaldata import EvalQuestion
-from shelfwise.core.features import QueryEvidence
 from shelfwise.core.navigator import Navigator
 from shelfwise.core.settings import Settings
 from shelfwise.core.snapshot import NodeInfo, Snapshot
