@@ -88,7 +88,8 @@ def collect(nav: Navigator, snap: Snapshot, decision: DecisionModel, probes: lis
     return rows
 
 
-def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, mode: str = "scale") -> LevelModel | None:
+def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, mode: str = "scale",
+         kind: str = "section") -> LevelModel | None:
     """Fit one level's model on probe rows.
 
     ``mode="scale"`` (default) keeps the prior's relative weights and fits only their scale and offset (Platt
@@ -110,7 +111,7 @@ def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, mode: str = "sc
         clf = LogisticRegression(C=0.5, max_iter=500).fit(x, y)
         return LevelModel(weights=clf.coef_[0].astype(np.float32), bias=float(clf.intercept_[0]), fitted=True,
                           n_train=len(rows))
-    prior = prior_model()
+    prior = prior_model(kind)
     if drop_lm:
         prior.weights[lm_cols] = 0.0
     z = prior.logits(x).reshape(-1, 1)
@@ -192,13 +193,13 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
             hits = []
             for fold in (0, 1):
                 train, test = _split(r, fold)
-                m = _fit(train, drop)
+                m = _fit(train, drop, kind=kind)
                 if m is not None:
                     hits.append(_hit1(m, test, drop))
             scores["without_lm" if drop else "with_lm"] = round(float(np.mean(hits)), 4) if hits else None
         with_lm = use_lm and scores.get("with_lm") is not None and scores.get("without_lm") is not None and \
             scores["with_lm"] > scores["without_lm"] + 0.02
-        fitted = _fit(r, drop_lm=not with_lm)
+        fitted = _fit(r, drop_lm=not with_lm, kind=kind)
         if fitted is not None:
             model.levels[kind] = fitted
         if with_lm:

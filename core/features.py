@@ -19,6 +19,7 @@ from shelfwise.core.snapshot import NodeInfo, Snapshot
 FEATURES = (
     "cos_desc", "cos_max", "cos_top3", "lex_max", "lex_hits", "z_cos_max", "z_cos_top3", "z_cos_desc",
     "z_lex_max", "rank_cos", "rank_lex", "log_size", "parent", "lm", "z_lm", "cos_q_max", "z_cos_q_max",
+    "g_cos_max", "g_lex_max", "g_cos_nb",
 )
 
 
@@ -53,6 +54,39 @@ class QueryEvidence:
         return cls(q_vec=q_vec, cos=cos.astype(np.float32), lex=lex, node_cos=node_cos.astype(np.float32),
                    cos_q=cos_q)
 
+    def global_z(self, values: np.ndarray, which: str) -> np.ndarray:
+        """``values`` (a slice statistic of ``cos`` or ``lex``) as z-scores against every passage of the collection
+        for this query: unlike the per-level z-scores, comparable across levels and across candidate pools."""
+        stats = self.__dict__.setdefault("_stats", {})
+        if which not in stats:
+            arr = self.cos if which == "cos" else self.lex
+            sd = float(arr.std()) if len(arr) else 1.0
+            stats[which] = (float(arr.mean()) if len(arr) else 0.0, sd if sd > 1e-6 else 1.0)
+        mean, sd = stats[which]
+        return ((values - mean) / sd).astype(np.float32)
+
+
+def _row_parents(snap: Snapshot) -> np.ndarray:
+    """Parent node id of every passage row (cached on the snapshot): rows next to each other under the same parent
+    are neighbouring passages of one section."""
+    cached = snap.__dict__.get("_row_parents")
+    if cached is None or len(cached) != len(snap.passage_ids):
+        cached = np.array([snap.nodes[int(p)].parent or -1 for p in snap.passage_ids], dtype=np.int64)
+        snap.__dict__["_row_parents"] = cached
+    return cached
+
+
+def _neighbour_cos(snap: Snapshot, ev: QueryEvidence, row: int) -> float:
+    """The best cosine of the passages just before and after ``row`` in the same section (its own if it has none):
+    a list item is read with its lead-in, a lead-in ("You can apply if:") with its items."""
+    parents = _row_parents(snap)
+    best = None
+    for r in (row - 1, row + 1):
+        if 0 <= r < len(parents) and parents[r] == parents[row]:
+            v = float(ev.cos[r])
+            best = v if best is None else max(best, v)
+    return float(ev.cos[row]) if best is None else best
+
 
 def _z(values: np.ndarray) -> np.ndarray:
     if len(values) < 2:
@@ -82,6 +116,7 @@ def level_features(
     lex_max = np.zeros(n, np.float32)
     lex_hits = np.zeros(n, np.float32)
     cos_q_max = np.zeros(n, np.float32)
+    cos_nb = np.zeros(n, np.float32)
     size = np.zeros(n, np.float32)
     for i, c in enumerate(cands):
         a, b = c.span
@@ -94,6 +129,7 @@ def level_features(
             lex_max[i] = float(ls.max())
             lex_hits[i] = float(np.log1p((ls > 0).sum()))
             cos_q_max[i] = float(ev.cos_q[a:b].max()) if ev.cos_q is not None else 0.0
+            cos_nb[i] = _neighbour_cos(snap, ev, a) if b - a == 1 else cos_max[i]
         size[i] = float(np.log1p(b - a))
         cos_desc[i] = float(ev.node_cos[c.vec_row]) if c.vec_row >= 0 else cos_max[i]
     cols = {
@@ -101,6 +137,8 @@ def level_features(
         "z_cos_max": _z(cos_max), "z_cos_top3": _z(cos_top3), "z_cos_desc": _z(cos_desc), "z_lex_max": _z(lex_max),
         "rank_cos": _rank_feature(cos_max), "rank_lex": _rank_feature(lex_max), "log_size": size,
         "cos_q_max": cos_q_max, "z_cos_q_max": _z(cos_q_max),
+        "g_cos_max": ev.global_z(cos_max, "cos"), "g_lex_max": ev.global_z(lex_max, "lex"),
+        "g_cos_nb": ev.global_z(cos_nb, "cos"),
     }
     if parent_logit:
         cols["parent"] = np.array([parent_logit.get(c.parent or -1, 0.0) for c in cands], np.float32)
