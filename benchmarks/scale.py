@@ -234,7 +234,7 @@ def walk(
 
 
 def level_speedup(
-    tree: Tree, url: str, query: str, size: int, timeout: float, n_cands: int
+    tree: Tree, url: str, query: str, size: int, timeout: float, n_cands: int, slots: int | None = None
 ) -> dict[str, float]:
     """One level (its first ``n_cands`` candidates) split into several requests: wall seconds with 1 and
     with 4 requests at a time."""
@@ -246,7 +246,7 @@ def level_speedup(
         "groups": float(len(prompts)),
     }
     for conc in (1, 4):
-        with RemoteBackend(url, timeout=timeout, max_concurrency=conc) as rb:
+        with RemoteBackend(url, timeout=timeout, max_concurrency=conc, slots_per_server=slots) as rb:
             rb.probe()
             t = time.perf_counter()
             score_requests(lambda p, rb=rb: rb.binary(p[0], p[1]), prompts, conc)
@@ -284,6 +284,12 @@ def main() -> None:
     ap.add_argument(
         "--threads", type=int, default=0, help="threads per started server (default: cores / servers)"
     )
+    ap.add_argument(
+        "--slots",
+        type=int,
+        default=None,
+        help="requests per server at once (default: 1 for the servers started here, which run one at a time)",
+    )
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -304,6 +310,8 @@ def main() -> None:
         threads = args.threads or max(1, (os.cpu_count() or 2) // args.servers)
         servers = Servers(args.servers, threads, 4096, log_dir)
         url = ",".join(servers.urls)
+        if args.slots is None:
+            args.slots = 1  # llama-cpp-python's server works on one request at a time
     load = os.getloadavg()
     runs: list[QueryRun] = []
     try:
@@ -313,7 +321,9 @@ def main() -> None:
             for conc in concs:
                 if conc > 1 and n not in conc_sizes:
                     continue
-                with RemoteBackend(url, timeout=args.timeout, max_concurrency=conc) as rb:
+                with RemoteBackend(
+                    url, timeout=args.timeout, max_concurrency=conc, slots_per_server=args.slots
+                ) as rb:
                     rb.probe()
                     for q in queries[n]:
                         runs.append(walk(trees[n], rb, q, args.keep, args.request_size, conc, servers))
@@ -332,6 +342,7 @@ def main() -> None:
             args.request_size,
             args.timeout,
             args.speedup_candidates,
+            args.slots,
         )
     finally:
         if servers:
@@ -366,6 +377,7 @@ def summarize(
     return {
         "server": "llama-cpp-python (started here)" if started else url,
         "servers": args.servers if started else len(url.split(",")),
+        "slots_per_server": args.slots,
         "readout": "binary",
         "branching": args.branching,
         "keep": args.keep,

@@ -31,9 +31,12 @@ it; sending it again would only queue more work): the call fails after ``timeout
 on a reused idle connection (the server closed it) is retried at once on a fresh one, without using up a
 retry.
 
-``url`` may list several servers separated by commas (a pool): each call picks the server with the fewest
-requests in flight and sends all of its requests there, so a server's prefix cache sees one context's
-questions together.
+``url`` may list several servers separated by commas (a pool). Every request waits for a free slot
+(``slots_per_server`` per server) and goes to the server with the fewest requests in flight, so the questions of
+a level spread over the pool and a slow server does not hold the others up; a retry may go to another server.
+(Sending a whole request group to one server would keep its questions together for a one-sequence prefix cache,
+but then the group queues behind that server's single slot while the other servers idle: measured on two
+llama-cpp-python servers, 4 groups in flight ran no faster than 1 at a time.)
 
 Cost: ``requests`` = HTTP requests; ``tokens`` = prompt plus generated tokens the server reports in ``usage``
 minus the prompt tokens it reports as served from its cache (vLLM
@@ -200,6 +203,10 @@ class RemoteBackend:
     ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form
     a pool). ``timeout``: seconds for connecting and for each read. ``retries``: extra attempts on connection
     errors and 5xx. ``max_concurrency``: requests in flight at once, over all threads using this instance.
+    ``slots_per_server``: requests sent to one server at once (default: ``max_concurrency``; 1 suits
+    llama-cpp-python's server, which runs one at a time; ``N`` for ``llama-server --parallel N``). Each request goes to the server with a
+    free slot and the fewest requests in flight, so the questions of one level spread over the pool instead of
+    queueing behind one server.
     ``model``: the model name sent with each request (default: the first one the server lists). Thread-safe;
     call :meth:`close` (or use ``with``) to drop pooled connections and worker threads.
     """
@@ -213,6 +220,7 @@ class RemoteBackend:
         timeout: float = 30,
         retries: int = 3,
         max_concurrency: int = 4,
+        slots_per_server: int | None = None,
         model: str | None = None,
         backoff: float = 0.25,
     ) -> None:
@@ -228,8 +236,9 @@ class RemoteBackend:
         self.model = model
         self.caps = Capabilities()
         self.bounded_readouts = 0  # readout tokens missing from a top list and bounded (see the module doc)
+        self.slots_per_server = max(1, int(slots_per_server or self.max_concurrency))
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
-        self._pick_lock = threading.Lock()
+        self._pick_lock = threading.Condition()
         self._probe_lock = threading.RLock()
         self._rr = 0
         self._pool = ThreadPoolExecutor(
@@ -251,12 +260,24 @@ class RemoteBackend:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _pick(self) -> _Endpoint:
+    def _acquire(self, ep: _Endpoint | None) -> _Endpoint:
+        """A slot on ``ep``, or on the least busy endpoint with a free slot; waits while every slot is taken."""
         with self._pick_lock:
-            self._rr += 1
-            n = len(self.endpoints)
-            order = [self.endpoints[(self._rr + i) % n] for i in range(n)]
-            return min(order, key=lambda e: e.in_flight)
+            while True:
+                self._rr += 1
+                n = len(self.endpoints)
+                order = [ep] if ep is not None else [self.endpoints[(self._rr + i) % n] for i in range(n)]
+                free = [e for e in order if e.in_flight < self.slots_per_server]
+                if free:
+                    chosen = min(free, key=lambda e: e.in_flight)
+                    chosen.busy(1)
+                    return chosen
+                self._pick_lock.wait()
+
+    def _release(self, ep: _Endpoint) -> None:
+        with self._pick_lock:
+            ep.busy(-1)
+            self._pick_lock.notify_all()
 
     def _once(self, ep: _Endpoint, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
         conn, reused = ep.connect()
@@ -289,7 +310,7 @@ class RemoteBackend:
         retries: int | None = None,
     ) -> dict[str, Any]:
         """JSON request with retries; a :class:`BackendError` carrying the server's message on failure."""
-        ep = ep or self._pick()
+        pinned = ep
         body = None if payload is None else json.dumps(payload).encode("utf-8")
         attempts = 1 + (self.retries if retries is None else retries)
         last = ""
@@ -298,7 +319,7 @@ class RemoteBackend:
         fresh_retries = 0
         while n < attempts:
             with self._slots:
-                ep.busy(1)
+                ep = self._acquire(pinned)  # unpinned attempts may go to another server of the pool
                 try:
                     status, data = self._once(ep, method, path, body)
                 except _Retry as r:
@@ -308,7 +329,7 @@ class RemoteBackend:
                         continue
                     status, data = -1, b""
                 finally:
-                    ep.busy(-1)
+                    self._release(ep)
             n += 1
             if status == -1 or status in RETRY_STATUS:
                 if status != -1:
@@ -464,19 +485,16 @@ class RemoteBackend:
         cancel: CancelCheck | None = None,
     ) -> Scores:
         """P(yes | context + question_i) from each question's next-token top log-probabilities (one request
-        per question, all to one server), normalised over ``yes``/``no``; a missing readout token is
+        per question, each to the least busy server of the pool), normalised over ``yes``/``no``; a missing readout token is
         bounded."""
         t0 = time.perf_counter()
         if not questions:
             return Scores([], Cost())
         check_cancel(cancel)
         self._probe_top()
-        ep = self._pick()
 
         def one(q: str) -> tuple[float, Cost, int]:
-            choice, cost = self._complete(
-                {"prompt": context + q, "max_tokens": 1, "logprobs": TOP_LOGPROBS}, ep=ep
-            )
+            choice, cost = self._complete({"prompt": context + q, "max_tokens": 1, "logprobs": TOP_LOGPROBS})
             (ly, ln), bounded = readout_logprobs(self._top(choice), (yes, no))
             return yes_probability(ly, ln), cost, bounded
 
@@ -524,17 +542,14 @@ class RemoteBackend:
                 raise BackendError(f"likelihood candidate {i} is empty")
         check_cancel(cancel)
         self._probe_prompt()
-        ep = self._pick()
 
         def one(cand: str) -> tuple[float, int, Cost]:
             prompt = context + cand + query
-            choice, cost = self._complete(
-                {"prompt": prompt, "max_tokens": 1, "logprobs": 1, "echo": True}, ep=ep
-            )
+            choice, cost = self._complete({"prompt": prompt, "max_tokens": 1, "logprobs": 1, "echo": True})
             try:
                 lps = query_logprobs(choice, len(context) + len(cand), len(prompt))
             except (KeyError, TypeError) as exc:
-                raise BackendError(f"the server at {ep.url} returned no prompt log-probabilities") from exc
+                raise BackendError(f"the server at {self.url} returned no prompt log-probabilities") from exc
             if not lps:
                 raise BackendError("the server's echoed tokens do not cover the query")
             return sum(lps), len(lps), cost
@@ -581,12 +596,11 @@ class RemoteBackend:
             payload["stop"] = list(stop)
         if seed is not None:
             payload["seed"] = seed
-        ep = self._pick()
         stream = StreamText(stop)
         cost = Cost(requests=1)
         stopped_by = "length"
         with self._slots:
-            ep.busy(1)
+            ep = self._acquire(None)
             try:
                 conn, resp = self._open_stream(ep, payload)
                 try:
@@ -613,7 +627,7 @@ class RemoteBackend:
                 finally:
                     conn.close()  # a stream is long: a fresh connection per stream costs nothing that matters
             finally:
-                ep.busy(-1)
+                self._release(ep)
         tail = stream.finish()
         if tail:
             yield tail

@@ -489,3 +489,29 @@ def test_real_server_killed_mid_request_then_restarted(bundled_model: Path, tmp_
         rb.close()
     finally:
         srv.kill()
+
+
+def test_a_pool_spreads_one_levels_questions_over_its_servers() -> None:
+    """Two servers, one request at a time each: a level's questions go to both, never two at once to one."""
+    scripts, servers = [], []
+    for _ in range(2):
+        script = _Script()
+        script.delay = 0.05
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        scripts.append(script)
+        servers.append(httpd)
+    try:
+        urls = ",".join(f"http://127.0.0.1:{h.server_address[1]}" for h in servers)
+        with RemoteBackend(urls, max_concurrency=4, slots_per_server=1) as rb:
+            rb.probe()
+            before = [s.requests for s in scripts]
+            out = rb.binary("listing", [f"q{i}" for i in range(8)])  # one request group of a level
+            assert len(out.values) == 8
+            sent = [s.requests - b for s, b in zip(scripts, before, strict=True)]
+            assert sum(sent) == 8 and min(sent) >= 2  # both servers worked on it
+            assert all(s.max_active <= 1 for s in scripts)
+    finally:
+        for h in servers:
+            h.shutdown()
+            h.server_close()
