@@ -227,9 +227,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 @click.option("--collection", default="default", show_default=True,
               help="For a .jsonl of your own questions: the collection of your library they are about.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions (spread out for SQuAD).")
-@click.option("--methods", default=",".join(("bm25", "dense", "rerank_control", "navigation",
-                                              "navigation_embedding")),
-              show_default=True, help="Comma-separated: bm25, dense, rerank_control, navigation, "
+@click.option("--methods", default="bm25,dense,hybrid,rerank_control,navigation,navigation_embedding",
+              show_default=True, help="Comma-separated: bm25, dense, hybrid, rerank_control, navigation, "
               "navigation_<readout>.")
 @click.option("--readout", type=READOUTS, default=None, help="Readout of the 'navigation' method.")
 @click.option("--no-sweep", is_flag=True, help="Skip the first-level budget sweep.")
