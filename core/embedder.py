@@ -187,8 +187,9 @@ class Embedder:
         self.window = window
         self.batch_tokens = max(batch_tokens, window)
         self.max_seqs = max(1, min(max_seqs, self.batch_tokens, llama_cpp.llama_max_parallel_sequences()))
-        # Half the cores by default: the decision model runs beside it, and llama.cpp's spinning workers lose
-        # badly on oversubscribed cores (measured on 2 busy cores: 2 threads ~10x the CPU time of 1 per query).
+        # Every core (up to 4) by default: faster on an idle machine (see above). On cores that other jobs keep
+        # busy, llama.cpp's spinning workers lose badly (measured on 2 busy cores: 2 threads ~10x the CPU time of
+        # 1 per query): pass n_threads (Settings.n_threads) there.
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 2))
         self._lock = threading.Lock()
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"

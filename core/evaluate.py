@@ -24,6 +24,7 @@ import numpy as np
 from shelfwise.core.backend import Cost, DecisionBackend
 from shelfwise.core.decision import DecisionModel
 from shelfwise.core.evaldata import EvalQuestion
+from shelfwise.core.features import QueryEvidence
 from shelfwise.core.navigator import Navigator
 from shelfwise.core.settings import Settings
 from shelfwise.core.snapshot import NodeInfo, Snapshot
@@ -135,18 +136,10 @@ class Methods:
 
     def hybrid(self, query: str, q_vec: np.ndarray, n: int = 100, lexical_weight: float = 0.25) -> Ranked:
         t = time.perf_counter()
-        cos = self.snap.passage_vecs @ q_vec
-        lex = np.zeros(len(cos), np.float32)
-        for node, score in self.store.search(query, limit=200, kinds=("passage",), collection_id=self.collection_id):
-            row = self.snap.row_of.get(node.id)
-            if row is not None:
-                lex[row] = score
-
-        def z(v: np.ndarray) -> np.ndarray:
-            sd = float(v.std())
-            return (v - v.mean()) / (sd if sd > 1e-9 else 1.0)
-
-        fused = z(cos) + lexical_weight * z(lex)
+        lexical = {node.id: score for node, score in self.store.search(
+            query, limit=200, kinds=("passage",), collection_id=self.collection_id)}
+        ev = QueryEvidence.build(self.snap, q_vec, lexical)  # the z-scores navigation's passage level uses
+        fused = ev.global_z(ev.cos, "cos") + lexical_weight * ev.global_z(ev.lex, "lex")
         top = np.argsort(-fused)[:n]
         return Ranked([int(self.snap.passage_ids[i]) for i in top], time.perf_counter() - t)
 

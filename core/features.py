@@ -10,7 +10,7 @@ queries). The generative model's readout (query likelihood) is added by the navi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,7 @@ class QueryEvidence:
     node_cos: np.ndarray  # (n_node_vecs,)
     cos_q: np.ndarray | None = None  # (n_passages,) cosine with the question sentence alone, when the query has
     # context before its question (e.g. "I care for my mother 40 hours a week. Can I claim Carer's Allowance?")
+    _stats: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # global_z's mean and sd
 
     @classmethod
     def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float],
@@ -57,7 +58,7 @@ class QueryEvidence:
     def global_z(self, values: np.ndarray, which: str) -> np.ndarray:
         """``values`` (a slice statistic of ``cos`` or ``lex``) as z-scores against every passage of the collection
         for this query: unlike the per-level z-scores, comparable across levels and across candidate pools."""
-        stats = self.__dict__.setdefault("_stats", {})
+        stats = self._stats
         if which not in stats:
             arr = self.cos if which == "cos" else self.lex
             sd = float(arr.std()) if len(arr) else 1.0
@@ -66,20 +67,10 @@ class QueryEvidence:
         return ((values - mean) / sd).astype(np.float32)
 
 
-def _row_parents(snap: Snapshot) -> np.ndarray:
-    """Parent node id of every passage row (cached on the snapshot): rows next to each other under the same parent
-    are neighbouring passages of one section."""
-    cached = snap.__dict__.get("_row_parents")
-    if cached is None or len(cached) != len(snap.passage_ids):
-        cached = np.array([snap.nodes[int(p)].parent or -1 for p in snap.passage_ids], dtype=np.int64)
-        snap.__dict__["_row_parents"] = cached
-    return cached
-
-
 def _neighbour_cos(snap: Snapshot, ev: QueryEvidence, row: int) -> float:
     """The best cosine of the passages just before and after ``row`` in the same section (its own if it has none):
     a list item is read with its lead-in, a lead-in ("You can apply if:") with its items."""
-    parents = _row_parents(snap)
+    parents = snap.row_parent
     best = None
     for r in (row - 1, row + 1):
         if 0 <= r < len(parents) and parents[r] == parents[row]:

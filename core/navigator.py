@@ -45,8 +45,8 @@ class Scored:
     p: float
     logit: float
     features: np.ndarray
+    rank_score: float  # the prior-scale score a child level reads as ``parent`` (see LevelModel.ranking_score)
     source: str = "tree"
-    rank_score: float | None = None  # the prior-scale score a child level reads as ``parent`` (None: the logit)
 
 
 class Navigator:
@@ -129,7 +129,7 @@ class Navigator:
                 s = scored[i]
                 kept = i in kept_idx
                 level.candidates.append(self._candidate(s, kept, decision.model(kind)))
-                parent_logit[s.node.id] = s.logit if s.rank_score is None else s.rank_score
+                parent_logit[s.node.id] = s.rank_score
                 if kept:
                     frontier.append(s.node)
             trace.levels.append(level)
@@ -216,7 +216,7 @@ class Navigator:
             p = model.proba(x)
             ranks = model.ranking_score(x)
         cost.seconds = time.perf_counter() - t
-        return [Scored(c, float(p[i]), float(logits[i]), x[i], rank_score=float(ranks[i]))
+        return [Scored(c, float(p[i]), float(logits[i]), x[i], float(ranks[i]))
                 for i, c in enumerate(cands)], cost
 
     def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):

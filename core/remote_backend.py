@@ -204,9 +204,9 @@ class RemoteBackend:
     a pool). ``timeout``: seconds for connecting and for each read. ``retries``: extra attempts on connection
     errors and 5xx. ``max_concurrency``: requests in flight at once, over all threads using this instance.
     ``slots_per_server``: requests sent to one server at once (default: ``max_concurrency``; 1 suits
-    llama-cpp-python's server, which runs one at a time; ``N`` for ``llama-server --parallel N``). Each request goes to the server with a
-    free slot and the fewest requests in flight, so the questions of one level spread over the pool instead of
-    queueing behind one server.
+    llama-cpp-python's server, which runs one at a time; ``N`` for ``llama-server --parallel N``). Each request
+    goes to the server with a free slot and the fewest requests in flight, so the questions of one level spread
+    over the pool instead of queueing behind one server.
     ``model``: the model name sent with each request (default: the first one the server lists). Thread-safe;
     call :meth:`close` (or use ``with``) to drop pooled connections and worker threads.
     """
@@ -310,7 +310,6 @@ class RemoteBackend:
         retries: int | None = None,
     ) -> dict[str, Any]:
         """JSON request with retries; a :class:`BackendError` carrying the server's message on failure."""
-        pinned = ep
         body = None if payload is None else json.dumps(payload).encode("utf-8")
         attempts = 1 + (self.retries if retries is None else retries)
         last = ""
@@ -319,9 +318,9 @@ class RemoteBackend:
         fresh_retries = 0
         while n < attempts:
             with self._slots:
-                ep = self._acquire(pinned)  # unpinned attempts may go to another server of the pool
+                target = self._acquire(ep)  # unpinned attempts may go to another server of the pool
                 try:
-                    status, data = self._once(ep, method, path, body)
+                    status, data = self._once(target, method, path, body)
                 except _Retry as r:
                     last = str(r)
                     if r.immediate and fresh_retries < 2:  # a stale keep-alive connection: retry now
@@ -329,7 +328,7 @@ class RemoteBackend:
                         continue
                     status, data = -1, b""
                 finally:
-                    self._release(ep)
+                    self._release(target)
             n += 1
             if status == -1 or status in RETRY_STATUS:
                 if status != -1:
@@ -340,18 +339,18 @@ class RemoteBackend:
                 continue
             if status >= 400:
                 raise BackendError(
-                    f"the decision server at {ep.url} refused {path}: HTTP {status}: {_detail(data)}"
+                    f"the decision server at {target.url} refused {path}: HTTP {status}: {_detail(data)}"
                 )
             try:
                 return json.loads(data)
             except ValueError as exc:
-                raise BackendError(f"the decision server at {ep.url} sent invalid JSON for {path}") from exc
+                raise BackendError(f"the decision server at {target.url} sent invalid JSON for {path}") from exc
         hint = (
             " Is it running? e.g. python -m llama_cpp.server --model MODEL.gguf --port PORT"
             if last.startswith(("ConnectionRefusedError", "ConnectionResetError", "RemoteDisconnected"))
             else ""
         )
-        raise BackendError(f"cannot reach the decision server at {ep.url} ({last}; {n} attempts).{hint}")
+        raise BackendError(f"cannot reach the decision server at {target.url} ({last}; {n} attempts).{hint}")
 
     # ------------------------------------------------------------------ probing
 
@@ -485,8 +484,8 @@ class RemoteBackend:
         cancel: CancelCheck | None = None,
     ) -> Scores:
         """P(yes | context + question_i) from each question's next-token top log-probabilities (one request
-        per question, each to the least busy server of the pool), normalised over ``yes``/``no``; a missing readout token is
-        bounded."""
+        per question, each to the least busy server of the pool), normalised over ``yes``/``no``; a missing
+        readout token is bounded."""
         t0 = time.perf_counter()
         if not questions:
             return Scores([], Cost())

@@ -43,6 +43,7 @@ class Snapshot:
     node_vecs: np.ndarray  # (n_nodes_with_vec, dim) description vectors of non-passage nodes
     version: str = ""
     row_of: dict[int, int] = field(default_factory=dict)  # passage node id -> row
+    row_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (n_passages,) parent node id
 
     def children(self, node_id: int) -> list[NodeInfo]:
         return [self.nodes[c] for c in self.nodes[node_id].children]
@@ -137,4 +138,5 @@ def build_snapshot(store: Store, collection_id: int, embed_model: str | None) ->
     return Snapshot(
         collection_id=collection_id, root=root, nodes=nodes, passage_ids=passage_ids, passage_vecs=passage_vecs,
         node_vecs=node_vecs, version=tree_version(store, collection_id), row_of=row_of,
+        row_parent=np.array([nodes[p].parent or -1 for p in order], dtype=np.int64),
     )

@@ -10,6 +10,7 @@ sorts the whole 262k vocabulary in Python for every echoed prompt token (~0.5 s 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import signal
@@ -133,17 +134,33 @@ def _handler(script: _Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def fake() -> Iterator[tuple[str, _Script]]:
-    script = _Script()
+@contextlib.contextmanager
+def _serving(script: _Script) -> Iterator[str]:
+    """The scripted fake server on a free loopback port; its base URL."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
-    t.start()
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", script
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture
+def fake() -> Iterator[tuple[str, _Script]]:
+    script = _Script()
+    with _serving(script) as url:
+        yield url, script
+
+
+def _drain(gen: Any) -> tuple[list[str], Any]:
+    """A streaming generate(): the pieces it yielded and its Generation result."""
+    pieces = []
+    while True:
+        try:
+            pieces.append(next(gen))
+        except StopIteration as done:
+            return pieces, done.value
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -257,14 +274,7 @@ def test_client_errors_are_not_retried_and_carry_the_servers_message(fake: tuple
 def test_generate_streams_server_sent_events_and_cuts_at_stop(fake: tuple[str, _Script]) -> None:
     url, _ = fake
     with RemoteBackend(url) as rb:
-        gen = rb.generate("x", stop=[" STOP"])
-        pieces = []
-        while True:
-            try:
-                pieces.append(next(gen))
-            except StopIteration as done:
-                result = done.value
-                break
+        pieces, result = _drain(rb.generate("x", stop=[" STOP"]))
     assert "".join(pieces) == "Hello world" == result.text
     assert result.stopped_by == "stop"
 
@@ -446,14 +456,7 @@ def test_real_likelihood_matches_in_process(remote: RemoteBackend, llama_backend
 
 @pytest.mark.model
 def test_real_generate_streams(remote: RemoteBackend) -> None:
-    gen = remote.generate("The capital of France is", max_tokens=4)
-    pieces: list[str] = []
-    while True:
-        try:
-            pieces.append(next(gen))
-        except StopIteration as done:
-            result = done.value
-            break
+    pieces, result = _drain(remote.generate("The capital of France is", max_tokens=4))
     assert len(pieces) >= 2 and "".join(pieces) == result.text and result.stopped_by == "length"
 
 
@@ -493,25 +496,18 @@ def test_real_server_killed_mid_request_then_restarted(bundled_model: Path, tmp_
 
 def test_a_pool_spreads_one_levels_questions_over_its_servers() -> None:
     """Two servers, one request at a time each: a level's questions go to both, never two at once to one."""
-    scripts, servers = [], []
-    for _ in range(2):
-        script = _Script()
+    scripts = [_Script(), _Script()]
+    for script in scripts:
         script.delay = 0.05
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        scripts.append(script)
-        servers.append(httpd)
-    try:
-        urls = ",".join(f"http://127.0.0.1:{h.server_address[1]}" for h in servers)
-        with RemoteBackend(urls, max_concurrency=4, slots_per_server=1) as rb:
-            rb.probe()
-            before = [s.requests for s in scripts]
-            out = rb.binary("listing", [f"q{i}" for i in range(8)])  # one request group of a level
-            assert len(out.values) == 8
-            sent = [s.requests - b for s, b in zip(scripts, before, strict=True)]
-            assert sum(sent) == 8 and min(sent) >= 2  # both servers worked on it
-            assert all(s.max_active <= 1 for s in scripts)
-    finally:
-        for h in servers:
-            h.shutdown()
-            h.server_close()
+    with (
+        _serving(scripts[0]) as url_a,
+        _serving(scripts[1]) as url_b,
+        RemoteBackend(f"{url_a},{url_b}", max_concurrency=4, slots_per_server=1) as rb,
+    ):
+        rb.probe()
+        before = [s.requests for s in scripts]
+        out = rb.binary("listing", [f"q{i}" for i in range(8)])  # one request group of a level
+        assert len(out.values) == 8
+        sent = [s.requests - b for s, b in zip(scripts, before, strict=True)]
+        assert sum(sent) == 8 and min(sent) >= 2  # both servers worked on it
+        assert all(s.max_active <= 1 for s in scripts)
