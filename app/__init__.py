@@ -1,1 +1,3 @@
-"""Shelfwise desktop application (PySide6). The only package that imports Qt."""
+"""Shelfwise's front ends: the command line (`cli`) and the desktop window (`gui`). Nothing in `shelfwise.core` or
+`shelfwise.ingest` imports this package.
+"""

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from shelfwise.core.backend import Cost
-from shelfwise.core.llama_backend import LlamaBackend
-from shelfwise.core.prompts import item_question, likelihood_query, listing_context
+from shelfwise.core.models.backend import Cost
+from shelfwise.core.models.llama_backend import LlamaBackend
+from shelfwise.core.models.prompts import item_question, likelihood_query, listing_context
 
 SUBJECTS = [
     "meal allowances on business trips",

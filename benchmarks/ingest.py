@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.ingest_runner import ingest
-from shelfwise.core.store import Store
+from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.store.db import Store
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 

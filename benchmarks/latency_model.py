@@ -21,13 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import cached  # noqa: E402
 
-from shelfwise.core.decision import DecisionModel  # noqa: E402
-from shelfwise.core.embedder import Embedder  # noqa: E402
-from shelfwise.core.llama_backend import LlamaBackend  # noqa: E402
-from shelfwise.core.navigator import Navigator  # noqa: E402
+from shelfwise.core.navigation.decision import DecisionModel  # noqa: E402
+from shelfwise.core.models.embedder import Embedder  # noqa: E402
+from shelfwise.core.models.llama_backend import LlamaBackend  # noqa: E402
+from shelfwise.core.navigation.navigator import Navigator  # noqa: E402
 from shelfwise.core.paths import data_dir  # noqa: E402
 from shelfwise.core.settings import Budgets, Settings  # noqa: E402
-from shelfwise.core.store import Store  # noqa: E402
+from shelfwise.core.store.db import Store  # noqa: E402
 
 
 def main() -> None:

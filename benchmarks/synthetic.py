@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from shelfwise.core.store import Store
+from shelfwise.core.store.db import Store
 
 BRANCHING = 32
 _SYLLABLES = [

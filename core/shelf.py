@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.backend import CancelCheck, DecisionBackend
+from shelfwise.core.models.backend import CancelCheck, DecisionBackend
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
-from shelfwise.core.store import Store
-from shelfwise.core.trace import Answer, SearchResult
+from shelfwise.core.store.db import Store
+from shelfwise.core.navigation.trace import Answer, SearchResult
 
 ProgressCallback = Callable[[Any], None]
 
@@ -39,7 +39,7 @@ class Shelf:
     @property
     def backend(self) -> DecisionBackend:
         if self._backend is None:
-            from shelfwise.core.backends import make_backend
+            from shelfwise.core.models.factory import make_backend
 
             self._backend = make_backend(self.settings)
         return self._backend
@@ -47,7 +47,7 @@ class Shelf:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from shelfwise.core.embedder import Embedder
+            from shelfwise.core.models.embedder import Embedder
 
             self._embedder = Embedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
         return self._embedder
@@ -64,7 +64,7 @@ class Shelf:
     ) -> Any:
         """Ingest files/folders incrementally (``force`` re-parses unchanged files too), then update embeddings,
         the topic hierarchy and the calibration of the collection."""
-        from shelfwise.core.ingest_runner import ingest
+        from shelfwise.core.ingestion.runner import ingest
 
         report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel, force=force)
         self.refresh(collection)
@@ -74,8 +74,8 @@ class Shelf:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
         model). Cheap when nothing changed."""
-        from shelfwise.core.calibrate import ensure_calibrated
-        from shelfwise.core.index import refresh_collection
+        from shelfwise.core.navigation.calibrate import ensure_calibrated
+        from shelfwise.core.navigation.index import refresh_collection
 
         cid = self.store.collection(collection).id
         refresh_collection(self.store, cid, self.embedder, self.settings.budgets)
@@ -92,7 +92,7 @@ class Shelf:
         cancel: CancelCheck | None = None,
     ) -> SearchResult:
         """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too")."""
-        from shelfwise.core.navigator import Navigator
+        from shelfwise.core.navigation.navigator import Navigator
 
         nav = Navigator(self.store, self.backend, self.embedder, self.settings)
         return nav.search(question, collection=collection, keep=keep, cancel=cancel)
@@ -109,7 +109,7 @@ class Shelf:
         cancel: CancelCheck | None = None,
     ) -> Answer:
         """Find passages, then write an answer with citations, streamed through ``on_token``."""
-        from shelfwise.core.answer import answer_question
+        from shelfwise.core.answers.answer import answer_question
 
         return answer_question(
             self, question, collection=collection, on_token=on_token, on_search=on_search,

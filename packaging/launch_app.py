@@ -5,6 +5,6 @@ import sys
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # the ingest parser runs in a spawned child: this executable, re-entered
-    from shelfwise.app.main import main
+    from shelfwise.app.gui.main import main
 
     sys.exit(main())

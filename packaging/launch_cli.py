@@ -1,10 +1,10 @@
-"""PyInstaller entry of the command line (``shelfwise`` = ``shelfwise.core.cli:main``)."""
+"""PyInstaller entry of the command line (``shelfwise`` = ``shelfwise.app.cli.main:main``)."""
 
 import multiprocessing
 import sys
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # the ingest parser runs in a spawned child: this executable, re-entered
-    from shelfwise.core.cli import main
+    from shelfwise.app.cli.main import main
 
     sys.exit(main())

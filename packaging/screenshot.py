@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
-    from shelfwise.app.main import SAMPLE_COLLECTION, sample_path
-    from shelfwise.app.window import MainWindow
+    from shelfwise.app.gui.main import SAMPLE_COLLECTION, sample_path
+    from shelfwise.app.gui.window import MainWindow
     from shelfwise.core.settings import Settings
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from shelfwise.core.adaptive import (
+from shelfwise.core.answers.adaptive import (
     DEFAULT_THRESHOLD,
     UNKNOWN,
     answer_adaptive,
@@ -20,8 +20,8 @@ from shelfwise.core.adaptive import (
     split_rule,
     threshold_key,
 )
-from shelfwise.core.answer import NOT_FOUND_TEXT, answer_question, render_answer_text
-from shelfwise.core.fake_backend import FakeBackend
+from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, render_answer_text
+from shelfwise.core.models.fake import FakeBackend
 
 from tests.test_answer import HITS, FakeShelf, ScriptedBackend
 

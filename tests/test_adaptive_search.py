@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from shelfwise.core.adaptive import get_threshold, set_threshold
-from shelfwise.core.adaptive_search import (
+from shelfwise.core.answers.adaptive import get_threshold, set_threshold
+from shelfwise.core.answers.adaptive_search import (
     QAItem,
     TreeResult,
     best_first_search,
@@ -18,7 +18,7 @@ from shelfwise.core.adaptive_search import (
     preference_records,
     supervised_record,
 )
-from shelfwise.core.trace import Step
+from shelfwise.core.navigation.trace import Step
 
 from tests.test_adaptive import _router
 from tests.test_answer import HITS, FakeShelf
@@ -159,7 +159,7 @@ def test_calibrate_adaptive_moves_a_bad_threshold(tmp_path: Path) -> None:
 
 
 def test_command_is_registered_with_an_example() -> None:
-    from shelfwise.core.cli import main
+    from shelfwise.app.cli.main import main
 
     result = CliRunner().invoke(main, ["calibrate-adaptive", "--help"])
     assert result.exit_code == 0
@@ -167,7 +167,7 @@ def test_command_is_registered_with_an_example() -> None:
 
 
 def test_command_rejects_a_missing_collection(tmp_path: Path) -> None:
-    from shelfwise.core.cli import main
+    from shelfwise.app.cli.main import main
 
     qa = tmp_path / "qa.jsonl"
     qa.write_text('{"question": "Q?", "answer": "a"}\n')

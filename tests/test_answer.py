@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from shelfwise.core.answer import (
+from shelfwise.core.answers.answer import (
     CITE_MIN_SCORE,
     FOUND_MIN_SCORE,
     NOT_FOUND_TEXT,
@@ -23,12 +23,12 @@ from shelfwise.core.answer import (
     render_chat,
     render_sources,
 )
-from shelfwise.core.backend import Cancelled, Cost, Generation, Likelihoods
-from shelfwise.core.fake_backend import FakeBackend
-from shelfwise.core.llama_text import StreamText
+from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
+from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.llama_text import StreamText
 from shelfwise.core.settings import Settings
-from shelfwise.core.store import Store
-from shelfwise.core.trace import Hit, SearchResult, Trace
+from shelfwise.core.store.db import Store
+from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.ingest.model import Location
 
 
@@ -255,7 +255,7 @@ def test_completion_answers_end_at_the_first_line_break(tmp_path) -> None:
 
 
 def _with_cosines(hits: list[Hit], cosines: list[float]):
-    from shelfwise.core.trace import Candidate, Level
+    from shelfwise.core.navigation.trace import Candidate, Level
 
     cands = [Candidate(h.node_id, "passage", h.text[:20], h.text, h.score, True,
                        features={"cos_max": c} if c else {}) for h, c in zip(hits, cosines, strict=True)]
@@ -267,7 +267,7 @@ def _with_cosines(hits: list[Hit], cosines: list[float]):
 
 
 def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
-    from shelfwise.core.answer import FOUND_MIN_COSINE
+    from shelfwise.core.answers.answer import FOUND_MIN_COSINE
 
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)  # every hit has P(relevant) >= 0.2: the relative score alone would answer

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from shelfwise.core.answer_eval import (
+from shelfwise.core.evaluation.answers import (
     answer_matches,
     exact_match,
     f1_score,
     normalize_answer,
     run_answer_eval,
 )
-from shelfwise.core.evaldata import EvalQuestion
+from shelfwise.core.evaluation.datasets import EvalQuestion
 
 from tests.test_adaptive import _router
 from tests.test_answer import FakeShelf

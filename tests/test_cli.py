@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from shelfwise.core.cli import main
+from shelfwise.app.cli.main import main
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 EXPECTED_ERRORS = {
@@ -98,7 +98,7 @@ def test_a_bad_database_file_is_a_clear_error(tmp_path: Path) -> None:
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("corpus") / "corpus.db"
     exe = Path(sys.executable).with_name("shelfwise")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from shelfwise.core.cli import main; main()"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from shelfwise.app.cli.main import main; main()"]
     proc = subprocess.run([*cmd, "--db", str(db), "ingest", "--no-index", str(CORPUS)], capture_output=True,
                           text=True, timeout=600, check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the corpus has known-bad files

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from shelfwise.core.backend import BackendError, Cancelled, DecisionBackend, Generation
-from shelfwise.core.fake_backend import FakeBackend, overlap, query_of
-from shelfwise.core.prompts import item_question, listing_context
+from shelfwise.core.models.backend import BackendError, Cancelled, DecisionBackend, Generation
+from shelfwise.core.models.fake import FakeBackend, overlap, query_of
+from shelfwise.core.models.prompts import item_question, listing_context
 
 ITEMS = ["Travel expenses and meal claims", "Parental leave policy", "Office printer setup"]
 

@@ -13,17 +13,17 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QSettings, Qt, QUrl
-from shelfwise.app.answer_view import AnswerView, answer_html
-from shelfwise.app.demo import DemoBar, demo_steps
-from shelfwise.app.ingest_bar import IngestBar, format_eta
-from shelfwise.app.preview import PreviewPane, text_chunks
-from shelfwise.app.settings_dialog import SettingsDialog, load_settings, save_settings
-from shelfwise.app.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
-from shelfwise.app.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost
-from shelfwise.core.backend import Cancelled
-from shelfwise.core.export import answer_to_markdown, source_label
+from shelfwise.app.gui.answer_view import AnswerView, answer_html
+from shelfwise.app.gui.demo import DemoBar, demo_steps
+from shelfwise.app.gui.ingest_bar import IngestBar, format_eta
+from shelfwise.app.gui.preview import PreviewPane, text_chunks
+from shelfwise.app.gui.settings_dialog import SettingsDialog, load_settings, save_settings
+from shelfwise.app.gui.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
+from shelfwise.app.gui.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost
+from shelfwise.core.models.backend import Cancelled
+from shelfwise.core.answers.export import answer_to_markdown, source_label
 from shelfwise.core.settings import Budgets, Settings
-from shelfwise.core.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
+from shelfwise.core.navigation.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
 from shelfwise.ingest.model import Location
 
 PASSAGE = "Meals on business trips are reimbursed up to 40 euros a day when receipts are attached to the claim."
@@ -291,8 +291,8 @@ def test_ingest_worker_progress_and_shutdown_while_busy(qtbot, tmp_path: Path) -
 
 # -- the library pane on a real store (no models) ------------------------------------------------------------------
 def test_library_lists_documents_with_status_and_watches_folders(qtbot, tmp_path: Path) -> None:
-    from shelfwise.app.library import FolderWatcher, LibraryView
-    from shelfwise.core.store import FileMeta, Store
+    from shelfwise.app.gui.library import FolderWatcher, LibraryView
+    from shelfwise.core.store.db import FileMeta, Store
     from shelfwise.ingest.model import ParsedDocument, ParsedNode
 
     store = Store(tmp_path / "lib.db")
@@ -339,8 +339,8 @@ def test_library_lists_documents_with_status_and_watches_folders(qtbot, tmp_path
 
 # -- the whole window, wired to a stand-in Shelf (fast; the real core is in test_gui_window.py) --------------------
 def test_window_wiring_with_a_stand_in_shelf(qtbot, tmp_path: Path) -> None:
-    from shelfwise.app.main import parse_args
-    from shelfwise.app.window import MainWindow
+    from shelfwise.app.gui.main import parse_args
+    from shelfwise.app.gui.window import MainWindow
 
     assert parse_args(["--db", "x.db", "--sample"]).sample and parse_args([]).db is None
     pdf = str(make_pdf(tmp_path / "travel.pdf"))

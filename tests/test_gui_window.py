@@ -24,8 +24,8 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QTextBrowser
 from shelfwise import resources
-from shelfwise.app.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
-from shelfwise.app.window import MainWindow
+from shelfwise.app.gui.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
+from shelfwise.app.gui.window import MainWindow
 from shelfwise.core.settings import Settings
 
 pytestmark = [pytest.mark.gui, pytest.mark.model]

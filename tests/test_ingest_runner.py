@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from shelfwise.core.ingest_runner import IngestProgress, ingest, plan
-from shelfwise.core.parse_worker import Cancelled, ParserCrashed, ParseWorker
-from shelfwise.core.store import Store
+from shelfwise.core.ingestion.runner import IngestProgress, ingest, plan
+from shelfwise.core.ingestion.worker import Cancelled, ParserCrashed, ParseWorker
+from shelfwise.core.store.db import Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
 from shelfwise.ingest.registry import is_candidate
 
@@ -173,8 +173,8 @@ def test_worker_turns_crash_hang_and_cancel_into_file_errors(store: Store, folde
 KILL_SCRIPT = """
 import sys
 from pathlib import Path
-from shelfwise.core.store import Store
-from shelfwise.core.ingest_runner import ingest
+from shelfwise.core.store.db import Store
+from shelfwise.core.ingestion.runner import ingest
 ingest(Store(sys.argv[1]), [Path(sys.argv[2])])
 """
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.calibrate import calibrate, make_probes
-from shelfwise.core.evaldata import EvalQuestion, GoldPassage
-from shelfwise.core.evaluate import judge
-from shelfwise.core.index import refresh_collection
-from shelfwise.core.navigator import Navigator
+from shelfwise.core.navigation.calibrate import calibrate, make_probes
+from shelfwise.core.evaluation.datasets import EvalQuestion, GoldPassage
+from shelfwise.core.evaluation.retrieval import judge
+from shelfwise.core.navigation.index import refresh_collection
+from shelfwise.core.navigation.navigator import Navigator
 from shelfwise.core.settings import Budgets, Settings
-from shelfwise.core.snapshots import snapshot_for
-from shelfwise.core.store import FileMeta, Store
+from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 from tests.fakes import HashEmbedder
 
@@ -145,14 +145,14 @@ def test_self_calibration_fits_levels_and_budgets(shelf_store):
     assert model.lm_levels == ()  # no generative model given: nothing may claim to use it
     assert set(model.keep) <= {"document", "section"} and all(k >= 1 for k in model.keep.values())
     # the stored model is what a new navigator loads
-    from shelfwise.core.snapshots import load_decision
+    from shelfwise.core.navigation.snapshots import load_decision
 
     loaded = load_decision(store, cid, emb, None)
     assert loaded.levels["passage"].fitted and loaded.keep == model.keep
 
 
 def test_question_part_splits_context_from_question():
-    from shelfwise.core.navigator import question_part
+    from shelfwise.core.navigation.navigator import question_part
 
     assert question_part("How many days of leave do I get?") is None
     q = "I started in March. My manager agreed. Can I carry over leave? Thanks."
@@ -163,7 +163,7 @@ def test_question_part_splits_context_from_question():
 def test_decision_model_roundtrip_and_feature_change_falls_back_to_prior():
     import json
 
-    from shelfwise.core.decision import DecisionModel
+    from shelfwise.core.navigation.decision import DecisionModel
 
     m = DecisionModel(lm_levels=("passage",), keep={"section": 3}, first_keep_ratio=0.2)
     m.levels["passage"].bias = 0.123
@@ -182,9 +182,9 @@ def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_
     """Platt scaling changes probabilities, not the order of candidates nor the parent evidence children get."""
     import numpy as np
 
-    from shelfwise.core.calibrate import _fit
-    from shelfwise.core.decision import prior_model
-    from shelfwise.core.features import FEATURES
+    from shelfwise.core.navigation.calibrate import _fit
+    from shelfwise.core.navigation.decision import prior_model
+    from shelfwise.core.navigation.features import FEATURES
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(60, len(FEATURES))).astype(np.float32)
@@ -200,8 +200,8 @@ def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_
 def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
     import numpy as np
 
-    from shelfwise.core.decision import DecisionModel
-    from shelfwise.core.evaluate import Methods
+    from shelfwise.core.navigation.decision import DecisionModel
+    from shelfwise.core.evaluation.retrieval import Methods
 
     store, cid, emb = shelf_store
     snap = snapshot_for(store, cid, emb.model_id)

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from shelfwise.core.llama_text import StreamText, sample_token
-from shelfwise.core.prompts import (
+from shelfwise.core.models.llama_text import StreamText, sample_token
+from shelfwise.core.models.prompts import (
     Limits,
     PlanError,
     choice_labels,
@@ -19,7 +19,7 @@ from shelfwise.core.prompts import (
     softmax,
     yes_probability,
 )
-from shelfwise.core.state_cache import StateCache, tokens_key
+from shelfwise.core.models.state_cache import StateCache, tokens_key
 
 LIM = Limits(n_ctx=1000, n_batch=100, max_seqs=3, max_outputs=10)
 

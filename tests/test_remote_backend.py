@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from shelfwise.core.backend import BackendError, Cost, Scores
-from shelfwise.core.parallel import pool_scores, request_concurrency, score_requests
-from shelfwise.core.prompts_nav import binary_prompt
-from shelfwise.core.remote_backend import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
+from shelfwise.core.models.backend import BackendError, Cost, Scores
+from shelfwise.core.navigation.parallel import pool_scores, request_concurrency, score_requests
+from shelfwise.core.navigation.prompts import binary_prompt
+from shelfwise.core.models.remote import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
 
 # --------------------------------------------------------------------------- a scriptable stdlib server
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from shelfwise.core.migrations import MIGRATIONS, applied, migrate
-from shelfwise.core.store import KEPT_SUFFIX, FileMeta, Store, StoreError
-from shelfwise.core.textutil import describe, fts_query, lead_sentence
+from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
+from shelfwise.core.store.db import KEPT_SUFFIX, FileMeta, Store, StoreError
+from shelfwise.core.store.textutil import describe, fts_query, lead_sentence
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
 META = FileMeta(size=100, mtime=1.0, sha256="a" * 64)

@@ -1,0 +1,97 @@
+"""CLI: ``shelfwise calibrate-adaptive``: fit adaptive retrieval's threshold on labelled questions and export
+training data (DeepRAG's tree search; see ``core/adaptive_search.py``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from shelfwise.app.cli.main import CliState, main
+
+
+@main.command("calibrate-adaptive")
+@click.option("--qa", "qa_file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='JSON Lines, one labelled question per line: {"question": "...", "answer": "..." (or a list '
+              'of accepted answers), "collection": "..." (optional)}.')
+@click.option("--collection", "-c", default="default", show_default=True,
+              help="Collection for questions that do not name one.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("adaptive-data"),
+              show_default=True, help="Folder for supervised.jsonl and preference.jsonl.")
+@click.option("--max-sub", type=click.IntRange(1, 6), default=3, show_default=True,
+              help="Most sub-questions per question.")
+@click.option("--max-expansions", type=click.IntRange(1, 256), default=16, show_default=True,
+              help="Most tree-search expansions per question.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions.")
+@click.option("--dry-run", is_flag=True, help="Fit and export, but do not store the threshold.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, out: Path, max_sub: int,
+                           max_expansions: int, limit: int | None, dry_run: bool, as_json: bool) -> None:
+    """Find the cheapest correct trajectory of each labelled question, fit the retrieve/answer threshold of
+    adaptive retrieval (stored per model in the library), and export training data.
+
+    Each question is split into sub-questions; a best-first search over "answer from the model" vs "retrieve,
+    then answer" per sub-question finds the trajectory with the fewest retrievals whose final answer matches the
+    gold (normalised; exact or contained). The threshold on P(retrieve) that best reproduces those choices is
+    stored. Files written to --out:
+
+    \b
+      supervised.jsonl  one trajectory per line: messages (user question, assistant narrative of
+                        "Follow up / Decision / Intermediate answer" lines and "So the final answer is"),
+                        question, answer (gold), final_answer, retrievals, trajectory (per step: question,
+                        answer, source, p_retrieve, passages)
+      preference.jsonl  one pair per sub-question (TRL DPO format): prompt, chosen (the cheaper correct
+                        choice and its answer), rejected (the other branch)
+
+    \b
+    Example:
+        shelfwise calibrate-adaptive --qa labelled.jsonl --collection handbooks --out training/
+    """
+    from shelfwise.core.answers.adaptive_search import calibrate_adaptive, load_qa
+    from shelfwise.core.settings import Settings
+    from shelfwise.core.shelf import Shelf
+
+    try:
+        items = load_qa(qa_file)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    items = items[:limit] if limit else items
+    if not items:
+        raise click.UsageError(f"{qa_file} has no questions.")
+    state = ctx.find_object(CliState)
+    db = state.db if state is not None and state.db is not None else None
+    if db is None:
+        from shelfwise.core.paths import default_db
+
+        db = default_db()
+    with Shelf(Settings(db_path=Path(db))) as shelf:
+        names = {c.name for c in shelf.store.collections()}
+        for name in {it.collection or collection for it in items}:
+            if name not in names:
+                raise click.UsageError(f"No collection named {name!r}. Ingest documents first.")
+            shelf.refresh(name)
+
+        def progress(done: int, total: int, outcome) -> None:
+            mark = "solved" if outcome.solved else "unsolved"
+            click.echo(f"[{done}/{total}] {mark:<8} retrievals={outcome.tree.retrievals} "
+                       f"{outcome.seconds:.1f}s  {outcome.item.question[:70]}", err=True)
+
+        report = calibrate_adaptive(shelf, items, collection=collection, out_dir=out, max_sub=max_sub,
+                                    max_expansions=max_expansions, save=not dry_run, progress=progress)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+        return
+    click.echo(f"{report.solved}/{report.questions} questions solved, {report.mean_retrievals} retrievals each "
+               f"on average ({report.seconds:.0f} s)")
+    if report.threshold is None:
+        click.echo("No correct trajectory found: threshold unchanged "
+                   f"({report.previous_threshold}).")
+    else:
+        verb = "stored" if report.saved else "not stored (--dry-run)"
+        click.echo(f"Threshold for {report.model}: {report.threshold:.4f} ({verb}; was "
+                   f"{report.previous_threshold}), agreement {report.agreement:.0%} on {report.pairs} decisions")
+    for kind, path in report.files.items():
+        click.echo(f"{kind}: {path}")
+    sys.stdout.flush()

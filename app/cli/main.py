@@ -1,0 +1,358 @@
+"""The ``shelfwise`` command line: a thin click layer over the store and the engine.
+
+Adding commands from another module: create ``app/cli/<name>.py`` that does ::
+
+    from shelfwise.app.cli.main import main, open_store
+
+    @main.command()
+    @click.pass_context
+    def ask(ctx: click.Context, ...) -> None:
+        '''Answer a question.  Example: shelfwise ask "How do I claim travel meals?"'''
+        store = open_store(ctx)
+
+and add it to :data:`COMMAND_MODULES` at the end of this file, which imports it so it registers itself; import heavy
+dependencies (llama.cpp, Qt) inside the command function, not at module level. Every command's help must contain
+an example (``tests/test_cli.py`` checks).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
+from shelfwise.core.store.db import NodeRow, Store, StoreError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+
+@dataclass
+class CliState:
+    """What the group passes to its commands: the database path, and the Store once opened."""
+
+    db: Path | None
+    _store: Store | None = None
+
+    def store(self) -> Store:
+        if self._store is None:
+            if self.db is None:
+                from shelfwise.core.paths import default_db
+
+                self.db = default_db()
+            try:
+                self._store = Store(self.db)
+            except StoreError as exc:
+                raise click.ClickException(str(exc)) from exc
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def open_store(ctx: click.Context) -> Store:
+    """The Store for this invocation (opened on first use, closed when the command ends)."""
+    state = ctx.find_object(CliState)
+    if state is None:  # a command invoked outside the group (tests)
+        state = ctx.ensure_object(CliState)
+    return state.store()
+
+
+@click.group(context_settings=CONTEXT)
+@click.option(
+    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SHELFWISE_DB", default=None,
+    help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
+    "the SHELFWISE_DB variable sets this option).",
+)
+@click.pass_context
+def main(ctx: click.Context, db: Path | None) -> None:
+    """Shelfwise: find answers in your own documents, offline.
+
+    \b
+    Example:
+        shelfwise --db library.db ingest ~/Documents/handbooks
+        shelfwise --db library.db search "travel meal allowance"
+    """
+    state = CliState(db)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+# --------------------------------------------------------------------------- ingest
+class _ProgressLine:
+    """A one-line progress bar on stderr when it is a terminal; one line per file otherwise."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.width = shutil.get_terminal_size((100, 20)).columns
+        self.drawn = False
+
+    def __call__(self, p: IngestProgress) -> None:
+        name = Path(p.path).name
+        if not self.tty:
+            if p.status != "working":
+                note = f": {p.message}" if p.message and p.status != "ok" else ""
+                self.stream.write(f"[{p.done}/{p.total}] {p.status:<9} {name}{note}\n")
+                self.stream.flush()
+            return
+        frac = p.done / p.total if p.total else 1.0
+        bar = "#" * int(frac * 24)
+        eta = f" ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
+        line = f"[{bar:<24}] {p.done}/{p.total}{eta} {name}"
+        self.stream.write("\r" + line[: self.width - 1].ljust(self.width - 1))
+        self.stream.flush()
+        self.drawn = True
+
+    def finish(self) -> None:
+        if self.tty and self.drawn:
+            self.stream.write("\r" + " " * (self.width - 1) + "\r")
+            self.stream.flush()
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
+
+
+def _print_summary(report: IngestReport) -> None:
+    c = report.counts
+    click.echo(
+        f"Collection '{report.collection}': {c['added']} added, {c['updated']} updated, {c['skipped']} unchanged, "
+        f"{c['removed']} removed, {c['failed']} failed in {report.seconds:.1f} s"
+        + (" (cancelled)" if report.cancelled else "")
+    )
+    if report.pages:
+        rate = report.pages / report.seconds if report.seconds > 0 else 0.0
+        click.echo(f"Parsed {report.pages} pages/slides/sheets into {report.passages} passages ({rate:.0f} pages/s)")
+    failed = report.failed
+    if failed:
+        click.echo(f"{len(failed)} file(s) without an up-to-date tree:")
+        for r in failed:
+            click.echo(f"  {r.status:<9} {r.path}: {r.message}")
+
+
+@main.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--collection", "-c", default="default", show_default=True, help="Collection to add the files to.")
+@click.option("--force", is_flag=True, help="Re-parse files even if they are unchanged.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-file report as JSON instead of a summary.")
+@click.option("--no-index", is_flag=True,
+              help="Skip embedding, topic clustering and calibration now (done before the first question).")
+@click.pass_context
+def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, force: bool, as_json: bool,
+               no_index: bool) -> None:
+    """Add files and folders (PDF, Word, PowerPoint, Excel, Markdown, text) to the library.
+
+    Folders are walked recursively; unchanged files are skipped, changed ones replaced, and files that have
+    disappeared from an ingested folder are removed. Exit code 1 if any file could not be ingested.
+
+    \b
+    Example:
+        shelfwise ingest ~/Documents/policies report.pdf --collection work
+    """
+    store = open_store(ctx)
+    bar = _ProgressLine(sys.stderr)
+    try:
+        report = ingest(store, list(paths), collection, progress=bar, force=force)
+    finally:
+        bar.finish()
+    if as_json:
+        click.echo(json.dumps({
+            "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
+            "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
+        }, ensure_ascii=False, indent=2))
+    else:
+        _print_summary(report)
+    if not no_index and any(report.counts[a] for a in ("added", "updated", "removed")):
+        _index(store, collection, quiet=as_json)
+    ctx.exit(1 if report.failed else 0)
+
+
+def _index(store: Store, collection: str, quiet: bool) -> None:
+    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate (no generative model
+    needed: calibration of the embedding and lexical evidence takes seconds)."""
+    from shelfwise.core.navigation.calibrate import ensure_calibrated
+    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.navigation.index import refresh_collection
+    from shelfwise.core.settings import Settings
+
+    coll = store.find_collection(collection)
+    if coll is None:
+        return
+    with Embedder() as emb:
+        done = refresh_collection(store, coll.id, emb)
+        ensure_calibrated(store, coll.id, emb, None, Settings())
+    if not quiet:
+        click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
+
+
+# --------------------------------------------------------------------------- status
+@main.command("status")
+@click.option("--collection", "-c", default=None, help="Only this collection.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per document.")
+@click.pass_context
+def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> None:
+    """Show every document in the library with its status (ok, error, needs_ocr) and size of its tree.
+
+    \b
+    Example:
+        shelfwise status --json | jq '.[] | select(.status != "ok") | .path'
+    """
+    store = open_store(ctx)
+    names = {c.id: c.name for c in store.collections()}
+    cid = _collection_id(store, collection)
+    docs = store.documents(cid)
+    if as_json:
+        out = [{
+            "id": d.id, "collection": names.get(d.collection_id, ""), "path": d.path, "status": d.status,
+            "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
+            "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
+        } for d in docs]
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    if not docs:
+        click.echo("No documents yet. Add some with: shelfwise ingest PATH")
+        return
+    click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6}  PATH")
+    for d in docs:
+        click.echo(f"{d.status:<9} {d.format:<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  {d.path}")
+        if d.message:
+            click.echo(f"{'':<36}{d.message}")
+    by = store.stats().documents_by_status
+    click.echo(f"{len(docs)} documents: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items())))
+
+
+def _collection_id(store: Store, name: str | None) -> int | None:
+    if name is None:
+        return None
+    found = store.find_collection(name)
+    if found is None:
+        known = ", ".join(c.name for c in store.collections()) or "none yet"
+        raise click.UsageError(f"No collection named {name!r} (collections: {known}).")
+    return found.id
+
+
+# --------------------------------------------------------------------------- tree
+def _label(node: NodeRow, width: int = 70) -> str:
+    text = node.title or node.description or node.text
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def _tree_json(node: NodeRow, kids: dict[int, list[NodeRow]], max_depth: int | None) -> dict[str, Any]:
+    children = kids.get(node.id, []) if max_depth is None or node.depth < max_depth else []
+    return {
+        "id": node.id, "kind": node.kind, "title": node.title, "description": node.description,
+        "document_id": node.document_id, "location": node.location.to_dict() | {"label": node.location.label()},
+        "children": [_tree_json(c, kids, max_depth) for c in children],
+    }
+
+
+@main.command("tree")
+@click.option("--collection", "-c", default=None, help="Only this collection (default: all).")
+@click.option("--depth", "-d", type=click.IntRange(min=0), default=None,
+              help="Show levels down to this depth (0 = collections, 1 = documents, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Nested JSON instead of an indented outline.")
+@click.pass_context
+def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_json: bool) -> None:
+    """Print the table-of-contents tree: collection, topics, documents, sections, passages.
+
+    \b
+    Example:
+        shelfwise tree --collection default --depth 3
+    """
+    store = open_store(ctx)
+    cid = _collection_id(store, collection)
+    roots = [c for c in store.collections() if cid is None or c.id == cid]
+    kids: dict[int, list[NodeRow]] = {}
+    nodes: dict[int, NodeRow] = {}
+    for n in store.iter_nodes(collection_id=cid):
+        nodes[n.id] = n
+        if n.parent_id is not None and (depth is None or n.depth <= depth):
+            kids.setdefault(n.parent_id, []).append(n)
+    for lst in kids.values():
+        lst.sort(key=lambda n: (n.ordinal, n.id))
+    tops = [nodes[c.root_node_id] for c in roots if c.root_node_id in nodes]
+    if as_json:
+        click.echo(json.dumps([_tree_json(t, kids, depth) for t in tops], ensure_ascii=False, indent=2))
+        return
+    if not tops:
+        click.echo("The library is empty. Add documents with: shelfwise ingest PATH")
+    stack = list(reversed(tops))
+    while stack:
+        n = stack.pop()
+        loc = n.location.label()
+        click.echo(f"{'  ' * n.depth}{n.kind:<10} {_label(n)}" + (f"  [{loc}]" if loc else ""))
+        stack.extend(reversed(kids.get(n.id, [])))
+
+
+# --------------------------------------------------------------------------- search
+@main.command("search")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
+@click.option("--collection", "-c", default=None, help="Only this collection.")
+@click.option("--kind", "kinds", multiple=True, default=("passage",), show_default=True,
+              type=click.Choice(["document", "section", "passage"]), help="Node kinds to search (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Results as a JSON list.")
+@click.pass_context
+def search_cmd(
+    ctx: click.Context, words: tuple[str, ...], limit: int, collection: str | None, kinds: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Lexical search (SQLite FTS5, BM25 ranking) over passages: the baseline the navigator is compared with.
+
+    \b
+    Example:
+        shelfwise search "password reset policy" --limit 5
+    """
+    store = open_store(ctx)
+    query = " ".join(words)
+    hits = store.search_hits(query, limit=limit, kinds=kinds, collection_id=_collection_id(store, collection))
+    paths: dict[int, str] = {}
+    rows = []
+    for rank, h in enumerate(hits, 1):
+        did = h.node.document_id
+        if did is not None and did not in paths:
+            doc = store.document(did)
+            paths[did] = doc.path if doc else ""
+        rows.append({
+            "rank": rank, "score": round(h.score, 4), "node_id": h.node.id, "kind": h.node.kind,
+            "path": paths.get(did, "") if did is not None else "", "title": h.node.title,
+            "heading_path": h.node.heading_path, "location": h.node.location.to_dict(),
+            "location_label": h.node.location.label(), "snippet": " ".join(h.snippet.split()),
+        })
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        click.echo(f"No matches for {query!r}.")
+        return
+    for r in rows:
+        where = " > ".join([Path(r["path"]).name, *r["heading_path"]])
+        loc = f"  [{r['location_label']}]" if r["location_label"] else ""
+        click.echo(f"{r['rank']:>3}. {r['score']:7.2f}  {where}{loc}")
+        click.echo(f"     {r['snippet']}")
+
+
+# --------------------------------------------------------------------------- other command modules
+COMMAND_MODULES = ("answer", "query")
+
+
+def _load_command_modules() -> None:
+    """Import the other command modules so their commands register on :data:`main`."""
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"shelfwise.app.cli.{name}")
+
+
+_load_command_modules()

@@ -1,0 +1,343 @@
+"""CLI commands that use the models: ``ask``, ``eval``, ``calibrate``, ``models``, ``app``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from shelfwise.app.cli.main import CliState, main
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
+
+READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
+
+
+def _settings(ctx: click.Context, **changes) -> Settings:
+    state = ctx.find_object(CliState)
+    db = state.db if state else None
+    if db is None:
+        from shelfwise.core.paths import default_db
+
+        db = default_db()
+    s = Settings(db_path=Path(db))
+    for k, v in changes.items():
+        if v is not None:
+            setattr(s, k, v)
+    return s
+
+
+def _err(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def render_path(result: SearchResult) -> list[str]:
+    """The path topic -> document -> section -> passage of the best hit, with the score at each level."""
+    if not result.hits:
+        return ["(no passage found)"]
+    best = result.hits[0].node_id
+    lines = []
+    chain: set[int] = {best}
+    # walk levels bottom-up to collect the best hit's ancestors that appear in the trace
+    by_id = {c.node_id: c for lvl in result.trace.levels for c in lvl.candidates}
+    node = by_id.get(best)
+    while node is not None and node.parent_id is not None:
+        chain.add(node.parent_id)
+        node = by_id.get(node.parent_id)
+    for lvl in result.trace.levels:
+        on_path = [c for c in lvl.candidates if c.node_id in chain]
+        for c in on_path[:1]:
+            lines.append(f"  {lvl.label:<10} {c.score:5.2f}  {c.title}")
+    return lines
+
+
+def render_trace(trace: Trace) -> list[str]:
+    lines = []
+    for lvl in trace.levels:
+        kept = len(lvl.kept)
+        lines.append(f"Level {lvl.depth} · {lvl.label} · {len(lvl.candidates)} judged -> kept {kept} · "
+                     f"{lvl.tokens} tokens · {lvl.requests} requests · {lvl.seconds:.2f} s")
+        for c in lvl.candidates[:12]:
+            bar = "#" * int(round(c.score * 20))
+            mark = "+" if c.kept else "-"
+            src = "" if c.source == "tree" else f" ({c.source})"
+            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}")
+        if len(lvl.candidates) > 12:
+            lines.append(f"     ... {len(lvl.candidates) - 12} more")
+    lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
+    return lines
+
+
+def result_json(result: SearchResult) -> dict:
+    passages = [{
+        "text": h.text, "path": h.path, "title": h.title, "heading_path": h.heading_path,
+        "location": to_dict(h.location), "score": h.score, "node_id": h.node_id,
+    } for h in result.hits]
+    trace = to_dict(result.trace)
+    return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
+            "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout}
+
+
+@main.command("ask")
+@click.argument("question")
+@click.option("--collection", default="default", show_default=True, help="Collection to search.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (passages, trace, answer, citations).")
+@click.option("--trace", "show_trace", is_flag=True, help="Print every level of the walk, kept and pruned.")
+@click.option("--no-answer", is_flag=True, help="Only navigate; do not write an answer.")
+@click.option("--adaptive/--no-adaptive", default=None, help="DeepRAG adaptive retrieval (decompose, decide).")
+@click.option("--readout", type=READOUTS, default=None, help="How candidates are scored (default: fused).")
+@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
+              help="A GGUF file to use instead of the bundled Gemma 3 270M.")
+@click.option("--backend", "backend_url", default=None,
+              help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
+@click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
+@click.option("--threads", type=int, default=None, help="CPU threads for the models.")
+@click.pass_context
+def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
+            adaptive: bool | None, readout: str | None, model_path: str | None, backend_url: str | None,
+            gpu_layers: int | None, threads: int | None) -> None:
+    """Answer a question from your documents and show the path taken to the passages.
+
+    \b
+    Example:
+        shelfwise ask "How many days of annual leave do I get?"
+        shelfwise ask "VPN rules" --no-answer --trace
+        shelfwise ask "Who approves travel?" --json
+    """
+    from shelfwise.core.shelf import Shelf
+
+    if backend_url and backend_url.startswith("url:"):
+        backend_url = backend_url[4:]
+    settings = _settings(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
+                         n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive)
+    with Shelf(settings) as shelf:
+        if shelf.store.find_collection(collection) is None or not shelf.store.documents(
+                shelf.store.find_collection(collection).id):
+            _err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
+            sys.exit(2)
+        shelf.refresh(collection)
+        streamed = not as_json
+
+        def on_search(result: SearchResult) -> None:
+            if as_json:
+                return
+            click.echo("Path:")
+            for line in render_path(result):
+                click.echo(line)
+            if show_trace:
+                click.echo("")
+                for line in render_trace(result.trace):
+                    click.echo(line)
+            click.echo("")
+
+        if no_answer:
+            result = shelf.search(question, collection)
+            on_search(result)
+            if as_json:
+                click.echo(json.dumps(result_json(result), ensure_ascii=False, indent=1))
+                return
+            _print_passages(result)
+            return
+        from shelfwise.core.answers.answer import render_sources
+
+        labelled = [False]
+
+        def on_token(piece: str) -> None:
+            if not labelled[0]:
+                click.echo("Answer: ", nl=False)
+                labelled[0] = True
+            click.echo(piece, nl=False)
+
+        answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None)
+        if streamed and not labelled[0]:
+            click.echo("Answer: " + answer.text, nl=False)
+        if as_json:
+            out = result_json(answer.search) if answer.search else {"question": question, "passages": [], "trace": []}
+            out["answer"] = answer.text
+            out["found"] = answer.found
+            out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
+                                 "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
+                                 "text": c.hit.text, "node_id": c.hit.node_id} for c in answer.citations]
+            out["steps"] = [to_dict(s) for s in answer.steps]
+            click.echo(json.dumps(out, ensure_ascii=False, indent=1))
+            return
+        click.echo("")
+        for line in render_sources(answer):
+            click.echo(line)
+        if answer.search:
+            click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
+                       f"{answer.seconds:.1f} s)")
+
+
+def _print_passages(result: SearchResult) -> None:
+    click.echo("Passages:")
+    for i, h in enumerate(result.hits, 1):
+        where = " > ".join([h.title, *h.heading_path])
+        loc = h.location.label()
+        text = " ".join(h.text.split())
+        click.echo(f"{i:>2}. {h.score:.2f}  {where}{' (' + loc + ')' if loc else ''}")
+        click.echo(f"      {text[:200]}{'...' if len(text) > 200 else ''}")
+        click.echo(f"      {h.path}")
+
+
+@main.command("calibrate")
+@click.option("--collection", default="default", show_default=True)
+@click.option("--probes", type=int, default=240, show_default=True, help="Probe queries made from the documents.")
+@click.option("--target-recall", type=float, default=0.95, show_default=True,
+              help="Recall of the gold branch each level's budget must reach on the probes.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recall: float, as_json: bool) -> None:
+    """Fit the decision model and the per-level budgets on probe queries made from your own documents.
+
+    \b
+    Example:
+        shelfwise calibrate --collection default
+    """
+    from shelfwise.core.navigation.calibrate import calibrate
+    from shelfwise.core.shelf import Shelf
+
+    with Shelf(_settings(ctx)) as shelf:
+        coll = shelf.store.find_collection(collection)
+        if coll is None:
+            _err(f"No collection {collection!r}.")
+            sys.exit(2)
+        shelf.refresh(collection)
+        with click.progressbar(length=probes, label="probing", file=sys.stderr) as bar:
+            last = [0]
+
+            def progress(done: int, total: int) -> None:
+                bar.update(done - last[0])
+                last[0] = done
+
+            model = calibrate(shelf.store, coll.id, shelf.embedder, shelf.backend, shelf.settings,
+                              n_probes=probes, target_recall=target_recall, progress=progress)
+        if as_json:
+            click.echo(json.dumps(model.report, indent=1))
+        else:
+            for kind, info in model.report.get("levels", {}).items():
+                click.echo(f"{kind:<9} rows={info['rows']:<6} probe Hit@1={info['probe_hit1']} "
+                           f"keep={info['keep_for_target']} lm={info['uses_lm']}")
+
+
+@main.command("eval")
+@click.argument("dataset")
+@click.option("--collection", default="default", show_default=True,
+              help="For a .jsonl of your own questions: the collection of your library they are about.")
+@click.option("--limit", type=int, default=None, help="Only the first N questions (spread out for SQuAD).")
+@click.option("--methods", default="bm25,dense,hybrid,rerank_control,navigation,navigation_embedding",
+              show_default=True, help="Comma-separated: bm25, dense, hybrid, rerank_control, navigation, "
+              "navigation_<readout>.")
+@click.option("--readout", type=READOUTS, default=None, help="Readout of the 'navigation' method.")
+@click.option("--no-sweep", is_flag=True, help="Skip the first-level budget sweep.")
+@click.option("--no-calibrate", is_flag=True, help="Use the prior decision weights (no self-calibration).")
+@click.option("--calibrate-lm", is_flag=True,
+              help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
+@click.option("--answers", is_flag=True, help="Also evaluate written answers (no retrieval / always / adaptive).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for the Markdown, JSON and PNG report.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
+@click.pass_context
+def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
+             readout: str | None,
+             no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
+             as_json: bool) -> None:
+    """Evaluate navigation against BM25, dense retrieval and the rerank control.
+
+    DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
+    line: {"question": ..., "file": "handbook.pdf", "evidence": "a sentence of the gold passage", "answer": ...}).
+
+    \b
+    Example:
+        shelfwise eval conditionalqa --json
+        shelfwise eval squad --limit 200
+        shelfwise eval resources/sample_questions.jsonl --collection default
+    """
+    if dataset not in ("conditionalqa", "squad") and not dataset.endswith(".jsonl"):
+        raise click.BadParameter("use conditionalqa, squad, or a .jsonl file", param_hint="DATASET")
+    from shelfwise.core.evaluation.run import run_eval, write_reports
+    from shelfwise.core.shelf import Shelf
+
+    settings = _settings(ctx, readout=readout)
+    settings.budgets = Budgets(passages=10)
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    with Shelf(settings) as shelf:
+        bar = None
+        state = {"done": 0}
+
+        def progress(done: int, total: int, name: str) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = click.progressbar(length=total, label="evaluating", file=sys.stderr)
+                bar.__enter__()
+            bar.update(done - state["done"])
+            state["done"] = done
+
+        own_db = settings.db_path if dataset.endswith(".jsonl") else None
+        report = run_eval(dataset, limit=limit, methods=names, embedder=shelf.embedder, db_path=own_db,
+                          collection=collection,
+                          backend=shelf.backend if any(n in ("navigation", "rerank_control", "navigation_fused",
+                                                             "navigation_likelihood", "navigation_binary")
+                                                       for n in names) else None,
+                          settings=settings, sweep=not no_sweep, progress=progress, log=_err,
+                          calibrate=not no_calibrate, calibrate_lm=calibrate_lm)
+        if bar is not None:
+            bar.__exit__(None, None, None)
+        result = report.to_json()
+        if answers:
+            from shelfwise.core.evaluation.answers import run_answer_eval_cli
+
+            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=_err)
+        paths = write_reports(report, out)
+        if as_json:
+            click.echo(json.dumps(result, indent=1))
+        else:
+            click.echo(report.markdown())
+            if answers:
+                click.echo(json.dumps(result["answers"], indent=1))
+        _err("reports: " + ", ".join(str(p) for p in paths))
+
+
+@main.command("models")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def models_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Prepare the bundled models (offline) and show what is loaded and whether a GPU can be used.
+
+    \b
+    Example:
+        shelfwise models
+    """
+    from shelfwise.core.models.factory import make_backend
+    from shelfwise.core.models.embedder import Embedder
+
+    settings = _settings(ctx)
+    backend = make_backend(settings)
+    emb = Embedder(settings.embedder_path)
+    info = {"generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
+            "embedder": {"model_id": emb.model_id, "dim": emb.dim}}
+    click.echo(json.dumps(info, indent=1, default=str) if as_json else
+               "\n".join(f"{k}: {v}" for k, v in info.items()))
+
+
+@main.command("app")
+@click.option("--sample", is_flag=True, help="Ingest the bundled sample documents first if the library is empty.")
+@click.pass_context
+def app_cmd(ctx: click.Context, sample: bool) -> None:
+    """Open the Shelfwise window.
+
+    \b
+    Example:
+        shelfwise app --sample
+    """
+    from shelfwise.app.gui.main import main as app_main
+
+    state = ctx.find_object(CliState)
+    argv = []
+    if state and state.db:
+        argv += ["--db", str(state.db)]
+    if sample:
+        argv.append("--sample")
+    sys.exit(app_main(argv))

@@ -1,0 +1,428 @@
+"""The main window: library left, question + answer + sources centre, the walk right, preview at the bottom.
+
+The window owns two background workers (ingest, query), each with its own Shelf in its own thread, and one
+read-only Store on the UI thread for listing the library and looking up nodes for the preview.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QWidget
+from shelfwise.app.gui.answer_view import AnswerView
+from shelfwise.app.gui.demo import DemoBar
+from shelfwise.app.gui.ingest_bar import IngestBar
+from shelfwise.app.gui.library import LibraryView
+from shelfwise.app.gui.preview import PreviewPane
+from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
+from shelfwise.app.gui.walk_view import WalkView
+from shelfwise.app.gui.workers import (
+    IngestJob,
+    IngestWorker,
+    QueryJob,
+    QueryWorker,
+    RemoveJob,
+    ShelfFactory,
+    WorkerHost,
+)
+from shelfwise.core.answers.export import answer_to_markdown, trace_to_markdown
+from shelfwise.core.paths import default_db
+from shelfwise.core.settings import Settings
+from shelfwise.core.store.db import Store
+from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
+
+log = logging.getLogger(__name__)
+
+STYLE = """
+QLabel#paneTitle { font-weight: 600; font-size: 13px; color: #202124; padding: 2px 0; }
+QLabel#hint, QLabel#walkSummary, QLabel#answerStatus { color: #5f6368; }
+QTextBrowser#answerText { font-size: 14px; padding: 6px; }
+QTreeWidget#walkTree::item { padding: 1px 0; }
+"""
+
+
+class MainWindow(QMainWindow):
+    """Signals for tests and scripts: ``ingest_finished(report or None)``, ``query_finished()``."""
+
+    ingest_finished = Signal(object)
+    query_finished = Signal()
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        qsettings: QSettings | None = None,
+        shelf_factory: ShelfFactory | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings or Settings()
+        if self.settings.db_path is None:
+            self.settings.db_path = default_db()
+        self.qsettings = qsettings or QSettings("shelfwise", "shelfwise")
+        self.store = Store(self.settings.db_path)
+        self.setWindowTitle(f"Shelfwise — {Path(self.settings.db_path).name}")
+        self.setStyleSheet(STYLE)
+
+        self.library = LibraryView()
+        self.ingest_bar = IngestBar()
+        self.library.add_bottom(self.ingest_bar)
+        self.answer_view = AnswerView()
+        self.walk = WalkView()
+        self.demo = DemoBar(self.walk)
+        self.walk.controls.addWidget(self.demo)
+        self.preview = PreviewPane()
+
+        self.columns = QSplitter(Qt.Orientation.Horizontal)
+        self.columns.addWidget(self.library)
+        self.columns.addWidget(self.answer_view)
+        self.columns.addWidget(self.walk)
+        self.columns.setStretchFactor(0, 2)
+        self.columns.setStretchFactor(1, 4)
+        self.columns.setStretchFactor(2, 5)
+        self.columns.setSizes([250, 500, 620])
+        self.rows = QSplitter(Qt.Orientation.Vertical)
+        self.rows.addWidget(self.columns)
+        self.rows.addWidget(self.preview)
+        self.rows.setStretchFactor(0, 3)
+        self.rows.setStretchFactor(1, 2)
+        self.rows.setSizes([560, 260])
+        self.setCentralWidget(self.rows)
+        self.resize(1320, 860)
+
+        self.ingest_host = WorkerHost(IngestWorker(self.settings, shelf_factory), "shelfwise-ingest", self)
+        self.query_host = WorkerHost(QueryWorker(self.settings, shelf_factory), "shelfwise-query", self)
+        self._wire()
+        self._menus()
+        self.statusBar().showMessage("Ready")
+
+        self.last_answer: Answer | None = None
+        self.last_search: SearchResult | None = None
+        self._job: QueryJob | None = None
+        self._forced: set[int] = set()
+        self._outcomes: dict[int | None, tuple[str, Any]] = {}
+        self._closed = False
+        self._restore()
+        self.refresh_library()
+
+    # -- wiring -------------------------------------------------------------------------------------------------
+    def _wire(self) -> None:
+        lib = self.library
+        lib.add_requested.connect(lambda paths, coll: self.ingest(paths, coll))
+        lib.reingest_requested.connect(lambda paths, coll: self.ingest(paths, coll, force=True))
+        lib.remove_requested.connect(self.remove_documents)
+        lib.document_activated.connect(self.preview.show_document)
+        lib.watcher.folder_changed.connect(lambda root, coll: self.ingest([root], coll))
+        self.ingest_bar.cancel_requested.connect(self.ingest_host.cancel)
+
+        iw = self.ingest_host.worker
+        assert isinstance(iw, IngestWorker)
+        iw.progress.connect(self.ingest_bar.update_progress)
+        # Worker signals go to bound methods of this window, so they run on the UI thread (a lambda connected to
+        # a signal of an object in another thread would run in that thread).
+        iw.done.connect(self._on_ingest_done)
+        iw.cancelled.connect(self._on_ingest_cancelled)
+        iw.error.connect(self._on_ingest_error)
+        iw.finished.connect(self._on_ingest_finished)  # after the host's own handler: busy is already updated
+        self.ingest_host.busy_changed.connect(self._on_ingest_busy)
+
+        av = self.answer_view
+        av.ask_requested.connect(lambda q, coll: self.ask(q, coll))
+        av.cancel_requested.connect(self.cancel_query)
+        av.hit_activated.connect(self.show_hit)
+        qw = self.query_host.worker
+        assert isinstance(qw, QueryWorker)
+        qw.searched.connect(self._on_searched)
+        qw.token.connect(self._on_token)
+        qw.answered.connect(self._on_answered)
+        qw.cancelled.connect(self._on_query_cancelled)
+        qw.failed.connect(self._on_query_failed)
+        qw.finished.connect(self._on_query_job_finished)
+        self.query_host.busy_changed.connect(self._on_query_busy)
+
+        self.walk.node_activated.connect(self.show_candidate)
+        self.walk.look_here.connect(self.look_here)
+        self.walk.replay_requested.connect(self.replay)
+
+    def _menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("Add &files…", QKeySequence.StandardKey.Open, self.library.add_files_dialog)
+        file_menu.addAction("Add f&older…", self.library.add_folder_dialog)
+        self.export_action = QAction("&Export answer as Markdown…", self)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.setEnabled(False)
+        self.export_action.triggered.connect(self.export_dialog)
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu.addAction("&Settings…", QKeySequence.StandardKey.Preferences, self.settings_dialog)
+        view_menu = self.menuBar().addMenu("&View")
+        self.replay_action = view_menu.addAction("&Replay the walk", self.replay)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction("&About Shelfwise", self._about)
+
+    # -- library ------------------------------------------------------------------------------------------------
+    def refresh_library(self) -> None:
+        self.library.refresh(self.store)
+        names = self.library.collections()
+        self.answer_view.set_collections(names)
+
+    def library_is_empty(self) -> bool:
+        return not self.store.documents()
+
+    def ingest(self, paths: list[str | Path], collection: str, force: bool = False) -> IngestJob:
+        job = IngestJob([Path(p) for p in paths], collection, force=force)
+        if not self.ingest_host.busy:
+            self.ingest_bar.start(f"Reading {len(paths)} item(s) into {collection}…")
+        self.ingest_host.submit(job)
+        return job
+
+    def remove_documents(self, ids: list[int], collection: str) -> None:
+        answer = QMessageBox.question(self, "Remove", f"Remove {len(ids)} document(s) from the library? "
+                                      "The files themselves are not touched.")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.ingest_host.submit(RemoveJob(list(ids), collection))
+
+    def _on_ingest_done(self, job: Any, report: Any) -> None:
+        self._outcomes[id(job)] = ("done", report)
+
+    def _on_ingest_cancelled(self, job: Any) -> None:
+        self._outcomes[id(job)] = ("cancelled", None)
+
+    def _on_ingest_error(self, message: str) -> None:
+        self._outcomes[None] = ("error", message)
+
+    def _on_ingest_finished(self, job: Any) -> None:
+        outcome, value = self._outcomes.pop(id(job), None) or self._outcomes.pop(None, None) or ("error", "stopped")
+        if self._closed:
+            return
+        self.refresh_library()
+        report = value if outcome == "done" else None
+        if outcome == "cancelled":
+            self.statusBar().showMessage("Ingest cancelled; what was read so far is kept", 8000)
+        elif outcome == "error":
+            self.statusBar().showMessage(f"Ingest failed: {value}", 15000)
+        elif report is not None:
+            counts = getattr(report, "counts", {})
+            failed = len(getattr(report, "failed", []))
+            summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+            self.statusBar().showMessage(f"{report.collection}: {summary or 'nothing to do'}"
+                                         + (f" · {failed} need attention" if failed else "")
+                                         + f" · {report.seconds:.1f} s", 15000)
+        else:
+            self.statusBar().showMessage("Library updated", 8000)
+        self.ingest_finished.emit(report)
+
+    def _on_ingest_busy(self, busy: bool) -> None:
+        if not busy:
+            self.ingest_bar.finish()
+
+    # -- questions ----------------------------------------------------------------------------------------------
+    def ask(self, question: str, collection: str = "", keep: list[int] | tuple[int, ...] = (),
+            answer: bool = True) -> QueryJob:
+        """Run a question (cancelling one still running); ``keep`` forces branches open ("look here too")."""
+        question = question.strip()
+        if self._job is not None and question != self._job.question:
+            self._forced = set()
+        self.cancel_query()
+        if self.demo.isVisible():
+            self.demo.stop()
+        collection = collection or self.answer_view.collection() or next(iter(self.library.collections()), "")
+        self._forced |= set(keep)
+        self._job = QueryJob(question, collection or None, sorted(self._forced), answer=answer)
+        self.last_answer = None
+        self.last_search = None
+        self.export_action.setEnabled(False)
+        self.answer_view.begin(question)
+        self.walk.clear("Walking the library…")
+        self.statusBar().showMessage("Searching…")
+        self.query_host.submit(self._job)
+        return self._job
+
+    def cancel_query(self) -> None:
+        self.query_host.cancel()
+
+    def look_here(self, candidate: Candidate) -> None:
+        if self._job is not None:
+            self.statusBar().showMessage(f"Looking in {candidate.title} too…")
+            self.ask(self._job.question, self._job.collection or "", keep=[candidate.node_id])
+
+    def _current(self, job: Any) -> bool:
+        return job is self._job and not self._closed
+
+    def _on_query_job_finished(self, job: Any) -> None:
+        if self._current(job):
+            self.query_finished.emit()
+
+    def _on_searched(self, job: Any, result: SearchResult) -> None:
+        if not self._current(job):
+            return
+        self.last_search = result
+        self.walk.show_trace(result.trace, forced=self._forced)
+        self.answer_view.show_search(result, self.settings.answer_passages)
+        self.export_action.setEnabled(True)
+        if not job.answer:
+            self._finish_query("Walk done")
+
+    def _on_token(self, job: Any, piece: str) -> None:
+        if self._current(job):
+            self.answer_view.append_token(piece)
+
+    def _on_answered(self, job: Any, answer: Answer) -> None:
+        if not self._current(job):
+            return
+        self.last_answer = answer
+        if answer.search is not None and answer.search is not self.last_search:
+            self.last_search = answer.search
+            self.walk.show_trace(answer.search.trace, forced=self._forced)
+        self.answer_view.show_answer(answer)
+        if answer.citations:  # open the first source right away
+            self.show_hit(min(answer.citations, key=lambda c: c.number).hit)
+        self.export_action.setEnabled(True)
+        self._finish_query(f"Answered in {answer.seconds:.1f} s")
+
+    def _on_query_cancelled(self, job: Any) -> None:
+        if self._current(job):
+            self.answer_view.show_cancelled()
+            if self.last_search is None:
+                self.walk.clear("Cancelled.")
+            self._finish_query("Cancelled")
+
+    def _on_query_failed(self, job: Any, message: str) -> None:
+        if self._current(job):
+            self.answer_view.show_error(message)
+            self.walk.clear("")
+            self._finish_query("Failed")
+
+    def _finish_query(self, message: str) -> None:
+        self.statusBar().showMessage(message, 10000)
+
+    def _on_query_busy(self, busy: bool) -> None:
+        self.answer_view.set_busy(busy)
+
+    # -- preview ------------------------------------------------------------------------------------------------
+    def show_hit(self, hit: Hit) -> None:
+        self.preview.show_hit(hit, self._context(hit))
+
+    def _context(self, hit: Hit) -> list[str]:
+        """The passage's neighbours (same parent), for formats shown as text."""
+        if hit.path.lower().endswith(".pdf"):
+            return []
+        try:
+            node = self.store.node(hit.node_id)
+            if node is None or node.parent_id is None:
+                return [hit.text]
+            siblings = [n.text for n in self.store.children(node.parent_id) if n.kind == "passage" and n.text]
+            return siblings or [hit.text]
+        except Exception:
+            log.exception("no context for node %s", hit.node_id)
+            return [hit.text]
+
+    def show_candidate(self, candidate: Candidate) -> None:
+        """A row of the walk: a passage opens the preview, any other node shows what the model read."""
+        hits = self.last_search.hits if self.last_search else []
+        hit = next((h for h in hits if h.node_id == candidate.node_id), None)
+        if hit is None and candidate.kind == "passage":
+            hit = self.hit_for_node(candidate.node_id, candidate.score)
+        if hit is not None:
+            self.show_hit(hit)
+            return
+        node = self.store.node(candidate.node_id)
+        doc = self.store.document(node.document_id) if node and node.document_id else None
+        self.preview.show_text(f"{candidate.title} ({candidate.kind})", candidate.description,
+                               doc.path if doc else None)
+
+    def hit_for_node(self, node_id: int, score: float = 0.0) -> Hit | None:
+        node = self.store.node(node_id)
+        if node is None or node.document_id is None:
+            return None
+        doc = self.store.document(node.document_id)
+        if doc is None:
+            return None
+        return Hit(node.id, doc.id, node.text, score, doc.path, doc.title, node.heading_path, node.location)
+
+    # -- demo, export, settings ---------------------------------------------------------------------------------
+    def replay(self) -> None:
+        trace = self.last_search.trace if self.last_search else None
+        if trace is not None and trace.levels:
+            self.demo.start(trace)
+
+    def export_markdown(self, path: str | Path) -> Path:
+        if self.last_answer is not None:
+            text = answer_to_markdown(self.last_answer)
+        elif self.last_search is not None:
+            text = f"# {self.last_search.query}\n\n" + trace_to_markdown(self.last_search)
+        else:
+            raise ValueError("nothing to export yet")
+        out = Path(path)
+        out.write_text(text, encoding="utf-8")
+        return out
+
+    def export_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export answer", str(Path.home() / "answer.md"),
+                                              "Markdown (*.md)")
+        if path:
+            try:
+                self.statusBar().showMessage(f"Exported to {self.export_markdown(path)}", 8000)
+            except (OSError, ValueError) as exc:
+                QMessageBox.warning(self, "Export", str(exc))
+
+    def settings_dialog(self) -> None:
+        dialog = SettingsDialog(self.settings, self)
+        if dialog.exec():
+            self.apply_settings(dialog.settings())
+
+    def apply_settings(self, settings: Settings) -> None:
+        settings.db_path = self.settings.db_path
+        self.settings = settings
+        save_settings(self.qsettings, settings)
+        self.query_host.reset(settings)
+        self.ingest_host.reset(settings)
+        self.statusBar().showMessage("Settings saved; the model reloads on the next question", 8000)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About Shelfwise",
+                          "<b>Shelfwise</b><br>Offline answers from your own documents. A small local model walks "
+                          "the table of contents of your library, level by level, and cites what it found.")
+
+    # -- lifetime -----------------------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        qs = self.qsettings
+        for key, widget in (("window/geometry", self), ("window/columns", self.columns), ("window/rows", self.rows)):
+            value = qs.value(key)
+            if isinstance(value, QByteArray | bytes):
+                (widget.restoreGeometry if widget is self else widget.restoreState)(value)  # type: ignore[operator]
+        watched = qs.value("library/watched", [])
+        for entry in watched if isinstance(watched, list) else [watched] if watched else []:
+            coll, _, folder = str(entry).partition("\t")
+            if folder and Path(folder).is_dir():
+                self.library.watcher.watch(folder, coll)
+                self.ingest([folder], coll)  # catch up with changes made while the app was closed
+
+    def _save(self) -> None:
+        qs = self.qsettings
+        qs.setValue("window/geometry", self.saveGeometry())
+        qs.setValue("window/columns", self.columns.saveState())
+        qs.setValue("window/rows", self.rows.saveState())
+        qs.setValue("library/watched", [f"{c}\t{f}" for f, c in self.library.watcher.watched()])
+        qs.sync()
+
+    def shutdown(self) -> None:
+        """Cancel what runs, stop both threads (each closes its Shelf), close the store. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.demo.timer.stop()
+        self._save()
+        self.query_host.shutdown()
+        self.ingest_host.shutdown()
+        self.store.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.statusBar().showMessage("Stopping…")
+        self.shutdown()
+        super().closeEvent(event)

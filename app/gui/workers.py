@@ -1,0 +1,274 @@
+"""Background work for the window: ingest and queries run on their own QThreads, never on the UI thread.
+
+Each worker is a QObject moved to a QThread. It creates its own :class:`~shelfwise.core.shelf.Shelf` *inside*
+that thread on its first job (one SQLite connection and one model per thread), turns the core's plain callbacks
+into signals, and checks a :class:`CancelFlag` through the core's ``cancel`` callback. A :class:`WorkerHost`
+owns the thread, hands jobs to the worker through a queued signal (so jobs run one after another, in order), and
+shuts everything down cleanly: cancel, close the Shelf inside its thread, quit, wait.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+from shelfwise.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+ShelfFactory = Callable[[Settings], Any]
+
+
+def default_shelf_factory(settings: Settings) -> Any:
+    from shelfwise.core.shelf import Shelf
+
+    return Shelf(settings)
+
+
+class CancelFlag:
+    """A thread-safe flag; calling it answers the core's ``cancel()`` question."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def __call__(self) -> bool:
+        return self._event.is_set()
+
+
+def _is_cancelled(exc: BaseException) -> bool:
+    from shelfwise.core.models.backend import Cancelled
+
+    return isinstance(exc, Cancelled) or type(exc).__name__ in {"Cancelled", "IngestCancelled"}
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) < 600 else text[:600] + "…"
+
+
+@dataclass
+class IngestJob:
+    paths: list[Path]
+    collection: str = "default"
+    force: bool = False  # re-read files even when unchanged ("Re-ingest")
+    cancel: CancelFlag = field(default_factory=CancelFlag)
+
+
+@dataclass
+class RemoveJob:
+    document_ids: list[int]
+    collection: str = "default"
+    cancel: CancelFlag = field(default_factory=CancelFlag)
+
+
+@dataclass
+class QueryJob:
+    question: str
+    collection: str | None = None
+    keep: Sequence[int] = ()
+    answer: bool = True  # False: search only (the walk, no written answer)
+    cancel: CancelFlag = field(default_factory=CancelFlag)
+
+
+class ShelfWorker(QObject):
+    """Base: owns a Shelf created lazily in the worker's thread; ``reset`` drops it (new settings, new data)."""
+
+    error = Signal(str)
+    finished = Signal(object)  # the job that ended (any outcome)
+
+    def __init__(self, settings: Settings, shelf_factory: ShelfFactory | None = None) -> None:
+        super().__init__()
+        self._settings = settings
+        self._factory = shelf_factory or default_shelf_factory
+        self._shelf: Any | None = None
+
+    def shelf(self) -> Any:
+        if self._shelf is None:
+            self._shelf = self._factory(self._settings)
+        return self._shelf
+
+    @Slot(object)
+    def reset(self, settings: Settings | None = None) -> None:
+        self._close_shelf()
+        if settings is not None:
+            self._settings = settings
+
+    @Slot()
+    def close(self) -> None:
+        """Last job of the thread: close the Shelf here (its thread) and stop the event loop."""
+        self._close_shelf()
+        QThread.currentThread().quit()
+
+    def _close_shelf(self) -> None:
+        if self._shelf is not None:
+            try:
+                self._shelf.close()
+            except Exception:
+                log.exception("closing the shelf failed")
+            self._shelf = None
+
+
+def _ingest(shelf: Any, job: IngestJob, progress: Callable[[Any], None]) -> Any:
+    """``Shelf.ingest``; a forced re-read goes through the runner's ``force`` (the facade does not pass it on)."""
+    if job.force and "force" not in inspect.signature(shelf.ingest).parameters:
+        from shelfwise.core.ingestion.runner import ingest
+
+        report = ingest(shelf.store, job.paths, job.collection, progress=progress, cancel=job.cancel, force=True)
+        shelf.refresh(job.collection)
+        return report
+    extra = {"force": True} if job.force else {}
+    return shelf.ingest(job.paths, job.collection, progress=progress, cancel=job.cancel, **extra)
+
+
+class IngestWorker(ShelfWorker):
+    progress = Signal(object)  # IngestProgress from core/ingest_runner.py
+    done = Signal(object, object)  # (job, report)
+    cancelled = Signal(object)  # job
+
+    @Slot(object)
+    def run(self, job: IngestJob | RemoveJob) -> None:
+        try:
+            if job.cancel():
+                self.cancelled.emit(job)
+                return
+            shelf = self.shelf()
+            if isinstance(job, RemoveJob):
+                for doc_id in job.document_ids:
+                    shelf.store.remove_document(doc_id)
+                shelf.refresh(job.collection)
+                report = None
+            else:
+                report = _ingest(shelf, job, self.progress.emit)
+            if job.cancel() or getattr(report, "cancelled", False):
+                self.cancelled.emit(job)
+            else:
+                self.done.emit(job, report)
+        except BaseException as exc:  # noqa: BLE001 - reported to the window, the thread lives on
+            if _is_cancelled(exc) or job.cancel():
+                self.cancelled.emit(job)
+            else:
+                log.error("ingest failed:\n%s", traceback.format_exc())
+                self.error.emit(_message(exc))
+        finally:
+            self.finished.emit(job)
+
+
+class QueryWorker(ShelfWorker):
+    """Signals carry the job first, so the window can drop what a superseded query still sends."""
+
+    token = Signal(object, str)  # (job, piece of the answer)
+    searched = Signal(object, object)  # (job, SearchResult): the walk, before the answer is written
+    answered = Signal(object, object)  # (job, Answer)
+    cancelled = Signal(object)  # job
+    failed = Signal(object, str)  # (job, message)
+
+    @Slot(object)
+    def run(self, job: QueryJob) -> None:
+        try:
+            if job.cancel():
+                self.cancelled.emit(job)
+                return
+            shelf = self.shelf()
+            collection = job.collection or None
+            if job.answer:
+                answer = shelf.ask(
+                    job.question, collection, on_token=lambda piece: self.token.emit(job, piece),
+                    on_search=lambda result: self.searched.emit(job, result), keep=list(job.keep),
+                    cancel=job.cancel,
+                )
+                if job.cancel():
+                    self.cancelled.emit(job)
+                else:
+                    self.answered.emit(job, answer)
+            else:
+                result = shelf.search(job.question, collection, keep=list(job.keep), cancel=job.cancel)
+                self.searched.emit(job, result)
+        except BaseException as exc:  # noqa: BLE001
+            if _is_cancelled(exc) or job.cancel():
+                self.cancelled.emit(job)
+            else:
+                log.error("query failed:\n%s", traceback.format_exc())
+                self.failed.emit(job, _message(exc))
+                self.error.emit(_message(exc))
+        finally:
+            self.finished.emit(job)
+
+
+class WorkerHost(QObject):
+    """Owns one worker and its thread; ``submit`` queues a job, ``cancel`` cancels the running and queued ones."""
+
+    _submit = Signal(object)
+    _reset = Signal(object)
+    _close = Signal()
+    busy_changed = Signal(bool)
+
+    def __init__(self, worker: ShelfWorker, name: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.worker = worker
+        self.worker_thread = QThread()
+        self.worker_thread.setObjectName(name)
+        worker.moveToThread(self.worker_thread)
+        self._submit.connect(worker.run)  # type: ignore[attr-defined]
+        self._reset.connect(worker.reset)
+        self._close.connect(worker.close)
+        worker.finished.connect(self._on_finished)
+        self._pending: list[Any] = []
+        self._stopped = False
+        self.worker_thread.start()
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._pending)
+
+    @property
+    def current(self) -> Any | None:
+        return self._pending[0] if self._pending else None
+
+    def submit(self, job: Any) -> Any:
+        if self._stopped:
+            raise RuntimeError("worker is shut down")
+        self._pending.append(job)
+        if len(self._pending) == 1:
+            self.busy_changed.emit(True)
+        self._submit.emit(job)
+        return job
+
+    def cancel(self) -> None:
+        for job in self._pending:
+            job.cancel.set()
+
+    def reset(self, settings: Settings | None = None) -> None:
+        """Drop the worker's Shelf after the jobs already queued (the next job builds a fresh one)."""
+        if not self._stopped:
+            self._reset.emit(settings)
+
+    def _on_finished(self, job: Any) -> None:
+        if job in self._pending:
+            self._pending.remove(job)
+        if not self._pending:
+            self.busy_changed.emit(False)
+
+    def shutdown(self, timeout_ms: int = 60_000) -> bool:
+        """Cancel, close the Shelf in its own thread, stop the thread and wait for it. True if it stopped."""
+        if self._stopped:
+            return True
+        self._stopped = True
+        self.cancel()
+        self._close.emit()
+        stopped = self.worker_thread.wait(timeout_ms)
+        if not stopped:
+            log.warning("%s did not stop within %d ms", self.worker_thread.objectName(), timeout_ms)
+        return stopped

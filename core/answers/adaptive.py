@@ -1,0 +1,371 @@
+"""Adaptive retrieval (DeepRAG's inference loop): decompose, decide per sub-question, answer, conclude.
+
+1. **Decompose.** Rules first (:func:`split_rule`: several "?" questions, ";"-separated questions, or "..., and
+   what/who/when/where/which/why/how ..." clauses); a one-sentence question the rules leave whole and that is
+   long enough (:func:`worth_asking`) is given to the model with the one-shot completion prompt ``decompose.txt``; its lines are kept only when they look
+   like sub-questions of this question (2..``max_sub`` lines, each a few words sharing a content word with it).
+   The bundled 270M base model mostly repeats the question as its first line; generation stops right there.
+   A simple question is one step and costs no generation here.
+2. **Atomic decision** per sub-question, a probability read from the model, not generated text. The model first
+   answers closed-book (``closed_book.txt``: two general-knowledge answers and two "I don't know" for questions
+   about an organisation's own documents), greedily, at most ``CLOSED_BOOK_TOKENS`` tokens. Then one likelihood
+   pass scores the two continuations the model could give after ``Answer:``: its own answer ``a`` and the
+   abstention ``u = " I don't know"``. ``P(retrieve) = P(u) / (P(u) + P(a))`` (sequence probabilities, i.e.
+   ``sigmoid(log P(u) - log P(a))``): the model's preference for abstaining over its best guess, normalised over the
+   two readouts like the Yes/No readout of binary mode. When the greedy answer *is* the abstention, ``P(u)`` is the
+   largest continuation and the two-way probability is at least ``max(0.5, P(u))``, which is what is used (no
+   runner-up is decoded). Why this and not a zero-shot Yes/No ("can you answer this without the documents?"): the
+   bundled 270M base model's Yes/No readout is at chance (LLAMA_CPP_NOTES), whereas sequence likelihoods carry
+   signal; it is also the uncertainty-triggered retrieval of FLARE/SKR-style methods, and the closed-book answer it
+   needs is reused as the step's answer when the model is trusted, so the decision costs only ~10 extra tokens.
+   Measured with the bundled model on 6 general-knowledge and 6 company-document questions: P(retrieve) 0.008-0.36
+   vs 0.5-0.62 (separated at the default 0.5); with only one "I don't know" example two company questions got
+   confident invented answers (P 0.03-0.04), so the second example matters.
+3. ``P(retrieve) >= threshold`` -> walk the tree (``shelf.search``) and answer the sub-question from the top
+   passages (``core/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
+   ``adaptive_threshold:<model id>`` (fitted by ``shelfwise calibrate-adaptive``), default 0.5.
+4. Each step is a :class:`~shelfwise.core.navigation.trace.Step`; with one step its answer (and citations) is the answer;
+   with several, the final answer is written from the union of the retrieved passages plus the intermediate
+   (question, answer) facts (``answer_steps.txt``; ``answer_facts.txt`` when nothing was retrieved), streamed.
+
+A model-only answer has ``found=True`` and no citations (its steps say ``source="model"``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shelfwise.core.answers.answer import (
+    NOT_FOUND_TEXT,
+    SearchCallback,
+    TokenCallback,
+    Written,
+    is_abstention,
+    prompt_family,
+    render_chat,
+    stream,
+    strip_citations,
+    template,
+    write_answer,
+)
+from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
+from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult, Step
+
+DEFAULT_THRESHOLD = 0.5
+MAX_SUB = 3
+CLOSED_BOOK_TOKENS = 24
+DECOMPOSE_TOKENS = 60
+DECOMPOSE_MIN_WORDS = 12  # shorter questions the rules leave whole are not sent to the model
+DECOMPOSE_MAX_WORDS = 40
+UNKNOWN = "I don't know"
+META_PREFIX = "adaptive_threshold:"
+
+_WH = r"(?:what|who|whom|whose|when|where|which|why|how)"
+_STOPWORDS = frozenset({
+    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "do", "does", "did",
+    "be", "been", "can", "could", "should", "would", "will", "what", "who", "whom", "whose", "when", "where",
+    "which", "why", "how", "i", "my", "me", "we", "our", "you", "your", "it", "its", "this", "that", "there",
+    "their", "they", "he", "she", "his", "her", "with", "by", "from", "as", "at", "about", "into", "any", "some",
+    "many", "much",
+})
+
+
+# --------------------------------------------------------------------------- model identity and threshold
+def model_id(backend: Any) -> str:
+    """A stable name of the generative model (its ``model_id``, else its GGUF file name, else the backend name)."""
+    explicit = getattr(backend, "model_id", None)
+    if explicit:
+        return str(explicit)
+    path = getattr(backend, "model_path", None)
+    if path:
+        return Path(str(path)).name
+    return str(getattr(backend, "name", "unknown"))
+
+
+def threshold_key(backend: Any) -> str:
+    return META_PREFIX + model_id(backend)
+
+
+def get_threshold(store: Any, backend: Any) -> float:
+    value = store.get_meta(threshold_key(backend), None)
+    return DEFAULT_THRESHOLD if value is None else float(value)
+
+
+def set_threshold(store: Any, backend: Any, value: float) -> None:
+    store.set_meta(threshold_key(backend), float(value))
+
+
+# --------------------------------------------------------------------------- decomposition
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _STOPWORDS and len(w) > 1}
+
+
+def _as_question(text: str) -> str:
+    text = text.strip(" ,;")
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith("?") else text.rstrip(".") + "?"
+
+
+def split_rule(question: str) -> list[str]:
+    """Rule-based decomposition. Splits at "?" and ";" between questions and at ", and <wh-word>" inside a
+    one-sentence question; statements (a scenario) are kept as the context of the question that follows them."""
+    text = " ".join(question.split())
+    if not text:
+        return []
+    raw = [p.strip() for p in re.split(r"(?<=\?)\s+|\s*;\s+", text) if p.strip()]
+    parts: list[str] = []
+    carry = ""
+    for p in raw:
+        if not p.endswith("?") and p is not raw[-1]:
+            carry = f"{carry} {p}".strip()  # a statement: context for the next question
+            continue
+        if carry:
+            parts.append(f"{carry}; {p}" if not p.endswith("?") else f"{carry} {p}")
+            carry = ""
+            continue
+        single_sentence = not re.search(r"[.!]\s", p)
+        pieces = re.split(rf",?\s+and\s+(?={_WH}\b)", p, flags=re.IGNORECASE) if single_sentence else [p]
+        parts.extend(_as_question(x) if len(pieces) > 1 else x for x in pieces)
+    if carry:  # trailing statement(s): context of the last question
+        parts = parts[:-1] + [f"{parts[-1]} {carry}"] if parts else [carry]
+    parts = [p[0].upper() + p[1:] for p in parts if p]
+    return parts or [text]
+
+
+def parse_subquestions(generated: str, question: str, max_sub: int = MAX_SUB) -> list[str] | None:
+    """The model's "- ..." lines as sub-questions, or None when they do not look like a decomposition of
+    ``question`` (too few or too many, too short, unrelated, or just the question repeated)."""
+    lines = []
+    for i, line in enumerate(generated.splitlines()):
+        line = line.strip()
+        if i > 0 and not line.startswith(("-", "*")):
+            break
+        line = line.lstrip("-* ").strip()
+        if line:
+            lines.append(line)
+    if not 2 <= len(lines) <= max_sub:
+        return None
+    q_words = _content_words(question)
+    out = []
+    for line in lines:
+        if len(line.split()) < 3 or not (_content_words(line) & q_words):
+            return None
+        out.append(_as_question(line))
+    if len({s.lower() for s in out}) < len(out) or any(s.lower() == question.lower().strip() for s in out):
+        return None
+    return out
+
+
+def _echoes(text: str, question: str) -> bool:
+    """The model's first sub-question is complete and is the question itself (the usual failure of a small base
+    model): stop generating, the rules' answer stands."""
+    if "\n" not in text.lstrip():
+        return False
+    first = text.lstrip().split("\n", 1)[0].lstrip("-* ").strip().lower()
+    q = " ".join(question.split()).lower()
+    return first == q or (len(first) > 0.8 * len(q) and (first in q or q in first))
+
+
+def worth_asking(question: str) -> bool:
+    """Whether the model is asked to decompose a question the rules left whole: one sentence (a scenario before
+    the question would be lost from every sub-question) of ``DECOMPOSE_MIN_WORDS``..``DECOMPOSE_MAX_WORDS``."""
+    text = " ".join(question.split())
+    return DECOMPOSE_MIN_WORDS <= len(text.split()) <= DECOMPOSE_MAX_WORDS and not re.search(r"[.!?]\s", text)
+
+
+def decompose(
+    backend: DecisionBackend | None, question: str, *, max_sub: int = MAX_SUB, use_model: bool = True,
+    cancel: CancelCheck | None = None, cost: Cost | None = None,
+) -> list[str]:
+    """Sub-questions of ``question`` (at least one; at most ``max_sub``, the rest merged into the last)."""
+    parts = split_rule(question)
+    if len(parts) == 1 and use_model and backend is not None and worth_asking(question):
+        prompt = template("decompose.txt").format(question=" ".join(question.split())).rstrip()
+        gen = stream(backend, prompt, max_tokens=DECOMPOSE_TOKENS, stop=("\n\n", "Question:"), cancel=cancel,
+                     until=lambda text: _echoes(text, question))
+        if cost is not None:
+            cost.add(gen.cost)
+        parts = parse_subquestions(gen.text, question, max_sub) or parts
+    if len(parts) > max_sub:
+        parts = parts[: max_sub - 1] + [" ".join(parts[max_sub - 1 :])]
+    return parts
+
+
+# --------------------------------------------------------------------------- the atomic decision
+@dataclass
+class Decision:
+    question: str
+    p_retrieve: float
+    model_answer: str  # the closed-book answer ("" when the model gave none)
+    logp_answer: float | None
+    logp_unknown: float
+    cost: Cost = field(default_factory=Cost)
+
+
+def closed_book_prompt(question: str) -> tuple[str, str]:
+    """(shared context, per-question part); the prompt is their concatenation and ends with ``Answer:``."""
+    return template("closed_book.txt"), f"Question: {' '.join(question.split())}\nAnswer:"
+
+
+def p_retrieve_from(logp_answer: float | None, logp_unknown: float) -> float:
+    """P(retrieve) from the two sequence log-probabilities (see the module doc)."""
+    if logp_answer is None:  # the model's best continuation is the abstention itself
+        return max(0.5, math.exp(min(0.0, logp_unknown)))
+    d = logp_unknown - logp_answer
+    return 1.0 / (1.0 + math.exp(-d)) if d > -700 else 0.0
+
+
+def decide(backend: DecisionBackend, question: str, *, cancel: CancelCheck | None = None) -> Decision:
+    """The closed-book answer and P(retrieve) for one (sub-)question."""
+    context, part = closed_book_prompt(question)
+    cost = Cost()
+    gen = stream(backend, context + part, max_tokens=CLOSED_BOOK_TOKENS, stop=("\n",), cancel=cancel)
+    cost.add(gen.cost)
+    answer = gen.text.strip()
+    unknown = backend.likelihood(context, [part], " " + UNKNOWN, cancel=cancel)
+    cost.add(unknown.cost)
+    lp_u = unknown.total[0]
+    lp_a: float | None = None
+    if answer and not is_abstention(answer):
+        own = backend.likelihood(context, [part], " " + answer, cancel=cancel)
+        cost.add(own.cost)
+        lp_a = own.total[0]
+    else:
+        answer = ""
+    return Decision(question, p_retrieve_from(lp_a, lp_u), answer, lp_a, lp_u, cost)
+
+
+# --------------------------------------------------------------------------- running steps
+@dataclass
+class Retrieved:
+    """A sub-question answered from the documents."""
+
+    result: SearchResult
+    hits: list[Hit]
+    written: Written
+
+
+class Runner:
+    """The pieces of an adaptive run over one shelf, each computed once per sub-question (the calibration tree
+    search explores both branches of every sub-question and reuses them)."""
+
+    def __init__(self, shelf: Any, *, collection: str | None = None, keep: Sequence[int] = (),
+                 cancel: CancelCheck | None = None, on_search: SearchCallback | None = None) -> None:
+        self.shelf = shelf
+        self.backend: DecisionBackend = shelf.backend
+        self.family = prompt_family(self.backend)
+        self.collection = collection
+        self.keep = keep
+        self.cancel = cancel
+        self.on_search = on_search
+        self.n_passages = max(1, int(getattr(shelf.settings, "answer_passages", 5)))
+        self.cost = Cost()
+        self.searches: list[SearchResult] = []
+        self._decisions: dict[str, Decision] = {}
+        self._retrieved: dict[str, Retrieved] = {}
+
+    def decide(self, question: str) -> Decision:
+        if question not in self._decisions:
+            d = decide(self.backend, question, cancel=self.cancel)
+            self.cost.add(d.cost)
+            self._decisions[question] = d
+        return self._decisions[question]
+
+    def retrieve(self, question: str, on_token: TokenCallback | None = None) -> Retrieved:
+        if question not in self._retrieved:
+            result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel)
+            self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
+            self.searches.append(result)
+            if self.on_search is not None:
+                self.on_search(result)
+            hits = result.hits[: self.n_passages]
+            written = write_answer(self.backend, question, hits, on_token=on_token, family=self.family,
+                                   cancel=self.cancel, result=result)
+            self.cost.add(written.cost)
+            self._retrieved[question] = Retrieved(result, hits, written)
+        elif on_token is not None:
+            on_token(self._retrieved[question].written.text)
+        return self._retrieved[question]
+
+    def step(self, question: str, source: str) -> Step:
+        """The step for ``question`` answered from ``source`` ("documents" | "model")."""
+        d = self.decide(question)
+        if source == "documents":
+            r = self.retrieve(question)
+            return Step(question, r.written.text, "documents", d.p_retrieve, list(r.hits))
+        return Step(question, d.model_answer or UNKNOWN, "model", d.p_retrieve, [])
+
+    def final(self, question: str, steps: Sequence[Step], on_token: TokenCallback | None = None) -> Written:
+        """The final answer after ``steps`` (streamed). One step: its own answer and citations."""
+        if len(steps) == 1:
+            s = steps[0]
+            if s.source == "documents":
+                return self.retrieve(s.question, on_token).written
+            text = s.answer if s.answer != UNKNOWN else NOT_FOUND_TEXT
+            if on_token is not None:
+                on_token(text)
+            return Written(text, [], text != NOT_FOUND_TEXT)
+        facts = [(s.question, strip_citations(s.answer)) for s in steps]
+        found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
+        hits = merge_hits(found, self.n_passages)
+        if hits:
+            w = write_answer(self.backend, question, hits, on_token=on_token, family=self.family, facts=facts,
+                             cancel=self.cancel, check_evidence=False)
+        else:
+            facts_text = "\n".join(f"- {q} {a}" for q, a in facts)
+            user = template("answer_facts.txt").format(facts=facts_text, question=" ".join(question.split())).rstrip()
+            prompt = render_chat(self.family, user) if self.family else user
+            gen = stream(self.backend, prompt, on_token=on_token, stop=("\n",), cancel=self.cancel)
+            text = gen.text.strip()
+            w = Written(text or NOT_FOUND_TEXT, [], bool(text) and not is_abstention(text), gen.cost, gen.text)
+        self.cost.add(w.cost)
+        return w
+
+
+def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
+    """Round-robin over each step's ranked hits, without duplicates, at most ``n``."""
+    out: list[Hit] = []
+    seen: set[int] = set()
+    depth = 0
+    while len(out) < n and any(depth < len(g) for g in groups):
+        for g in groups:
+            if depth < len(g) and g[depth].node_id not in seen and len(out) < n:
+                out.append(g[depth])
+                seen.add(g[depth].node_id)
+        depth += 1
+    return out
+
+
+def answer_adaptive(
+    shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    on_search: SearchCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
+    threshold: float | None = None, max_sub: int = MAX_SUB,
+) -> Answer:
+    """DeepRAG inference: decompose, decide per sub-question, answer each, then write the final answer."""
+    t0 = time.perf_counter()
+    runner = Runner(shelf, collection=collection, keep=keep, cancel=cancel, on_search=on_search)
+    if threshold is None:
+        threshold = get_threshold(shelf.store, runner.backend)
+    subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
+    steps = []
+    streamed = False
+    for sub in subs:
+        source = "documents" if runner.decide(sub).p_retrieve >= threshold else "model"
+        if len(subs) == 1 and source == "documents":
+            runner.retrieve(sub, on_token)  # stream this answer as it is written: it is the final one
+            streamed = True
+        steps.append(runner.step(sub, source))
+    written = runner.final(question, steps, None if streamed else on_token)
+    citations: list[Citation] = written.citations
+    search = runner.searches[-1] if runner.searches else None
+    found = written.found and any(s.source == "model" or s.answer != NOT_FOUND_TEXT for s in steps)
+    return Answer(question=question, text=written.text, citations=citations, found=found, search=search,
+                  steps=steps, tokens=runner.cost.tokens, seconds=time.perf_counter() - t0)

@@ -1,0 +1,386 @@
+"""Answers with citations: the passages the walk found, then an answer the generative model writes from them.
+
+``answer_question`` searches (or, with ``adaptive=True``, runs DeepRAG's loop in ``core/adaptive.py``), calls
+``on_search(result)`` as soon as the walk is done, then streams the answer through ``on_token`` and returns an
+:class:`~shelfwise.core.navigation.trace.Answer` whose ``[n]`` markers map to ``Citation(n, hit)``.
+
+Prompts (templates in ``resources/prompts/``):
+
+* a model whose GGUF carries a chat template *and* is instruction-tuned gets ``answer_chat.txt`` rendered in its
+  family's turn markers (Gemma, ChatML, Llama 3, ``[INST]``, Phi-3; detected from the template text, no Jinja);
+* anything else, including the bundled Gemma 3 270M *base* model, gets the plain completion prompt
+  ``answer_completion.txt`` ("Sources: [1] ... Question: ... Answer:"), one line of answer. Measured with the
+  bundled model: a one-shot example was copied into the answer ("The office opens at 8 am..."), and asking it to
+  "cite sources like [1]" made it start a new "[1] ..." listing; the bare cue gave the most on-topic answers,
+  which rarely cite, hence the attribution rule below.
+
+Every prompt token costs ~2 ms on two cores, so passages are cut to ``PASSAGE_WORDS`` words and generation is
+capped at ``MAX_TOKENS`` and stopped at a blank line or a new "Question:".
+
+Not found: no hits, or weak evidence -> "Not found in your documents." (``found=False``) without calling the model.
+The navigator's P(relevant) is relative (calibrated to pick the right passage *within* the collection: its top hit
+scored 0.93-0.99 for questions the documents answer and for questions they do not), so the evidence is the
+embedder's absolute query-passage cosine of the passages shown (``cos_max`` in the last level's trace): below
+``FOUND_MIN_COSINE`` for all of them means not found. Measured on a 3-document, 9-passage collection: the best
+shown cosine was 0.27-0.67 for 10 answerable questions and 0.04-0.25 for 9 of 10 unanswerable ones (the tenth,
+"Who is the CEO of <the company named in every document>?", 0.47). Without cosine evidence in the trace, the top
+hit's score below ``FOUND_MIN_SCORE`` decides. After generation, citation numbers that name no passage are removed;
+an answer with no citation gets ``[1]`` (the best passage) only if that passage is strong itself (score at least
+``CITE_MIN_SCORE`` and, when known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from
+("I don't know"...) is not found too. A copied source line loses its leading "[n] (heading)" (the citation moves to
+the end). Text the model streamed is final except for these fixes: a client that shows the stream should replace
+it with ``Answer.text`` when the call returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
+from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
+
+NOT_FOUND_TEXT = "Not found in your documents."
+FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (measured)
+FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
+CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
+PASSAGE_WORDS = 70
+MAX_TOKENS = 120
+STOPS = ("\n\n", "Question:", "Sources:", "\nFacts:")
+TokenCallback = Callable[[str], None]
+SearchCallback = Callable[[SearchResult], None]
+
+_CITE = re.compile(r"\s?\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_ABSTAIN = re.compile(r"^\W*(not found|i don'?t know|i do not know|unknown|no answer|the sources do not)", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------- prompt texts
+@cache
+def template(name: str) -> str:
+    """A prompt template from ``resources/prompts/`` (``{placeholders}`` filled with ``str.format``)."""
+    from shelfwise.resources import path
+
+    return path("prompts", name).read_text(encoding="utf-8")
+
+
+def clip_words(text: str, n: int = PASSAGE_WORDS) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + (" ..." if len(words) > n else "")
+
+
+def format_sources(hits: Sequence[Hit], words: int = PASSAGE_WORDS) -> str:
+    """``[n] (heading) text`` lines, one per passage, numbered from 1."""
+    lines = []
+    for i, h in enumerate(hits, 1):
+        head = h.heading_path[-1] if h.heading_path else ""
+        lead = f"({head}) " if head and head.lower() not in h.text[:120].lower() else ""
+        lines.append(f"[{i}] {lead}{clip_words(h.text, words)}")
+    return "\n".join(lines)
+
+
+def format_facts(facts: Sequence[tuple[str, str]]) -> str:
+    return "\n".join(f"- {q} {a}" for q, a in facts)
+
+
+FAMILIES: dict[str, tuple[str, str]] = {
+    # family: (text before the user message, text between the user message and the model's answer)
+    "gemma": ("<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n"),
+    "chatml": ("<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n"),
+    "llama3": ("<|start_header_id|>user<|end_header_id|>\n\n",
+               ("<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")),
+    "phi3": ("<|user|>\n", "<|end|>\n<|assistant|>\n"),
+    "inst": ("[INST] ", " [/INST]"),
+}
+
+
+def detect_family(chat_template: str | None) -> str | None:
+    """The chat family of a GGUF chat template (from its marker tokens), or None when unknown or absent."""
+    if not chat_template:
+        return None
+    for family, marker in (("gemma", "<start_of_turn>"), ("chatml", "<|im_start|>"),
+                           ("llama3", "<|start_header_id|>"), ("phi3", "<|assistant|>"), ("inst", "[INST]")):
+        if marker in chat_template:
+            return family
+    return None
+
+
+def render_chat(family: str, user: str) -> str:
+    """One user turn and the opening of the model's turn, in the family's markers (BOS is the backend's job)."""
+    before, after = FAMILIES[family]
+    return f"{before}{user.strip()}{after}"
+
+
+_INSTRUCT_WORDS = {"it", "instruct", "chat", "sft", "dpo", "rlhf", "orpo", "assistant"}
+
+
+def is_instruction_tuned(backend: Any) -> bool:
+    """Whether the GGUF's name/finetune metadata or file name says it was instruction-tuned ("-it", "instruct"...).
+
+    Base models often ship their family's chat template too, so a template alone does not decide the prompt."""
+    names = []
+    meta = getattr(backend, "meta", None)
+    if callable(meta):
+        for key in ("general.finetune", "general.name", "general.basename"):
+            with contextlib.suppress(Exception):  # metadata is a hint only
+                names.append(meta(key) or "")
+    names.append(str(getattr(backend, "model_path", "")).rsplit("/", 1)[-1])
+    words = {w for n in names for w in re.split(r"[^a-z0-9]+", n.lower()) if w}
+    return bool(words & _INSTRUCT_WORDS)
+
+
+def prompt_family(backend: Any) -> str | None:
+    """The chat family to prompt ``backend`` with, or None for the plain completion prompt."""
+    get = getattr(backend, "chat_template", None)
+    family = detect_family(get() if callable(get) else None)
+    if family is None or not is_instruction_tuned(backend):
+        return None
+    return family
+
+
+def build_prompt(question: str, hits: Sequence[Hit], family: str | None = None,
+                 facts: Sequence[tuple[str, str]] = ()) -> str:
+    """The answer prompt for ``question`` over ``hits`` (numbered [1]..[n]); ``facts`` = earlier (question,
+    answer) steps of an adaptive run."""
+    q = " ".join(question.split())
+    sources = format_sources(hits)
+    if family is not None:
+        facts_text = f"Facts:\n{format_facts(facts)}\n" if facts else ""
+        user = template("answer_chat.txt").format(sources=sources, question=q, facts=facts_text)
+        return render_chat(family, user)
+    if facts:
+        return template("answer_steps.txt").format(sources=sources, question=q, facts=format_facts(facts)).rstrip()
+    return template("answer_completion.txt").format(sources=sources, question=q).rstrip()
+
+
+# --------------------------------------------------------------------------- citations
+def clean_citations(text: str, n_sources: int) -> tuple[str, list[int]]:
+    """Drop citation numbers outside 1..n_sources (and brackets left empty); return the text and the numbers
+    cited, in order of first use. ``[1, 3]`` and ``[1][3]`` both count."""
+    cited: list[int] = []
+
+    def fix(m: re.Match[str]) -> str:
+        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+        keep = [x for x in nums if 1 <= x <= n_sources]
+        for x in keep:
+            if x not in cited:
+                cited.append(x)
+        if not keep:
+            return ""
+        lead = " " if m.group(0).startswith((" ", "\n", "\t")) else ""
+        return lead + "[" + ", ".join(str(x) for x in keep) + "]"
+
+    out = _CITE.sub(fix, text)
+    return out.strip(), cited
+
+
+def tidy_copied_source(text: str, hits: Sequence[Hit]) -> str:
+    """A base model often copies a source line: move a leading ``[n]`` to the end and drop a leading
+    ``(heading)`` that :func:`format_sources` added."""
+    m = re.match(r"^((?:\[\d+(?:,\s*\d+)*\]\s*)+)(.+)$", text, re.DOTALL)
+    if m:
+        text = f"{m.group(2).strip()} {''.join(m.group(1).split())}"
+    heads = {h.heading_path[-1] for h in hits if h.heading_path}
+    m = re.match(r"^\(([^)]{1,120})\)\s+(.+)$", text, re.DOTALL)
+    if m and m.group(1) in heads:
+        text = m.group(2)
+    return text.strip()
+
+
+def strip_citations(text: str) -> str:
+    return _CITE.sub("", text).strip()
+
+
+def is_abstention(text: str) -> bool:
+    return not text.strip() or bool(_ABSTAIN.match(text.strip()))
+
+
+# --------------------------------------------------------------------------- generation
+def stream(backend: DecisionBackend, prompt: str, *, on_token: TokenCallback | None = None,
+           max_tokens: int = MAX_TOKENS, stop: Sequence[str] = STOPS, cancel: CancelCheck | None = None,
+           single_line: bool = False, until: Callable[[str], bool] | None = None) -> Generation:
+    """Run ``backend.generate``, forwarding each piece to ``on_token``; returns the final Generation.
+
+    ``single_line``: end at the first line break after some text (a base model tends to go on with a new
+    "[n] ..." listing); leading blank lines are skipped. The backend is stopped through its cancel check, so no
+    token is generated after the line ends. ``until(text)`` returning True ends it the same way. Raises
+    :class:`Cancelled` when ``cancel`` stopped it."""
+    text = ""
+    ended = False
+
+    def should_stop() -> bool:
+        return ended or (cancel is not None and cancel())
+
+    gen: Iterator[str] = backend.generate(prompt, max_tokens=max_tokens, stop=stop, cancel=should_stop)
+    while True:
+        try:
+            piece = next(gen)
+        except StopIteration as done:
+            result = done.value
+            break
+        if ended:
+            continue
+        if single_line:
+            combined = text + piece
+            body = len(combined) - len(combined.lstrip())  # where the text starts after leading blank lines
+            line_end = combined.find("\n", body) if body < len(combined) else -1
+            if line_end >= 0:  # (text itself holds no line end after its start, or we would have ended)
+                piece = combined[len(text) : line_end]
+                ended = True
+        text += piece
+        if on_token is not None and piece:
+            on_token(piece)
+        if until is not None and not ended and until(text):
+            ended = True
+    if result is None:
+        result = Generation(text)
+    if result.stopped_by == "cancelled" and not ended:
+        raise Cancelled("answer cancelled")
+    return Generation(text, result.cost, "stop" if ended else result.stopped_by)
+
+
+@dataclass
+class Written:
+    """An answer written from passages, before it is wrapped in an Answer."""
+
+    text: str
+    citations: list[Citation]
+    found: bool
+    cost: Cost = field(default_factory=Cost)
+    raw: str = ""
+
+
+def passage_cosines(result: SearchResult | None, hits: Sequence[Hit]) -> dict[int, float]:
+    """Query-passage cosine of each hit, from the last level of the walk (``{}`` when the walk has none)."""
+    if result is None or not result.trace.levels:
+        return {}
+    feats = {c.node_id: c.features for c in result.trace.levels[-1].candidates}
+    if not any("cos_max" in f for f in feats.values()):
+        return {}
+    return {h.node_id: float(feats.get(h.node_id, {}).get("cos_max", 0.0)) for h in hits}
+
+
+def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
+                  min_score: float = FOUND_MIN_SCORE, min_cosine: float = FOUND_MIN_COSINE) -> bool:
+    """No hits, or none of them close enough to the question (see the module doc)."""
+    if not hits:
+        return True
+    if cosines:
+        return max(cosines.get(h.node_id, 0.0) for h in hits) < min_cosine
+    return hits[0].score < min_score
+
+
+def write_answer(
+    backend: DecisionBackend, question: str, hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
+    family: str | None = None, facts: Sequence[tuple[str, str]] = (), cancel: CancelCheck | None = None,
+    result: SearchResult | None = None, check_evidence: bool = True, max_tokens: int = MAX_TOKENS,
+) -> Written:
+    """Write an answer from ``hits`` (already cut to the passages to show), with citations that resolve.
+
+    ``result`` (the search the hits come from) gives the cosine evidence; ``check_evidence=False`` skips the
+    not-found check (hits already judged, as in the final step of an adaptive run)."""
+    hits = list(hits)
+    cosines = passage_cosines(result, hits)
+    if (check_evidence and weak_evidence(hits, cosines)) or not hits:
+        if on_token is not None:
+            on_token(NOT_FOUND_TEXT)
+        return Written(NOT_FOUND_TEXT, [], False)
+    prompt = build_prompt(question, hits, family, facts)
+    started = [False]
+
+    def forward(piece: str) -> None:  # drop the leading space/newline of the first piece
+        if on_token is None:
+            return
+        if not started[0]:
+            piece = piece.lstrip()
+            if not piece:
+                return
+            started[0] = True
+        on_token(piece)
+
+    gen = stream(backend, prompt, on_token=forward, max_tokens=max_tokens, cancel=cancel,
+                 single_line=family is None)
+    text, cited = clean_citations(gen.text, len(hits))
+    text = tidy_copied_source(text, hits)
+    if is_abstention(text):
+        if on_token is not None and not started[0]:
+            on_token(NOT_FOUND_TEXT)
+        return Written(NOT_FOUND_TEXT, [], False, gen.cost, gen.text)
+    strong = hits[0].score >= CITE_MIN_SCORE and cosines.get(hits[0].node_id, 1.0) >= FOUND_MIN_COSINE
+    if not cited and strong:
+        text += " [1]"
+        cited = [1]
+        if on_token is not None:
+            on_token(" [1]")
+    return Written(text, [Citation(n, hits[n - 1]) for n in cited], True, gen.cost, gen.text)
+
+
+# --------------------------------------------------------------------------- the entry point
+def answer_question(
+    shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
+    cancel: CancelCheck | None = None,
+) -> Answer:
+    """Search (or run adaptive retrieval), report the walk through ``on_search``, then stream an answer."""
+    if adaptive:
+        from shelfwise.core.answers.adaptive import answer_adaptive
+
+        return answer_adaptive(shelf, question, collection=collection, on_token=on_token, on_search=on_search,
+                               keep=keep, cancel=cancel)
+    t0 = time.perf_counter()
+    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel)
+    if on_search is not None:
+        on_search(result)
+    hits = result.hits[: max(1, shelf.settings.answer_passages)]
+    backend = shelf.backend
+    written = write_answer(backend, question, hits, on_token=on_token, family=prompt_family(backend),
+                           cancel=cancel, result=result)
+    return Answer(
+        question=question, text=written.text, citations=written.citations, found=written.found, search=result,
+        tokens=result.trace.tokens + written.cost.tokens, seconds=time.perf_counter() - t0,
+    )
+
+
+# --------------------------------------------------------------------------- rendering (CLI)
+def source_line(c: Citation) -> str:
+    """``[1] title > heading > ... (p. 4) path``."""
+    h = c.hit
+    parts: list[str] = []
+    for x in [h.title, *h.heading_path]:  # a document's title is often its first heading too
+        if x and (not parts or x != parts[-1]):
+            parts.append(x)
+    where = " > ".join(parts)
+    loc = h.location.label()
+    return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {h.path}" if h.path else "")
+
+
+def render_sources(answer: Answer) -> list[str]:
+    """The "Sources:" block under an answer (or a note that the answer came from the model alone)."""
+    if answer.citations:
+        return ["Sources:", *(source_line(c) for c in answer.citations)]
+    if answer.found and answer.steps and all(s.source == "model" for s in answer.steps):
+        return ["(Answered from the model's own knowledge, not from your documents.)"]
+    return []
+
+
+def render_steps(answer: Answer) -> list[str]:
+    lines = []
+    for i, s in enumerate(answer.steps, 1):
+        how = "searched the documents" if s.source == "documents" else "model's own knowledge"
+        lines.append(f"{i}. {s.question} -> {s.answer}  ({how}, P(retrieve)={s.p_retrieve:.2f})")
+    return lines
+
+
+def render_answer_text(answer: Answer) -> str:
+    """The answer, the adaptive steps if there were several, then "Sources:" lines."""
+    parts = [answer.text]
+    if len(answer.steps) > 1:
+        parts += ["", "Steps:", *render_steps(answer)]
+    sources = render_sources(answer)
+    if sources:
+        parts += ["", *sources]
+    return "\n".join(parts)

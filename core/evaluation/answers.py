@@ -1,0 +1,217 @@
+"""Written answers against gold answers: no retrieval vs always retrieve vs adaptive (DeepRAG), side by side.
+
+``run_answer_eval`` answers each question three ways and scores the text (citations stripped; "Not found in your
+documents." counts as an empty answer) with SQuAD's answer normalisation (lower case, no punctuation, no articles
+"a/an/the", single spaces): **exact match** and token **F1**, each the maximum over the question's gold answers;
+plus the mean number of retrievals (tree walks) per question, tokens evaluated and seconds.
+
+Strategies:
+- ``no_retrieval``: the model's closed-book answer (``closed_book.txt``), 0 retrievals;
+- ``always_retrieve``: :func:`~shelfwise.core.answers.answer.answer_question` as the app answers by default, 1 retrieval;
+- ``adaptive``: ``answer_question(adaptive=True)``: one retrieval per sub-question the decision sends to the tree.
+
+``shelfwise eval conditionalqa --answers`` calls :func:`run_answer_eval_cli` (ConditionalQA's ``query`` is the
+scenario followed by the question; its gold ``answers`` are short spans or yes/no).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import string
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, stream, strip_citations
+from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.trace import SearchResult
+
+STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
+DEFAULT_CLI_LIMIT = 50  # every question costs a few generations per strategy: seconds each on two cores
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = set(string.punctuation)
+
+
+# --------------------------------------------------------------------------- SQuAD-style scoring
+def normalize_answer(text: str) -> str:
+    """SQuAD v1.1 normalisation (after removing ``[n]`` citations): lower case, drop punctuation and articles,
+    collapse whitespace."""
+    text = strip_citations(text).lower()
+    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    p = normalize_answer(prediction)
+    return float(any(p == normalize_answer(g) for g in golds))
+
+
+def _f1(prediction: str, gold: str) -> float:
+    p, g = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not p or not g:
+        return float(p == g)
+    common = Counter(p) & Counter(g)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p), same / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def f1_score(prediction: str, golds: Sequence[str]) -> float:
+    return max((_f1(prediction, g) for g in golds), default=0.0)
+
+
+def answer_matches(prediction: str, golds: str | Sequence[str]) -> bool:
+    """Exact match after normalisation, or a gold answer contained in the prediction as whole words."""
+    golds = [golds] if isinstance(golds, str) else list(golds)
+    p = f" {normalize_answer(prediction)} "
+    for g in golds:
+        n = normalize_answer(g)
+        if n and (p.strip() == n or f" {n} " in p):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- a shelf over an existing store
+@dataclass
+class ShelfParts:
+    """What ``answer_question`` needs from a Shelf, over an already open store (the evaluation's database)."""
+
+    store: Any
+    backend: Any
+    embedder: Any
+    settings: Any
+    collection: str = "default"
+
+    def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
+               cancel: CancelCheck | None = None) -> SearchResult:
+        from shelfwise.core.navigation.navigator import Navigator
+
+        nav = Navigator(self.store, self.backend, self.embedder, self.settings)
+        return nav.search(question, collection=collection or self.collection, keep=keep, cancel=cancel)
+
+
+# --------------------------------------------------------------------------- running
+@dataclass
+class StrategyResult:
+    name: str
+    metrics: dict[str, float]
+    per_query: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class AnswerEvalReport:
+    questions: int
+    strategies: dict[str, StrategyResult]
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"questions": self.questions, "seconds": round(self.seconds, 1),
+                "strategies": {k: v.metrics for k, v in self.strategies.items()}}
+
+    def markdown(self) -> str:
+        cols = ["exact_match", "f1", "retrievals_per_question", "found_rate", "tokens_per_question",
+                "seconds_per_question"]
+        lines = [f"## Answers ({self.questions} questions)", "", "| strategy | " + " | ".join(cols) + " |",
+                 "|---" * (len(cols) + 1) + "|"]
+        for name, res in self.strategies.items():
+            lines.append(f"| {name} | " + " | ".join(str(res.metrics.get(c, "")) for c in cols) + " |")
+        return "\n".join(lines) + "\n"
+
+
+def closed_book_answer(backend: Any, question: str) -> tuple[str, int]:
+    """The model's own answer (no documents) and the tokens it cost."""
+    from shelfwise.core.answers.adaptive import CLOSED_BOOK_TOKENS, closed_book_prompt
+
+    context, part = closed_book_prompt(question)
+    gen = stream(backend, context + part, max_tokens=CLOSED_BOOK_TOKENS, stop=("\n",))
+    return gen.text.strip(), gen.cost.tokens
+
+
+def _questions(eval_set: Any) -> list[Any]:
+    return list(getattr(eval_set, "questions", eval_set))
+
+
+def run_answer_eval(
+    shelf_or_parts: Any, eval_set: Any, strategies: Sequence[str] = STRATEGIES, limit: int | None = None, *,
+    collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
+) -> AnswerEvalReport:
+    """Answer every question (``EvalSet`` or a list of ``EvalQuestion``: ``query``, ``answers``) with each
+    strategy and score it. ``shelf_or_parts`` is a :class:`~shelfwise.core.shelf.Shelf` or a
+    :class:`ShelfParts`."""
+    t0 = time.perf_counter()
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}: use {', '.join(STRATEGIES)}")
+    questions = [q for q in _questions(eval_set) if q.answers][: limit or None]
+    shelf = shelf_or_parts
+    results: dict[str, StrategyResult] = {}
+    total, done = len(questions) * len(strategies), 0
+    for name in strategies:
+        rows = []
+        for q in questions:
+            t = time.perf_counter()
+            retrievals, found = 0, True
+            if name == "no_retrieval":
+                text, tokens = closed_book_answer(shelf.backend, q.query)
+            else:
+                ans = answer_question(shelf, q.query, collection=collection, adaptive=name == "adaptive")
+                text, tokens, found = ans.text, ans.tokens, ans.found
+                retrievals = (sum(s.source == "documents" for s in ans.steps) if name == "adaptive" else 1)
+            pred = "" if text == NOT_FOUND_TEXT else text
+            rows.append({"qid": q.qid, "prediction": pred, "gold": list(q.answers),
+                         "exact_match": exact_match(pred, q.answers), "f1": f1_score(pred, q.answers),
+                         "retrievals": retrievals, "found": float(found), "tokens": tokens,
+                         "seconds": time.perf_counter() - t})
+            done += 1
+            if progress is not None:
+                progress(done, total, name)
+        results[name] = StrategyResult(name, summarise(rows), rows)
+    return AnswerEvalReport(len(questions), results, time.perf_counter() - t0)
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    if not rows:
+        return {"questions": 0}
+
+    def mean(key: str) -> float:
+        return statistics.fmean(float(r[key]) for r in rows)
+
+    return {
+        "exact_match": round(mean("exact_match"), 4), "f1": round(mean("f1"), 4),
+        "retrievals_per_question": round(mean("retrievals"), 3), "found_rate": round(mean("found"), 3),
+        "tokens_per_question": round(mean("tokens"), 1), "seconds_per_question": round(mean("seconds"), 2),
+        "questions": len(rows),
+    }
+
+
+def run_answer_eval_cli(shelf: Any, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
+                        log: Callable[[str], None] | None = None,
+                        strategies: Sequence[str] = STRATEGIES) -> dict[str, Any]:
+    """For ``shelfwise eval DATASET --answers``: the evaluation collection ``run_eval`` built (its database under
+    the data dir unless ``db_path``), the shelf's models, the first ``limit`` (default 50) answerable questions."""
+    from shelfwise.core.evaluation.run import load_dataset
+    from shelfwise.core.paths import data_dir
+    from shelfwise.core.store.db import Store
+
+    n = limit or DEFAULT_CLI_LIMIT
+    ds = load_dataset(dataset, n)
+    store = Store(db_path or data_dir() / "eval" / f"{ds.name}.db")
+    try:
+        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+
+        def progress(done: int, total: int, name: str) -> None:
+            if log is not None and (done % 10 == 0 or done == total):
+                log(f"answers: {done}/{total} ({name})")
+
+        report = run_answer_eval(parts, ds, strategies, n, collection=ds.name, progress=progress)
+    finally:
+        store.close()
+    return report.to_json()

@@ -1,0 +1,338 @@
+"""Ingest files and folders into the store: incremental, one transaction per file, never crashing the batch.
+
+    >>> from shelfwise.core.store.db import Store
+    >>> report = ingest(Store("library.db"), [Path("~/Documents/handbooks").expanduser()])  # doctest: +SKIP
+    >>> report.counts, [(r.path, r.message) for r in report.failed]  # doctest: +SKIP
+
+Planning (:func:`plan`: walk folders, compare size/mtime/sha256 with the store) is separate from execution, so the
+decisions are testable without parsing anything. A file is parsed, then written in its own transaction, so killing
+the process at any moment leaves a consistent database that a rerun completes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
+from shelfwise.core.store.db import DocumentRow, FileMeta, Store
+from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
+
+log = logging.getLogger(__name__)
+
+ParseFn = Callable[[Path, Limits], ParsedDocument]
+DEFAULT_LIMITS = Limits()
+CandidateFn = Callable[[Path], bool]
+
+
+@dataclass
+class IngestProgress:
+    """Sent before each file (``status == "working"``) and after it (the file's result status)."""
+
+    done: int  # files finished so far
+    total: int  # files in this run (removals not included)
+    path: str
+    status: str  # 'working' | 'ok' | 'error' | 'needs_ocr'
+    message: str
+    eta_seconds: float | None  # None until there is something to extrapolate from
+    elapsed: float
+
+
+@dataclass
+class FileResult:
+    path: str
+    action: str  # 'added' | 'updated' | 'skipped' | 'removed' | 'failed'
+    status: str  # 'ok' | 'error' | 'needs_ocr' (for 'skipped': the stored status)
+    message: str = ""
+    sections: int = 0
+    passages: int = 0
+    pages: int = 0
+    seconds: float = 0.0  # hash + parse + write
+    document_id: int | None = None
+    format: str = ""
+    parse_seconds: float = 0.0
+
+
+@dataclass
+class IngestReport:
+    collection: str
+    results: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+    cancelled: bool = False
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {a: 0 for a in ("added", "updated", "skipped", "removed", "failed")}
+        for r in self.results:
+            out[r.action] += 1
+        return out
+
+    @property
+    def failed(self) -> list[FileResult]:
+        """Files without an OK tree from this run: failures now, and unchanged files that failed before."""
+        return [r for r in self.results if r.action == "failed" or (r.action != "removed" and r.status != "ok")]
+
+    @property
+    def pages(self) -> int:
+        """Pages (slides, sheets) parsed in this run."""
+        return sum(r.pages for r in self.results if r.action in ("added", "updated"))
+
+    @property
+    def passages(self) -> int:
+        return sum(r.passages for r in self.results if r.action in ("added", "updated"))
+
+
+@dataclass
+class WorkItem:
+    path: Path
+    size: int
+    existing: DocumentRow | None
+    skip: bool  # unchanged since the stored version
+    meta: FileMeta | None = None  # known when the sha256 had to be computed during planning
+
+
+@dataclass
+class Plan:
+    items: list[WorkItem] = field(default_factory=list)
+    remove: list[DocumentRow] = field(default_factory=list)
+    problems: list[FileResult] = field(default_factory=list)  # unreadable folders, missing paths
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_meta(path: Path) -> FileMeta:
+    st = path.stat()
+    return FileMeta(st.st_size, st.st_mtime, sha256_file(path))
+
+
+def _walk(folder: Path, is_candidate: CandidateFn, problems: list[FileResult]) -> list[Path]:
+    found: list[Path] = []
+
+    def onerror(exc: OSError) -> None:
+        problems.append(FileResult(str(exc.filename or folder), "failed", "error", f"cannot read folder: {exc}"))
+
+    for root, dirs, files in os.walk(folder, onerror=onerror):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            p = Path(root) / name
+            if not name.startswith(".") and is_candidate(p) and p.is_file():
+                found.append(p)
+    return found
+
+
+def plan(
+    store: Store, paths: Sequence[Path], collection_id: int, is_candidate: CandidateFn, *, force: bool = False
+) -> Plan:
+    """Decide what to do with each file: parse (new or changed), skip (unchanged), remove (gone)."""
+    out = Plan()
+    files: list[Path] = []
+    stored = {d.path: d for d in store.documents(collection_id)}
+    gone: dict[str, DocumentRow] = {}
+    for raw in paths:
+        p = Path(raw).expanduser().resolve()
+        if p.is_dir():
+            walked = _walk(p, is_candidate, out.problems)
+            files.extend(walked)
+            present = {str(f) for f in walked}
+            prefix = str(p).rstrip(os.sep) + os.sep
+            gone.update({k: d for k, d in stored.items() if k.startswith(prefix) and k not in present})
+        elif p.exists():
+            files.append(p)
+        else:
+            prefix = str(p).rstrip(os.sep) + os.sep
+            missing = {k: d for k, d in stored.items() if k == str(p) or k.startswith(prefix)}
+            if missing:
+                gone.update(missing)
+            else:
+                out.problems.append(FileResult(str(p), "failed", "error", "no such file or folder"))
+    seen: set[str] = set()
+    for f in files:
+        key = str(f)
+        if key in seen:
+            continue
+        seen.add(key)
+        gone.pop(key, None)
+        try:
+            st = f.stat()
+        except OSError as exc:
+            out.problems.append(FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}"))
+            continue
+        old = stored.get(key)
+        item = WorkItem(f, st.st_size, old, skip=False)
+        if old is not None and not force and old.size == st.st_size:
+            if old.mtime == st.st_mtime:
+                item.skip = True
+            else:
+                try:
+                    item.meta = FileMeta(st.st_size, st.st_mtime, sha256_file(f))
+                except OSError:
+                    item.meta = None
+                item.skip = item.meta is not None and item.meta.sha256 == old.sha256
+        out.items.append(item)
+    out.remove = list(gone.values())
+    return out
+
+
+def ingest(
+    store: Store,
+    paths: Sequence[Path],
+    collection: str = "default",
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    progress: Callable[[IngestProgress], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    after_write: Callable[[int], None] | None = None,
+    force: bool = False,
+    isolate: bool = True,
+    timeout: float = 600.0,
+    parse: ParseFn | None = None,
+    is_candidate: CandidateFn | None = None,
+) -> IngestReport:
+    """Ingest files and folders into ``collection``. See the module doc.
+
+    ``force`` re-parses unchanged files. By default each file is parsed by :mod:`shelfwise.ingest.registry` in a
+    worker process (``isolate``), so a native crash or a hang longer than ``timeout`` seconds fails only that file
+    and ``cancel`` also interrupts a long file. ``parse``/``is_candidate`` replace the registry's (stand-ins in
+    tests; a given ``parse`` runs in-process).
+    """
+    from shelfwise.ingest import registry
+
+    is_candidate = is_candidate or registry.is_candidate
+    worker: ParseWorker | None = None
+    if parse is None:
+        if isolate:
+            worker = ParseWorker(timeout=timeout)
+            parse = worker.parse_fn(cancel)
+        else:
+            parse = registry.parse
+    try:
+        return _run(store, paths, collection, limits, progress, cancel, after_write, force, parse, is_candidate,
+                    worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run(
+    store: Store, paths: Sequence[Path], collection: str, limits: Limits,
+    progress: Callable[[IngestProgress], None] | None, cancel: Callable[[], bool] | None,
+    after_write: Callable[[int], None] | None, force: bool, parse: ParseFn, is_candidate: CandidateFn,
+    worker: ParseWorker | None,
+) -> IngestReport:
+    t_start = time.perf_counter()
+    coll = store.collection(collection)
+    report = IngestReport(collection=coll.name)
+    work = plan(store, paths, coll.id, is_candidate, force=force)
+    report.results.extend(work.problems)
+    for doc in work.remove:
+        store.remove_document(doc.id)
+        report.results.append(FileResult(doc.path, "removed", doc.status, "file no longer exists",
+                                          document_id=doc.id, format=doc.format))
+
+    total = len(work.items)
+    bytes_todo = sum(i.size for i in work.items if not i.skip)
+    bytes_done = 0
+    work_seconds = 0.0
+
+    def tell(done: int, path: str, status: str, message: str) -> None:
+        if progress is None:
+            return
+        eta = None
+        if bytes_done > 0 and work_seconds > 0:
+            eta = work_seconds * max(bytes_todo - bytes_done, 0) / bytes_done
+        elif bytes_todo == 0:
+            eta = 0.0
+        progress(IngestProgress(done, total, path, status, message, eta, time.perf_counter() - t_start))
+
+    for n, item in enumerate(work.items):
+        if cancel is not None and cancel():
+            report.cancelled = True
+            break
+        key = str(item.path)
+        if item.skip:
+            old = item.existing
+            assert old is not None
+            if item.meta is not None and item.meta.mtime != old.mtime:
+                store.mark_unchanged(old.id, item.meta)
+            result = FileResult(key, "skipped", old.status, old.message, old.sections, old.passages, old.pages,
+                                0.0, old.id, old.format)
+        else:
+            tell(n, key, "working", "")
+            t0 = time.perf_counter()
+            done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker)
+            if done is None:  # cancelled while parsing: nothing was written for this file
+                report.cancelled = True
+                break
+            result = done
+            result.seconds = time.perf_counter() - t0
+            work_seconds += result.seconds
+            bytes_done += item.size
+        report.results.append(result)
+        tell(n + 1, key, result.status, result.message)
+    report.seconds = time.perf_counter() - t_start
+    return report
+
+
+def _ingest_one(
+    store: Store, collection_id: int, item: WorkItem, limits: Limits, parse: ParseFn,
+    after_write: Callable[[int], None] | None, worker: ParseWorker | None = None,
+) -> FileResult | None:
+    key = str(item.path)
+    fmt = item.path.suffix.lower().lstrip(".")
+    try:
+        meta = file_meta(item.path)
+    except OSError as exc:
+        return FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}", format=fmt)
+    status, message = "error", ""
+    parsed: ParsedDocument | None = None
+    t0 = time.perf_counter()
+    try:
+        parsed = parse(item.path, limits)
+    except Cancelled:
+        return None
+    except IngestError as exc:
+        status, message = exc.status, str(exc) or exc.__class__.__name__
+    except Exception as exc:  # a parser bug must not end the batch
+        log.debug("unexpected parser failure on %s", key, exc_info=True)
+        message = f"unexpected error: {exc.__class__.__name__}: {exc}"
+    parse_seconds = worker.last_parse_seconds if worker is not None else time.perf_counter() - t0
+    if parsed is not None:
+        try:
+            doc_id = store.write_document(collection_id, key, meta, parsed)
+        except Exception as exc:  # e.g. disk full: report it, go on with the next file
+            log.debug("write failed for %s", key, exc_info=True)
+            message = f"could not save to the library: {exc.__class__.__name__}: {exc}"
+        else:
+            action = "updated" if item.existing is not None else "added"
+            result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
+                                parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,
+                                parse_seconds=parse_seconds)
+            if after_write is not None:
+                try:
+                    after_write(doc_id)
+                except Exception as exc:  # e.g. the embedder failed; the document is stored
+                    log.debug("after_write failed for %s", key, exc_info=True)
+                    note = f"post-processing failed: {exc.__class__.__name__}: {exc}"
+                    result.message = f"{result.message}; {note}" if result.message else note
+            return result
+    try:
+        doc_id = store.record_failure(collection_id, key, meta, status, message)
+    except Exception as exc:
+        log.debug("record_failure failed for %s", key, exc_info=True)
+        return FileResult(key, "failed", status, f"{message} (and could not record it: {exc})", format=fmt)
+    doc = store.document(doc_id)
+    if doc is not None and doc.status == "ok":  # an earlier version is kept
+        return FileResult(key, "failed", status, doc.message, doc.sections, doc.passages, 0,
+                          document_id=doc_id, format=fmt, parse_seconds=parse_seconds)
+    return FileResult(key, "failed", status, message, document_id=doc_id, format=fmt, parse_seconds=parse_seconds)

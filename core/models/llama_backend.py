@@ -1,0 +1,273 @@
+"""The decision model on llama.cpp: binary, multiple-choice and likelihood modes, and streamed generation.
+
+How a level is scored (ARCHITECTURE, "Decision model"), on top of :class:`~shelfwise.core.models.llama_engine.LlamaEngine`:
+
+* The shared context lives in KV sequence 0 and is reused across calls up to the longest common token prefix,
+  so a listing placed before the query is evaluated once for every later query over it.
+* Per request, sequence 0 is copied (``llama_memory_seq_cp``: the unified KV cache shares the cells, nothing is
+  recomputed) to sequences ``1..k``, and every item's suffix is decoded in ONE batch, each token tagged with its
+  sequence, positions continuing after the prefix, logits only where they are read
+  (``llama_get_logits_ith`` takes the index in the batch). Items beyond ``n_seq_max - 1`` sequences, the batch,
+  the context or ``max_outputs`` logit rows go to further requests that reuse the same prefix.
+* Likelihood mode keeps an LRU cache (``cache_bytes``) of each candidate's KV state minus its last token, keyed
+  by the context and candidate tokens (``llama_state_seq_get_data``); a later query over the same candidates
+  restores it (``llama_state_seq_set_data``) and evaluates only the candidate's last token plus the query.
+
+Decision modes tokenize texts without parsing special tokens (a document cannot inject control tokens);
+``generate`` parses them, so chat-template markers work. ``cancel`` is checked between requests (``Cancelled``);
+a ``generate`` stream checks it between tokens and takes the lock per token, so other calls may run between
+tokens (the stream then re-evaluates what they displaced from sequence 0).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Iterator, Sequence
+
+import llama_cpp
+import numpy as np
+from shelfwise.core.models.backend import BackendError, CancelCheck, Cost, Generation, Likelihoods, Scores, check_cancel
+from shelfwise.core.models.llama_batch import logit_values, logits_row, token_logprobs
+from shelfwise.core.models.llama_engine import LlamaEngine, default_threads, gpu_offload_supported
+from shelfwise.core.models.llama_text import StreamText, sample_token
+from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
+from shelfwise.core.models.state_cache import tokens_key
+
+__all__ = ["LlamaBackend", "default_threads", "gpu_offload_supported"]
+
+
+class LlamaBackend(LlamaEngine):
+    """:class:`~shelfwise.core.models.backend.DecisionBackend` on llama.cpp (constructor: see :class:`LlamaEngine`)."""
+
+    def binary(
+        self,
+        context: str,
+        questions: Sequence[str],
+        *,
+        yes: str = " Yes",
+        no: str = " No",
+        cancel: CancelCheck | None = None,
+    ) -> Scores:
+        """P(yes | context, question_i), normalised over the yes/no readout only."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            yes_id = self._single_token(yes, "yes")
+            no_id = self._single_token(no, "no")
+            if not questions:
+                return Scores([], cost)
+            prefix = self._tok(context, add_bos=True)
+            suffixes = [self._tok(q, add_bos=False) for q in questions]
+            plan = self._plan(len(prefix), [len(s) for s in suffixes], [1] * len(suffixes))
+            check_cancel(cancel)
+            evaluated, reused, _ = self._sync_prefix(prefix, need_logits=False)
+            cost.tokens += evaluated
+            cost.reused_tokens += reused
+            values = [0.0] * len(questions)
+            for group in plan:
+                check_cancel(cancel)
+                assert self._batch is not None
+                self._batch.clear()
+                last_index: list[int] = []
+                try:
+                    for j, i in enumerate(group):
+                        llama_cpp.llama_memory_seq_cp(self._mem, 0, j + 1, -1, -1)
+                        start = self._batch.add(suffixes[i], len(prefix), j + 1, -1)
+                        last_index.append(start + len(suffixes[i]) - 1)
+                    self._decode()
+                    for i, bi in zip(group, last_index, strict=True):
+                        y, n = logit_values(self._ctx, bi, (yes_id, no_id))
+                        values[i] = yes_probability(y, n)
+                finally:
+                    self._clear_seqs(len(group))
+                cost.requests += 1
+                cost.tokens += self._batch.n
+        cost.seconds = time.perf_counter() - t0
+        return Scores(values, cost)
+
+    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
+        """Options labelled A, B, C... (``prompts.choice_prompt``); softmax of the next-token logits over the
+        label tokens, so the values sum to 1."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            if not options:
+                return Scores([], cost)
+            try:
+                labels = choice_labels(len(options))
+            except ValueError as exc:
+                raise BackendError(str(exc)) from exc
+            label_ids = [self._single_token(label, "choice label") for label in labels]
+            tokens = self._tok(choice_prompt(context, options), add_bos=True)
+            check_cancel(cancel)
+            evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
+            probs = softmax(logit_values(self._ctx, last, label_ids))
+            cost.requests = 1
+            cost.tokens = evaluated
+            cost.reused_tokens = reused
+        cost.seconds = time.perf_counter() - t0
+        return Scores(probs, cost)
+
+    def likelihood(
+        self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None
+    ) -> Likelihoods:
+        """log P(query | context, candidate_i): layout [context][candidate_i][query], one sequence per candidate.
+
+        The first query token is predicted from the candidate's last token. Returns the sum and the mean over the
+        query's tokens per candidate.
+        """
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            q = self._tok(query, add_bos=False)
+            if not q:
+                raise BackendError("likelihood needs a non-empty query")
+            if not candidates:
+                return Likelihoods([], [], len(q), cost)
+            ctx_toks = self._tok(context, add_bos=True)
+            cands = [self._tok(c, add_bos=False) for c in candidates]
+            for i, c in enumerate(cands):
+                if not c:
+                    raise BackendError(f"likelihood candidate {i} is empty")
+            L = len(ctx_toks)
+            # per item: the tokens restored from the cache (cand[:-1]) if any, and the tokens to evaluate
+            keys = [tokens_key(ctx_toks, c) for c in cands]
+            cached: list[bytes | None] = []
+            for key, c in zip(keys, cands, strict=True):
+                hit = self.cache.get(key) if self._cacheable(c) else None
+                cached.append(hit[1] if hit is not None else None)
+            suffix = [c[-1:] + q if s is not None else c + q for c, s in zip(cands, cached, strict=True)]
+            cells = [len(c) + len(q) for c in cands]
+            plan = self._plan(L, [len(s) for s in suffix], [len(q)] * len(cands), cells)
+            check_cancel(cancel)
+            evaluated, reused, _ = self._sync_prefix(ctx_toks, need_logits=False)
+            cost.tokens += evaluated
+            cost.reused_tokens += reused
+            total = [0.0] * len(cands)
+            for group in plan:
+                check_cancel(cancel)
+                self._likelihood_request(group, L, cands, q, suffix, cached, keys, total, cost)
+        cost.seconds = time.perf_counter() - t0
+        mean = [t / len(q) for t in total]
+        return Likelihoods(total, mean, len(q), cost)
+
+    def _cacheable(self, cand: Sequence[int]) -> bool:
+        # candidates longer than the SWA window would be saved with gaps in the SWA cache: not cached
+        return self.cache.max_bytes > 0 and len(cand) > 1 and (self.n_swa <= 0 or len(cand) < self.n_swa)
+
+    def _likelihood_request(
+        self,
+        group: list[int],
+        L: int,
+        cands: list[list[int]],
+        q: list[int],
+        suffix: list[list[int]],
+        cached: list[bytes | None],
+        keys: list[bytes],
+        total: list[float],
+        cost: Cost,
+    ) -> None:
+        assert self._batch is not None
+        self._batch.clear()
+        out_index: list[int] = []
+        targets: list[int] = []
+        try:
+            for j, i in enumerate(group):
+                seq = j + 1
+                state = cached[i]
+                if state is not None:
+                    buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+                    ok = llama_cpp.llama_state_seq_set_data(self._ctx, buf, len(state), seq)
+                    if not ok:
+                        raise BackendError(f"restoring the cached KV state of candidate {i} failed")
+                    cost.reused_tokens += len(cands[i]) - 1
+                llama_cpp.llama_memory_seq_cp(self._mem, 0, seq, 0, L)
+                pos0 = L + len(cands[i]) - len(suffix[i]) + len(q)
+                first_out = len(suffix[i]) - len(q) - 1  # the candidate's last token
+                start = self._batch.add(suffix[i], pos0, seq, first_out, len(suffix[i]) - 1)
+                out_index += range(start + first_out, start + len(suffix[i]) - 1)
+                targets += q
+            self._decode()
+            lp = token_logprobs(self._ctx, out_index, targets, self.n_vocab)
+            for j, i in enumerate(group):
+                total[i] = float(lp[j * len(q) : (j + 1) * len(q)].sum())
+            for j, i in enumerate(group):
+                if cached[i] is None and self._cacheable(cands[i]):
+                    self._save_candidate(j + 1, L, len(cands[i]), keys[i])
+        finally:
+            self._clear_seqs(len(group))
+        cost.requests += 1
+        cost.tokens += self._batch.n
+
+    def _save_candidate(self, seq: int, L: int, n_cand: int, key: bytes) -> None:
+        """Keep the KV of cand[:-1] (positions L .. L+n_cand-2) of ``seq`` in the LRU cache."""
+        llama_cpp.llama_memory_seq_rm(self._mem, seq, L + n_cand - 1, -1)
+        llama_cpp.llama_memory_seq_rm(self._mem, seq, 0, L)  # the context cells stay, owned by sequence 0
+        size = llama_cpp.llama_state_seq_get_size(self._ctx, seq)
+        buf = (ctypes.c_uint8 * size)()
+        n = llama_cpp.llama_state_seq_get_data(self._ctx, buf, size, seq)
+        if n > 0:
+            self.cache.put(key, n_cand - 1, bytes(buf)[:n])
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
+        cancel: CancelCheck | None = None,
+        seed: int | None = None,
+    ) -> Iterator[str]:
+        """Stream text pieces (greedy unless ``temperature > 0``). Stops at an end-of-generation token, a stop
+        string (not included), ``max_tokens``, the context's end or ``cancel``; returns a :class:`Generation`."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            tokens = self._tok(prompt, add_bos=True, special=True)
+        if len(tokens) >= self.n_ctx:
+            raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
+        rng = np.random.default_rng(seed)
+        stream = StreamText(stop)
+        stopped_by = "length"
+        for _ in range(max_tokens):
+            if cancel is not None and cancel():
+                stopped_by = "cancelled"
+                break
+            if len(tokens) >= self.n_ctx:
+                break
+            with self._lock:
+                self._check_open()
+                evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
+                if cost.requests == 0:
+                    cost.reused_tokens += reused
+                cost.requests += 1
+                cost.tokens += evaluated
+                if temperature > 0:
+                    tok = sample_token(logits_row(self._ctx, last, self.n_vocab), temperature, rng)
+                else:
+                    tok = int(np.argmax(logits_row(self._ctx, last, self.n_vocab)))
+                is_eog = bool(llama_cpp.llama_vocab_is_eog(self._vocab, tok))
+                piece = b"" if is_eog else self.piece(tok)
+            if is_eog:
+                stopped_by = "eos"
+                break
+            tokens.append(tok)
+            out = stream.feed(piece)
+            if out:
+                yield out
+            if stream.stopped:
+                stopped_by = "stop"
+                break
+        tail = stream.finish()
+        if tail:
+            yield tail
+        cost.seconds = time.perf_counter() - t0
+        return Generation(stream.text, cost, stopped_by)

@@ -1,0 +1,148 @@
+"""Evidence per candidate: what the decision model combines into one P(relevant).
+
+Per query, two vectorised passes over the snapshot give every node's evidence at once: the cosine of the query with
+every passage (the bundled embedder) and the BM25 scores of the query's lexical hits (SQLite FTS5). A candidate's
+features are then slices over its subtree (best passage below it, top-3 mean, lexical hits below it), the cosine of
+its own description, its size, and z-scores within the level it competes in (so scales do not drift between
+queries). The generative model's readout (query likelihood) is added by the navigator where it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+
+FEATURES = (
+    "cos_desc", "cos_max", "cos_top3", "lex_max", "lex_hits", "z_cos_max", "z_cos_top3", "z_cos_desc",
+    "z_lex_max", "rank_cos", "rank_lex", "log_size", "parent", "lm", "z_lm", "cos_q_max", "z_cos_q_max",
+    "g_cos_max", "g_lex_max", "g_cos_nb",
+)
+
+
+@dataclass
+class QueryEvidence:
+    """Per-query arrays over the snapshot's passage rows."""
+
+    q_vec: np.ndarray
+    cos: np.ndarray  # (n_passages,)
+    lex: np.ndarray  # (n_passages,) normalised BM25 in [0, 1] for lexical hits, 0 elsewhere
+    node_cos: np.ndarray  # (n_node_vecs,)
+    cos_q: np.ndarray | None = None  # (n_passages,) cosine with the question sentence alone, when the query has
+    # context before its question (e.g. "I care for my mother 40 hours a week. Can I claim Carer's Allowance?")
+    _stats: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # global_z's mean and sd
+
+    @classmethod
+    def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float],
+              question_vec: np.ndarray | None = None) -> QueryEvidence:
+        cos = snap.passage_vecs @ q_vec if snap.passage_vecs.shape[1] == q_vec.shape[0] else np.zeros(
+            len(snap.passage_ids), np.float32)
+        node_cos = snap.node_vecs @ q_vec if snap.node_vecs.shape[1] == q_vec.shape[0] else np.zeros(
+            len(snap.node_vecs), np.float32)
+        lex = np.zeros(len(snap.passage_ids), dtype=np.float32)
+        if lexical:
+            best = max(lexical.values()) or 1.0
+            for nid, s in lexical.items():
+                row = snap.row_of.get(nid)
+                if row is not None:
+                    lex[row] = max(0.0, s) / best
+        cos_q = None
+        if question_vec is not None and snap.passage_vecs.shape[1] == question_vec.shape[0]:
+            cos_q = (snap.passage_vecs @ question_vec).astype(np.float32)
+        return cls(q_vec=q_vec, cos=cos.astype(np.float32), lex=lex, node_cos=node_cos.astype(np.float32),
+                   cos_q=cos_q)
+
+    def global_z(self, values: np.ndarray, which: str) -> np.ndarray:
+        """``values`` (a slice statistic of ``cos`` or ``lex``) as z-scores against every passage of the collection
+        for this query: unlike the per-level z-scores, comparable across levels and across candidate pools."""
+        stats = self._stats
+        if which not in stats:
+            arr = self.cos if which == "cos" else self.lex
+            sd = float(arr.std()) if len(arr) else 1.0
+            stats[which] = (float(arr.mean()) if len(arr) else 0.0, sd if sd > 1e-6 else 1.0)
+        mean, sd = stats[which]
+        return ((values - mean) / sd).astype(np.float32)
+
+
+def _neighbour_cos(snap: Snapshot, ev: QueryEvidence, row: int) -> float:
+    """The best cosine of the passages just before and after ``row`` in the same section (its own if it has none):
+    a list item is read with its lead-in, a lead-in ("You can apply if:") with its items."""
+    parents = snap.row_parent
+    best = None
+    for r in (row - 1, row + 1):
+        if 0 <= r < len(parents) and parents[r] == parents[row]:
+            v = float(ev.cos[r])
+            best = v if best is None else max(best, v)
+    return float(ev.cos[row]) if best is None else best
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    if len(values) < 2:
+        return np.zeros_like(values)
+    sd = float(values.std())
+    return (values - values.mean()) / (sd if sd > 1e-6 else 1.0)
+
+
+def _rank_feature(values: np.ndarray) -> np.ndarray:
+    order = np.argsort(-values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.float32)
+    ranks[order] = np.arange(len(values), dtype=np.float32)
+    return 1.0 / (1.0 + ranks)
+
+
+def level_features(
+    snap: Snapshot, ev: QueryEvidence, cands: Sequence[NodeInfo], parent_logit: dict[int, float] | None = None,
+) -> np.ndarray:
+    """Feature matrix (len(cands), len(FEATURES)); the LM columns are zero until the navigator fills them."""
+    n = len(cands)
+    out = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    if n == 0:
+        return out
+    cos_max = np.zeros(n, np.float32)
+    cos_top3 = np.zeros(n, np.float32)
+    cos_desc = np.zeros(n, np.float32)
+    lex_max = np.zeros(n, np.float32)
+    lex_hits = np.zeros(n, np.float32)
+    cos_q_max = np.zeros(n, np.float32)
+    cos_nb = np.zeros(n, np.float32)
+    size = np.zeros(n, np.float32)
+    for i, c in enumerate(cands):
+        a, b = c.span
+        if b > a:
+            sl = ev.cos[a:b]
+            cos_max[i] = float(sl.max())
+            k = min(3, b - a)
+            cos_top3[i] = float(np.partition(sl, -k)[-k:].mean()) if b - a > k else float(sl.mean())
+            ls = ev.lex[a:b]
+            lex_max[i] = float(ls.max())
+            lex_hits[i] = float(np.log1p((ls > 0).sum()))
+            cos_q_max[i] = float(ev.cos_q[a:b].max()) if ev.cos_q is not None else 0.0
+            cos_nb[i] = _neighbour_cos(snap, ev, a) if b - a == 1 else cos_max[i]
+        size[i] = float(np.log1p(b - a))
+        cos_desc[i] = float(ev.node_cos[c.vec_row]) if c.vec_row >= 0 else cos_max[i]
+    cols = {
+        "cos_desc": cos_desc, "cos_max": cos_max, "cos_top3": cos_top3, "lex_max": lex_max, "lex_hits": lex_hits,
+        "z_cos_max": _z(cos_max), "z_cos_top3": _z(cos_top3), "z_cos_desc": _z(cos_desc), "z_lex_max": _z(lex_max),
+        "rank_cos": _rank_feature(cos_max), "rank_lex": _rank_feature(lex_max), "log_size": size,
+        "cos_q_max": cos_q_max, "z_cos_q_max": _z(cos_q_max),
+        "g_cos_max": ev.global_z(cos_max, "cos"), "g_lex_max": ev.global_z(lex_max, "lex"),
+        "g_cos_nb": ev.global_z(cos_nb, "cos"),
+    }
+    if parent_logit:
+        cols["parent"] = np.array([parent_logit.get(c.parent or -1, 0.0) for c in cands], np.float32)
+    for name, col in cols.items():
+        out[:, FEATURES.index(name)] = col
+    return out
+
+
+def set_lm(features: np.ndarray, rows: Sequence[int], lm_mean: Sequence[float]) -> None:
+    """Fill the LM columns for the candidates that were read by the generative model (others stay at 0 = unknown;
+    z-scores are taken among the rows that were read)."""
+    if not rows:
+        return
+    vals = np.asarray(lm_mean, dtype=np.float32)
+    features[list(rows), FEATURES.index("lm")] = vals
+    features[list(rows), FEATURES.index("z_lm")] = _z(vals)

@@ -1,0 +1,327 @@
+"""Navigation: DecisionRAG's Algorithm 1 over the collection tree.
+
+Level by level from the collection root: score every candidate of the level in one pass with the decision model,
+keep the best (the first level keeps a ratio, leaning to recall; later levels keep ``k``), expand only the kept
+ones, and at the last level score the passages beneath the kept branches (plus, optionally, the dense and lexical
+top passages of the whole collection: the paper's hybrid configuration), returning the top ``r`` in rank order with
+a trace of every level.
+
+Which readout scores a level is configuration (``Settings.readout``):
+- ``fused`` (default): the calibrated decision model over embedder, lexical and tree evidence, plus the generative
+  model's query likelihood on the top few candidates of the levels where calibration found it pays;
+- ``embedding``: the same without the generative model (no tokens evaluated);
+- ``likelihood``: the generative model's query likelihood alone, on every candidate;
+- ``binary``: zero-shot Yes/No over a shared listing (for instruction-tuned models).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shelfwise.core.models.backend import Cancelled, CancelCheck, Cost, DecisionBackend
+from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_lm
+from shelfwise.core.navigation.parallel import pool_likelihoods, pool_scores, request_concurrency, score_requests
+from shelfwise.core.navigation.prompts import binary_prompt, candidate_text, likelihood_context, likelihood_query
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
+from shelfwise.core.store.db import Store
+from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
+
+LABELS = {"cluster": "topics", "document": "documents", "section": "sections", "passage": "passages"}
+FLATTEN_LIMIT = 64  # a document with at most this many sections shows them all in one level
+
+
+@dataclass
+class Scored:
+    node: NodeInfo
+    p: float
+    logit: float
+    features: np.ndarray
+    rank_score: float  # the prior-scale score a child level reads as ``parent`` (see LevelModel.ranking_score)
+    source: str = "tree"
+
+
+class Navigator:
+    def __init__(
+        self,
+        store: Store,
+        backend: DecisionBackend | None,
+        embedder,
+        settings: Settings | None = None,
+        *,
+        decision: DecisionModel | None = None,
+        lm_top: int = 6,
+    ) -> None:
+        self.store = store
+        self.backend = backend
+        self.embedder = embedder
+        self.settings = settings or Settings()
+        self.decision = decision
+        self.lm_top = lm_top
+
+    # -- public -------------------------------------------------------------------------------------------------
+    def search(
+        self, query: str, collection: str | None = None, *, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
+        q_vec: np.ndarray | None = None,
+    ) -> SearchResult:
+        t0 = time.perf_counter()
+        coll = self.store.collection(collection or "default")
+        snap = snapshot_for(self.store, coll.id, self.embedder.model_id)
+        decision = self.decision or load_decision(self.store, coll.id, self.embedder, self.backend)
+        ev = self.evidence(snap, query, coll.id, q_vec)
+        return self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0)
+
+    def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
+                 lexical_limit: int = 200) -> QueryEvidence:
+        if q_vec is None:
+            q_vec = self.embedder.embed_one(query)
+        lexical = {n.id: s for n, s in self.store.search(query, limit=lexical_limit, kinds=("passage",),
+                                                          collection_id=collection_id)}
+        question = question_part(query)
+        question_vec = self.embedder.embed_one(question) if question else None
+        return QueryEvidence.build(snap, q_vec, lexical, question_vec)
+
+    # -- the walk -----------------------------------------------------------------------------------------------
+    def walk(
+        self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, query: str, *, keep: set[int],
+        cancel: CancelCheck | None, t0: float,
+    ) -> SearchResult:
+        budgets = self.settings.budgets
+        trace = Trace(query=query, readout=self.settings.readout)
+        frontier = [snap.nodes[snap.root]]
+        flattened: set[int] = set()
+        pool: dict[int, NodeInfo] = {}
+        parent_logit: dict[int, float] = {}
+        depth = 0
+        forced = set(keep)
+        for n in list(forced):  # forcing a node forces its ancestors too
+            if n in snap.nodes:
+                forced.update(a.id for a in snap.ancestors(n))
+        while frontier:
+            if cancel and cancel():
+                raise Cancelled("query cancelled")
+            cands: list[NodeInfo] = []
+            for node in frontier:
+                containers, passages = self._expand(snap, node, flattened)
+                cands.extend(containers)
+                for p in passages:
+                    pool[p.id] = p
+            if not cands:
+                break
+            depth += 1
+            kind = _dominant_kind(cands)
+            scored, cost = self._score_level(snap, decision, ev, query, cands, kind, parent_logit, cancel)
+            n_keep = self._keep_count(decision, budgets, kind, len(cands), depth == 1)
+            order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
+            kept_idx = set(order[:n_keep]) | {i for i, s in enumerate(scored) if s.node.id in forced}
+            level = Level(depth=depth, label=LABELS.get(kind, kind), candidates=[], requests=cost.requests,
+                          tokens=cost.tokens, seconds=cost.seconds)
+            frontier = []
+            for i in order:
+                s = scored[i]
+                kept = i in kept_idx
+                level.candidates.append(self._candidate(s, kept, decision.model(kind)))
+                parent_logit[s.node.id] = s.rank_score
+                if kept:
+                    frontier.append(s.node)
+            trace.levels.append(level)
+        # last level: passages under the kept branches, plus hybrid candidates from the whole collection
+        if cancel and cancel():
+            raise Cancelled("query cancelled")
+        sources = {pid: "tree" for pid in pool}
+        if budgets.hybrid > 0:
+            for pid, source in self._hybrid(snap, ev, budgets.hybrid):
+                if pid not in pool:
+                    pool[pid] = snap.nodes[pid]
+                    sources[pid] = source
+        passages = list(pool.values())
+        depth += 1
+        for p in passages:  # ancestors never judged in the walk get their own calibrated logit, not a guess
+            if p.parent is not None and p.parent not in parent_logit:
+                parent_logit[p.parent] = self._offline_logit(snap, decision, ev, snap.nodes[p.parent])
+        scored, cost = self._score_level(snap, decision, ev, query, passages, "passage", parent_logit, cancel)
+        for s in scored:
+            s.source = sources.get(s.node.id, "tree")
+        order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
+        r = budgets.passages
+        level = Level(depth=depth, label="passages", candidates=[], requests=cost.requests, tokens=cost.tokens,
+                      seconds=cost.seconds)
+        for rank, i in enumerate(order):
+            level.candidates.append(self._candidate(scored[i], rank < r, decision.model("passage")))
+        trace.levels.append(level)
+        hits = self._hits(snap, [scored[i] for i in order[:r]])
+        trace.seconds = time.perf_counter() - t0
+        return SearchResult(query=query, hits=hits, trace=trace)
+
+    # -- pieces -------------------------------------------------------------------------------------------------
+    def _expand(self, snap: Snapshot, node: NodeInfo, flattened: set[int]) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        """Containers to judge next, and passages that go straight to the last level."""
+        children = snap.children(node.id)
+        passages = [c for c in children if c.kind == "passage"]
+        if node.id in flattened:  # its subsections were already judged beside it
+            return [], passages
+        containers = [c for c in children if c.kind != "passage"]
+        if node.kind in ("document", "section") and containers:
+            every = _descendant_sections(snap, node)
+            if len(every) <= FLATTEN_LIMIT:
+                flattened.update(s.id for s in every)
+                return every, passages
+        return containers, passages
+
+    def _keep_count(self, decision: DecisionModel, budgets: Budgets, kind: str, n: int, first: bool) -> int:
+        if first:
+            ratio = decision.first_keep_ratio if decision.first_keep_ratio is not None else budgets.first_keep_ratio
+            return max(1, min(n, math.ceil(ratio * n)))
+        k = decision.keep.get(kind, budgets.keep)
+        return max(1, min(n, k))
+
+    def _score_level(
+        self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, query: str, cands: list[NodeInfo],
+        kind: str, parent_logit: dict[int, float], cancel: CancelCheck | None,
+    ) -> tuple[list[Scored], Cost]:
+        t = time.perf_counter()
+        x = level_features(snap, ev, cands, parent_logit)
+        model = decision.model(kind)
+        cost = Cost()
+        readout = self.settings.readout
+        if readout == "fused" and kind in decision.lm_levels and self.backend is not None and len(cands) > 1:
+            pre = model.logits(x)
+            top = [int(i) for i in np.argsort(-pre)[: self.lm_top]]
+            lm, c = self._likelihood(snap, query, [cands[i] for i in top], cancel)
+            set_lm(x, top, lm)
+            cost.add(c)
+        if readout in ("likelihood", "binary") and self.backend is not None:
+            if readout == "likelihood":
+                lm, c = self._likelihood(snap, query, cands, cancel)
+                set_lm(x, list(range(len(cands))), lm)
+                zl = x[:, FEATURES.index("z_lm")]
+                logits = zl.astype(np.float32)
+            else:
+                probs, c = self._binary(snap, query, cands, cancel)
+                x[:, FEATURES.index("lm")] = probs
+                logits = np.log(np.clip(probs, 1e-6, 1)) - np.log(np.clip(1 - probs, 1e-6, 1))
+            cost.add(c)
+            p = 1 / (1 + np.exp(-logits))
+            ranks = logits
+        else:
+            logits = model.logits(x)
+            p = model.proba(x)
+            ranks = model.ranking_score(x)
+        cost.seconds = time.perf_counter() - t
+        return [Scored(c, float(p[i]), float(logits[i]), x[i], float(ranks[i]))
+                for i, c in enumerate(cands)], cost
+
+    def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
+        """Query likelihood per candidate; a level larger than one request is split, and the requests run
+        concurrently where the backend can (a server pool), pooled in input order either way."""
+        assert self.backend is not None
+        backend = self.backend
+        texts = [candidate_text(snap, c) for c in cands]
+        size = self.settings.budgets.request_size
+        chunks = [texts[i:i + size] for i in range(0, len(texts), size)]
+        q = likelihood_query(question_part(query) or query)
+        res = pool_likelihoods(score_requests(
+            lambda ch: backend.likelihood(likelihood_context(), ch, q, cancel=cancel), chunks,
+            request_concurrency(backend)))
+        return list(res.mean), res.cost
+
+    def _binary(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
+        assert self.backend is not None
+        backend = self.backend
+        size = self.settings.budgets.request_size
+        chunks = [[candidate_text(snap, c) for c in cands[i:i + size]] for i in range(0, len(cands), size)]
+
+        def one(texts: list[str]):
+            context, questions = binary_prompt(query, texts)
+            return backend.binary(context, questions, cancel=cancel)
+
+        res = pool_scores(score_requests(one, chunks, request_concurrency(backend)))
+        return np.asarray(res.values, np.float32), res.cost
+
+    def _offline_logit(self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, node: NodeInfo) -> float:
+        kind = node.kind if node.kind in ("section", "document", "cluster") else "section"
+        x = level_features(snap, ev, [node])
+        return float(decision.model(kind).ranking_score(x)[0])
+
+    def _hybrid(self, snap: Snapshot, ev: QueryEvidence, n: int) -> list[tuple[int, str]]:
+        """The dense and the lexical top ``n`` passages of the whole collection, tagged with where they came from."""
+        out: list[tuple[int, str]] = []
+        if len(ev.cos):
+            out.extend((int(snap.passage_ids[i]), "dense") for i in np.argsort(-ev.cos)[:n])
+        lex_rows = np.nonzero(ev.lex)[0]
+        if len(lex_rows):
+            out.extend((int(snap.passage_ids[i]), "lexical") for i in lex_rows[np.argsort(-ev.lex[lex_rows])[:n]])
+        return out
+
+    def _candidate(self, s: Scored, kept: bool, model) -> Candidate:
+        feats = {f: round(float(s.features[i]), 4) for i, f in enumerate(FEATURES) if s.features[i] != 0}
+        return Candidate(
+            node_id=s.node.id, kind=s.node.kind, title=_title(s.node), description=s.node.description or s.node.text[:200],
+            score=round(s.p, 4), kept=kept, parent_id=s.node.parent, features=feats, source=s.source,
+        )
+
+    def _hits(self, snap: Snapshot, scored: list[Scored]) -> list[Hit]:
+        docs = {d.id: d for d in self.store.documents(snap_collection(snap))}
+        hits = []
+        for s in scored:
+            n = s.node
+            d = docs.get(n.document_id or -1)
+            hits.append(Hit(
+                node_id=n.id, document_id=n.document_id or 0, text=n.text, score=round(s.p, 4),
+                path=d.path if d else "", title=d.title if d else "", heading_path=n.heading_path,
+                location=n.location,
+            ))
+        return hits
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def question_part(query: str) -> str | None:
+    """The question sentence of a query that has context before it (its last sentence ending in '?', else its
+    last sentence), or None for a one-sentence query. Scored beside the whole query: context sentences describe
+    the asker's situation and dilute the embedding of what is asked."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(query.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    asked = [s for s in sentences if s.endswith("?")]
+    return asked[-1] if asked else sentences[-1]
+
+
+def snap_collection(snap: Snapshot) -> int:
+    return snap.collection_id
+
+
+def _title(node: NodeInfo) -> str:
+    if node.kind == "passage":
+        text = " ".join(node.text.split())
+        return text[:90] + ("..." if len(text) > 90 else "")
+    return node.title or "(untitled)"
+
+
+def _dominant_kind(cands: list[NodeInfo]) -> str:
+    kinds = [c.kind for c in cands]
+    for k in ("cluster", "document", "section"):
+        if kinds.count(k) * 2 >= len(kinds):
+            return k
+    return max(set(kinds), key=kinds.count)
+
+
+def _descendant_sections(snap: Snapshot, node: NodeInfo) -> list[NodeInfo]:
+    out: list[NodeInfo] = []
+    stack = [c for c in reversed(snap.children(node.id)) if c.kind == "section"]
+    while stack:
+        s = stack.pop()
+        out.append(s)
+        if len(out) > FLATTEN_LIMIT:
+            break
+        stack.extend(c for c in reversed(snap.children(s.id)) if c.kind == "section")
+    return out

@@ -1,0 +1,54 @@
+"""Caches shared by every query of a process: collection snapshots and fitted decision models."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from shelfwise.core.navigation.decision import DecisionModel, meta_key
+from shelfwise.core.store.snapshot import Snapshot, build_snapshot, tree_version
+from shelfwise.core.store.db import Store
+
+_lock = threading.Lock()
+_snapshots: dict[tuple[str, int, str], Snapshot] = {}
+
+
+def snapshot_for(store: Store, collection_id: int, embed_model: str | None) -> Snapshot:
+    """The collection's snapshot, rebuilt when its tree version changed (after ingest or re-clustering)."""
+    key = (str(store.path) if store.path else f"memory:{id(store)}", collection_id, embed_model or "")
+    version = tree_version(store, collection_id)
+    with _lock:
+        snap = _snapshots.get(key)
+        if snap is not None and snap.version == version:
+            return snap
+    snap = build_snapshot(store, collection_id, embed_model)
+    with _lock:
+        _snapshots[key] = snap
+        if len(_snapshots) > 8:
+            _snapshots.pop(next(iter(_snapshots)))
+    return snap
+
+
+def model_set(embedder: Any, backend: Any) -> str:
+    """Identifies the models a calibration was fitted with: it is redone when either changes."""
+    emb = getattr(embedder, "model_id", "none")
+    gen = getattr(backend, "model_id", None) or getattr(backend, "name", "none")
+    return f"{emb}|{gen}"
+
+
+def load_decision(store: Store, collection_id: int, embedder: Any, backend: Any) -> DecisionModel:
+    """The calibration fitted for these models; else one fitted without a generative model (the generative model's
+    readout is then simply not used); else the prior."""
+    for gen in (backend, None):
+        text = store.get_meta(meta_key(collection_id, model_set(embedder, gen)), None)
+        if text:
+            model = DecisionModel.from_json(text)
+            if gen is None:
+                model.lm_levels = ()
+            return model
+    return DecisionModel()
+
+
+def save_decision(store: Store, collection_id: int, embedder: Any, backend: Any, model: DecisionModel) -> None:
+    model.key = meta_key(collection_id, model_set(embedder, backend))
+    store.set_meta(model.key, model.to_json())

@@ -1,0 +1,477 @@
+"""The tree store: collections, documents and their node trees in SQLite (WAL), with FTS5 and embeddings.
+
+Tree: ``collection -> [cluster ...] -> document -> section ... -> passage``. Node ids are assigned in depth-first
+order when a document is written, so ``ORDER BY id`` is reading order inside a document.
+
+Thread-safety: a :class:`Store` owns one ``sqlite3`` connection and must be used from the thread that created it
+(Python's ``check_same_thread`` stays on). Open one Store per thread or process; WAL mode lets readers run while one
+writer writes, and writers wait up to ``timeout`` seconds for each other.
+
+Transactions: every public write method is one transaction. ``with store.transaction():`` groups several (nested
+calls become savepoints). Inside it, use the Store's methods or ``store.conn`` directly, not sqlite-utils' table
+helpers (those commit on their own).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+import numpy as np
+import sqlite_utils
+from shelfwise.core.store.migrations import SchemaTooNew, migrate
+from shelfwise.core.store.types import (
+    DOC_COLS,
+    KEPT_SUFFIX,
+    NODE_COLS,
+    STATUSES,
+    CollectionRow,
+    DocumentRow,
+    FileMeta,
+    NodeRow,
+    SearchHit,
+    StoreError,
+    StoreStats,
+    clean_text,
+    doc_from_row,
+    first_text,
+    location_json,
+    node_from_row,
+    now,
+)
+from shelfwise.core.store.textutil import describe, fts_query
+from shelfwise.ingest.model import ParsedDocument, ParsedNode
+
+__all__ = [
+    "KEPT_SUFFIX", "STATUSES", "CollectionRow", "DocumentRow", "FileMeta", "NodeRow", "SearchHit", "Store",
+    "StoreError", "StoreStats",
+]
+
+
+class Store:
+    """SQLite store of the collection tree. ``Store(":memory:")`` for tests; see the module doc for threads."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self.memory = str(path) == ":memory:"
+        self.path = None if self.memory else Path(path)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._depth = 0
+        self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=timeout)
+        try:
+            self.db = sqlite_utils.Database(self.conn)
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
+            # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
+            self.conn.execute("PRAGMA secure_delete = OFF")
+            if not self.memory:
+                self.db.enable_wal()
+                self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
+            self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
+        except (sqlite3.DatabaseError, SchemaTooNew) as exc:
+            self.conn.close()
+            raise StoreError(f"Cannot open the library {path}: {exc}") from exc
+
+    # ----------------------------------------------------------------- plumbing
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``); nested uses become savepoints. Rolls back on error."""
+        level = self._depth
+        self.conn.execute("BEGIN IMMEDIATE" if level == 0 else f"SAVEPOINT sp{level}")
+        self._depth += 1
+        try:
+            yield self.conn
+        except BaseException:
+            self._depth -= 1
+            if level == 0:
+                self.conn.execute("ROLLBACK")
+            else:
+                self.conn.execute(f"ROLLBACK TO sp{level}")
+                self.conn.execute(f"RELEASE sp{level}")
+            raise
+        self._depth -= 1
+        self.conn.execute("COMMIT" if level == 0 else f"RELEASE sp{level}")
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def _bump_tree_version(self) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('tree_version', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    # ----------------------------------------------------------------- collections
+    def collection(self, name: str) -> CollectionRow:
+        """The collection called ``name``, created (with its root node) if it does not exist."""
+        name = name.strip()
+        if not name:
+            raise ValueError("A collection needs a non-empty name.")
+        found = self.find_collection(name)
+        if found:
+            return found
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO collections(name, created_at) VALUES (?, ?)", (name, now())
+            )
+            cid = int(cur.lastrowid or 0)
+            cur = self.conn.execute(
+                "INSERT INTO nodes(collection_id, kind, depth, title, description) VALUES (?, 'collection', 0, ?, ?)",
+                (cid, name, name),
+            )
+            self.conn.execute("UPDATE collections SET root_node_id = ? WHERE id = ?", (cur.lastrowid, cid))
+        found = self.find_collection(name)
+        assert found is not None
+        return found
+
+    def find_collection(self, name: str) -> CollectionRow | None:
+        row = self.conn.execute(
+            "SELECT id, name, created_at, root_node_id FROM collections WHERE name = ?", (name.strip(),)
+        ).fetchone()
+        return CollectionRow(*row) if row else None
+
+    def collections(self) -> list[CollectionRow]:
+        rows = self.conn.execute("SELECT id, name, created_at, root_node_id FROM collections ORDER BY id")
+        return [CollectionRow(*r) for r in rows]
+
+    def _collection_by_id(self, collection_id: int) -> CollectionRow:
+        row = self.conn.execute(
+            "SELECT id, name, created_at, root_node_id FROM collections WHERE id = ?", (collection_id,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"No collection with id {collection_id}")
+        return CollectionRow(*row)
+
+    # ----------------------------------------------------------------- documents
+    def documents(self, collection_id: int | None = None) -> list[DocumentRow]:
+        if collection_id is None:
+            rows = self.conn.execute(f"SELECT {DOC_COLS} FROM documents ORDER BY collection_id, path")
+        else:
+            rows = self.conn.execute(
+                f"SELECT {DOC_COLS} FROM documents WHERE collection_id = ? ORDER BY path", (collection_id,)
+            )
+        return [doc_from_row(r) for r in rows]
+
+    def document(self, document_id: int) -> DocumentRow | None:
+        row = self.conn.execute(f"SELECT {DOC_COLS} FROM documents WHERE id = ?", (document_id,)).fetchone()
+        return doc_from_row(row) if row else None
+
+    def document_by_path(self, collection_id: int, path: str | Path) -> DocumentRow | None:
+        row = self.conn.execute(
+            f"SELECT {DOC_COLS} FROM documents WHERE collection_id = ? AND path = ?", (collection_id, str(path))
+        ).fetchone()
+        return doc_from_row(row) if row else None
+
+    def write_document(
+        self, collection_id: int, path: str | Path, file_meta: FileMeta, parsed: ParsedDocument
+    ) -> int:
+        """Write (or replace) one parsed document and its tree in ONE transaction; returns the document id.
+
+        A replaced document keeps its id, and its document node keeps its parent (e.g. a topic cluster) if that
+        still exists; a new one hangs under the collection root.
+        """
+        path = str(path)
+        title = clean_text(parsed.title.strip()) or Path(path).stem
+        with self.transaction():
+            coll = self._collection_by_id(collection_id)
+            parent_id, parent_depth = coll.root_node_id, 0
+            old = self.document_by_path(collection_id, path)
+            values = (
+                file_meta.size, file_meta.mtime, file_meta.sha256, parsed.format, "ok", "", title, parsed.pages,
+                parsed.count("section"), parsed.count("passage"), now(), json.dumps(parsed.warnings),
+            )
+            cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
+                "warnings"
+            if old is not None:
+                prev = self.conn.execute(
+                    "SELECT p.id, p.depth FROM nodes d JOIN nodes p ON p.id = d.parent_id "
+                    "WHERE d.document_id = ? AND d.kind = 'document'",
+                    (old.id,),
+                ).fetchone()
+                if prev is not None and prev[0] != coll.root_node_id:
+                    parent_id, parent_depth = prev
+                self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
+                sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))
+                self.conn.execute(f"UPDATE documents SET {sets} WHERE id = ?", (*values, old.id))
+                doc_id = old.id
+            else:
+                cur = self.conn.execute(
+                    f"INSERT INTO documents(collection_id, path, {cols}) VALUES (?, ?{', ?' * len(values)})",
+                    (collection_id, path, *values),
+                )
+                doc_id = int(cur.lastrowid or 0)
+            self._insert_tree(collection_id, doc_id, parent_id, parent_depth, title, parsed)
+            self._bump_tree_version()
+        return doc_id
+
+    def _insert_tree(
+        self, collection_id: int, doc_id: int, parent_id: int, parent_depth: int, title: str,
+        parsed: ParsedDocument,
+    ) -> None:
+        next_id = int(self._one(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'nodes'), 0), "
+            "coalesce((SELECT max(id) FROM nodes), 0))"
+        ) or 0) + 1
+        rows: list[tuple[Any, ...]] = []
+        first = next((n.text for n in parsed.nodes() if n.kind == "passage" and n.text.strip()), "")
+        doc_node = next_id
+        rows.append((doc_node, collection_id, doc_id, parent_id, "document", 0, parent_depth + 1, title,
+                     describe(title, first), "", "{}", None, "[]", ""))
+        next_id += 1
+
+        def add(node: ParsedNode, parent: int, depth: int, ordinal: int, heads: list[str], heads_json: str) -> None:
+            nonlocal next_id
+            nid = next_id
+            next_id += 1
+            kind = node.kind if node.kind in ("section", "passage") else ("section" if node.children else "passage")
+            node_title = clean_text(node.title.strip())
+            text = clean_text(node.text)
+            loc = node.location
+            page = loc.page if loc.page is not None else loc.slide
+            rows.append((nid, collection_id, doc_id, parent, kind, ordinal, depth, node_title,
+                         describe(node_title, text if kind == "passage" else first_text(node)), text,
+                         location_json(loc), page, heads_json, " / ".join([title, *heads])))
+            if node.children:
+                child_heads = heads + [node_title] if kind == "section" else heads
+                child_json = json.dumps(child_heads, ensure_ascii=False)
+                for i, child in enumerate(node.children):
+                    add(child, nid, depth + 1, i, child_heads, child_json)
+
+        for i, child in enumerate(parsed.children):
+            add(child, doc_node, parent_depth + 2, i, [], "[]")
+        # Index the new nodes in one statement instead of row by row from the trigger (see migrations.py).
+        self.conn.execute("INSERT INTO fts_bulk_insert(active) VALUES (1)")
+        self.conn.executemany(
+            "INSERT INTO nodes(id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, "
+            "text, location, page, heading_path, heading_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        self.conn.execute(
+            "INSERT INTO nodes_fts(rowid, title, heading_text, text) "
+            "SELECT id, title, heading_text, text FROM nodes WHERE id BETWEEN ? AND ?",
+            (doc_node, next_id - 1),
+        )
+        self.conn.execute("DELETE FROM fts_bulk_insert")
+
+    def record_failure(
+        self, collection_id: int, path: str | Path, file_meta: FileMeta, status: str, message: str
+    ) -> int:
+        """Record that a file could not be ingested; returns the document id.
+
+        If an OK version exists, its tree and status stay and the message says "... (previous version kept)"; the
+        stored file metadata stays the old one, so the next run tries the file again. Otherwise the document row
+        gets the error status and no nodes.
+        """
+        if status not in ("error", "needs_ocr"):
+            raise ValueError(f"Failure status must be 'error' or 'needs_ocr', not {status!r}")
+        path = str(path)
+        fmt = Path(path).suffix.lower().lstrip(".")
+        with self.transaction():
+            self._collection_by_id(collection_id)
+            old = self.document_by_path(collection_id, path)
+            if old is not None and old.status == "ok":
+                self.conn.execute("UPDATE documents SET message = ? WHERE id = ?", (message + KEPT_SUFFIX, old.id))
+                return old.id
+            values = (file_meta.size, file_meta.mtime, file_meta.sha256, fmt, status, message, "", 0, 0, 0, now(),
+                      "[]")
+            cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
+                "warnings"
+            if old is not None:
+                self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
+                sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))
+                self.conn.execute(f"UPDATE documents SET {sets} WHERE id = ?", (*values, old.id))
+                return old.id
+            cur = self.conn.execute(
+                f"INSERT INTO documents(collection_id, path, {cols}) VALUES (?, ?{', ?' * len(values)})",
+                (collection_id, path, *values),
+            )
+            return int(cur.lastrowid or 0)
+
+    def mark_unchanged(self, document_id: int, file_meta: FileMeta) -> None:
+        """The file was touched but its content is the same: store the new mtime, clear a kept-version note."""
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE documents SET size = ?, mtime = ?, sha256 = ?, "
+                "message = CASE WHEN status = 'ok' AND message LIKE ? THEN '' ELSE message END WHERE id = ?",
+                (file_meta.size, file_meta.mtime, file_meta.sha256, "%" + KEPT_SUFFIX, document_id),
+            )
+
+    def remove_document(self, document_id: int) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (document_id,))
+            self.conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+            self._bump_tree_version()
+
+    # ----------------------------------------------------------------- nodes
+    def node(self, node_id: int) -> NodeRow | None:
+        row = self.conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        return node_from_row(row) if row else None
+
+    def children(self, node_id: int) -> list[NodeRow]:
+        rows = self.conn.execute(
+            f"SELECT {NODE_COLS} FROM nodes WHERE parent_id = ? ORDER BY ordinal, id", (node_id,)
+        )
+        return [node_from_row(r) for r in rows]
+
+    def ancestors(self, node_id: int) -> list[NodeRow]:
+        """From the collection root down to the node's parent (the node itself excluded)."""
+        rows = self.conn.execute(
+            "WITH RECURSIVE up(id, parent_id, n) AS ("
+            " SELECT id, parent_id, 0 FROM nodes WHERE id = ?"
+            " UNION ALL SELECT nodes.id, nodes.parent_id, up.n + 1 FROM nodes JOIN up ON nodes.id = up.parent_id)"
+            f" SELECT {', '.join('nodes.' + c.strip() for c in NODE_COLS.split(','))}"
+            " FROM up JOIN nodes ON nodes.id = up.id WHERE up.n > 0 ORDER BY up.n DESC",
+            (node_id,),
+        )
+        return [node_from_row(r) for r in rows]
+
+    def iter_nodes(
+        self, kinds: Iterable[str] | None = None, collection_id: int | None = None, document_id: int | None = None
+    ) -> Iterator[NodeRow]:
+        """Nodes in id order (reading order inside a document), optionally filtered."""
+        where, params = self._filters(kinds, collection_id, document_id)
+        for r in self.conn.execute(f"SELECT {NODE_COLS} FROM nodes n {where} ORDER BY id", params):
+            yield node_from_row(r)
+
+    def passages(self, document_id: int | None = None, collection_id: int | None = None) -> list[NodeRow]:
+        return list(self.iter_nodes(("passage",), collection_id, document_id))
+
+    @staticmethod
+    def _filters(
+        kinds: Iterable[str] | None, collection_id: int | None, document_id: int | None = None
+    ) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if kinds is not None:
+            ks = list(kinds)
+            clauses.append(f"n.kind IN ({', '.join('?' * len(ks))})" if ks else "0")
+            params.extend(ks)
+        if collection_id is not None:
+            clauses.append("n.collection_id = ?")
+            params.append(collection_id)
+        if document_id is not None:
+            clauses.append("n.document_id = ?")
+            params.append(document_id)
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    # ----------------------------------------------------------------- search
+    def search(
+        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None
+    ) -> list[tuple[NodeRow, float]]:
+        """FTS5 BM25 over title, heading path and text. Score = -bm25 (higher is better). Any input is safe."""
+        return [(h.node, h.score) for h in self.search_hits(query, limit, kinds, collection_id)]
+
+    def search_hits(
+        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None
+    ) -> list[SearchHit]:
+        """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``)."""
+        match = fts_query(query)
+        if match is None or limit <= 0:
+            return []
+        where, params = self._filters(kinds, collection_id)
+        where = where.replace("WHERE ", "AND ", 1)
+        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
+        rows = self.conn.execute(
+            f"SELECT {cols}, bm25(nodes_fts), snippet(nodes_fts, -1, '[', ']', '\u2026', 16) "
+            f"FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
+            f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
+            (match, *params, int(limit)),
+        )
+        return [SearchHit(node_from_row(r), -float(r[12]), r[13]) for r in rows]
+
+    # ----------------------------------------------------------------- embeddings
+    def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Store (or replace) one float32 vector per node for ``model``."""
+        rows = []
+        for node_id, vec in items:
+            v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
+            rows.append((int(node_id), model, int(v.size), v.tobytes()))
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) VALUES (?, ?, ?, ?)", rows
+            )
+
+    def embeddings(
+        self, model: str, kinds: Iterable[str] | None = None, collection_id: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(node ids int64 [n], vectors float32 [n, dim]) in node id order; empty arrays when there are none."""
+        where, params = self._filters(kinds, collection_id)
+        where = where.replace("WHERE ", "AND ", 1)
+        rows = self.conn.execute(
+            f"SELECT e.node_id, e.dim, e.vector FROM embeddings e JOIN nodes n ON n.id = e.node_id "
+            f"WHERE e.model = ? {where} ORDER BY e.node_id",
+            (model, *params),
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        dims = {r[1] for r in rows}
+        if len(dims) != 1:
+            raise ValueError(f"Embeddings for model {model!r} have mixed dimensions {sorted(dims)}")
+        dim = dims.pop()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim).copy()
+        return ids, matrix
+
+    def nodes_missing_embedding(
+        self, model: str, collection_id: int | None = None, kinds: Iterable[str] | None = None
+    ) -> list[NodeRow]:
+        """Nodes (all kinds but 'collection' unless ``kinds`` says) with no vector for ``model``, in id order."""
+        ks = list(kinds) if kinds is not None else ["cluster", "document", "section", "passage"]
+        where, params = self._filters(ks, collection_id)
+        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
+        rows = self.conn.execute(
+            f"SELECT {cols} FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id AND e.model = ? "
+            f"{where} AND e.node_id IS NULL ORDER BY n.id",
+            (model, *params),
+        )
+        return [node_from_row(r) for r in rows]
+
+    # ----------------------------------------------------------------- meta and stats
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        raw = self._one("SELECT value FROM meta WHERE key = ?", (key,))
+        return default if raw is None else json.loads(raw)
+
+    def set_meta(self, key: str, value: Any) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, json.dumps(value, ensure_ascii=False)),
+            )
+
+    def stats(self) -> StoreStats:
+        def grouped(sql: str) -> dict[str, int]:
+            return {str(k): int(v) for k, v in self.conn.execute(sql)}
+
+        return StoreStats(
+            collections=int(self._one("SELECT count(*) FROM collections")),
+            documents=int(self._one("SELECT count(*) FROM documents")),
+            documents_by_status=grouped("SELECT status, count(*) FROM documents GROUP BY status"),
+            nodes_by_kind=grouped("SELECT kind, count(*) FROM nodes GROUP BY kind"),
+            embeddings_by_model=grouped("SELECT model, count(*) FROM embeddings GROUP BY model"),
+            db_bytes=int(self._one("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")),
+        )
+
+    def integrity_check(self) -> str:
+        """SQLite's ``integrity_check`` plus FTS5's; ``"ok"`` when both pass."""
+        result = str(self._one("PRAGMA integrity_check"))
+        if result != "ok":
+            return result
+        try:
+            self.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            return f"nodes_fts: {exc}"
+        return "ok"
