@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"database       {r['db_mb']} MB;  peak RSS {r['peak_rss_mb']} MB "
           f"(parser worker {r['worker_peak_rss_mb']} MB)")
     if args.files:
-        print(f"\n{'file':<40} {'action':<8} {'status':<9} {'pages':>5} {'pass':>6} {'sec':>7} {'parse':>7} {'mupdf':>7}")
+        print(f"\n{'file':<40} {'action':<8} {'status':<9} {'pages':>5} {'pass':>6} "
+              f"{'sec':>7} {'parse':>7} {'mupdf':>7}")
         for f in r["per_file"]:
             mu = f"{f['pymupdf_seconds']:7.3f}" if f["pymupdf_seconds"] is not None else f"{'-':>7}"
             print(f"{f['file'][:40]:<40} {f['action']:<8} {f['status']:<9} {f['pages']:>5} {f['passages']:>6} "

@@ -19,15 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import cached  # noqa: E402
+from synthetic import cached
 
-from shelfwise.core.navigation.decision import DecisionModel  # noqa: E402
-from shelfwise.core.models.embedder import Embedder  # noqa: E402
-from shelfwise.core.models.llama_backend import LlamaBackend  # noqa: E402
-from shelfwise.core.navigation.navigator import Navigator  # noqa: E402
-from shelfwise.core.paths import data_dir  # noqa: E402
-from shelfwise.core.settings import Budgets, Settings  # noqa: E402
-from shelfwise.core.store.db import Store  # noqa: E402
+from shelfwise.core.models.embedder import Embedder
+from shelfwise.core.models.llama_backend import LlamaBackend
+from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.navigation.navigator import Navigator
+from shelfwise.core.paths import data_dir
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.store.db import Store
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ What runs: DecisionRAG's walk (Algorithm 1) reduced to what costs server time: f
 candidates are the children of the kept nodes, split into requests of ``--request-size`` candidates, each
 request scored with the binary readout (``prompts_nav.binary_prompt``: one listing + one yes/no question per
 candidate, which is one HTTP request per candidate on an OpenAI-compatible server); the top ``--keep`` are
-expanded. The requests of a level go through :func:`shelfwise.core.navigation.parallel.score_requests` with 1, 2 and 4 at
-a time. No embedder, no calibrated fusion, no lexical hybrid candidates (the synthetic stores are built
+expanded. The requests of a level go through :func:`shelfwise.core.navigation.parallel.score_requests` with 1, 2
+and 4 at a time. No embedder, no calibrated fusion, no lexical hybrid candidates (the synthetic stores are built
 without their FTS index): only the decision model's cost is measured. Queries are built from a random
 passage's words and its ancestors' titles.
 
@@ -46,10 +46,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from synthetic import SyntheticTree, cached
+
+from shelfwise.core.models.remote import RemoteBackend
 from shelfwise.core.navigation.parallel import pool_scores, score_requests
 from shelfwise.core.navigation.prompts import binary_prompt
-from shelfwise.core.models.remote import RemoteBackend
-from synthetic import SyntheticTree, cached
 
 DATA = Path(os.environ.get("SHELFWISE_BENCH_DIR", Path.home() / ".cache" / "shelfwise-bench"))
 

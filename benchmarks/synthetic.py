@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from shelfwise.core.store.db import Store
 
 BRANCHING = 32
@@ -261,7 +262,7 @@ def _insert(
         if level + 1 < levels:
             first = j * fanout
             last = min(counts[level + 1], first + fanout)
-            child_heads = heads + [title] if kind == "section" else heads
+            child_heads = [*heads, title] if kind == "section" else heads
             stack.extend((level + 1, c, nid, doc, child_heads) for c in reversed(range(first, last)))
         if len(rows) >= 50_000:
             _flush(conn, docs, rows)

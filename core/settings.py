@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Readout = Literal["fused", "likelihood", "binary", "embedding"]
+READOUTS: tuple[Readout, ...] = get_args(Readout)
+
+
+def as_readout(value: str) -> Readout:
+    """``value`` as a :data:`Readout`; ValueError naming the choices when it is none of them."""
+    for readout in READOUTS:
+        if readout == value:
+            return readout
+    raise ValueError(f"unknown readout {value!r}; choose one of {', '.join(READOUTS)}")
 
 
 @dataclass

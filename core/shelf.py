@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend
+from shelfwise.core.navigation.trace import Answer, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
-from shelfwise.core.navigation.trace import Answer, SearchResult
 
 ProgressCallback = Callable[[Any], None]
 

@@ -46,7 +46,7 @@ def _raw_pdf_seconds(path: Path) -> tuple[float, int]:
             for page in doc:
                 page.get_text()
             return time.perf_counter() - started, doc.page_count
-    except Exception:  # noqa: BLE001 — a file PyMuPDF cannot open has no reference time
+    except Exception:
         return 0.0, 0
 
 

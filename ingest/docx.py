@@ -215,7 +215,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     document = docx.Document(str(path))
     try:
         styles = Styles(document.styles.element)
-    except Exception:  # noqa: BLE001 — a missing or broken styles part: no style-based headings
+    except Exception:
         styles = Styles(None)
     builder = OutlineBuilder(limits.passage_tokens)
     title_para = ""
@@ -247,7 +247,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         warnings.append("embedded alternative-format content (altChunk) was skipped")
     try:
         core_title = document.core_properties.title
-    except Exception:  # noqa: BLE001 — a broken docProps/core.xml must not lose the document
+    except Exception:
         core_title = ""
     title = sensible_title(core_title) or title_para or path.stem
     return ParsedDocument(title=title, format="docx", children=children, pages=0, warnings=warnings)

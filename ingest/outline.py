@@ -67,8 +67,8 @@ class OutlineBuilder:
         filled = sum(1 for r in rows for c in r if c.strip())
         if (
             width == 1
-            or len(rows) == 1
-            and len(" ".join(rows[0])) > 100
+            or (len(rows) == 1
+            and len(" ".join(rows[0])) > 100)
             or (width > 12 and filled < 0.4 * width * len(rows))
         ):  # layout tables and wide sparse grids read better as lines of text
             if caption:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
+
 from shelfwise.ingest.model import (
     DEFAULT_LIMITS,
     CorruptFile,
@@ -46,7 +47,7 @@ def _page_ranges(pages: list[int], limit: int = 20) -> str:
     """``[1, 2, 3, 7]`` -> ``"1-3, 7"`` (at most ``limit`` ranges)."""
     ranges: list[str] = []
     start = prev = pages[0]
-    for p in pages[1:] + [0]:
+    for p in [*pages[1:], 0]:
         if p == prev + 1:
             prev = p
             continue
@@ -105,7 +106,7 @@ def outline_entries(doc: Any, n_pages: int) -> list[Entry]:
     nested by the numbering."""
     try:
         raw = _walk_outline(doc)
-    except Exception:  # noqa: BLE001 — a broken outline must not lose the text
+    except Exception:
         return []
     entries: list[Entry] = []
     for level, title, page, y in raw:
@@ -138,7 +139,7 @@ def _ocr_pages(doc: Any, limit: int, warnings: list[str]) -> list[PageText] | No
             page = doc[i]
             tp = page.get_textpage_ocr(full=True)
             pages.append(read_page(page, i + 1, textpage=tp, tables=False))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         warnings.append(f"OCR failed: {exc.__class__.__name__}: {exc}")
         return None
     warnings.append("text recognised by OCR (tesseract); expect errors")
@@ -162,7 +163,7 @@ def read_pages(doc: Any, limit: int, warnings: list[str], *, fonts: bool = True)
         allow = calls < TABLE_FREE_CALLS or table_seconds < TABLE_BUDGET_SHARE * text_seconds
         try:
             pt = read_page(doc[i], i + 1, tables=allow, fonts=fonts)
-        except Exception as exc:  # noqa: BLE001 — one broken page must not lose the document
+        except Exception as exc:
             warnings.append(f"page {i + 1} could not be read: {exc.__class__.__name__}: {exc}")
             pt = PageText(number=i + 1, width=1.0, height=1.0)
         skipped += pt.tables_skipped
@@ -286,7 +287,7 @@ def _first_page_title(doc: Any) -> str:
     pt = PageText(number=1, width=float(page.rect.width), height=float(page.rect.height))
     try:
         _read_dict(pt, page, None)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return ""
     return title_on(pt)
 

@@ -41,7 +41,7 @@ def grid_area(page: Any) -> tuple[float, float, float, float] | None:
     x1 = y1 = float("-inf")
     try:
         drawings = page.get_cdrawings()
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
     rect = page.rect
     top, bottom = rect.y0 + rect.height * MARGIN, rect.y1 - rect.height * MARGIN
@@ -88,7 +88,7 @@ def find_tables(page: Any, area: tuple[float, float, float, float] | None = None
             found = page.find_tables(clip=clip, use_layout=False)
         except TypeError:  # PyMuPDF < 2 has no layout model (nor the argument)
             found = page.find_tables(clip=clip)
-    except Exception:  # noqa: BLE001 — table detection is a bonus; never lose the page for it
+    except Exception:
         return out
     words: list[tuple[float, float, str]] | None = None
     for tab in found.tables:
@@ -99,7 +99,7 @@ def find_tables(page: Any, area: tuple[float, float, float, float] | None = None
                     for w in page.get_text("words", flags=TEXT_FLAGS)
                 ]
             rows = _cell_texts(tab, words)
-        except Exception:  # noqa: BLE001, S112 — a table that cannot be read keeps its text as paragraphs
+        except Exception:
             continue
         rows = [r for r in rows if any(r)]
         if len(rows) < 2 or max(len(r) for r in rows) < 2:

@@ -141,12 +141,12 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
                 builder.passage_break()
                 for piece in split_passages(notes, max(16, limits.passage_tokens - 4)):
                     builder.block(f"Notes: {piece}", loc, alone=True)
-        except Exception as exc:  # noqa: BLE001 — one broken slide must not lose the deck
+        except Exception as exc:
             warnings.append(f"slide {n} could not be read: {exc.__class__.__name__}: {exc}")
     children = builder.finish()
     try:
         core_title = prs.core_properties.title
-    except Exception:  # noqa: BLE001
+    except Exception:
         core_title = ""
     title = sensible_title(first_title) or sensible_title(core_title) or path.stem
     return ParsedDocument(title=title, format="pptx", children=children, pages=count, warnings=warnings)

@@ -57,7 +57,7 @@ def is_candidate(path: Path) -> bool:
 
 def _parser(ext: str) -> Callable[[Path, Limits], ParsedDocument]:
     module = importlib.import_module(f"shelfwise.ingest.{PARSERS[ext]}")
-    return module.parse  # type: ignore[no-any-return]
+    return module.parse
 
 
 def check_file(path: Path, limits: Limits) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from openpyxl.utils import get_column_letter
+
 from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.passages import estimate_tokens, table_chunks
@@ -233,7 +234,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
             builder.heading(ws.title, 1, Location(sheet=ws.title))
             try:
                 _read_sheet(builder, ws, limits, warnings)
-            except Exception as exc:  # noqa: BLE001 — one broken sheet must not lose the workbook
+            except Exception as exc:
                 warnings.append(f"sheet {ws.title!r} could not be read: {exc.__class__.__name__}: {exc}")
             builder.passage_break()
         if any(str(getattr(ws, "sheet_state", "visible")) != "visible" for ws in sheets):

@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
+
     from shelfwise.app.gui.main import SAMPLE_COLLECTION, sample_path
     from shelfwise.app.gui.window import MainWindow
     from shelfwise.core.settings import Settings
@@ -64,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     window.ask(args.question)
     wait_for(app, window.query_finished, args.timeout)
     answer = window.last_answer
-    print(f"answered in {time.perf_counter() - t0:.0f} s: {answer.text if answer else window.answer_view.status.text()}",
-          flush=True)
+    shown = answer.text if answer else window.answer_view.status.text()
+    print(f"answered in {time.perf_counter() - t0:.0f} s: {shown}", flush=True)
     for _ in range(20):  # let the preview render and the layout settle
         app.processEvents()
         time.sleep(0.02)

@@ -928,13 +928,13 @@ def build_xlsx(path: Path) -> None:
     ws.title = "Salary bands"
     next_row = write_table(ws, 1, SALARY_BANDS, money_cols=(4, 5, 6))
     write_table(ws, next_row + 1, PAY_CALENDAR)  # one blank row, then the second table region
-    for col, width in zip("ABCDEF", (10, 26, 48, 20, 20, 20)):
+    for col, width in zip("ABCDEF", (10, 26, 48, 20, 20, 20), strict=True):
         ws.column_dimensions[col].width = width
     ws.freeze_panes = "A2"
 
     ws = wb.create_sheet("Benefits")
     write_table(ws, 1, BENEFITS)
-    for col, width in zip("ABCDE", (22, 32, 58, 44, 46)):
+    for col, width in zip("ABCDE", (22, 32, 58, 44, 46), strict=True):
         ws.column_dimensions[col].width = width
     ws.freeze_panes = "A2"
 
@@ -944,7 +944,7 @@ def build_xlsx(path: Path) -> None:
     write_table(ws, 1, rows)
     for r in range(2, len(rows) + 1):
         ws.cell(row=r, column=1).number_format = "yyyy-mm-dd"
-    for col, width in zip("ABCD", (14, 12, 28, 14)):
+    for col, width in zip("ABCD", (14, 12, 28, 14), strict=True):
         ws.column_dimensions[col].width = width
     ws.freeze_panes = "A2"
 

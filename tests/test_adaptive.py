@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from shelfwise.core.answers.adaptive import (
     DEFAULT_THRESHOLD,
     UNKNOWN,
@@ -22,7 +23,6 @@ from shelfwise.core.answers.adaptive import (
 )
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, render_answer_text
 from shelfwise.core.models.fake import FakeBackend
-
 from tests.test_answer import HITS, FakeShelf, ScriptedBackend
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from shelfwise.core.answers.adaptive import get_threshold, set_threshold
 from shelfwise.core.answers.adaptive_search import (
     QAItem,
@@ -19,7 +20,6 @@ from shelfwise.core.answers.adaptive_search import (
     supervised_record,
 )
 from shelfwise.core.navigation.trace import Step
-
 from tests.test_adaptive import _router
 from tests.test_answer import HITS, FakeShelf
 
@@ -119,7 +119,7 @@ def test_load_qa(tmp_path: Path) -> None:
                  '"collection": "x"}\n')
     assert load_qa(p) == [QAItem("Q1?", ["a"]), QAItem("Q2?", ["b", "c"], "x")]
     p.write_text('{"question": "Q1?"}\n')
-    with pytest.raises(ValueError, match="qa.jsonl:1"):
+    with pytest.raises(ValueError, match=r"qa\.jsonl:1"):
         load_qa(p)
 
 

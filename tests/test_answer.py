@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+
 from shelfwise.core.answers.answer import (
     CITE_MIN_SCORE,
     FOUND_MIN_SCORE,
@@ -26,9 +27,9 @@ from shelfwise.core.answers.answer import (
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.llama_text import StreamText
+from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
-from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.ingest.model import Location
 
 

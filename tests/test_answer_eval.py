@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from shelfwise.core.evaluation.answers import (
     answer_matches,
     exact_match,
@@ -11,7 +12,6 @@ from shelfwise.core.evaluation.answers import (
     run_answer_eval,
 )
 from shelfwise.core.evaluation.datasets import EvalQuestion
-
 from tests.test_adaptive import _router
 from tests.test_answer import FakeShelf
 

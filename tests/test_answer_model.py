@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from shelfwise.core.answers.adaptive import get_threshold, threshold_key
 from shelfwise.core.answers.adaptive_search import QAItem, calibrate_adaptive
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, render_answer_text

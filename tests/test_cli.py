@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+
 from shelfwise.app.cli.main import main
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -1,8 +1,9 @@
 """The bundled sentence embedder: conversion to GGUF, llama.cpp vectors against a pure-numpy BERT, ranking sanity.
 
 The reference below reads ``model.safetensors`` itself, tokenizes with a small WordPiece written here from the
-package's ``tokenizer.json`` rules (BertNormalizer: clean text, CJK spacing, lower-case, strip accents; BertPreTokenizer:
-split on whitespace and punctuation; WordPiece with ``##`` continuation), and runs the 6-layer encoder in float32.
+package's ``tokenizer.json`` rules (BertNormalizer: clean text, CJK spacing, lower-case, strip accents;
+BertPreTokenizer: split on whitespace and punctuation; WordPiece with ``##`` continuation), and runs the 6-layer
+encoder in float32.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.embed_convert import CONVERTER_VERSION, FTYPES, _encode, convert, gguf_tensor_name
 
@@ -352,7 +354,7 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_convert_rejects_incomplete_source(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
-    with pytest.raises(RuntimeError, match="model.safetensors"):
+    with pytest.raises(RuntimeError, match=r"model\.safetensors"):
         convert(tmp_path, tmp_path / "out.gguf", "q8_0")
     assert not list(tmp_path.glob("out.gguf*"))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from shelfwise.core.models.backend import BackendError, Cancelled, DecisionBackend, Generation
 from shelfwise.core.models.fake import FakeBackend, overlap, query_of
 from shelfwise.core.models.prompts import item_question, listing_context

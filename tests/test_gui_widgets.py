@@ -13,6 +13,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QSettings, Qt, QUrl
+
 from shelfwise.app.gui.answer_view import AnswerView, answer_html
 from shelfwise.app.gui.demo import DemoBar, demo_steps
 from shelfwise.app.gui.ingest_bar import IngestBar, format_eta
@@ -20,10 +21,10 @@ from shelfwise.app.gui.preview import PreviewPane, text_chunks
 from shelfwise.app.gui.settings_dialog import SettingsDialog, load_settings, save_settings
 from shelfwise.app.gui.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
 from shelfwise.app.gui.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost
-from shelfwise.core.models.backend import Cancelled
 from shelfwise.core.answers.export import answer_to_markdown, source_label
-from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.models.backend import Cancelled
 from shelfwise.core.navigation.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
+from shelfwise.core.settings import Budgets, Settings
 from shelfwise.ingest.model import Location
 
 PASSAGE = "Meals on business trips are reimbursed up to 40 euros a day when receipts are attached to the claim."

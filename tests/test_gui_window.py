@@ -23,6 +23,7 @@ from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QTextBrowser
+
 from shelfwise import resources
 from shelfwise.app.gui.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
 from shelfwise.app.gui.window import MainWindow

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from shelfwise.ingest.model import (
     CorruptFile,
     IngestError,

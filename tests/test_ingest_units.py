@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from shelfwise.ingest.model import (
     CorruptFile,
     EmptyDocument,
@@ -149,7 +150,7 @@ def test_legacy_extensions_are_unsupported(tmp_path: Path, ext: str, target: str
 
 
 def test_unknown_extension_missing_empty_and_too_large(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedFormat, match="unsupported format: .png"):
+    with pytest.raises(UnsupportedFormat, match=r"unsupported format: \.png"):
         parse(tmp_path / "x.png")
     with pytest.raises(IngestError, match="file not found"):
         parse(tmp_path / "missing.pdf")
@@ -173,7 +174,7 @@ def test_text_without_words_is_empty(tmp_path: Path) -> None:
 def test_wrong_extensions_are_detected(tmp_path: Path, small_pdf: Path, small_docx: Path) -> None:
     pdf_as_docx = tmp_path / "report.docx"
     shutil.copy(small_pdf, pdf_as_docx)
-    with pytest.raises(UnsupportedFormat, match="is a PDF document; rename it to .pdf"):
+    with pytest.raises(UnsupportedFormat, match=r"is a PDF document; rename it to \.pdf"):
         parse(pdf_as_docx)
     docx_as_xlsx = tmp_path / "sheet.xlsx"
     shutil.copy(small_docx, docx_as_xlsx)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.navigation.calibrate import calibrate, make_probes
 from shelfwise.core.evaluation.datasets import EvalQuestion, GoldPassage
 from shelfwise.core.evaluation.retrieval import judge
+from shelfwise.core.navigation.calibrate import calibrate, make_probes
 from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.navigation.navigator import Navigator
-from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 from tests.fakes import HashEmbedder
@@ -72,7 +72,7 @@ def test_clusters_bound_branching_and_spans_are_contiguous(shelf_store):
 
 
 def test_walk_finds_unique_passage_and_records_levels(shelf_store):
-    store, cid, emb = shelf_store
+    store, _cid, emb = shelf_store
     res = _nav(store, emb, keep=2, passages=5, hybrid=0).search("z21x1x2 compost mulch", "default")
     assert res.hits and "z21x1x2" in res.hits[0].text
     labels = [lvl.label for lvl in res.trace.levels]
@@ -86,7 +86,7 @@ def test_walk_finds_unique_passage_and_records_levels(shelf_store):
 
 
 def test_forced_branch_is_expanded(shelf_store):
-    store, cid, emb = shelf_store
+    store, _cid, emb = shelf_store
     nav = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
     first = nav.search("telescope galaxy", "default")
     pruned = [c for c in first.trace.levels[0].candidates if not c.kept]
@@ -97,7 +97,7 @@ def test_forced_branch_is_expanded(shelf_store):
 
 
 def test_hybrid_candidates_rescue_pruned_branch(shelf_store):
-    store, cid, emb = shelf_store
+    store, _cid, emb = shelf_store
     nav_off = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
     nav_on = _nav(store, emb, keep=1, passages=5, hybrid=10, first_keep_ratio=0.01)
     q = "z33x2x0"  # a token only lexical search can find (hash cosine of one rare word is weak but nonzero)
@@ -200,8 +200,8 @@ def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_
 def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
     import numpy as np
 
-    from shelfwise.core.navigation.decision import DecisionModel
     from shelfwise.core.evaluation.retrieval import Methods
+    from shelfwise.core.navigation.decision import DecisionModel
 
     store, cid, emb = shelf_store
     snap = snapshot_for(store, cid, emb.model_id)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from shelfwise.core.models.llama_text import StreamText, sample_token
 from shelfwise.core.models.prompts import (
     Limits,

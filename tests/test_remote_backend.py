@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from shelfwise.core.models.backend import BackendError, Cost, Scores
+from shelfwise.core.models.remote import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
 from shelfwise.core.navigation.parallel import pool_scores, request_concurrency, score_requests
 from shelfwise.core.navigation.prompts import binary_prompt
-from shelfwise.core.models.remote import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
 
 # --------------------------------------------------------------------------- a scriptable stdlib server
 
@@ -285,7 +286,7 @@ def test_unreachable_server_gives_a_clear_error_quickly() -> None:
         port = s.getsockname()[1]  # closed again: nothing listens there
     rb = RemoteBackend(f"http://127.0.0.1:{port}", retries=2, backoff=0.05)
     t0 = time.perf_counter()
-    with pytest.raises(BackendError, match="cannot reach the decision server .*Is it running"):
+    with pytest.raises(BackendError, match=r"cannot reach the decision server .*Is it running"):
         rb.binary("c", ["q"])
     assert time.perf_counter() - t0 < 2
 
@@ -474,7 +475,7 @@ def test_real_server_killed_mid_request_then_restarted(bundled_model: Path, tmp_
         def slow_call() -> None:
             try:
                 rb.likelihood("Text:", [" Cats purr and purr and purr."], "\nQ: do cats purr?")
-            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            except BaseException as exc:
                 errors.append(exc)
 
         t = threading.Thread(target=slow_call)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
+
 from shelfwise.core.store.db import KEPT_SUFFIX, FileMeta, Store, StoreError
+from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
 from shelfwise.core.store.textutil import describe, fts_query, lead_sentence
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
@@ -77,7 +78,8 @@ def test_migration_from_previous_version_backs_up_and_indexes_old_rows(tmp_path:
     migrate(conn, db, MIGRATIONS[:1])  # the database as the previous version left it
     conn.execute("INSERT INTO collections(id, name, created_at, root_node_id) VALUES (1, 'old', 'x', 1)")
     conn.execute("INSERT INTO nodes(id, collection_id, kind, title) VALUES (1, 1, 'collection', 'old')")
-    conn.execute("INSERT INTO documents(id, collection_id, path, status, ingested_at) VALUES (1, 1, '/a.pdf', 'ok', 'x')")
+    conn.execute("INSERT INTO documents(id, collection_id, path, status, ingested_at) "
+                 "VALUES (1, 1, '/a.pdf', 'ok', 'x')")
     conn.execute(
         "INSERT INTO nodes(id, collection_id, document_id, parent_id, kind, text) "
         "VALUES (2, 1, 1, 1, 'passage', 'zeppelins fly slowly')"
@@ -100,7 +102,7 @@ def test_migration_from_previous_version_backs_up_and_indexes_old_rows(tmp_path:
 def test_unusable_files_raise_a_clear_store_error(tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="Cannot open the library .*junk.db: file is not a database"):
+    with pytest.raises(StoreError, match=r"Cannot open the library .*junk\.db: file is not a database"):
         Store(junk)
     newer = tmp_path / "newer.db"
     Store(newer).close()
@@ -301,7 +303,7 @@ def test_embeddings_roundtrip_missing_and_cascade(store: Store) -> None:
     store.set_embeddings("minilm", list(vecs.items()))
     ids, matrix = store.embeddings("minilm")
     assert ids.dtype == np.int64 and matrix.dtype == np.float32 and matrix.shape == (4, 8)
-    for i, row in zip(ids, matrix):
+    for i, row in zip(ids, matrix, strict=True):
         np.testing.assert_array_equal(row, vecs[int(i)])
     assert store.embeddings("minilm", kinds=["section"])[0].size == 0
     assert store.embeddings("other")[1].shape == (0, 0)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from shelfwise.app.cli.main import CliState, main
 
 

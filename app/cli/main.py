@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import click
+
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store.db import NodeRow, Store, StoreError
 
@@ -182,8 +183,8 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
 def _index(store: Store, collection: str, quiet: bool) -> None:
     """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate (no generative model
     needed: calibration of the embedding and lexical evidence takes seconds)."""
-    from shelfwise.core.navigation.calibrate import ensure_calibrated
     from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.navigation.calibrate import ensure_calibrated
     from shelfwise.core.navigation.index import refresh_collection
     from shelfwise.core.settings import Settings
 
@@ -320,7 +321,7 @@ def search_cmd(
     query = " ".join(words)
     hits = store.search_hits(query, limit=limit, kinds=kinds, collection_id=_collection_id(store, collection))
     paths: dict[int, str] = {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for rank, h in enumerate(hits, 1):
         did = h.node.document_id
         if did is not None and did not in paths:

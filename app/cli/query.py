@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from shelfwise.app.cli.main import CliState, main
-from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
+from shelfwise.core.settings import Budgets, Settings
 
 READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
 
@@ -60,7 +60,7 @@ def render_trace(trace: Trace) -> list[str]:
         lines.append(f"Level {lvl.depth} · {lvl.label} · {len(lvl.candidates)} judged -> kept {kept} · "
                      f"{lvl.tokens} tokens · {lvl.requests} requests · {lvl.seconds:.2f} s")
         for c in lvl.candidates[:12]:
-            bar = "#" * int(round(c.score * 20))
+            bar = "#" * round(c.score * 20)
             mark = "+" if c.kept else "-"
             src = "" if c.source == "tree" else f" ({c.source})"
             lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}")
@@ -113,8 +113,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
     settings = _settings(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive)
     with Shelf(settings) as shelf:
-        if shelf.store.find_collection(collection) is None or not shelf.store.documents(
-                shelf.store.find_collection(collection).id):
+        found = shelf.store.find_collection(collection)
+        if found is None or not shelf.store.documents(found.id):
             _err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
         shelf.refresh(collection)
@@ -310,8 +310,8 @@ def models_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
         shelfwise models
     """
-    from shelfwise.core.models.factory import make_backend
     from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.factory import make_backend
 
     settings = _settings(ctx)
     backend = make_backend(settings)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
 from shelfwise.core.answers.export import source_label
 from shelfwise.core.navigation.trace import Answer, Hit, SearchResult
 
@@ -33,7 +34,9 @@ ROLE_SNIPPET = Qt.ItemDataRole.UserRole + 1
 class SourceDelegate(QStyledItemDelegate):
     """A source in two lines: ``[1] file > heading > p. 4``, then the start of the passage, greyed and elided."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         snippet = str(index.data(ROLE_SNIPPET) or "")

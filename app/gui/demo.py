@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+
 from shelfwise.app.gui.walk_view import Reveal, WalkView
 from shelfwise.core.navigation.trace import Trace
 

@@ -8,6 +8,8 @@ are debounced and reported as ``folder_changed(folder, collection)`` for an incr
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -214,8 +216,7 @@ class LibraryView(QWidget):
 
     # -- content ------------------------------------------------------------------------------------------------
     def refresh(self, store: Any) -> None:
-        expanded = {self.tree.topLevelItem(i).text(0).rsplit(" (", 1)[0]
-                    for i in range(self.tree.topLevelItemCount()) if self.tree.topLevelItem(i).isExpanded()}
+        expanded = {top.text(0).rsplit(" (", 1)[0] for top in self._top_items() if top.isExpanded()}
         first = self.tree.topLevelItemCount() == 0
         self.tree.clear()
         self._collections = []
@@ -263,15 +264,18 @@ class LibraryView(QWidget):
             item = item.parent()
         return ""
 
+    def _top_items(self) -> list[QTreeWidgetItem]:
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [it for it in items if it is not None]
+
     def document_items(self) -> list[QTreeWidgetItem]:
-        out = []
-        for i in range(self.tree.topLevelItemCount()):
-            top = self.tree.topLevelItem(i)
-            out.extend(top.child(j) for j in range(top.childCount()))
+        out: list[QTreeWidgetItem] = []
+        for top in self._top_items():
+            out.extend(ch for ch in (top.child(j) for j in range(top.childCount())) if ch is not None)
         return out
 
     # -- adding -------------------------------------------------------------------------------------------------
-    def add_paths(self, paths: list[str | Path], collection: str) -> None:
+    def add_paths(self, paths: Sequence[str | Path], collection: str) -> None:
         """Ask for ``paths`` to be ingested into ``collection``; folders are watched from now on."""
         clean = [str(Path(p).expanduser().resolve()) for p in paths]
         if not clean:
@@ -327,10 +331,11 @@ class LibraryView(QWidget):
 
     # -- documents ----------------------------------------------------------------------------------------------
     def _selected_documents(self) -> list[tuple[Any, str]]:
-        out = []
+        out: list[tuple[Any, str]] = []
         for item in self.tree.selectedItems():
-            if item.data(0, ROLE_KIND) == "document" and item.parent() is not None:
-                out.append((item.data(0, ROLE_OBJ), item.parent().data(0, ROLE_OBJ).name))
+            parent = item.parent()
+            if item.data(0, ROLE_KIND) == "document" and parent is not None:
+                out.append((item.data(0, ROLE_OBJ), parent.data(0, ROLE_OBJ).name))
         return out
 
     def reingest(self, docs: list[tuple[Any, str]]) -> None:
@@ -358,12 +363,13 @@ class LibraryView(QWidget):
         menu = QMenu(self)
         if item.data(0, ROLE_KIND) == "collection":
             coll = item.data(0, ROLE_OBJ).name
-            docs = [(item.child(i).data(0, ROLE_OBJ), coll) for i in range(item.childCount())]
+            children = (item.child(i) for i in range(item.childCount()))
+            all_docs = [(ch.data(0, ROLE_OBJ), coll) for ch in children if ch is not None]
             menu.addAction("Add files…", self.add_files_dialog)
-            menu.addAction("Re-ingest all", lambda: self.reingest(docs))
+            menu.addAction("Re-ingest all", lambda: self.reingest(all_docs))
             watched = [r for r, c in self.watcher.watched() if c == coll]
             for root in watched:
-                menu.addAction(f"Stop watching {Path(root).name}", lambda r=root: self.watcher.unwatch(r))
+                menu.addAction(f"Stop watching {Path(root).name}", partial(self.watcher.unwatch, root))
         else:
             if not item.isSelected():
                 self.tree.setCurrentItem(item)

@@ -69,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
+
     from shelfwise.app.gui.settings_dialog import load_settings
     from shelfwise.app.gui.window import MainWindow
     from shelfwise.core.settings import Settings

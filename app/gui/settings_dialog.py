@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from shelfwise.core.settings import Budgets, Readout, Settings
 
-READOUTS: tuple[str, ...] = get_args(Readout)
+from shelfwise.core.settings import READOUTS, Budgets, Settings, as_readout
+
 BUDGET_HELP = {
     "first_keep_ratio": "Share of the first level kept (leans to recall)",
     "keep": "Candidates kept at every later level",
@@ -49,9 +49,9 @@ def _value(qs: QSettings, key: str, default: Any) -> Any:
         if isinstance(default, bool):
             return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on")
         if isinstance(default, int):
-            return int(raw)
+            return int(str(raw))
         if isinstance(default, float):
-            return float(raw)
+            return float(str(raw))
     except (TypeError, ValueError):
         return default
     return str(raw)
@@ -164,13 +164,13 @@ class SettingsDialog(QDialog):
 
     def settings(self) -> Settings:
         """The settings as edited (everything the dialog does not show comes from the ones it was opened with)."""
-        budgets = Budgets(**{name: box.value() for name, box in self.budgets.items()})
+        budgets = Budgets.from_dict({name: box.value() for name, box in self.budgets.items()})
         return replace(
             self._base,
             model_path=self.model_path.text().strip() or None,
             n_gpu_layers=self.gpu_layers.value(),
             n_threads=self.threads.value() or None,
-            readout=self.readout.currentText(),  # type: ignore[arg-type]
+            readout=as_readout(self.readout.currentText()),
             adaptive=self.adaptive.isChecked(),
             answer_passages=self.answer_passages.value(),
             budgets=budgets,

@@ -11,7 +11,7 @@ import html
 import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
 from shelfwise.core.answers.export import level_summary
 from shelfwise.core.navigation.trace import Candidate, Level, Trace
 
@@ -91,7 +92,9 @@ def bar_fractions(level: Level) -> dict[int, float]:
 class WalkDelegate(QStyledItemDelegate):
     """Paints the funnel band behind level rows and the score bars of candidate rows."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         row = index.data(ROLE_ROW)
         if row == "level" and index.column() == COL_TITLE:
             self._paint_level(painter, option, index)
@@ -237,12 +240,15 @@ class WalkView(QWidget):
         self._rebuild()
 
     def level_items(self) -> list[QTreeWidgetItem]:
-        return [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [it for it in items if it is not None]
 
     def candidate_items(self, level_index: int) -> list[QTreeWidgetItem]:
         parent = self.tree.topLevelItem(level_index)
-        items = [parent.child(i) for i in range(parent.childCount())]
-        return [it for it in items if it.data(COL_TITLE, ROLE_ROW) == "cand"]
+        if parent is None:
+            return []
+        items = (parent.child(i) for i in range(parent.childCount()))
+        return [it for it in items if it is not None and it.data(COL_TITLE, ROLE_ROW) == "cand"]
 
     def _rebuild(self) -> None:
         trace = self.trace
@@ -353,8 +359,8 @@ class WalkView(QWidget):
         else:
             self.node_activated.emit(cand)
 
-    def _context_menu(self, pos: object) -> None:
-        item = self.tree.itemAt(pos)  # type: ignore[arg-type]
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.tree.itemAt(pos)
         if item is None or item.data(COL_TITLE, ROLE_ROW) != "cand":
             return
         cand: Candidate = item.data(COL_TITLE, ROLE_CAND)
@@ -362,4 +368,4 @@ class WalkView(QWidget):
         menu.addAction("Show", lambda: self.node_activated.emit(cand))
         look = menu.addAction("Look here too", lambda: self.look_here.emit(cand))
         look.setEnabled(not cand.kept)
-        menu.exec(self.tree.viewport().mapToGlobal(pos))  # type: ignore[arg-type]
+        menu.exec(self.tree.viewport().mapToGlobal(pos))

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QWidget
+
 from shelfwise.app.gui.answer_view import AnswerView
 from shelfwise.app.gui.demo import DemoBar
 from shelfwise.app.gui.ingest_bar import IngestBar
@@ -30,10 +31,11 @@ from shelfwise.app.gui.workers import (
     WorkerHost,
 )
 from shelfwise.core.answers.export import answer_to_markdown, trace_to_markdown
+from shelfwise.core.ingestion.runner import IngestReport
+from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
-from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -201,14 +203,14 @@ class MainWindow(QMainWindow):
         if self._closed:
             return
         self.refresh_library()
-        report = value if outcome == "done" else None
+        report: IngestReport | None = value if outcome == "done" and isinstance(value, IngestReport) else None
         if outcome == "cancelled":
             self.statusBar().showMessage("Ingest cancelled; what was read so far is kept", 8000)
         elif outcome == "error":
             self.statusBar().showMessage(f"Ingest failed: {value}", 15000)
         elif report is not None:
-            counts = getattr(report, "counts", {})
-            failed = len(getattr(report, "failed", []))
+            counts = report.counts
+            failed = len(report.failed)
             summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
             self.statusBar().showMessage(f"{report.collection}: {summary or 'nothing to do'}"
                                          + (f" · {failed} need attention" if failed else "")
@@ -395,7 +397,7 @@ class MainWindow(QMainWindow):
         for key, widget in (("window/geometry", self), ("window/columns", self.columns), ("window/rows", self.rows)):
             value = qs.value(key)
             if isinstance(value, QByteArray | bytes):
-                (widget.restoreGeometry if widget is self else widget.restoreState)(value)  # type: ignore[operator]
+                (widget.restoreGeometry if widget is self else widget.restoreState)(value)
         watched = qs.value("library/watched", [])
         for entry in watched if isinstance(watched, list) else [watched] if watched else []:
             coll, _, folder = str(entry).partition("\t")

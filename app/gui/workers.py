@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+
 from shelfwise.core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,7 @@ class IngestWorker(ShelfWorker):
                 self.cancelled.emit(job)
             else:
                 self.done.emit(job, report)
-        except BaseException as exc:  # noqa: BLE001 - reported to the window, the thread lives on
+        except BaseException as exc:
             if _is_cancelled(exc) or job.cancel():
                 self.cancelled.emit(job)
             else:
@@ -196,7 +197,7 @@ class QueryWorker(ShelfWorker):
             else:
                 result = shelf.search(job.question, collection, keep=list(job.keep), cancel=job.cancel)
                 self.searched.emit(job, result)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             if _is_cancelled(exc) or job.cancel():
                 self.cancelled.emit(job)
             else:

@@ -2,8 +2,9 @@
 
 1. **Decompose.** Rules first (:func:`split_rule`: several "?" questions, ";"-separated questions, or "..., and
    what/who/when/where/which/why/how ..." clauses); a one-sentence question the rules leave whole and that is
-   long enough (:func:`worth_asking`) is given to the model with the one-shot completion prompt ``decompose.txt``; its lines are kept only when they look
-   like sub-questions of this question (2..``max_sub`` lines, each a few words sharing a content word with it).
+   long enough (:func:`worth_asking`) is given to the model with the one-shot completion prompt ``decompose.txt``;
+   its lines are kept only when they look like sub-questions of this question (2..``max_sub`` lines, each a few
+   words sharing a content word with it).
    The bundled 270M base model mostly repeats the question as its first line; generation stops right there.
    A simple question is one step and costs no generation here.
 2. **Atomic decision** per sub-question, a probability read from the model, not generated text. The model first
@@ -22,10 +23,10 @@
    vs 0.5-0.62 (separated at the default 0.5); with only one "I don't know" example two company questions got
    confident invented answers (P 0.03-0.04), so the second example matters.
 3. ``P(retrieve) >= threshold`` -> walk the tree (``shelf.search``) and answer the sub-question from the top
-   passages (``core/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
+   passages (``core/answers/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
    ``adaptive_threshold:<model id>`` (fitted by ``shelfwise calibrate-adaptive``), default 0.5.
-4. Each step is a :class:`~shelfwise.core.navigation.trace.Step`; with one step its answer (and citations) is the answer;
-   with several, the final answer is written from the union of the retrieved passages plus the intermediate
+4. Each step is a :class:`~shelfwise.core.navigation.trace.Step`; with one step its answer (and citations) is the
+   answer; with several, the final answer is written from the union of the retrieved passages plus the intermediate
    (question, answer) facts (``answer_steps.txt``; ``answer_facts.txt`` when nothing was retrieved), streamed.
 
 A model-only answer has ``found=True`` and no citations (its steps say ``source="model"``).
@@ -135,7 +136,7 @@ def split_rule(question: str) -> list[str]:
         pieces = re.split(rf",?\s+and\s+(?={_WH}\b)", p, flags=re.IGNORECASE) if single_sentence else [p]
         parts.extend(_as_question(x) if len(pieces) > 1 else x for x in pieces)
     if carry:  # trailing statement(s): context of the last question
-        parts = parts[:-1] + [f"{parts[-1]} {carry}"] if parts else [carry]
+        parts = [*parts[:-1], f"{parts[-1]} {carry}"] if parts else [carry]
     parts = [p[0].upper() + p[1:] for p in parts if p]
     return parts or [text]
 
@@ -195,7 +196,7 @@ def decompose(
             cost.add(gen.cost)
         parts = parse_subquestions(gen.text, question, max_sub) or parts
     if len(parts) > max_sub:
-        parts = parts[: max_sub - 1] + [" ".join(parts[max_sub - 1 :])]
+        parts = [*parts[:max_sub - 1], " ".join(parts[max_sub - 1:])]
     return parts
 
 

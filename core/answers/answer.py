@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -56,7 +56,9 @@ TokenCallback = Callable[[str], None]
 SearchCallback = Callable[[SearchResult], None]
 
 _CITE = re.compile(r"\s?\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-_ABSTAIN = re.compile(r"^\W*(not found|i don'?t know|i do not know|unknown|no answer|the sources do not)", re.IGNORECASE)
+_ABSTAIN = re.compile(
+    r"^\W*(not found|i don'?t know|i do not know|unknown|no answer|the sources do not)", re.IGNORECASE
+)
 
 
 # --------------------------------------------------------------------------- prompt texts
@@ -215,7 +217,9 @@ def stream(backend: DecisionBackend, prompt: str, *, on_token: TokenCallback | N
     def should_stop() -> bool:
         return ended or (cancel is not None and cancel())
 
-    gen: Iterator[str] = backend.generate(prompt, max_tokens=max_tokens, stop=stop, cancel=should_stop)
+    gen: Generator[str, None, Generation] = backend.generate(
+        prompt, max_tokens=max_tokens, stop=stop, cancel=should_stop
+    )
     while True:
         try:
             piece = next(gen)

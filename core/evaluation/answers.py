@@ -7,7 +7,8 @@ plus the mean number of retrievals (tree walks) per question, tokens evaluated a
 
 Strategies:
 - ``no_retrieval``: the model's closed-book answer (``closed_book.txt``), 0 retrievals;
-- ``always_retrieve``: :func:`~shelfwise.core.answers.answer.answer_question` as the app answers by default, 1 retrieval;
+- ``always_retrieve``: :func:`~shelfwise.core.answers.answer.answer_question` as the app answers by default,
+  1 retrieval;
 - ``adaptive``: ``answer_question(adaptive=True)``: one retrieval per sub-question the decision sends to the tree.
 
 ``shelfwise eval conditionalqa --answers`` calls :func:`run_answer_eval_cli` (ConditionalQA's ``query`` is the

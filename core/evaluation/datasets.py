@@ -122,7 +122,8 @@ def load_conditionalqa(root: Path, *, answerable_only: bool = True, split: str =
             if split != "all" and conditionalqa_split(q["url"]) != split:
                 continue
             gold = [
-                GoldPassage(path=q["url"], heading_path=tuple(_strip("<h1>" + h + "</h1>")[1] for h in e["section_path"]),
+                GoldPassage(path=q["url"],
+                            heading_path=tuple(_strip("<h1>" + h + "</h1>")[1] for h in e["section_path"]),
                             item=i, text=_strip(e["text"])[1])
                 for e in q["evidences"]
                 for i in e["content_indices"]
@@ -178,7 +179,7 @@ def load_jsonl(path: Path) -> list[EvalQuestion]:
             continue
         q = json.loads(line)
         loc = q.get("location") or {}
-        heading = (loc.get("heading"),) if loc.get("heading") else ()
+        heading: tuple[str, ...] = (str(loc["heading"]),) if loc.get("heading") else ()
         out.append(EvalQuestion(
             qid=str(q.get("id", n)), query=q["question"], question=q["question"],
             gold=[GoldPassage(path=q["file"], heading_path=heading, text=q.get("evidence", ""))],

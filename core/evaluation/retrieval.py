@@ -21,14 +21,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.models.backend import Cost, DecisionBackend
 from shelfwise.core.navigation.decision import DecisionModel
-from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.navigation.features import QueryEvidence
 from shelfwise.core.navigation.navigator import Navigator
-from shelfwise.core.settings import Settings
-from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import NodeInfo, Snapshot
 
 
 @dataclass
@@ -71,7 +71,7 @@ def judge(snap: Snapshot, doc_path: dict[int, str], q: EvalQuestion, ranked: Seq
         return f"{hit}:{heads}" if hit else None
 
     def passage_ok(pid: int) -> str | None:
-        path, heads, item = _unit_keys(snap, pid, doc_path)
+        path, _heads, item = _unit_keys(snap, pid, doc_path)
         for g in q.gold:
             if not same_doc(path, g.path):
                 continue
@@ -118,7 +118,7 @@ class Methods:
         self.embedder, self.backend, self.settings, self.decision = embedder, backend, settings, decision
         self.doc_path = {d.id: d.path for d in store.documents(collection_id)}
 
-    def navigator(self, readout: str, **budget_changes) -> Navigator:
+    def navigator(self, readout: Readout, **budget_changes) -> Navigator:
         budgets = replace(self.settings.budgets, **budget_changes)
         s = replace(self.settings, readout=readout, budgets=budgets)
         return Navigator(self.store, self.backend, self.embedder, s, decision=self.decision)
@@ -155,7 +155,7 @@ class Methods:
         order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
         return Ranked([scored[i].node.id for i in order], time.perf_counter() - t, cost)
 
-    def navigation(self, query: str, q_vec: np.ndarray, readout: str | None = None, sweep: bool = False,
+    def navigation(self, query: str, q_vec: np.ndarray, readout: Readout | None = None, sweep: bool = False,
                    **budget_changes) -> Ranked:
         """One walk. ``sweep=True`` lets ``budget_changes`` override the calibrated first-level keep ratio."""
         t = time.perf_counter()
@@ -188,7 +188,7 @@ def run_methods(
             elif name == "navigation":
                 r = methods.navigation(q.query, vec)
             elif name.startswith("navigation_"):
-                r = methods.navigation(q.query, vec, readout=name.split("_", 1)[1])
+                r = methods.navigation(q.query, vec, readout=as_readout(name.split("_", 1)[1]))
             else:
                 raise ValueError(f"unknown method {name!r}")
             m = judge(methods.snap, methods.doc_path, q, r.passages)

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from shelfwise.core.evaluation.datasets import EvalSet, load_conditionalqa, load_jsonl, load_squad
-from shelfwise.core.evaluation.retrieval import Methods, MethodResult, run_methods
+from shelfwise.core.evaluation.retrieval import MethodResult, Methods, run_methods
 from shelfwise.core.navigation.index import refresh_collection
+from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
-from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.store.db import FileMeta, Store
 
 DEFAULT_METHODS = ("bm25", "dense", "hybrid", "rerank_control", "navigation", "navigation_embedding")
@@ -85,7 +85,8 @@ class EvalReport:
         for name, res in self.methods.items():
             lines.append(f"| {name} | " + " | ".join(str(res.metrics.get(c, "")) for c in cols) + " |")
         if self.sweep:
-            lines += ["", "## Budget sweep (first-level keep ratio; navigation without the generative model and without hybrid candidates)", "",
+            lines += ["", "## Budget sweep (first-level keep ratio; navigation without the generative model "
+                      "and without hybrid candidates)", "",
                       "| keep ratio | passage R@10 | section R@10 | document R@10 | tokens/query |",
                       "|---|---|---|---|---|"]
             for s in self.sweep:

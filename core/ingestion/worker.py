@@ -39,7 +39,7 @@ def _serve(conn: Connection, parser: str) -> None:
     try:
         module, _, name = parser.partition(":")
         parse = getattr(importlib.import_module(module), name)
-    except Exception as exc:  # noqa: BLE001  # reported to the parent, which explains it to the user
+    except Exception as exc:  # reported to the parent, which explains it to the user
         conn.send(("failed", f"{exc.__class__.__name__}: {exc}"))
         return
     conn.send(("ready",))
@@ -55,14 +55,14 @@ def _serve(conn: Connection, parser: str) -> None:
             reply = ("ok", parse(Path(path), limits), time.perf_counter() - t0)
         except IngestError as exc:
             reply = ("ingest_error", exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0)
-        except Exception as exc:  # noqa: BLE001  # registry.parse converts library errors; last resort
+        except Exception as exc:  # registry.parse converts library errors; last resort
             reply = ("ingest_error", "CorruptFile", "error", f"unexpected error: {exc.__class__.__name__}: {exc}",
                      time.perf_counter() - t0)
         try:
             conn.send(reply)
         except (OSError, EOFError):  # the parent is gone
             return
-        except Exception as exc:  # noqa: BLE001  # e.g. the result does not pickle
+        except Exception as exc:  # e.g. the result does not pickle
             conn.send(("ingest_error", "CorruptFile", "error", f"could not return the parsed document: {exc}", 0.0))
 
 

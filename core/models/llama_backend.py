@@ -1,6 +1,7 @@
 """The decision model on llama.cpp: binary, multiple-choice and likelihood modes, and streamed generation.
 
-How a level is scored (ARCHITECTURE, "Decision model"), on top of :class:`~shelfwise.core.models.llama_engine.LlamaEngine`:
+How a level is scored (ARCHITECTURE, "Decision model"), on top of
+:class:`~shelfwise.core.models.llama_engine.LlamaEngine`:
 
 * The shared context lives in KV sequence 0 and is reused across calls up to the longest common token prefix,
   so a listing placed before the query is evaluated once for every later query over it.
@@ -23,11 +24,20 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 
 import llama_cpp
 import numpy as np
-from shelfwise.core.models.backend import BackendError, CancelCheck, Cost, Generation, Likelihoods, Scores, check_cancel
+
+from shelfwise.core.models.backend import (
+    BackendError,
+    CancelCheck,
+    Cost,
+    Generation,
+    Likelihoods,
+    Scores,
+    check_cancel,
+)
 from shelfwise.core.models.llama_batch import logit_values, logits_row, token_logprobs
 from shelfwise.core.models.llama_engine import LlamaEngine, default_threads, gpu_offload_supported
 from shelfwise.core.models.llama_text import StreamText, sample_token
@@ -224,7 +234,7 @@ class LlamaBackend(LlamaEngine):
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
         seed: int | None = None,
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, Generation]:
         """Stream text pieces (greedy unless ``temperature > 0``). Stops at an end-of-generation token, a stop
         string (not included), ``max_tokens``, the context's end or ``cancel``; returns a :class:`Generation`."""
         t0 = time.perf_counter()

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, Self
 
 import llama_cpp
+
 from shelfwise.core.models.backend import BackendError, Cost
-from shelfwise.core.models.llama_batch import TokenBatch
 from shelfwise.core.models.bundled import resolve_model
+from shelfwise.core.models.llama_batch import TokenBatch
 from shelfwise.core.models.prompts import Limits, PlanError, common_prefix_len, plan_requests
 from shelfwise.core.models.state_cache import StateCache
 

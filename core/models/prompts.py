@@ -71,8 +71,8 @@ def likelihood_query(query: str) -> str:
 # --------------------------------------------------------------------------- token bookkeeping
 
 
-def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two token lists."""
+def common_prefix_len(a: Sequence[object], b: Sequence[object]) -> int:
+    """Length of the longest common prefix of two token (or word) lists."""
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:

@@ -57,12 +57,21 @@ import math
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
-from shelfwise.core.models.backend import BackendError, CancelCheck, Cancelled, Cost, Generation, Likelihoods, Scores, check_cancel
+from shelfwise.core.models.backend import (
+    BackendError,
+    CancelCheck,
+    Cancelled,
+    Cost,
+    Generation,
+    Likelihoods,
+    Scores,
+    check_cancel,
+)
 from shelfwise.core.models.llama_text import StreamText
 from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
 
@@ -555,8 +564,8 @@ class RemoteBackend:
 
         results = self._fan_out(one, list(candidates), cancel)
         cost = Cost()
-        for _, _, c in results:
-            cost.add(c)
+        for _, _, part in results:
+            cost.add(part)
         cost.seconds = time.perf_counter() - t0
         return Likelihoods([t for t, _, _ in results], [t / n for t, n, _ in results], results[0][1], cost)
 
@@ -577,7 +586,7 @@ class RemoteBackend:
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
         seed: int | None = None,
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, Generation]:
         """Stream text pieces over server-sent events. Stops at the server's end (``stopped_by`` "stop" when
         stop strings were given, else "eos"), ``max_tokens`` ("length") or ``cancel`` ("cancelled": the
         connection is closed so the server stops too). Connection errors are retried only before the first

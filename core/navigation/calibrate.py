@@ -23,10 +23,10 @@ import numpy as np
 from shelfwise.core.navigation.decision import LEVEL_KINDS, DecisionModel, LevelModel, prior_model
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.navigation.navigator import Navigator
-from shelfwise.core.settings import Settings
-from shelfwise.core.store.snapshot import Snapshot
 from shelfwise.core.navigation.snapshots import load_decision, model_set, save_decision, snapshot_for
+from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import Snapshot
 
 _SENT = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -186,7 +186,7 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
         r = rows[kind]
         if not r:
             continue
-        scores = {}
+        scores: dict[str, float | None] = {}
         for drop in (True, False):
             if drop is False and not use_lm:
                 continue
@@ -197,8 +197,8 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
                 if m is not None:
                     hits.append(_hit1(m, test, drop))
             scores["without_lm" if drop else "with_lm"] = round(float(np.mean(hits)), 4) if hits else None
-        with_lm = use_lm and scores.get("with_lm") is not None and scores.get("without_lm") is not None and \
-            scores["with_lm"] > scores["without_lm"] + 0.02
+        with_score, without_score = scores.get("with_lm"), scores.get("without_lm")
+        with_lm = use_lm and with_score is not None and without_score is not None and with_score > without_score + 0.02
         fitted = _fit(r, drop_lm=not with_lm, kind=kind)
         if fitted is not None:
             model.levels[kind] = fitted
@@ -219,7 +219,7 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
         if keep is not None and kind in ("document", "section"):
             model.keep[kind] = min(keep, KEEP_CAP[kind])
         if keep is not None and kind == "cluster" and ranks:
-            sizes = np.mean([n for _, n in ranks])
+            sizes = float(np.mean([n for _, n in ranks]))
             model.first_keep_ratio = round(min(1.0, keep / max(1.0, sizes)), 3)
     model.lm_levels = tuple(lm_levels)
     report["target_recall"] = target_recall

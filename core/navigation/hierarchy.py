@@ -39,7 +39,9 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     return m / np.where(n > 0, n, 1.0)
 
 
-def document_vectors(store: Store, collection_id: int, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
+def document_vectors(
+    store: Store, collection_id: int, model: str
+) -> tuple[list[int], list[str], list[str], np.ndarray]:
     """(document node ids, titles, texts for terms, vectors) of the collection's ok documents."""
     rows = store.conn.execute(
         "SELECT n.id, n.title, n.description, n.document_id FROM nodes n JOIN documents d ON d.id = n.document_id "
@@ -152,8 +154,8 @@ def write_clusters(store: Store, collection_id: int, plans: list[ClusterPlan], d
             nonlocal written
             cur = store.conn.execute(
                 "INSERT INTO nodes(collection_id, document_id, parent_id, kind, ordinal, depth, title, description, "
-                "text, location, page, heading_path, heading_text) VALUES (?, NULL, ?, 'cluster', ?, ?, ?, ?, '', '{}', "
-                "NULL, '[]', '')",
+                "text, location, page, heading_path, heading_text) "
+                "VALUES (?, NULL, ?, 'cluster', ?, ?, ?, ?, '', '{}', NULL, '[]', '')",
                 (collection_id, parent, ordinal, depth, plan.title, describe(plan)),
             )
             written += 1

@@ -9,10 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shelfwise.core.navigation.hierarchy import ClusterPlan, document_vectors, plan_clusters, signature, write_clusters
+from shelfwise.core.navigation.hierarchy import (
+    ClusterPlan,
+    document_vectors,
+    plan_clusters,
+    signature,
+    write_clusters,
+)
 from shelfwise.core.settings import Budgets
-from shelfwise.core.store.snapshot import bump_tree_version
 from shelfwise.core.store.db import NodeRow, Store
+from shelfwise.core.store.snapshot import bump_tree_version
 
 EMBED_BATCH = 32
 

@@ -24,16 +24,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shelfwise.core.models.backend import Cancelled, CancelCheck, Cost, DecisionBackend
+from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_lm
-from shelfwise.core.navigation.parallel import pool_likelihoods, pool_scores, request_concurrency, score_requests
-from shelfwise.core.navigation.prompts import binary_prompt, candidate_text, likelihood_context, likelihood_query
-from shelfwise.core.settings import Budgets, Settings
-from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+from shelfwise.core.navigation.parallel import (
+    pool_likelihoods,
+    pool_scores,
+    request_concurrency,
+    score_requests,
+)
+from shelfwise.core.navigation.prompts import (
+    binary_prompt,
+    candidate_text,
+    likelihood_context,
+    likelihood_query,
+)
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
-from shelfwise.core.store.db import Store
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import NodeInfo, Snapshot
 
 LABELS = {"cluster": "topics", "document": "documents", "section": "sections", "passage": "passages"}
 FLATTEN_LIMIT = 64  # a document with at most this many sections shows them all in one level
@@ -264,7 +274,8 @@ class Navigator:
     def _candidate(self, s: Scored, kept: bool, model) -> Candidate:
         feats = {f: round(float(s.features[i]), 4) for i, f in enumerate(FEATURES) if s.features[i] != 0}
         return Candidate(
-            node_id=s.node.id, kind=s.node.kind, title=_title(s.node), description=s.node.description or s.node.text[:200],
+            node_id=s.node.id, kind=s.node.kind, title=_title(s.node),
+            description=s.node.description or s.node.text[:200],
             score=round(s.p, 4), kept=kept, parent_id=s.node.parent, features=feats, source=s.source,
         )
 

@@ -37,5 +37,6 @@ def binary_prompt(query: str, texts: list[str]) -> tuple[str, list[str]]:
     for i, t in enumerate(texts, 1):
         lines.append(f"[{i}] " + " ".join(t.split())[:200])
     lines += ["", f"Question: {' '.join(query.split())}", ""]
-    questions = [f"Is part [{i}] likely to contain the answer? Answer Yes or No. Answer:" for i in range(1, len(texts) + 1)]
+    questions = [f"Is part [{i}] likely to contain the answer? Answer Yes or No. Answer:"
+                 for i in range(1, len(texts) + 1)]
     return "\n".join(lines), questions

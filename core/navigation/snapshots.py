@@ -6,8 +6,8 @@ import threading
 from typing import Any
 
 from shelfwise.core.navigation.decision import DecisionModel, meta_key
-from shelfwise.core.store.snapshot import Snapshot, build_snapshot, tree_version
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import Snapshot, build_snapshot, tree_version
 
 _lock = threading.Lock()
 _snapshots: dict[tuple[str, int, str], Snapshot] = {}

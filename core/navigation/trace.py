@@ -137,4 +137,4 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-__all__ = ["Candidate", "Level", "Hit", "Trace", "SearchResult", "Citation", "Step", "Answer", "to_dict", "asdict"]
+__all__ = ["Answer", "Candidate", "Citation", "Hit", "Level", "SearchResult", "Step", "Trace", "asdict", "to_dict"]

@@ -23,7 +23,9 @@ from typing import Any, Self
 
 import numpy as np
 import sqlite_utils
+
 from shelfwise.core.store.migrations import SchemaTooNew, migrate
+from shelfwise.core.store.textutil import describe, fts_query
 from shelfwise.core.store.types import (
     DOC_COLS,
     KEPT_SUFFIX,
@@ -43,7 +45,6 @@ from shelfwise.core.store.types import (
     node_from_row,
     now,
 )
-from shelfwise.core.store.textutil import describe, fts_query
 from shelfwise.ingest.model import ParsedDocument, ParsedNode
 
 __all__ = [
@@ -246,7 +247,7 @@ class Store:
                          describe(node_title, text if kind == "passage" else first_text(node)), text,
                          location_json(loc), page, heads_json, " / ".join([title, *heads])))
             if node.children:
-                child_heads = heads + [node_title] if kind == "section" else heads
+                child_heads = [*heads, node_title] if kind == "section" else heads
                 child_json = json.dumps(child_heads, ensure_ascii=False)
                 for i, child in enumerate(node.children):
                     add(child, nid, depth + 1, i, child_heads, child_json)
