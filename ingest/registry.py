@@ -22,10 +22,11 @@ from shelfwise.ingest.model import (
     IngestError,
     Limits,
     ParsedDocument,
+    ParsedNode,
     TooLarge,
     UnsupportedFormat,
 )
-from shelfwise.ingest.sniff import describe, mismatch, sniff
+from shelfwise.ingest.sniff import IMAGE_KINDS, KIND_NAMES, describe, mismatch, sniff
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,11 @@ def check_file(path: Path, limits: Limits) -> int:
 def _check_content(path: Path, ext: str) -> None:
     """Content that lies about its extension (Office containers are checked in detail by their parsers)."""
     kind = sniff(path)
+    if kind in IMAGE_KINDS and PARSERS[ext] in ("pdf", "text"):
+        raise UnsupportedFormat(
+            f"content does not match extension: file named {ext} is {KIND_NAMES[kind]}, not "
+            f"{'a PDF' if ext == '.pdf' else 'text'}; images are not supported (rename it to .{kind})"
+        )
     if ext == ".pdf" and kind in ("zip", "ole2"):
         raise mismatch(ext, describe(path))
     if PARSERS[ext] == "text" and kind in ("pdf", "zip", "ole2"):
@@ -121,7 +127,37 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         raise CorruptFile(f"corrupt or unreadable file: {exc.__class__.__name__}: {_short(exc)}") from exc
     if not any(n.kind == "passage" and n.text.strip() for n in doc.nodes()):
         raise EmptyDocument("no text found")
+    cap_passages(doc, limits.max_passages)
     return doc
+
+
+def cap_passages(doc: ParsedDocument, max_passages: int) -> None:
+    """Keep the first ``max_passages`` passages in reading order (sections left empty are dropped), with a
+    warning that says how many there were."""
+    total = doc.count("passage")
+    if total <= max_passages:
+        return
+    left = max_passages
+
+    def prune(nodes: list[ParsedNode]) -> list[ParsedNode]:
+        nonlocal left
+        kept: list[ParsedNode] = []
+        for node in nodes:
+            if left <= 0:
+                break
+            if node.kind == "passage":
+                kept.append(node)
+                left -= 1
+            else:
+                node.children = prune(node.children)
+                if node.children:
+                    kept.append(node)
+        return kept
+
+    doc.children = prune(doc.children)
+    doc.warnings.append(
+        f"only the first {max_passages:,} of {total:,} passages were kept (limit per document)"
+    )
 
 
 def _short(exc: Exception, limit: int = 200) -> str:

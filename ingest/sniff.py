@@ -8,12 +8,23 @@ Office file, which is an OLE2 container rather than a zip). These checks turn su
 from __future__ import annotations
 
 import zipfile
+import zlib
 from pathlib import Path
 
+from shelfwise.ingest.encoding import utf16_without_bom
 from shelfwise.ingest.model import CorruptFile, Limits, PasswordProtected, TooLarge, UnsupportedFormat
 
 OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+IMAGE_MAGICS = (  # (kind, magic at offset 0); WebP is checked apart (RIFF....WEBP)
+    ("png", b"\x89PNG\r\n\x1a\n"),
+    ("jpeg", b"\xff\xd8\xff"),
+    ("gif", b"GIF87a"),
+    ("gif", b"GIF89a"),
+    ("tiff", b"II*\x00"),
+    ("tiff", b"MM\x00*"),
+    ("bmp", b"BM"),
+)
 
 # What each OOXML extension must contain, and how to name the kinds.
 OOXML_MAIN_PART = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
@@ -29,6 +40,12 @@ KIND_NAMES = {
     "encrypted": "a password-protected Office file",
     "ole2": "an OLE2 compound file (legacy Office or similar)",
     "text": "plain text",
+    "png": "a PNG image",
+    "jpeg": "a JPEG image",
+    "gif": "a GIF image",
+    "tiff": "a TIFF image",
+    "bmp": "a BMP image",
+    "webp": "a WebP image",
     "binary": "binary data",
 }
 _OLE2_STREAMS = (  # directory entry names, UTF-16LE, as stored in the compound file
@@ -65,8 +82,12 @@ def ooxml_kind(names: set[str]) -> str:
     return "zip"
 
 
+IMAGE_KINDS = frozenset({"png", "jpeg", "gif", "tiff", "bmp", "webp"})
+
+
 def sniff(path: Path) -> str:
-    """The kind of content: ``pdf``, ``zip``, ``ole2``, ``text`` or ``binary`` (from the first bytes)."""
+    """The kind of content from the first bytes: ``pdf``, ``zip``, ``ole2``, an image kind (``png``, ``jpeg``,
+    ``gif``, ``tiff``, ``bmp``, ``webp``), ``text`` or ``binary`` (NUL bytes that are not UTF-16 text)."""
     head = head_bytes(path)
     if head.startswith(ZIP_MAGICS):
         return "zip"
@@ -74,7 +95,12 @@ def sniff(path: Path) -> str:
         return "ole2"
     if b"%PDF-" in head[:1024]:
         return "pdf"
-    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+    for kind, magic in IMAGE_MAGICS:
+        if head.startswith(magic) and (kind != "bmp" or len(head) >= 26):
+            return kind
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "webp"
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")) and utf16_without_bom(head) is None:
         return "binary"
     return "text"
 
@@ -127,6 +153,7 @@ def check_office(path: Path, expected: str, limits: Limits) -> None:
     except (OSError, ValueError) as exc:
         raise CorruptFile(f"corrupt or truncated file: {exc}") from exc
     check_zip_bomb(infos, limits)
+    check_zip_members(path, limits)
     names = {i.filename for i in infos}
     actual = ooxml_kind(names)
     if actual != expected:
@@ -138,6 +165,7 @@ def check_office(path: Path, expected: str, limits: Limits) -> None:
 
 
 def check_zip_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
+    """Judge the sizes the zip declares (cheap; :func:`check_zip_members` then checks what members really hold)."""
     total = sum(i.file_size for i in infos)
     if total > limits.max_zip_uncompressed_bytes:
         raise TooLarge(
@@ -145,6 +173,11 @@ def check_zip_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
             f"{limits.max_zip_uncompressed_bytes / 2**20:.0f} MB); it looks like a zip bomb"
         )
     for info in infos:
+        if info.file_size > limits.max_zip_member_bytes:
+            raise TooLarge(
+                f"member {info.filename} expands to {info.file_size / 2**20:.0f} MB (limit "
+                f"{limits.max_zip_member_bytes / 2**20:.0f} MB per member); it looks like a zip bomb"
+            )
         # Small XML parts legitimately compress very well; only judge members that expand to something
         # sizeable.
         if info.file_size > 2**20 and info.file_size > limits.max_zip_ratio * max(1, info.compress_size):
@@ -152,6 +185,55 @@ def check_zip_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
                 f"member {info.filename} expands {info.file_size / max(1, info.compress_size):.0f}x "
                 f"(limit {limits.max_zip_ratio:.0f}x); it looks like a zip bomb"
             )
+
+
+STREAM_CHUNK = 1 << 20
+
+
+def check_zip_members(path: Path, limits: Limits) -> None:
+    """Unpack every member through a counting reader, chunk by chunk (memory stays at one chunk), and stop at
+    the first member that holds more than it declares, more than ``max_zip_member_bytes``, or expands more than
+    ``max_zip_ratio``, or when the package passes ``max_zip_uncompressed_bytes``. The libraries that read the
+    package afterwards unpack members whole, trusting the declared sizes; after this check those are true."""
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                if info.is_dir():
+                    continue
+                cap = min(info.file_size, limits.max_zip_member_bytes)
+                ratio_cap = limits.max_zip_ratio * max(1, info.compress_size)
+                got = 0
+                with zf.open(info) as member:
+                    while chunk := member.read(STREAM_CHUNK):
+                        got += len(chunk)
+                        total += len(chunk)
+                        if got > cap:
+                            if got > info.file_size:
+                                raise TooLarge(
+                                    f"member {info.filename} holds more than the {info.file_size:,} bytes it "
+                                    f"declares; the file is damaged or a zip bomb"
+                                )
+                            raise TooLarge(
+                                f"member {info.filename} expands past {cap / 2**20:.0f} MB (limit per member); "
+                                f"it looks like a zip bomb"
+                            )
+                        if got > 2**20 and got > ratio_cap:
+                            raise TooLarge(
+                                f"member {info.filename} expands more than {limits.max_zip_ratio:.0f}x; it looks "
+                                f"like a zip bomb"
+                            )
+                        if total > limits.max_zip_uncompressed_bytes:
+                            raise TooLarge(
+                                f"file expands past {limits.max_zip_uncompressed_bytes / 2**20:.0f} MB when "
+                                f"unpacked; it looks like a zip bomb"
+                            )
+    except zipfile.BadZipFile as exc:
+        raise CorruptFile(f"corrupt or truncated file: {_zip_reason(exc)}") from exc
+    except (OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        raise CorruptFile(f"corrupt or unreadable file: {exc.__class__.__name__}: {exc}") from exc
+    except zlib.error as exc:
+        raise CorruptFile(f"corrupt file: a member cannot be unpacked ({exc})") from exc
 
 
 def _zip_reason(exc: Exception) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from shelfwise.ingest.encoding import decode_text
 from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder
 
@@ -20,20 +21,10 @@ _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*\n", re.DOTALL)
 
 
-def read_text(path: Path) -> tuple[str, list[str]]:
-    """Decode a text file: BOMs, then UTF-8, then cp1252 (with a warning). Returns (text, warnings)."""
-    data = path.read_bytes()
-    warnings: list[str] = []
-    if data.startswith(b"\xef\xbb\xbf"):
-        text = data[3:].decode("utf-8", errors="replace")
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        text = data.decode("utf-16", errors="replace")
-    else:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("cp1252", errors="replace")
-            warnings.append("not valid UTF-8; read as Windows-1252")
+def read_text(path: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[str]]:
+    """Decode a text file (:func:`shelfwise.ingest.encoding.decode_text`: BOMs, UTF-16 without a BOM, UTF-8, then
+    Windows-1252 with a warning; binary data is refused). Returns (text, warnings)."""
+    text, warnings = decode_text(path.read_bytes(), limits)
     return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
 
 
@@ -56,7 +47,7 @@ def _paragraphs(lines: list[str], start_line: int = 1) -> list[tuple[int, str]]:
 
 
 def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
-    text, warnings = read_text(path)
+    text, warnings = read_text(path, limits)
     offset = 0
     front = _FRONT_MATTER.match(text)
     title_meta = ""
@@ -122,7 +113,7 @@ def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
 
 
 def parse_plain(path: Path, limits: Limits) -> ParsedDocument:
-    text, warnings = read_text(path)
+    text, warnings = read_text(path, limits)
     builder = OutlineBuilder(limits.passage_tokens)
     for line_no, para in _paragraphs(text.split("\n")):
         builder.paragraph(para, Location(line=line_no))

@@ -17,3 +17,13 @@ def parse(path: Path, limits: Limits) -> ParsedDocument:
     if "hang" in path.name:
         time.sleep(60)
     return registry_parse(path, limits)
+
+
+def hog(path: Path, limits: Limits) -> ParsedDocument:
+    """Allocates (and touches) 16 MB every 10 ms until something stops it: the memory caps' test."""
+    held = []
+    while True:
+        held.append(bytearray(16 * 1024 * 1024))
+        for i in range(0, len(held[-1]), 4096):
+            held[-1][i] = 1
+        time.sleep(0.01)

@@ -195,14 +195,15 @@ def ingest(
     after_write: Callable[[int], None] | None = None,
     force: bool = False,
     isolate: bool = True,
-    timeout: float = 600.0,
+    timeout: float | None = None,
     parse: ParseFn | None = None,
     is_candidate: CandidateFn | None = None,
 ) -> IngestReport:
     """Ingest files and folders into ``collection``. See the module doc.
 
     ``force`` re-parses unchanged files. By default each file is parsed by :mod:`shelfwise.ingest.registry` in a
-    worker process (``isolate``), so a native crash or a hang longer than ``timeout`` seconds fails only that file
+    worker process (``isolate``), so a native crash, a hang longer than ``timeout`` seconds (default:
+    ``limits.max_parse_seconds``) or memory past ``limits.max_worker_rss_bytes`` fails only that file
     and ``cancel`` also interrupts a long file. ``parse``/``is_candidate`` replace the registry's (stand-ins in
     tests; a given ``parse`` runs in-process).
     """

@@ -5,12 +5,21 @@ ends the whole batch (and, in the desktop app, the app). :class:`ParseWorker` se
 child process (``spawn`` start method: safe from a multi-threaded Qt process) and turns a dead child, a timeout or
 a cancel into an :class:`IngestError` for that file; the next file gets a fresh child.
 
+Bounds (all from :class:`~shelfwise.ingest.model.Limits`): the child caps its own address space
+(``RLIMIT_AS`` on POSIX, so an allocation past it raises ``MemoryError`` inside the parser and the file fails
+with "not enough memory"); the parent is a watchdog that kills the child when its resident memory passes
+``max_worker_rss_bytes`` (read from ``/proc`` on Linux; ``psutil`` elsewhere if installed) or a file takes longer
+than ``max_parse_seconds``. On Windows, where there is no ``RLIMIT_AS``, the watchdog is the cap.
+``peak_rss_bytes`` is the child's peak resident memory so far (``ru_maxrss`` reported with each reply).
+
 Packaged apps (PyInstaller) must call ``multiprocessing.freeze_support()`` at the start of ``main``.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import sys
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -32,6 +41,46 @@ DEFAULT_PARSER = "shelfwise.ingest.registry:parse"
 DEFAULT_LIMITS = Limits()
 
 
+def _limit_memory(limits: Limits) -> None:
+    """Cap this process's address space (POSIX); the hard limit stays, so a later, larger cap can be set."""
+    try:
+        import resource
+    except ImportError:  # Windows: the parent's watchdog is the cap
+        return
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = limits.max_worker_address_space_bytes
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ValueError, OSError):  # e.g. a platform that ignores it
+        pass
+
+
+def _peak_rss() -> int:
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of a process now, or None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    try:
+        import psutil  # type: ignore[import-not-found]
+
+        return int(psutil.Process(pid).memory_info().rss)
+    except Exception:  # noqa: BLE001  # not installed, or the process is gone
+        return None
+
+
 def _serve(conn: Connection, parser: str) -> None:
     """Child process: parse paths with ``parser`` ("module:function") until the parent closes the pipe."""
     import importlib
@@ -49,21 +98,29 @@ def _serve(conn: Connection, parser: str) -> None:
             path, limits = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
+        _limit_memory(limits)
         t0 = time.perf_counter()
         reply: tuple[Any, ...]
         try:
-            reply = ("ok", parse(Path(path), limits), time.perf_counter() - t0)
+            reply = ("ok", parse(Path(path), limits), time.perf_counter() - t0, _peak_rss())
         except IngestError as exc:
-            reply = ("ingest_error", exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0)
+            reply = ("ingest_error", exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0,
+                     _peak_rss())
+        except MemoryError:
+            reply = ("ingest_error", "TooLarge", "error",
+                     f"not enough memory to parse this file (the parser may use "
+                     f"{limits.max_worker_address_space_bytes / 2**20:.0f} MB of address space)",
+                     time.perf_counter() - t0, _peak_rss())
         except Exception as exc:  # registry.parse converts library errors; last resort
             reply = ("ingest_error", "CorruptFile", "error", f"unexpected error: {exc.__class__.__name__}: {exc}",
-                     time.perf_counter() - t0)
+                     time.perf_counter() - t0, _peak_rss())
         try:
             conn.send(reply)
         except (OSError, EOFError):  # the parent is gone
             return
         except Exception as exc:  # e.g. the result does not pickle
-            conn.send(("ingest_error", "CorruptFile", "error", f"could not return the parsed document: {exc}", 0.0))
+            conn.send(("ingest_error", "CorruptFile", "error", f"could not return the parsed document: {exc}", 0.0,
+                       _peak_rss()))
 
 
 def _error(name: str, status: str, message: str) -> IngestError:
@@ -78,13 +135,15 @@ def _error(name: str, status: str, message: str) -> IngestError:
 class ParseWorker:
     """Callable like ``registry.parse`` (plus an optional cancel check); runs the parser in a child process.
 
-    ``timeout`` bounds one file (seconds); ``parser`` names the parse function ("module:function", importable in
-    the child). Use as a context manager, or call :meth:`close`.
-    ``last_parse_seconds`` is the time the child spent parsing the last file (without start-up and transfer).
+    ``timeout`` bounds one file (seconds; None: the ``max_parse_seconds`` of the limits each call gets);
+    ``parser`` names the parse function ("module:function", importable in the child). Use as a context manager,
+    or call :meth:`close`. ``last_parse_seconds`` is the time the child spent parsing the last file (without
+    start-up and transfer); ``peak_rss_bytes`` the child's peak resident memory (0 when unknown);
+    ``killed_over_memory`` counts children the watchdog killed for passing ``max_worker_rss_bytes``.
     """
 
     def __init__(
-        self, timeout: float = 600.0, poll_interval: float = 0.2, parser: str = DEFAULT_PARSER,
+        self, timeout: float | None = None, poll_interval: float = 0.2, parser: str = DEFAULT_PARSER,
         start_timeout: float = 120.0,
     ) -> None:
         self.parser = parser
@@ -92,6 +151,8 @@ class ParseWorker:
         self.timeout = timeout
         self.poll_interval = poll_interval
         self.last_parse_seconds = 0.0
+        self.peak_rss_bytes = 0
+        self.killed_over_memory = 0
         self._proc: Any = None
         self._conn: Connection | None = None
 
@@ -149,16 +210,26 @@ class ParseWorker:
         except (OSError, EOFError) as exc:
             self._stop()
             raise ParserCrashed(f"the parser process is not responding ({exc})") from exc
-        deadline = time.monotonic() + self.timeout
+        timeout = self.timeout if self.timeout is not None else limits.max_parse_seconds
+        deadline = time.monotonic() + timeout
         while not conn.poll(self.poll_interval):
             if cancel is not None and cancel():
                 self._stop()
                 raise Cancelled("cancelled while parsing")
             if time.monotonic() > deadline:
                 self._stop()
-                raise TooLarge(f"parsing took longer than {self.timeout:.0f} s; skipped")
-            if self._proc is not None and not self._proc.is_alive():
+                raise TooLarge(f"parsing took longer than {timeout:.0f} s; skipped")
+            if self._proc is None or not self._proc.is_alive():
                 break
+            rss = rss_bytes(self._proc.pid)
+            if rss is not None:
+                self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
+                if rss > limits.max_worker_rss_bytes:
+                    self._stop()
+                    self.killed_over_memory += 1
+                    raise TooLarge(
+                        f"parsing needed more than {limits.max_worker_rss_bytes / 2**20:.0f} MB of memory; skipped"
+                    )
         try:
             reply = conn.recv()
         except (EOFError, OSError) as exc:
@@ -171,8 +242,11 @@ class ParseWorker:
             raise ParserCrashed(f"the parser crashed on this file ({how})") from exc
         if reply[0] == "ok":
             self.last_parse_seconds = float(reply[2])
+            self.peak_rss_bytes = max(self.peak_rss_bytes, int(reply[3]) if len(reply) > 3 else 0)
             doc: ParsedDocument = reply[1]
             return doc
-        _, name, status, message, seconds = reply
+        _, name, status, message, seconds, *rest = reply
         self.last_parse_seconds = float(seconds)
+        if rest:
+            self.peak_rss_bytes = max(self.peak_rss_bytes, int(rest[0]))
         raise _error(name, status, message)
