@@ -58,6 +58,15 @@ def _limit_memory(limits: Limits) -> None:
 
 
 def _peak_rss() -> int:
+    """This process's peak resident memory: ``VmHWM`` on Linux (``ru_maxrss`` there survives the exec of a spawned
+    child, so it would report the parent's peak), ``ru_maxrss`` elsewhere."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:
