@@ -83,10 +83,10 @@ def rss_bytes(pid: int) -> int | None:
     except (OSError, ValueError, IndexError, AttributeError):
         pass
     try:
-        import psutil  # type: ignore[import-not-found]
+        import psutil
 
         return int(psutil.Process(pid).memory_info().rss)
-    except Exception:  # noqa: BLE001  # not installed, or the process is gone
+    except Exception:  # not installed, or the process is gone
         return None
 
 

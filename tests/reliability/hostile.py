@@ -77,9 +77,9 @@ def lying_docx(path: Path, real_bytes: int, declared: int = 1000) -> Path:
     name_len, extra_len = struct.unpack_from("<HH", data, off + 26)
     extra = off + 30 + name_len
     _patch_zip64(data, extra, extra_len, declared, local=True)
-    cd = data.find(b"PK\x01\x02" + bytes(data[data.find(b"PK\x01\x02") + 4:][:0]))
+    cd = data.find(b"PK\x01\x02")
     while cd != -1:
-        n_len, e_len, c_len = struct.unpack_from("<HHH", data, cd + 28)
+        n_len, e_len = struct.unpack_from("<HH", data, cd + 28)
         name = bytes(data[cd + 46: cd + 46 + n_len])
         if name == b"word/document.xml":
             if struct.unpack_from("<I", data, cd + 24)[0] != 0xFFFFFFFF:
@@ -98,9 +98,7 @@ def _patch_zip64(data: bytearray, start: int, length: int, declared: int, *, loc
     while pos + 4 <= start + length:
         tag, size = struct.unpack_from("<HH", data, pos)
         if tag == 0x0001 and has_usize:
-            struct.pack_into("<Q", data, pos + 4, declared)
-            if local:
-                pass
+            struct.pack_into("<Q", data, pos + 4, declared)  # the first zip64 field is the unpacked size
         pos += 4 + size
 
 
