@@ -18,7 +18,7 @@ def as_readout(value: str) -> Readout:
     raise ValueError(f"unknown readout {value!r}; choose one of {', '.join(READOUTS)}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Budgets:
     """Per-level budgets of the walk (DecisionRAG Algorithm 1).
 
@@ -45,7 +45,7 @@ class Budgets:
         return cls(**{k: type(getattr(cls(), k))(v) for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
     db_path: Path | None = None  # None = the user data dir's library.db
     model_path: str | None = None  # None = the bundled Gemma 3 270M

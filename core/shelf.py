@@ -109,7 +109,7 @@ class Shelf:
         cancel: CancelCheck | None = None,
     ) -> Answer:
         """Find passages, then write an answer with citations, streamed through ``on_token``."""
-        from shelfwise.core.answers.answer import answer_question
+        from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
             self, question, collection=collection, on_token=on_token, on_search=on_search,

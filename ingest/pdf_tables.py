@@ -8,12 +8,18 @@ rule a table, within a time budget. Cell text comes from MuPDF's words, which ke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pymupdf
 
-if TYPE_CHECKING:
-    from shelfwise.ingest.pdf_layout import Line
+
+class Box(Protocol):
+    """Anything with a bounding box (a text line of :mod:`shelfwise.ingest.pdf_layout`)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
 
 # No images in the text output (they would be decoded and copied for nothing).
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
@@ -28,7 +34,7 @@ class TableItem:
     x1: float
     y1: float
 
-    def covers(self, ln: Line) -> bool:
+    def covers(self, ln: Box) -> bool:
         cx, cy = (ln.x0 + ln.x1) / 2, (ln.y0 + ln.y1) / 2
         return self.x0 - 1 <= cx <= self.x1 + 1 and self.y0 - 1 <= cy <= self.y1 + 1
 

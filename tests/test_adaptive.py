@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from shelfwise.app.cli.render import render_answer_text
 from shelfwise.core.answers.adaptive import (
     DEFAULT_THRESHOLD,
     UNKNOWN,
@@ -21,7 +22,8 @@ from shelfwise.core.answers.adaptive import (
     split_rule,
     threshold_key,
 )
-from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, render_answer_text
+from shelfwise.core.answers.answer import NOT_FOUND_TEXT
+from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.fake import FakeBackend
 from tests.test_answer import HITS, FakeShelf, ScriptedBackend
 

@@ -6,24 +6,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from shelfwise.app.cli.render import render_answer_text, render_sources
 from shelfwise.core.answers.answer import (
     CITE_MIN_SCORE,
     FOUND_MIN_SCORE,
     NOT_FOUND_TEXT,
-    answer_question,
     build_prompt,
     clean_citations,
     detect_family,
     is_instruction_tuned,
     prompt_family,
-    render_answer_text,
     render_chat,
-    render_sources,
 )
+from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.llama_text import StreamText
@@ -186,7 +186,7 @@ def test_answer_streams_tokens_after_search_and_cites(shelf) -> None:
 
 
 def test_answer_uses_at_most_answer_passages(shelf) -> None:
-    shelf.settings.answer_passages = 2
+    shelf.settings = replace(shelf.settings, answer_passages=2)
     answer_question(shelf, "q?")
     prompt = shelf.backend.prompts[-1]
     assert "[2]" in prompt[prompt.rindex("Sources:"):] and "[3]" not in prompt[prompt.rindex("Sources:"):]

@@ -1,16 +1,12 @@
-"""Answer evaluation (core/answer_eval.py): SQuAD-style scoring and the three strategies, with scripted models."""
+"""Answer evaluation (core/evaluation/answers.py, core/answers/matching.py): SQuAD-style scoring and the three
+strategies, with scripted models."""
 
 from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.evaluation.answers import (
-    answer_matches,
-    exact_match,
-    f1_score,
-    normalize_answer,
-    run_answer_eval,
-)
+from shelfwise.core.answers.matching import answer_matches, exact_match, f1_score, normalize_answer
+from shelfwise.core.evaluation.answers import run_answer_eval
 from shelfwise.core.evaluation.datasets import EvalQuestion
 from tests.test_adaptive import _router
 from tests.test_answer import FakeShelf

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from shelfwise.app.cli.render import render_answer_text
 from shelfwise.core.answers.adaptive import get_threshold, threshold_key
 from shelfwise.core.answers.adaptive_search import QAItem, calibrate_adaptive
-from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, render_answer_text
+from shelfwise.core.answers.answer import NOT_FOUND_TEXT
+from shelfwise.core.answers.ask import answer_question
 
 pytestmark = pytest.mark.model
 

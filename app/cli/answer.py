@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.main import CliState, main
+from shelfwise.app.cli.group import CliState
 
 
-@main.command("calibrate-adaptive")
+@click.command("calibrate-adaptive")
 @click.option("--qa", "qa_file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help='JSON Lines, one labelled question per line: {"question": "...", "answer": "..." (or a list '
               'of accepted answers), "collection": "..." (optional)}.')
@@ -96,3 +96,6 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, o
     for kind, path in report.files.items():
         click.echo(f"{kind}: {path}")
     sys.stdout.flush()
+
+
+COMMANDS = (calibrate_adaptive_cmd,)

@@ -1,89 +1,40 @@
 """The ``shelfwise`` command line: a thin click layer over the store and the engine.
 
-Adding commands from another module: create ``app/cli/<name>.py`` that does ::
+This module is the entry point (``shelfwise = shelfwise.app.cli.main:main``): it holds the library commands
+(``ingest``, ``status``, ``tree``, ``search``) and adds the commands of the other modules to the group. Adding
+commands from another module: create ``app/cli/<name>.py`` that does ::
 
-    from shelfwise.app.cli.main import main, open_store
+    from shelfwise.app.cli.group import open_store
 
-    @main.command()
+    @click.command("ask")
     @click.pass_context
-    def ask(ctx: click.Context, ...) -> None:
+    def ask_cmd(ctx: click.Context, ...) -> None:
         '''Answer a question.  Example: shelfwise ask "How do I claim travel meals?"'''
         store = open_store(ctx)
 
-and add it to :data:`COMMAND_MODULES` at the end of this file, which imports it so it registers itself; import heavy
-dependencies (llama.cpp, Qt) inside the command function, not at module level. Every command's help must contain
-an example (``tests/test_cli.py`` checks).
+    COMMANDS = (ask_cmd,)
+
+and add the module to :data:`COMMAND_MODULES` at the end of this file. Command modules import
+:mod:`shelfwise.app.cli.group`, never this module, so the imports have no cycle. Import heavy dependencies
+(llama.cpp, Qt) inside the command function, not at module level. Every command's help must contain an example
+(``tests/test_cli.py`` checks).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
 import click
 
+from shelfwise.app.cli import answer, query
+from shelfwise.app.cli.group import main, open_store
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
-from shelfwise.core.store.db import NodeRow, Store, StoreError
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
-
-
-@dataclass
-class CliState:
-    """What the group passes to its commands: the database path, and the Store once opened."""
-
-    db: Path | None
-    _store: Store | None = None
-
-    def store(self) -> Store:
-        if self._store is None:
-            if self.db is None:
-                from shelfwise.core.paths import default_db
-
-                self.db = default_db()
-            try:
-                self._store = Store(self.db)
-            except StoreError as exc:
-                raise click.ClickException(str(exc)) from exc
-        return self._store
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-
-def open_store(ctx: click.Context) -> Store:
-    """The Store for this invocation (opened on first use, closed when the command ends)."""
-    state = ctx.find_object(CliState)
-    if state is None:  # a command invoked outside the group (tests)
-        state = ctx.ensure_object(CliState)
-    return state.store()
-
-
-@click.group(context_settings=CONTEXT)
-@click.option(
-    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SHELFWISE_DB", default=None,
-    help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
-    "the SHELFWISE_DB variable sets this option).",
-)
-@click.pass_context
-def main(ctx: click.Context, db: Path | None) -> None:
-    """Shelfwise: find answers in your own documents, offline.
-
-    \b
-    Example:
-        shelfwise --db library.db ingest ~/Documents/handbooks
-        shelfwise --db library.db search "travel meal allowance"
-    """
-    state = CliState(db)
-    ctx.obj = state
-    ctx.call_on_close(state.close)
+from shelfwise.core.store.db import NodeRow, Store
 
 
 # --------------------------------------------------------------------------- ingest
@@ -347,13 +298,7 @@ def search_cmd(
 
 
 # --------------------------------------------------------------------------- other command modules
-COMMAND_MODULES = ("answer", "query")
-
-
-def _load_command_modules() -> None:
-    """Import the other command modules so their commands register on :data:`main`."""
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"shelfwise.app.cli.{name}")
-
-
-_load_command_modules()
+COMMAND_MODULES = (query, answer)
+for _module in COMMAND_MODULES:
+    for _command in _module.COMMANDS:
+        main.add_command(_command)

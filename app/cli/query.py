@@ -8,79 +8,15 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.main import CliState, main
-from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
-from shelfwise.core.settings import Budgets, Settings
+from shelfwise.app.cli.group import CliState, err, settings_for
+from shelfwise.app.cli.render import answer_json, render_path, render_sources, render_trace, result_json
+from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.settings import Budgets
 
 READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
 
 
-def _settings(ctx: click.Context, **changes) -> Settings:
-    state = ctx.find_object(CliState)
-    db = state.db if state else None
-    if db is None:
-        from shelfwise.core.paths import default_db
-
-        db = default_db()
-    s = Settings(db_path=Path(db))
-    for k, v in changes.items():
-        if v is not None:
-            setattr(s, k, v)
-    return s
-
-
-def _err(msg: str) -> None:
-    click.echo(msg, err=True)
-
-
-def render_path(result: SearchResult) -> list[str]:
-    """The path topic -> document -> section -> passage of the best hit, with the score at each level."""
-    if not result.hits:
-        return ["(no passage found)"]
-    best = result.hits[0].node_id
-    lines = []
-    chain: set[int] = {best}
-    # walk levels bottom-up to collect the best hit's ancestors that appear in the trace
-    by_id = {c.node_id: c for lvl in result.trace.levels for c in lvl.candidates}
-    node = by_id.get(best)
-    while node is not None and node.parent_id is not None:
-        chain.add(node.parent_id)
-        node = by_id.get(node.parent_id)
-    for lvl in result.trace.levels:
-        on_path = [c for c in lvl.candidates if c.node_id in chain]
-        for c in on_path[:1]:
-            lines.append(f"  {lvl.label:<10} {c.score:5.2f}  {c.title}")
-    return lines
-
-
-def render_trace(trace: Trace) -> list[str]:
-    lines = []
-    for lvl in trace.levels:
-        kept = len(lvl.kept)
-        lines.append(f"Level {lvl.depth} · {lvl.label} · {len(lvl.candidates)} judged -> kept {kept} · "
-                     f"{lvl.tokens} tokens · {lvl.requests} requests · {lvl.seconds:.2f} s")
-        for c in lvl.candidates[:12]:
-            bar = "#" * round(c.score * 20)
-            mark = "+" if c.kept else "-"
-            src = "" if c.source == "tree" else f" ({c.source})"
-            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}")
-        if len(lvl.candidates) > 12:
-            lines.append(f"     ... {len(lvl.candidates) - 12} more")
-    lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
-    return lines
-
-
-def result_json(result: SearchResult) -> dict:
-    passages = [{
-        "text": h.text, "path": h.path, "title": h.title, "heading_path": h.heading_path,
-        "location": to_dict(h.location), "score": h.score, "node_id": h.node_id,
-    } for h in result.hits]
-    trace = to_dict(result.trace)
-    return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
-            "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout}
-
-
-@main.command("ask")
+@click.command("ask")
 @click.argument("question")
 @click.option("--collection", default="default", show_default=True, help="Collection to search.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (passages, trace, answer, citations).")
@@ -110,12 +46,12 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
 
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
-    settings = _settings(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
+    settings = settings_for(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive)
     with Shelf(settings) as shelf:
         found = shelf.store.find_collection(collection)
         if found is None or not shelf.store.documents(found.id):
-            _err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
+            err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
         shelf.refresh(collection)
         streamed = not as_json
@@ -140,7 +76,6 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                 return
             _print_passages(result)
             return
-        from shelfwise.core.answers.answer import render_sources
 
         labelled = [False]
 
@@ -154,14 +89,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         if streamed and not labelled[0]:
             click.echo("Answer: " + answer.text, nl=False)
         if as_json:
-            out = result_json(answer.search) if answer.search else {"question": question, "passages": [], "trace": []}
-            out["answer"] = answer.text
-            out["found"] = answer.found
-            out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
-                                 "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
-                                 "text": c.hit.text, "node_id": c.hit.node_id} for c in answer.citations]
-            out["steps"] = [to_dict(s) for s in answer.steps]
-            click.echo(json.dumps(out, ensure_ascii=False, indent=1))
+            click.echo(json.dumps(answer_json(answer), ensure_ascii=False, indent=1))
             return
         click.echo("")
         for line in render_sources(answer):
@@ -182,7 +110,7 @@ def _print_passages(result: SearchResult) -> None:
         click.echo(f"      {h.path}")
 
 
-@main.command("calibrate")
+@click.command("calibrate")
 @click.option("--collection", default="default", show_default=True)
 @click.option("--probes", type=int, default=240, show_default=True, help="Probe queries made from the documents.")
 @click.option("--target-recall", type=float, default=0.95, show_default=True,
@@ -199,10 +127,10 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
     from shelfwise.core.navigation.calibrate import calibrate
     from shelfwise.core.shelf import Shelf
 
-    with Shelf(_settings(ctx)) as shelf:
+    with Shelf(settings_for(ctx)) as shelf:
         coll = shelf.store.find_collection(collection)
         if coll is None:
-            _err(f"No collection {collection!r}.")
+            err(f"No collection {collection!r}.")
             sys.exit(2)
         shelf.refresh(collection)
         with click.progressbar(length=probes, label="probing", file=sys.stderr) as bar:
@@ -222,7 +150,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
                            f"keep={info['keep_for_target']} lm={info['uses_lm']}")
 
 
-@main.command("eval")
+@click.command("eval")
 @click.argument("dataset")
 @click.option("--collection", default="default", show_default=True,
               help="For a .jsonl of your own questions: the collection of your library they are about.")
@@ -260,8 +188,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     from shelfwise.core.evaluation.run import run_eval, write_reports
     from shelfwise.core.shelf import Shelf
 
-    settings = _settings(ctx, readout=readout)
-    settings.budgets = Budgets(passages=10)
+    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10))
     names = [m.strip() for m in methods.split(",") if m.strip()]
     with Shelf(settings) as shelf:
         bar = None
@@ -281,7 +208,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
                           backend=shelf.backend if any(n in ("navigation", "rerank_control", "navigation_fused",
                                                              "navigation_likelihood", "navigation_binary")
                                                        for n in names) else None,
-                          settings=settings, sweep=not no_sweep, progress=progress, log=_err,
+                          settings=settings, sweep=not no_sweep, progress=progress, log=err,
                           calibrate=not no_calibrate, calibrate_lm=calibrate_lm)
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -289,7 +216,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
         if answers:
             from shelfwise.core.evaluation.answers import run_answer_eval_cli
 
-            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=_err)
+            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=err)
         paths = write_reports(report, out)
         if as_json:
             click.echo(json.dumps(result, indent=1))
@@ -297,10 +224,10 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
             click.echo(report.markdown())
             if answers:
                 click.echo(json.dumps(result["answers"], indent=1))
-        _err("reports: " + ", ".join(str(p) for p in paths))
+        err("reports: " + ", ".join(str(p) for p in paths))
 
 
-@main.command("models")
+@click.command("models")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def models_cmd(ctx: click.Context, as_json: bool) -> None:
@@ -313,7 +240,7 @@ def models_cmd(ctx: click.Context, as_json: bool) -> None:
     from shelfwise.core.models.embedder import Embedder
     from shelfwise.core.models.factory import make_backend
 
-    settings = _settings(ctx)
+    settings = settings_for(ctx)
     backend = make_backend(settings)
     emb = Embedder(settings.embedder_path)
     info = {"generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
@@ -322,7 +249,7 @@ def models_cmd(ctx: click.Context, as_json: bool) -> None:
                "\n".join(f"{k}: {v}" for k, v in info.items()))
 
 
-@main.command("app")
+@click.command("app")
 @click.option("--sample", is_flag=True, help="Ingest the bundled sample documents first if the library is empty.")
 @click.pass_context
 def app_cmd(ctx: click.Context, sample: bool) -> None:
@@ -341,3 +268,6 @@ def app_cmd(ctx: click.Context, sample: bool) -> None:
     if sample:
         argv.append("--sample")
     sys.exit(app_main(argv))
+
+
+COMMANDS = (ask_cmd, calibrate_cmd, eval_cmd, models_cmd, app_cmd)

@@ -7,6 +7,7 @@ read-only Store on the UI thread for listing the library and looking up nodes fo
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +62,12 @@ class MainWindow(QMainWindow):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.settings = settings or Settings()
-        if self.settings.db_path is None:
-            self.settings.db_path = default_db()
+        settings = settings or Settings()
+        db_path = settings.db_path if settings.db_path is not None else default_db()
+        self.settings = replace(settings, db_path=db_path)
         self.qsettings = qsettings or QSettings("shelfwise", "shelfwise")
-        self.store = Store(self.settings.db_path)
-        self.setWindowTitle(f"Shelfwise — {Path(self.settings.db_path).name}")
+        self.store = Store(db_path)
+        self.setWindowTitle(f"Shelfwise — {Path(db_path).name}")
         self.setStyleSheet(STYLE)
 
         self.library = LibraryView()
@@ -379,7 +380,7 @@ class MainWindow(QMainWindow):
             self.apply_settings(dialog.settings())
 
     def apply_settings(self, settings: Settings) -> None:
-        settings.db_path = self.settings.db_path
+        settings = replace(settings, db_path=self.settings.db_path)
         self.settings = settings
         save_settings(self.qsettings, settings)
         self.query_host.reset(settings)

@@ -1,4 +1,6 @@
-"""Answers from what the walk found: the cited answer (`answer`), DeepRAG adaptive retrieval (`adaptive`) and its
-offline best-first tree search over labelled questions (`adaptive_search`), and Markdown export (`export`). May
-import `shelfwise.core.models` and `shelfwise.core.navigation`; never evaluation or a front end.
+"""Answers from what the walk found: the entry point that searches then answers (`ask`), the cited answer written
+from the passages (`answer`), DeepRAG adaptive retrieval (`adaptive`) and its offline best-first tree search over
+labelled questions (`adaptive_search`), SQuAD-style answer matching (`matching`), and Markdown export (`export`).
+May import `shelfwise.core.models` and `shelfwise.core.navigation`; never the store directly, evaluation or a
+front end.
 """

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.adaptive import MAX_SUB, Runner, decompose, get_threshold, model_id, set_threshold
-from shelfwise.core.evaluation.answers import answer_matches
+from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.navigation.trace import Step, to_dict
 
 MAX_EXPANSIONS = 16

@@ -1,8 +1,8 @@
 """Answers with citations: the passages the walk found, then an answer the generative model writes from them.
 
-``answer_question`` searches (or, with ``adaptive=True``, runs DeepRAG's loop in ``core/adaptive.py``), calls
-``on_search(result)`` as soon as the walk is done, then streams the answer through ``on_token`` and returns an
-:class:`~shelfwise.core.navigation.trace.Answer` whose ``[n]`` markers map to ``Citation(n, hit)``.
+:func:`write_answer` streams an answer to a question from the passages found through ``on_token`` and returns it
+with ``[n]`` markers that map to ``Citation(n, hit)``; :func:`shelfwise.core.answers.ask.answer_question` (the entry
+point) searches first and wraps it in an :class:`~shelfwise.core.navigation.trace.Answer`.
 
 Prompts (templates in ``resources/prompts/``):
 
@@ -36,14 +36,13 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
-from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
+from shelfwise.core.navigation.trace import Citation, Hit, SearchResult
 
 NOT_FOUND_TEXT = "Not found in your documents."
 FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (measured)
@@ -321,70 +320,3 @@ def write_answer(
         if on_token is not None:
             on_token(" [1]")
     return Written(text, [Citation(n, hits[n - 1]) for n in cited], True, gen.cost, gen.text)
-
-
-# --------------------------------------------------------------------------- the entry point
-def answer_question(
-    shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
-    on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
-    cancel: CancelCheck | None = None,
-) -> Answer:
-    """Search (or run adaptive retrieval), report the walk through ``on_search``, then stream an answer."""
-    if adaptive:
-        from shelfwise.core.answers.adaptive import answer_adaptive
-
-        return answer_adaptive(shelf, question, collection=collection, on_token=on_token, on_search=on_search,
-                               keep=keep, cancel=cancel)
-    t0 = time.perf_counter()
-    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel)
-    if on_search is not None:
-        on_search(result)
-    hits = result.hits[: max(1, shelf.settings.answer_passages)]
-    backend = shelf.backend
-    written = write_answer(backend, question, hits, on_token=on_token, family=prompt_family(backend),
-                           cancel=cancel, result=result)
-    return Answer(
-        question=question, text=written.text, citations=written.citations, found=written.found, search=result,
-        tokens=result.trace.tokens + written.cost.tokens, seconds=time.perf_counter() - t0,
-    )
-
-
-# --------------------------------------------------------------------------- rendering (CLI)
-def source_line(c: Citation) -> str:
-    """``[1] title > heading > ... (p. 4) path``."""
-    h = c.hit
-    parts: list[str] = []
-    for x in [h.title, *h.heading_path]:  # a document's title is often its first heading too
-        if x and (not parts or x != parts[-1]):
-            parts.append(x)
-    where = " > ".join(parts)
-    loc = h.location.label()
-    return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {h.path}" if h.path else "")
-
-
-def render_sources(answer: Answer) -> list[str]:
-    """The "Sources:" block under an answer (or a note that the answer came from the model alone)."""
-    if answer.citations:
-        return ["Sources:", *(source_line(c) for c in answer.citations)]
-    if answer.found and answer.steps and all(s.source == "model" for s in answer.steps):
-        return ["(Answered from the model's own knowledge, not from your documents.)"]
-    return []
-
-
-def render_steps(answer: Answer) -> list[str]:
-    lines = []
-    for i, s in enumerate(answer.steps, 1):
-        how = "searched the documents" if s.source == "documents" else "model's own knowledge"
-        lines.append(f"{i}. {s.question} -> {s.answer}  ({how}, P(retrieve)={s.p_retrieve:.2f})")
-    return lines
-
-
-def render_answer_text(answer: Answer) -> str:
-    """The answer, the adaptive steps if there were several, then "Sources:" lines."""
-    parts = [answer.text]
-    if len(answer.steps) > 1:
-        parts += ["", "Steps:", *render_steps(answer)]
-    sources = render_sources(answer)
-    if sources:
-        parts += ["", *sources]
-    return "\n".join(parts)

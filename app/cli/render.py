@@ -1,0 +1,110 @@
+"""Text and JSON renderings of the core's result objects for the command line: the walk (:func:`render_trace`,
+:func:`render_path`), the passages as JSON (:func:`result_json`) and an answer with its steps and sources
+(:func:`render_answer_text`). The window renders the same objects with widgets (``app/gui``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shelfwise.core.navigation.trace import Answer, Citation, SearchResult, Trace, to_dict
+
+
+def render_path(result: SearchResult) -> list[str]:
+    """The path topic -> document -> section -> passage of the best hit, with the score at each level."""
+    if not result.hits:
+        return ["(no passage found)"]
+    best = result.hits[0].node_id
+    lines = []
+    chain: set[int] = {best}
+    # walk levels bottom-up to collect the best hit's ancestors that appear in the trace
+    by_id = {c.node_id: c for lvl in result.trace.levels for c in lvl.candidates}
+    node = by_id.get(best)
+    while node is not None and node.parent_id is not None:
+        chain.add(node.parent_id)
+        node = by_id.get(node.parent_id)
+    for lvl in result.trace.levels:
+        on_path = [c for c in lvl.candidates if c.node_id in chain]
+        for c in on_path[:1]:
+            lines.append(f"  {lvl.label:<10} {c.score:5.2f}  {c.title}")
+    return lines
+
+
+def render_trace(trace: Trace) -> list[str]:
+    lines = []
+    for lvl in trace.levels:
+        kept = len(lvl.kept)
+        lines.append(f"Level {lvl.depth} · {lvl.label} · {len(lvl.candidates)} judged -> kept {kept} · "
+                     f"{lvl.tokens} tokens · {lvl.requests} requests · {lvl.seconds:.2f} s")
+        for c in lvl.candidates[:12]:
+            bar = "#" * round(c.score * 20)
+            mark = "+" if c.kept else "-"
+            src = "" if c.source == "tree" else f" ({c.source})"
+            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}")
+        if len(lvl.candidates) > 12:
+            lines.append(f"     ... {len(lvl.candidates) - 12} more")
+    lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
+    return lines
+
+
+def result_json(result: SearchResult) -> dict[str, Any]:
+    passages = [{
+        "text": h.text, "path": h.path, "title": h.title, "heading_path": h.heading_path,
+        "location": to_dict(h.location), "score": h.score, "node_id": h.node_id,
+    } for h in result.hits]
+    trace = to_dict(result.trace)
+    return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
+            "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout}
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    """``shelfwise ask --json``: the search's passages and trace, then the answer, its citations and steps."""
+    out: dict[str, Any] = (result_json(answer.search) if answer.search
+                           else {"question": answer.question, "passages": [], "trace": []})
+    out["answer"] = answer.text
+    out["found"] = answer.found
+    out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
+                         "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
+                         "text": c.hit.text, "node_id": c.hit.node_id} for c in answer.citations]
+    out["steps"] = [to_dict(s) for s in answer.steps]
+    return out
+
+
+def source_line(c: Citation) -> str:
+    """``[1] title > heading > ... (p. 4) path``."""
+    h = c.hit
+    parts: list[str] = []
+    for x in [h.title, *h.heading_path]:  # a document's title is often its first heading too
+        if x and (not parts or x != parts[-1]):
+            parts.append(x)
+    where = " > ".join(parts)
+    loc = h.location.label()
+    return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {h.path}" if h.path else "")
+
+
+def render_sources(answer: Answer) -> list[str]:
+    """The "Sources:" block under an answer (or a note that the answer came from the model alone)."""
+    if answer.citations:
+        return ["Sources:", *(source_line(c) for c in answer.citations)]
+    if answer.found and answer.steps and all(s.source == "model" for s in answer.steps):
+        return ["(Answered from the model's own knowledge, not from your documents.)"]
+    return []
+
+
+def render_steps(answer: Answer) -> list[str]:
+    lines = []
+    for i, s in enumerate(answer.steps, 1):
+        how = "searched the documents" if s.source == "documents" else "model's own knowledge"
+        lines.append(f"{i}. {s.question} -> {s.answer}  ({how}, P(retrieve)={s.p_retrieve:.2f})")
+    return lines
+
+
+def render_answer_text(answer: Answer) -> str:
+    """The answer, the adaptive steps if there were several, then "Sources:" lines."""
+    parts = [answer.text]
+    if len(answer.steps) > 1:
+        parts += ["", "Steps:", *render_steps(answer)]
+    sources = render_sources(answer)
+    if sources:
+        parts += ["", *sources]
+    return "\n".join(parts)

@@ -1,0 +1,208 @@
+"""The package structure, checked statically: every module's imports (ast, so function-level and TYPE_CHECKING
+imports count too) form no cycle; core/ and ingest/ never import a front end or Qt; Qt lives in app/gui only; each
+core subpackage imports only what its ``__init__`` docstring allows.
+
+The rules are the table :data:`MAY_IMPORT` below; ``test_docstrings_state_the_rules`` keeps the docstrings and the
+table saying the same thing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"core": "shelfwise.core", "ingest": "shelfwise.ingest", "app": "shelfwise.app",
+           "resources": "shelfwise.resources"}
+QT = ("PySide6", "shiboken6", "PyQt5", "PyQt6")
+
+# What each part of the core may import from Shelfwise besides itself. ``shelfwise.resources`` (packaged files)
+# and the shared leaf modules ``shelfwise.core.paths`` and ``shelfwise.core.settings`` are open to all of the core.
+SHARED = ("shelfwise.resources", "shelfwise.core.paths", "shelfwise.core.settings")
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    "shelfwise.core.paths": (),
+    "shelfwise.core.settings": (),
+    "shelfwise.core.store": ("shelfwise.ingest.model",),
+    "shelfwise.core.models": (),
+    "shelfwise.core.navigation": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.ingest.model"),
+    "shelfwise.core.answers": ("shelfwise.core.models", "shelfwise.core.navigation"),
+    "shelfwise.core.ingestion": ("shelfwise.ingest", "shelfwise.core.store"),
+    "shelfwise.core.evaluation": ("shelfwise.core", "shelfwise.ingest.model"),
+    "shelfwise.core.shelf": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.core.navigation",
+                             "shelfwise.core.answers", "shelfwise.core.ingestion"),
+    "shelfwise.ingest": (),
+}
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: Path
+    is_package: bool
+
+
+def _modules() -> dict[str, Module]:
+    out: dict[str, Module] = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            name = ".".join([package, *parts])
+            out[name] = Module(name, path, is_package)
+    return out
+
+
+MODULES = _modules()
+
+
+def imports_of(module: Module, known: dict[str, Module] = MODULES) -> set[str]:
+    """Every module ``module`` imports anywhere in its body: ``from pkg import name`` counts as ``pkg.name`` when
+    that is a module, else as ``pkg``; relative imports are resolved."""
+    tree = ast.parse(module.path.read_text(encoding="utf-8"), str(module.path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in known else target)
+    found.discard(module.name)
+    return found
+
+
+GRAPH = {name: {i for i in imports_of(m) if i in MODULES} for name, m in MODULES.items()}
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+
+    def visit(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_walk_sees_every_package_and_function_level_imports() -> None:
+    # the checks below are only as good as this walk: it must find the modules and the imports inside functions
+    assert {"shelfwise.core.shelf", "shelfwise.core.store.db", "shelfwise.ingest.pdf", "shelfwise.app.gui.window",
+            "shelfwise.app.cli.main"} <= set(MODULES)
+    assert "shelfwise.app.gui.main" in GRAPH["shelfwise.app.cli.query"]  # imported inside the `app` command
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(GRAPH)
+    assert not found, "import cycles (break each by moving what both need into a lower module):\n" + "\n".join(
+        " <-> ".join(c) for c in found)
+
+
+@pytest.mark.parametrize("top", ["shelfwise.core", "shelfwise.ingest"])
+def test_core_and_ingest_import_no_front_end_and_no_qt(top: str) -> None:
+    bad = sorted(f"{name} imports {i}" for name, m in MODULES.items() if _within(name, top)
+                 for i in imports_of(m) if _within(i, "shelfwise.app") or i.split(".")[0] in QT)
+    assert not bad, "\n".join(bad)
+
+
+def test_qt_only_in_the_gui() -> None:
+    bad = sorted(f"{name} imports {i}" for name, m in MODULES.items() if not _within(name, "shelfwise.app.gui")
+                 for i in imports_of(m) if i.split(".")[0] in QT)
+    assert not bad, "\n".join(bad)
+
+
+def _rule_for(name: str) -> str | None:
+    matches = [k for k in MAY_IMPORT if _within(name, k)]
+    return max(matches, key=len) if matches else None
+
+
+def test_every_core_module_has_a_rule() -> None:
+    orphans = [n for n in MODULES if _within(n, "shelfwise.core") and n != "shelfwise.core" and _rule_for(n) is None]
+    assert not orphans, f"add these to MAY_IMPORT (and say what they may import in a docstring): {orphans}"
+
+
+def test_core_subpackages_import_only_what_they_may() -> None:
+    bad = []
+    for name, targets in GRAPH.items():
+        rule = _rule_for(name)
+        if rule is None:
+            continue
+        allowed = (rule, *MAY_IMPORT[rule], *(SHARED if _within(rule, "shelfwise.core") else ()))
+        for t in sorted(targets):
+            if not any(_within(t, a) for a in allowed):
+                bad.append(f"{name} imports {t} ({rule} may import only {', '.join(MAY_IMPORT[rule]) or 'itself'})")
+    assert not bad, "\n".join(bad)
+
+
+def test_nothing_in_the_core_imports_evaluation() -> None:
+    bad = sorted(f"{n} imports {t}" for n, ts in GRAPH.items() if _within(n, "shelfwise.core")
+                 and not _within(n, "shelfwise.core.evaluation") for t in ts if _within(t, "shelfwise.core.evaluation"))
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("package", [k for k in MAY_IMPORT if MODULES.get(k, Module(k, ROOT, False)).is_package])
+def test_docstrings_state_the_rules(package: str) -> None:
+    """Each core subpackage's docstring names every part of Shelfwise it may import (the table above is the
+    checked form of what the docstrings say)."""
+    doc = ast.get_docstring(ast.parse(MODULES[package].path.read_text(encoding="utf-8"))) or ""
+    assert "import" in doc, f"{package}'s docstring does not say what it may import"
+    for allowed in MAY_IMPORT[package]:
+        short = allowed.removeprefix("shelfwise.")
+        assert f"`{allowed}`" in doc or f"`{short}`" in doc, f"{package}'s docstring does not name {allowed}"
+
+
+def test_rule_violations_are_reported() -> None:
+    """The subpackage check fails where it should: a store module importing navigation breaks the rule."""
+    rule = _rule_for("shelfwise.core.store.db")
+    assert rule == "shelfwise.core.store"
+    allowed = (rule, *MAY_IMPORT[rule], *SHARED)
+    assert not any(_within("shelfwise.core.navigation.navigator", a) for a in allowed)
+    assert any(_within("shelfwise.ingest.model", a) for a in allowed)
