@@ -70,17 +70,18 @@ class Shelf:
         self.refresh(collection)
         return report
 
-    def refresh(self, collection: str = "default") -> None:
+    def refresh(self, collection: str = "default", progress: ProgressCallback | None = None) -> dict[str, int]:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
-        model). Cheap when nothing changed."""
-        from shelfwise.core.navigation.calibrate import ensure_calibrated
-        from shelfwise.core.navigation.index import refresh_collection
+        model). Cheap when nothing changed; finishes indexing a kill interrupted (see
+        :mod:`shelfwise.core.ingestion.indexing`); ``progress`` gets :class:`IndexProgress` updates. A read-only
+        library is searched as it is."""
+        from shelfwise.core.navigation.finish import finish_index
 
+        if self.store.read_only:
+            return {"embedded": 0, "clusters": 0}
         cid = self.store.collection(collection).id
-        refresh_collection(self.store, cid, self.embedder, self.settings.budgets)
-        if self.settings.use_calibration:
-            ensure_calibrated(self.store, cid, self.embedder, None, self.settings)
+        return finish_index(self.store, cid, self.embedder, self.settings, progress)
 
     # -- questions ----------------------------------------------------------------------------------------------
     def search(

@@ -5,6 +5,8 @@ runs with. Command modules import this module; :mod:`shelfwise.app.cli.main` add
 
 from __future__ import annotations
 
+import sqlite3
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,12 +36,42 @@ class CliState:
                 self._store = Store(self.db)
             except StoreError as exc:
                 raise click.ClickException(str(exc)) from exc
+            warn_if_degraded(self._store)
         return self._store
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def warn_if_degraded(store: Store) -> None:
+    """On stderr: a damaged library (and the offer to rebuild it), or a read-only one."""
+    if store.damage:
+        click.echo(
+            f"Warning: the library {store.path} is damaged (SQLite quick_check: {store.damage}).\n"
+            "It is open read-only: you can browse and search what is still readable. Your files are the truth:\n"
+            f"rebuild it from them, keeping collections and settings, with: shelfwise --db {store.path} doctor "
+            "--rebuild", err=True)
+    elif store.read_only:
+        click.echo(f"Note: {store.read_only_reason}; browsing and searching only.", err=True)
+
+
+class ShelfwiseGroup(click.Group):
+    """Every command: a library that cannot be read ends with a message (exit 1), never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            state = ctx.find_object(CliState)
+            db = state.db if state is not None and state.db is not None else "the library"
+            raise click.ClickException(
+                f"could not read {db}: {exc}. Check it with: shelfwise doctor (and rebuild it from your files with "
+                "shelfwise doctor --rebuild)"
+            ) from exc
 
 
 def open_store(ctx: click.Context) -> Store:
@@ -50,7 +82,7 @@ def open_store(ctx: click.Context) -> Store:
     return state.store()
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=ShelfwiseGroup, context_settings=CONTEXT)
 @click.option(
     "--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SHELFWISE_DB", default=None,
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
@@ -65,6 +97,10 @@ def main(ctx: click.Context, db: Path | None) -> None:
         shelfwise --db library.db ingest ~/Documents/handbooks
         shelfwise --db library.db search "travel meal allowance"
     """
+    for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as \udce9, not a traceback
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     state = CliState(db)
     ctx.obj = state
     ctx.call_on_close(state.close)

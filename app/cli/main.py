@@ -31,8 +31,10 @@ from typing import Any, TextIO
 
 import click
 
-from shelfwise.app.cli import answer, query
+from shelfwise.app.cli import answer, doctor, query
 from shelfwise.app.cli.group import main, open_store
+from shelfwise.app.cli.indexing import index_collection
+from shelfwise.core.ingestion.indexing import index_state
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store.db import NodeRow, Store
 
@@ -114,6 +116,8 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         shelfwise ingest ~/Documents/policies report.pdf --collection work
     """
     store = open_store(ctx)
+    if store.read_only:
+        raise click.ClickException(f"cannot add files: {store.why_read_only()}")
     bar = _ProgressLine(sys.stderr)
     try:
         report = ingest(store, list(paths), collection, progress=bar, force=force)
@@ -126,27 +130,11 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         }, ensure_ascii=False, indent=2))
     else:
         _print_summary(report)
-    if not no_index and any(report.counts[a] for a in ("added", "updated", "removed")):
-        _index(store, collection, quiet=as_json)
-    ctx.exit(1 if report.failed else 0)
-
-
-def _index(store: Store, collection: str, quiet: bool) -> None:
-    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate (no generative model
-    needed: calibration of the embedding and lexical evidence takes seconds)."""
-    from shelfwise.core.models.embedder import Embedder
-    from shelfwise.core.navigation.calibrate import ensure_calibrated
-    from shelfwise.core.navigation.index import refresh_collection
-    from shelfwise.core.settings import Settings
-
     coll = store.find_collection(collection)
-    if coll is None:
-        return
-    with Embedder() as emb:
-        done = refresh_collection(store, coll.id, emb)
-        ensure_calibrated(store, coll.id, emb, None, Settings())
-    if not quiet:
-        click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
+    changed = any(report.counts[a] for a in ("added", "updated", "removed"))
+    if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
+        index_collection(store, collection, quiet=as_json)
+    ctx.exit(1 if report.failed else 0)
 
 
 # --------------------------------------------------------------------------- status
@@ -156,6 +144,8 @@ def _index(store: Store, collection: str, quiet: bool) -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> None:
     """Show every document in the library with its status (ok, error, needs_ocr) and size of its tree.
+
+    Exit code 3 if the library is damaged (see shelfwise doctor).
 
     \b
     Example:
@@ -172,10 +162,10 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
         } for d in docs]
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
-        return
+        ctx.exit(3 if store.damage else 0)
     if not docs:
         click.echo("No documents yet. Add some with: shelfwise ingest PATH")
-        return
+        ctx.exit(3 if store.damage else 0)
     click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6}  PATH")
     for d in docs:
         click.echo(f"{d.status:<9} {d.format:<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  {d.path}")
@@ -183,6 +173,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             click.echo(f"{'':<36}{d.message}")
     by = store.stats().documents_by_status
     click.echo(f"{len(docs)} documents: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items())))
+    if store.damage:
+        ctx.exit(3)
 
 
 def _collection_id(store: Store, name: str | None) -> int | None:
@@ -298,7 +290,7 @@ def search_cmd(
 
 
 # --------------------------------------------------------------------------- other command modules
-COMMAND_MODULES = (query, answer)
+COMMAND_MODULES = (query, answer, doctor)
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:
         main.add_command(_command)

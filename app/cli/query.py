@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
+from shelfwise.app.cli.indexing import before_question
 from shelfwise.app.cli.render import answer_json, render_path, render_sources, render_trace, result_json
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.settings import Budgets
@@ -53,7 +54,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         if found is None or not shelf.store.documents(found.id):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
-        shelf.refresh(collection)
+        before_question(shelf, collection)
         streamed = not as_json
 
         def on_search(result: SearchResult) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shelfwise.core.ingestion.indexing import ingest_lock
 from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
 from shelfwise.core.store.db import DocumentRow, FileMeta, Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
@@ -218,8 +219,9 @@ def ingest(
         else:
             parse = registry.parse
     try:
-        return _run(store, paths, collection, limits, progress, cancel, after_write, force, parse, is_candidate,
-                    worker)
+        with ingest_lock(store.path):
+            return _run(store, paths, collection, limits, progress, cancel, after_write, force, parse,
+                        is_candidate, worker)
     finally:
         if worker is not None:
             worker.close()

@@ -15,7 +15,9 @@ helpers (those commit on their own).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +46,7 @@ from shelfwise.core.store.types import (
     location_json,
     node_from_row,
     now,
+    path_key,
 )
 from shelfwise.ingest.model import ParsedDocument, ParsedNode
 
@@ -53,29 +56,142 @@ __all__ = [
 ]
 
 
-class Store:
-    """SQLite store of the collection tree. ``Store(":memory:")`` for tests; see the module doc for threads."""
+def _not_writable(path: Path) -> str:
+    """Why the library at ``path`` cannot be written, or "" (the folder must be writable too: WAL files)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the library file is read-only"
+    if not os.access(path.parent, os.W_OK):
+        return "the library's folder is read-only"
+    return ""
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+
+def _is_read_only_error(exc: sqlite3.OperationalError) -> bool:
+    msg = str(exc).lower()
+    return "readonly" in msg or "read-only" in msg or "unable to open" in msg
+
+
+def _pending_migrations(conn: sqlite3.Connection) -> list[str]:
+    from shelfwise.core.store.migrations import MIGRATIONS, applied
+
+    done = set(applied(conn))
+    unknown = sorted(done - {name for name, _ in MIGRATIONS})
+    if unknown:
+        raise SchemaTooNew(f"it was written by a newer version of Shelfwise (schema {', '.join(unknown)})")
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
+class Store:
+    """SQLite store of the collection tree. ``Store(":memory:")`` for tests; see the module doc for threads.
+
+    Opening runs SQLite's ``quick_check`` (``check=False`` skips it). A library that fails it is opened read-only:
+    ``damage`` says what the check found, reads work where the pages are intact, and writes raise
+    :class:`StoreError` (``shelfwise doctor --rebuild`` rebuilds it from the source files). A library that cannot
+    be written (a read-only file, folder or medium), or ``read_only=True``, is opened read-only too, with the reason
+    in ``read_only_reason``.
+    """
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, read_only: bool = False,
+                 check: bool = True) -> None:
         self.memory = str(path) == ":memory:"
         self.path = None if self.memory else Path(path)
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        self.read_only_reason = "opened read-only" if read_only else ""
+        self.damage = ""
+        self.quick_check_seconds = 0.0
+        self.migrations_applied: list[str] = []
+        self.backup_path: Path | None = None
         self._depth = 0
-        self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=timeout)
+        self._timeout = timeout
+        if self.path is not None and not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"Cannot open the library {path}: cannot create its folder ({exc})") from exc
+            why = _not_writable(self.path)
+            if why:
+                self.read_only, self.read_only_reason = True, why
+        if self.path is not None and self.read_only and not self.path.exists():
+            raise StoreError(f"Cannot open the library {path}: no such file")
+        self.conn = self._connect()
         try:
-            self.db = sqlite_utils.Database(self.conn)
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
-            # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
-            self.conn.execute("PRAGMA secure_delete = OFF")
-            if not self.memory:
-                self.db.enable_wal()
-                self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
-            self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
-        except (sqlite3.DatabaseError, SchemaTooNew) as exc:
+            if check and not self.memory:
+                self._quick_check()
+            self._setup()
+        except sqlite3.OperationalError as exc:
+            if self.read_only or not _is_read_only_error(exc):
+                self.conn.close()
+                raise StoreError(f"Cannot open the library {path}: {exc}") from exc
+            # e.g. a read-only medium that os.access did not see: browse it read-only
             self.conn.close()
+            self.read_only, self.read_only_reason = True, f"the library cannot be written ({exc})"
+            self.conn = self._connect()
+            try:
+                self._setup()
+            except (sqlite3.DatabaseError, SchemaTooNew) as exc2:
+                self.conn.close()
+                raise StoreError(f"Cannot open the library {path}: {exc2}") from exc2
+        except (sqlite3.DatabaseError, SchemaTooNew, StoreError) as exc:
+            self.conn.close()
+            if isinstance(exc, StoreError):
+                raise
             raise StoreError(f"Cannot open the library {path}: {exc}") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path is not None and self.read_only:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=self._timeout)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as exc:
+                if "unable to open" not in str(exc):
+                    return conn  # reported by the checks that follow
+                # A WAL library on read-only media: SQLite cannot make the -shm index. Nothing can change the file
+                # there, so it is read as immutable.
+                conn.close()
+                conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, timeout=self._timeout)
+            except sqlite3.DatabaseError:
+                pass
+            return conn
+        return sqlite3.connect(":memory:" if self.path is None else str(self.path), isolation_level=None,
+                               timeout=self._timeout)
+
+    def _quick_check(self) -> None:
+        """SQLite's ``quick_check``; on damage, reopen read-only and keep the finding in ``damage``."""
+        t0 = time.perf_counter()
+        try:
+            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc) or "encrypted" in str(exc):
+                raise StoreError(f"Cannot open the library {self.path}: {exc}") from exc
+            rows = [str(exc)]
+        self.quick_check_seconds = time.perf_counter() - t0
+        if rows == ["ok"]:
+            return
+        self.damage = "; ".join(rows)[:500]
+        if not self.read_only:
+            self.conn.close()
+            self.read_only, self.read_only_reason = True, "the library is damaged"
+            self.conn = self._connect()
+
+    def _setup(self) -> None:
+        self.db = sqlite_utils.Database(self.conn)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        if self.read_only:
+            self.conn.execute("PRAGMA query_only = ON")
+            pending = _pending_migrations(self.conn)
+            if pending:
+                raise StoreError(
+                    f"Cannot open the library {self.path}: it needs upgrading ({', '.join(pending)}) but "
+                    f"{self.read_only_reason or 'it is read-only'}"
+                )
+            return
+        # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
+        # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
+        self.conn.execute("PRAGMA secure_delete = OFF")
+        if not self.memory:
+            self.db.enable_wal()
+            self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
+        self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
@@ -87,9 +203,21 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def why_read_only(self) -> str:
+        """Why writes are refused (empty when the library is writable)."""
+        if not self.read_only:
+            return ""
+        if self.damage:
+            return (f"the library is damaged ({self.damage}); rebuild it from your files with "
+                    f"`shelfwise doctor --rebuild`")
+        return self.read_only_reason
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``); nested uses become savepoints. Rolls back on error."""
+        """One write transaction (``BEGIN IMMEDIATE``); nested uses become savepoints. Rolls back on error.
+        A read-only library raises :class:`StoreError` (with the reason) instead of writing."""
+        if self.read_only:
+            raise StoreError(f"Cannot change the library: {self.why_read_only()}")
         level = self._depth
         self.conn.execute("BEGIN IMMEDIATE" if level == 0 else f"SAVEPOINT sp{level}")
         self._depth += 1
@@ -173,7 +301,7 @@ class Store:
 
     def document_by_path(self, collection_id: int, path: str | Path) -> DocumentRow | None:
         row = self.conn.execute(
-            f"SELECT {DOC_COLS} FROM documents WHERE collection_id = ? AND path = ?", (collection_id, str(path))
+            f"SELECT {DOC_COLS} FROM documents WHERE collection_id = ? AND path = ?", (collection_id, path_key(path))
         ).fetchone()
         return doc_from_row(row) if row else None
 
@@ -186,7 +314,7 @@ class Store:
         still exists; a new one hangs under the collection root.
         """
         path = str(path)
-        title = clean_text(parsed.title.strip()) or Path(path).stem
+        title = clean_text(parsed.title.strip()) or clean_text(Path(path).stem)
         with self.transaction():
             coll = self._collection_by_id(collection_id)
             parent_id, parent_depth = coll.root_node_id, 0
@@ -212,11 +340,12 @@ class Store:
             else:
                 cur = self.conn.execute(
                     f"INSERT INTO documents(collection_id, path, {cols}) VALUES (?, ?{', ?' * len(values)})",
-                    (collection_id, path, *values),
+                    (collection_id, path_key(path), *values),
                 )
                 doc_id = int(cur.lastrowid or 0)
             self._insert_tree(collection_id, doc_id, parent_id, parent_depth, title, parsed)
             self._bump_tree_version()
+            self._mark_index_pending(collection_id)
         return doc_id
 
     def _insert_tree(
@@ -284,6 +413,7 @@ class Store:
         with self.transaction():
             self._collection_by_id(collection_id)
             old = self.document_by_path(collection_id, path)
+            message = clean_text(message)
             if old is not None and old.status == "ok":
                 self.conn.execute("UPDATE documents SET message = ? WHERE id = ?", (message + KEPT_SUFFIX, old.id))
                 return old.id
@@ -298,7 +428,7 @@ class Store:
                 return old.id
             cur = self.conn.execute(
                 f"INSERT INTO documents(collection_id, path, {cols}) VALUES (?, ?{', ?' * len(values)})",
-                (collection_id, path, *values),
+                (collection_id, path_key(path), *values),
             )
             return int(cur.lastrowid or 0)
 
@@ -313,9 +443,43 @@ class Store:
 
     def remove_document(self, document_id: int) -> None:
         with self.transaction():
+            cid = self._one("SELECT collection_id FROM documents WHERE id = ?", (document_id,))
             self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (document_id,))
             self.conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
             self._bump_tree_version()
+            if cid is not None:
+                self._mark_index_pending(int(cid))
+
+    # ----------------------------------------------------------------- unfinished indexing
+    def _mark_index_pending(self, collection_id: int) -> None:
+        """In the writing transaction: the collection's derived index (vectors, topics, calibration) is behind."""
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (f"index_pending:{collection_id}",),
+        )
+
+    def index_pending(self, collection_id: int) -> int:
+        """0 when the collection's index is up to date with its documents; otherwise a token that changes with
+        every later write (pass it to :meth:`index_done`). A kill during indexing leaves it set."""
+        return int(self._one("SELECT value FROM meta WHERE key = ?", (f"index_pending:{collection_id}",)) or 0)
+
+    def index_done(self, collection_id: int, token: int) -> bool:
+        """Clear the pending mark if nothing was written since ``token`` was read; True when cleared."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "DELETE FROM meta WHERE key = ? AND CAST(value AS INTEGER) = ?",
+                (f"index_pending:{collection_id}", int(token)),
+            )
+            return cur.rowcount > 0
+
+    def nodes_without_vectors(self, collection_id: int) -> int:
+        """Documents, sections and passages of the collection that have no vector from any embedder."""
+        return int(self._one(
+            "SELECT count(*) FROM nodes n WHERE n.collection_id = ? AND n.kind IN ('document', 'section', 'passage') "
+            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.node_id = n.id)",
+            (collection_id,),
+        ))
 
     # ----------------------------------------------------------------- nodes
     def node(self, node_id: int) -> NodeRow | None:

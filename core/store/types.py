@@ -96,7 +96,73 @@ def now() -> str:
 
 
 def clean_text(s: str) -> str:
-    return s.replace("\x00", "") if "\x00" in s else s
+    """Text as stored: NULs dropped; lone surrogates (undecodable bytes of a file name, kept by Python's
+    surrogateescape) become U+FFFD, since SQLite text must be valid UTF-8."""
+    if "\x00" in s:
+        s = s.replace("\x00", "")
+    if _has_surrogates(s):
+        s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        if _has_surrogates(s):
+            s = s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return s
+
+
+def _has_surrogates(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+# A file name that is not valid UTF-8 reaches Python with its undecodable bytes as lone surrogates U+DC80-U+DCFF
+# (surrogateescape). SQLite text cannot hold those, so each is stored as NUL + two hex digits: lossless (no real
+# path contains NUL) and the same string for every other path.
+_ESC = "\x00"
+
+
+def path_key(path: object) -> str:
+    """The stored form of a file path (see above); :func:`path_from_key` reverses it."""
+    s = str(path)
+    if not _has_surrogates(s):
+        return s
+    out = []
+    for ch in s:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"{_ESC}{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:  # other lone surrogates (Windows names): keep the code point
+            out.append(f"{_ESC}u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def path_from_key(key: str) -> str:
+    if _ESC not in key:
+        return key
+    out = []
+    i = 0
+    while i < len(key):
+        if key[i] == _ESC:
+            if key[i + 1] == "u":
+                out.append(chr(int(key[i + 2:i + 6], 16)))
+                i += 6
+            else:
+                out.append(chr(0xDC00 + int(key[i + 1:i + 3], 16)))
+                i += 3
+        else:
+            out.append(key[i])
+            i += 1
+    return "".join(out)
+
+
+def display_path(path: object) -> str:
+    """A path for messages and terminals: undecodable bytes shown as ``\\xe9``."""
+    s = str(path)
+    if not _has_surrogates(s):
+        return s
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def node_from_row(r: Sequence[Any]) -> NodeRow:
@@ -108,8 +174,8 @@ def node_from_row(r: Sequence[Any]) -> NodeRow:
 
 def doc_from_row(r: Sequence[Any]) -> DocumentRow:
     return DocumentRow(
-        id=r[0], collection_id=r[1], path=r[2], size=r[3], mtime=r[4], sha256=r[5], format=r[6], status=r[7],
-        message=r[8], title=r[9], pages=r[10], sections=r[11], passages=r[12], ingested_at=r[13],
+        id=r[0], collection_id=r[1], path=path_from_key(r[2]), size=r[3], mtime=r[4], sha256=r[5], format=r[6],
+        status=r[7], message=r[8], title=r[9], pages=r[10], sections=r[11], passages=r[12], ingested_at=r[13],
         warnings=json.loads(r[14]),
     )
 

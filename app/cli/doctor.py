@@ -1,0 +1,103 @@
+"""``shelfwise doctor``: check the library in full, and rebuild a damaged one from the source files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shelfwise.app.cli.group import CliState
+from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
+from shelfwise.core.store.db import Store, StoreError
+
+
+def _file_line(p: Any) -> None:
+    if p.status != "working":
+        note = f": {p.message}" if p.message and p.status != "ok" else ""
+        click.echo(f"[{p.done}/{p.total}] {p.status:<9} {Path(p.path).name}{note}", err=True)
+
+
+@click.command("doctor")
+@click.option("--rebuild", "do_rebuild", is_flag=True,
+              help="Rebuild the library from its source files (the old file is kept beside it as .damaged-*).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask before rebuilding.")
+@click.option("--no-index", is_flag=True, help="After a rebuild, skip embedding and calibration for now.")
+@click.pass_context
+def doctor_cmd(ctx: click.Context, do_rebuild: bool, yes: bool, no_index: bool) -> None:
+    """Check the library with SQLite's full integrity_check (and the search index's own check); offer to rebuild
+    a damaged one from your files, keeping its collections and settings. Exit code 0 when healthy, 3 when damaged.
+
+    \b
+    Example:
+        shelfwise doctor
+        shelfwise doctor --rebuild --yes
+    """
+    state = ctx.find_object(CliState)
+    db = state.db if state is not None and state.db is not None else None
+    if db is None:
+        from shelfwise.core.paths import default_db
+
+        db = default_db()
+    db = Path(db)
+    if not db.exists():
+        raise click.ClickException(f"No library at {db}.")
+    try:
+        store = Store(db, check=True)
+    except StoreError as exc:
+        raise click.ClickException(
+            f"{exc}. It cannot be rebuilt from itself; ingest your folders into a new one."
+        ) from exc
+    writable = not store.read_only
+    reason = store.why_read_only()
+    store.close()
+    diag = diagnose(db, writable)
+    click.echo(f"Library: {db}")
+    click.echo(f"  integrity_check: {'; '.join(diag.integrity)}")
+    click.echo(f"  search index check: {diag.fts}")
+    click.echo(f"  {diag.collections} collections, {diag.documents} documents")
+    for u in diag.unreadable:
+        click.echo(f"  unreadable: {u}")
+    if reason and not do_rebuild:
+        click.echo(f"  read-only: {reason}")
+    if diag.ok and not do_rebuild:
+        click.echo("The library is healthy.")
+        return
+    found = salvage(db)
+    n = found.n_documents
+    if not do_rebuild:
+        click.echo(f"The library is damaged. It lists {n} source files in {len(found.collections)} collections; "
+                   "a rebuild ingests them again and keeps the collections and settings.")
+        if sys.stdin.isatty() and click.confirm("Rebuild it now?", default=False):
+            do_rebuild = True
+        else:
+            click.echo(f"To rebuild: shelfwise --db {db} doctor --rebuild")
+            ctx.exit(3)
+    elif not yes and not click.confirm(f"Rebuild {db} from its {n} source files?", default=True):
+        ctx.exit(3)
+    if store.read_only and not store.damage:
+        raise click.ClickException(f"cannot rebuild: {reason}")
+    try:
+        report = rebuild(db, progress=_file_line, found=found)
+    except OSError as exc:
+        raise click.ClickException(f"cannot rebuild: {exc}") from exc
+    added = sum(r.counts["added"] for r in report.ingest_reports)
+    failed = sum(len(r.failed) for r in report.ingest_reports)
+    click.echo(f"Rebuilt {db}: {len(report.collections)} collections ({', '.join(report.collections)}), "
+               f"{added} documents ingested, {failed} failed, {len(report.missing)} missing, "
+               f"{report.settings_kept} settings kept.")
+    click.echo(f"The damaged file is kept as {report.damaged_copy}")
+    for p in report.missing:
+        click.echo(f"  missing: {p}")
+    for p in report.problems:
+        click.echo(f"  could not read: {p}")
+    if not no_index:
+        from shelfwise.app.cli.indexing import index_collection
+
+        with Store(db) as store:
+            for name in report.collections:
+                index_collection(store, name, quiet=False)
+
+
+COMMANDS = (doctor_cmd,)

@@ -1,0 +1,186 @@
+"""Check a library in full and rebuild a damaged one from its source files (the files are the truth).
+
+:func:`diagnose` runs SQLite's full ``integrity_check`` (and FTS5's, when the library can be written) on a library
+that may be damaged. :func:`salvage` reads what is still readable from a damaged library: the collections, which
+file belongs to which collection, and the settings kept in ``meta`` (derived entries such as calibrations and the
+topic hierarchy are rebuilt, not copied). :func:`rebuild` moves the damaged file aside (never deletes it), creates
+a fresh library with the same collections and settings, and ingests every file again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.store.db import Store
+from shelfwise.core.store.types import path_from_key
+
+# meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
+DERIVED_META_PREFIXES = ("tree_version", "index_version:", "hierarchy:", "calibrated_tree:", "decision:",
+                         "index_pending:")
+_CHUNK = 500
+
+
+@dataclass
+class Diagnosis:
+    path: Path
+    integrity: list[str]  # ["ok"] when healthy
+    fts: str  # "ok", the FTS5 error, or "not checked (...)"
+    collections: int = 0
+    documents: int = 0
+    unreadable: list[str] = field(default_factory=list)  # tables that could not be read whole
+
+    @property
+    def ok(self) -> bool:
+        return self.integrity == ["ok"] and self.fts in ("ok",) and not self.unreadable
+
+
+@dataclass
+class Salvage:
+    collections: dict[int, str] = field(default_factory=dict)  # id -> name
+    documents: dict[int, list[str]] = field(default_factory=dict)  # collection id -> file paths
+    meta: dict[str, str] = field(default_factory=dict)  # settings (raw JSON text)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def n_documents(self) -> int:
+        return sum(len(v) for v in self.documents.values())
+
+
+@dataclass
+class RebuildReport:
+    damaged_copy: Path
+    collections: list[str]
+    documents_found: int
+    missing: list[str]  # files the old library listed that no longer exist
+    ingest_reports: list[Any]  # one IngestReport per collection
+    problems: list[str]
+    settings_kept: int
+
+
+def _ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+
+
+def _rows(conn: sqlite3.Connection, table: str, cols: str, problems: list[str]) -> Iterator[tuple[Any, ...]]:
+    """Every readable row of ``table``: the whole table at once, or, when a damaged page breaks that, rowid range
+    by range (a range that fails is skipped and named in ``problems``)."""
+    try:
+        yield from conn.execute(f"SELECT {cols} FROM {table}").fetchall()
+        return
+    except sqlite3.DatabaseError as exc:
+        problems.append(f"{table}: {exc}; reading it range by range")
+    try:
+        top = int(conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0)
+    except sqlite3.DatabaseError:
+        top = 1_000_000
+    for lo in range(0, top + 1, _CHUNK):
+        try:
+            yield from conn.execute(
+                f"SELECT {cols} FROM {table} WHERE rowid BETWEEN ? AND ?", (lo, lo + _CHUNK - 1)
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            problems.append(f"{table}: rows {lo}-{lo + _CHUNK - 1} unreadable")
+
+
+def salvage(path: Path) -> Salvage:
+    out = Salvage()
+    conn = _ro(path)
+    try:
+        for cid, name in _rows(conn, "collections", "id, name", out.problems):
+            out.collections[int(cid)] = str(name)
+        for cid, p in _rows(conn, "documents", "collection_id, path", out.problems):
+            out.documents.setdefault(int(cid), []).append(path_from_key(str(p)))
+        for key, value in _rows(conn, "meta", "key, value", out.problems):
+            if not str(key).startswith(DERIVED_META_PREFIXES):
+                out.meta[str(key)] = value
+    finally:
+        conn.close()
+    for cid in out.documents:
+        if cid not in out.collections:
+            out.collections[cid] = f"recovered-{cid}"
+            out.problems.append(f"collection {cid}: name unreadable; its files go to 'recovered-{cid}'")
+    return out
+
+
+def diagnose(path: Path, writable: bool) -> Diagnosis:
+    """Full ``integrity_check``; FTS5's own check too when the library can be written (it is an INSERT)."""
+    conn = _ro(path) if not writable else sqlite3.connect(str(path), isolation_level=None)
+    try:
+        try:
+            integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
+        except sqlite3.DatabaseError as exc:
+            integrity = [str(exc)]
+        diag = Diagnosis(path, integrity, "not checked (the library is read-only)")
+        if writable and integrity == ["ok"]:
+            try:
+                conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('integrity-check', 1)")
+                diag.fts = "ok"
+            except sqlite3.DatabaseError as exc:
+                diag.fts = str(exc)
+        for table in ("collections", "documents"):
+            try:
+                n = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                diag.unreadable.append(f"{table}: {exc}")
+                continue
+            if table == "collections":
+                diag.collections = n
+            else:
+                diag.documents = n
+        return diag
+    finally:
+        conn.close()
+
+
+def move_aside(path: Path) -> Path:
+    """Rename the library (and its -wal/-shm files) to ``<name>.damaged-<time>``; returns the new path."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    path.rename(target)
+    return target
+
+
+def rebuild(
+    path: Path, *, progress: Callable[[Any], None] | None = None, found: Salvage | None = None,
+) -> RebuildReport:
+    """Move the damaged library aside and make a new one from its source files, keeping collections and
+    settings. Files that no longer exist are listed in ``missing``."""
+    found = found or salvage(path)
+    damaged_copy = move_aside(path)
+    store = Store(path)
+    reports: list[Any] = []
+    missing: list[str] = []
+    try:
+        for key, value in found.meta.items():
+            with store.transaction():
+                store.conn.execute(
+                    "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+        names = [found.collections[cid] for cid in sorted(found.collections)]
+        for cid in sorted(found.collections):
+            name = found.collections[cid]
+            store.collection(name)
+            files = [Path(p) for p in found.documents.get(cid, [])]
+            present = [p for p in files if p.exists()]
+            missing.extend(str(p) for p in files if not p.exists())
+            if present:
+                reports.append(ingest(store, present, name, progress=progress))
+    finally:
+        store.close()
+    return RebuildReport(damaged_copy, names, found.n_documents, missing, reports, found.problems,
+                         len(found.meta))
