@@ -7,7 +7,6 @@ it inside its worker thread). No Qt here.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ class Shelf:
         self.store = Store(self.settings.db_path or default_db())
         self._backend = backend
         self._embedder = embedder
-        self._lock = threading.Lock()
 
     # -- models (loaded on first use) ---------------------------------------------------------------------------
     @property

@@ -237,7 +237,7 @@ class StubShelf:
     def search(self, question, collection, *, keep, cancel):
         return make_result()
 
-    def ingest(self, paths, collection, *, progress, cancel):
+    def ingest(self, paths, collection, *, progress, cancel, force=False):
         for i in range(3):
             progress(SimpleNamespace(done=i, total=3, path=str(paths[0]), status="working", message="",
                                      eta_seconds=1.0, elapsed=0.1))

@@ -63,7 +63,7 @@ def test_migrations_from_empty(tmp_path: Path) -> None:
     assert s.backup_path is None  # nothing to back up in a new database
     assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert s.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-    tables = set(s.db.table_names())
+    tables = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"collections", "documents", "nodes", "nodes_fts", "embeddings", "meta", "migrations"} <= tables
     s.close()
     again = Store(db)

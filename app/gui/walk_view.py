@@ -59,10 +59,6 @@ class Reveal:
     phase: int = 2
 
 
-def feature_text(candidate: Candidate) -> str:
-    return " · ".join(f"{k} {v:.2f}" for k, v in candidate.features.items())
-
-
 def candidate_tooltip(candidate: Candidate) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td align='right'>{v:.3f}</td></tr>" for k, v in candidate.features.items()

@@ -9,7 +9,6 @@ shuts everything down cleanly: cancel, close the Shelf inside its thread, quit, 
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 import traceback
@@ -50,9 +49,10 @@ class CancelFlag:
 
 
 def _is_cancelled(exc: BaseException) -> bool:
+    from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
     from shelfwise.core.models.backend import Cancelled
 
-    return isinstance(exc, Cancelled) or type(exc).__name__ in {"Cancelled", "IngestCancelled"}
+    return isinstance(exc, (Cancelled, IngestCancelled))
 
 
 def _message(exc: BaseException) -> str:
@@ -123,15 +123,8 @@ class ShelfWorker(QObject):
 
 
 def _ingest(shelf: Any, job: IngestJob, progress: Callable[[Any], None]) -> Any:
-    """``Shelf.ingest``; a forced re-read goes through the runner's ``force`` (the facade does not pass it on)."""
-    if job.force and "force" not in inspect.signature(shelf.ingest).parameters:
-        from shelfwise.core.ingestion.runner import ingest
-
-        report = ingest(shelf.store, job.paths, job.collection, progress=progress, cancel=job.cancel, force=True)
-        shelf.refresh(job.collection)
-        return report
-    extra = {"force": True} if job.force else {}
-    return shelf.ingest(job.paths, job.collection, progress=progress, cancel=job.cancel, **extra)
+    """``Shelf.ingest`` of one job (``force`` re-reads unchanged files too)."""
+    return shelf.ingest(job.paths, job.collection, progress=progress, cancel=job.cancel, force=job.force)
 
 
 class IngestWorker(ShelfWorker):

@@ -12,7 +12,6 @@ import html
 import json
 import re
 import zipfile
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,8 +186,3 @@ def load_jsonl(path: Path) -> list[EvalQuestion]:
         ))
     return out
 
-
-def iter_passage_texts(doc: ParsedDocument) -> Iterable[str]:
-    for node in doc.nodes():
-        if node.kind == "passage":
-            yield node.text

@@ -88,14 +88,13 @@ def collect(nav: Navigator, snap: Snapshot, decision: DecisionModel, probes: lis
     return rows
 
 
-def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, mode: str = "scale",
-         kind: str = "section") -> LevelModel | None:
+def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, kind: str = "section") -> LevelModel | None:
     """Fit one level's model on probe rows.
 
-    ``mode="scale"`` (default) keeps the prior's relative weights and fits only their scale and offset (Platt
-    scaling), so the output is a calibrated probability while the balance between the signals stays as measured
-    on real questions. ``mode="full"`` fits every weight; on ConditionalQA that learned to trust lexical overlap
-    far too much, because a probe made of a passage's own words is easier for BM25 than a real question is
+    Keeps the prior's relative weights and fits only their scale and offset (Platt scaling), so the output is a
+    calibrated probability while the balance between the signals stays as measured on real questions. Fitting
+    every weight (an earlier mode, removed) learned on ConditionalQA to trust lexical overlap far too much, because
+    a probe made of a passage's own words is easier for BM25 than a real question is
     (measured: navigation passage Hit@1 0.55 with the prior, 0.34 with fully fitted weights).
     """
     from sklearn.linear_model import LogisticRegression
@@ -107,10 +106,6 @@ def _fit(rows: list[tuple[int, np.ndarray, int]], drop_lm: bool, mode: str = "sc
     if drop_lm:
         x[:, lm_cols] = 0.0
     y = np.array([r[2] for r in rows])
-    if mode == "full":
-        clf = LogisticRegression(C=0.5, max_iter=500).fit(x, y)
-        return LevelModel(weights=clf.coef_[0].astype(np.float32), bias=float(clf.intercept_[0]), fitted=True,
-                          n_train=len(rows))
     prior = prior_model(kind)
     if drop_lm:
         prior.weights[lm_cols] = 0.0

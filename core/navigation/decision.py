@@ -52,9 +52,6 @@ class LevelModel:
     def proba(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-np.clip(self.logits(x), -30, 30)))
 
-    def contributions(self, row: np.ndarray) -> dict[str, float]:
-        return {f: round(float(row[i] * self.weights[i]), 4) for i, f in enumerate(FEATURES) if self.weights[i] != 0}
-
 
 def prior_weights(kind: str) -> dict[str, float]:
     return _PRIOR_BY_KIND.get(kind, _PRIOR)

@@ -8,8 +8,7 @@ Thread-safety: a :class:`Store` owns one ``sqlite3`` connection and must be used
 writer writes, and writers wait up to ``timeout`` seconds for each other.
 
 Transactions: every public write method is one transaction. ``with store.transaction():`` groups several (nested
-calls become savepoints). Inside it, use the Store's methods or ``store.conn`` directly, not sqlite-utils' table
-helpers (those commit on their own).
+calls become savepoints). Inside it, use the Store's methods or ``store.conn`` directly.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
-import sqlite_utils
 
 from shelfwise.core.store.migrations import SchemaTooNew, migrate
 from shelfwise.core.store.textutil import describe, fts_query
@@ -174,7 +172,6 @@ class Store:
             self.conn = self._connect()
 
     def _setup(self) -> None:
-        self.db = sqlite_utils.Database(self.conn)
         self.conn.execute("PRAGMA foreign_keys = ON")
         if self.read_only:
             self.conn.execute("PRAGMA query_only = ON")
@@ -189,7 +186,7 @@ class Store:
         # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
         self.conn.execute("PRAGMA secure_delete = OFF")
         if not self.memory:
-            self.db.enable_wal()
+            self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
         self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
 

@@ -7,6 +7,13 @@ Before migrating an existing, non-empty database from an older version, the runn
 so the copy is consistent even in WAL mode) to ``<db>.<timestamp>.before-<migration>.bak`` next to it.
 
 To change the schema, append a new function to :data:`MIGRATIONS`; never edit one that has shipped.
+
+Why a runner of our own and not sqlite-utils' ``Migrations`` (sqlite-utils 4.2): that class reads the pending list
+outside any lock and runs each migration in a deferred ``BEGIN``, so two processes opening an old library at once
+(the window and the command line) can both start the same migration, and the second fails; here each migration
+takes ``BEGIN IMMEDIATE`` and re-checks inside the write lock. The backup and the refusal of a newer schema would
+still have to wrap it, and the store used sqlite-utils for nothing else (one ``PRAGMA journal_mode = WAL``), so the
+dependency was dropped.
 """
 
 from __future__ import annotations
