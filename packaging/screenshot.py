@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     window.ask(args.question)
     wait_for(app, window.query_finished, args.timeout)
-    answer = window.last_answer
+    answer = window.session.last_answer
     shown = answer.text if answer else window.answer_view.status.text()
     print(f"answered in {time.perf_counter() - t0:.0f} s: {shown}", flush=True)
     for _ in range(20):  # let the preview render and the layout settle

@@ -206,3 +206,21 @@ def test_rule_violations_are_reported() -> None:
     allowed = (rule, *MAY_IMPORT[rule], *SHARED)
     assert not any(_within("shelfwise.core.navigation.navigator", a) for a in allowed)
     assert any(_within("shelfwise.ingest.model", a) for a in allowed)
+
+
+QT_FREE_GUI = ("shelfwise.app.gui.jobs", "shelfwise.app.gui.query_session", "shelfwise.app.gui.ingest_ledger",
+               "shelfwise.app.gui.library_lookup")
+
+
+@pytest.mark.parametrize("module", QT_FREE_GUI)
+def test_the_windows_logic_needs_no_qt(module: str) -> None:
+    """The classes the window delegates to are tested without Qt: nothing they import, even indirectly, is Qt."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        qt = sorted(i for i in imports_of(MODULES[name]) if i.split(".")[0] in QT)
+        assert not qt, f"{module} reaches Qt through {name}: {qt}"
+        todo.extend(GRAPH[name])

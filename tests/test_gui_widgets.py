@@ -17,10 +17,11 @@ from PySide6.QtCore import QSettings, Qt, QUrl
 from shelfwise.app.gui.answer_view import AnswerView, answer_html
 from shelfwise.app.gui.demo import DemoBar, demo_steps
 from shelfwise.app.gui.ingest_bar import IngestBar, format_eta
+from shelfwise.app.gui.jobs import CancelFlag, IngestJob, QueryJob
 from shelfwise.app.gui.preview import PreviewPane, text_chunks
 from shelfwise.app.gui.settings_dialog import SettingsDialog, load_settings, save_settings
 from shelfwise.app.gui.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
-from shelfwise.app.gui.workers import CancelFlag, IngestJob, IngestWorker, QueryJob, QueryWorker, WorkerHost
+from shelfwise.app.gui.workers import IngestWorker, QueryWorker, WorkerHost
 from shelfwise.core.answers.export import answer_to_markdown, source_label
 from shelfwise.core.models.backend import Cancelled
 from shelfwise.core.navigation.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
@@ -374,7 +375,7 @@ def test_window_wiring_with_a_stand_in_shelf(qtbot, tmp_path: Path) -> None:
     forced = pruned.data(0, Qt.ItemDataRole.UserRole).node_id
     with qtbot.waitSignal(window.query_finished, timeout=10_000):
         window.walk.tree.itemClicked.emit(pruned, COL_ACTION)
-    assert window._job is not None and list(window._job.keep) == [forced]
+    assert window.session.job is not None and list(window.session.job.keep) == [forced]
     assert "forced open: 1" in window.walk.summary.text()
     window.replay()
     assert window.demo.isVisible() and len(window.walk.level_items()) == 1

@@ -124,7 +124,7 @@ def test_ask_streams_an_answer_shows_the_walk_and_opens_citations(qtbot, window:
     window.answer_view.question.setText(CITED_QUESTION)
     with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
         qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
-    answer = window.last_answer
+    answer = window.session.last_answer
     assert answer is not None, window.answer_view.status.text()
     assert tokens and window.answer_view.browser.toPlainText().strip()
     assert window.answer_view.ask_button.isEnabled() and not window.answer_view.cancel_button.isEnabled()
@@ -167,7 +167,7 @@ def test_ask_streams_an_answer_shows_the_walk_and_opens_citations(qtbot, window:
     forced = pruned.data(0, ROLE_CAND)
     with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
         window.walk.tree.itemClicked.emit(pruned, COL_ACTION)
-    first = window.last_search.trace.levels[0].candidates
+    first = window.session.last_search.trace.levels[0].candidates
     assert any(c.node_id == forced.node_id and c.kept for c in first)
     assert "forced open: 1" in window.walk.summary.text()
 
@@ -195,7 +195,7 @@ def test_window_stays_responsive_and_a_query_can_be_cancelled(qtbot, window: Mai
         qtbot.mouseClick(window.answer_view.cancel_button, Qt.MouseButton.LeftButton)
     assert time.monotonic() - t0 < 30
     timer.stop()
-    assert window.last_answer is None
+    assert window.session.last_answer is None
     assert window.answer_view.status.text() == "Cancelled"
     assert window.answer_view.ask_button.isEnabled()
 

@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ask_when_idle(window, args.ask)
         if args.exit_when_answered:
             def done() -> None:
-                answer = window.last_answer
+                answer = window.session.last_answer
                 ok = answer is not None and bool(answer.text.strip())
                 print(f"answer: {answer.text.strip() if answer else window.answer_view.status.text()}", flush=True)
                 window.close()

@@ -1,7 +1,13 @@
 """The main window: library left, question + answer + sources centre, the walk right, preview at the bottom.
 
-The window owns two background workers (ingest, query), each with its own Shelf in its own thread, and one
-read-only Store on the UI thread for listing the library and looking up nodes for the preview.
+The window is wiring: it builds the widgets, connects their signals, and hands the decisions to three small
+Qt-free classes tested on their own: :class:`~shelfwise.app.gui.query_session.QuerySession` (the question
+lifecycle: current job, forced branches, last search and answer, export), :class:`~shelfwise.app.gui.ingest_ledger.
+IngestLedger` (pairs an ingest job's outcome with its end and says what to show) and
+:class:`~shelfwise.app.gui.library_lookup.LibraryLookup` (store look-ups for the preview). It owns two background
+workers (ingest, query), each with its own Shelf in its own thread, and one read-only Store on the UI thread.
+:class:`~shelfwise.core.settings.Settings` is frozen: the workers hold the one they were given until
+``apply_settings`` hands them a new one.
 """
 
 from __future__ import annotations
@@ -18,21 +24,15 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, 
 from shelfwise.app.gui.answer_view import AnswerView
 from shelfwise.app.gui.demo import DemoBar
 from shelfwise.app.gui.ingest_bar import IngestBar
+from shelfwise.app.gui.ingest_ledger import IngestLedger
+from shelfwise.app.gui.jobs import IngestJob, QueryJob, RemoveJob
 from shelfwise.app.gui.library import LibraryView
+from shelfwise.app.gui.library_lookup import LibraryLookup, NodeText
 from shelfwise.app.gui.preview import PreviewPane
+from shelfwise.app.gui.query_session import QuerySession
 from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
 from shelfwise.app.gui.walk_view import WalkView
-from shelfwise.app.gui.workers import (
-    IngestJob,
-    IngestWorker,
-    QueryJob,
-    QueryWorker,
-    RemoveJob,
-    ShelfFactory,
-    WorkerHost,
-)
-from shelfwise.core.answers.export import answer_to_markdown, trace_to_markdown
-from shelfwise.core.ingestion.runner import IngestReport
+from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
@@ -67,6 +67,9 @@ class MainWindow(QMainWindow):
         self.settings = replace(settings, db_path=db_path)
         self.qsettings = qsettings or QSettings("shelfwise", "shelfwise")
         self.store = Store(db_path)
+        self.lookup = LibraryLookup(self.store)
+        self.session = QuerySession()
+        self.ledger = IngestLedger()
         self.setWindowTitle(f"Shelfwise — {Path(db_path).name}")
         self.setStyleSheet(STYLE)
 
@@ -102,12 +105,6 @@ class MainWindow(QMainWindow):
         self._menus()
         self.statusBar().showMessage("Ready")
 
-        self.last_answer: Answer | None = None
-        self.last_search: SearchResult | None = None
-        self._job: QueryJob | None = None
-        self._forced: set[int] = set()
-        self._outcomes: dict[int | None, tuple[str, Any]] = {}
-        self._closed = False
         self._restore()
         self.refresh_library()
 
@@ -175,7 +172,7 @@ class MainWindow(QMainWindow):
         self.answer_view.set_collections(names)
 
     def library_is_empty(self) -> bool:
-        return not self.store.documents()
+        return self.lookup.is_empty()
 
     def ingest(self, paths: list[str | Path], collection: str, force: bool = False) -> IngestJob:
         job = IngestJob([Path(p) for p in paths], collection, force=force)
@@ -190,35 +187,23 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Yes:
             self.ingest_host.submit(RemoveJob(list(ids), collection))
 
+    # worker signals arrive here (bound methods run on the UI thread); the ledger keeps the outcome until the end
     def _on_ingest_done(self, job: Any, report: Any) -> None:
-        self._outcomes[id(job)] = ("done", report)
+        self.ledger.done(job, report)
 
     def _on_ingest_cancelled(self, job: Any) -> None:
-        self._outcomes[id(job)] = ("cancelled", None)
+        self.ledger.cancelled(job)
 
     def _on_ingest_error(self, message: str) -> None:
-        self._outcomes[None] = ("error", message)
+        self.ledger.error(message)
 
     def _on_ingest_finished(self, job: Any) -> None:
-        outcome, value = self._outcomes.pop(id(job), None) or self._outcomes.pop(None, None) or ("error", "stopped")
-        if self._closed:
+        outcome = self.ledger.finished(job)
+        if self.session.closed:
             return
         self.refresh_library()
-        report: IngestReport | None = value if outcome == "done" and isinstance(value, IngestReport) else None
-        if outcome == "cancelled":
-            self.statusBar().showMessage("Ingest cancelled; what was read so far is kept", 8000)
-        elif outcome == "error":
-            self.statusBar().showMessage(f"Ingest failed: {value}", 15000)
-        elif report is not None:
-            counts = report.counts
-            failed = len(report.failed)
-            summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-            self.statusBar().showMessage(f"{report.collection}: {summary or 'nothing to do'}"
-                                         + (f" · {failed} need attention" if failed else "")
-                                         + f" · {report.seconds:.1f} s", 15000)
-        else:
-            self.statusBar().showMessage("Library updated", 8000)
-        self.ingest_finished.emit(report)
+        self.statusBar().showMessage(*outcome.status())
+        self.ingest_finished.emit(outcome.report)
 
     def _on_ingest_busy(self, busy: bool) -> None:
         if not busy:
@@ -228,60 +213,51 @@ class MainWindow(QMainWindow):
     def ask(self, question: str, collection: str = "", keep: list[int] | tuple[int, ...] = (),
             answer: bool = True) -> QueryJob:
         """Run a question (cancelling one still running); ``keep`` forces branches open ("look here too")."""
-        question = question.strip()
-        if self._job is not None and question != self._job.question:
-            self._forced = set()
         self.cancel_query()
         if self.demo.isVisible():
             self.demo.stop()
         collection = collection or self.answer_view.collection() or next(iter(self.library.collections()), "")
-        self._forced |= set(keep)
-        self._job = QueryJob(question, collection or None, sorted(self._forced), answer=answer)
-        self.last_answer = None
-        self.last_search = None
+        job = self.session.start(question, collection, keep, answer=answer)
         self.export_action.setEnabled(False)
-        self.answer_view.begin(question)
+        self.answer_view.begin(job.question)
         self.walk.clear("Walking the library…")
         self.statusBar().showMessage("Searching…")
-        self.query_host.submit(self._job)
-        return self._job
+        self.query_host.submit(job)
+        return job
 
     def cancel_query(self) -> None:
         self.query_host.cancel()
 
     def look_here(self, candidate: Candidate) -> None:
-        if self._job is not None:
+        again = self.session.look_here(candidate)
+        if again is not None:
             self.statusBar().showMessage(f"Looking in {candidate.title} too…")
-            self.ask(self._job.question, self._job.collection or "", keep=[candidate.node_id])
-
-    def _current(self, job: Any) -> bool:
-        return job is self._job and not self._closed
+            question, collection, keep = again
+            self.ask(question, collection, keep=keep)
 
     def _on_query_job_finished(self, job: Any) -> None:
-        if self._current(job):
+        if self.session.is_current(job):
             self.query_finished.emit()
 
     def _on_searched(self, job: Any, result: SearchResult) -> None:
-        if not self._current(job):
+        if not self.session.on_searched(job, result):
             return
-        self.last_search = result
-        self.walk.show_trace(result.trace, forced=self._forced)
+        self.walk.show_trace(result.trace, forced=self.session.forced)
         self.answer_view.show_search(result, self.settings.answer_passages)
         self.export_action.setEnabled(True)
         if not job.answer:
             self._finish_query("Walk done")
 
     def _on_token(self, job: Any, piece: str) -> None:
-        if self._current(job):
+        if self.session.is_current(job):
             self.answer_view.append_token(piece)
 
     def _on_answered(self, job: Any, answer: Answer) -> None:
-        if not self._current(job):
+        update = self.session.on_answered(job, answer)
+        if update is None:
             return
-        self.last_answer = answer
-        if answer.search is not None and answer.search is not self.last_search:
-            self.last_search = answer.search
-            self.walk.show_trace(answer.search.trace, forced=self._forced)
+        if update.trace is not None:
+            self.walk.show_trace(update.trace, forced=self.session.forced)
         self.answer_view.show_answer(answer)
         if answer.citations:  # open the first source right away
             self.show_hit(min(answer.citations, key=lambda c: c.number).hit)
@@ -289,14 +265,14 @@ class MainWindow(QMainWindow):
         self._finish_query(f"Answered in {answer.seconds:.1f} s")
 
     def _on_query_cancelled(self, job: Any) -> None:
-        if self._current(job):
+        if self.session.is_current(job):
             self.answer_view.show_cancelled()
-            if self.last_search is None:
+            if self.session.last_search is None:
                 self.walk.clear("Cancelled.")
             self._finish_query("Cancelled")
 
     def _on_query_failed(self, job: Any, message: str) -> None:
-        if self._current(job):
+        if self.session.is_current(job):
             self.answer_view.show_error(message)
             self.walk.clear("")
             self._finish_query("Failed")
@@ -309,58 +285,25 @@ class MainWindow(QMainWindow):
 
     # -- preview ------------------------------------------------------------------------------------------------
     def show_hit(self, hit: Hit) -> None:
-        self.preview.show_hit(hit, self._context(hit))
-
-    def _context(self, hit: Hit) -> list[str]:
-        """The passage's neighbours (same parent), for formats shown as text."""
-        if hit.path.lower().endswith(".pdf"):
-            return []
-        try:
-            node = self.store.node(hit.node_id)
-            if node is None or node.parent_id is None:
-                return [hit.text]
-            siblings = [n.text for n in self.store.children(node.parent_id) if n.kind == "passage" and n.text]
-            return siblings or [hit.text]
-        except Exception:
-            log.exception("no context for node %s", hit.node_id)
-            return [hit.text]
+        self.preview.show_hit(hit, self.lookup.context(hit))
 
     def show_candidate(self, candidate: Candidate) -> None:
         """A row of the walk: a passage opens the preview, any other node shows what the model read."""
-        hits = self.last_search.hits if self.last_search else []
-        hit = next((h for h in hits if h.node_id == candidate.node_id), None)
-        if hit is None and candidate.kind == "passage":
-            hit = self.hit_for_node(candidate.node_id, candidate.score)
-        if hit is not None:
-            self.show_hit(hit)
-            return
-        node = self.store.node(candidate.node_id)
-        doc = self.store.document(node.document_id) if node and node.document_id else None
-        self.preview.show_text(f"{candidate.title} ({candidate.kind})", candidate.description,
-                               doc.path if doc else None)
-
-    def hit_for_node(self, node_id: int, score: float = 0.0) -> Hit | None:
-        node = self.store.node(node_id)
-        if node is None or node.document_id is None:
-            return None
-        doc = self.store.document(node.document_id)
-        if doc is None:
-            return None
-        return Hit(node.id, doc.id, node.text, score, doc.path, doc.title, node.heading_path, node.location)
+        last = self.session.last_search
+        shown = self.lookup.for_candidate(candidate, last.hits if last else ())
+        if isinstance(shown, NodeText):
+            self.preview.show_text(shown.title, shown.text, shown.path)
+        else:
+            self.show_hit(shown)
 
     # -- demo, export, settings ---------------------------------------------------------------------------------
     def replay(self) -> None:
-        trace = self.last_search.trace if self.last_search else None
-        if trace is not None and trace.levels:
+        trace = self.session.replay_trace()
+        if trace is not None:
             self.demo.start(trace)
 
     def export_markdown(self, path: str | Path) -> Path:
-        if self.last_answer is not None:
-            text = answer_to_markdown(self.last_answer)
-        elif self.last_search is not None:
-            text = f"# {self.last_search.query}\n\n" + trace_to_markdown(self.last_search)
-        else:
-            raise ValueError("nothing to export yet")
+        text = self.session.export_markdown()
         out = Path(path)
         out.write_text(text, encoding="utf-8")
         return out
@@ -416,9 +359,9 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Cancel what runs, stop both threads (each closes its Shelf), close the store. Safe to call twice."""
-        if self._closed:
+        if self.session.closed:
             return
-        self._closed = True
+        self.session.closed = True
         self.demo.timer.stop()
         self._save()
         self.query_host.shutdown()

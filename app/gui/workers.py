@@ -10,15 +10,13 @@ shuts everything down cleanly: cancel, close the Shelf inside its thread, quit, 
 from __future__ import annotations
 
 import logging
-import threading
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from shelfwise.app.gui.jobs import IngestJob, QueryJob, RemoveJob
 from shelfwise.core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -32,22 +30,6 @@ def default_shelf_factory(settings: Settings) -> Any:
     return Shelf(settings)
 
 
-class CancelFlag:
-    """A thread-safe flag; calling it answers the core's ``cancel()`` question."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def set(self) -> None:
-        self._event.set()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    def __call__(self) -> bool:
-        return self._event.is_set()
-
-
 def _is_cancelled(exc: BaseException) -> bool:
     from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
     from shelfwise.core.models.backend import Cancelled
@@ -58,30 +40,6 @@ def _is_cancelled(exc: BaseException) -> bool:
 def _message(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) < 600 else text[:600] + "…"
-
-
-@dataclass
-class IngestJob:
-    paths: list[Path]
-    collection: str = "default"
-    force: bool = False  # re-read files even when unchanged ("Re-ingest")
-    cancel: CancelFlag = field(default_factory=CancelFlag)
-
-
-@dataclass
-class RemoveJob:
-    document_ids: list[int]
-    collection: str = "default"
-    cancel: CancelFlag = field(default_factory=CancelFlag)
-
-
-@dataclass
-class QueryJob:
-    question: str
-    collection: str | None = None
-    keep: Sequence[int] = ()
-    answer: bool = True  # False: search only (the walk, no written answer)
-    cancel: CancelFlag = field(default_factory=CancelFlag)
 
 
 class ShelfWorker(QObject):
