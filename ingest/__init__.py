@@ -2,6 +2,7 @@
 
 ``parse(path)`` picks the parser by extension and returns a :class:`ParsedDocument` or raises an
 :class:`IngestError` with a message for the user. Format libraries are imported only when a file needs them.
+Imports nothing of Shelfwise outside `shelfwise.ingest`: the core imports this package, never the other way round.
 """
 
 from shelfwise.ingest.model import IngestError, Limits, Location, ParsedDocument, ParsedNode
