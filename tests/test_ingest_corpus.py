@@ -42,7 +42,17 @@ EXPECTED_ERRORS: dict[str, tuple[type[IngestError], str]] = {
     "tests-example.xls": (UnsupportedFormat, "unsupported format: legacy .xls"),
 }
 
-pytestmark = pytest.mark.skipif(len(FILES) != 29, reason="shared corpus not found")  # CI always has it
+EXPECTED_FILE_COUNT = 29  # ../shared/corpus/SOURCE.md
+
+
+def test_corpus_is_the_expected_one() -> None:
+    """The corpus is part of the test set-up, not optional: a missing or changed corpus fails here with a message
+    (every other test in this module would otherwise check a different set of files)."""
+    assert CORPUS.is_dir(), f"the shared corpus is missing: expected {CORPUS} (../shared/corpus beside the repo)"
+    assert len(FILES) == EXPECTED_FILE_COUNT, (
+        f"{CORPUS} holds {len(FILES)} files, expected {EXPECTED_FILE_COUNT} (SOURCE.md): update the expectations "
+        f"in this module for the new corpus; files: {FILES}"
+    )
 
 
 @pytest.fixture(scope="module")

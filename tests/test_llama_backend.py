@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -68,6 +69,41 @@ TOPICS = [
 ]
 ITEMS = [f"This section explains {t}: who is eligible, how to apply and which form to use." for t in TOPICS]
 
+# llama.cpp is deterministic for one request (same tokens, same batch layout, same threads) but not batch-invariant:
+# which sequences share a decode, and where the prompt is split into evaluations, change the float summation order.
+# Measured on the bundled model (tests/test_llama_backend.py's listings; x86-64, 1 and 2 threads gave identical
+# figures): the same request twice differs by exactly 0; across batch compositions (shuffled orders, one
+# question alone, a level split over two requests) a binary P(yes) moves by up to 0.28 logits (mean 0.07) and a
+# likelihood by up to 0.08 nats/token (mean 0.018). The bounds below allow 3x that for other CPUs' kernels
+# (the LLAMA_CPP_NOTES saw up to ~0.4 logits in other layouts); a wrong cache restore or a mis-indexed
+# readout moves scores by far more (a different candidate's score).
+BINARY_LOGIT_BOUND = 0.9
+BINARY_LOGIT_MEAN_BOUND = 0.25
+LIKELIHOOD_BOUND = 0.25
+LIKELIHOOD_MEAN_BOUND = 0.06
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+def assert_close_logits(a: list[float], b: list[float]) -> None:
+    diffs = [abs(logit(x) - logit(y)) for x, y in zip(a, b, strict=True)]
+    assert max(diffs) < BINARY_LOGIT_BOUND, diffs
+    assert sum(diffs) / len(diffs) < BINARY_LOGIT_MEAN_BOUND, diffs
+
+
+def assert_same_order_when_separated(a: list[float], b: list[float], gap: float) -> int:
+    """Every pair whose scores differ by more than ``gap`` in ``a`` keeps its order in ``b``; returns how many
+    pairs were checked (so a test can insist the check was not vacuous)."""
+    checked = 0
+    for i in range(len(a)):
+        for j in range(len(a)):
+            if a[i] - a[j] > gap:
+                assert b[i] > b[j], (i, j, a[i], a[j], b[i], b[j])
+                checked += 1
+    return checked
+
 
 def drain(gen) -> tuple[list[str], Generation]:
     pieces = []
@@ -89,17 +125,27 @@ def test_protocol_info_and_template(llama_backend: LlamaBackend) -> None:
     assert llama_backend.tokenize(" Yes") == [8438]
 
 
-def test_binary_batch_equals_alone(llama_backend: LlamaBackend) -> None:
+def test_binary_is_deterministic_and_batch_composition_moves_it_within_bounds(llama_backend: LlamaBackend) -> None:
     ctx = listing_context(ITEMS, "How much can I claim for meals when travelling?")
     questions = [item_question(i) for i in range(50)]
+    llama_backend.reset()
     batch = llama_backend.binary(ctx, questions)
     assert len(batch.values) == 50 and all(0.0 < v < 1.0 for v in batch.values)
     assert batch.cost.requests == 1
     assert len({round(v, 4) for v in batch.values}) > 10  # the questions really differ
+    llama_backend.reset()
+    again = llama_backend.binary(ctx, questions)
+    assert again.values == pytest.approx(batch.values, abs=1e-6)  # the same request: the same numbers
+    # another order of the same questions: each question's score follows it (within the float bound)
+    order = list(range(49, -1, -1))
+    shuffled = llama_backend.binary(ctx, [questions[i] for i in order])
+    assert_close_logits([shuffled.values[order.index(i)] for i in range(50)], batch.values)
+    alone = []
     for i in (0, 7, 23, 41, 49):
-        alone = llama_backend.binary(ctx, [questions[i]])
-        assert alone.values[0] == pytest.approx(batch.values[i], abs=0.05), i
-        assert alone.cost.reused_tokens > 0  # the listing stayed in sequence 0
+        one = llama_backend.binary(ctx, [questions[i]])
+        assert one.cost.reused_tokens > 0  # the listing stayed in sequence 0
+        alone.append(one.values[0])
+    assert_close_logits(alone, [batch.values[i] for i in (0, 7, 23, 41, 49)])
 
 
 def test_binary_splits_requests_beyond_sequences(llama_backend: LlamaBackend) -> None:
@@ -107,8 +153,8 @@ def test_binary_splits_requests_beyond_sequences(llama_backend: LlamaBackend) ->
     questions = [item_question(i % 50) for i in range(70)]
     s = llama_backend.binary(ctx, questions)
     assert s.cost.requests == 2  # 63 sequences per request
-    for i in range(20):  # the same question in both requests gets the same score
-        assert s.values[i] == pytest.approx(s.values[i + 50], abs=0.05)
+    # the same question in both requests gets the same score up to the batch-composition bound
+    assert_close_logits(s.values[:20], s.values[50:70])
 
 
 def test_binary_prefix_reuse_matches_fresh(llama_backend: LlamaBackend) -> None:
@@ -129,15 +175,13 @@ def test_binary_prefix_reuse_matches_fresh(llama_backend: LlamaBackend) -> None:
     warm = be.binary(ctx2, questions)
     assert warm.cost.reused_tokens == shared
     assert warm.cost.tokens == len(tok2) - shared + q_tokens
-    for a, b in zip(fresh.values, warm.values, strict=True):
-        assert a == pytest.approx(b, abs=0.02)
+    assert_close_logits(fresh.values, warm.values)
     # fully cold, the whole context in one evaluation: equal up to the float noise of other batch boundaries
     be.reset()
     cold = be.binary(ctx2, questions)
     assert cold.cost.reused_tokens == 0 and cold.cost.tokens == len(tok2) + q_tokens
     assert warm.cost.tokens < 0.4 * cold.cost.tokens
-    for a, b in zip(cold.values, warm.values, strict=True):
-        assert a == pytest.approx(b, abs=0.06)
+    assert_close_logits(cold.values, warm.values)
 
 
 def test_choice_sums_to_one(llama_backend: LlamaBackend) -> None:
@@ -166,15 +210,20 @@ def test_likelihood_batch_equals_alone_and_cache_reuse(llama_backend: LlamaBacke
     warm = llama_backend.likelihood(ctx, cands, query)
     assert warm.cost.tokens == 30 * (n_q + 1)
     assert warm.cost.reused_tokens > 0
-    # Equal up to float noise: merely re-ordering the candidates of a cold batch moves a candidate's mean by
-    # up to ~0.08 nats/token (~0.01 on average) on CPU; a wrong restore shifts every candidate by far more.
+    # the cache restore changes only the evaluation boundaries: equal within the batch-composition bound
     diffs = [abs(a - b) for a, b in zip(batch.mean, warm.mean, strict=True)]
-    assert sum(diffs) / len(diffs) < 0.025 and max(diffs) < 0.1
-    # each candidate scored alone, with no cache, matches its score in the batch
+    assert sum(diffs) / len(diffs) < LIKELIHOOD_MEAN_BOUND and max(diffs) < LIKELIHOOD_BOUND
+    # the same cold request twice: the same numbers
     llama_backend.reset()
-    for i in (0, 1, 13, 29):
-        alone = llama_backend.likelihood(ctx, [cands[i]], query)
-        assert alone.mean[0] == pytest.approx(batch.mean[i], abs=0.05), i
+    again = llama_backend.likelihood(ctx, cands, query)
+    assert again.mean == pytest.approx(batch.mean, abs=1e-6)
+    # each candidate scored alone, with no cache: within the bound, and candidates clearly apart keep their order
+    llama_backend.reset()
+    picked = (0, 1, 5, 9, 13, 17, 21, 25, 29)
+    alone = [llama_backend.likelihood(ctx, [cands[i]], query).mean[0] for i in picked]
+    in_batch = [batch.mean[i] for i in picked]
+    assert max(abs(a - b) for a, b in zip(alone, in_batch, strict=True)) < LIKELIHOOD_BOUND
+    assert assert_same_order_when_separated(in_batch, alone, gap=2 * LIKELIHOOD_BOUND) > 0
     # a different query over the same candidates reuses their states
     other = llama_backend.likelihood(ctx, cands, likelihood_query("Where do I park?"))
     assert other.cost.reused_tokens > 0

@@ -7,6 +7,7 @@ talks to a :class:`DecisionBackend` only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -112,3 +113,15 @@ class DecisionBackend(Protocol):
 
     def count_tokens(self, text: str) -> int:
         ...
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp when none are given: ``SHELFWISE_THREADS`` if set (the test suite is run with 1 and
+    with all cores this way), else every core this process may use."""
+    env = os.environ.get("SHELFWISE_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS/Windows
+        return max(1, os.cpu_count() or 1)

@@ -27,7 +27,7 @@ from typing import Self
 
 import numpy as np
 
-from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.backend import BackendError, default_threads
 from shelfwise.core.models.embed_convert import (
     BUNDLED_PACKAGE,
     CONVERTER_VERSION,
@@ -176,7 +176,7 @@ class Embedder:
         # Every core (up to 4) by default: faster on an idle machine (see above). On cores that other jobs keep
         # busy, llama.cpp's spinning workers lose badly (measured on 2 busy cores: 2 threads ~10x the CPU time of
         # 1 per query): pass n_threads (Settings.n_threads) there.
-        self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 2))
+        self.n_threads = n_threads or min(4, default_threads())
         self._lock = threading.Lock()
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
 

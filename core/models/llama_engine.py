@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from typing import Any, Self
 
 import llama_cpp
 
-from shelfwise.core.models.backend import BackendError, Cost
+from shelfwise.core.models.backend import BackendError, Cost, default_threads
 from shelfwise.core.models.bundled import resolve_model
 from shelfwise.core.models.llama_batch import TokenBatch
 from shelfwise.core.models.prompts import Limits, PlanError, common_prefix_len, plan_requests
@@ -54,13 +53,6 @@ def _init_llama(verbose: bool) -> None:
 def gpu_offload_supported() -> bool:
     """Whether the installed llama.cpp build can offload layers to a GPU (CUDA, Vulkan, Metal...)."""
     return bool(llama_cpp.llama_supports_gpu_offload())
-
-
-def default_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS/Windows
-        return max(1, os.cpu_count() or 1)
 
 
 class LlamaEngine:
