@@ -197,6 +197,53 @@ def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_
     np.testing.assert_allclose(fitted.ranking_score(x), prior.logits(x) - prior.bias, rtol=1e-4, atol=1e-4)
 
 
+def test_fit_toward_the_prior_moves_weight_to_the_feature_the_probes_favour():
+    """With a finite strength the fit may depart from the prior: labels that follow a feature the prior ignores
+    change the ranking; with strength inf it is the prior's ranking (Platt)."""
+    import numpy as np
+
+    from shelfwise.core.navigation.calibrate import _choose_strength, _fit
+    from shelfwise.core.navigation.decision import prior_model
+    from shelfwise.core.navigation.features import FEATURES
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, len(FEATURES))).astype(np.float32)
+    favoured = FEATURES.index("lex_hits")  # weight 0 in every prior
+    assert all(prior_model(k).weights[favoured] == 0 for k in ("document", "section", "passage"))
+    y = (x[:, favoured] > 1.0).astype(int)
+    rows = [(i // 10, x[i], int(y[i])) for i in range(400)]
+    strength, cv = _choose_strength(rows, drop_lm=True, kind="section")
+    assert np.isfinite(strength) and cv[f"l2={strength:g}"] > cv["prior"]
+    fitted = _fit(rows, drop_lm=True, kind="section", strength=strength)
+    assert fitted is not None and fitted.weights[favoured] > 0.5
+    prior_order = list(np.argsort(-prior_model("section").logits(x[:10])))
+    assert list(np.argsort(-fitted.logits(x[:10]))) != prior_order
+    assert int(np.argmax(fitted.logits(x[:10]))) == int(np.argmax(x[:10, favoured]))
+
+
+def test_calibration_changes_the_order_when_the_probes_favour_another_feature(shelf_store, monkeypatch):
+    """End to end on a real store: a prior that trusts only a useless feature (size) is overruled by probes that
+    favour the evidence that finds them (cosine and BM25); the trace says the ranking was fitted."""
+    from shelfwise.core.navigation import decision as decision_mod
+
+    store, cid, emb = shelf_store
+    useless = {"log_size": 1.0}
+    monkeypatch.setattr(decision_mod, "_PRIOR", useless)
+    monkeypatch.setattr(decision_mod, "_PRIOR_BY_KIND", {"passage": useless})
+    settings = Settings(readout="embedding", budgets=Budgets(branching=6))
+    nav_prior = Navigator(store, None, emb, settings, decision=decision_mod.DecisionModel())
+    model = calibrate(store, cid, emb, None, settings, n_probes=80)
+    fitted_levels = [k for k, v in model.report["levels"].items() if v["ranking"] != "prior"]
+    assert "passage" in fitted_levels, model.report["levels"]
+    nav_fit = Navigator(store, None, emb, settings, decision=model)
+    query = "the telescope and the galaxy matter here"
+    before = nav_prior.search(query, "default")
+    after = nav_fit.search(query, "default")
+    assert [h.node_id for h in after.hits] != [h.node_id for h in before.hits]
+    assert "telescope" in after.hits[0].text
+    assert "fitted" in after.trace.calibration and "not calibrated" in before.trace.calibration
+
+
 def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
     import numpy as np
 

@@ -156,9 +156,12 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 @click.option("--collection", default="default", show_default=True,
               help="For a .jsonl of your own questions: the collection of your library they are about.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions (spread out for SQuAD).")
-@click.option("--methods", default="bm25,dense,hybrid,rerank_control,navigation,navigation_embedding",
-              show_default=True, help="Comma-separated: bm25, dense, hybrid, rerank_control, navigation, "
+@click.option("--methods", default="bm25,dense,hybrid,rrf,rerank_control,navigation",
+              show_default=True, help="Comma-separated: bm25, dense, hybrid, rrf, rerank_control, navigation, "
               "navigation_<readout>.")
+@click.option("--split", type=click.Choice(["tune", "test", "all"]), default=None,
+              help="ConditionalQA's questions by guide: test (the default; where figures are reported), tune "
+                   "(where choices are made) or all. Retrieval always runs over all 59 guides.")
 @click.option("--readout", type=READOUTS, default=None, help="Readout of the 'navigation' method.")
 @click.option("--no-sweep", is_flag=True, help="Skip the first-level budget sweep.")
 @click.option("--no-calibrate", is_flag=True, help="Use the prior decision weights (no self-calibration).")
@@ -172,7 +175,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
-             as_json: bool) -> None:
+             as_json: bool, split: str | None) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
     DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
@@ -180,12 +183,16 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
 
     \b
     Example:
-        shelfwise eval conditionalqa --json
+        shelfwise eval conditionalqa --split test --json
         shelfwise eval squad --limit 200
         shelfwise eval resources/sample_questions.jsonl --collection default
     """
     if dataset not in ("conditionalqa", "squad") and not dataset.endswith(".jsonl"):
         raise click.BadParameter("use conditionalqa, squad, or a .jsonl file", param_hint="DATASET")
+    if split is None:
+        split = "test" if dataset == "conditionalqa" else "all"
+    elif split != "all" and dataset != "conditionalqa":
+        raise click.BadParameter("only conditionalqa has a tune/test split", param_hint="--split")
     from shelfwise.core.evaluation.run import run_eval, write_reports
     from shelfwise.core.shelf import Shelf
 
@@ -210,14 +217,14 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
                                                              "navigation_likelihood", "navigation_binary")
                                                        for n in names) else None,
                           settings=settings, sweep=not no_sweep, progress=progress, log=err,
-                          calibrate=not no_calibrate, calibrate_lm=calibrate_lm)
+                          calibrate=not no_calibrate, calibrate_lm=calibrate_lm, split=split)
         if bar is not None:
             bar.__exit__(None, None, None)
         result = report.to_json()
         if answers:
             from shelfwise.core.evaluation.answers import run_answer_eval_cli
 
-            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=err)
+            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=err, split=split)
         paths = write_reports(report, out)
         if as_json:
             click.echo(json.dumps(result, indent=1))

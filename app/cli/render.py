@@ -44,6 +44,8 @@ def render_trace(trace: Trace) -> list[str]:
         if len(lvl.candidates) > 12:
             lines.append(f"     ... {len(lvl.candidates) - 12} more")
     lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
+    if trace.calibration:
+        lines.append(f"Decision model: {trace.calibration}")
     return lines
 
 
@@ -54,7 +56,8 @@ def result_json(result: SearchResult) -> dict[str, Any]:
     } for h in result.hits]
     trace = to_dict(result.trace)
     return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
-            "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout}
+            "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout,
+            "calibration": result.trace.calibration}
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:

@@ -148,7 +148,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 def run_answer_eval_cli(shelf: Any, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None,
-                        strategies: Sequence[str] = STRATEGIES) -> dict[str, Any]:
+                        strategies: Sequence[str] = STRATEGIES, split: str = "all") -> dict[str, Any]:
     """For ``shelfwise eval DATASET --answers``: the evaluation collection ``run_eval`` built (its database under
     the data dir unless ``db_path``), the shelf's models, the first ``limit`` (default 50) answerable questions."""
     from shelfwise.core.evaluation.run import load_dataset
@@ -156,7 +156,7 @@ def run_answer_eval_cli(shelf: Any, dataset: str, *, limit: int | None = None, d
     from shelfwise.core.store.db import Store
 
     n = limit or DEFAULT_CLI_LIMIT
-    ds = load_dataset(dataset, n)
+    ds = load_dataset(dataset, n, split=split)
     store = Store(db_path or data_dir() / "eval" / f"{ds.name}.db")
     try:
         parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)

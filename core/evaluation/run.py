@@ -18,7 +18,7 @@ from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import FileMeta, Store
 
-DEFAULT_METHODS = ("bm25", "dense", "hybrid", "rerank_control", "navigation", "navigation_embedding")
+DEFAULT_METHODS = ("bm25", "dense", "hybrid", "rrf", "rerank_control", "navigation")
 EVAL_DB_VERSION = 2  # bump when ingest or indexing changes what the eval collection holds
 SWEEP_RATIOS = (0.05, 0.1, 0.2, 0.35, 0.5, 1.0)
 
@@ -33,13 +33,17 @@ def shared_dir() -> Path:
     return Path.cwd().parent / "shared"
 
 
-def load_dataset(name: str, limit: int | None = None, root: Path | None = None) -> EvalSet:
+def load_dataset(name: str, limit: int | None = None, root: Path | None = None, split: str = "all") -> EvalSet:
+    """``split`` selects ConditionalQA's questions (tune | test | all; the documents are always all 59 guides);
+    other datasets have no split and accept only ``all``."""
     base = (root or shared_dir()) / "evaldata"
     if name in ("conditionalqa", "conditionalqa_dev"):
-        ds = load_conditionalqa(base / "conditionalqa_dev")
+        ds = load_conditionalqa(base / "conditionalqa_dev", split=split)
         if limit:
             ds.questions = ds.questions[:limit]
         return ds
+    if split != "all":
+        raise ValueError(f"{name} has no tune/test split (only conditionalqa does)")
     if name in ("squad", "squad_v1.1_dev"):
         return load_squad(base / "squad_v1.1_dev", limit=limit)
     raise ValueError(f"unknown dataset {name!r}: use conditionalqa or squad")
@@ -65,6 +69,7 @@ class EvalReport:
     dataset: str
     questions: int
     methods: dict[str, MethodResult]
+    split: str = "all"
     sweep: list[dict] = field(default_factory=list)
     calibration: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
@@ -72,15 +77,18 @@ class EvalReport:
 
     def to_json(self) -> dict:
         return {
-            "dataset": self.dataset, "questions": self.questions, "seconds": round(self.seconds, 1),
+            "dataset": self.dataset, "split": self.split, "questions": self.questions,
+            "seconds": round(self.seconds, 1),
             "methods": {k: v.metrics for k, v in self.methods.items()}, "budget_sweep": self.sweep,
             "calibration": self.calibration, "settings": self.settings,
         }
 
     def markdown(self) -> str:
-        cols = ["document_hit1", "section_hit1", "section_recall10", "passage_hit1", "passage_recall5",
-                "passage_recall10", "passage_mrr", "median_seconds", "tokens_per_query", "requests_per_query"]
-        lines = [f"# Shelfwise evaluation: {self.dataset} ({self.questions} questions)", "",
+        cols = ["document_hit1", "document_recall10", "section_hit1", "section_recall10", "passage_hit1",
+                "passage_recall5", "passage_recall10", "passage_mrr", "median_seconds", "p90_seconds",
+                "tokens_per_query", "requests_per_query"]
+        split = "" if self.split == "all" else f", {self.split} half"
+        lines = [f"# Shelfwise evaluation: {self.dataset}{split} ({self.questions} questions)", "",
                  "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for name, res in self.methods.items():
             lines.append(f"| {name} | " + " | ".join(str(res.metrics.get(c, "")) for c in cols) + " |")
@@ -101,7 +109,7 @@ def run_eval(
     dataset: str, *, limit: int | None, methods: Sequence[str], embedder, backend, settings: Settings,
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
     log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
-    collection: str = "default",
+    collection: str = "default", split: str = "all",
 ) -> EvalReport:
     t0 = time.perf_counter()
     own = dataset.endswith(".jsonl")
@@ -112,7 +120,7 @@ def run_eval(
         if db_path is None:
             raise ValueError("evaluating your own questions needs the library database (--db)")
     else:
-        ds = load_dataset(dataset, limit)
+        ds = load_dataset(dataset, limit, split=split)
     db_path = db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db"
     store = Store(db_path)
     try:
@@ -147,7 +155,7 @@ def run_eval(
                     "passage_recall10", "section_recall10", "document_recall10", "tokens")}})
                 sweep_rows[-1]["tokens_per_query"] = sweep_rows[-1].pop("tokens")
         return EvalReport(
-            dataset=ds.name, questions=len(ds.questions), methods=results, sweep=sweep_rows,
+            dataset=ds.name, split=split, questions=len(ds.questions), methods=results, sweep=sweep_rows,
             calibration=decision.report, settings={"readout": settings.readout, **settings.budgets.to_dict(),
                                                    "lm_levels": list(decision.lm_levels), "keep": decision.keep},
             seconds=time.perf_counter() - t0,
@@ -158,7 +166,7 @@ def run_eval(
 
 def write_reports(report: EvalReport, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"eval-{report.dataset}"
+    stem = out_dir / (f"eval-{report.dataset}" + ("" if report.split == "all" else f"-{report.split}"))
     paths = [stem.with_suffix(".json"), stem.with_suffix(".md")]
     paths[0].write_text(json.dumps(report.to_json(), indent=1))
     paths[1].write_text(report.markdown())

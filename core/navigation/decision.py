@@ -76,6 +76,13 @@ class DecisionModel:
     def model(self, kind: str) -> LevelModel:
         return self.levels.get(kind) or self.levels["passage"]
 
+    def ranking_note(self) -> str:
+        """One line for the trace: per level, whether the ranking is the prior's or was refitted on probes."""
+        levels = self.report.get("levels") or {}
+        if not levels:
+            return "prior weights (collection not calibrated)"
+        return "ranking: " + ", ".join(f"{kind} {info.get('ranking', 'prior')}" for kind, info in levels.items())
+
     def to_json(self) -> str:
         return json.dumps({
             "key": self.key, "prior": prior_fingerprint(), "lm_levels": list(self.lm_levels), "keep": self.keep,

@@ -105,7 +105,7 @@ class Navigator:
         cancel: CancelCheck | None, t0: float,
     ) -> SearchResult:
         budgets = self.settings.budgets
-        trace = Trace(query=query, readout=self.settings.readout)
+        trace = Trace(query=query, readout=self.settings.readout, calibration=decision.ranking_note())
         frontier = [snap.nodes[snap.root]]
         flattened: set[int] = set()
         pool: dict[int, NodeInfo] = {}

@@ -67,6 +67,7 @@ class Trace:
     levels: list[Level] = field(default_factory=list)
     readout: str = ""
     seconds: float = 0.0
+    calibration: str = ""  # how the decision model's ranking was set, per level (prior or fitted on probes)
 
     @property
     def tokens(self) -> int:
