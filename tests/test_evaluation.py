@@ -55,3 +55,12 @@ def test_summary_reports_the_p90_of_seconds() -> None:
     s = summarise(per)
     assert s["median_seconds"] == 5.5 and s["p90_seconds"] == pytest.approx(9.1)
     assert s["passage_hit1"] == 0.5 and s["questions"] == 10
+
+
+def test_fit_prior_refuses_anything_but_the_tune_half() -> None:
+    from shelfwise.core.evaluation.run import run_eval
+
+    for dataset, split in (("conditionalqa", "test"), ("conditionalqa", "all"), ("squad", "all")):
+        with pytest.raises(ValueError, match="only on conditionalqa --split tune"):
+            run_eval(dataset, limit=1, methods=["bm25"], embedder=None, backend=None, settings=Settings(),
+                     split=split, fit_prior=True)

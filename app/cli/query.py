@@ -164,6 +164,9 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
                    "(where choices are made) or all. Retrieval always runs over all 59 guides.")
 @click.option("--readout", type=READOUTS, default=None, help="Readout of the 'navigation' method.")
 @click.option("--no-sweep", is_flag=True, help="Skip the first-level budget sweep.")
+@click.option("--fit-prior", is_flag=True,
+              help="Re-derive the decision model's prior weights and the hybrid weight (conditionalqa --split tune "
+                   "only); written to the report's JSON.")
 @click.option("--no-calibrate", is_flag=True, help="Use the prior decision weights (no self-calibration).")
 @click.option("--calibrate-lm", is_flag=True,
               help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
@@ -175,7 +178,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
-             as_json: bool, split: str | None) -> None:
+             as_json: bool, split: str | None, fit_prior: bool) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
     DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
@@ -217,7 +220,8 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
                                                              "navigation_likelihood", "navigation_binary")
                                                        for n in names) else None,
                           settings=settings, sweep=not no_sweep, progress=progress, log=err,
-                          calibrate=not no_calibrate, calibrate_lm=calibrate_lm, split=split)
+                          calibrate=not no_calibrate, calibrate_lm=calibrate_lm, split=split,
+                          fit_prior=fit_prior)
         if bar is not None:
             bar.__exit__(None, None, None)
         result = report.to_json()

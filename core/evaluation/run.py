@@ -74,6 +74,7 @@ class EvalReport:
     calibration: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     seconds: float = 0.0
+    prior_fit: dict = field(default_factory=dict)  # --fit-prior (tune half only): re-derived prior weights
 
     def to_json(self) -> dict:
         return {
@@ -81,6 +82,7 @@ class EvalReport:
             "seconds": round(self.seconds, 1),
             "methods": {k: v.metrics for k, v in self.methods.items()}, "budget_sweep": self.sweep,
             "calibration": self.calibration, "settings": self.settings,
+            **({"prior_fit": self.prior_fit} if self.prior_fit else {}),
         }
 
     def markdown(self) -> str:
@@ -109,9 +111,11 @@ def run_eval(
     dataset: str, *, limit: int | None, methods: Sequence[str], embedder, backend, settings: Settings,
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
     log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
-    collection: str = "default", split: str = "all",
+    collection: str = "default", split: str = "all", fit_prior: bool = False,
 ) -> EvalReport:
     t0 = time.perf_counter()
+    if fit_prior and (dataset != "conditionalqa" or split != "tune"):
+        raise ValueError("--fit-prior chooses weights by looking at results: only on conditionalqa --split tune")
     own = dataset.endswith(".jsonl")
     if own:  # the user's own labelled questions, over a collection of their library
         ds = EvalSet(collection, [], load_jsonl(Path(dataset)))
@@ -141,6 +145,11 @@ def run_eval(
         decision = load_decision(store, cid, embedder, backend)
         m = Methods(store, cid, snap, embedder, backend, settings, decision)
         q_vecs = np.asarray(embedder.embed([q.query for q in ds.questions]), np.float32)
+        prior_fit = {}
+        if fit_prior:
+            from shelfwise.core.evaluation.tune import fit_prior as fit
+
+            prior_fit = fit(m, ds.questions, log=log)
         results = run_methods(m, ds.questions, list(methods), q_vecs, progress=progress)
         sweep_rows = []
         if sweep:
@@ -158,7 +167,7 @@ def run_eval(
             dataset=ds.name, split=split, questions=len(ds.questions), methods=results, sweep=sweep_rows,
             calibration=decision.report, settings={"readout": settings.readout, **settings.budgets.to_dict(),
                                                    "lm_levels": list(decision.lm_levels), "keep": decision.keep},
-            seconds=time.perf_counter() - t0,
+            seconds=time.perf_counter() - t0, prior_fit=prior_fit,
         )
     finally:
         store.close()

@@ -37,7 +37,8 @@ LM_FEATURES = ("lm", "z_lm")
 class Probe:
     query: str
     gold: int  # node id (passage, or section for heading probes)
-    kind: str  # "sentence" | "heading"
+    kind: str  # "sentence" | "heading" | "question" (a labelled real question, e.g. ConditionalQA's tune half)
+    also: frozenset[int] = frozenset()  # further gold nodes (a real question may have several evidence passages)
 
 
 def make_probes(snap: Snapshot, n: int = 240, seed: int = 0, keep_words: float = 0.6) -> list[Probe]:
@@ -74,9 +75,10 @@ def collect(nav: Navigator, snap: Snapshot, decision: DecisionModel, probes: lis
     rows: dict[str, list[tuple[int, np.ndarray, int]]] = {k: [] for k in LEVEL_KINDS}
     vecs = embedder.embed([p.query for p in probes])
     for i, (probe, vec) in enumerate(zip(probes, vecs, strict=True)):
-        gold_chain = {probe.gold} | {a.id for a in snap.ancestors(probe.gold)}
+        golds = {probe.gold} | set(probe.also)
+        gold_chain = golds | {a.id for g in golds for a in snap.ancestors(g)}
         ev = nav.evidence(snap, probe.query, snap.collection_id, np.asarray(vec, np.float32))
-        res = nav.walk(snap, decision, ev, probe.query, keep={probe.gold}, cancel=None, t0=0.0)
+        res = nav.walk(snap, decision, ev, probe.query, keep=golds, cancel=None, t0=0.0)
         for level in res.trace.levels:
             for c in level.candidates:
                 kind = c.kind if c.kind in LEVEL_KINDS else "section"
