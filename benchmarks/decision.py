@@ -10,6 +10,10 @@ For binary mode and for likelihood mode, over N candidates of ~30 tokens and a q
       plain prompt with as many logit rows as the mode reads, since every read row costs an output-layer pass);
   (c) one request per candidate, each from an empty cache: run on a subset and extrapolated to N (said so);
   (d) a second query over the same listing/candidates, re-using the kept prefix / cached candidate states.
+And for the relevance judge (``core/models/judge.py``, a cross-encoder GGUF): pairs/s scoring the query against the
+N candidates (tokenization included), beside llama.cpp's raw throughput on exactly the same token sequences and
+batch layout (plain mean-pooled embedding through the embedder path): ``judge_vs_raw`` (target >= 0.8).
+``--only judge`` skips the generative model.
 Seconds are the minimum over ``--repeat`` runs; the load average is printed. On a shared machine wall-clock
 ratios are noise: run with ``--threads 1`` and read the ``*_cpu`` ratios (process CPU seconds).
 """
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from shelfwise.core.models.backend import Cost
 from shelfwise.core.models.llama_backend import LlamaBackend
 from shelfwise.core.models.prompts import item_question, likelihood_query, listing_context
@@ -222,8 +227,61 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return r
 
 
+def run_judge(args: argparse.Namespace) -> dict[str, Any]:
+    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.judge import Judge
+
+    judge = Judge(args.judge, n_threads=args.threads)
+    raw = Embedder(judge.path, n_threads=judge.n_threads, window=judge.frame.pair_tokens,
+                   batch_tokens=judge.batch_tokens, max_seqs=judge.max_seqs)
+    items = candidates(args.candidates)
+    seqs = judge.pairs(QUERY, items)
+    n_tok = sum(len(s) for s in seqs)
+
+    def judge_once() -> Measure:
+        t, c = time.perf_counter(), time.process_time()
+        judge.score(QUERY, items)
+        return Measure(Cost(tokens=n_tok, seconds=time.perf_counter() - t, requests=1), time.process_time() - c)
+
+    def raw_once() -> Measure:
+        out = np.zeros((len(seqs), raw.dim), dtype=np.float32)
+        t, c = time.perf_counter(), time.process_time()
+        for rows in raw._batches(seqs):  # same grouping rule as the judge: same batches
+            raw._run(seqs, out, rows)
+        return Measure(Cost(tokens=n_tok, seconds=time.perf_counter() - t, requests=1), time.process_time() - c)
+
+    judge_once()  # warm-up (first graph allocation)
+    j = best(judge_once, args.repeat)
+    b = best(raw_once, args.repeat)
+    r = {
+        "judge_model": judge.path.name,
+        "judge_threads": judge.n_threads,
+        "judge_pairs": len(seqs),
+        "judge_pair_tokens_mean": n_tok / len(seqs),
+        "judge": j.as_dict(),
+        "judge_raw_same_tokens": b.as_dict(),
+        "judge_pairs_per_s": len(seqs) / j.cost.seconds,
+        "judge_raw_pairs_per_s": len(seqs) / b.cost.seconds,
+        "judge_vs_raw": b.cost.seconds / j.cost.seconds,
+        "judge_vs_raw_cpu": b.cpu / j.cpu if j.cpu > 0 else 0.0,
+    }
+    raw.close()
+    judge.close()
+    return r
+
+
 def report(r: dict[str, Any]) -> str:
-    lines = [
+    lines = []
+    if "judge" in r:
+        lines.append(
+            f"judge {r['judge_model']} ({r['judge_threads']} threads): {r['judge_pairs']} pairs of "
+            f"~{r['judge_pair_tokens_mean']:.0f} tokens: {r['judge_pairs_per_s']:.1f} pairs/s; raw llama.cpp on the "
+            f"same tokens {r['judge_raw_pairs_per_s']:.1f} pairs/s; ratio {r['judge_vs_raw']:.3f} "
+            f"(cpu {r['judge_vs_raw_cpu']:.3f})"
+        )
+    if "model" not in r:
+        return "\n".join(lines)
+    lines += [
         (
             f"{r['model']}, {r['threads']} threads, {r['candidates']} candidates of "
             f"~{r['candidate_tokens_mean']:.0f} tokens (load average {r['load_average_start']:.1f} -> "
@@ -280,8 +338,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="runs per measurement; the fastest is kept")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--judge", default=None, help="judge GGUF (default: the shipped one)")
+    ap.add_argument("--only", choices=("all", "judge", "generative"), default="all")
     args = ap.parse_args(argv)
-    r = run(args)
+    r: dict[str, Any] = {}
+    if args.only != "judge":
+        r.update(run(args))
+    if args.only != "generative":
+        r.update(run_judge(args))
     print(json.dumps(r, indent=1) if args.json else report(r))
     return 0
 

@@ -1,4 +1,5 @@
-"""Convert a BERT sentence embedder (all-MiniLM-L6-v2 as shipped in safetensors) to a GGUF for llama.cpp.
+"""Convert a BERT sentence embedder (all-MiniLM-L6-v2 as shipped in safetensors) or a BERT cross-encoder (the
+relevance judge, ``BertForSequenceClassification`` with one output) to a GGUF for llama.cpp.
 
 No PyTorch, no transformers: ``model.safetensors`` is read with numpy (8-byte little-endian header length, a JSON
 header, raw little-endian data) and written with the ``gguf`` package's :class:`gguf.GGUFWriter`. Tensor names and
@@ -6,6 +7,10 @@ metadata follow llama.cpp's own ``convert_hf_to_gguf.py`` for ``BertModel`` (arc
 attention, mean pooling, WordPiece vocabulary in "phantom space" form, tokenizer ``bert`` / pre-tokenizer
 ``jina-v2-en``). Which tensors stay float32 also follows that converter: every 1-D tensor (biases, norms), the
 position and token-type embeddings; other 2-D weights (including the token embedding) become f16 or q8_0.
+
+A folder whose weights carry a ``classifier`` is written as a cross-encoder: pooling type RANK, ``bert.pooler.dense``
+-> ``cls`` and ``classifier`` -> ``cls.output`` (llama.cpp's BERT rank graph takes the [CLS] row, applies ``cls``
+with tanh, then ``cls.output``: one float per sequence). Those two small head matrices stay float32.
 
 Command line::
 
@@ -62,7 +67,8 @@ _LAYER_NAMES = {
     "output.LayerNorm": "layer_output_norm",
 }
 # Kept in float32 whatever the file type, as llama.cpp's converter does (besides all 1-D tensors).
-_ALWAYS_F32 = ("position_embd.weight", "token_types.weight")
+_ALWAYS_F32 = ("position_embd.weight", "token_types.weight", "cls.weight", "cls.output.weight")
+_HEAD_NAMES = {"pooler.dense": "cls", "classifier": "cls.output"}
 
 _SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -95,16 +101,20 @@ def read_safetensors(path: Path) -> Iterator[tuple[str, np.ndarray]]:
         yield name, arr.reshape(shape)
 
 
-def gguf_tensor_name(hf_name: str) -> str | None:
-    """Map a Hugging Face BERT tensor name to llama.cpp's, or None for tensors the embedder does not use."""
+def gguf_tensor_name(hf_name: str, rank: bool = False) -> str | None:
+    """Map a Hugging Face BERT tensor name to llama.cpp's, or None for tensors the model does not use.
+
+    ``rank``: the model is a cross-encoder, so the pooler and the classifier become llama.cpp's ``cls`` head."""
     name = hf_name.removeprefix("bert.")
     if name.endswith(".gamma"):
         name = name[: -len(".gamma")] + ".weight"
     elif name.endswith(".beta"):
         name = name[: -len(".beta")] + ".bias"
-    if name == "embeddings.position_ids" or name.startswith(("pooler.", "cls.")):
-        return None
     stem, _, suffix = name.rpartition(".")
+    if rank and stem in _HEAD_NAMES:
+        return f"{_HEAD_NAMES[stem]}.{suffix}"
+    if name == "embeddings.position_ids" or name.startswith(("pooler.", "cls.", "classifier.")):
+        return None
     if stem in _EMBED_NAMES:
         return f"{_EMBED_NAMES[stem]}.{suffix}"
     if stem.startswith("encoder.layer."):
@@ -171,6 +181,10 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     if len(tokens) != int(cfg["vocab_size"]):
         raise ConversionError(f"vocab.txt has {len(tokens)} entries, config.json says {cfg['vocab_size']}")
     ids = {w: i for i, w in enumerate(words)}
+    st_names = [n for n, _ in read_safetensors(src_dir / "model.safetensors")]
+    rank = any(n.removeprefix("bert.").startswith("classifier.") for n in st_names)
+    if rank and not any(n.removeprefix("bert.").startswith("pooler.dense.") for n in st_names):
+        raise ConversionError(f"{src_dir}: a classifier without bert.pooler.dense: not a BERT cross-encoder")
     missing = [s for s in _SPECIAL if s not in ids]
     if missing:
         raise ConversionError(f"vocab.txt lacks special tokens {missing}")
@@ -194,7 +208,7 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         w.add_head_count(int(cfg["num_attention_heads"]))
         w.add_layer_norm_eps(float(cfg.get("layer_norm_eps", 1e-12)))
         w.add_causal_attention(False)
-        w.add_pooling_type(gguf.PoolingType.MEAN)
+        w.add_pooling_type(gguf.PoolingType.RANK if rank else gguf.PoolingType.MEAN)
         w.add_file_type(file_type)
         w.add_token_type_count(int(cfg.get("type_vocab_size", 2)))
         w.add_uint32("shelfwise.converter_version", CONVERTER_VERSION)
@@ -215,7 +229,7 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
 
         seen: set[str] = set()
         for hf_name, arr in read_safetensors(src_dir / "model.safetensors"):
-            name = gguf_tensor_name(hf_name)
+            name = gguf_tensor_name(hf_name, rank)
             if name is None:
                 continue
             data, raw_dtype = _encode(name, arr, ftype)
@@ -227,6 +241,8 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         n_layers = int(cfg["num_hidden_layers"])
         if "token_embd.weight" not in seen or f"blk.{n_layers - 1}.ffn_down.weight" not in seen:
             raise ConversionError(f"{src_dir}: model.safetensors lacks embeddings or layers")
+        if rank and not {"cls.weight", "cls.output.weight"} <= seen:
+            raise ConversionError(f"{src_dir}: cross-encoder head incomplete")
 
         w.write_header_to_file()
         w.write_kv_data_to_file()

@@ -1,0 +1,276 @@
+"""Shelfwise's relevance judge: a small BERT cross-encoder (GGUF, pooling type RANK) scored on llama.cpp.
+
+The judge reads ``[CLS] query [SEP] text [SEP]`` and returns one raw logit per pair (``sigmoid`` turns it into a
+probability before calibration). It is trained by ``training/train_judge.py`` (development only, PyTorch) and
+shipped as ``resources/models/shelfwise-judge-*.gguf``; at run time only llama.cpp is used, nothing downloads.
+
+Pairs are built by hand (:func:`pair_tokens`, pure, the same function the trainer uses): llama.cpp's tokenizer
+cannot frame a pair, and llama.cpp hard-codes token type 0, so the judge was trained with zero token types. Many
+pairs go into one ``llama_encode`` (one sequence each, ``n_seq_max`` >= 32); llama.cpp's BERT rank graph then
+leaves one float per sequence, read with ``llama_get_embeddings_seq``.
+
+    >>> judge = Judge()
+    >>> judge.score("How do I claim travel expenses?", ["Expenses > Travel: claim within 30 days", "Canteen hours"])
+    array([ 3.1, -4.2], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+from shelfwise.core.models.backend import BackendError
+
+#: Token caps the judge is trained with: the query keeps at most QUERY_TOKENS, the whole pair at most PAIR_TOKENS.
+QUERY_TOKENS = 96
+PAIR_TOKENS = 160
+JUDGE_GLOB = "shelfwise-judge-*.gguf"
+
+
+@dataclass(frozen=True)
+class PairFrame:
+    """Special token ids and caps that shape a pair (BERT: [CLS] = 101, [SEP] = 102)."""
+
+    cls: int
+    sep: int
+    query_tokens: int = QUERY_TOKENS
+    pair_tokens: int = PAIR_TOKENS
+
+    def __post_init__(self) -> None:
+        if self.pair_tokens - self.query_tokens - 3 < 1:
+            raise ValueError("pair_tokens must leave room for a text after the query and three special tokens")
+
+
+def pair_tokens(query_ids: Sequence[int], text_ids: Sequence[int], frame: PairFrame) -> list[int]:
+    """``[CLS] q [SEP] t [SEP]`` with the query clipped to ``frame.query_tokens`` and the text to what is left of
+    ``frame.pair_tokens`` (ids without specials in, ids with specials out). Pure: no model needed."""
+    q = list(query_ids[: frame.query_tokens])
+    room = frame.pair_tokens - len(q) - 3
+    return [frame.cls, *q, frame.sep, *text_ids[:room], frame.sep]
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return (1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))).astype(np.float32)
+
+
+def bundled_judge_path() -> Path:
+    """The judge GGUF shipped in ``shelfwise.resources/models`` (newest name if several), or a clear BackendError."""
+    from importlib import resources
+
+    folder = Path(str(resources.files("shelfwise.resources") / "models"))
+    found = sorted(folder.glob(JUDGE_GLOB)) if folder.is_dir() else []
+    if not found:
+        raise BackendError(f"no relevance judge ({JUDGE_GLOB}) in {folder}: reinstall Shelfwise")
+    return found[-1]
+
+
+# ggml's levels in the llama.cpp that llama-cpp-python 0.3.x builds: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
+# (llama-cpp-python's own callback maps an older enum, so its "errors only" still prints warnings).
+_GGML_TO_LOGGING = {0: logging.CRITICAL, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING, 4: logging.ERROR}
+_last_level = [logging.INFO]
+_callback = None
+
+
+def _quiet_llama_logs(verbose: bool) -> None:
+    """Send llama.cpp's log to the ``llama-cpp-python`` logger with the right levels: errors only, unless
+    ``verbose`` (then everything)."""
+    global _callback
+    import llama_cpp
+
+    lg = logging.getLogger("llama-cpp-python")
+    if verbose:
+        lg.setLevel(logging.DEBUG)
+    elif lg.level == logging.NOTSET:
+        lg.setLevel(logging.ERROR)
+    if _callback is not None:
+        return
+
+    @llama_cpp.llama_log_callback
+    def cb(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        lvl = _last_level[0] if level == 5 else _GGML_TO_LOGGING.get(level, logging.INFO)
+        _last_level[0] = lvl
+        if lg.isEnabledFor(lvl):
+            print(text.decode("utf-8", errors="replace"), end="", flush=True, file=sys.stderr)
+
+    _callback = cb  # keep the ctypes callback alive for the life of the process
+    llama_cpp.llama_log_set(cb, ctypes.c_void_p(0))
+
+
+class Judge:
+    """Scores (query, text) pairs with a cross-encoder GGUF through llama.cpp's batch API.
+
+    ``batch_tokens`` caps the tokens of one ``llama_encode`` and ``max_seqs`` the pairs in it. Calls are
+    serialised by a lock. ``n_threads`` defaults to the cores (1-4).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        n_threads: int | None = None,
+        batch_tokens: int = 1024,
+        max_seqs: int = 32,
+        verbose: bool = False,
+    ) -> None:
+        import llama_cpp
+
+        self._ll = llama_cpp
+        self._lock = threading.Lock()
+        path = Path(model_path) if model_path is not None else bundled_judge_path()
+        if not path.is_file():
+            raise BackendError(f"judge model not found: {path}")
+        self.path = path
+        self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 2))
+        h = hashlib.sha256(path.read_bytes()).hexdigest()
+        self._model_id = f"{path.name}:{h[:16]}"
+        _quiet_llama_logs(verbose)
+        llama_cpp.llama_backend_init()
+        mparams = llama_cpp.llama_model_default_params()
+        mparams.n_gpu_layers = 0
+        self._model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
+        if not self._model:
+            raise BackendError(f"llama.cpp could not load the judge {path}")
+        self._ctx = None
+        self._batch = None
+        try:
+            self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+            n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
+            self.frame = PairFrame(
+                cls=int(llama_cpp.llama_vocab_bos(self._vocab)),
+                sep=int(llama_cpp.llama_vocab_sep(self._vocab)),
+                pair_tokens=min(PAIR_TOKENS, n_train),
+            )
+            self.batch_tokens = max(batch_tokens, self.frame.pair_tokens)
+            self.max_seqs = max(1, min(max_seqs, llama_cpp.llama_max_parallel_sequences()))
+            cparams = llama_cpp.llama_context_default_params()
+            cparams.n_ctx = self.batch_tokens
+            cparams.n_batch = self.batch_tokens
+            cparams.n_ubatch = self.batch_tokens  # an encoder needs every sequence inside one micro-batch
+            cparams.n_seq_max = self.max_seqs
+            cparams.kv_unified = True
+            cparams.embeddings = True
+            cparams.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_RANK
+            cparams.n_threads = self.n_threads
+            cparams.n_threads_batch = self.n_threads
+            self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
+            if not self._ctx:
+                raise BackendError(f"llama.cpp could not create a context for {path}")
+            self._batch = llama_cpp.llama_batch_init(self.batch_tokens, 0, 1)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def model_id(self) -> str:
+        """File name + sha256 prefix: changes whenever the model file changes."""
+        return self._model_id
+
+    # -- tokenization -------------------------------------------------------------------------------------------
+    def _raw_tokens(self, text: str, cap: int) -> list[int]:
+        # Each token covers at least one character, and rarely more than ~8: clip long texts before tokenizing.
+        data = text[: cap * 8].encode("utf-8", errors="replace")
+        n_max = max(8, len(data) + 8)
+        while True:
+            buf = (self._ll.llama_token * n_max)()
+            n = self._ll.llama_tokenize(self._vocab, data, len(data), buf, n_max, False, False)
+            if n >= 0:
+                return list(buf[:n])
+            n_max = -n
+
+    def pairs(self, query: str, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of every ``(query, text)`` pair as the judge reads them."""
+        q = self._raw_tokens(query, self.frame.query_tokens)
+        return [pair_tokens(q, self._raw_tokens(t, self.frame.pair_tokens), self.frame) for t in texts]
+
+    # -- scoring ------------------------------------------------------------------------------------------------
+    def _groups(self, seqs: list[list[int]]) -> Iterator[list[int]]:
+        group: list[int] = []
+        used = 0
+        for i, toks in enumerate(seqs):
+            if group and (used + len(toks) > self.batch_tokens or len(group) >= self.max_seqs):
+                yield group
+                group, used = [], 0
+            group.append(i)
+            used += len(toks)
+        if group:
+            yield group
+
+    def _run(self, seqs: list[list[int]], rows: list[int], out: np.ndarray) -> None:
+        ll, batch = self._ll, self._batch
+        assert batch is not None and self._ctx is not None
+        n = 0
+        for s, i in enumerate(rows):
+            for p, tok in enumerate(seqs[i]):
+                batch.token[n] = tok
+                batch.pos[n] = p
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = s
+                batch.logits[n] = 1
+                n += 1
+        batch.n_tokens = n
+        rc = ll.llama_encode(self._ctx, batch)
+        if rc != 0:
+            raise BackendError(f"llama_encode failed ({rc}) on {len(rows)} pairs / {n} tokens")
+        for s, i in enumerate(rows):
+            ptr = ll.llama_get_embeddings_seq(self._ctx, s)
+            if not ptr:
+                raise BackendError("llama.cpp returned no rank score (is the GGUF a cross-encoder?)")
+            out[i] = ptr[0]
+
+    def score_tokens(self, seqs: list[list[int]]) -> np.ndarray:
+        """Raw logits for pre-built pair token sequences (see :meth:`pairs`)."""
+        out = np.zeros(len(seqs), dtype=np.float32)
+        with self._lock:
+            if self._ctx is None:
+                raise BackendError("judge is closed")
+            for rows in self._groups(seqs):
+                self._run(seqs, rows, out)
+        return out
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """Raw relevance logits of ``texts`` for ``query``, float32, in input order (higher = more relevant)."""
+        if isinstance(texts, str):
+            raise TypeError("score() takes a sequence of texts")
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        return self.score_tokens(self.pairs(query, texts))
+
+    def probabilities(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """sigmoid of :meth:`score` (uncalibrated P(relevant))."""
+        return sigmoid(self.score(query, texts))
+
+    def close(self) -> None:
+        """Free the llama.cpp context and model (idempotent)."""
+        with self._lock:
+            ll = self._ll
+            if getattr(self, "_batch", None) is not None:
+                ll.llama_batch_free(self._batch)
+                self._batch = None
+            if getattr(self, "_ctx", None):
+                ll.llama_free(self._ctx)
+            self._ctx = None
+            if getattr(self, "_model", None):
+                ll.llama_model_free(self._model)
+            self._model = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+__all__ = ["JUDGE_GLOB", "Judge", "PairFrame", "bundled_judge_path", "pair_tokens", "sigmoid"]
