@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from shelfwise.core.models.backend import Cost
 from shelfwise.core.models.llama_backend import LlamaBackend
 from shelfwise.core.models.prompts import item_question, likelihood_query, listing_context

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from shelfwise.core.models.embed_convert import gguf_tensor_name
 from shelfwise.core.models.judge import PairFrame, pair_tokens, sigmoid
 

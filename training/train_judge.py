@@ -70,8 +70,9 @@ class PairEncoder:
     """The HF fast tokenizer of the bundled model, framing pairs with Shelfwise's own :func:`pair_tokens`."""
 
     def __init__(self, src: Path) -> None:
-        from shelfwise.core.models.judge import PairFrame
         from tokenizers import Tokenizer
+
+        from shelfwise.core.models.judge import PairFrame
 
         self.tok = Tokenizer.from_file(str(src / "tokenizer.json"))
         self.tok.no_truncation()
@@ -136,6 +137,7 @@ def reference_pairs(root: Path) -> list[tuple[str, str]]:
 
 def export(out: Path, recipe_name: str, enc: PairEncoder, model) -> Path:
     import torch
+
     from shelfwise.core.models.embed_convert import convert
 
     hf = out / "hf"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Self
 
 import numpy as np
+
 from shelfwise.core.models.backend import BackendError
 
 #: Token caps the judge is trained with: the query keeps at most QUERY_TOKENS, the whole pair at most PAIR_TOKENS.
