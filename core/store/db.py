@@ -14,9 +14,7 @@ calls become savepoints). Inside it, use the Store's methods or ``store.conn`` d
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,8 +22,9 @@ from typing import Any, Self
 
 import numpy as np
 
-from shelfwise.core.store.migrations import SchemaTooNew, migrate
-from shelfwise.core.store.textutil import describe, fts_query
+from shelfwise.core.store.opening import OpenedLibrary
+from shelfwise.core.store.textutil import fts_query
+from shelfwise.core.store.tree_rows import insert_tree
 from shelfwise.core.store.types import (
     DOC_COLS,
     KEPT_SUFFIX,
@@ -40,13 +39,11 @@ from shelfwise.core.store.types import (
     StoreStats,
     clean_text,
     doc_from_row,
-    first_text,
-    location_json,
     node_from_row,
     now,
     path_key,
 )
-from shelfwise.ingest.model import ParsedDocument, ParsedNode
+from shelfwise.ingest.model import ParsedDocument
 
 __all__ = [
     "KEPT_SUFFIX", "STATUSES", "CollectionRow", "DocumentRow", "FileMeta", "NodeRow", "SearchHit", "Store",
@@ -54,34 +51,11 @@ __all__ = [
 ]
 
 
-def _not_writable(path: Path) -> str:
-    """Why the library at ``path`` cannot be written, or "" (the folder must be writable too: WAL files)."""
-    if path.exists() and not os.access(path, os.W_OK):
-        return "the library file is read-only"
-    if not os.access(path.parent, os.W_OK):
-        return "the library's folder is read-only"
-    return ""
-
-
-def _is_read_only_error(exc: sqlite3.OperationalError) -> bool:
-    msg = str(exc).lower()
-    return "readonly" in msg or "read-only" in msg or "unable to open" in msg
-
-
-def _pending_migrations(conn: sqlite3.Connection) -> list[str]:
-    from shelfwise.core.store.migrations import MIGRATIONS, applied
-
-    done = set(applied(conn))
-    unknown = sorted(done - {name for name, _ in MIGRATIONS})
-    if unknown:
-        raise SchemaTooNew(f"it was written by a newer version of Shelfwise (schema {', '.join(unknown)})")
-    return [name for name, _ in MIGRATIONS if name not in done]
-
-
 class Store:
     """SQLite store of the collection tree. ``Store(":memory:")`` for tests; see the module doc for threads.
 
-    Opening runs SQLite's ``quick_check`` (``check=False`` skips it). A library that fails it is opened read-only:
+    Opening (:class:`~shelfwise.core.store.opening.OpenedLibrary`) runs SQLite's ``quick_check`` (``check=False``
+    skips it). A library that fails it is opened read-only:
     ``damage`` says what the check found, reads work where the pages are intact, and writes raise
     :class:`StoreError` (``shelfwise doctor --rebuild`` rebuilds it from the source files). A library that cannot
     be written (a read-only file, folder or medium), or ``read_only=True``, is opened read-only too, with the reason
@@ -90,105 +64,12 @@ class Store:
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, read_only: bool = False,
                  check: bool = True) -> None:
-        self.memory = str(path) == ":memory:"
-        self.path = None if self.memory else Path(path)
-        self.read_only = read_only
-        self.read_only_reason = "opened read-only" if read_only else ""
-        self.damage = ""
-        self.quick_check_seconds = 0.0
-        self.migrations_applied: list[str] = []
-        self.backup_path: Path | None = None
+        opened = OpenedLibrary(path, timeout=timeout, read_only=read_only, check=check)
+        self.memory, self.path, self.conn = opened.memory, opened.path, opened.conn
+        self.read_only, self.read_only_reason, self.damage = opened.read_only, opened.read_only_reason, opened.damage
+        self.quick_check_seconds = opened.quick_check_seconds
+        self.migrations_applied, self.backup_path = opened.migrations_applied, opened.backup_path
         self._depth = 0
-        self._timeout = timeout
-        if self.path is not None and not read_only:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"Cannot open the library {path}: cannot create its folder ({exc})") from exc
-            why = _not_writable(self.path)
-            if why:
-                self.read_only, self.read_only_reason = True, why
-        if self.path is not None and self.read_only and not self.path.exists():
-            raise StoreError(f"Cannot open the library {path}: no such file")
-        self.conn = self._connect()
-        try:
-            if check and not self.memory:
-                self._quick_check()
-            self._setup()
-        except sqlite3.OperationalError as exc:
-            if self.read_only or not _is_read_only_error(exc):
-                self.conn.close()
-                raise StoreError(f"Cannot open the library {path}: {exc}") from exc
-            # e.g. a read-only medium that os.access did not see: browse it read-only
-            self.conn.close()
-            self.read_only, self.read_only_reason = True, f"the library cannot be written ({exc})"
-            self.conn = self._connect()
-            try:
-                self._setup()
-            except (sqlite3.DatabaseError, SchemaTooNew) as exc2:
-                self.conn.close()
-                raise StoreError(f"Cannot open the library {path}: {exc2}") from exc2
-        except (sqlite3.DatabaseError, SchemaTooNew, StoreError) as exc:
-            self.conn.close()
-            if isinstance(exc, StoreError):
-                raise
-            raise StoreError(f"Cannot open the library {path}: {exc}") from exc
-
-    def _connect(self) -> sqlite3.Connection:
-        if self.path is not None and self.read_only:
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=self._timeout)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.OperationalError as exc:
-                if "unable to open" not in str(exc):
-                    return conn  # reported by the checks that follow
-                # A WAL library on read-only media: SQLite cannot make the -shm index. Nothing can change the file
-                # there, so it is read as immutable.
-                conn.close()
-                conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, timeout=self._timeout)
-            except sqlite3.DatabaseError:
-                pass
-            return conn
-        return sqlite3.connect(":memory:" if self.path is None else str(self.path), isolation_level=None,
-                               timeout=self._timeout)
-
-    def _quick_check(self) -> None:
-        """SQLite's ``quick_check``; on damage, reopen read-only and keep the finding in ``damage``."""
-        t0 = time.perf_counter()
-        try:
-            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
-        except sqlite3.DatabaseError as exc:
-            if "not a database" in str(exc) or "encrypted" in str(exc):
-                raise StoreError(f"Cannot open the library {self.path}: {exc}") from exc
-            rows = [str(exc)]
-        self.quick_check_seconds = time.perf_counter() - t0
-        if rows == ["ok"]:
-            return
-        self.damage = "; ".join(rows)[:500]
-        if not self.read_only:
-            self.conn.close()
-            self.read_only, self.read_only_reason = True, "the library is damaged"
-            self.conn = self._connect()
-
-    def _setup(self) -> None:
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        if self.read_only:
-            self.conn.execute("PRAGMA query_only = ON")
-            pending = _pending_migrations(self.conn)
-            if pending:
-                raise StoreError(
-                    f"Cannot open the library {self.path}: it needs upgrading ({', '.join(pending)}) but "
-                    f"{self.read_only_reason or 'it is read-only'}"
-                )
-            return
-        # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
-        # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
-        self.conn.execute("PRAGMA secure_delete = OFF")
-        if not self.memory:
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
-        self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
@@ -340,59 +221,10 @@ class Store:
                     (collection_id, path_key(path), *values),
                 )
                 doc_id = int(cur.lastrowid or 0)
-            self._insert_tree(collection_id, doc_id, parent_id, parent_depth, title, parsed)
+            insert_tree(self.conn, collection_id, doc_id, parent_id, parent_depth, title, parsed)
             self._bump_tree_version()
             self._mark_index_pending(collection_id)
         return doc_id
-
-    def _insert_tree(
-        self, collection_id: int, doc_id: int, parent_id: int, parent_depth: int, title: str,
-        parsed: ParsedDocument,
-    ) -> None:
-        next_id = int(self._one(
-            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'nodes'), 0), "
-            "coalesce((SELECT max(id) FROM nodes), 0))"
-        ) or 0) + 1
-        rows: list[tuple[Any, ...]] = []
-        first = next((n.text for n in parsed.nodes() if n.kind == "passage" and n.text.strip()), "")
-        doc_node = next_id
-        rows.append((doc_node, collection_id, doc_id, parent_id, "document", 0, parent_depth + 1, title,
-                     describe(title, first), "", "{}", None, "[]", ""))
-        next_id += 1
-
-        def add(node: ParsedNode, parent: int, depth: int, ordinal: int, heads: list[str], heads_json: str) -> None:
-            nonlocal next_id
-            nid = next_id
-            next_id += 1
-            kind = node.kind if node.kind in ("section", "passage") else ("section" if node.children else "passage")
-            node_title = clean_text(node.title.strip())
-            text = clean_text(node.text)
-            loc = node.location
-            page = loc.page if loc.page is not None else loc.slide
-            rows.append((nid, collection_id, doc_id, parent, kind, ordinal, depth, node_title,
-                         describe(node_title, text if kind == "passage" else first_text(node)), text,
-                         location_json(loc), page, heads_json, " / ".join([title, *heads])))
-            if node.children:
-                child_heads = [*heads, node_title] if kind == "section" else heads
-                child_json = json.dumps(child_heads, ensure_ascii=False)
-                for i, child in enumerate(node.children):
-                    add(child, nid, depth + 1, i, child_heads, child_json)
-
-        for i, child in enumerate(parsed.children):
-            add(child, doc_node, parent_depth + 2, i, [], "[]")
-        # Index the new nodes in one statement instead of row by row from the trigger (see migrations.py).
-        self.conn.execute("INSERT INTO fts_bulk_insert(active) VALUES (1)")
-        self.conn.executemany(
-            "INSERT INTO nodes(id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, "
-            "text, location, page, heading_path, heading_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        self.conn.execute(
-            "INSERT INTO nodes_fts(rowid, title, heading_text, text) "
-            "SELECT id, title, heading_text, text FROM nodes WHERE id BETWEEN ? AND ?",
-            (doc_node, next_id - 1),
-        )
-        self.conn.execute("DELETE FROM fts_bulk_insert")
 
     def record_failure(
         self, collection_id: int, path: str | Path, file_meta: FileMeta, status: str, message: str

@@ -1,0 +1,148 @@
+"""Opening a library: connect, check, decide whether it can be written, migrate.
+
+:class:`OpenedLibrary` does what :class:`~shelfwise.core.store.db.Store` needs before it can read or write: it
+creates the folder, runs SQLite's ``quick_check`` (a library that fails it is reopened read-only, the finding kept
+in ``damage``), opens read-only a library that cannot be written (a read-only file, folder or medium; immutable
+when SQLite cannot make the WAL index there), sets the connection's pragmas (foreign keys, WAL, synchronous) and
+applies pending migrations, refusing a read-only library that would need them. Every failure is a
+:class:`~shelfwise.core.store.types.StoreError` naming the library.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from shelfwise.core.store.migrations import SchemaTooNew, migrate
+from shelfwise.core.store.types import StoreError
+
+
+def _not_writable(path: Path) -> str:
+    """Why the library at ``path`` cannot be written, or "" (the folder must be writable too: WAL files)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the library file is read-only"
+    if not os.access(path.parent, os.W_OK):
+        return "the library's folder is read-only"
+    return ""
+
+
+def _is_read_only_error(exc: sqlite3.OperationalError) -> bool:
+    msg = str(exc).lower()
+    return "readonly" in msg or "read-only" in msg or "unable to open" in msg
+
+
+def _pending_migrations(conn: sqlite3.Connection) -> list[str]:
+    from shelfwise.core.store.migrations import MIGRATIONS, applied
+
+    done = set(applied(conn))
+    unknown = sorted(done - {name for name, _ in MIGRATIONS})
+    if unknown:
+        raise SchemaTooNew(f"it was written by a newer version of Shelfwise (schema {', '.join(unknown)})")
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
+class OpenedLibrary:
+    """The open connection and what opening found (see the module doc)."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, read_only: bool = False,
+                 check: bool = True) -> None:
+        self.memory = str(path) == ":memory:"
+        self.path = None if self.memory else Path(path)
+        self.read_only = read_only
+        self.read_only_reason = "opened read-only" if read_only else ""
+        self.damage = ""
+        self.quick_check_seconds = 0.0
+        self.migrations_applied: list[str] = []
+        self.backup_path: Path | None = None
+        self._timeout = timeout
+        if self.path is not None and not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"Cannot open the library {path}: cannot create its folder ({exc})") from exc
+            why = _not_writable(self.path)
+            if why:
+                self.read_only, self.read_only_reason = True, why
+        if self.path is not None and self.read_only and not self.path.exists():
+            raise StoreError(f"Cannot open the library {path}: no such file")
+        self.conn = self._connect()
+        try:
+            if check and not self.memory:
+                self._quick_check()
+            self._setup()
+        except sqlite3.OperationalError as exc:
+            if self.read_only or not _is_read_only_error(exc):
+                self.conn.close()
+                raise StoreError(f"Cannot open the library {path}: {exc}") from exc
+            # e.g. a read-only medium that os.access did not see: browse it read-only
+            self.conn.close()
+            self.read_only, self.read_only_reason = True, f"the library cannot be written ({exc})"
+            self.conn = self._connect()
+            try:
+                self._setup()
+            except (sqlite3.DatabaseError, SchemaTooNew) as exc2:
+                self.conn.close()
+                raise StoreError(f"Cannot open the library {path}: {exc2}") from exc2
+        except (sqlite3.DatabaseError, SchemaTooNew, StoreError) as exc:
+            self.conn.close()
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"Cannot open the library {path}: {exc}") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path is not None and self.read_only:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=self._timeout)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as exc:
+                if "unable to open" not in str(exc):
+                    return conn  # reported by the checks that follow
+                # A WAL library on read-only media: SQLite cannot make the -shm index. Nothing can change the file
+                # there, so it is read as immutable.
+                conn.close()
+                conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, timeout=self._timeout)
+            except sqlite3.DatabaseError:
+                pass
+            return conn
+        return sqlite3.connect(":memory:" if self.path is None else str(self.path), isolation_level=None,
+                               timeout=self._timeout)
+
+    def _quick_check(self) -> None:
+        """SQLite's ``quick_check``; on damage, reopen read-only and keep the finding in ``damage``."""
+        t0 = time.perf_counter()
+        try:
+            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc) or "encrypted" in str(exc):
+                raise StoreError(f"Cannot open the library {self.path}: {exc}") from exc
+            rows = [str(exc)]
+        self.quick_check_seconds = time.perf_counter() - t0
+        if rows == ["ok"]:
+            return
+        self.damage = "; ".join(rows)[:500]
+        if not self.read_only:
+            self.conn.close()
+            self.read_only, self.read_only_reason = True, "the library is damaged"
+            self.conn = self._connect()
+
+    def _setup(self) -> None:
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        if self.read_only:
+            self.conn.execute("PRAGMA query_only = ON")
+            pending = _pending_migrations(self.conn)
+            if pending:
+                raise StoreError(
+                    f"Cannot open the library {self.path}: it needs upgrading ({', '.join(pending)}) but "
+                    f"{self.read_only_reason or 'it is read-only'}"
+                )
+            return
+        # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
+        # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
+        self.conn.execute("PRAGMA secure_delete = OFF")
+        if not self.memory:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
+        self.migrations_applied, self.backup_path = migrate(self.conn, self.path)
