@@ -26,6 +26,8 @@ class Location:
     sheet: str | None = None
     cells: str | None = None
     line: int | None = None
+    # OCR'd text: the boxes of its lines as (page, x0, y0, x1, y1) in PDF points, for the preview's highlight
+    boxes: tuple[tuple[int, float, float, float, float], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -34,7 +36,10 @@ class Location:
     def from_dict(cls, data: dict[str, Any] | None) -> Location:
         if not data:
             return cls()
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        if values.get("boxes") is not None:  # JSON gives lists
+            values["boxes"] = tuple(tuple(b) for b in values["boxes"])
+        return cls(**values)
 
     def label(self) -> str:
         """Human-readable location: ``p. 3``, ``pp. 3-5``, ``slide 4``, ``Sheet1!A1:D9``, ``line 12``."""
@@ -77,6 +82,7 @@ class ParsedDocument:
     children: list[ParsedNode] = field(default_factory=list)
     pages: int = 0  # pages, slides or sheets
     warnings: list[str] = field(default_factory=list)
+    ocr_pages: int = 0  # pages whose text was read by OCR
 
     def nodes(self) -> list[ParsedNode]:
         out: list[ParsedNode] = []
@@ -159,6 +165,9 @@ class Limits:
     max_parse_seconds: float = 300.0  # one file, measured from the request to the reply
     min_printable_ratio: float = 0.95  # decoded text below this share of printable characters is binary
     max_nonascii_ratio_cp1252: float = 0.3  # a Windows-1252 guess with more non-ASCII than this is not text
+    max_ocr_pages: int = 100  # pages read by OCR per file (about 2-10 s each on a laptop CPU)
+    ocr_page_seconds: float = 60.0  # a page whose OCR takes longer is skipped (with a warning)
+    ocr_dpi: int = 200  # render resolution for OCR (benchmarks/ocr.py)
 
 
 DEFAULT_LIMITS = Limits()  # the default for every parser's ``limits`` argument

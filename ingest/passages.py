@@ -234,6 +234,7 @@ def merge_locations(a: Location, b: Location) -> Location:
     if a.page is None or b.page is None:
         return a
     last = max(a.page_end or a.page, b.page_end or b.page)
+    boxes = (a.boxes or ()) + (b.boxes or ()) if a.boxes or b.boxes else None
     return Location(
         page=a.page,
         page_end=last if last != a.page else None,
@@ -241,6 +242,7 @@ def merge_locations(a: Location, b: Location) -> Location:
         sheet=a.sheet,
         cells=a.cells,
         line=a.line,
+        boxes=boxes,
     )
 
 

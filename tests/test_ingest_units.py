@@ -525,7 +525,7 @@ def test_pdf_flat_numbered_outline_is_nested(tmp_path: Path) -> None:
 
 def test_pdf_pages_without_text(tmp_path: Path) -> None:
     blank = _pdf(tmp_path / "scan.pdf", [[], []])
-    with pytest.raises(NeedsOCR, match="no text layer; OCR needed"):
+    with pytest.raises(NeedsOCR, match="no text layer; the pages are blank"):  # blank: nothing for OCR to read
         parse(blank)
     mixed = parse(_pdf(tmp_path / "mixed.pdf", [[(BODY, 11, "helv")], [], [(BODY, 11, "helv")], []]))
     assert any("pages without text" in w and "2, 4" in w for w in mixed.warnings)

@@ -87,7 +87,7 @@ def test_migration_from_previous_version_backs_up_and_indexes_old_rows(tmp_path:
     conn.close()
 
     s = Store(db)
-    assert s.migrations_applied == [MIGRATIONS[1][0]]
+    assert s.migrations_applied == [name for name, _ in MIGRATIONS[1:]]
     assert s.backup_path is not None and s.backup_path.exists()
     old = sqlite3.connect(str(s.backup_path))
     assert applied(old) == [MIGRATIONS[0][0]]  # the backup is the previous version, data included

@@ -52,15 +52,17 @@ class _ProgressLine:
     def __call__(self, p: IngestProgress) -> None:
         name = Path(p.path).name
         if not self.tty:
-            if p.status != "working":
+            if p.status != "working" or p.message:  # a file's result, or its parser's progress ("OCR page 2/9")
                 note = f": {p.message}" if p.message and p.status != "ok" else ""
-                self.stream.write(f"[{p.done}/{p.total}] {p.status:<9} {name}{note}\n")
+                status = "ok (OCR)" if p.status == "ok" and p.ocr_pages else p.status
+                self.stream.write(f"[{p.done}/{p.total}] {status:<9} {name}{note}\n")
                 self.stream.flush()
             return
         frac = p.done / p.total if p.total else 1.0
         bar = "#" * int(frac * 24)
         eta = f" ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
-        line = f"[{bar:<24}] {p.done}/{p.total}{eta} {name}"
+        step = f" · {p.message}" if p.status == "working" and p.message else ""
+        line = f"[{bar:<24}] {p.done}/{p.total}{eta} {name}{step}"
         self.stream.write("\r" + line[: self.width - 1].ljust(self.width - 1))
         self.stream.flush()
         self.drawn = True
@@ -146,6 +148,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     """Show every document in the library with its status (ok, error, needs_ocr) and size of its tree.
 
     Exit code 3 if the library is damaged (see shelfwise doctor).
+    "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``.
 
     \b
     Example:
@@ -160,6 +163,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "id": d.id, "collection": names.get(d.collection_id, ""), "path": d.path, "status": d.status,
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
+            "ocr_pages": d.ocr_pages,
         } for d in docs]
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         ctx.exit(3 if store.damage else 0)
@@ -168,7 +172,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         ctx.exit(3 if store.damage else 0)
     click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6}  PATH")
     for d in docs:
-        click.echo(f"{d.status:<9} {d.format:<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  {d.path}")
+        status = f"{d.status} (OCR)" if d.ocr_pages else d.status  # the message says how many pages
+        click.echo(f"{status:<9} {d.format:<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  {d.path}")
         if d.message:
             click.echo(f"{'':<36}{d.message}")
     by = store.stats().documents_by_status

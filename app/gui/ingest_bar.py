@@ -79,9 +79,11 @@ class IngestBar(QWidget):
         status = getattr(progress, "status", "") or ""
         name = Path(str(path)).name if path else ""
         text = name if status in ("", "ok", "reading", "started") else f"{name} ({status})"
+        message = getattr(progress, "message", "") or ""
+        if status == "working" and message:  # the parser's own progress, e.g. "OCR page 3/12"
+            text = f"{name} · {message}"
         self.file_label.setText(text)
         self.file_label.setToolTip(str(path or ""))
-        message = getattr(progress, "message", "") or ""
         if message:
             self.file_label.setToolTip(f"{path}\n{message}")
         self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))

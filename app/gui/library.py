@@ -238,13 +238,16 @@ class LibraryView(QWidget):
 
     def _document_item(self, doc: Any) -> QTreeWidgetItem:
         name = Path(doc.path).name
-        item = QTreeWidgetItem([name])
+        ocr = getattr(doc, "ocr_label", lambda: "")()  # "OCR 3/12 pages": text read from page images
+        item = QTreeWidgetItem([f"{name} · OCR" if ocr else name])
         item.setData(0, ROLE_KIND, "document")
         item.setData(0, ROLE_OBJ, doc)
         item.setIcon(0, status_icon(doc.status))
         if doc.status == "ok":
             pages = f"{doc.pages} pages · " if doc.pages else ""
             tip = f"{doc.title}\n{pages}{doc.sections} sections · {doc.passages} passages\n{doc.path}"
+            if ocr:
+                tip += f"\n{ocr} read by OCR"
             if doc.message:
                 tip += f"\n\n{doc.message}"
         else:

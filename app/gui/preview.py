@@ -2,7 +2,7 @@
 
 PDF pages are rendered with PyMuPDF at the passage's page; the passage is found on the page (``search_for`` over
 its text in short chunks, the first one being its first ~60 characters) and the matches are painted over the
-page. Slides, sheets and sections are shown as text: the passage's neighbours with the passage highlighted.
+page; on a scan (no text layer) the passage's stored OCR line boxes are painted instead. Slides, sheets and sections are shown as text: the passage's neighbours with the passage highlighted.
 """
 
 from __future__ import annotations
@@ -75,8 +75,13 @@ def find_passage_rects(page: Any, text: str) -> list[Any]:
     return rects
 
 
-def render_pdf_page(path: str, page_number: int, passage: str, width: int) -> tuple[QImage, int, int, float]:
-    """(image with highlights, highlight count, page count, y of the first highlight as a share of the height)."""
+def render_pdf_page(
+    path: str, page_number: int, passage: str, width: int, boxes: tuple[tuple[Any, ...], ...] = ()
+) -> tuple[QImage, int, int, float]:
+    """(image with highlights, highlight count, page count, y of the first highlight as a share of the height).
+
+    ``boxes`` are the passage's stored line boxes ``(page, x0, y0, x1, y1)`` (OCR'd text): used on a page where
+    the passage cannot be found in the text layer (a scan has none)."""
     pymupdf = _pymupdf()
     with pymupdf.open(path) as doc:
         page_count = doc.page_count
@@ -86,6 +91,8 @@ def render_pdf_page(path: str, page_number: int, passage: str, width: int) -> tu
         pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
         image = QImage(pix.samples, pix.width, pix.height, pix.stride, QImage.Format.Format_RGB888).copy()
         rects = find_passage_rects(page, passage) if passage else []
+        if not rects:
+            rects = [pymupdf.Rect(b[1:5]) for b in boxes if b[0] == index + 1]
         page_height = page.rect.height
     if rects:
         painter = QPainter(image)
@@ -144,6 +151,7 @@ class PreviewPane(QWidget):
         self.page_count = 0
         self.highlights = 0
         self._passage = ""
+        self._boxes: tuple[tuple[Any, ...], ...] = ()  # the passage's OCR line boxes, if any
         self._label = ""
         self._rendered_width = 0
         self._resize_timer = QTimer(self)
@@ -158,6 +166,7 @@ class PreviewPane(QWidget):
         self.current_path = hit.path
         self.open_button.setEnabled(bool(hit.path) and Path(hit.path).exists())
         self._passage = hit.text
+        self._boxes = tuple(getattr(hit.location, "boxes", None) or ())
         where = hit.location_label()
         heading = " > ".join(h for h in hit.heading_path if h)
         self._label = " · ".join(x for x in (Path(hit.path).name, heading, where) if x)
@@ -182,6 +191,7 @@ class PreviewPane(QWidget):
         """A library document: page 1 of a PDF, otherwise what the library knows about it."""
         self.current_path = doc.path
         self._passage = ""
+        self._boxes = ()
         self._label = Path(doc.path).name
         self.open_button.setEnabled(Path(doc.path).exists())
         if doc.path.lower().endswith(".pdf") and doc.status == "ok" and Path(doc.path).exists():
@@ -209,7 +219,7 @@ class PreviewPane(QWidget):
         assert self.current_path is not None
         try:
             image, self.highlights, self.page_count, first_y = render_pdf_page(
-                self.current_path, page, self._passage, self._target_width()
+                self.current_path, page, self._passage, self._target_width(), self._boxes
             )
         except Exception as exc:
             log.warning("cannot render %s p. %s: %s", self.current_path, page, exc)

@@ -23,6 +23,7 @@ from shelfwise.core.ingestion.indexing import ingest_lock
 from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
 from shelfwise.core.store.db import DocumentRow, FileMeta, Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
+from shelfwise.ingest.progress import reporting
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +40,10 @@ class IngestProgress:
     total: int  # files in this run (removals not included)
     path: str
     status: str  # 'working' | 'ok' | 'error' | 'needs_ocr'
-    message: str
+    message: str  # while 'working': the parser's progress, e.g. "OCR page 3/12" (or "")
     eta_seconds: float | None  # None until there is something to extrapolate from
     elapsed: float
+    ocr_pages: int = 0  # after a file: pages of it read by OCR
 
 
 @dataclass
@@ -57,6 +59,7 @@ class FileResult:
     document_id: int | None = None
     format: str = ""
     parse_seconds: float = 0.0
+    ocr_pages: int = 0  # pages read by OCR (for 'skipped': as stored)
 
 
 @dataclass
@@ -248,7 +251,7 @@ def _run(
     bytes_done = 0
     work_seconds = 0.0
 
-    def tell(done: int, path: str, status: str, message: str) -> None:
+    def tell(done: int, path: str, status: str, message: str, ocr_pages: int = 0) -> None:
         if progress is None:
             return
         eta = None
@@ -256,7 +259,7 @@ def _run(
             eta = work_seconds * max(bytes_todo - bytes_done, 0) / bytes_done
         elif bytes_todo == 0:
             eta = 0.0
-        progress(IngestProgress(done, total, path, status, message, eta, time.perf_counter() - t_start))
+        progress(IngestProgress(done, total, path, status, message, eta, time.perf_counter() - t_start, ocr_pages))
 
     for n, item in enumerate(work.items):
         if cancel is not None and cancel():
@@ -269,11 +272,13 @@ def _run(
             if item.meta is not None and item.meta.mtime != old.mtime:
                 store.mark_unchanged(old.id, item.meta)
             result = FileResult(key, "skipped", old.status, old.message, old.sections, old.passages, old.pages,
-                                0.0, old.id, old.format)
+                                0.0, old.id, old.format, ocr_pages=old.ocr_pages)
         else:
             tell(n, key, "working", "")
             t0 = time.perf_counter()
-            done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker)
+            # a parser's own progress ("OCR page 3/12") is shown as the working file's message
+            with reporting(lambda message, n=n, key=key: tell(n, key, "working", message)):
+                done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker)
             if done is None:  # cancelled while parsing: nothing was written for this file
                 report.cancelled = True
                 break
@@ -282,7 +287,7 @@ def _run(
             work_seconds += result.seconds
             bytes_done += item.size
         report.results.append(result)
-        tell(n + 1, key, result.status, result.message)
+        tell(n + 1, key, result.status, result.message, result.ocr_pages)
     report.seconds = time.perf_counter() - t_start
     return report
 
@@ -320,7 +325,7 @@ def _ingest_one(
             action = "updated" if item.existing is not None else "added"
             result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
                                 parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,
-                                parse_seconds=parse_seconds)
+                                parse_seconds=parse_seconds, ocr_pages=parsed.ocr_pages)
             if after_write is not None:
                 try:
                     after_write(doc_id)

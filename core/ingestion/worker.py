@@ -24,9 +24,10 @@ import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, NoReturn, Self
 
 from shelfwise.ingest.model import CorruptFile, IngestError, Limits, ParsedDocument, TooLarge
+from shelfwise.ingest.progress import report, reporting
 
 
 class ParserCrashed(CorruptFile):
@@ -111,7 +112,8 @@ def _serve(conn: Connection, parser: str) -> None:
         t0 = time.perf_counter()
         reply: tuple[Any, ...]
         try:
-            reply = ("ok", parse(Path(path), limits), time.perf_counter() - t0, _peak_rss())
+            with reporting(lambda message: conn.send(("progress", message))):  # e.g. "OCR page 3/12"
+                reply = ("ok", parse(Path(path), limits), time.perf_counter() - t0, _peak_rss())
         except IngestError as exc:
             reply = ("ingest_error", exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0,
                      _peak_rss())
@@ -221,34 +223,36 @@ class ParseWorker:
             raise ParserCrashed(f"the parser process is not responding ({exc})") from exc
         timeout = self.timeout if self.timeout is not None else limits.max_parse_seconds
         deadline = time.monotonic() + timeout
-        while not conn.poll(self.poll_interval):
-            if cancel is not None and cancel():
-                self._stop()
-                raise Cancelled("cancelled while parsing")
-            if time.monotonic() > deadline:
-                self._stop()
-                raise TooLarge(f"parsing took longer than {timeout:.0f} s; skipped")
-            if self._proc is None or not self._proc.is_alive():
-                break
-            rss = rss_bytes(self._proc.pid)
-            if rss is not None:
-                self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
-                if rss > limits.max_worker_rss_bytes:
+        while True:
+            while not conn.poll(self.poll_interval):
+                if cancel is not None and cancel():
                     self._stop()
-                    self.killed_over_memory += 1
-                    raise TooLarge(
-                        f"parsing needed more than {limits.max_worker_rss_bytes / 2**20:.0f} MB of memory; skipped"
-                    )
-        try:
-            reply = conn.recv()
-        except (EOFError, OSError) as exc:
-            code = None
-            if self._proc is not None:
-                self._proc.join(timeout=5)  # reap it, so the exit code (or signal) is known
-                code = self._proc.exitcode
-            self._stop()
-            how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            raise ParserCrashed(f"the parser crashed on this file ({how})") from exc
+                    raise Cancelled("cancelled while parsing")
+                if time.monotonic() > deadline:
+                    self._stop()
+                    raise TooLarge(f"parsing took longer than {timeout:.0f} s; skipped")
+                if self._proc is None or not self._proc.is_alive():
+                    break
+                rss = rss_bytes(self._proc.pid)
+                if rss is not None:
+                    self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
+                    if rss > limits.max_worker_rss_bytes:
+                        self._stop()
+                        self.killed_over_memory += 1
+                        raise TooLarge(
+                            f"parsing needed more than {limits.max_worker_rss_bytes / 2**20:.0f} MB of memory; "
+                            "skipped"
+                        )
+            try:
+                reply = conn.recv()
+            except (EOFError, OSError) as exc:
+                self._crashed(exc)
+            if reply[0] != "progress":
+                break
+            # A parser that reports progress (OCR, page by page, itself bounded per page and in pages) gets the
+            # time cap per step, not per file: a long scan is not cut off while it advances.
+            deadline = time.monotonic() + timeout
+            report(reply[1])
         if reply[0] == "ok":
             self.last_parse_seconds = float(reply[2])
             self.peak_rss_bytes = max(self.peak_rss_bytes, int(reply[3]) if len(reply) > 3 else 0)
@@ -259,3 +263,12 @@ class ParseWorker:
         if rest:
             self.peak_rss_bytes = max(self.peak_rss_bytes, int(rest[0]))
         raise _error(name, status, message)
+
+    def _crashed(self, exc: BaseException) -> NoReturn:
+        code = None
+        if self._proc is not None:
+            self._proc.join(timeout=5)  # reap it, so the exit code (or signal) is known
+            code = self._proc.exitcode
+        self._stop()
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        raise ParserCrashed(f"the parser crashed on this file ({how})") from exc

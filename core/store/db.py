@@ -200,9 +200,10 @@ class Store:
             values = (
                 file_meta.size, file_meta.mtime, file_meta.sha256, parsed.format, "ok", "", title, parsed.pages,
                 parsed.count("section"), parsed.count("passage"), now(), json.dumps(parsed.warnings),
+                parsed.ocr_pages,
             )
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings"
+                "warnings, ocr_pages"
             if old is not None:
                 prev = self.conn.execute(
                     "SELECT p.id, p.depth FROM nodes d JOIN nodes p ON p.id = d.parent_id "
@@ -247,9 +248,9 @@ class Store:
                 self.conn.execute("UPDATE documents SET message = ? WHERE id = ?", (message + KEPT_SUFFIX, old.id))
                 return old.id
             values = (file_meta.size, file_meta.mtime, file_meta.sha256, fmt, status, message, "", 0, 0, 0, now(),
-                      "[]")
+                      "[]", 0)
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings"
+                "warnings, ocr_pages"
             if old is not None:
                 self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
                 sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))

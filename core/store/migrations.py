@@ -126,9 +126,15 @@ def _m002_search(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
+def _m003_ocr_pages(conn: sqlite3.Connection) -> None:
+    """How many pages of a document were read by OCR (0 for every document stored before)."""
+    conn.execute("ALTER TABLE documents ADD COLUMN ocr_pages INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
+    ("0003_ocr_pages", _m003_ocr_pages),
 ]
 
 
