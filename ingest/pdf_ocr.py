@@ -108,12 +108,13 @@ def read_scans(doc: Any, pages: list[PageText], limits: Limits, warnings: list[s
             f"OCR took longer than {limits.ocr_page_seconds:.0f} s on pages {_ranges(slow)}; those pages were skipped"
         )
     warnings.extend(f"OCR failed on {f}" for f in failed[:5])
+    if no_text and not read:
+        why = f"OCR failed on {failed[0]}" if failed else "OCR found no text"
+        warnings.append(f"no text layer; {why}")
     if read:
         share = len(read) / len(pages)
         warnings.append(
             f"OCR: text of {len(read)} of {len(pages)} pages ({share:.0%}) read by OCR in "
             f"{time.perf_counter() - started:.0f} s; expect recognition errors"
         )
-    elif no_text:
-        warnings.append("no text layer; OCR found no text")
     return set(read)

@@ -162,7 +162,7 @@ def test_every_scan_ingests_ok_with_passages_boxes_and_the_ocr_mark(scanned_libr
         assert result.status == "ok" and result.passages > 0 and result.ocr_pages == 1, result
         doc = store.document(result.document_id)
         assert doc is not None and doc.status == "ok" and doc.ocr_label() == "OCR 1/1 pages"
-        assert "read by OCR" in doc.message
+        assert any("read by OCR" in w for w in doc.warnings) and "read by OCR" in result.message
         passages = store.passages(document_id=doc.id)
         assert passages
         with pymupdf.open(doc.path) as pdfdoc:
@@ -213,3 +213,18 @@ def test_ask_no_answer_finds_the_scanned_page(scanned_library: dict[str, Any]) -
     top = json.loads(r.stdout)["passages"][0]
     assert top["path"].endswith("scanned-wikipedia-ocr-printout.pdf") and top["location"]["page"] == 1
     assert "Goldberg" in top["text"] and top["location"]["boxes"]
+
+
+@needs_corpus
+@pytest.mark.gui
+def test_preview_paints_the_stored_boxes_on_a_page_without_text_layer(qtbot: Any) -> None:
+    from shelfwise.app.gui.preview import render_pdf_page
+
+    scan = str(SCANS[0])
+    image, highlights, pages, first_y = render_pdf_page(scan, 1, "words the page has no text layer for", 400)
+    assert highlights == 0 and pages == 1  # nothing to find by text on a scan
+    boxes = ((1, 50.0, 100.0, 300.0, 112.0), (1, 50.0, 116.0, 280.0, 128.0), (2, 0.0, 0.0, 9.0, 9.0))
+    image, highlights, pages, first_y = render_pdf_page(scan, 1, "words the page has no text layer for", 400, boxes)
+    assert highlights == 2  # the two boxes on page 1, not the one on page 2
+    with pymupdf.open(scan) as doc:
+        assert first_y == pytest.approx(100.0 / doc[0].rect.height)
