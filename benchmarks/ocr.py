@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pymupdf
+
 from shelfwise.ingest import ocr
 
 CORPUS = Path(os.environ.get("SHELFWISE_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))

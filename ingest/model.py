@@ -170,8 +170,8 @@ class Limits:
     max_parse_seconds: float = 300.0  # one file, measured from the request to the reply
     min_printable_ratio: float = 0.95  # decoded text below this share of printable characters is binary
     max_nonascii_ratio_cp1252: float = 0.3  # a Windows-1252 guess with more non-ASCII than this is not text
-    max_ocr_pages: int = 100  # pages read by OCR per file (about 2-10 s each on a laptop CPU)
-    ocr_page_seconds: float = 60.0  # a page whose OCR takes longer is skipped (with a warning)
+    max_ocr_pages: int = 100  # pages read by OCR per file
+    ocr_page_seconds: float = 180.0  # a page whose OCR takes longer is skipped (with a warning); ~20 s here
     ocr_dpi: int = 200  # render resolution for OCR (benchmarks/ocr.py)
 
 

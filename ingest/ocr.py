@@ -14,6 +14,7 @@ models ship inside the ``rapidocr-onnxruntime`` wheel.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -69,7 +70,7 @@ def unavailable() -> str | None:
         engine()
     except ImportError as exc:
         return f"OCR engine not installed ({exc.name or exc}); {INSTALL_HINT}"
-    except Exception as exc:  # noqa: BLE001 — a broken install must read as such, not as a crash
+    except Exception as exc:
         return f"OCR engine could not start: {exc.__class__.__name__}: {exc}"
     return None
 
@@ -79,7 +80,6 @@ def engine() -> Any:
     global _engine
     if _engine is None:
         from rapidocr_onnxruntime import RapidOCR
-
         from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
 
         eng = RapidOCR()
@@ -108,8 +108,8 @@ def _check(deadline: float) -> None:
 def recognise(img: Any, deadline: float = float("inf")) -> list[tuple[list[list[float]], str, float]]:
     """(box corners in pixels, text, confidence) of every text line found in ``img``, top to bottom.
 
-    RapidOCR's own ``__call__`` split into its steps (detection, orientation, recognition in chunks) with a
-    deadline check between them."""
+    RapidOCR's own ``__call__`` split into its steps (detection, recognition in chunks) with a deadline check
+    between them."""
     eng = engine()
     h, w = img.shape[:2]
     work, ratio_h, ratio_w = eng.preprocess(img)
@@ -119,9 +119,9 @@ def recognise(img: Any, deadline: float = float("inf")) -> list[tuple[list[list[
     if boxes is None or len(boxes) == 0:
         return []
     _check(deadline)
+    # No text-direction classifier: rendered pages are upright (PDF rotation is applied when rendering), and on
+    # corpus pages it turned several long upright lines upside down ("Pds aaois m asn e ...").
     crops = eng.get_crop_img_list(work, boxes)
-    crops, _cls, _ = eng.text_cls(crops)
-    _check(deadline)
     order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / max(crops[i].shape[0], 1))
     texts: list[tuple[str, float]] = [("", 0.0)] * len(crops)
     for start in range(0, len(order), REC_CHUNK):
@@ -130,7 +130,7 @@ def recognise(img: Any, deadline: float = float("inf")) -> list[tuple[list[list[
         for i, res in zip(part, rec, strict=True):
             texts[i] = (str(res[0]), float(res[1]))
         _check(deadline)
-    points = eng._get_origin_points(boxes, record, h, w)  # noqa: SLF001 — undoes the resize/letterbox
+    points = eng._get_origin_points(boxes, record, h, w)
     return [(p.tolist(), t, s) for p, (t, s) in zip(points, texts, strict=True)]
 
 
@@ -211,20 +211,22 @@ def page_text(number: int, width: float, height: float, lines: list[OcrLine]) ->
 def _columns(row: list[OcrLine]) -> bool:
     """Lines on one row separated by a wide gap (several line heights) belong to different columns."""
     height = max(ln.size for ln in row)
-    return any(b.x0 - a.x1 > 4 * height for a, b in zip(row, row[1:], strict=False))
+    return any(b.x0 - a.x1 > 4 * height for a, b in itertools.pairwise(row))
 
 
 def set_sizes(pages: list[PageText], body: float = BODY_SIZE) -> None:
     """Turn OCR'd line heights into font sizes on the scale of the document's text: the median line height
     is ``body``; lines within 20% of it get exactly ``body`` (box heights vary with ascenders and descenders), the
-    others keep their ratio, rounded to steps of 10%, so heading detection sees a few clear sizes."""
-    heights = [ln.size for pt in pages for b in pt.blocks for ln in b.lines]
-    if not heights:
+    others keep their ratio, rounded to steps of 10%, so heading detection sees a few clear sizes. A taller line
+    as wide as the body text is body text (a drop capital, a slightly skewed scan), not a heading."""
+    lines = [ln for pt in pages for b in pt.blocks for ln in b.lines]
+    if not lines:
         return
-    median = statistics.median(heights)
-    for pt in pages:
-        for b in pt.blocks:
-            for ln in b.lines:
-                ratio = ln.size / median if median > 0 else 1.0
-                ln.size = body if abs(ratio - 1.0) <= 0.2 else round(ratio, 1) * body
+    median = statistics.median(ln.size for ln in lines)
+    ratios = [ln.size / median if median > 0 else 1.0 for ln in lines]
+    widths = [ln.x1 - ln.x0 for ln, r in zip(lines, ratios, strict=True) if abs(r - 1.0) <= 0.2]
+    full = 0.8 * statistics.median(widths) if widths else float("inf")
+    for ln, ratio in zip(lines, ratios, strict=True):
+        plain = abs(ratio - 1.0) <= 0.2 or (ratio > 1.0 and ln.x1 - ln.x0 >= full)
+        ln.size = body if plain else round(ratio, 1) * body
 

@@ -44,7 +44,7 @@ def text_is_unusable(pt: PageText) -> bool:
 def is_blank(page: Any) -> bool:
     try:
         return bool(page.get_pixmap(dpi=BLANK_DPI, alpha=False).is_unicolor)
-    except Exception:  # noqa: BLE001 — if it cannot be rendered, OCR will say so
+    except Exception:
         return False
 
 
@@ -96,7 +96,7 @@ def read_scans(doc: Any, pages: list[PageText], limits: Limits, warnings: list[s
         except ocr.PageTimeout:
             slow.append(i + 1)
             continue
-        except Exception as exc:  # noqa: BLE001 — one unreadable page must not lose the document
+        except Exception as exc:
             failed.append(f"page {i + 1}: {exc.__class__.__name__}: {exc}")
             continue
         pages[i] = ocr.page_text(i + 1, pages[i].width, pages[i].height, lines)
@@ -109,7 +109,8 @@ def read_scans(doc: Any, pages: list[PageText], limits: Limits, warnings: list[s
         )
     warnings.extend(f"OCR failed on {f}" for f in failed[:5])
     if no_text and not read:
-        why = f"OCR failed on {failed[0]}" if failed else "OCR found no text"
+        why = (f"OCR failed on {failed[0]}" if failed else
+               f"OCR took longer than {limits.ocr_page_seconds:.0f} s a page" if slow else "OCR found no text")
         warnings.append(f"no text layer; {why}")
     if read:
         share = len(read) / len(pages)

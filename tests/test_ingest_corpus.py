@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from shelfwise.ingest import ocr
 from shelfwise.ingest.model import (
     CorruptFile,
     IngestError,
@@ -24,7 +25,6 @@ from shelfwise.ingest.model import (
     PasswordProtected,
     UnsupportedFormat,
 )
-from shelfwise.ingest import ocr
 from shelfwise.ingest.passages import estimate_tokens
 from shelfwise.ingest.registry import is_candidate, parse
 

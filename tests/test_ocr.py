@@ -14,6 +14,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+
 from shelfwise.core.ingestion.runner import IngestProgress, ingest
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.ingest import ocr, pdf_ocr
@@ -34,7 +35,7 @@ def _line(text: str, x0: float, y0: float, x1: float, y1: float) -> ocr.OcrLine:
 
 def test_page_text_groups_rows_and_paragraphs() -> None:
     lines = [
-        _line("A Big Title", 50, 40, 300, 64),  # 24 pt: a heading
+        _line("A Big Title", 50, 40, 200, 64),  # 24 pt, narrower than the text: a heading
         _line("first line of the", 50, 100, 200, 112),
         _line("paragraph", 205, 101, 280, 112),  # same row, just right of the previous piece
         _line("second line of it.", 50, 116, 280, 128),
@@ -47,10 +48,15 @@ def test_page_text_groups_rows_and_paragraphs() -> None:
     ocr.set_sizes([pt], body=11.0)
     sizes = [ln.size for b in pt.blocks for ln in b.lines]
     assert sizes[1:] == [11.0, 11.0, 11.0] and sizes[0] == pytest.approx(22.0)
+    # a tall line as wide as the text (a drop capital) stays body text
+    pt = ocr.page_text(1, 400, 600, [_line("With a drop capital W", 50, 90, 280, 114), *lines[1:]])
+    ocr.set_sizes([pt], body=11.0)
+    assert {ln.size for b in pt.blocks for ln in b.lines} == {11.0}
 
 
 def test_columns_far_apart_stay_separate_lines() -> None:
-    pt = ocr.page_text(1, 600, 800, [_line("left column", 50, 100, 200, 112), _line("right column", 400, 100, 550, 112)])
+    lines = [_line("left column", 50, 100, 200, 112), _line("right column", 400, 100, 550, 112)]
+    pt = ocr.page_text(1, 600, 800, lines)
     assert [ln.text for b in pt.blocks for ln in b.lines] == ["left column", "right column"]
 
 
@@ -221,10 +227,10 @@ def test_preview_paints_the_stored_boxes_on_a_page_without_text_layer(qtbot: Any
     from shelfwise.app.gui.preview import render_pdf_page
 
     scan = str(SCANS[0])
-    image, highlights, pages, first_y = render_pdf_page(scan, 1, "words the page has no text layer for", 400)
+    _image, highlights, pages, _y = render_pdf_page(scan, 1, "words the page has no text layer for", 400)
     assert highlights == 0 and pages == 1  # nothing to find by text on a scan
     boxes = ((1, 50.0, 100.0, 300.0, 112.0), (1, 50.0, 116.0, 280.0, 128.0), (2, 0.0, 0.0, 9.0, 9.0))
-    image, highlights, pages, first_y = render_pdf_page(scan, 1, "words the page has no text layer for", 400, boxes)
+    _image, highlights, pages, first_y = render_pdf_page(scan, 1, "words the page has no text layer for", 400, boxes)
     assert highlights == 2  # the two boxes on page 1, not the one on page 2
     with pymupdf.open(scan) as doc:
         assert first_y == pytest.approx(100.0 / doc[0].rect.height)

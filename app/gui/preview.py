@@ -2,7 +2,8 @@
 
 PDF pages are rendered with PyMuPDF at the passage's page; the passage is found on the page (``search_for`` over
 its text in short chunks, the first one being its first ~60 characters) and the matches are painted over the
-page; on a scan (no text layer) the passage's stored OCR line boxes are painted instead. Slides, sheets and sections are shown as text: the passage's neighbours with the passage highlighted.
+page; on a scan (no text layer) the passage's stored OCR line boxes are painted instead. Slides, sheets and
+sections are shown as text: the passage's neighbours with the passage highlighted.
 """
 
 from __future__ import annotations
