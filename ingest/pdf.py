@@ -36,25 +36,11 @@ from shelfwise.ingest.pdf_layout import (
     running_lines,
     title_on,
 )
-from shelfwise.ingest.pdf_ocr import line_boxes, read_scans
+from shelfwise.ingest.pdf_ocr import line_boxes, page_ranges, read_scans
 from shelfwise.ingest.pdf_tables import TableItem
 
 # "2.3.59.1.1 Background", "2.3.59-4 Exhibit title" (an exhibit of 2.3.59 sits at the level of 2.3.59.1)
 _NUMBERED = re.compile(r"^\s*(\d+(?:\.\d+)+(?:-\d+)?)\.?\s")
-
-
-def _page_ranges(pages: list[int], limit: int = 20) -> str:
-    """``[1, 2, 3, 7]`` -> ``"1-3, 7"`` (at most ``limit`` ranges)."""
-    ranges: list[str] = []
-    start = prev = pages[0]
-    for p in [*pages[1:], 0]:
-        if p == prev + 1:
-            prev = p
-            continue
-        ranges.append(f"{start}-{prev}" if prev != start else str(start))
-        start = prev = p
-    more = f" (+{len(ranges) - limit} more)" if len(ranges) > limit else ""
-    return ", ".join(ranges[:limit]) + more
 
 
 def _open(path: Path) -> Any:
@@ -179,7 +165,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         doc.close()
     empty = [p.number for p in pages if not p.has_text]
     if empty:
-        warnings.append(f"pages without text (scanned or images only): {_page_ranges(empty)}")
+        warnings.append(f"pages without text (scanned or images only): {page_ranges(empty)}")
     drop = running_lines(pages)
     builder = OutlineBuilder(limits.passage_tokens)
     first_heading = ""

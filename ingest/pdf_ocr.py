@@ -59,10 +59,18 @@ def _body_size(pages: list[PageText]) -> float:
     return sizes.most_common(1)[0][0] if sizes else ocr.BODY_SIZE
 
 
-def _ranges(numbers: list[int]) -> str:
-    from shelfwise.ingest.pdf import _page_ranges
-
-    return _page_ranges(numbers)
+def page_ranges(pages: list[int], limit: int = 20) -> str:
+    """``[1, 2, 3, 7]`` -> ``"1-3, 7"`` (at most ``limit`` ranges)."""
+    ranges: list[str] = []
+    start = prev = pages[0]
+    for p in [*pages[1:], 0]:
+        if p == prev + 1:
+            prev = p
+            continue
+        ranges.append(f"{start}-{prev}" if prev != start else str(start))
+        start = prev = p
+    more = f" (+{len(ranges) - limit} more)" if len(ranges) > limit else ""
+    return ", ".join(ranges[:limit]) + more
 
 
 def read_scans(doc: Any, pages: list[PageText], limits: Limits, warnings: list[str]) -> set[int]:
@@ -73,14 +81,14 @@ def read_scans(doc: Any, pages: list[PageText], limits: Limits, warnings: list[s
     no_text = all(not pt.has_text for pt in pages)
     reason = ocr.unavailable()
     if reason is not None:
-        what = "no text layer" if no_text else f"pages without text not read ({_ranges([i + 1 for i in todo])})"
+        what = "no text layer" if no_text else f"pages without text not read ({page_ranges([i + 1 for i in todo])})"
         warnings.append(f"{what}; {reason}")
         return set()
     if len(todo) > limits.max_ocr_pages:
         skipped = [i + 1 for i in todo[limits.max_ocr_pages:]]
         warnings.append(
             f"OCR page limit reached: {limits.max_ocr_pages} of {len(todo)} pages without text were read; "
-            f"pages {_ranges(skipped)} were not (limit: {limits.max_ocr_pages} per file)"
+            f"pages {page_ranges(skipped)} were not (limit: {limits.max_ocr_pages} per file)"
         )
         todo = todo[: limits.max_ocr_pages]
     body = _body_size([pt for pt in pages if pt.has_text])
@@ -105,7 +113,8 @@ def read_scans(doc: Any, pages: list[PageText], limits: Limits, warnings: list[s
     read = [i + 1 for i in done if pages[i].has_text]
     if slow:
         warnings.append(
-            f"OCR took longer than {limits.ocr_page_seconds:.0f} s on pages {_ranges(slow)}; those pages were skipped"
+            f"OCR took longer than {limits.ocr_page_seconds:.0f} s on pages {page_ranges(slow)}; "
+            "those pages were skipped"
         )
     warnings.extend(f"OCR failed on {f}" for f in failed[:5])
     if no_text and not read:

@@ -277,7 +277,10 @@ def _run(
             tell(n, key, "working", "")
             t0 = time.perf_counter()
             # a parser's own progress ("OCR page 3/12") is shown as the working file's message
-            with reporting(lambda message, n=n, key=key: tell(n, key, "working", message)):
+            def step(message: str, n: int = n, key: str = key) -> None:
+                tell(n, key, "working", message)
+
+            with reporting(step):
                 done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker)
             if done is None:  # cancelled while parsing: nothing was written for this file
                 report.cancelled = True
