@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/ocr.py                  # a table per render resolution
     .venv/bin/python benchmarks/ocr.py --json           # the same as JSON
-    .venv/bin/python benchmarks/ocr.py --dpi 150 200    # other resolutions
+    .venv/bin/python benchmarks/ocr.py --dpi 150 300    # other resolutions
     .venv/bin/python benchmarks/ocr.py --languages      # also: pages in other scripts (Japanese, Russian, ...)
 
 Character accuracy = 1 - (edit distance / reference length) over the page's text with whitespace collapsed (spaces
@@ -132,7 +132,7 @@ def run_pages(pages: list[tuple[str, int]], dpis: list[int]) -> list[dict[str, A
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dpi", type=int, nargs="+", default=[100, 150, ocr.DEFAULT_DPI, 300])
+    ap.add_argument("--dpi", type=int, nargs="+", default=[100, 150, 200, 300])
     ap.add_argument("--languages", action="store_true",
                     help="also Japanese corpus pages, German and Russian corpus text set on a page (default DPI)")
     ap.add_argument("--only-languages", action="store_true", help="skip the English resolution sweep")

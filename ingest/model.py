@@ -151,7 +151,7 @@ class Limits:
       inside the parser, which reports "not enough memory"). The slowest real file parses in 1.4 s; a file gets
       at most 300 s (a watchdog in the parent process kills the worker).
     * OCR (scanned pages, ``ingest/ocr.py``): loading the RapidOCR models takes the worker to 1.1 GB of address
-      space (221 MB resident); reading an A4 scan at 200 dpi peaks at 1.8 GB address space and 596 MB resident. So
+      space (221 MB resident); reading an A4 scan at 300 dpi peaks at 1.8 GB address space and 599 MB resident. So
       the address-space cap is 2.5 GiB (1.5 GiB failed with ``bad_alloc`` inside onnxruntime); the 1 GiB resident
       watchdog is unchanged. The time cap counts from the last progress report: OCR reports every page, and is
       bounded itself by ``ocr_page_seconds`` per page and ``max_ocr_pages`` per file.
@@ -172,7 +172,7 @@ class Limits:
     max_nonascii_ratio_cp1252: float = 0.3  # a Windows-1252 guess with more non-ASCII than this is not text
     max_ocr_pages: int = 100  # pages read by OCR per file
     ocr_page_seconds: float = 180.0  # a page whose OCR takes longer is skipped (with a warning); ~20 s here
-    ocr_dpi: int = 200  # render resolution for OCR (benchmarks/ocr.py)
+    ocr_dpi: int = 300  # render resolution for OCR (measured best: see ingest/ocr.py DEFAULT_DPI)
 
 
 DEFAULT_LIMITS = Limits()  # the default for every parser's ``limits`` argument
