@@ -234,3 +234,39 @@ def test_preview_paints_the_stored_boxes_on_a_page_without_text_layer(qtbot: Any
     assert highlights == 2  # the two boxes on page 1, not the one on page 2
     with pymupdf.open(scan) as doc:
         assert first_y == pytest.approx(100.0 / doc[0].rect.height)
+
+
+@pytest.mark.gui
+def test_window_shows_ocr_progress_and_marks_ocr_documents(qtbot: Any, tmp_path: Path) -> None:
+    from shelfwise.app.gui.ingest_bar import IngestBar
+    from shelfwise.app.gui.library import LibraryView
+
+    bar = IngestBar()
+    qtbot.addWidget(bar)
+    bar.start()
+    bar.update_progress(IngestProgress(0, 2, "/x/scan.pdf", "working", "OCR page 2/5", None, 3.0))
+    assert bar.file_label.text() == "scan.pdf · OCR page 2/5"
+    store = Store(tmp_path / "lib.db")
+    coll = store.collection("Scans")
+    page = Location(page=1, boxes=((1, 1.0, 2.0, 3.0, 4.0),))
+    scan = ParsedDocument("A scan", "pdf", [ParsedNode("passage", "t", "read from the image", page)], pages=2,
+                          ocr_pages=1)
+    store.write_document(coll.id, str(tmp_path / "scan.pdf"), FileMeta(1, 1.0, "a"), scan)
+    view = LibraryView()
+    qtbot.addWidget(view)
+    view.refresh(store)
+    (item,) = view.document_items()
+    assert item.text(0) == "scan.pdf · OCR" and "OCR 1/2 pages read by OCR" in item.toolTip(0)
+
+
+@needs_corpus
+@needs_engine
+@pytest.mark.model
+def test_cancel_during_ocr_stores_nothing(tmp_path: Path) -> None:
+    """Cancel as soon as the worker reports the first OCR page: the worker is stopped, nothing is written."""
+    store = Store(tmp_path / "lib.db")
+    seen: list[str] = []
+    report = ingest(store, [SCANS[1]], progress=lambda p: seen.append(p.message),
+                    cancel=lambda: any(m.startswith("OCR page") for m in seen))
+    assert report.cancelled and "OCR page 1/1" in seen
+    assert store.documents() == []
