@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         self.lookup = LibraryLookup(self.store)
         self.session = QuerySession()
         self.ledger = IngestLedger()
+        self._closed = False
         self.setWindowTitle(f"Shelfwise — {Path(db_path).name}")
         self.setStyleSheet(STYLE)
 
@@ -199,7 +200,7 @@ class MainWindow(QMainWindow):
 
     def _on_ingest_finished(self, job: Any) -> None:
         outcome = self.ledger.finished(job)
-        if self.session.closed:
+        if self._closed:
             return
         self.refresh_library()
         self.statusBar().showMessage(*outcome.status())
@@ -359,9 +360,9 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Cancel what runs, stop both threads (each closes its Shelf), close the store. Safe to call twice."""
-        if self.session.closed:
+        if self._closed:
             return
-        self.session.closed = True
+        self._closed = self.session.closed = True  # late worker signals are ignored from here on
         self.demo.timer.stop()
         self._save()
         self.query_host.shutdown()
