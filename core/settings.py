@@ -58,3 +58,4 @@ class Settings:
     adaptive: bool = False
     answer_passages: int = 5
     use_calibration: bool = True
+    rank_fit: bool = True  # calibration may refit the ranking on probes (else only the prior's scale and budgets)

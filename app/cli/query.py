@@ -168,6 +168,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
               help="Re-derive the decision model's prior weights and the hybrid weight (conditionalqa --split tune "
                    "only); written to the report's JSON.")
 @click.option("--no-calibrate", is_flag=True, help="Use the prior decision weights (no self-calibration).")
+@click.option("--no-rank-fit", is_flag=True,
+              help="Self-calibration keeps the prior's ranking (fits only its scale and the budgets).")
 @click.option("--calibrate-lm", is_flag=True,
               help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
 @click.option("--answers", is_flag=True, help="Also evaluate written answers (no retrieval / always / adaptive).")
@@ -178,7 +180,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
-             as_json: bool, split: str | None, fit_prior: bool) -> None:
+             as_json: bool, split: str | None, fit_prior: bool, no_rank_fit: bool) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
     DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
@@ -199,7 +201,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     from shelfwise.core.evaluation.run import run_eval, write_reports
     from shelfwise.core.shelf import Shelf
 
-    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10))
+    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=not no_rank_fit)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     with Shelf(settings) as shelf:
         bar = None

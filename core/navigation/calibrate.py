@@ -210,10 +210,12 @@ KEEP_CAP = {"document": 8, "section": 12}  # budgets never grow past these, what
 
 
 def calibrate(store: Store, collection_id: int, embedder, backend, settings: Settings, *, n_probes: int = 240,
-              target_recall: float = 0.9, try_lm: bool = True, fit_ranking: bool = True,
+              target_recall: float = 0.9, try_lm: bool = True, fit_ranking: bool | None = None,
               log: Callable[[str], None] | None = None,
               progress: Callable[[int, int], None] | None = None) -> DecisionModel:
     say = log or (lambda s: None)
+    if fit_ranking is None:
+        fit_ranking = settings.rank_fit
     snap = snapshot_for(store, collection_id, embedder.model_id)
     if try_lm and backend is not None:
         n_probes = min(n_probes, 120)  # every probe then costs the generative model ~1k tokens
@@ -268,6 +270,7 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
             model.first_keep_ratio = round(min(1.0, keep / max(1.0, sizes)), 3)
     model.lm_levels = tuple(lm_levels)
     report["target_recall"] = target_recall
+    report["fit_ranking"] = fit_ranking
     report["model_set"] = model_set(embedder, backend)
     model.report = report
     save_decision(store, collection_id, embedder, backend, model)
@@ -281,7 +284,8 @@ def ensure_calibrated(store: Store, collection_id: int, embedder, backend, setti
     current = load_decision(store, collection_id, embedder, backend)
     version_key = f"calibrated_tree:{collection_id}:{model_set(embedder, backend)}"
     snap = snapshot_for(store, collection_id, embedder.model_id)
-    if current.key != "prior" and store.get_meta(version_key) == snap.version:
+    same_mode = current.report.get("fit_ranking", True) == settings.rank_fit
+    if current.key != "prior" and same_mode and store.get_meta(version_key) == snap.version:
         return current
     model = calibrate(store, collection_id, embedder, backend, settings, log=log)
     store.set_meta(version_key, snap.version)
