@@ -224,14 +224,18 @@ def test_fit_toward_the_prior_moves_weight_to_the_feature_the_probes_favour():
 def test_calibration_changes_the_order_when_the_probes_favour_another_feature(shelf_store, monkeypatch):
     """End to end on a real store: a prior that trusts only a useless feature (size) is overruled by probes that
     favour the evidence that finds them (cosine and BM25); the trace says the ranking was fitted."""
+    from dataclasses import replace
+
     from shelfwise.core.navigation import decision as decision_mod
 
     store, cid, emb = shelf_store
     useless = {"log_size": 1.0}
     monkeypatch.setattr(decision_mod, "_PRIOR", useless)
     monkeypatch.setattr(decision_mod, "_PRIOR_BY_KIND", {"passage": useless})
-    settings = Settings(readout="embedding", budgets=Budgets(branching=6))
+    settings = Settings(readout="embedding", budgets=Budgets(branching=6), rank_fit=True)
     nav_prior = Navigator(store, None, emb, settings, decision=decision_mod.DecisionModel())
+    kept = calibrate(store, cid, emb, None, replace(settings, rank_fit=False), n_probes=80)
+    assert all(v["ranking"] == "prior (rank fit off)" for v in kept.report["levels"].values())  # the default
     model = calibrate(store, cid, emb, None, settings, n_probes=80)
     fitted_levels = [k for k, v in model.report["levels"].items() if v["ranking"] != "prior"]
     assert "passage" in fitted_levels, model.report["levels"]

@@ -116,9 +116,13 @@ def _print_passages(result: SearchResult) -> None:
 @click.option("--probes", type=int, default=240, show_default=True, help="Probe queries made from the documents.")
 @click.option("--target-recall", type=float, default=0.95, show_default=True,
               help="Recall of the gold branch each level's budget must reach on the probes.")
+@click.option("--rank-fit", is_flag=True,
+              help="Let the probes refit the ranking (toward the prior); off by default: probe-fitted rankings lost "
+                   "on real questions (docs/eval/attempts.md).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recall: float, as_json: bool) -> None:
+def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recall: float, rank_fit: bool,
+                  as_json: bool) -> None:
     """Fit the decision model and the per-level budgets on probe queries made from your own documents.
 
     \b
@@ -128,7 +132,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
     from shelfwise.core.navigation.calibrate import calibrate
     from shelfwise.core.shelf import Shelf
 
-    with Shelf(settings_for(ctx)) as shelf:
+    with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
         coll = shelf.store.find_collection(collection)
         if coll is None:
             err(f"No collection {collection!r}.")
@@ -147,7 +151,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
             click.echo(json.dumps(model.report, indent=1))
         else:
             for kind, info in model.report.get("levels", {}).items():
-                click.echo(f"{kind:<9} rows={info['rows']:<6} probe Hit@1={info['probe_hit1']} "
+                click.echo(f"{kind:<9} rows={info['rows']:<6} ranking={info['ranking']} "
+                           f"held-out probe MRR={info['heldout_probe_mrr'] or '-'} "
                            f"keep={info['keep_for_target']} lm={info['uses_lm']}")
 
 
@@ -168,8 +173,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
               help="Re-derive the decision model's prior weights and the hybrid weight (conditionalqa --split tune "
                    "only); written to the report's JSON.")
 @click.option("--no-calibrate", is_flag=True, help="Use the prior decision weights (no self-calibration).")
-@click.option("--no-rank-fit", is_flag=True,
-              help="Self-calibration keeps the prior's ranking (fits only its scale and the budgets).")
+@click.option("--rank-fit", is_flag=True,
+              help="Let self-calibration refit the ranking on probes (off by default; see `calibrate --rank-fit`).")
 @click.option("--calibrate-lm", is_flag=True,
               help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
 @click.option("--answers", is_flag=True, help="Also evaluate written answers (no retrieval / always / adaptive).")
@@ -180,7 +185,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
-             as_json: bool, split: str | None, fit_prior: bool, no_rank_fit: bool) -> None:
+             as_json: bool, split: str | None, fit_prior: bool, rank_fit: bool) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
     DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
@@ -201,7 +206,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     from shelfwise.core.evaluation.run import run_eval, write_reports
     from shelfwise.core.shelf import Shelf
 
-    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=not no_rank_fit)
+    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=rank_fit)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     with Shelf(settings) as shelf:
         bar = None

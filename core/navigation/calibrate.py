@@ -249,7 +249,8 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
             model.levels[kind] = fitted
         if with_lm:
             lm_levels.append(kind)
-        ranking = "prior" if np.isinf(strength) else f"fitted (l2={strength:g})"
+        ranking = ("prior" if fit_ranking else "prior (rank fit off)") if np.isinf(strength) \
+            else f"fitted (l2={strength:g})"
         ranks = _gold_ranks(model.levels[kind], r)
         keep = None
         if ranks:
@@ -284,7 +285,7 @@ def ensure_calibrated(store: Store, collection_id: int, embedder, backend, setti
     current = load_decision(store, collection_id, embedder, backend)
     version_key = f"calibrated_tree:{collection_id}:{model_set(embedder, backend)}"
     snap = snapshot_for(store, collection_id, embedder.model_id)
-    same_mode = current.report.get("fit_ranking", True) == settings.rank_fit
+    same_mode = current.report.get("fit_ranking", False) == settings.rank_fit
     if current.key != "prior" and same_mode and store.get_meta(version_key) == snap.version:
         return current
     model = calibrate(store, collection_id, embedder, backend, settings, log=log)
