@@ -39,6 +39,7 @@ DEFAULT_DPI = 300
 # 596 MB / 1.8 GB, with the same 48 lines found and fewer words run together (at 300 dpi: 599 MB / 1.8 GB).
 DET_MAX_SIDE = 1280
 REC_CHUNK = 24  # text lines recognised per model call between deadline checks
+HEADING_SPREAD = 1.3  # OCR'd line heights this close (ratio) are taken as one type size
 BODY_SIZE = 10.0  # OCR'd line heights are expressed relative to the body text, in points of a 10 pt body
 MIN_SCORE = 0.5  # recogniser confidence below which a line is dropped (RapidOCR's own default)
 
@@ -229,7 +230,15 @@ def set_sizes(pages: list[PageText], body: float = BODY_SIZE) -> None:
     ratios = [ln.size / median if median > 0 else 1.0 for ln in lines]
     widths = [ln.x1 - ln.x0 for ln, r in zip(lines, ratios, strict=True) if abs(r - 1.0) <= 0.2]
     full = 0.8 * statistics.median(widths) if widths else float("inf")
-    for ln, ratio in zip(lines, ratios, strict=True):
-        plain = abs(ratio - 1.0) <= 0.2 or (ratio > 1.0 and ln.x1 - ln.x0 >= full)
-        ln.size = body if plain else round(ratio, 1) * body
+    plain = [abs(r - 1.0) <= 0.2 or (r > 1.0 and ln.x1 - ln.x0 >= full) for ln, r in zip(lines, ratios, strict=True)]
+    # Taller lines within HEADING_SPREAD of each other are one heading size: a line without descenders ("Meals
+    # Allowance") is ~25% shorter than one with them ("Travel Expenses") in the same type.
+    level: dict[float, float] = {}
+    top = 0.0
+    for r in sorted({r for r, p in zip(ratios, plain, strict=True) if not p and r > 1.0}, reverse=True):
+        if not top or r * HEADING_SPREAD < top:
+            top = r
+        level[r] = top
+    for ln, ratio, is_plain in zip(lines, ratios, plain, strict=True):
+        ln.size = body if is_plain else round(level.get(ratio, ratio), 1) * body
 

@@ -54,6 +54,23 @@ def test_page_text_groups_rows_and_paragraphs() -> None:
     assert {ln.size for b in pt.blocks for ln in b.lines} == {11.0}
 
 
+def test_heading_heights_with_and_without_descenders_are_one_size() -> None:
+    lines = [
+        _line("Travel Expenses", 50, 40, 200, 64),  # 24 pt box: descenders
+        _line("body text line one of the page", 50, 80, 300, 92),
+        _line("body text line two of the page", 50, 96, 300, 108),
+        _line("Meals Allowance", 50, 140, 200, 159),  # 19 pt box: no descenders, same type
+        _line("body text line three of the page", 50, 180, 300, 192),
+        _line("Huge Title", 50, 200, 150, 240),  # 40 pt: a size of its own
+        *[_line(f"more body text, line {i} of the page", 50, 260 + 16 * i, 300, 272 + 16 * i) for i in range(4)],
+    ]
+    pt = ocr.page_text(1, 400, 600, lines)
+    ocr.set_sizes([pt], body=10.0)
+    size = {ln.text: ln.size for b in pt.blocks for ln in b.lines}
+    assert size["Travel Expenses"] == size["Meals Allowance"] == pytest.approx(20.0)
+    assert size["Huge Title"] == pytest.approx(33.0) and size["body text line three of the page"] == 10.0
+
+
 def test_columns_far_apart_stay_separate_lines() -> None:
     lines = [_line("left column", 50, 100, 200, 112), _line("right column", 400, 100, 550, 112)]
     pt = ocr.page_text(1, 600, 800, lines)
@@ -270,3 +287,36 @@ def test_cancel_during_ocr_stores_nothing(tmp_path: Path) -> None:
                     cancel=lambda: any(m.startswith("OCR page") for m in seen))
     assert report.cancelled and "OCR page 1/1" in seen
     assert store.documents() == []
+
+
+def _scanned_pdf(path: Path) -> Path:
+    """A page with a 22 pt heading and 11 pt paragraphs, rasterised at 150 dpi and put back as an image-only page."""
+    body = ("Employees who travel for work book trains and flights through the travel desk. Receipts are kept "
+            "for every expense over twenty pounds and attached to the claim within thirty days.")
+    src = pymupdf.open()
+    page = src.new_page()
+    page.insert_text((72, 100), "Travel Expenses", fontsize=22, fontname="helv")
+    page.insert_textbox(pymupdf.Rect(72, 130, 520, 260), body, fontsize=11, fontname="helv")
+    page.insert_text((72, 300), "Meals Allowance", fontsize=22, fontname="helv")
+    page.insert_textbox(pymupdf.Rect(72, 330, 520, 460), "Meals are paid up to forty pounds a day when staying "
+                        "away from home overnight, with itemised receipts.", fontsize=11, fontname="helv")
+    pix = page.get_pixmap(dpi=150)
+    out = pymupdf.open()
+    scan = out.new_page(width=page.rect.width, height=page.rect.height)
+    scan.insert_image(scan.rect, pixmap=pix)
+    out.save(str(path))
+    return path
+
+
+@needs_engine
+@pytest.mark.model
+def test_ocr_headings_by_size_become_sections(tmp_path: Path) -> None:
+    doc = parse(_scanned_pdf(tmp_path / "policy-scan.pdf"))
+    assert doc.ocr_pages == 1
+    # both headings at one level (one has descenders, the other not); spaces compared loosely: the recogniser
+    # sometimes runs two words of large type together ("MealsAllowance")
+    titles = [n.title.replace(" ", "") for n in doc.children if n.kind == "section"]
+    assert titles == ["TravelExpenses", "MealsAllowance"], [(n.kind, n.title) for n in doc.nodes()]
+    first = " ".join(n.text for n in doc.children[0].children)
+    assert "Receipts are kept for every expense over twenty pounds" in first
+    assert all(n.location.boxes for n in doc.nodes() if n.kind == "passage")
