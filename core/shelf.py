@@ -61,14 +61,18 @@ class Shelf:
         force: bool = False,
     ) -> Any:
         """Ingest files/folders incrementally (``force`` re-parses unchanged files too), then update embeddings,
-        the topic hierarchy and the calibration of the collection."""
+        the topic hierarchy and the calibration of the collection. ``progress`` gets the runner's
+        ``IngestProgress`` per file, then :class:`IndexProgress` updates while indexing; ``cancel`` also stops the
+        indexing between batches (the next refresh goes on from there)."""
         from shelfwise.core.ingestion.runner import ingest
 
         report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel, force=force)
-        self.refresh(collection)
+        if not (cancel is not None and cancel()):
+            self.refresh(collection, progress=progress, cancel=cancel)
         return report
 
-    def refresh(self, collection: str = "default", progress: ProgressCallback | None = None) -> dict[str, int]:
+    def refresh(self, collection: str = "default", progress: ProgressCallback | None = None,
+                cancel: CancelCheck | None = None) -> dict[str, int]:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
         model). Cheap when nothing changed; finishes indexing a kill interrupted (see
@@ -79,7 +83,7 @@ class Shelf:
         if self.store.read_only:
             return {"embedded": 0, "clusters": 0}
         cid = self.store.collection(collection).id
-        return finish_index(self.store, cid, self.embedder, self.settings, progress)
+        return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel)
 
     # -- questions ----------------------------------------------------------------------------------------------
     def search(

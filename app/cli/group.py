@@ -24,6 +24,7 @@ class CliState:
     """What the group passes to its commands: the database path, and the Store once opened."""
 
     db: Path | None
+    verbose: bool = False
     _store: Store | None = None
 
     def store(self) -> Store:
@@ -88,8 +89,10 @@ def open_store(ctx: click.Context) -> Store:
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
     "the SHELFWISE_DB variable sets this option).",
 )
+@click.option("--verbose", "-v", is_flag=True, help="Also print llama.cpp's own log (and debug messages) on stderr; "
+              "it always goes to the log file (shelfwise.log in the data dir's logs folder).")
 @click.pass_context
-def main(ctx: click.Context, db: Path | None) -> None:
+def main(ctx: click.Context, db: Path | None, verbose: bool) -> None:
     """Shelfwise: find answers in your own documents, offline.
 
     \b
@@ -101,7 +104,10 @@ def main(ctx: click.Context, db: Path | None) -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    state = CliState(db)
+    from shelfwise.core.models.logs import setup_logging
+
+    setup_logging(verbose)
+    state = CliState(db, verbose)
     ctx.obj = state
     ctx.call_on_close(state.close)
 

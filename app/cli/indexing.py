@@ -1,16 +1,49 @@
-"""Indexing in the CLI: finish a collection's index with progress on stderr, and never wait silently before a
-question (say that an ingest is running, or that the index is being finished and how far it is)."""
+"""Indexing in the CLI: finish a collection's index with progress on stderr, in the background if asked
+(``ingest --no-wait`` starts ``shelfwise index`` as a detached process), and never wait silently before a question
+(say that an ingest or a background indexer is running and how far it is, or finish the index with progress)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 import click
 
-from shelfwise.core.ingestion.indexing import index_state, ingest_running
-from shelfwise.core.navigation.finish import IndexProgress, finish_index
+from shelfwise.app.cli.group import open_store
+from shelfwise.core.ingestion.indexing import index_state, ingest_lock, ingest_running
+from shelfwise.core.navigation.finish import (
+    IndexProgress,
+    finish_index,
+    indexer_alive,
+    mark_started,
+    stored_progress,
+)
 from shelfwise.core.store.db import Store
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
+
+
+def describe_progress(p: IndexProgress) -> str:
+    """``embedding 1200/5400 (22%), ETA 3m10s`` and the like."""
+    if p.stage == "embedding":
+        eta = f", ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
+        return f"embedding {p.done}/{p.total} ({100 * p.fraction:.0f}%){eta}"
+    if p.stage == "calibrating":
+        return "topics and calibration"
+    if p.stage == "starting":
+        return f"starting ({p.total} nodes to embed)"
+    return "done"
 
 
 class IndexLine:
@@ -25,9 +58,9 @@ class IndexLine:
         if p.stage == "embedding":
             tenth = int(10 * p.done / max(1, p.total))
             if self.tty:
-                self.stream.write(f"\rIndexing: embedding {p.done}/{p.total}")
+                self.stream.write(f"\rIndexing: {describe_progress(p)}".ljust(60))
             elif tenth != self.shown:
-                self.stream.write(f"Indexing: embedding {p.done}/{p.total}\n")
+                self.stream.write(f"Indexing: {describe_progress(p)}\n")
                 self.shown = tenth
         elif p.stage == "calibrating":
             self.stream.write(("\r" if self.tty else "") + "Indexing: topics and calibration" +
@@ -67,12 +100,15 @@ def before_question(shelf: Any, collection: str) -> None:
     if coll is None:
         return
     state = index_state(store, coll.id)
-    if ingest_running(store.path):
+    p = stored_progress(store, coll.id)
+    background = state.unfinished and indexer_alive(p)
+    if background or ingest_running(store.path):
         docs = sum(1 for d in store.documents(coll.id) if d.status == "ok")
         note = (f"; {state.without_vectors} sections and passages not embedded yet are found by their words only"
                 if state.without_vectors else "")
-        click.echo(f"An ingest is running on this library: answering from the {docs} documents stored so "
-                   f"far{note}.", err=True)
+        what = (f"The library is being indexed in the background ({describe_progress(p)})" if background and p
+                else "An ingest is running on this library")
+        click.echo(f"{what}: answering from the {docs} documents stored so far{note}.", err=True)
         return
     if store.read_only:
         if state.unfinished:
@@ -85,3 +121,100 @@ def before_question(shelf: Any, collection: str) -> None:
         shelf.refresh(collection, progress=IndexLine())
     else:
         shelf.refresh(collection)
+
+
+# --------------------------------------------------------------------------- background indexing
+def _index_lock_path(db: Path) -> Path:
+    return db.with_name(db.name + ".index.lock")
+
+
+@contextlib.contextmanager
+def exclusive_indexer(db: Path | None) -> Iterator[bool]:
+    """True if this process is the only indexer of the library (a second ``shelfwise index`` then just exits)."""
+    if db is None:
+        yield True
+        return
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    try:
+        fd = os.open(_index_lock_path(db), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def start_background_index(store: Store, collection: str) -> int:
+    """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
+    the log file) and record it as the collection's indexer. Returns its pid."""
+    from shelfwise.core.models.logs import log_file
+
+    db = store.path
+    coll = store.find_collection(collection)
+    if db is None or coll is None:
+        raise click.ClickException("nothing to index in the background")
+    with open(log_file().with_name("index-background.log"), "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from shelfwise.app.cli.main import main; main()", "--db", str(db), "index",
+             "--collection", collection, "--quiet"],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
+        )
+    mark_started(store, coll.id, proc.pid, store.nodes_without_vectors(coll.id))
+    return proc.pid
+
+
+def status_lines(store: Store) -> list[str]:
+    """One line per collection whose index is not finished: how far, and whether something is working on it."""
+    lines = []
+    for coll in store.collections():
+        state = index_state(store, coll.id)
+        if not state.unfinished:
+            continue
+        p = stored_progress(store, coll.id)
+        if p is not None and indexer_alive(p):
+            lines.append(f"Index '{coll.name}': {describe_progress(p)} (pid {p.pid}); questions meanwhile are "
+                         "answered from what is indexed.")
+        else:
+            lines.append(f"Index '{coll.name}': {state.without_vectors} nodes without vectors, not being indexed "
+                         "now; the next question finishes it (or: shelfwise index).")
+    return lines
+
+
+@click.command("index")
+@click.option("--collection", "-c", default="default", show_default=True, help="Collection to index.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.pass_context
+def index_cmd(ctx: click.Context, collection: str, quiet: bool) -> None:
+    """Finish a collection's index now: embed what has no vector, topic clusters, calibration.
+
+    Runs by itself after ingest; ingest --no-wait starts it in the background, and shelfwise status shows how far
+    it is. A second indexer of the same library exits at once.
+
+    \b
+    Example:
+        shelfwise index --collection work
+    """
+    store = open_store(ctx)
+    if store.read_only:
+        raise click.ClickException(f"cannot index: {store.why_read_only()}")
+    with exclusive_indexer(store.path) as alone:
+        if not alone:
+            if not quiet:
+                click.echo("Another process is indexing this library; see: shelfwise status", err=True)
+            return
+        with ingest_lock(store.path):  # questions asked meanwhile answer from what exists
+            index_collection(store, collection, quiet=quiet)
+
+
+COMMANDS = (index_cmd,)

@@ -31,9 +31,9 @@ from typing import Any, TextIO
 
 import click
 
-from shelfwise.app.cli import answer, doctor, query
+from shelfwise.app.cli import answer, doctor, indexing, query
 from shelfwise.app.cli.group import main, open_store
-from shelfwise.app.cli.indexing import index_collection
+from shelfwise.app.cli.indexing import index_collection, start_background_index, status_lines
 from shelfwise.core.ingestion.indexing import index_state
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store.db import NodeRow, Store
@@ -105,9 +105,12 @@ def _print_summary(report: IngestReport) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the per-file report as JSON instead of a summary.")
 @click.option("--no-index", is_flag=True,
               help="Skip embedding, topic clustering and calibration now (done before the first question).")
+@click.option("--no-wait", is_flag=True,
+              help="Return when parsing is done and index in the background (shelfwise status shows how far); "
+                   "search and ask work at once, by words first, with vectors as they arrive.")
 @click.pass_context
 def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, force: bool, as_json: bool,
-               no_index: bool) -> None:
+               no_index: bool, no_wait: bool) -> None:
     """Add files and folders (PDF, Word, PowerPoint, Excel, Markdown, text) to the library.
 
     Folders are walked recursively; unchanged files are skipped, changed ones replaced, and files that have
@@ -116,6 +119,7 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
     \b
     Example:
         shelfwise ingest ~/Documents/policies report.pdf --collection work
+        shelfwise ingest ~/Documents/manuals --no-wait && shelfwise ask "How do I reset the printer?"
     """
     store = open_store(ctx)
     if store.read_only:
@@ -135,7 +139,12 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
     coll = store.find_collection(collection)
     changed = any(report.counts[a] for a in ("added", "updated", "removed"))
     if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
-        index_collection(store, collection, quiet=as_json)
+        if no_wait and store.path is not None:
+            pid = start_background_index(store, collection)
+            click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the background "
+                       f"(pid {pid}): shelfwise status shows how far.", err=True)
+        else:
+            index_collection(store, collection, quiet=as_json)
     ctx.exit(1 if report.failed else 0)
 
 
@@ -178,6 +187,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             click.echo(f"{'':<36}{d.message}")
     by = store.stats().documents_by_status
     click.echo(f"{len(docs)} documents: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items())))
+    for line in status_lines(store):
+        click.echo(line)
     if store.damage:
         ctx.exit(3)
 
@@ -295,7 +306,7 @@ def search_cmd(
 
 
 # --------------------------------------------------------------------------- other command modules
-COMMAND_MODULES = (query, answer, doctor)
+COMMAND_MODULES = (query, answer, doctor, indexing)
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:
         main.add_command(_command)

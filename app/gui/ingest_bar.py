@@ -1,4 +1,6 @@
-"""The ingest strip under the library: a progress bar, the file being read, the ETA, and Cancel."""
+"""The ingest strip under the library: a bar for parsing (the file being read, its ETA, Cancel) and beside it a
+bar for indexing (embedding N/M with its ETA, then topics and calibration). Questions are never blocked by either:
+they run on their own worker and answer from what is indexed so far."""
 
 from __future__ import annotations
 
@@ -39,10 +41,17 @@ class IngestBar(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop after the file being read (what is done so far is kept)")
         self.cancel_button.clicked.connect(self._on_cancel)
+        self.index_bar = QProgressBar()
+        self.index_bar.setObjectName("indexBar")
+        self.index_bar.setTextVisible(True)
+        self.index_bar.setFormat("index: waiting")
+        self.index_bar.setToolTip("Embedding, topics and calibration. You can ask meanwhile: passages not embedded "
+                                  "yet are found by their words.")
 
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.bar, 1)
+        row.addWidget(self.index_bar, 1)
         row.addWidget(self.cancel_button)
         info = QHBoxLayout()
         info.setContentsMargins(0, 0, 0, 0)
@@ -60,10 +69,17 @@ class IngestBar(QWidget):
         self.file_label.setText(what)
         self.eta_label.clear()
         self.cancel_button.setEnabled(True)
+        self.index_bar.setRange(0, 1)
+        self.index_bar.setValue(0)
+        self.index_bar.setFormat("index: waiting")
         self.setVisible(True)
 
     def update_progress(self, progress: Any) -> None:
-        """Takes an ``IngestProgress(done, total, path, status, message, eta_seconds, elapsed)``."""
+        """Takes an ``IngestProgress(done, total, path, status, message, eta_seconds, elapsed)``, or an
+        ``IndexProgress(stage, done, total, eta_seconds, ...)`` for the indexing bar."""
+        if hasattr(progress, "stage"):
+            self.update_index(progress)
+            return
         total = int(getattr(progress, "total", 0) or 0)
         done = int(getattr(progress, "done", 0) or 0)
         if total > 0:
@@ -71,8 +87,7 @@ class IngestBar(QWidget):
             self.bar.setValue(min(done, total))
             self.bar.setFormat(f"ingest: {done}/{total} · %p%")
         if total > 0 and done >= total and getattr(progress, "status", "") != "working":
-            self.bar.setRange(0, 0)  # files done; the index (embeddings, topics) is being updated
-            self.file_label.setText("Updating the index: embeddings and topics…")
+            self.file_label.setText("Files read: you can ask now. Indexing…")
             self.eta_label.clear()
             return
         path = getattr(progress, "path", None)
@@ -87,6 +102,25 @@ class IngestBar(QWidget):
         if message:
             self.file_label.setToolTip(f"{path}\n{message}")
         self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+
+    def update_index(self, progress: Any) -> None:
+        stage = str(getattr(progress, "stage", ""))
+        done = int(getattr(progress, "done", 0) or 0)
+        total = int(getattr(progress, "total", 0) or 0)
+        if stage == "embedding" and total > 0:
+            self.index_bar.setRange(0, total)
+            self.index_bar.setValue(min(done, total))
+            self.index_bar.setFormat(f"index: {done}/{total} · %p%")
+            self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+        elif stage == "calibrating":
+            self.index_bar.setRange(0, 0)  # busy: topics and calibration have no count
+            self.index_bar.setFormat("index: topics and calibration")
+            self.eta_label.clear()
+        elif stage == "done":
+            self.index_bar.setRange(0, 1)
+            self.index_bar.setValue(1)
+            self.index_bar.setFormat("index: done")
+            self.eta_label.clear()
 
     def finish(self, summary: str = "") -> None:
         self.setVisible(False)

@@ -64,8 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     multiprocessing.freeze_support()  # a frozen build re-enters here for the ingest parser's child process
     args = parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from shelfwise.core.models.logs import setup_logging
+
+    setup_logging(args.verbose, stderr_level=logging.INFO)  # llama.cpp's log: the log file (stderr with -v)
 
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication

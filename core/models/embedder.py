@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -34,6 +33,7 @@ from shelfwise.core.models.embed_convert import (
     bundled_source_dir,
     convert,
 )
+from shelfwise.core.models.logs import route_llama_log
 from shelfwise.core.paths import models_dir
 
 BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
@@ -115,7 +115,7 @@ def _verify_gguf(path: Path) -> None:
     """Check a freshly written file the way it will be used: llama.cpp loads it and tokenizes as BERT does."""
     import llama_cpp
 
-    _quiet_llama_logs()
+    route_llama_log()
     llama_cpp.llama_backend_init()
     params = llama_cpp.llama_model_default_params()
     params.n_gpu_layers = 0
@@ -134,13 +134,6 @@ def _verify_gguf(path: Path) -> None:
     if not ok:
         path.unlink(missing_ok=True)
         raise BackendError(f"converted embedder {path} tokenizes wrongly; conversion is broken")
-
-
-def _quiet_llama_logs() -> None:
-    # llama-cpp-python routes llama.cpp's log through this logger; left at NOTSET it prints every load message.
-    lg = logging.getLogger("llama-cpp-python")
-    if lg.level == logging.NOTSET:
-        lg.setLevel(logging.ERROR)
 
 
 class Embedder:
@@ -180,7 +173,7 @@ class Embedder:
         self._lock = threading.Lock()
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
 
-        _quiet_llama_logs()
+        route_llama_log()
         llama_cpp.llama_backend_init()
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = 0

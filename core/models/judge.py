@@ -17,11 +17,9 @@ leaves one float per sequence, read with ``llama_get_embeddings_seq``.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import logging
 import os
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +29,8 @@ from typing import Self
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.logs import LOGGER as LLAMA_LOGGER
+from shelfwise.core.models.logs import route_llama_log
 
 #: Token caps the judge is trained with: the query keeps at most QUERY_TOKENS, the whole pair at most PAIR_TOKENS.
 QUERY_TOKENS = 96
@@ -77,36 +77,6 @@ def bundled_judge_path() -> Path:
 
 # ggml's levels in the llama.cpp that llama-cpp-python 0.3.x builds: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
 # (llama-cpp-python's own callback maps an older enum, so its "errors only" still prints warnings).
-_GGML_TO_LOGGING = {0: logging.CRITICAL, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING, 4: logging.ERROR}
-_last_level = [logging.INFO]
-_callback = None
-
-
-def _quiet_llama_logs(verbose: bool) -> None:
-    """Send llama.cpp's log to the ``llama-cpp-python`` logger with the right levels: errors only, unless
-    ``verbose`` (then everything)."""
-    global _callback
-    import llama_cpp
-
-    lg = logging.getLogger("llama-cpp-python")
-    if verbose:
-        lg.setLevel(logging.DEBUG)
-    elif lg.level == logging.NOTSET:
-        lg.setLevel(logging.ERROR)
-    if _callback is not None:
-        return
-
-    @llama_cpp.llama_log_callback
-    def cb(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        lvl = _last_level[0] if level == 5 else _GGML_TO_LOGGING.get(level, logging.INFO)
-        _last_level[0] = lvl
-        if lg.isEnabledFor(lvl):
-            print(text.decode("utf-8", errors="replace"), end="", flush=True, file=sys.stderr)
-
-    _callback = cb  # keep the ctypes callback alive for the life of the process
-    llama_cpp.llama_log_set(cb, ctypes.c_void_p(0))
-
-
 class Judge:
     """Scores (query, text) pairs with a cross-encoder GGUF through llama.cpp's batch API.
 
@@ -133,7 +103,9 @@ class Judge:
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 2))
         h = hashlib.sha256(path.read_bytes()).hexdigest()
         self._model_id = f"{path.name}:{h[:16]}"
-        _quiet_llama_logs(verbose)
+        route_llama_log()  # llama.cpp's log to the log file (stderr only with --verbose)
+        if verbose:
+            logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
         llama_cpp.llama_backend_init()
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ import llama_cpp
 from shelfwise.core.models.backend import BackendError, Cost, default_threads
 from shelfwise.core.models.bundled import resolve_model
 from shelfwise.core.models.llama_batch import TokenBatch
+from shelfwise.core.models.logs import LOGGER as LLAMA_LOGGER
+from shelfwise.core.models.logs import route_llama_log
 from shelfwise.core.models.prompts import Limits, PlanError, common_prefix_len, plan_requests
 from shelfwise.core.models.state_cache import StateCache
 
@@ -42,9 +45,9 @@ _backend_ready = False
 def _init_llama(verbose: bool) -> None:
     global _backend_ready
     with _backend_lock:
-        from llama_cpp._logger import set_verbose
-
-        set_verbose(verbose)  # global in llama-cpp-python: ERROR level unless verbose
+        route_llama_log()  # llama.cpp's log to the shelfwise.llama logger (log file; stderr only if verbose)
+        if verbose:
+            logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
         if not _backend_ready:
             llama_cpp.llama_backend_init()
             _backend_ready = True

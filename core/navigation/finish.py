@@ -3,12 +3,19 @@
 The mark is set by every document write, in the write's transaction (``Store.index_pending``); it is cleared here
 only when the whole index is done and nothing was written meanwhile, so a kill at any point leaves it set and the
 next ingest, question or app start finishes the work (see :mod:`shelfwise.core.ingestion.indexing`).
+
+Progress goes to the caller's callback (with an ETA from the rate so far) and, every couple of seconds, to the
+store's meta (:func:`stored_progress`), so another process (``shelfwise status``, a question asked meanwhile) can
+say how far a background indexer is.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from shelfwise.core.navigation.calibrate import ensure_calibrated
@@ -16,34 +23,107 @@ from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 
+STORE_EVERY = 2.0  # seconds between progress rows written to the meta table
+
 
 @dataclass
 class IndexProgress:
-    stage: str  # "embedding" | "topics" | "calibrating" | "done"
+    stage: str  # "starting" | "embedding" | "calibrating" | "done"
     done: int
     total: int
+    eta_seconds: float | None = None  # embedding: from the rate so far (None until it can be told)
+    elapsed: float = 0.0  # seconds since this indexing run started
+    pid: int = 0  # the process doing the work
+    updated: float = 0.0  # time.time() of this report
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+def progress_key(collection_id: int) -> str:
+    return f"index_progress:{collection_id}"
+
+
+def stored_progress(store: Store, collection_id: int) -> IndexProgress | None:
+    """The last progress an indexer of this collection wrote (any process), or None."""
+    text = store.get_meta(progress_key(collection_id))
+    if not text:
+        return None
+    try:
+        return IndexProgress(**json.loads(text))
+    except (TypeError, ValueError):
+        return None
+
+
+def mark_started(store: Store, collection_id: int, pid: int, total: int) -> None:
+    """Record that process ``pid`` was started to index the collection (before it has reported anything), so a
+    question asked in its first seconds answers from what exists instead of indexing too."""
+    p = IndexProgress("starting", 0, total, None, 0.0, pid, time.time())
+    store.set_meta(progress_key(collection_id), json.dumps(asdict(p)))
+
+
+def indexer_alive(p: IndexProgress | None) -> bool:
+    """Whether the process that wrote ``p`` is another live process still indexing (not done)."""
+    if p is None or p.stage == "done" or p.pid <= 0 or p.pid == os.getpid():
+        return False
+    if time.time() - p.updated > 1800:  # no report for half an hour: treat as gone (its pid may be reused)
+        return False
+    try:
+        os.kill(p.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Reporter:
+    """Adds elapsed time and ETA to each report, forwards it, and stores it every ``STORE_EVERY`` seconds."""
+
+    def __init__(self, store: Store, collection_id: int, callback: Callable[[IndexProgress], None] | None) -> None:
+        self.store, self.cid, self.callback = store, collection_id, callback
+        self.t0 = time.monotonic()
+        self.stored_at = 0.0
+        self.rate_from: tuple[float, int] | None = None  # (time, done) of the first embedding report
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        eta = None
+        if stage == "embedding":
+            if self.rate_from is None:
+                self.rate_from = (now, done)  # the first report counts the cached vectors: not a rate
+            else:
+                t, d = self.rate_from
+                if done > d and now > t:
+                    eta = (total - done) * (now - t) / (done - d)
+        p = IndexProgress(stage, done, total, eta, now - self.t0, os.getpid(), time.time())
+        if self.callback is not None:
+            self.callback(p)
+        if not self.store.read_only and (stage != "embedding" or now - self.stored_at >= STORE_EVERY
+                                         or done >= total):
+            self.stored_at = now
+            self.store.set_meta(progress_key(self.cid), json.dumps(asdict(p)))
 
 
 def finish_index(
     store: Store, collection_id: int, embedder: Any, settings: Settings | None = None,
-    progress: Callable[[IndexProgress], None] | None = None,
+    progress: Callable[[IndexProgress], None] | None = None, cancel: Callable[[], bool] | None = None,
 ) -> dict[str, int]:
     """Embed what has no vector, rebuild topic clusters if needed, recalibrate; then clear the pending mark
-    (unless a document was written meanwhile). Returns ``{"embedded": n, "clusters": n}``."""
+    (unless a document was written meanwhile). ``cancel()`` stops between embedding batches (the mark stays; the
+    next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
     settings = settings or Settings()
     token = store.index_pending(collection_id)
-
-    def embedded(done: int, total: int) -> None:
-        if progress is not None:
-            progress(IndexProgress("embedding", done, total))
-
-    result = refresh_collection(store, collection_id, embedder, settings.budgets, embedded)
-    if progress is not None:
-        progress(IndexProgress("calibrating", 0, 1))
+    report = _Reporter(store, collection_id, progress)
+    result = refresh_collection(store, collection_id, embedder, settings.budgets,
+                                lambda done, total: report("embedding", done, total), cancel)
+    if cancel is not None and cancel():
+        return result
+    report("calibrating", 0, 1)
     if settings.use_calibration:
         ensure_calibrated(store, collection_id, embedder, None, settings)
     if token:
         store.index_done(collection_id, token)
-    if progress is not None:
-        progress(IndexProgress("done", 1, 1))
+    report("done", 1, 1)
     return result

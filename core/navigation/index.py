@@ -6,6 +6,7 @@ only when the set of documents changed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,9 @@ from shelfwise.core.store.db import NodeRow, Store
 from shelfwise.core.store.snapshot import bump_tree_version
 
 EMBED_BATCH = 32
+#: Node kinds that get a vector of their own. A node without one is judged by its passages' vectors (the features'
+#: cos_desc falls back to cos_max), so a kind whose vector adds nothing measurable can be left out here.
+EMBED_KINDS: tuple[str, ...] = ("passage", "section", "document")
 
 
 def embedding_text(node: NodeRow, doc_title: str) -> str:
@@ -34,20 +38,47 @@ def embedding_text(node: NodeRow, doc_title: str) -> str:
     return node.description or node.title
 
 
+def text_sha(embedder: Any, text: str) -> str:
+    """Key of a cached vector: the text and what the embedder makes of it (its window)."""
+    window = getattr(embedder, "window", 0)
+    return hashlib.sha256(f"{window}\x00{text}".encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 def embed_missing(store: Store, collection_id: int, embedder: Any,
-                  progress: Callable[[int, int], None] | None = None) -> int:
+                  progress: Callable[[int, int], None] | None = None,
+                  cancel: Callable[[], bool] | None = None) -> int:
+    """Give every document, section and passage without a vector one: from the text-hash cache when the same text
+    was embedded before (re-ingest, a moved or copied file), else from the embedder in batches. Returns the number
+    of nodes that got a vector; ``progress(done, total)`` after each batch; ``cancel()`` stops between batches (what
+    is stored stays)."""
     missing = [n for n in store.nodes_missing_embedding(embedder.model_id, collection_id)
-               if n.kind in ("passage", "section", "document")]
+               if n.kind in EMBED_KINDS]
     if not missing:
         return 0
     titles = {d.id: d.title for d in store.documents(collection_id)}
-    for i in range(0, len(missing), EMBED_BATCH):
-        chunk = missing[i:i + EMBED_BATCH]
-        vecs = embedder.embed([embedding_text(n, titles.get(n.document_id or -1, "")) for n in chunk])
-        store.set_embeddings(embedder.model_id, list(zip([n.id for n in chunk], vecs, strict=True)))
+    texts = [embedding_text(n, titles.get(n.document_id or -1, "")) for n in missing]
+    shas = [text_sha(embedder, t) for t in texts]
+    cached = store.cached_vectors(embedder.model_id, shas)
+    reuse = [(n.id, cached[h]) for n, h in zip(missing, shas, strict=True) if h in cached]
+    if reuse:
+        store.set_embeddings(embedder.model_id, reuse)
+    todo = [i for i, h in enumerate(shas) if h not in cached]
+    total = len(missing)
+    done = len(reuse)
+    if progress:
+        progress(done, total)
+    for start in range(0, len(todo), EMBED_BATCH):
+        if cancel is not None and cancel():
+            break
+        chunk = todo[start:start + EMBED_BATCH]
+        vecs = embedder.embed([texts[i] for i in chunk])
+        with store.transaction():  # the node's vector and its cache entry in one write
+            store.set_embeddings(embedder.model_id, [(missing[i].id, v) for i, v in zip(chunk, vecs, strict=True)])
+            store.cache_vectors(embedder.model_id, [(shas[i], v) for i, v in zip(chunk, vecs, strict=True)])
+        done += len(chunk)
         if progress:
-            progress(min(i + EMBED_BATCH, len(missing)), len(missing))
-    return len(missing)
+            progress(done, total)
+    return done
 
 
 def rebuild_hierarchy(store: Store, collection_id: int, embedder: Any, branching: int, force: bool = False) -> int:
@@ -72,10 +103,31 @@ def rebuild_hierarchy(store: Store, collection_id: int, embedder: Any, branching
 
 
 def refresh_collection(store: Store, collection_id: int, embedder: Any, budgets: Budgets | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+                       progress: Callable[[int, int], None] | None = None,
+                       cancel: Callable[[], bool] | None = None) -> dict[str, int]:
+    """Embed what has no vector, then rebuild the topic clusters if the documents changed. While embedding, the
+    tree version is bumped every quarter of the way, so questions asked meanwhile walk with the vectors that exist
+    (their snapshot is rebuilt), not only with words."""
     budgets = budgets or Budgets()
-    embedded = embed_missing(store, collection_id, embedder, progress)
+    shown = [0]
+
+    def step(done: int, total: int) -> None:
+        quarter = 4 * done // max(1, total)
+        if 0 < quarter < 4 and quarter > shown[0]:
+            shown[0] = quarter
+            bump_tree_version(store, collection_id)
+        if progress is not None:
+            progress(done, total)
+
+    embedded = embed_missing(store, collection_id, embedder, step, cancel)
+    if cancel is not None and cancel():
+        if embedded:
+            bump_tree_version(store, collection_id)
+        return {"embedded": embedded, "clusters": 0}
     clusters = rebuild_hierarchy(store, collection_id, embedder, budgets.branching)
     if embedded or clusters >= 0:
         bump_tree_version(store, collection_id)
+    if embedded:
+        have = store.stats().embeddings_by_model.get(embedder.model_id, 0)
+        store.prune_vector_cache(embedder.model_id, 2 * have + 1000)
     return {"embedded": embedded, "clusters": max(clusters, 0)}

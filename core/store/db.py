@@ -400,6 +400,44 @@ class Store:
                 "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) VALUES (?, ?, ?, ?)", rows
             )
 
+    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Remember vectors by the sha256 of the text they embed (see :meth:`cached_vectors`)."""
+        now = time.time()
+        rows = []
+        for sha, vec in items:
+            v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
+            rows.append((model, sha, int(v.size), v.tobytes(), now))
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vector_cache(model, sha, dim, vector, used) VALUES (?, ?, ?, ?, ?)", rows
+            )
+
+    def cached_vectors(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors among ``shas`` (text sha256 hex digests) for ``model``; marks them used."""
+        found: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(shas))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i:i + 500]
+            marks = ",".join("?" * len(part))
+            for sha, blob in self.conn.execute(
+                f"SELECT sha, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
+            ):
+                found[sha] = np.frombuffer(blob, dtype=np.float32).copy()
+        if found and not self.read_only:
+            now = time.time()
+            with self.transaction():
+                self.conn.executemany("UPDATE vector_cache SET used = ? WHERE model = ? AND sha = ?",
+                                      [(now, model, sha) for sha in found])
+        return found
+
+    def prune_vector_cache(self, model: str, keep: int) -> int:
+        """Keep the ``keep`` most recently used cached vectors of ``model``; returns how many were dropped."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "DELETE FROM vector_cache WHERE model = ? AND sha NOT IN (SELECT sha FROM vector_cache "
+                "WHERE model = ? ORDER BY used DESC LIMIT ?)", (model, model, max(0, keep)))
+            return cur.rowcount
+
     def embeddings(
         self, model: str, kinds: Iterable[str] | None = None, collection_id: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:

@@ -131,10 +131,28 @@ def _m003_ocr_pages(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE documents ADD COLUMN ocr_pages INTEGER NOT NULL DEFAULT 0")
 
 
+def _m004_vector_cache(conn: sqlite3.Connection) -> None:
+    """Vectors keyed by (model, sha256 of the text embedded): re-ingesting a changed file, or a file moved
+    elsewhere, makes new nodes whose unchanged texts take their vectors from here instead of the embedder. Bounded by
+    :meth:`Store.prune_vector_cache` (least recently used first)."""
+    conn.execute(
+        """CREATE TABLE vector_cache (
+            model TEXT NOT NULL,
+            sha TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            used REAL NOT NULL,
+            PRIMARY KEY (model, sha)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX idx_vector_cache_used ON vector_cache(model, used)")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
     ("0003_ocr_pages", _m003_ocr_pages),
+    ("0004_vector_cache", _m004_vector_cache),
 ]
 
 

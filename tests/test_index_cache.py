@@ -1,0 +1,113 @@
+"""Indexing without re-embedding: vectors keyed by text hash survive re-ingest; the cache migrates in and is
+bounded; embedding stops between batches when cancelled. Real SQLite, a hashed bag-of-words embedder that counts
+what it is asked to embed (logic only: the real embedder's speed is in benchmarks/index.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from shelfwise.core.navigation.index import embed_missing, refresh_collection
+from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.core.store.migrations import MIGRATIONS, migrate
+from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
+from tests.fakes import HashEmbedder
+
+
+class CountingEmbedder(HashEmbedder):
+    window = 128
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def _doc(texts: list[str], title: str = "Handbook") -> ParsedDocument:
+    passages = [ParsedNode(kind="passage", title="", text=t, location=Location(page=1)) for t in texts]
+    return ParsedDocument(title=title, format="md", pages=1,
+                          children=[ParsedNode(kind="section", title="Rules", children=passages)])
+
+
+def test_reingest_embeds_only_changed_text(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.db")
+    cid = store.collection("default").id
+    texts = [f"passage number {i} about zeppelins and rule {i}" for i in range(40)]
+    store.write_document(cid, "/a.md", FileMeta(1, 1.0, "v1"), _doc(texts))
+    emb = CountingEmbedder()
+    first = refresh_collection(store, cid, emb)
+    assert first["embedded"] == 42 and len(emb.seen) == 42  # 40 passages, 1 section, 1 document
+    ids_before, vecs_before = store.embeddings(emb.model_id, kinds=["passage"])
+
+    emb.seen.clear()
+    changed = [*texts[:39], "a brand new last passage about balloons"]
+    store.write_document(cid, "/a.md", FileMeta(1, 2.0, "v2"), _doc(changed))  # replaces every node
+    assert store.nodes_without_vectors(cid) == 42
+    again = refresh_collection(store, cid, emb)
+    assert again["embedded"] == 42  # every new node has a vector again...
+    assert emb.seen == [s for s in emb.seen if "balloons" in s] and len(emb.seen) == 1  # ...one was embedded
+    assert store.nodes_without_vectors(cid) == 0
+    ids_after, vecs_after = store.embeddings(emb.model_id, kinds=["passage"])
+    assert not set(ids_before.tolist()) & set(ids_after.tolist())  # new nodes
+    np.testing.assert_array_equal(vecs_before[:39], vecs_after[:39])  # same text, same vector
+    store.close()
+
+
+def test_cache_key_includes_the_window(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.db")
+    cid = store.collection("default").id
+    store.write_document(cid, "/a.md", FileMeta(1, 1.0, "v1"), _doc(["one text only"]))
+    emb = CountingEmbedder()
+    embed_missing(store, cid, emb)
+    store.write_document(cid, "/a.md", FileMeta(1, 2.0, "v2"), _doc(["one text only"]))
+    wider = CountingEmbedder()
+    wider.window = 256  # the same text cut to another window is another vector
+    embed_missing(store, cid, wider)
+    assert len(wider.seen) == 3
+    store.close()
+
+
+def test_cancel_stops_between_batches_and_keeps_what_is_stored(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.db")
+    cid = store.collection("default").id
+    store.write_document(cid, "/a.md", FileMeta(1, 1.0, "v1"), _doc([f"text {i} here" for i in range(100)]))
+    emb = CountingEmbedder()
+    calls = []
+
+    def cancel() -> bool:
+        return len(calls) >= 2  # the first report (0 done) and one batch
+
+    done = embed_missing(store, cid, emb, progress=lambda d, t: calls.append((d, t)), cancel=cancel)
+    assert 0 < done < 102 and store.nodes_without_vectors(cid) == 102 - done
+    assert embed_missing(store, cid, emb) == 102 - done  # the rest on the next run
+    store.close()
+
+
+def test_cache_is_bounded_least_recently_used_first(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.db")
+    vec = np.ones(4, np.float32)
+    store.cache_vectors("m", [("a", vec), ("b", vec)])
+    store.cache_vectors("m", [("c", vec)])
+    assert set(store.cached_vectors("m", ["a"])) == {"a"}  # a is now the most recently used
+    assert store.prune_vector_cache("m", 2) == 1
+    assert set(store.cached_vectors("m", ["a", "b", "c"])) == {"a", "c"}
+    store.close()
+
+
+def test_vector_cache_migrates_into_an_existing_library(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    names = [n for n, _ in MIGRATIONS]
+    migrate(conn, db, MIGRATIONS[: names.index("0004_vector_cache")])
+    conn.execute("INSERT INTO collections(id, name, created_at, root_node_id) VALUES (1, 'old', 'x', NULL)")
+    conn.close()
+    store = Store(db)
+    assert "0004_vector_cache" in store.migrations_applied
+    assert store.find_collection("old") is not None
+    store.cache_vectors("m", [("a", np.zeros(3, np.float32))])
+    assert store.cached_vectors("m", ["a", "z"])["a"].shape == (3,)
+    store.close()
