@@ -111,3 +111,32 @@ def test_vector_cache_migrates_into_an_existing_library(tmp_path: Path) -> None:
     store.cache_vectors("m", [("a", np.zeros(3, np.float32))])
     assert store.cached_vectors("m", ["a", "z"])["a"].shape == (3,)
     store.close()
+
+
+def test_finish_index_reports_eta_and_stores_progress_for_other_processes(tmp_path: Path) -> None:
+    import io
+
+    from shelfwise.app.cli.indexing import IndexLine
+    from shelfwise.core.navigation.finish import finish_index, stored_progress
+    from shelfwise.core.settings import Settings
+
+    store = Store(tmp_path / "lib.db")
+    cid = store.collection("default").id
+    store.write_document(cid, "/a.md", FileMeta(1, 1.0, "v1"), _doc([f"text {i} about item {i}" for i in range(200)]))
+    seen = []
+    out = io.StringIO()
+    line = IndexLine(out)
+
+    def progress(p):
+        seen.append(p)
+        line(p)
+
+    finish_index(store, cid, CountingEmbedder(), Settings(use_calibration=False), progress)
+    emb = [p for p in seen if p.stage == "embedding"]
+    assert emb[0].done == 0 and emb[-1].done == emb[-1].total == 202
+    assert emb[0].eta_seconds is None and all(p.eta_seconds is not None for p in emb[1:-1])
+    assert "ETA" in out.getvalue() and "embedding 202/202 (100%)" in out.getvalue()
+    last = stored_progress(store, cid)
+    assert last is not None and last.stage == "done" and last.pid > 0
+    assert store.index_pending(cid) == 0
+    store.close()

@@ -40,14 +40,16 @@ def describe_progress(p: IndexProgress) -> str:
         eta = f", ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
         return f"embedding {p.done}/{p.total} ({100 * p.fraction:.0f}%){eta}"
     if p.stage == "calibrating":
-        return "topics and calibration"
+        eta = f", ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
+        return f"calibrating on probe queries {p.done}/{p.total}{eta}" if p.total > 1 else "topics and calibration"
     if p.stage == "starting":
         return f"starting ({p.total} nodes to embed)"
     return "done"
 
 
 class IndexLine:
-    """``Indexing: embedding 120/3400`` on stderr: redrawn on a terminal, every 10% otherwise."""
+    """``Indexing: embedding 120/3400 (4%), ETA 3m10s`` on stderr, then the calibration's probes: redrawn on a
+    terminal, every 10% otherwise."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -55,18 +57,15 @@ class IndexLine:
         self.shown = -1
 
     def __call__(self, p: IndexProgress) -> None:
-        if p.stage == "embedding":
-            tenth = int(10 * p.done / max(1, p.total))
+        if p.stage in ("embedding", "calibrating"):
+            step = int(10 * p.done / max(1, p.total)) + (10 if p.stage == "calibrating" else 0)
             if self.tty:
-                self.stream.write(f"\rIndexing: {describe_progress(p)}".ljust(60))
-            elif tenth != self.shown:
+                self.stream.write(f"\rIndexing: {describe_progress(p)}".ljust(70))
+            elif step != self.shown:
                 self.stream.write(f"Indexing: {describe_progress(p)}\n")
-                self.shown = tenth
-        elif p.stage == "calibrating":
-            self.stream.write(("\r" if self.tty else "") + "Indexing: topics and calibration" +
-                              ("    " if self.tty else "\n"))
+                self.shown = step
         elif p.stage == "done" and self.tty:
-            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.write("\r" + " " * 70 + "\r")
         self.stream.flush()
 
 

@@ -112,8 +112,13 @@ class IngestBar(QWidget):
             self.index_bar.setValue(min(done, total))
             self.index_bar.setFormat(f"index: {done}/{total} · %p%")
             self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+        elif stage == "calibrating" and total > 1:
+            self.index_bar.setRange(0, total)
+            self.index_bar.setValue(min(done, total))
+            self.index_bar.setFormat(f"index: calibrating {done}/{total}")
+            self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
         elif stage == "calibrating":
-            self.index_bar.setRange(0, 0)  # busy: topics and calibration have no count
+            self.index_bar.setRange(0, 0)  # busy: topics, and calibration before its first probe
             self.index_bar.setFormat("index: topics and calibration")
             self.eta_label.clear()
         elif stage == "done":

@@ -280,7 +280,8 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
 
 
 def ensure_calibrated(store: Store, collection_id: int, embedder, backend, settings: Settings,
-                      log: Callable[[str], None] | None = None) -> DecisionModel:
+                      log: Callable[[str], None] | None = None,
+                      progress: Callable[[int, int], None] | None = None) -> DecisionModel:
     """The stored calibration for this collection and model set, fitted now if missing or stale."""
     current = load_decision(store, collection_id, embedder, backend)
     version_key = f"calibrated_tree:{collection_id}:{model_set(embedder, backend)}"
@@ -288,6 +289,6 @@ def ensure_calibrated(store: Store, collection_id: int, embedder, backend, setti
     same_mode = current.report.get("fit_ranking", False) == settings.rank_fit
     if current.key != "prior" and same_mode and store.get_meta(version_key) == snap.version:
         return current
-    model = calibrate(store, collection_id, embedder, backend, settings, log=log)
+    model = calibrate(store, collection_id, embedder, backend, settings, log=log, progress=progress)
     store.set_meta(version_key, snap.version)
     return model

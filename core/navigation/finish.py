@@ -28,10 +28,10 @@ STORE_EVERY = 2.0  # seconds between progress rows written to the meta table
 
 @dataclass
 class IndexProgress:
-    stage: str  # "starting" | "embedding" | "calibrating" | "done"
+    stage: str  # "starting" | "embedding" | "calibrating" (probe queries) | "done"
     done: int
     total: int
-    eta_seconds: float | None = None  # embedding: from the rate so far (None until it can be told)
+    eta_seconds: float | None = None  # of this stage, from its rate so far (None until it can be told)
     elapsed: float = 0.0  # seconds since this indexing run started
     pid: int = 0  # the process doing the work
     updated: float = 0.0  # time.time() of this report
@@ -85,23 +85,20 @@ class _Reporter:
         self.store, self.cid, self.callback = store, collection_id, callback
         self.t0 = time.monotonic()
         self.stored_at = 0.0
-        self.rate_from: tuple[float, int] | None = None  # (time, done) of the first embedding report
+        self.rate_from: dict[str, tuple[float, int]] = {}  # stage -> (time, done) of its first report
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = time.monotonic()
         eta = None
-        if stage == "embedding":
-            if self.rate_from is None:
-                self.rate_from = (now, done)  # the first report counts the cached vectors: not a rate
-            else:
-                t, d = self.rate_from
-                if done > d and now > t:
-                    eta = (total - done) * (now - t) / (done - d)
+        start = self.rate_from.setdefault(stage, (now, done))  # embedding: the first report counts cached vectors
+        t, d = start
+        if done > d and now > t:
+            eta = (total - done) * (now - t) / (done - d)
         p = IndexProgress(stage, done, total, eta, now - self.t0, os.getpid(), time.time())
         if self.callback is not None:
             self.callback(p)
-        if not self.store.read_only and (stage != "embedding" or now - self.stored_at >= STORE_EVERY
-                                         or done >= total):
+        if not self.store.read_only and (now - self.stored_at >= STORE_EVERY or done >= total
+                                         or start[0] == now):
             self.stored_at = now
             self.store.set_meta(progress_key(self.cid), json.dumps(asdict(p)))
 
@@ -122,7 +119,8 @@ def finish_index(
         return result
     report("calibrating", 0, 1)
     if settings.use_calibration:
-        ensure_calibrated(store, collection_id, embedder, None, settings)
+        ensure_calibrated(store, collection_id, embedder, None, settings,
+                          progress=lambda done, total: report("calibrating", done, total))
     if token:
         store.index_done(collection_id, token)
     report("done", 1, 1)
