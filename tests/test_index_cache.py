@@ -40,7 +40,8 @@ def test_reingest_embeds_only_changed_text(tmp_path: Path) -> None:
     store.write_document(cid, "/a.md", FileMeta(1, 1.0, "v1"), _doc(texts))
     emb = CountingEmbedder()
     first = refresh_collection(store, cid, emb)
-    assert first["embedded"] == 42 and len(emb.seen) == 42  # 40 passages, 1 section, 1 document
+    assert first["embedded"] == 42  # 40 passages, 1 section, 1 document have vectors...
+    assert len(emb.seen) == 41  # ...the section's is its passages' mean (no embedder call)
     ids_before, vecs_before = store.embeddings(emb.model_id, kinds=["passage"])
 
     emb.seen.clear()
@@ -67,7 +68,7 @@ def test_cache_key_includes_the_window(tmp_path: Path) -> None:
     wider = CountingEmbedder()
     wider.window = 256  # the same text cut to another window is another vector
     embed_missing(store, cid, wider)
-    assert len(wider.seen) == 3
+    assert len(wider.seen) == 2  # the passage and the document
     store.close()
 
 
@@ -139,4 +140,29 @@ def test_finish_index_reports_eta_and_stores_progress_for_other_processes(tmp_pa
     last = stored_progress(store, cid)
     assert last is not None and last.stage == "done" and last.pid > 0
     assert store.index_pending(cid) == 0
+    store.close()
+
+
+def test_section_vector_is_its_passages_mean_and_an_empty_section_is_embedded(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.db")
+    cid = store.collection("default").id
+    inner = ParsedNode(kind="section", title="Inner", children=[
+        ParsedNode(kind="passage", title="", text="gamma delta words", location=Location(page=1))])
+    outer = ParsedNode(kind="section", title="Outer", children=[
+        ParsedNode(kind="passage", title="", text="alpha beta words", location=Location(page=1)), inner])
+    empty = ParsedNode(kind="section", title="Appendix heading only", children=[])
+    store.write_document(cid, "/a.md", FileMeta(1, 1.0, "v1"),
+                         ParsedDocument(title="Doc", format="md", pages=1, children=[outer, empty]))
+    emb = CountingEmbedder()
+    refresh_collection(store, cid, emb)
+    assert any("Appendix heading only" in t for t in emb.seen)  # nothing beneath it: its own text
+    assert len(emb.seen) == 4  # two passages, the document, the empty section; not Outer or Inner
+    ids, vecs = store.embeddings(emb.model_id, collection_id=cid)
+    vec = dict(zip(ids.tolist(), vecs, strict=True))
+    nodes = {n.title or n.text: n for n in store.iter_nodes(collection_id=cid)}
+    p1, p2 = vec[nodes["alpha beta words"].id], vec[nodes["gamma delta words"].id]
+    mean = (p1 + p2) / np.linalg.norm(p1 + p2)
+    np.testing.assert_allclose(vec[nodes["Outer"].id], mean, atol=1e-6)  # nested passages count
+    np.testing.assert_allclose(vec[nodes["Inner"].id], p2, atol=1e-6)
+    assert store.nodes_without_vectors(cid) == 0
     store.close()

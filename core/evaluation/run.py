@@ -19,7 +19,7 @@ from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import FileMeta, Store
 
 DEFAULT_METHODS = ("bm25", "dense", "hybrid", "rrf", "rerank_control", "navigation")
-EVAL_DB_VERSION = 2  # bump when ingest or indexing changes what the eval collection holds
+EVAL_DB_VERSION = 3  # bump when ingest or indexing changes what the eval collection holds (3: section vectors)
 SWEEP_RATIOS = (0.05, 0.1, 0.2, 0.35, 0.5, 1.0)
 
 
