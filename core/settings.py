@@ -57,6 +57,7 @@ class Settings:
     budgets: Budgets = field(default_factory=Budgets)
     adaptive: bool = False
     answer_passages: int = 5
+    answer_generate: bool = True  # after the extracted sentence, let the model write an answer (shown if grounded)
     use_calibration: bool = True
     # Calibration may refit the ranking on probes (else it fits only the prior's scale and the budgets). Off: on
     # ConditionalQA's tune half, rankings fitted on probes lost to the prior (passage MRR 0.710 -> 0.642 at best).

@@ -110,13 +110,16 @@ class Shelf:
         adaptive: bool | None = None,
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
+        on_extract: Callable[[Answer], None] | None = None,
     ) -> Answer:
-        """Find passages, then write an answer with citations, streamed through ``on_token``."""
+        """Find passages, give the sentence(s) that answer (``on_extract``, and its text through ``on_token``), then
+        the model's answer when its facts are in the cited passages (see ``core/answers/ask.py``)."""
         from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
             self, question, collection=collection, on_token=on_token, on_search=on_search,
             adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
+            on_extract=on_extract,
         )
 
     def close(self) -> None:

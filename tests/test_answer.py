@@ -16,12 +16,14 @@ from shelfwise.core.answers.answer import (
     CITE_MIN_SCORE,
     FOUND_MIN_SCORE,
     NOT_FOUND_TEXT,
+    Written,
     build_prompt,
     clean_citations,
     detect_family,
     is_instruction_tuned,
     prompt_family,
     render_chat,
+    write_answer,
 )
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
@@ -31,6 +33,7 @@ from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 from shelfwise.ingest.model import Location
+from tests.fakes import HashEmbedder
 
 
 class ScriptedBackend(FakeBackend):
@@ -43,7 +46,7 @@ class ScriptedBackend(FakeBackend):
         self.prompts: list[str] = []
 
     def generate(self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
-                 cancel=None) -> Iterator[str]:
+                 cancel=None, repeat_penalty: float = 1.0) -> Iterator[str]:
         self.prompts.append(prompt)
         stream = StreamText(stop)
         words = self.reply(prompt).split(" ")
@@ -88,12 +91,20 @@ class FakeShelf:
         self.settings = Settings(db_path=tmp_path / "lib.db")
         self.store = Store(self.settings.db_path)
         self.backend = backend
+        self.embedder = HashEmbedder()
         self._hits = hits if callable(hits) else (lambda _q, h=list(hits): h)
         self.searches: list[str] = []
 
     def search(self, question, collection=None, *, keep=(), cancel=None) -> SearchResult:
         self.searches.append(question)
         return SearchResult(question, list(self._hits(question)), Trace(question))
+
+
+def written(shelf: FakeShelf, question: str, **kwargs) -> Written:
+    """The model's answer as ``write_answer`` gives it (what ``answer_question`` then checks for grounding)."""
+    result = shelf.search(question)
+    return write_answer(shelf.backend, question, result.hits[: shelf.settings.answer_passages], result=result,
+                        **kwargs)
 
 
 @pytest.fixture
@@ -173,16 +184,47 @@ def test_clean_citations_keeps_only_existing_numbers() -> None:
 
 
 # --------------------------------------------------------------------------- answering
-def test_answer_streams_tokens_after_search_and_cites(shelf) -> None:
+def test_the_extracted_sentence_comes_first_then_the_checked_generation(shelf) -> None:
     events: list[tuple[str, str]] = []
-    ans = answer_question(shelf, "How much leave?", on_search=lambda r: events.append(("search", r.query)),
-                          on_token=lambda t: events.append(("token", t)))
-    assert events[0] == ("search", "How much leave?")
-    tokens = [t for kind, t in events if kind == "token"]
-    assert len(tokens) > 2 and "".join(tokens) == "New staff get 25 days [1]."
-    assert ans.found and ans.text == "New staff get 25 days [1]."
+    ans = answer_question(shelf, "How much paid annual leave do new employees receive?",
+                          on_search=lambda r: events.append(("search", r.query)),
+                          on_token=lambda t: events.append(("token", t)),
+                          on_extract=lambda a: events.append(("extract", a.text)))
+    extracted = "New employees receive 25 days of paid annual leave per year. [1]"
+    assert events == [("search", "How much paid annual leave do new employees receive?"), ("token", extracted),
+                      ("extract", extracted)]
+    assert ans.found and ans.text == extracted and [s.number for s in ans.sentences] == [1]
+    sentence = ans.sentences[0]
+    assert HITS[0].text[sentence.start:sentence.end] == sentence.text
     assert [(c.number, c.hit.node_id) for c in ans.citations] == [(1, HITS[0].node_id)]
-    assert ans.search is not None and ans.tokens > 0
+    # the model's "25 days" is in passage [1]: shown beside the extracted sentence
+    assert ans.generated == "New staff get 25 days [1]." and ans.generation_note == ""
+    assert ans.search is not None and ans.tokens > 0 and ans.first_seconds <= ans.seconds
+
+
+def test_a_generated_number_not_in_the_cited_passage_is_not_shown(tmp_path) -> None:
+    s = FakeShelf(tmp_path, ScriptedBackend("New staff get 10 days [1]."))
+    ans = answer_question(s, "How much paid annual leave do new employees receive?")
+    assert ans.text.startswith("New employees receive 25 days") and ans.generated == ""
+    assert ans.generated_raw == "New staff get 10 days [1]." and "\u201c10\u201d" in ans.generation_note
+    # the model's number is in a passage, but not in the one it cites: still refused
+    s = FakeShelf(tmp_path, ScriptedBackend("Meals are covered up to 25 euros [3]."))
+    assert answer_question(s, "How much are meals covered abroad?").generated == ""
+
+
+def test_no_generation_when_switched_off(tmp_path) -> None:
+    b = ScriptedBackend("New staff get 25 days [1].")
+    s = FakeShelf(tmp_path, b)
+    ans = answer_question(s, "How much leave?", generate=False)
+    assert ans.found and ans.generated == "" and ans.generation_note == "" and b.prompts == []
+
+
+def test_generation_streams_tokens_and_cites(shelf) -> None:
+    tokens: list[str] = []
+    w = written(shelf, "How much leave?", on_token=tokens.append)
+    assert len(tokens) > 2 and "".join(tokens) == "New staff get 25 days [1]."
+    assert w.found and w.text == "New staff get 25 days [1]."
+    assert [(c.number, c.hit.node_id) for c in w.citations] == [(1, HITS[0].node_id)]
 
 
 def test_answer_uses_at_most_answer_passages(shelf) -> None:
@@ -194,7 +236,7 @@ def test_answer_uses_at_most_answer_passages(shelf) -> None:
 
 def test_invalid_citations_are_dropped(tmp_path) -> None:
     s = FakeShelf(tmp_path, ScriptedBackend("Take the form [3] and [9]."))
-    ans = answer_question(s, "q?")
+    ans = written(s, "q?")
     assert ans.text == "Take the form [3] and." and [c.number for c in ans.citations] == [3]
     assert ans.citations[0].hit is HITS[2]
 
@@ -202,12 +244,12 @@ def test_invalid_citations_are_dropped(tmp_path) -> None:
 def test_uncited_answer_gets_best_passage_only_when_strong(tmp_path) -> None:
     strong = FakeShelf(tmp_path, ScriptedBackend("Twenty-five days."))
     tokens: list[str] = []
-    ans = answer_question(strong, "q?", on_token=tokens.append)
+    ans = written(strong, "q?", on_token=tokens.append)
     assert ans.text == "Twenty-five days. [1]" and "".join(tokens) == ans.text
     assert [c.number for c in ans.citations] == [1]
     weak_hits = [make_hit(1, "x", (FOUND_MIN_SCORE + CITE_MIN_SCORE) / 2)]
     weak = FakeShelf(tmp_path, ScriptedBackend("Twenty-five days."), weak_hits)
-    ans = answer_question(weak, "q?")
+    ans = written(weak, "q?")
     assert ans.found and ans.text == "Twenty-five days." and ans.citations == []
 
 
@@ -222,28 +264,32 @@ def test_not_found_without_calling_the_model(tmp_path, hits) -> None:
 
 
 def test_model_abstaining_means_not_found(tmp_path) -> None:
-    ans = answer_question(FakeShelf(tmp_path, ScriptedBackend("I don't know.")), "q?")
-    assert not ans.found and ans.text == NOT_FOUND_TEXT
+    w = written(FakeShelf(tmp_path, ScriptedBackend("I don't know.")), "q?")
+    assert not w.found and w.text == NOT_FOUND_TEXT
+    ans = answer_question(FakeShelf(tmp_path, ScriptedBackend("I don't know.")), "How much leave?")
+    assert ans.found and ans.generated == "" and "did not find" in ans.generation_note
 
 
 def test_cancel_during_generation(tmp_path) -> None:
     s = FakeShelf(tmp_path, ScriptedBackend("one two three four five six"))
     calls = iter(range(100))
     with pytest.raises(Cancelled):
-        answer_question(s, "q?", cancel=lambda: next(calls) > 2)
+        written(s, "q?", cancel=lambda: next(calls) > 2)
 
 
 def test_with_the_fake_backend(tmp_path) -> None:
     """The documented FakeBackend (echoes the first [1] line) works end to end."""
-    ans = answer_question(FakeShelf(tmp_path, FakeBackend()), "leave?")
+    ans = written(FakeShelf(tmp_path, FakeBackend()), "leave?")
     assert ans.found and ans.text.startswith("According to the passages") and ans.citations
 
 
 # --------------------------------------------------------------------------- rendering
 def test_render_answer_text(shelf) -> None:
-    ans = answer_question(shelf, "How much leave?")
+    ans = answer_question(shelf, "How much paid annual leave do new employees receive?")
     assert render_answer_text(ans) == (
-        "New staff get 25 days [1].\n\nSources:\n[1] HR handbook > Policies > Leave (p. 1) /docs/hr.pdf"
+        "New employees receive 25 days of paid annual leave per year. [1]\n\n"
+        "Model's answer (its facts checked against the sources): New staff get 25 days [1].\n\n"
+        "Sources:\n[1] HR handbook > Policies > Leave (p. 1) /docs/hr.pdf"
     )
     assert render_sources(ans)[0] == "Sources:"
 
@@ -251,7 +297,7 @@ def test_render_answer_text(shelf) -> None:
 def test_completion_answers_end_at_the_first_line_break(tmp_path) -> None:
     b = ScriptedBackend("\n Twenty-five days [1].\n[2] More listing text [2].")
     tokens: list[str] = []
-    ans = answer_question(FakeShelf(tmp_path, b), "q?", on_token=tokens.append)
+    ans = written(FakeShelf(tmp_path, b), "q?", on_token=tokens.append)
     assert ans.text == "Twenty-five days [1]." and "".join(tokens) == ans.text
 
 
@@ -277,14 +323,14 @@ def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
     assert not ans.found and ans.text == NOT_FOUND_TEXT and b.prompts == []
     # the evidence is the best of the passages shown; [1] is attached only if the first one is itself strong
     s.search = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE + 0.2, 0.0])
-    ans = answer_question(s, "q?")
+    ans = written(s, "q?")
     assert ans.found and ans.text == "Twenty-five days." and ans.citations == []
     s.search = _with_cosines(HITS, [FOUND_MIN_COSINE + 0.2, 0.1, 0.0])
-    assert answer_question(s, "q?").text == "Twenty-five days. [1]"
+    assert written(s, "q?").text == "Twenty-five days. [1]"
 
 
 def test_copied_source_lines_are_tidied(tmp_path) -> None:
     b = ScriptedBackend("[3] (Travel) Meals abroad are covered up to 40 euros per day.")
-    ans = answer_question(FakeShelf(tmp_path, b), "q?")
+    ans = written(FakeShelf(tmp_path, b), "q?")
     assert ans.text == "Meals abroad are covered up to 40 euros per day. [3]"
     assert [c.number for c in ans.citations] == [3]

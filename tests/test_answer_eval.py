@@ -38,3 +38,21 @@ def test_three_strategies(tmp_path) -> None:
     with pytest.raises(ValueError, match="unknown strategies"):
         run_answer_eval(s, qs, strategies=("oracle",))
     s.store.close()
+
+
+def test_answer_modes_on_a_fake_shelf(tmp_path) -> None:
+    from shelfwise.core.evaluation.answer_modes import fact_match, markdown, run_mode_eval
+    from tests.test_answer import ScriptedBackend
+
+    assert fact_match("A: Come to reception at 09:00 on your first day.", ["09:00 at reception"])
+    assert not fact_match("Come to reception at 10:00.", ["09:00 at reception"])
+    s = FakeShelf(tmp_path, ScriptedBackend("New staff get 10 days [1]."))
+    qs = [EvalQuestion("1", "How much paid annual leave do new employees receive?", [], answers=["25 days"]),
+          EvalQuestion("2", "Is leave paid?", [], answers=["yes"])]
+    report = run_mode_eval(s, qs)
+    m = report.metrics
+    assert m["span_questions"] == 1 and m["yes_no_questions_marked"] == 1
+    assert m["extractive"]["contains_gold"] == 1.0 and m["generated"]["contains_gold"] == 0.0
+    assert m["generated"]["answers_with_facts_not_in_cited"] == 2  # "10" is in no passage, for either question
+    assert m["shown"]["answers_with_facts_not_in_cited"] == 0 and m["generated_rejected_share"] == 1.0
+    assert "| shown |" in markdown(report)

@@ -234,7 +234,7 @@ class StubShelf:
         self.closed_in: int | None = None
         self.store = SimpleNamespace(remove_document=lambda _id: None)
 
-    def ask(self, question, collection, *, on_token, on_search, keep, cancel):
+    def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None):
         result = make_result()
         on_search(result)
         for _ in range(200):
@@ -357,7 +357,7 @@ def test_window_wiring_with_a_stand_in_shelf(qtbot, tmp_path: Path) -> None:
     pdf = str(make_pdf(tmp_path / "travel.pdf"))
 
     class PdfShelf(StubShelf):
-        def ask(self, question, collection, *, on_token, on_search, keep, cancel):
+        def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None):
             result = make_result(pdf)
             if keep:
                 result.trace.levels[0].candidates[-1].kept = True

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QTextBrowser
 from shelfwise import resources
 from shelfwise.app.gui.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
 from shelfwise.app.gui.window import MainWindow
+from shelfwise.core.navigation.trace import Answer
 from shelfwise.core.settings import Settings
 
 pytestmark = [pytest.mark.gui, pytest.mark.model]
@@ -212,3 +213,23 @@ def test_closing_during_work_shuts_down_cleanly(qtbot, window: MainWindow, tmp_p
     window.close()
     assert time.monotonic() - t0 < 60
     assert window.query_host.worker_thread.isFinished() and window.ingest_host.worker_thread.isFinished()
+
+
+def test_a_sample_question_shows_the_sentence_that_answers_highlighted(qtbot, window: MainWindow, tmp_path) -> None:
+    """The extractive answer: the sentence with the gold answer, shown first and highlighted on its PDF page."""
+    question = "How many days of paid annual leave does a full-time employee get per year?"
+    extracted: list[Answer] = []
+    window.query_host.worker.extracted.connect(lambda _job, a: extracted.append(a))  # type: ignore[attr-defined]
+    window.answer_view.question.setText(question)
+    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    answer = window.session.last_answer
+    assert answer is not None and extracted and extracted[0].text == answer.text
+    assert "27 days" in answer.text and answer.text.endswith("[1]")
+    assert window.answer_view.browser.toPlainText().startswith(answer.text)
+    sentence = answer.sentences[0]
+    assert sentence.text == "Full-time employees receive 27 days of paid annual leave per calendar year."
+    assert window.preview.current_path.endswith("handbook.pdf") and window.preview.current_page == 5
+    assert window.preview.sentence == sentence.text and window.preview.sentence_highlights > 0
+    assert "10 days" not in window.answer_view.browser.toPlainText()  # the issue's wrong answer is never shown
+    window.grab().save(str(tmp_path / "sentence.png"))

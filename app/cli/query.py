@@ -10,7 +10,14 @@ import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
 from shelfwise.app.cli.indexing import before_question
-from shelfwise.app.cli.render import answer_json, render_path, render_sources, render_trace, result_json
+from shelfwise.app.cli.render import (
+    answer_json,
+    render_generation,
+    render_path,
+    render_sources,
+    render_trace,
+    result_json,
+)
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.settings import Budgets
 
@@ -24,6 +31,9 @@ READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
 @click.option("--trace", "show_trace", is_flag=True, help="Print every level of the walk, kept and pruned.")
 @click.option("--no-answer", is_flag=True, help="Only navigate; do not write an answer.")
 @click.option("--adaptive/--no-adaptive", default=None, help="DeepRAG adaptive retrieval (decompose, decide).")
+@click.option("--generate/--no-generate", default=None,
+              help="After the extracted sentence, let the model write an answer (shown only if its facts are in "
+                   "the cited passages). Default: on.")
 @click.option("--readout", type=READOUTS, default=None, help="How candidates are scored (default: fused).")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
               help="A GGUF file to use instead of the bundled Gemma 3 270M.")
@@ -33,7 +43,8 @@ READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
 @click.option("--threads", type=int, default=None, help="CPU threads for the models.")
 @click.pass_context
 def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
-            adaptive: bool | None, readout: str | None, model_path: str | None, backend_url: str | None,
+            adaptive: bool | None, generate: bool | None, readout: str | None, model_path: str | None,
+            backend_url: str | None,
             gpu_layers: int | None, threads: int | None) -> None:
     """Answer a question from your documents and show the path taken to the passages.
 
@@ -48,7 +59,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
     settings = settings_for(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
-                         n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive)
+                         n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
+                            answer_generate=generate)
     with Shelf(settings) as shelf:
         found = shelf.store.find_collection(collection)
         if found is None or not shelf.store.documents(found.id):
@@ -84,7 +96,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             if not labelled[0]:
                 click.echo("Answer: ", nl=False)
                 labelled[0] = True
-            click.echo(piece, nl=False)
+            click.echo(piece, nl=False)  # click.echo flushes: the extracted sentence shows at once
 
         answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None)
         if streamed and not labelled[0]:
@@ -93,6 +105,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             click.echo(json.dumps(answer_json(answer), ensure_ascii=False, indent=1))
             return
         click.echo("")
+        for line in render_generation(answer):
+            click.echo(line)
         for line in render_sources(answer):
             click.echo(line)
         if answer.search:
@@ -177,7 +191,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
               help="Let self-calibration refit the ranking on probes (off by default; see `calibrate --rank-fit`).")
 @click.option("--calibrate-lm", is_flag=True,
               help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
-@click.option("--answers", is_flag=True, help="Also evaluate written answers (no retrieval / always / adaptive).")
+@click.option("--answers", is_flag=True,
+              help="Also evaluate the answers per mode: extractive, generated, grounded-generated, shown.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the Markdown, JSON and PNG report.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
@@ -235,8 +250,14 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
         if answers:
             from shelfwise.core.evaluation.answers import run_answer_eval_cli
 
-            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=err, split=split)
+            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=err, split=split,
+                                                    collection=collection)
         paths = write_reports(report, out)
+        if answers:  # every question's texts and verdicts beside the report; the summary in the output
+            rows_path = out / f"answers-{Path(dataset).stem}-{split}.json"
+            rows_path.write_text(json.dumps(result["answers"], indent=1, ensure_ascii=False), encoding="utf-8")
+            paths = [*paths, rows_path]
+            result["answers"] = {k: v for k, v in result["answers"].items() if k != "rows"}
         if as_json:
             click.echo(json.dumps(result, indent=1))
         else:

@@ -66,6 +66,11 @@ def answer_json(answer: Answer) -> dict[str, Any]:
                            else {"question": answer.question, "passages": [], "trace": []})
     out["answer"] = answer.text
     out["found"] = answer.found
+    out["sentences"] = [to_dict(s) for s in answer.sentences]
+    out["generated"] = answer.generated
+    out["generated_raw"] = answer.generated_raw
+    out["generation_note"] = answer.generation_note
+    out["first_seconds"] = round(answer.first_seconds, 3)
     out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
                          "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
                          "text": c.hit.text, "node_id": c.hit.node_id} for c in answer.citations]
@@ -94,6 +99,16 @@ def render_sources(answer: Answer) -> list[str]:
     return []
 
 
+def render_generation(answer: Answer) -> list[str]:
+    """Under the extracted answer: the model's own answer when it passed the grounding check, or why it is not
+    shown (nothing when the model was not asked)."""
+    if answer.generated:
+        return ["", f"Model's answer (its facts checked against the sources): {answer.generated}"]
+    if answer.generation_note:
+        return ["", f"({answer.generation_note})"]
+    return []
+
+
 def render_steps(answer: Answer) -> list[str]:
     lines = []
     for i, s in enumerate(answer.steps, 1):
@@ -104,7 +119,7 @@ def render_steps(answer: Answer) -> list[str]:
 
 def render_answer_text(answer: Answer) -> str:
     """The answer, the adaptive steps if there were several, then "Sources:" lines."""
-    parts = [answer.text]
+    parts = [answer.text, *render_generation(answer)]
     if len(answer.steps) > 1:
         parts += ["", "Steps:", *render_steps(answer)]
     sources = render_sources(answer)

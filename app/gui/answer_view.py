@@ -196,6 +196,16 @@ class AnswerView(QWidget):
         if not result.hits:
             self.status.setText("Nothing found in your documents")
 
+    def show_extract(self, answer: Answer) -> None:
+        """The sentence(s) that answer, at once, with their sources; the model's answer follows when checked."""
+        self.answer = answer
+        self._text = answer.text
+        self._cited = {c.number: c.hit for c in answer.citations}
+        self._render()
+        if answer.found and answer.sentences:
+            self.status.setText(f"Answer from the sources in {answer.first_seconds:.1f} s · checking the model's "
+                                "answer…")
+
     def append_token(self, piece: str) -> None:
         self._text += piece
         self._render()
@@ -212,7 +222,8 @@ class AnswerView(QWidget):
             self.sources.clear()
         self._render()
         found = "" if answer.found else "Not found in your documents · "
-        self.status.setText(f"{found}{answer.tokens} tokens · {answer.seconds:.1f} s")
+        first = f"first answer {answer.first_seconds:.1f} s · " if answer.sentences else ""
+        self.status.setText(f"{found}{first}{answer.tokens} tokens · {answer.seconds:.1f} s")
 
     def show_cancelled(self) -> None:
         self.status.setText("Cancelled")
@@ -233,6 +244,12 @@ class AnswerView(QWidget):
     def _render(self) -> None:
         known = set(self.hits_by_number())
         body = answer_html(self._text, known)
+        if self.answer is not None and self.answer.generated:
+            body += ("<p style='color:gray; margin:8px 0 0 0'>The model's answer (its facts checked against the "
+                     f"sources)</p>{answer_html(self.answer.generated, known)}")
+        elif self.answer is not None and self.answer.generation_note:
+            body += (f"<p class='generationNote' style='color:gray; margin:8px 0 0 0'>"
+                     f"{html.escape(self.answer.generation_note)}</p>")
         if self.answer is not None and self.answer.steps:
             steps = "".join(
                 f"<li><b>{html.escape(s.question)}</b> <span style='color:gray'>({html.escape(s.source)},"

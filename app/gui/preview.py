@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
+SENTENCE = QColor(255, 140, 0, 150)  # the answer's sentence, stronger than its passage
 CHUNK_WORDS = 8
 MAX_CHUNKS = 40
 MAX_PAGE_WIDTH = 820  # pixels
@@ -77,12 +78,15 @@ def find_passage_rects(page: Any, text: str) -> list[Any]:
 
 
 def render_pdf_page(
-    path: str, page_number: int, passage: str, width: int, boxes: tuple[tuple[Any, ...], ...] = ()
-) -> tuple[QImage, int, int, float]:
-    """(image with highlights, highlight count, page count, y of the first highlight as a share of the height).
+    path: str, page_number: int, passage: str, width: int, boxes: tuple[tuple[Any, ...], ...] = (),
+    sentence: str = "",
+) -> tuple[QImage, int, int, float, int]:
+    """(image with highlights, highlight count, page count, y of the first highlight as a share of the height,
+    rectangles of ``sentence``).
 
     ``boxes`` are the passage's stored line boxes ``(page, x0, y0, x1, y1)`` (OCR'd text): used on a page where
-    the passage cannot be found in the text layer (a scan has none)."""
+    the passage cannot be found in the text layer (a scan has none). ``sentence`` (the answer's) is painted over
+    the passage in a stronger colour and scrolled to."""
     pymupdf = _pymupdf()
     with pymupdf.open(path) as doc:
         page_count = doc.page_count
@@ -94,17 +98,20 @@ def render_pdf_page(
         rects = find_passage_rects(page, passage) if passage else []
         if not rects:
             rects = [pymupdf.Rect(b[1:5]) for b in boxes if b[0] == index + 1]
+        strong = find_passage_rects(page, sentence) if sentence else []
         page_height = page.rect.height
-    if rects:
+    if rects or strong:
         painter = QPainter(image)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(HIGHLIGHT)
         painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
-        for r in rects:
-            painter.drawRect(QRectF(r.x0 * zoom - 1, r.y0 * zoom - 1, r.width * zoom + 2, r.height * zoom + 2))
+        for colour, found in ((HIGHLIGHT, rects), (SENTENCE, strong)):
+            painter.setBrush(colour)
+            for r in found:
+                painter.drawRect(QRectF(r.x0 * zoom - 1, r.y0 * zoom - 1, r.width * zoom + 2, r.height * zoom + 2))
         painter.end()
-    first_y = min(r.y0 for r in rects) / page_height if rects else 0.0
-    return image, len(rects), page_count, first_y
+    anchor = strong or rects
+    first_y = min(r.y0 for r in anchor) / page_height if anchor else 0.0
+    return image, len(rects) + len(strong), page_count, first_y, len(strong)
 
 
 class PreviewPane(QWidget):
@@ -151,6 +158,9 @@ class PreviewPane(QWidget):
         self.current_page: int | None = None
         self.page_count = 0
         self.highlights = 0
+        self.sentence = ""  # the answer's sentence highlighted in the passage ("" when none)
+        self._span: tuple[int, int] | None = None
+        self.sentence_highlights = 0  # rectangles (PDF) or spans (text) painted for the sentence
         self._passage = ""
         self._boxes: tuple[tuple[Any, ...], ...] = ()  # the passage's OCR line boxes, if any
         self._label = ""
@@ -162,8 +172,12 @@ class PreviewPane(QWidget):
         self._set_paging(False)
 
     # -- showing ------------------------------------------------------------------------------------------------
-    def show_hit(self, hit: Any, context: list[str] | None = None) -> None:
-        """A passage: its PDF page with the passage highlighted, or its text among its neighbours."""
+    def show_hit(self, hit: Any, context: list[str] | None = None,
+                 sentence: tuple[int, int] | None = None) -> None:
+        """A passage: its PDF page with the passage highlighted, or its text among its neighbours; ``sentence``
+        (character offsets in the passage) highlighted more strongly within it."""
+        self.sentence = hit.text[sentence[0]:sentence[1]] if sentence else ""
+        self._span = sentence
         self.current_path = hit.path
         self.open_button.setEnabled(bool(hit.path) and Path(hit.path).exists())
         self._passage = hit.text
@@ -182,6 +196,7 @@ class PreviewPane(QWidget):
         self.current_path = path
         self.current_page = None
         self.highlights = 0
+        self.sentence, self._span = "", None
         self.open_button.setEnabled(bool(path and Path(path).exists()))
         self.header.setText(f"Preview: {title}")
         self.text.setHtml(f"<h3>{html.escape(title)}</h3><p>{html.escape(text).replace(chr(10), '<br>')}</p>")
@@ -193,6 +208,7 @@ class PreviewPane(QWidget):
         self.current_path = doc.path
         self._passage = ""
         self._boxes = ()
+        self.sentence, self._span = "", None
         self._label = Path(doc.path).name
         self.open_button.setEnabled(Path(doc.path).exists())
         if doc.path.lower().endswith(".pdf") and doc.status == "ok" and Path(doc.path).exists():
@@ -219,8 +235,8 @@ class PreviewPane(QWidget):
     def _show_pdf_page(self, page: int) -> None:
         assert self.current_path is not None
         try:
-            image, self.highlights, self.page_count, first_y = render_pdf_page(
-                self.current_path, page, self._passage, self._target_width(), self._boxes
+            image, self.highlights, self.page_count, first_y, self.sentence_highlights = render_pdf_page(
+                self.current_path, page, self._passage, self._target_width(), self._boxes, self.sentence
             )
         except Exception as exc:
             log.warning("cannot render %s p. %s: %s", self.current_path, page, exc)
@@ -266,10 +282,19 @@ class PreviewPane(QWidget):
     def _show_context(self, passage: str, context: list[str]) -> None:
         blocks = []
         self.highlights = 0
+        span = self._span
+        self.sentence_highlights = 0
         for text in context:
             body = html.escape(text).replace("\n", "<br>")
             if text == passage and not self.highlights:
                 self.highlights = 1
+                if span is not None and 0 <= span[0] < span[1] <= len(text):
+                    def esc(part: str) -> str:
+                        return html.escape(part).replace("\n", "<br>")
+
+                    self.sentence_highlights = 1
+                    body = (f"{esc(text[:span[0]])}<span style='background:#ffb74d; font-weight:600'>"
+                            f"{esc(text[span[0]:span[1]])}</span>{esc(text[span[1]:])}")
                 blocks.append(f"<a name='hit'></a><p style='background:#fff0a0; padding:4px'>{body}</p>")
             else:
                 blocks.append(f"<p style='color:#444'>{body}</p>")

@@ -69,6 +69,7 @@ class MainWindow(QMainWindow):
         self.store = Store(db_path)
         self.lookup = LibraryLookup(self.store)
         self.session = QuerySession()
+        self._opened_for: Any = None  # the query job whose answer sentence the preview opened
         self.ledger = IngestLedger()
         self._closed = False
         self.setWindowTitle(f"Shelfwise — {Path(db_path).name}")
@@ -133,11 +134,12 @@ class MainWindow(QMainWindow):
         av = self.answer_view
         av.ask_requested.connect(lambda q, coll: self.ask(q, coll))
         av.cancel_requested.connect(self.cancel_query)
-        av.hit_activated.connect(self.show_hit)
+        av.hit_activated.connect(self._on_hit_activated)
         qw = self.query_host.worker
         assert isinstance(qw, QueryWorker)
         qw.searched.connect(self._on_searched)
         qw.token.connect(self._on_token)
+        qw.extracted.connect(self._on_extracted)
         qw.answered.connect(self._on_answered)
         qw.cancelled.connect(self._on_query_cancelled)
         qw.failed.connect(self._on_query_failed)
@@ -253,6 +255,24 @@ class MainWindow(QMainWindow):
         if self.session.is_current(job):
             self.answer_view.append_token(piece)
 
+    def _on_extracted(self, job: Any, answer: Answer) -> None:
+        """The sentence that answers: shown at once, and highlighted in its passage in the preview."""
+        if not self.session.is_current(job):
+            return
+        self.answer_view.show_extract(answer)
+        self._open_answer_source(answer)
+        self._opened_for = job
+
+    def _open_answer_source(self, answer: Answer) -> None:
+        if answer.sentences:
+            first = answer.sentences[0]
+            hit = next((c.hit for c in answer.citations if c.number == first.number), None)
+            if hit is not None:
+                self.show_hit(hit, (first.start, first.end))
+                return
+        if answer.citations:
+            self.show_hit(min(answer.citations, key=lambda c: c.number).hit)
+
     def _on_answered(self, job: Any, answer: Answer) -> None:
         update = self.session.on_answered(job, answer)
         if update is None:
@@ -260,8 +280,8 @@ class MainWindow(QMainWindow):
         if update.trace is not None:
             self.walk.show_trace(update.trace, forced=self.session.forced)
         self.answer_view.show_answer(answer)
-        if answer.citations:  # open the first source right away
-            self.show_hit(min(answer.citations, key=lambda c: c.number).hit)
+        if self._opened_for is not job:  # open the answer's sentence, unless the extract already did
+            self._open_answer_source(answer)
         self.export_action.setEnabled(True)
         self._finish_query(f"Answered in {answer.seconds:.1f} s")
 
@@ -285,8 +305,19 @@ class MainWindow(QMainWindow):
         self.answer_view.set_busy(busy)
 
     # -- preview ------------------------------------------------------------------------------------------------
-    def show_hit(self, hit: Hit) -> None:
-        self.preview.show_hit(hit, self.lookup.context(hit))
+    def _on_hit_activated(self, hit: Hit) -> None:
+        """A citation or source clicked: its passage, with the answer's sentence highlighted when it is in it."""
+        answer = self.answer_view.answer
+        sentence = None
+        if answer is not None:
+            numbers = {c.number for c in answer.citations if c.hit.node_id == hit.node_id}
+            first = next((s for s in answer.sentences if s.number in numbers), None)
+            sentence = (first.start, first.end) if first is not None else None
+        self.show_hit(hit, sentence)
+
+    def show_hit(self, hit: Hit, sentence: tuple[int, int] | None = None) -> None:
+        """A passage in the preview; ``sentence`` (offsets in ``hit.text``) is highlighted within it."""
+        self.preview.show_hit(hit, self.lookup.context(hit), sentence)
 
     def show_candidate(self, candidate: Candidate) -> None:
         """A row of the walk: a passage opens the preview, any other node shows what the model read."""

@@ -123,6 +123,7 @@ class QueryWorker(ShelfWorker):
 
     token = Signal(object, str)  # (job, piece of the answer)
     searched = Signal(object, object)  # (job, SearchResult): the walk, before the answer is written
+    extracted = Signal(object, object)  # (job, Answer): the sentence(s) that answer, before the model writes
     answered = Signal(object, object)  # (job, Answer)
     cancelled = Signal(object)  # job
     failed = Signal(object, str)  # (job, message)
@@ -139,7 +140,7 @@ class QueryWorker(ShelfWorker):
                 answer = shelf.ask(
                     job.question, collection, on_token=lambda piece: self.token.emit(job, piece),
                     on_search=lambda result: self.searched.emit(job, result), keep=list(job.keep),
-                    cancel=job.cancel,
+                    cancel=job.cancel, on_extract=lambda answer: self.extracted.emit(job, answer),
                 )
                 if job.cancel():
                     self.cancelled.emit(job)

@@ -15,7 +15,9 @@ Prompts (templates in ``resources/prompts/``):
   which rarely cite, hence the attribution rule below.
 
 Every prompt token costs ~2 ms on two cores, so passages are cut to ``PASSAGE_WORDS`` words and generation is
-capped at ``MAX_TOKENS`` and stopped at a blank line or a new "Question:".
+capped at ``MAX_TOKENS`` and stopped at a blank line or a new "Question:". Repetition is stopped twice: a repeat
+penalty on the tokens already generated, and a guard that ends generation when a run of five words repeats
+(the sentence where it repeats is cut: :func:`~shelfwise.core.answers.grounding.cut_repetition`).
 
 Not found: no hits, or weak evidence -> "Not found in your documents." (``found=False``) without calling the model.
 The navigator's P(relevant) is relative (calibrated to pick the right passage *within* the collection: its top hit
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
 from shelfwise.core.navigation.trace import Citation, Hit, SearchResult
 
@@ -50,6 +53,7 @@ FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(rele
 CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
 PASSAGE_WORDS = 70
 MAX_TOKENS = 120
+REPEAT_PENALTY = 1.15  # llama.cpp's usual 1.1-1.2 range; on the tokens this answer generated, not the prompt's
 STOPS = ("\n\n", "Question:", "Sources:", "\nFacts:")
 TokenCallback = Callable[[str], None]
 SearchCallback = Callable[[SearchResult], None]
@@ -203,7 +207,8 @@ def is_abstention(text: str) -> bool:
 # --------------------------------------------------------------------------- generation
 def stream(backend: DecisionBackend, prompt: str, *, on_token: TokenCallback | None = None,
            max_tokens: int = MAX_TOKENS, stop: Sequence[str] = STOPS, cancel: CancelCheck | None = None,
-           single_line: bool = False, until: Callable[[str], bool] | None = None) -> Generation:
+           single_line: bool = False, until: Callable[[str], bool] | None = None,
+           repeat_penalty: float = 1.0) -> Generation:
     """Run ``backend.generate``, forwarding each piece to ``on_token``; returns the final Generation.
 
     ``single_line``: end at the first line break after some text (a base model tends to go on with a new
@@ -217,7 +222,7 @@ def stream(backend: DecisionBackend, prompt: str, *, on_token: TokenCallback | N
         return ended or (cancel is not None and cancel())
 
     gen: Generator[str, None, Generation] = backend.generate(
-        prompt, max_tokens=max_tokens, stop=stop, cancel=should_stop
+        prompt, max_tokens=max_tokens, stop=stop, cancel=should_stop, repeat_penalty=repeat_penalty
     )
     while True:
         try:
@@ -306,8 +311,8 @@ def write_answer(
         on_token(piece)
 
     gen = stream(backend, prompt, on_token=forward, max_tokens=max_tokens, cancel=cancel,
-                 single_line=family is None)
-    text, cited = clean_citations(gen.text, len(hits))
+                 single_line=family is None, until=repeated_ngram, repeat_penalty=REPEAT_PENALTY)
+    text, cited = clean_citations(cut_repetition(gen.text), len(hits))
     text = tidy_copied_source(text, hits)
     if is_abstention(text):
         if on_token is not None and not started[0]:

@@ -1,27 +1,106 @@
-"""Answering a question, the one entry point :meth:`shelfwise.core.shelf.Shelf.answer` calls: search the tree and
-write a cited answer from the passages found (:mod:`shelfwise.core.answers.answer`), or, with ``adaptive=True``, run
-DeepRAG's loop of sub-questions (:mod:`shelfwise.core.answers.adaptive`). ``on_search(result)`` is called as soon as
-the walk is done, then the answer streams through ``on_token``.
+"""Answering a question, the one entry point :meth:`shelfwise.core.shelf.Shelf.answer` calls.
+
+Search the tree; as soon as the walk is done, ``on_search(result)``; then the **extractive answer**: the sentence(s)
+of the top passages that answer the question (:mod:`shelfwise.core.answers.extractive`), reported at once through
+``on_extract(answer)`` and ``on_token(text)`` with its citation. Then, unless ``generate`` is off, the generative
+model writes its own answer from the passages (:mod:`shelfwise.core.answers.answer`, repetition guarded); it is
+kept as ``Answer.generated`` only when every number, date, time and name in it is in the cited passages
+(:mod:`shelfwise.core.answers.grounding`); otherwise ``Answer.generation_note`` says why and the extractive answer
+stands alone. With ``adaptive=True`` DeepRAG's loop of sub-questions runs instead
+(:mod:`shelfwise.core.answers.adaptive`).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from shelfwise.core.answers.adaptive import answer_adaptive
-from shelfwise.core.answers.answer import SearchCallback, TokenCallback, prompt_family, write_answer
+from shelfwise.core.answers.answer import (
+    NOT_FOUND_TEXT,
+    SearchCallback,
+    TokenCallback,
+    Written,
+    passage_cosines,
+    prompt_family,
+    weak_evidence,
+    write_answer,
+)
+from shelfwise.core.answers.extractive import Scorer, embedder_scorer, extract_answer, extract_text
+from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.models.backend import CancelCheck
-from shelfwise.core.navigation.trace import Answer, SearchResult
+from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
+
+log = logging.getLogger(__name__)
+ExtractCallback = Callable[[Answer], None]
+_judge_lock = threading.Lock()
+_judge: list[Any] = []  # [] = not looked for yet; [None] = no judge installed; [Judge]
+
+
+def shared_judge() -> Any | None:
+    """The relevance judge when its model is installed (loaded once per process), else None."""
+    with _judge_lock:
+        if not _judge:
+            try:
+                from shelfwise.core.models.judge import Judge, bundled_judge_path
+
+                bundled_judge_path()
+                _judge.append(Judge())
+            except Exception as exc:  # no judge model shipped (yet): the embedder ranks the sentences
+                log.info("sentence ranking falls back to the embedder: %s", exc)
+                _judge.append(None)
+        return _judge[0]
+
+
+def sentence_scorer(shelf: Any) -> Scorer:
+    """The judge's probabilities when a judge is installed, else the embedder's cosines."""
+    judge = getattr(shelf, "judge", None) or shared_judge()
+    if judge is not None:
+        return lambda q, texts: judge.probabilities(q, list(texts))
+    return embedder_scorer(shelf.embedder)
+
+
+def extractive_answer(shelf: Any, question: str, result: SearchResult, hits: Sequence[Hit],
+                      t0: float) -> Answer:
+    """The extractive answer for ``hits`` (not found when the evidence is weak or no sentence is left)."""
+    if weak_evidence(hits, passage_cosines(result, hits)):
+        return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=result.trace.tokens,
+                      first_seconds=time.perf_counter() - t0)
+    sentences = extract_answer(question, hits, sentence_scorer(shelf))
+    if not sentences:
+        return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=result.trace.tokens,
+                      first_seconds=time.perf_counter() - t0)
+    numbers = sorted({s.number for s in sentences})
+    return Answer(question, extract_text(sentences), [Citation(n, hits[n - 1]) for n in numbers], True,
+                  search=result, tokens=result.trace.tokens, sentences=sentences,
+                  first_seconds=time.perf_counter() - t0)
+
+
+def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
+    """Keep the model's answer in ``answer.generated`` only if it is grounded in the passages it cites (the
+    extracted answer's passages when it cites none) and does not contradict the extracted answer; otherwise say
+    why in ``answer.generation_note``."""
+    answer.generated_raw = written.text
+    if not written.found:
+        answer.generation_note = "the model did not find an answer in the passages"
+        return
+    cited = [c.hit for c in written.citations] or [c.hit for c in answer.citations] or list(hits)
+    verdict = check_grounding(written.text, [h.text for h in cited], answer.question, evidence=answer.text)
+    if verdict.ok:
+        answer.generated = verdict.text
+    else:
+        answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
 
 
 def answer_question(
     shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
-    cancel: CancelCheck | None = None,
+    cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
 ) -> Answer:
-    """Search (or run adaptive retrieval), report the walk through ``on_search``, then stream an answer."""
+    """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation."""
     if adaptive:
         return answer_adaptive(shelf, question, collection=collection, on_token=on_token, on_search=on_search,
                                keep=keep, cancel=cancel)
@@ -30,10 +109,18 @@ def answer_question(
     if on_search is not None:
         on_search(result)
     hits = result.hits[: max(1, shelf.settings.answer_passages)]
-    backend = shelf.backend
-    written = write_answer(backend, question, hits, on_token=on_token, family=prompt_family(backend),
-                           cancel=cancel, result=result)
-    return Answer(
-        question=question, text=written.text, citations=written.citations, found=written.found, search=result,
-        tokens=result.trace.tokens + written.cost.tokens, seconds=time.perf_counter() - t0,
-    )
+    answer = extractive_answer(shelf, question, result, hits, t0)
+    if on_token is not None:
+        on_token(answer.text)
+    if on_extract is not None:
+        on_extract(answer)
+    if generate is None:
+        generate = getattr(shelf.settings, "answer_generate", True)
+    if answer.found and generate:
+        backend = shelf.backend
+        written = write_answer(backend, question, hits, family=prompt_family(backend), cancel=cancel,
+                               result=result, check_evidence=False)
+        ground(answer, written, hits)
+        answer.tokens += written.cost.tokens
+    answer.seconds = time.perf_counter() - t0
+    return answer

@@ -11,8 +11,10 @@ Strategies:
   1 retrieval;
 - ``adaptive``: ``answer_question(adaptive=True)``: one retrieval per sub-question the decision sends to the tree.
 
-``shelfwise eval conditionalqa --answers`` calls :func:`run_answer_eval_cli` (ConditionalQA's ``query`` is the
-scenario followed by the question; its gold ``answers`` are short spans or yes/no).
+``always_retrieve`` and ``adaptive`` score the answer the app shows (the model's when it passed the grounding check,
+else the extracted sentence). ``shelfwise eval conditionalqa --answers`` calls :func:`run_answer_eval_cli`, which
+scores the answer modes (:mod:`shelfwise.core.evaluation.answer_modes`); ConditionalQA's ``query`` is the scenario
+followed by the question, its gold ``answers`` short spans or yes/no.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.trace import SearchResult
 
 STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
-DEFAULT_CLI_LIMIT = 50  # every question costs a few generations per strategy: seconds each on two cores
+
 
 # --------------------------------------------------------------------------- a shelf over an existing store
 @dataclass
@@ -117,7 +119,9 @@ def run_answer_eval(
                 text, tokens = closed_book_answer(shelf.backend, q.query)
             else:
                 ans = answer_question(shelf, q.query, collection=collection, adaptive=name == "adaptive")
-                text, tokens, found = ans.text, ans.tokens, ans.found
+                # what the app shows as the answer: the model's when it passed the grounding check, else the
+                # extracted sentence(s) (answer_modes.py scores each mode separately)
+                text, tokens, found = ans.generated or ans.text, ans.tokens, ans.found
                 retrievals = (sum(s.source == "documents" for s in ans.steps) if name == "adaptive" else 1)
             pred = "" if text == NOT_FOUND_TEXT else text
             rows.append({"qid": q.qid, "prediction": pred, "gold": list(q.answers),
@@ -147,25 +151,37 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def run_answer_eval_cli(shelf: Any, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
-                        log: Callable[[str], None] | None = None,
-                        strategies: Sequence[str] = STRATEGIES, split: str = "all") -> dict[str, Any]:
-    """For ``shelfwise eval DATASET --answers``: the evaluation collection ``run_eval`` built (its database under
-    the data dir unless ``db_path``), the shelf's models, the first ``limit`` (default 50) answerable questions."""
-    from shelfwise.core.evaluation.run import load_dataset
+                        log: Callable[[str], None] | None = None, split: str = "all",
+                        collection: str | None = None) -> dict[str, Any]:
+    """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.core.evaluation.answer_modes`)
+    on the evaluation collection ``run_eval`` built (its database under the data dir unless ``db_path``), the
+    shelf's models. ConditionalQA: the ``split`` half's span, yes/no and not-answerable questions (the first
+    ``limit`` when given). A ``.jsonl`` file of labelled questions: its questions over ``collection`` on the shelf's
+    own library."""
+    from shelfwise.core.evaluation.answer_modes import markdown, run_mode_eval
+    from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
+    from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
     from shelfwise.core.paths import data_dir
     from shelfwise.core.store.db import Store
 
-    n = limit or DEFAULT_CLI_LIMIT
-    ds = load_dataset(dataset, n, split=split)
-    store = Store(db_path or data_dir() / "eval" / f"{ds.name}.db")
-    try:
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+    def progress(done: int, total: int) -> None:
+        if log is not None and (done % 10 == 0 or done == total):
+            log(f"answers: {done}/{total}")
 
-        def progress(done: int, total: int, name: str) -> None:
-            if log is not None and (done % 10 == 0 or done == total):
-                log(f"answers: {done}/{total} ({name})")
-
-        report = run_answer_eval(parts, ds, strategies, n, collection=ds.name, progress=progress)
-    finally:
-        store.close()
-    return report.to_json()
+    if dataset.endswith(".jsonl"):
+        questions = load_jsonl(Path(dataset))[: limit or None]
+        report = run_mode_eval(shelf, questions, collection=collection, progress=progress)
+    else:
+        ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False,
+                                split=split)
+        questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
+        store = Store(db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db")
+        try:
+            parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+            report = run_mode_eval(parts, questions, collection=ds.name, progress=progress)
+        finally:
+            store.close()
+    if log is not None:
+        log(markdown(report))
+    return {"modes": report.metrics, "split": split,
+            "rows": [{k: v for k, v in r.items()} for r in report.rows]}

@@ -36,6 +36,7 @@ class EvalQuestion:
     answers: list[str] = field(default_factory=list)
     question: str = ""  # the question alone (without scenario)
     scenario: str = ""
+    not_answerable: bool = False  # ConditionalQA: the documents do not answer it (loaded with answerable_only=False)
 
 
 @dataclass
@@ -131,6 +132,7 @@ def load_conditionalqa(root: Path, *, answerable_only: bool = True, split: str =
             questions.append(EvalQuestion(
                 qid=q["id"], query=f"{q['scenario'].strip()} {q['question'].strip()}".strip(), gold=gold,
                 answers=answers, question=q["question"].strip(), scenario=q["scenario"].strip(),
+                not_answerable=bool(q["not_answerable"]),
             ))
     return EvalSet("conditionalqa", documents, questions)
 

@@ -106,9 +106,11 @@ class DecisionBackend(Protocol):
 
     def generate(
         self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
-        cancel: CancelCheck | None = None,
+        cancel: CancelCheck | None = None, repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
-        """Stream text pieces. The generator's return value (``StopIteration.value``) is a :class:`Generation`."""
+        """Stream text pieces. ``repeat_penalty`` > 1 makes tokens already generated in this call less likely
+        (llama.cpp's rule: a positive logit divided by it, a negative one multiplied). The generator's return value
+        (``StopIteration.value``) is a :class:`Generation`."""
         ...
 
     def count_tokens(self, text: str) -> int:

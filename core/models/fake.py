@@ -166,6 +166,7 @@ class FakeBackend:
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
+        repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         t0 = time.perf_counter()
         first = next((m.group(2) for m in _ITEM_LINE.finditer(prompt)), None)

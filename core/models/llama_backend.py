@@ -40,7 +40,7 @@ from shelfwise.core.models.backend import (
 )
 from shelfwise.core.models.llama_batch import logit_values, logits_row, token_logprobs
 from shelfwise.core.models.llama_engine import LlamaEngine, default_threads, gpu_offload_supported
-from shelfwise.core.models.llama_text import StreamText, sample_token
+from shelfwise.core.models.llama_text import StreamText, penalise_repeats, sample_token
 from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
 from shelfwise.core.models.state_cache import tokens_key
 
@@ -234,9 +234,12 @@ class LlamaBackend(LlamaEngine):
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
         seed: int | None = None,
+        repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
-        """Stream text pieces (greedy unless ``temperature > 0``). Stops at an end-of-generation token, a stop
-        string (not included), ``max_tokens``, the context's end or ``cancel``; returns a :class:`Generation`."""
+        """Stream text pieces (greedy unless ``temperature > 0``); ``repeat_penalty`` as in the protocol, over the
+        tokens generated in this call (not the prompt's, which an answer should copy from). Stops at an
+        end-of-generation token, a stop string (not included), ``max_tokens``, the context's end or ``cancel``;
+        returns a :class:`Generation`."""
         t0 = time.perf_counter()
         cost = Cost()
         with self._lock:
@@ -247,6 +250,7 @@ class LlamaBackend(LlamaEngine):
         rng = np.random.default_rng(seed)
         stream = StreamText(stop)
         stopped_by = "length"
+        generated: set[int] = set()
         for _ in range(max_tokens):
             if cancel is not None and cancel():
                 stopped_by = "cancelled"
@@ -260,16 +264,20 @@ class LlamaBackend(LlamaEngine):
                     cost.reused_tokens += reused
                 cost.requests += 1
                 cost.tokens += evaluated
+                logits = logits_row(self._ctx, last, self.n_vocab)
+                if repeat_penalty != 1.0 and generated:
+                    logits = penalise_repeats(logits, generated, repeat_penalty)
                 if temperature > 0:
-                    tok = sample_token(logits_row(self._ctx, last, self.n_vocab), temperature, rng)
+                    tok = sample_token(logits, temperature, rng)
                 else:
-                    tok = int(np.argmax(logits_row(self._ctx, last, self.n_vocab)))
+                    tok = int(np.argmax(logits))
                 is_eog = bool(llama_cpp.llama_vocab_is_eog(self._vocab, tok))
                 piece = b"" if is_eog else self.piece(tok)
             if is_eog:
                 stopped_by = "eos"
                 break
             tokens.append(tok)
+            generated.add(tok)
             out = stream.feed(piece)
             if out:
                 yield out

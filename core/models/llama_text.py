@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import codecs
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -73,3 +73,14 @@ def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generato
     p = np.exp(z)
     p /= p.sum()
     return int(rng.choice(len(p), p=p))
+
+
+def penalise_repeats(logits: np.ndarray, tokens: Iterable[int], penalty: float) -> np.ndarray:
+    """llama.cpp's repeat penalty: each of ``tokens``' logits divided by ``penalty`` when positive, multiplied by
+    it when negative (so it always becomes less likely). Returns a new array."""
+    out = logits.copy()
+    ids = np.fromiter(set(tokens), dtype=np.int64)
+    if ids.size:
+        vals = out[ids]
+        out[ids] = np.where(vals > 0, vals / penalty, vals * penalty)
+    return out

@@ -282,8 +282,10 @@ class RemoteBackend:
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
         seed: int | None = None,
+        repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
-        """Stream text pieces over server-sent events. Stops at the server's end (``stopped_by`` "stop" when
+        """Stream text pieces over server-sent events (``repeat_penalty`` sent as llama.cpp's server names it).
+        Stops at the server's end (``stopped_by`` "stop" when
         stop strings were given, else "eos"), ``max_tokens`` ("length") or ``cancel`` ("cancelled": the
         connection is closed so the server stops too). Connection errors are retried only before the first
         piece."""
@@ -298,6 +300,8 @@ class RemoteBackend:
         }
         if stop:
             payload["stop"] = list(stop)
+        if repeat_penalty != 1.0:
+            payload["repeat_penalty"] = repeat_penalty
         if seed is not None:
             payload["seed"] = seed
         stream = StreamText(stop)

@@ -105,7 +105,22 @@ class Step:
 
 
 @dataclass
+class Extracted:
+    """A sentence of a cited passage that answers the question (the extractive answer), and where it sits."""
+
+    text: str  # the sentence as written in the passage
+    number: int  # the citation number of its passage ([n] in the answer)
+    start: int  # character offsets of the sentence in the passage's text
+    end: int
+    score: float  # the ranker's score (higher is better; judge logit or embedder cosine plus cues)
+
+
+@dataclass
 class Answer:
+    """``text`` is the answer shown first: the extracted sentence(s) with their [n] (or the model's text on the
+    adaptive path). ``generated`` is the model's answer when it passed the grounding check; when it did not,
+    ``generation_note`` says why and ``generated_raw`` keeps what the model wrote (never shown as the answer)."""
+
     question: str
     text: str
     citations: list[Citation]
@@ -114,6 +129,11 @@ class Answer:
     steps: list[Step] = field(default_factory=list)
     tokens: int = 0
     seconds: float = 0.0
+    sentences: list[Extracted] = field(default_factory=list)
+    generated: str = ""
+    generated_raw: str = ""
+    generation_note: str = ""
+    first_seconds: float = 0.0  # question -> first answer text (the extracted sentence), walk included
 
 
 def to_dict(obj: Any) -> Any:
@@ -138,4 +158,5 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-__all__ = ["Answer", "Candidate", "Citation", "Hit", "Level", "SearchResult", "Step", "Trace", "asdict", "to_dict"]
+__all__ = ["Answer", "Candidate", "Citation", "Extracted", "Hit", "Level", "SearchResult", "Step", "Trace", "asdict",
+           "to_dict"]

@@ -1,0 +1,230 @@
+"""The extractive answer: the sentence(s) of the found passages that answer the question, shown at once.
+
+:func:`passage_sentences` cuts each passage into sentences (sentence ends, line breaks, table cells and list items
+each end one) with their character offsets, so the preview can highlight exactly that sentence.
+:func:`extract_answer` scores every sentence of the top passages against the question and keeps the best two:
+
+* the question is its last sentence ending in "?" when the text sets a scene first (:func:`focus_question`);
+* the score is the relevance judge's probability (``core/models/judge.py``) when a judge model is installed, else
+  the embedder's cosine of the question with the sentence (a table row is read with its header row, an FAQ answer
+  with its question);
+* plus ``PASSAGE_WEIGHT`` / (the passage's rank in the walk), because the walk saw more evidence (the section,
+  the neighbours, BM25) than one sentence carries;
+* plus ``CUE_WEIGHT`` x (1 when the question asks for a number, an amount, a date or a time -- "how many", "how
+  much", "when", "what date"... -- and the sentence has one; plus the idf-weighted share of the question's words
+  the sentence holds).
+
+A cheap pre-score (rank and cues) keeps ``SHORTLIST`` candidates, so only those are embedded. The weights, the
+question focus, the bare sentence (its heading added made it worse) and the second sentence's margin were chosen on
+the ConditionalQA TUNE half (``benchmarks/extractive_tune.py``, 57 span-answer questions: the best single sentence
+contained the gold answer for 0.44, with the margin's second sentence 0.46, always two 0.47, some sentence of the
+five passages 0.75).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from shelfwise.core.answers.grounding import STOPWORDS, dates_in, numbers_in, times_in
+from shelfwise.core.navigation.trace import Extracted, Hit
+
+PASSAGES = 5  # passages whose sentences are candidates
+MIN_WORDS = 2  # a "sentence" shorter than this is a label, not an answer (unless it holds a number)
+PASSAGE_WEIGHT = 0.2
+CUE_WEIGHT = 0.2
+SENTENCES = 2  # the best sentence, then the next best when it scores within SECOND_MARGIN of it
+SECOND_MARGIN = 0.05  # tune half: a second sentence for 28% of questions, span answers contained 0.44 -> 0.46
+SHORTLIST = 12  # candidates the model reads (the rest are cut by the cheap pre-score)
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|\s*[•▪]\s*")
+_QUANTITY = re.compile(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
+                       r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
+_WHEN = re.compile(r"\b(when|what (date|day|time|year|month)|by what date|which (date|day|year))\b", re.I)
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str  # the sentence as written
+    number: int  # 1-based passage number among the hits
+    start: int
+    end: int
+    context: str = ""  # what the ranker reads: the sentence with its heading, table header or FAQ question
+
+
+Scorer = Callable[[str, Sequence[str]], np.ndarray]
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
+_HEADING_LINE = re.compile(r"^\d+(\.\d+)*\.?\s+\S")
+
+
+def logical_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``text``, a wrapped line joined to the one before (it starts in lower case
+    and neither is a table row)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.split("\n"):
+        start, end = pos, pos + len(line)
+        pos = end + 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        prev = text[spans[-1][0]:spans[-1][1]].strip() if spans else ""
+        if prev and stripped[0].islower() and not prev.startswith("|") and not prev.endswith((".", "!", "?", ":")):
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def passage_sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``: cut at sentence ends, line breaks (not wrapped lines) and
+    bullets; a table row (``| a | b |``) stays one sentence, a table's rule row (``|---|``) is skipped."""
+    spans: list[tuple[int, int]] = []
+    for base, stop in logical_lines(text):
+        line = text[base:stop]
+        stripped = line.strip()
+        if _TABLE_RULE.match(stripped):
+            continue
+        if stripped.startswith("|"):
+            lead = len(line) - len(line.lstrip())
+            spans.append((base + lead, base + len(line.rstrip())))
+            continue
+        pos = 0
+        for m in [*_BOUNDARY.finditer(line), None]:
+            end = m.start() if m is not None else len(line)
+            piece = line[pos:end]
+            lead = len(piece) - len(piece.lstrip())
+            a, b = base + pos + lead, base + pos + len(piece.rstrip())
+            if b > a:
+                spans.append((a, b))
+            if m is not None:
+                pos = m.end()
+    return spans
+
+
+def _is_label(sentence: str, hit: Hit) -> bool:
+    """A heading line, the passage's own heading, or a bare question (FAQ "Q: ...?"): not an answer."""
+    plain = sentence.strip(" |")
+    words = plain.split()
+    if plain.endswith("?") or not words:
+        return True
+    if any(plain.lower() == h.lower() or plain.lower().endswith(h.lower()) for h in hit.heading_path if h):
+        return len(words) <= 8
+    return bool(_HEADING_LINE.match(plain)) and len(words) <= 8 and not plain.endswith(".")
+
+
+def candidates(hits: Sequence[Hit], passages: int = PASSAGES) -> list[Candidate]:
+    """The candidate sentences of the first ``passages`` hits, each with the context the ranker reads."""
+    out: list[Candidate] = []
+    for n, h in enumerate(hits[:passages], 1):
+        header = ""
+        previous = ""
+        for s, e in passage_sentences(h.text):
+            sentence = h.text[s:e]
+            if sentence.startswith("|") and not header:  # a table's first row names its columns
+                header = sentence
+                continue
+            if _is_label(sentence, h):
+                previous = sentence
+                continue
+            parts = []
+            if sentence.startswith("|") and header:
+                parts.append(header)
+            if previous.endswith("?"):
+                parts.append(previous)
+            context = " ".join([*parts, sentence])
+            previous = sentence
+            if len(sentence.split()) >= MIN_WORDS or numbers_in(sentence):
+                out.append(Candidate(sentence, n, s, e, context))
+    return out
+
+
+def _has_quantity(text: str) -> bool:
+    return bool(numbers_in(text))
+
+
+def _has_when(text: str) -> bool:
+    return bool(dates_in(text) or times_in(text) or re.search(r"\b(1[89]|20)\d\d\b", text))
+
+
+def cue_scores(question: str, texts: Sequence[str]) -> np.ndarray:
+    """The question-type cue (0, 1) plus the share of the question's words (idf-weighted over the candidates)
+    each text contains (0..1)."""
+    wants_quantity = bool(_QUANTITY.search(question))
+    wants_when = bool(_WHEN.search(question))
+    q_words = {w for w in _TOKEN.findall(question.lower()) if w not in STOPWORDS and len(w) > 2}
+    bags = [set(_TOKEN.findall(t.lower())) for t in texts]
+    n = max(len(texts), 1)
+    idf = {w: float(np.log(1 + n / (1 + sum(w in b for b in bags)))) for w in q_words}
+    total = sum(idf.values()) or 1.0
+    out = np.zeros(len(texts), dtype=np.float32)
+    for i, (t, bag) in enumerate(zip(texts, bags, strict=True)):
+        cue = 0.0
+        if (wants_quantity and _has_quantity(t)) or (wants_when and _has_when(t)):
+            cue += 1.0
+        cue += sum(v for w, v in idf.items() if w in bag) / total
+        out[i] = cue
+    return out
+
+
+def embedder_scorer(embedder: Any) -> Scorer:
+    """Cosine of the question with each text, from the embedder (vectors are L2-normalised by it)."""
+
+    def score(question: str, texts: Sequence[str]) -> np.ndarray:
+        q = np.asarray(embedder.embed_one(question), dtype=np.float32)
+        m = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        return m @ q
+
+    return score
+
+
+def focus_question(question: str) -> str:
+    """The question itself when the text around it sets a scene ("I am 67 and live in Wales. Can I ...?"): its
+    last sentence ending in "?" (the whole text when there is none)."""
+    parts = [p.strip() for p in re.split(r"(?<=[.?!])\s+", question.strip()) if p.strip()]
+    return next((p for p in reversed(parts) if p.endswith("?")), question.strip())
+
+
+def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passages: int = PASSAGES,
+                   passage_weight: float = PASSAGE_WEIGHT, cue_weight: float = CUE_WEIGHT,
+                   sentences: int = SENTENCES, second_margin: float = SECOND_MARGIN,
+                   shortlist: int = SHORTLIST) -> list[Extracted]:
+    """The best ``sentences`` sentences of ``hits`` for ``question`` (a later one only when it scores within
+    ``second_margin`` of the best), best first (empty when the passages hold no
+    sentence). A cheap pre-score (passage rank and cues) keeps the ``shortlist`` best candidates; only those are
+    read by the model, so the cost does not grow with the passages' length."""
+    cands = candidates(hits, passages)
+    if not cands:
+        return []
+    focus = focus_question(question)
+    ranks = np.array([c.number for c in cands], dtype=np.float32)
+    cheap = passage_weight / ranks + cue_weight * cue_scores(focus, [c.context for c in cands])
+    keep = np.argsort(-cheap, kind="stable")[:shortlist]
+    short = [cands[i] for i in keep]
+    scores = np.asarray(scorer(focus, [c.context for c in short]), dtype=np.float32) + cheap[keep]
+    order = [int(i) for i in np.argsort(-scores, kind="stable")[:sentences]]
+    order = [i for i in order if scores[i] >= scores[order[0]] - second_margin]
+    return [Extracted(short[i].text, short[i].number, short[i].start, short[i].end, float(scores[i]))
+            for i in order]
+
+
+def extract_text(sentences: Sequence[Extracted]) -> str:
+    """The extracted sentences as one answer with their ``[n]`` markers."""
+    parts: list[str] = []
+    for i, s in enumerate(sentences):
+        text = " ".join(s.text.split())
+        last_of_passage = i + 1 == len(sentences) or sentences[i + 1].number != s.number
+        parts.append(f"{text} [{s.number}]" if last_of_passage else text)
+    return " ".join(parts)
+
+
+def timed_extract(question: str, hits: Sequence[Hit], scorer: Scorer,
+                  **kwargs: Any) -> tuple[list[Extracted], float]:
+    t0 = time.perf_counter()
+    out = extract_answer(question, hits, scorer, **kwargs)
+    return out, time.perf_counter() - t0

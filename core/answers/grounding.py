@@ -1,0 +1,342 @@
+"""Is a generated answer grounded in the passages it cites? Numbers, dates, amounts, percentages and names checked.
+
+:func:`check_grounding` takes the generated text and the cited passages' texts (and the question, whose names the
+answer may repeat) and returns a :class:`Grounding`: the sentences kept, the facts that are not in the sources,
+and whether the text may be shown. The rules:
+
+* every number in the text (digits, ``1,500``, ``0.30``, number words "twenty-seven", ordinals "fourth"/"4th",
+  amounts "EUR 600", percentages "35 percent"/"35%") must occur as a number in the sources: both sides are turned
+  into numeric values, so "27" matches "twenty-seven" and "4th" matches "fourth";
+* every date must occur in the sources as the same day and month (and year when both give one): "31 March",
+  "March 31", "31/03", "31.03." and "2026-03-31" are the same date; a slash date is read both ways (day/month and
+  month/day) because the sources do not say which;
+* every clock time (``10:00``, ``4 pm``) must occur as the same hour and minute;
+* every proper name (a capitalised word that is not the first word of a sentence, or any word written with a
+  capital inside it like "ParkPal") must occur in the sources or the question as a whole word (case-insensitive);
+* a question (a sentence ending in "?", often the user's own question echoed) is dropped;
+* a sentence none of whose content words (three letters or more, not in :data:`STOPWORDS`) occurs in the sources
+  is unsupported and dropped; so is a sentence that repeats an earlier one.
+
+* a quantity (a number and the word after it, "10 days") must not contradict the extracted answer: when the
+  sentence found gives the same unit with other numbers only ("27 days"), the text is rejected even if its number
+  occurs elsewhere in the passage (the issue's "10 days" came from "10 working days in advance").
+
+One unsupported fact rejects the whole text (``ok`` False with ``reason``): the extractive answer stands. Pure
+functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+        "ninety": 90}
+ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "thirtieth": 30,
+}
+SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+    "september": 9, "october": 10, "november": 11, "december": 12,
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
+    "nov": 11, "dec": 12,
+}
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below between both
+but by can could did do does doing down during each either else ever every few for from further get gets got had has
+have having he her here hers him his how however i if in into is it its itself just may me might more most must my
+no nor not now of off on once only or other our ours out over own per same shall she should so some such than that
+the their them then there these they this those through to too under until up upon us very was we were what when
+where which while who whom why will with within without would yes you your yours
+""".split())
+# Capitalised words that are not names even inside a sentence (weekday and month names are checked as dates).
+NOT_NAMES = frozenset("i eur usd gbp a an the monday tuesday wednesday thursday friday saturday sunday".split())
+
+_WORD_NUMBER = "|".join(sorted([*UNITS, *TENS, *ORDINALS, *SCALES], key=len, reverse=True))
+_NUMBER_WORDS = re.compile(rf"\b(?:{_WORD_NUMBER})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER}))*\b", re.IGNORECASE)
+_DIGITS = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th)?(?![\d])")
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?(?:,?\s+(\d{{4}}))?\b", re.I)
+_MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
+_NUMERIC_DATE = re.compile(r"\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2,4}))?\b\.?")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b|\b(\d{1,2}):(\d{2})\b", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+")
+_CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One checkable item of a text: ``kind`` (number, date, time, name) and how it was written."""
+
+    kind: str
+    text: str
+
+
+@dataclass
+class Grounding:
+    """The check's verdict on a generated text."""
+
+    ok: bool
+    text: str  # the supported sentences (repeats and unsupported sentences dropped); "" when nothing is left
+    unsupported: list[Fact] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # sentences dropped (no support, or repeated)
+    reason: str = ""  # why it is not shown, in words for the user ("" when ok)
+
+
+# --------------------------------------------------------------------------- numbers
+def words_to_number(phrase: str) -> int | None:
+    """"twenty-seven" -> 27, "one hundred and five" -> 105, "fourth" -> 4; None when it is not a number."""
+    total, current, seen = 0, 0, False
+    for w in re.split(r"[\s-]+", phrase.lower()):
+        if not w or w == "and":
+            continue
+        if w in UNITS:
+            current += UNITS[w]
+        elif w in TENS:
+            current += TENS[w]
+        elif w in ORDINALS:
+            current += ORDINALS[w]
+        elif w in SCALES:
+            current = max(current, 1) * SCALES[w]
+            if SCALES[w] >= 1000:
+                total, current = total + current, 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def _digit_value(whole: str, frac: str | None) -> float:
+    return float(whole.replace(",", "") + (f".{frac}" if frac else ""))
+
+
+def numbers_in(text: str) -> set[float]:
+    """Every number written in ``text``, as values (digits, grouped digits, decimals, number words, ordinals)."""
+    out = {_digit_value(m.group(1), m.group(2)) for m in _DIGITS.finditer(text)}
+    for m in _NUMBER_WORDS.finditer(text):
+        value = words_to_number(m.group(0))
+        if value is not None:
+            out.add(float(value))
+    for m in _TIME.finditer(text):  # "10:00" holds the numbers 10 and 0; "4 pm" the number 4
+        if m.group(4):
+            out.update({float(m.group(4)), float(m.group(5))})
+    return out
+
+
+def _number_facts(text: str) -> list[tuple[Fact, float]]:
+    facts = [(Fact("number", m.group(0)), _digit_value(m.group(1), m.group(2))) for m in _DIGITS.finditer(text)]
+    for m in _NUMBER_WORDS.finditer(text):
+        value = words_to_number(m.group(0))
+        # "one" alone is mostly a pronoun ("the one you need", "one of"): only counted in a longer number phrase
+        if value is not None and m.group(0).lower() not in {"one", "first", "second"}:
+            facts.append((Fact("number", m.group(0)), float(value)))
+    return facts
+
+
+# --------------------------------------------------------------------------- dates and times
+def _year(y: str | None) -> int | None:
+    if not y:
+        return None
+    n = int(y)
+    return n + 2000 if n < 100 else n
+
+
+def dates_in(text: str) -> list[tuple[str, set[tuple[int, int, int | None]]]]:
+    """Each date written in ``text`` with its readings (day, month, year or None); spans covered once."""
+    found: list[tuple[str, set[tuple[int, int, int | None]]]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(m: re.Match[str], readings: set[tuple[int, int, int | None]]) -> None:
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            return
+        readings = {r for r in readings if 1 <= r[0] <= 31 and 1 <= r[1] <= 12}
+        if readings:
+            taken.append((m.start(), m.end()))
+            found.append((m.group(0), readings))
+
+    for m in _ISO_DATE.finditer(text):
+        add(m, {(int(m.group(3)), int(m.group(2)), int(m.group(1)))})
+    for m in _DAY_MONTH.finditer(text):
+        add(m, {(int(m.group(1)), MONTHS[m.group(2).lower()], _year(m.group(3)))})
+    for m in _MONTH_DAY.finditer(text):
+        if m.group(1).lower() == "may" and not m.group(3):  # "may 5 people" is not a date
+            continue
+        add(m, {(int(m.group(2)), MONTHS[m.group(1).lower()], _year(m.group(3)))})
+    for m in _NUMERIC_DATE.finditer(text):
+        a, b, y = int(m.group(1)), int(m.group(2)), _year(m.group(3))
+        if "." in m.group(0) and not m.group(3) and not m.group(0).endswith("."):
+            continue  # "0.30" is a decimal, not a date
+        add(m, {(a, b, y), (b, a, y)})
+    return found
+
+
+def _date_supported(readings: set[tuple[int, int, int | None]],
+                    source_dates: Iterable[set[tuple[int, int, int | None]]]) -> bool:
+    for src in source_dates:
+        for d, mth, y in readings:
+            for sd, sm, sy in src:
+                if d == sd and mth == sm and (y is None or sy is None or y == sy):
+                    return True
+    return False
+
+
+def times_in(text: str) -> list[tuple[str, tuple[int, int]]]:
+    out = []
+    for m in _TIME.finditer(text):
+        if m.group(4):
+            out.append((m.group(0), (int(m.group(4)) % 24, int(m.group(5)))))
+        else:
+            hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "p" else 0)
+            out.append((m.group(0), (hour, int(m.group(2) or 0))))
+    return out
+
+
+# --------------------------------------------------------------------------- names and sentences
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def names_in(text: str) -> list[str]:
+    """Proper names: capitalised words that do not open a sentence, and words with an inner capital ("ParkPal")."""
+    names = []
+    for sentence in split_sentences(text):
+        for i, m in enumerate(_WORD.finditer(sentence)):
+            w = m.group(0).strip("'’-")
+            low = w.lower()
+            if len(w) < 2 or {low, low.removesuffix("s")} & (NOT_NAMES | MONTHS.keys()):
+                continue
+            inner = any(c.isupper() for c in w[1:]) and not w.isupper()
+            if (w[0].isupper() and i > 0) or inner or (w.isupper() and len(w) > 1 and i > 0):
+                names.append(w)
+    return names
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and w.lower() not in STOPWORDS}
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower().strip("'’-") for w in _WORD.findall(text)}
+
+
+# --------------------------------------------------------------------------- the check
+def unsupported_facts(text: str, sources: Sequence[str], question: str = "") -> list[Fact]:
+    """The numbers, dates, times and names of ``text`` that are not in ``sources`` (names may also come from the
+    question)."""
+    body = _CITATION.sub("", text)
+    src = "\n".join(sources)
+    bad: list[Fact] = []
+    src_dates = [r for _, r in dates_in(src)]
+    date_spans = []
+    for written, readings in dates_in(body):
+        date_spans.append(written)
+        if not _date_supported(readings, src_dates):
+            bad.append(Fact("date", written))
+    src_times = {t for _, t in times_in(src)}
+    for written, t in times_in(body):
+        if t not in src_times:
+            bad.append(Fact("time", written))
+    src_numbers = numbers_in(src)
+    rest = body
+    for written in date_spans:  # a date's day and year are checked as the date, not again as numbers
+        rest = rest.replace(written, " ")
+    for fact, value in _number_facts(rest):
+        if value not in src_numbers and not any(fact.text == b.text for b in bad):
+            bad.append(fact)
+    allowed = _words(src) | _words(question)
+    for name in names_in(body):
+        low = name.lower()
+        if low not in allowed and low.removesuffix("s") not in allowed and f"{low}s" not in allowed:
+            bad.append(Fact("name", name))
+    return bad
+
+
+_QUANTITY = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(%|[A-Za-z]+)")
+_CURRENCY = re.compile(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
+
+
+def quantities(text: str) -> list[tuple[float, str]]:
+    """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent"))."""
+    out = []
+    for m in _QUANTITY.finditer(_CITATION.sub("", text)):
+        unit = m.group(3).lower()
+        unit = "percent" if unit in ("%", "per") else unit.removesuffix("s")
+        if unit not in STOPWORDS:
+            out.append((_digit_value(m.group(1), m.group(2)), unit))
+    for m in _CURRENCY.finditer(text):  # "EUR 600", "€600": the currency is the unit
+        unit = {"€": "eur", "$": "usd", "£": "gbp"}.get(m.group(1), m.group(1).lower())
+        out.append((_digit_value(m.group(2), m.group(3)), unit))
+    return out
+
+
+def conflicts(text: str, evidence: str) -> list[Fact]:
+    """Quantities of ``text`` whose unit the ``evidence`` (the extracted answer) gives with other numbers only:
+    "10 days" against "employees receive 27 days" is a conflict even if "10" occurs elsewhere in the passage."""
+    found = quantities(evidence)
+    bad = []
+    for value, unit in quantities(text):
+        same_unit = {v for v, u in found if u == unit}
+        if same_unit and value not in same_unit:
+            bad.append(Fact("number", f"{value:g} {unit}"))
+    return bad
+
+
+def repeated_ngram(text: str, n: int = 5) -> bool:
+    """Whether some run of ``n`` words occurs twice in ``text`` (the generation guard's test)."""
+    words = [w.lower() for w in re.findall(r"\w+", text)]
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(words) - n + 1):
+        gram = tuple(words[i:i + n])
+        if gram in seen:
+            return True
+        seen.add(gram)
+    return False
+
+
+def cut_repetition(text: str, n: int = 5) -> str:
+    """``text`` up to the sentence in which a run of ``n`` words first repeats (that sentence dropped); ``text``
+    unchanged when nothing repeats."""
+    if not repeated_ngram(text, n):
+        return text
+    kept: list[str] = []
+    for sentence in split_sentences(text):
+        if repeated_ngram(" ".join([*kept, sentence]), n):
+            break
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+def check_grounding(text: str, sources: Sequence[str], question: str = "", evidence: str = "") -> Grounding:
+    """The verdict on ``text`` given the cited passages ``sources`` (see the module doc) and, when given, the
+    extracted answer ``evidence``, which its quantities must not contradict (:func:`conflicts`)."""
+    src_words = content_words("\n".join(sources)) | content_words(question)
+    kept: list[str] = []
+    dropped: list[str] = []
+    seen: set[str] = set()
+    for sentence in split_sentences(text):
+        key = " ".join(re.findall(r"\w+", _CITATION.sub("", sentence).lower()))
+        words = content_words(_CITATION.sub("", sentence))
+        if not key or key in seen or sentence.rstrip().endswith("?") or (words and not words & src_words):
+            dropped.append(sentence)
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    shown = " ".join(kept)
+    if not shown:
+        return Grounding(False, "", [], dropped, "no sentence of it is supported by the sources")
+    bad = unsupported_facts(shown, sources, question) + (conflicts(shown, evidence) if evidence else [])
+    if bad:
+        listed = ", ".join(f"\u201c{f.text}\u201d" for f in bad[:3])
+        return Grounding(False, shown, bad, dropped, f"it says {listed}, which the cited passages do not")
+    return Grounding(True, shown, [], dropped)

@@ -1,0 +1,69 @@
+"""Sentence splitting and candidate building of the extractive answer (core/answers/extractive.py). The ranking
+with the real embedder is checked on the sample in tests/test_answer_model.py; here the logic, with a hashed
+bag-of-words embedder."""
+
+from __future__ import annotations
+
+from shelfwise.core.answers.extractive import (
+    candidates,
+    embedder_scorer,
+    extract_answer,
+    extract_text,
+    passage_sentences,
+)
+from shelfwise.core.navigation.trace import Hit
+from shelfwise.ingest.model import Location
+from tests.fakes import HashEmbedder
+
+
+def hit(text: str, heading: str = "Parking", n: int = 1) -> Hit:
+    return Hit(n, 1, text, 0.9, "/docs/f.md", "Facilities", ["Facilities Guide", heading], Location(line=n))
+
+
+def sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in passage_sentences(text)]
+
+
+def test_sentences_cut_at_ends_lines_and_bullets_but_not_wrapped_lines() -> None:
+    text = ("The office has 12 spaces. Book a space in the ParkPal app by 16:00\non the previous working day.\n"
+            "Report Phish button in the mail client\nNo button? Forward it to phish@example.org")
+    assert sentences(text) == [
+        "The office has 12 spaces.", "Book a space in the ParkPal app by 16:00\non the previous working day.",
+        "Report Phish button in the mail client", "No button?", "Forward it to phish@example.org",
+    ]
+
+
+def test_table_rows_stay_whole_and_the_rule_row_is_skipped() -> None:
+    text = "| City | Daily allowance |\n|---|---|\n| London | EUR 75 |\n| Paris | EUR 70 |"
+    assert sentences(text) == ["| City | Daily allowance |", "| London | EUR 75 |", "| Paris | EUR 70 |"]
+    cands = candidates([hit(text, "Per diems")])
+    assert [c.text for c in cands] == ["| London | EUR 75 |", "| Paris | EUR 70 |"]
+    assert cands[0].context == "| City | Daily allowance | | London | EUR 75 |"
+
+
+def test_headings_and_faq_questions_are_context_not_answers() -> None:
+    text = "4.3 Home office allowance\nQ: What time should I arrive?\nA: Come to reception at 09:00."
+    cands = candidates([hit(text, "4.3 Home office allowance")])
+    assert [c.text for c in cands] == ["A: Come to reception at 09:00."]
+    assert "What time should I arrive?" in cands[0].context
+
+
+def test_extract_picks_the_sentence_and_gives_its_offsets() -> None:
+    hits = [hit("The office has 12 spaces in the garage. Book a space in the ParkPal app by 16:00.", n=1),
+            hit("Visitors sign in at reception.", "Visitors", n=2)]
+    got = extract_answer("I drive to work. How do I book a parking space in the app?", hits,
+                         embedder_scorer(HashEmbedder()), sentences=1)
+    assert [s.text for s in got] == ["Book a space in the ParkPal app by 16:00."]
+    assert hits[0].text[got[0].start:got[0].end] == got[0].text and got[0].number == 1
+    assert extract_text(got) == "Book a space in the ParkPal app by 16:00. [1]"
+    assert extract_answer("anything?", [hit("")], embedder_scorer(HashEmbedder())) == []
+    two = extract_answer("How do I book a parking space in the app?", hits, embedder_scorer(HashEmbedder()),
+                         second_margin=9.0)
+    assert len(two) == 2 and two[0].text == got[0].text and two[0].score >= two[1].score
+
+
+def test_focus_question() -> None:
+    from shelfwise.core.answers.extractive import focus_question
+
+    assert focus_question("I am 67. I live in Wales. Can I claim? Thanks.") == "Can I claim?"
+    assert focus_question("parking rules") == "parking rules"
