@@ -247,7 +247,9 @@ def test_preview_paints_the_stored_boxes_on_a_page_without_text_layer(qtbot: Any
     _image, highlights, pages, _y, _sentence = render_pdf_page(scan, 1, "words the page has no text layer for", 400)
     assert highlights == 0 and pages == 1  # nothing to find by text on a scan
     boxes = ((1, 50.0, 100.0, 300.0, 112.0), (1, 50.0, 116.0, 280.0, 128.0), (2, 0.0, 0.0, 9.0, 9.0))
-    _image, highlights, pages, first_y, _sentence = render_pdf_page(scan, 1, "words the page has no text layer for", 400, boxes)
+    _image, highlights, pages, first_y, _sentence = render_pdf_page(
+        scan, 1, "words the page has no text layer for", 400, boxes
+    )
     assert highlights == 2  # the two boxes on page 1, not the one on page 2
     with pymupdf.open(scan) as doc:
         assert first_y == pytest.approx(100.0 / doc[0].rect.height)
