@@ -193,6 +193,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
               help="Let self-calibration try the generative model's readout too (slow: ~1k tokens per probe).")
 @click.option("--answers", is_flag=True,
               help="Also evaluate the answers per mode: extractive, generated, grounded-generated, shown.")
+@click.option("--generate/--no-generate", default=None,
+              help="With --answers: let the model write answers too (default) or score the extractive answer only.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the Markdown, JSON and PNG report.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
@@ -200,7 +202,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
-             as_json: bool, split: str | None, fit_prior: bool, rank_fit: bool) -> None:
+             as_json: bool, split: str | None, fit_prior: bool, rank_fit: bool, generate: bool | None) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
     DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
@@ -221,7 +223,8 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     from shelfwise.core.evaluation.run import run_eval, write_reports
     from shelfwise.core.shelf import Shelf
 
-    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=rank_fit)
+    settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=rank_fit,
+                            answer_generate=generate)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     with Shelf(settings) as shelf:
         bar = None
