@@ -82,7 +82,7 @@ def _embed_cached(texts: list[str], queries: list[str], threads: int, cache: Pat
 
 
 def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every: int = 1,
-             cache: Path | None = None) -> dict:
+             cache: Path | None = None, offset: int = 0) -> dict:
     from shelfwise.core.evaluation.datasets import load_conditionalqa
     es = load_conditionalqa(EVALROOT, split="tune")
     passages: list[Passage] = []
@@ -91,7 +91,7 @@ def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every:
     texts = [p.text for p in passages]
     t0 = time.monotonic()
     pv, qv = _embed_cached(texts, [q.query for q in es.questions], threads, cache)
-    questions = list(enumerate(es.questions))[::every]
+    questions = list(enumerate(es.questions))[offset::every]
     res: dict = {"questions": len(questions), "passages": len(passages), "top_k": top_k,
                  "embed_s": round(time.monotonic() - t0)}
     judge = None
@@ -130,18 +130,40 @@ def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every:
                 if not tag:
                     rows[f"{k}_rr"].append(1.0 / v)
         rows["g_recall"].append(float(gold[top].any()))
-    arr = {k: np.array(v) for k, v in rows.items() if v}
-    res.update({k: round(float(v.mean()), 3) for k, v in arr.items()})
     if judge is not None:
         res["judge_pairs"] = n_pairs
         res["judge_pairs_per_s"] = round(n_pairs / max(t_judge, 1e-9), 1)
+        judge.close()
+    res["qids"] = [qi for qi, _ in questions]
+    res["rows"] = rows
+    return summarise(res)
+
+
+def summarise(res: dict) -> dict:
+    """Means and paired bootstrap intervals from the per-question rows (also after merging shards)."""
+    arr = {k: np.array(v) for k, v in res["rows"].items() if v}
+    res["questions"] = len(res["qids"])
+    res.update({k: round(float(v.mean()), 3) for k, v in arr.items()})
+    if "judge_hit" in arr:
         for k in ("hit", "rr"):
             lo, hi = bootstrap(arr[f"judge_{k}"], arr[f"cos_{k}"])
             res[f"judge_minus_cos_{k}_ci95"] = [round(lo, 3), round(hi, 3)]
+            lo, hi = bootstrap(arr[f"fuse_{k}"], arr[f"cos_{k}"])
+            res[f"fuse_minus_cos_{k}_ci95"] = [round(lo, 3), round(hi, 3)]
         lo, hi = bootstrap(arr["g_judge_hit"], arr["g_cos_hit"])
         res["g_judge_minus_cos_hit_ci95"] = [round(lo, 3), round(hi, 3)]
-        judge.close()
     return res
+
+
+def merge(parts: list[dict]) -> dict:
+    """Shards of one evaluation (``--offset``) into one result over the union of their questions."""
+    out = {k: v for k, v in parts[0].items() if not isinstance(v, (list, dict)) or k == "judge"}
+    out["qids"] = sorted({q for p in parts for q in p["qids"]})
+    if len(out["qids"]) != sum(len(p["qids"]) for p in parts):
+        raise ValueError("shards overlap")
+    out["rows"] = {k: [x for p in parts for x in p["rows"].get(k, [])] for k in parts[0]["rows"]}
+    out["judge_pairs"] = sum(p.get("judge_pairs", 0) for p in parts)
+    return summarise(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,12 +173,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     p.add_argument("--top-k", type=int, default=100, help="embedder candidates over all guides to rerank")
     p.add_argument("--every", type=int, default=1, help="every N-th tune question only (quick comparisons)")
+    p.add_argument("--offset", type=int, default=0, help="start at this question (shards: --every 8 --offset 0..7)")
     p.add_argument("--cache", type=Path, default=Path("/work/judge-runs/cache"), help="embedding cache folder")
+    p.add_argument("--merge", type=Path, nargs="+", default=None, help="merge shard JSON files instead")
     a = p.parse_args(argv)
-    res = evaluate(a.judge, a.threads, a.top_k, a.every, a.cache)
+    if a.merge:
+        res = merge([json.loads(f.read_text(encoding="utf-8")) for f in a.merge])
+        text = json.dumps({k: v for k, v in res.items() if k not in ("rows", "qids")}, indent=1)
+        print(text)
+        if a.json:
+            a.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
+        return 0
+    res = evaluate(a.judge, a.threads, a.top_k, a.every, a.cache, a.offset)
     if a.judge:
         res["judge"] = str(a.judge)
-    print(json.dumps(res, indent=1))
+    print(json.dumps({k: v for k, v in res.items() if k not in ("rows", "qids")}, indent=1))
     if a.json:
         a.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
     return 0
