@@ -1,0 +1,224 @@
+"""Indexing benchmark: N passages of real text parsed, stored and embedded, against llama.cpp's raw BERT embedding of
+the same texts in the same run (the ceiling).
+
+    python benchmarks/index.py --json                  # 1k and 10k passages
+    python benchmarks/index.py --sizes 1000 --json     # quicker
+    python benchmarks/index.py --rss-only --json       # just the peak RSS of `shelfwise ask`
+
+Real text: the files of ``../shared/corpus`` parsed by the ingest runner (parse + tree), then the evaluation sets'
+documents (ConditionalQA guides, then SQuAD paragraphs, written as parsed trees), in that order, until N passages.
+Each size is a fresh library: parse + tree, then ``refresh_collection`` (vectors for documents, sections and
+passages + topic clusters). The ceiling is the same texts (exactly what the indexer embedded), tokenized beforehand,
+through ``llama_encode`` alone with the embedder's own context (no Python between batches but the packing), best of
+the batch sizes tried (by CPU time; default only the embedder's 256). ``ratio_to_ceiling`` = ceiling seconds / our
+seconds for the whole pipeline (parse + tree + vectors + topics); ``embed_ratio_to_ceiling`` = the same for the
+indexing step alone; the ``_cpu`` variants use CPU seconds of this process and its parse worker (steadier than wall
+time on a shared machine; run with SHELFWISE_THREADS=1 there so llama.cpp does not spin on busy cores).
+
+The passage Hit@1 on the ConditionalQA tune half before/after each saving is not re-run here (an eval run takes
+many minutes); ``quality`` reports the figures recorded in ``docs/eval/index-savings.json`` by the runs named there.
+Peak RSS of ``ask``: a ``shelfwise ask`` process on the sample handbook (the embedder and the generative model
+loaded; the judge too when one is installed), from its own VmHWM.
+
+Absolute seconds depend on the machine's load; the ratios are measured side by side in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shelfwise.core.evaluation.run import load_dataset
+from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.models.embedder import Embedder
+from shelfwise.core.navigation.index import refresh_collection
+from shelfwise.core.paths import models_dir
+from shelfwise.core.settings import Budgets
+from shelfwise.core.store.db import FileMeta, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+SAVINGS = ROOT / "docs" / "eval" / "index-savings.json"
+
+
+def cpu() -> float:
+    """CPU seconds of this process and its finished children (the parse worker): robust to other jobs' load."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def build_library(store: Store, n: int) -> dict[str, Any]:
+    """Corpus files (real parsing) then evaluation documents until ``n`` passages; returns the timing."""
+    cid = store.collection("bench").id
+    t0, c0 = time.perf_counter(), cpu()
+    # smallest files first, so a small size is a mix of formats rather than one big PDF
+    files = sorted((p for p in CORPUS.iterdir() if p.is_file() and p.suffix.lower() != ".md"),
+                   key=lambda p: (p.stat().st_size, p.name))
+    for f in files:
+        if _passages(store, cid) >= n:
+            break
+        ingest(store, [f], "bench")
+    corpus_passages = _passages(store, cid)
+    for name in ("conditionalqa", "squad"):
+        if _passages(store, cid) >= n:
+            break
+        ds = load_dataset(name)
+        for doc in ds.documents:
+            if _passages(store, cid) >= n:
+                break
+            store.write_document(cid, f"{name}:{doc.path}", FileMeta(0, 0.0, doc.path), doc.parsed)
+    return {"collection_id": cid, "parse_tree_seconds": time.perf_counter() - t0, "parse_tree_cpu": cpu() - c0,
+            "corpus_passages": corpus_passages}
+
+
+def _passages(store: Store, cid: int) -> int:
+    return int(store.conn.execute(
+        "SELECT count(*) FROM nodes WHERE collection_id = ? AND kind = 'passage'", (cid,)).fetchone()[0])
+
+
+class Recording:
+    """The embedder, recording every text the indexer asks it to embed (the ceiling embeds exactly these)."""
+
+    def __init__(self, emb: Embedder) -> None:
+        self.emb = emb
+        self.model_id = emb.model_id
+        self.window = emb.window
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.emb.embed(texts)
+
+
+def raw_ceiling(emb: Embedder, texts: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, tokens) of llama_encode over ``texts`` (pre-tokenized) with the embedder's
+    context and packing."""
+    seqs = [emb.tokenize(t) for t in texts]
+    out = np.zeros((len(seqs), emb.dim), np.float32)
+    t0, c0 = time.perf_counter(), cpu()
+    for rows in emb._batches(seqs):
+        emb._run(seqs, out, rows)
+    return time.perf_counter() - t0, cpu() - c0, sum(len(s) for s in seqs)
+
+
+def run_size(n: int, embedders: dict[int, Embedder], ceiling_bts: list[int]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="shelfwise-index-bench-") as tmp:
+        store = Store(Path(tmp) / "lib.db")
+        built = build_library(store, n)
+        cid = built["collection_id"]
+        emb = Recording(embedders[256])
+        t0, c0 = time.perf_counter(), cpu()
+        result = refresh_collection(store, cid, emb, Budgets())
+        index_s, index_cpu = time.perf_counter() - t0, cpu() - c0
+        texts = emb.texts
+        passages = _passages(store, cid)
+        nodes = result["embedded"]
+        ceilings: dict[int, tuple[float, float]] = {}
+        tokens = 0
+        for bt, e in embedders.items():
+            if bt in ceiling_bts:
+                wall, cpu_s, tokens = raw_ceiling(e, texts)
+                ceilings[bt] = (wall, cpu_s)
+        best_bt = min(ceilings, key=lambda k: ceilings[k][1])
+        ceiling_s, ceiling_cpu = ceilings[best_bt]
+        total_s = built["parse_tree_seconds"] + index_s
+        total_cpu = built["parse_tree_cpu"] + index_cpu
+        store.close()
+    return {
+        "passages": passages, "nodes_with_vectors": nodes, "texts_embedded": len(texts),
+        "corpus_passages": built["corpus_passages"],
+        "tokens": tokens, "parse_tree_seconds": round(built["parse_tree_seconds"], 2),
+        "index_seconds": round(index_s, 2), "total_seconds": round(total_s, 2),
+        "passages_per_s": round(passages / total_s, 2), "nodes_per_s": round(nodes / index_s, 2),
+        "parse_tree_cpu": round(built["parse_tree_cpu"], 2), "index_cpu": round(index_cpu, 2),
+        "total_cpu": round(total_cpu, 2),
+        "ceiling_seconds": round(ceiling_s, 2), "ceiling_cpu": round(ceiling_cpu, 2), "ceiling_batch_tokens": best_bt,
+        "ceiling_wall_cpu_by_batch_tokens": {str(k): [round(w, 2), round(c, 2)] for k, (w, c) in ceilings.items()},
+        "ceiling_passages_per_s": round(passages / ceiling_s, 2),
+        "ceiling_tokens_per_s": round(tokens / ceiling_s, 1),
+        "ratio_to_ceiling": round(ceiling_s / total_s, 3),
+        "embed_ratio_to_ceiling": round(ceiling_s / index_s, 3),
+        "ratio_to_ceiling_cpu": round(ceiling_cpu / total_cpu, 3),
+        "embed_ratio_to_ceiling_cpu": round(ceiling_cpu / index_cpu, 3),
+    }
+
+
+def ask_peak_rss(threads: int | None) -> dict[str, Any]:
+    """Peak RSS (VmHWM) of a `shelfwise ask` process on the sample handbook."""
+    with tempfile.TemporaryDirectory(prefix="shelfwise-rss-") as tmp:
+        db = str(Path(tmp) / "lib.db")
+        env = {**os.environ}
+        if threads:
+            env["SHELFWISE_THREADS"] = str(threads)
+        cli = [sys.executable, "-c", "from shelfwise.app.cli.main import main; main()", "--db", db]
+        subprocess.run([*cli, "ingest", str(ROOT / "resources" / "sample")], env=env, check=True,
+                       capture_output=True)
+        probe = ("import atexit, sys\n"
+                 "def hwm():\n"
+                 "    for line in open('/proc/self/status'):\n"
+                 "        if line.startswith('VmHWM'): sys.stderr.write('VMHWM ' + line.split()[1] + '\\n')\n"
+                 "atexit.register(hwm)\n"
+                 "from shelfwise.app.cli.main import main; main()")
+        r = subprocess.run([sys.executable, "-c", probe, "--db", db, "ask",
+                            "How many days of annual leave do employees get?"], env=env, capture_output=True,
+                           text=True)
+        kb = [int(ln.split()[1]) for ln in r.stderr.splitlines() if ln.startswith("VMHWM ")]
+    return {"ask_peak_rss_mb": round(kb[-1] / 1024, 1) if kb else None, "ask_exit_code": r.returncode,
+            "models_installed": sorted(p.name for p in models_dir().glob("*.gguf"))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--ceiling-batch-tokens", type=int, nargs="+", default=[256],
+                   help="batch sizes tried for the ceiling (the best by CPU time is kept; 256 is the embedder's)")
+    p.add_argument("--rss-only", action="store_true")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    out: dict[str, Any] = {"cores": os.cpu_count(), "load_average": os.getloadavg()}
+    if not args.rss_only:
+        embedders = {256: Embedder(n_threads=args.threads)}
+        for bt in args.ceiling_batch_tokens:
+            if bt not in embedders:
+                embedders[bt] = Embedder(n_threads=args.threads, batch_tokens=bt, max_seqs=max(16, bt // 16))
+        out["threads"] = embedders[256].n_threads
+        out["window"] = embedders[256].window
+        for n in args.sizes:
+            r = run_size(n, embedders, args.ceiling_batch_tokens)
+            out[f"size_{n}"] = r
+            print(json.dumps({n: r}), file=sys.stderr, flush=True)
+        big = max(args.sizes)
+        out["seconds_10k"] = out[f"size_{big}"]["total_seconds"] * 10000 / out[f"size_{big}"]["passages"]
+        out["seconds_10k"] = round(out["seconds_10k"], 1)
+        out["seconds_10k_from_size"] = big
+        out["cpu_seconds_10k"] = round(out[f"size_{big}"]["total_cpu"] * 10000 / out[f"size_{big}"]["passages"], 1)
+        out["ratio_to_ceiling"] = out[f"size_{big}"]["ratio_to_ceiling"]
+        out["ratio_to_ceiling_cpu"] = out[f"size_{big}"]["ratio_to_ceiling_cpu"]
+        for e in embedders.values():
+            e.close()
+    out.update(ask_peak_rss(args.threads))
+    if SAVINGS.is_file():
+        out["quality"] = json.loads(SAVINGS.read_text(encoding="utf-8"))
+    out["load_average_after"] = os.getloadavg()
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        for k, v in out.items():
+            print(f"{k}: {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
