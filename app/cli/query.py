@@ -70,6 +70,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         streamed = not as_json
 
         def on_search(result: SearchResult) -> None:
+            for note in result.trace.notes:  # e.g. the question was clipped: said even with --json
+                err(f"Note: {note}")
             if as_json:
                 return
             click.echo("Path:")

@@ -57,7 +57,8 @@ def result_json(result: SearchResult) -> dict[str, Any]:
     trace = to_dict(result.trace)
     return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
             "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout,
-            "calibration": result.trace.calibration}
+            "calibration": result.trace.calibration,
+            "notes": list(result.trace.notes)}
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:
@@ -75,6 +76,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
                          "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
                          "text": c.hit.text, "node_id": c.hit.node_id} for c in answer.citations]
     out["steps"] = [to_dict(s) for s in answer.steps]
+    out["notes"] = sorted(set(answer.notes) | set(out.get("notes", [])))
     return out
 
 

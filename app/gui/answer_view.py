@@ -223,7 +223,10 @@ class AnswerView(QWidget):
         self._render()
         found = "" if answer.found else "Not found in your documents · "
         first = f"first answer {answer.first_seconds:.1f} s · " if answer.sentences else ""
-        self.status.setText(f"{found}{first}{answer.tokens} tokens · {answer.seconds:.1f} s")
+        notes = list(dict.fromkeys([*answer.notes, *(answer.search.trace.notes if answer.search else [])]))
+        clipped = " · ".join(notes) + " · " if notes else ""  # e.g. the question was clipped to fit the model
+        self.status.setText(f"{clipped}{found}{first}{answer.tokens} tokens · {answer.seconds:.1f} s")
+        self.status.setToolTip("\n".join(notes))
 
     def show_cancelled(self) -> None:
         self.status.setText("Cancelled")

@@ -33,6 +33,7 @@ from shelfwise.app.gui.query_session import QuerySession
 from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
+from shelfwise.core.ingestion.indexing import index_state, ingest_running
 from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
@@ -109,6 +110,13 @@ class MainWindow(QMainWindow):
 
         self._restore()
         self.refresh_library()
+        if self.store.damage:  # opened read-only; the files are the truth
+            self.statusBar().showMessage(
+                f"This library is damaged ({self.store.damage}) and open read-only: browse and search what is "
+                f"readable, or rebuild it from your files with: shelfwise --db {self.store.path} doctor --rebuild")
+        elif self.store.read_only:
+            self.statusBar().showMessage(f"Read-only library ({self.store.read_only_reason}): browse and search only")
+        self.resume_unfinished_index()
 
     # -- wiring -------------------------------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -173,6 +181,19 @@ class MainWindow(QMainWindow):
         self.library.refresh(self.store)
         names = self.library.collections()
         self.answer_view.set_collections(names)
+
+    def resume_unfinished_index(self) -> list[str]:
+        """At start: finish indexing that a quit or a crash interrupted (with the ingest bar's progress); returns
+        the collections being finished."""
+        if self.store.read_only or ingest_running(self.store.path):
+            return []
+        todo = [c.name for c in self.store.collections() if index_state(self.store, c.id).unfinished]
+        for name in todo:
+            job = IngestJob([], name)
+            if not self.ingest_host.busy:
+                self.ingest_bar.start(f"Finishing the interrupted index of {name}…")
+            self.ingest_host.submit(job)
+        return todo
 
     def library_is_empty(self) -> bool:
         return self.lookup.is_empty()

@@ -32,6 +32,7 @@ from shelfwise.core.answers.answer import (
 from shelfwise.core.answers.extractive import Scorer, embedder_scorer, extract_answer, extract_text
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
 from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
 
 log = logging.getLogger(__name__)
@@ -100,16 +101,26 @@ def answer_question(
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
 ) -> Answer:
-    """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation."""
+    """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation.
+    An over-long question is clipped to what the model's context holds; ``Answer.notes`` and the trace say so."""
+    notes: list[str] = []
+    if len(question) > MAX_QUESTION_TOKENS:  # a token is at least a character: shorter ones always fit
+        asked = clip_question(question, shelf.backend)
+        notes = [asked.note] if asked.clipped else []
+        question = asked.text
     if adaptive:
-        return answer_adaptive(shelf, question, collection=collection, on_token=on_token, on_search=on_search,
-                               keep=keep, cancel=cancel)
+        adaptive_answer = answer_adaptive(shelf, question, collection=collection, on_token=on_token,
+                                          on_search=on_search, keep=keep, cancel=cancel)
+        adaptive_answer.notes[:0] = notes
+        return adaptive_answer
     t0 = time.perf_counter()
     result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel)
+    result.trace.notes[:0] = notes
     if on_search is not None:
         on_search(result)
     hits = result.hits[: max(1, shelf.settings.answer_passages)]
     answer = extractive_answer(shelf, question, result, hits, t0)
+    answer.notes[:0] = notes
     if on_token is not None:
         on_token(answer.text)
     if on_extract is not None:

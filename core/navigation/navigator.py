@@ -39,6 +39,7 @@ from shelfwise.core.navigation.prompts import (
     likelihood_context,
     likelihood_query,
 )
+from shelfwise.core.navigation.question import clip_question
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
 from shelfwise.core.settings import Budgets, Settings
@@ -83,11 +84,16 @@ class Navigator:
         q_vec: np.ndarray | None = None,
     ) -> SearchResult:
         t0 = time.perf_counter()
+        asked = clip_question(query, self.backend)  # an over-long question would not fit the model's context
+        query = asked.text
         coll = self.store.collection(collection or "default")
         snap = snapshot_for(self.store, coll.id, self.embedder.model_id)
         decision = self.decision or load_decision(self.store, coll.id, self.embedder, self.backend)
         ev = self.evidence(snap, query, coll.id, q_vec)
-        return self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0)
+        result = self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0)
+        if asked.clipped:
+            result.trace.notes.append(asked.note)
+        return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
                  lexical_limit: int = 200) -> QueryEvidence:

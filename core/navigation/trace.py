@@ -68,6 +68,7 @@ class Trace:
     readout: str = ""
     seconds: float = 0.0
     calibration: str = ""  # how the decision model's ranking was set, per level (prior or fitted on probes)
+    notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
 
     @property
     def tokens(self) -> int:
@@ -134,6 +135,7 @@ class Answer:
     generated_raw: str = ""
     generation_note: str = ""
     first_seconds: float = 0.0  # question -> first answer text (the extracted sentence), walk included
+    notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
 
 
 def to_dict(obj: Any) -> Any:

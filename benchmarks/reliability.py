@@ -1,0 +1,320 @@
+"""Reliability benchmark: every hostile case of issue 17, 1,000 fuzzed files, 20 random kill -9 points, two writers
+and a search during an ingest, through the real CLI, real parse workers and real SQLite.
+
+    python benchmarks/reliability.py --json            # the full run (tens of minutes on a shared 2-core machine)
+    python benchmarks/reliability.py --fuzz 100 --kills 4 --json   # a quicker one
+    python benchmarks/reliability.py --only fuzzing --json > a.json     # parts in parallel, then
+    python benchmarks/reliability.py --merge a.json b.json --json       # one summary
+
+Prints cases tried / clean, ``data_lost`` (documents lost, duplicated or half-written across the kills),
+``fuzzed_files``, ``uncaught_exceptions`` and the peak RSS of each case: the whole process tree (CLI process and
+parse worker) sampled from /proc for CLI cases, the parse worker's own peak for in-process ones. This process stays
+small (no models are loaded here) so the figures are the cases' own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from shelfwise.core.ingestion.worker import ParseWorker
+from shelfwise.ingest.model import IngestError, Limits
+from tests.reliability import hostile, scenarios
+
+MiB = 1 << 20
+SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample"
+
+
+def mb(n: int) -> float:
+    return round(n / MiB, 1)
+
+
+def parse_case(path: Path, expect: str) -> dict[str, Any]:
+    """One file through a fresh parse worker; clean when the outcome is the expected one (an error class name or
+    ``ok``) and the worker stayed within its caps."""
+    limits = Limits()
+    with ParseWorker() as worker:
+        t0 = time.monotonic()
+        try:
+            doc = worker(path, limits)
+            outcome, detail = "ok", f"{doc.count('passage')} passages; warnings: {doc.warnings}"
+        except IngestError as exc:
+            outcome, detail = exc.__class__.__name__, str(exc)
+        seconds = time.monotonic() - t0
+        peak = worker.peak_rss_bytes
+    clean = outcome == expect and peak <= limits.max_worker_rss_bytes
+    return {"clean": clean, "outcome": outcome, "detail": detail[:300], "seconds": round(seconds, 1),
+            "peak_rss_mb": mb(peak), "file_mb": mb(path.stat().st_size)}
+
+
+def cli_case(db: Path, *args: str, ok_codes: tuple[int, ...] = (0,), must: str = "") -> dict[str, Any]:
+    r, peak = scenarios.run_cli(*args, db=db)
+    text = r.stdout + r.stderr
+    clean = r.returncode in ok_codes and "Traceback" not in r.stderr and (must in text)
+    return {"clean": clean, "exit": r.returncode, "detail": (r.stderr.strip() or r.stdout.strip())[-300:],
+            "peak_rss_mb": mb(peak.tree_bytes)}
+
+
+def library(work: Path, name: str, folder: Path = SAMPLE, index: bool = False) -> tuple[Path, Path]:
+    base = work / name
+    files = base / "files"
+    shutil.copytree(folder, files)
+    db = base / "lib.db"
+    args = ["ingest", str(files)] + ([] if index else ["--no-index"])
+    r, _ = scenarios.run_cli(*args, db=db)
+    assert r.returncode in (0, 1), r.stderr
+    return db, files
+
+
+def cases(work: Path, fuzz_n: int, kills: int) -> dict[str, Callable[[], dict[str, Any]]]:
+    gen = work / "generated"
+    gen.mkdir()
+
+    def damaged() -> dict[str, Any]:
+        db, _ = library(work, "damaged")
+        hostile.damage_pages(db)
+        steps = {
+            "status": cli_case(db, "status", ok_codes=(3,), must="is damaged"),
+            "search": cli_case(db, "search", "leave", ok_codes=(0, 1)),
+            "tree": cli_case(db, "tree", ok_codes=(0, 1)),
+            "ingest": cli_case(db, "ingest", str(SAMPLE), ok_codes=(1,), must="cannot add files"),
+            "doctor": cli_case(db, "doctor", ok_codes=(3,), must="integrity_check"),
+            "rebuild": cli_case(db, "doctor", "--rebuild", "--yes", "--no-index", must="Rebuilt"),
+            "after": cli_case(db, "doctor", must="healthy"),
+        }
+        return {"clean": all(s["clean"] for s in steps.values()),
+                "detail": {k: (v["exit"], v["clean"]) for k, v in steps.items()},
+                "peak_rss_mb": max(s["peak_rss_mb"] for s in steps.values())}
+
+    def read_only() -> dict[str, Any]:
+        db, _ = library(work, "readonly")
+        from tests.reliability.test_library import cli as ro_cli
+
+        db.chmod(0o444)
+        db.parent.chmod(0o555)
+        try:
+            r1 = ro_cli("status", db=db, home=work / "home", read_only_dir=db.parent)
+            r2 = ro_cli("search", "leave", db=db, home=work / "home", read_only_dir=db.parent)
+        finally:
+            db.parent.chmod(0o755)
+            db.chmod(0o644)
+        return {"clean": r1.returncode == 0 and r2.returncode == 0 and "read-only" in r1.stderr,
+                "detail": f"status exit {r1.returncode}, search exit {r2.returncode}", "peak_rss_mb": None}
+
+    def zip_bomb() -> dict[str, Any]:
+        # the issue's file: a .docx whose XML expands ~122x to 900 MB (under the old 1 GiB / 200x limits)
+        p = hostile.expanding_docx(gen / "bomb-900mb.docx", 900 * MiB, ratio=122)
+        return parse_case(p, "TooLarge")
+
+    def lying_zip() -> dict[str, Any]:
+        # a member declaring 1,000 bytes that holds ~160 MB: ~1.3 MB on disk
+        p = hostile.lying_docx(gen / "liar.docx", 160 * MiB)
+        return parse_case(p, "CorruptFile")
+
+    def big_xml_within_limits() -> dict[str, Any]:
+        # the largest XML the limits let through (just under 40 MiB per member, 35x): parsed within the caps
+        p = hostile.expanding_docx(gen / "big-ok.docx", 39 * MiB, ratio=35)
+        return parse_case(p, "ok")
+
+    def long_question() -> dict[str, Any]:
+        db, _ = library(work, "question", index=True)
+        return cli_case(db, "ask", hostile.long_question(100_000), must="only its first")
+
+    def non_utf8_name() -> dict[str, Any]:
+        folder = work / "names"
+        folder.mkdir()
+        hostile.non_utf8_name(folder)
+        bad = hostile.random_text_bytes(Path(str(folder) + "/noise\udcff.txt"))
+        db = work / "names.db"
+        first = cli_case(db, "ingest", str(folder), "--no-index", ok_codes=(1,), must="1 added")
+        second = cli_case(db, "ingest", str(folder), "--no-index", ok_codes=(1,), must="2 unchanged")
+        return {"clean": first["clean"] and second["clean"], "detail": f"{bad.name!a}: {second['detail'][-200:]}",
+                "peak_rss_mb": max(first["peak_rss_mb"], second["peak_rss_mb"])}
+
+    def utf16() -> dict[str, Any]:
+        return parse_case(hostile.utf16_no_bom(gen / "utf16.txt"), "ok")
+
+    def random_bytes() -> dict[str, Any]:
+        return parse_case(hostile.random_text_bytes(gen / "noise.txt", 1 * MiB), "UnsupportedFormat")
+
+    def png_pdf() -> dict[str, Any]:
+        return parse_case(hostile.png_named_pdf(gen / "scan.pdf"), "UnsupportedFormat")
+
+    def one_line_50mb() -> dict[str, Any]:
+        out = parse_case(hostile.one_line_text(gen / "one-line.txt", 50 * MiB), "ok")
+        out["clean"] = out["clean"] and "only the first 20,000" in out["detail"]
+        return out
+
+    def corpus_each() -> dict[str, Any]:
+        peaks = {}
+        for f in sorted(hostile.CORPUS.iterdir()):
+            if f.suffix.lower() in (".pdf", ".docx", ".pptx", ".xlsx", ".md"):
+                peaks[f.name] = parse_case(f, "any")["peak_rss_mb"]
+        top = max(peaks, key=lambda k: peaks[k])
+        return {"clean": max(peaks.values()) <= mb(Limits().max_worker_rss_bytes), "files": len(peaks),
+                "detail": f"largest: {top}", "peak_rss_mb": peaks[top]}
+
+    def corpus_ingest() -> dict[str, Any]:
+        folder = work / "corpus"
+        shutil.copytree(hostile.CORPUS, folder)
+        return cli_case(work / "corpus.db", "ingest", str(folder), "--no-index", ok_codes=(1,))
+
+    def reingest_resumes() -> dict[str, Any]:
+        import contextlib
+        import os
+        import signal
+        import sqlite3
+        import subprocess
+
+        files = work / "resume-files"
+        shutil.copytree(SAMPLE, files)
+        db = work / "resume.db"
+        proc = subprocess.Popen([scenarios.SHELFWISE, "--db", str(db), "ingest", str(files)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while proc.poll() is None:
+            if db.exists():
+                with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
+                    with contextlib.suppress(sqlite3.OperationalError):
+                        if c.execute("SELECT count(*) FROM embeddings").fetchone()[0]:
+                            break
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return cli_case(db, "ingest", str(files), must="Indexed:")
+
+    def ask_during_ingest() -> dict[str, Any]:
+        import subprocess
+
+        db, _ = library(work, "asking")
+        busy = work / "asking-busy"
+        busy.mkdir()
+        shutil.copy2(hostile.CORPUS / "us-trustee-handbook.docx", busy)
+        shutil.copy2(hostile.CORPUS / "debian-reference-ja.pdf", busy)
+        proc = subprocess.Popen([scenarios.SHELFWISE, "--db", str(db), "ingest", str(busy)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        out = cli_case(db, "ask", "How many days of annual leave?", "--no-answer", must="An ingest is running")
+        out["seconds"] = round(time.monotonic() - t0, 1)
+        proc.wait()
+        return out
+
+    def fuzzing() -> dict[str, Any]:
+        r = scenarios.fuzz(work, fuzz_n, seed=1)
+        return {"clean": not r.uncaught and not r.over_caps, "fuzzed_files": r.files, "by_format": r.by_format,
+                "statuses": r.statuses, "uncaught_exceptions": len(r.uncaught), "uncaught": r.uncaught[:10],
+                "native_crashes_contained": len(r.crashed), "over_caps": len(r.over_caps),
+                "seconds": round(r.seconds, 1), "peak_rss_mb": mb(r.peak_rss_bytes)}
+
+    def kill_9() -> dict[str, Any]:
+        kw = work / "kills"
+        kw.mkdir()
+        files = kw / "files"
+        shutil.copytree(SAMPLE, files)
+        r = scenarios.kill_campaign(kw, files, kills=kills, seed=11)
+        clean = (r["integrity_ok"] == r["kills"] and not r["half_written"] and not r["duplicated"]
+                 and not r["documents_lost"] and r["final_integrity"] == "ok")
+        return {"clean": clean, **r, "peak_rss_mb": None}
+
+    def writers() -> dict[str, Any]:
+        a = work / "wa"
+        shutil.copytree(SAMPLE, a)
+        b = work / "wb"
+        b.mkdir()
+        for n in ("word-tables.docx", "worldview-essay-guide.docx", "stanley-cups.xlsx", "r-intro.pdf"):
+            shutil.copy2(hostile.CORPUS / n, b)
+        r = scenarios.two_writers(work, a, b)
+        return {"clean": r["exit_codes"] == [0, 0] and r["sound"] and r["documents"] == r["expected"], **r,
+                "peak_rss_mb": None}
+
+    def search_busy() -> dict[str, Any]:
+        busy = work / "sb"
+        busy.mkdir()
+        shutil.copy2(hostile.CORPUS / "us-trustee-handbook.docx", busy)
+        shutil.copy2(hostile.CORPUS / "irs-irm-2-3-59.pdf", busy)
+        r = scenarios.search_during_ingest(work, busy)
+        return {"clean": r["searches"] >= 1 and set(r["exit_codes"]) == {0} and r["ingest_exit"] == 0, **r,
+                "peak_rss_mb": None}
+
+    return {
+        "damaged library": damaged, "read-only library": read_only, "zip bomb 900 MB at 122x": zip_bomb,
+        "zip member lying about its size": lying_zip, "largest XML within the limits": big_xml_within_limits,
+        "100 kB question": long_question, "non-UTF-8 file name": non_utf8_name, "UTF-16 without BOM": utf16,
+        "random bytes named .txt": random_bytes, "PNG renamed .pdf": png_pdf,
+        "50 MB one-line text": one_line_50mb, "corpus files one by one": corpus_each,
+        "corpus ingest (CLI)": corpus_ingest, "re-ingest after kill during embedding": reingest_resumes,
+        "ask during ingest": ask_during_ingest, "two writers": writers, "search during ingest": search_busy,
+        "fuzzing": fuzzing, "kill -9 at random points": kill_9,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--fuzz", type=int, default=1000, help="fuzzed files (default 1000)")
+    ap.add_argument("--kills", type=int, default=20, help="kill -9 points (default 20)")
+    ap.add_argument("--only", default=None, help="comma-separated case names (substring match)")
+    ap.add_argument("--merge", nargs="+", type=Path, default=None,
+                    help="combine the --json outputs of partial runs into one summary")
+    args = ap.parse_args(argv)
+    results: dict[str, Any] = {}
+    t_all = time.monotonic()
+    if args.merge:
+        for part in args.merge:
+            results.update(json.loads(part.read_text())["cases"])
+        return report(results, 0.0, args.json)
+    with tempfile.TemporaryDirectory(prefix="shelfwise-reliability-") as tmp:
+        work = Path(tmp)
+        todo = cases(work, args.fuzz, args.kills)
+        for name, fn in todo.items():
+            if args.only and not any(s.strip() in name for s in args.only.split(",")):
+                continue
+            t0 = time.monotonic()
+            try:
+                out = fn()
+            except Exception as exc:  # a case that blows up is a finding, not the end of the run
+                out = {"clean": False, "error": f"{exc.__class__.__name__}: {exc}",
+                       "traceback": traceback.format_exc()[-1500:], "peak_rss_mb": None}
+            out.setdefault("seconds", round(time.monotonic() - t0, 1))
+            results[name] = out
+            print(f"{'clean ' if out['clean'] else 'FAILED'} {name}: {out.get('detail', '')!s:.150}",
+                  file=sys.stderr if args.json else sys.stdout, flush=True)
+    return report(results, time.monotonic() - t_all, args.json)
+
+
+def report(results: dict[str, Any], seconds: float, as_json: bool) -> int:
+    fuzz_r = results.get("fuzzing", {})
+    kill_r = results.get("kill -9 at random points", {})
+    summary = {
+        "cases_tried": len(results), "cases_clean": sum(1 for r in results.values() if r["clean"]),
+        "data_lost": (kill_r.get("documents_lost", 0) + kill_r.get("half_written", 0)
+                      + kill_r.get("duplicated", 0)) if kill_r else None,
+        "fuzzed_files": fuzz_r.get("fuzzed_files"), "uncaught_exceptions": fuzz_r.get("uncaught_exceptions"),
+        "kills": kill_r.get("kills"), "kill_integrity_ok": kill_r.get("integrity_ok"),
+        "peak_rss_mb_per_case": {k: v.get("peak_rss_mb") for k, v in results.items()},
+        "max_peak_rss_mb": max((v["peak_rss_mb"] for v in results.values() if v.get("peak_rss_mb")), default=None),
+        "seconds": round(seconds, 1) if seconds else sum(float(v.get("seconds") or 0) for v in results.values()),
+        "note": "wall-clock seconds were measured on a 2-core machine shared with other jobs (load ~10)",
+        "cases": results,
+    }
+    if as_json:
+        print(json.dumps(summary, indent=1, ensure_ascii=True, default=str))
+    else:
+        print(f"{summary['cases_clean']}/{summary['cases_tried']} cases clean; data_lost={summary['data_lost']}; "
+              f"fuzzed_files={summary['fuzzed_files']}; uncaught_exceptions={summary['uncaught_exceptions']}; "
+              f"max peak RSS {summary['max_peak_rss_mb']} MB")
+    return 0 if summary["cases_clean"] == summary["cases_tried"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,233 @@
+"""The reliability scenarios, shared by ``tests/reliability`` (small samples) and ``benchmarks/reliability.py``
+(the full runs): kill -9 at random points of ingest/index/calibrate, fuzzed files through every parser, two
+writers at once, and a search during an ingest. Everything runs the real CLI, real parse workers and real SQLite."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.ingestion.worker import ParseWorker
+from shelfwise.core.store.db import Store
+from shelfwise.ingest.model import Limits
+from tests.reliability import hostile
+from tests.reliability.procwatch import PeakRss
+
+SHELFWISE = str(Path(sys.executable).parent / "shelfwise")
+
+
+def run_cli(*args: str, db: Path, timeout: float = 900) -> tuple[subprocess.CompletedProcess[str], PeakRss]:
+    """The real CLI in a subprocess, with the peak RSS of its process tree (parse workers included)."""
+    proc = subprocess.Popen([SHELFWISE, "--db", str(db), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    with PeakRss(proc.pid) as peak:
+        out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), peak
+
+
+# --------------------------------------------------------------------------- library checks
+@dataclass
+class LibraryCheck:
+    integrity: str
+    documents: int
+    ok_documents: int
+    half_written: list[str] = field(default_factory=list)  # ok rows whose tree does not match their counts
+    duplicated: list[str] = field(default_factory=list)
+
+    @property
+    def sound(self) -> bool:
+        return self.integrity == "ok" and not self.half_written and not self.duplicated
+
+
+def check_library(db: Path) -> LibraryCheck:
+    """Integrity (SQLite + FTS5), and per document: one document node, passages and sections as the row says."""
+    with Store(db) as store:
+        integrity = store.integrity_check()
+        conn = store.conn
+        docs = conn.execute("SELECT id, path, status, passages, sections FROM documents").fetchall()
+        counts = {
+            (d, k): n for d, k, n in conn.execute(
+                "SELECT document_id, kind, count(*) FROM nodes WHERE document_id IS NOT NULL "
+                "GROUP BY document_id, kind")
+        }
+        dup = conn.execute("SELECT path FROM documents GROUP BY collection_id, path HAVING count(*) > 1").fetchall()
+    check = LibraryCheck(integrity, len(docs), sum(1 for d in docs if d[2] == "ok"),
+                         duplicated=[p for (p,) in dup])
+    for did, path, status, passages, sections in docs:
+        if status != "ok":
+            if any(counts.get((did, k), 0) for k in ("document", "section", "passage")):
+                check.half_written.append(f"{path}: failed but has nodes")
+            continue
+        if (counts.get((did, "document"), 0), counts.get((did, "passage"), 0), counts.get((did, "section"), 0)) \
+                != (1, passages, sections):
+            check.half_written.append(f"{path}: row says {passages} passages, {sections} sections; tree has "
+                                      f"{counts.get((did, 'passage'), 0)}, {counts.get((did, 'section'), 0)}")
+    return check
+
+
+def passages_by_path(db: Path) -> dict[str, int]:
+    with Store(db) as store:
+        return {d.path: d.passages for d in store.documents() if d.status == "ok"}
+
+
+# --------------------------------------------------------------------------- kill -9
+@dataclass
+class KillPoint:
+    delay: float
+    stage: str  # where the kill landed: parsing, embedding, topics/calibration, finished
+    check: LibraryCheck
+
+
+def stage_after_kill(db: Path, n_files: int) -> str:
+    with Store(db, check=False) as store:
+        coll = store.find_collection("default")
+        if coll is None or len(store.documents(coll.id)) < n_files:
+            return "parsing"
+        if store.nodes_without_vectors(coll.id):
+            return "embedding"
+        if store.index_pending(coll.id):
+            return "topics/calibration"
+    return "finished"
+
+
+def kill_at(db: Path, folder: Path, delay: float, *, force: bool = False) -> KillPoint:
+    """Start ``shelfwise ingest`` (which parses, embeds, clusters and calibrates), kill -9 it after ``delay``
+    seconds, and check the library it leaves."""
+    args = [SHELFWISE, "--db", str(db), "ingest", str(folder)] + (["--force"] if force else [])
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    finished = proc.poll() is not None
+    if not finished:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    n_files = sum(1 for p in folder.iterdir() if p.is_file())
+    stage = "finished" if finished else stage_after_kill(db, n_files)
+    return KillPoint(delay, stage, check_library(db))
+
+
+def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11) -> dict[str, object]:
+    """``kills`` random kill -9 points over fresh, forced and resumed ingests of ``folder``; after each, the
+    library must pass its checks; at the end a complete run must hold every document exactly as a clean run."""
+    rng = random.Random(seed)
+    reference = work / "reference.db"
+    t0 = time.monotonic()
+    done, _ = run_cli("ingest", str(folder), db=reference)
+    full = time.monotonic() - t0
+    assert done.returncode in (0, 1), done.stderr
+    want = passages_by_path(reference)
+    db = work / "killed.db"
+    points: list[KillPoint] = []
+    for i in range(kills):
+        if i % 4 == 0 and db.exists():  # a fresh library now and then, so kills land in parsing too
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(db) + suffix).unlink(missing_ok=True)
+        points.append(kill_at(db, folder, rng.uniform(0.05, 1.0) * full, force=(i % 4 == 2)))
+    final, _ = run_cli("ingest", str(folder), db=db)
+    got = passages_by_path(db)
+    lost = sorted(set(want) - set(got))
+    changed = sorted(p for p in set(want) & set(got) if want[p] != got[p])
+    end = check_library(db)
+    stages: dict[str, int] = {}
+    for p in points:
+        stages[p.stage] = stages.get(p.stage, 0) + 1
+    return {
+        "kills": len(points), "full_run_seconds": round(full, 1), "stages": stages,
+        "integrity_ok": sum(1 for p in points if p.check.integrity == "ok"),
+        "half_written": sum(len(p.check.half_written) for p in points) + len(end.half_written),
+        "duplicated": sum(len(p.check.duplicated) for p in points) + len(end.duplicated),
+        "documents_lost": len(lost) + len(changed), "lost": lost + changed,
+        "final_integrity": end.integrity, "final_exit": final.returncode,
+    }
+
+
+# --------------------------------------------------------------------------- fuzzing
+@dataclass
+class FuzzResult:
+    files: int = 0
+    by_format: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)
+    uncaught: list[str] = field(default_factory=list)  # exceptions that escaped, or "unexpected error" fallbacks
+    crashed: list[str] = field(default_factory=list)  # native crashes contained by the worker
+    over_caps: list[str] = field(default_factory=list)  # killed by the memory or time cap
+    peak_rss_bytes: int = 0
+    seconds: float = 0.0
+
+
+def fuzz(work: Path, count: int, seed: int = 1, limits: Limits | None = None) -> FuzzResult:
+    """``count`` mutated corpus files, spread over the five formats, ingested through the real parse worker."""
+    limits = limits or Limits()
+    folder = work / "fuzz"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = list(hostile.fuzzed_files(folder, count, seed))
+    out = FuzzResult(files=len(files))
+    for f in files:
+        out.by_format[f.suffix] = out.by_format.get(f.suffix, 0) + 1
+    t0 = time.monotonic()
+    with Store(work / "fuzz.db") as store, ParseWorker() as worker:
+        try:
+            report = ingest(store, [folder], limits=limits, parse=worker.parse_fn())
+        except Exception as exc:  # the whole batch died: the worst case
+            out.uncaught.append(f"batch: {exc.__class__.__name__}: {exc}")
+            return out
+        out.peak_rss_bytes = worker.peak_rss_bytes
+    out.seconds = time.monotonic() - t0
+    for r in report.results:
+        out.statuses[r.status] = out.statuses.get(r.status, 0) + 1
+        if "unexpected error" in r.message:
+            out.uncaught.append(f"{Path(r.path).name}: {r.message}")
+        if "crashed" in r.message:
+            out.crashed.append(f"{Path(r.path).name}: {r.message}")
+        if ("more than" in r.message and "memory" in r.message) or "took longer than" in r.message:
+            out.over_caps.append(f"{Path(r.path).name}: {r.message}")
+    return out
+
+
+# --------------------------------------------------------------------------- concurrency
+def two_writers(work: Path, folder_a: Path, folder_b: Path) -> dict[str, object]:
+    """Two ``shelfwise ingest`` processes into one library at once (different folders and one shared file)."""
+    db = work / "two.db"
+    procs = [subprocess.Popen([SHELFWISE, "--db", str(db), "ingest", str(f), "--no-index"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for f in (folder_a, folder_b)]
+    outs = [p.communicate(timeout=900) for p in procs]
+    check = check_library(db)
+    expected = sum(1 for f in (folder_a, folder_b) for p in f.iterdir() if p.is_file())
+    return {"exit_codes": [p.returncode for p in procs], "documents": check.documents, "expected": expected,
+            "sound": check.sound, "integrity": check.integrity, "stderr": [e[-300:] for _, e in outs]}
+
+
+def search_during_ingest(work: Path, folder: Path, query: str = "trustee") -> dict[str, object]:
+    """Searches while an ingest writes: each must answer promptly from what is stored."""
+    db = work / "busy.db"
+    Store(db).close()
+    proc = subprocess.Popen([SHELFWISE, "--db", str(db), "ingest", str(folder), "--no-index"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times: list[float] = []
+    codes: list[int] = []
+    try:
+        while proc.poll() is None and len(times) < 5:
+            t0 = time.monotonic()
+            r = subprocess.run([SHELFWISE, "--db", str(db), "search", query], capture_output=True, text=True,
+                               timeout=120)
+            times.append(time.monotonic() - t0)
+            codes.append(r.returncode)
+    finally:
+        proc.wait(timeout=900)
+    return {"searches": len(times), "exit_codes": codes, "max_seconds": round(max(times, default=0.0), 2),
+            "ingest_exit": proc.returncode}
+
+
+def sqlite_integrity(db: Path) -> str:
+    conn = sqlite3.connect(str(db))
+    try:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        conn.close()
