@@ -130,6 +130,10 @@ def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11) -> dict[
             for suffix in ("", "-wal", "-shm"):
                 Path(str(db) + suffix).unlink(missing_ok=True)
         points.append(kill_at(db, folder, rng.uniform(0.05, 1.0) * full, force=(i % 4 == 2)))
+        p = points[-1]
+        print(f"kill {i + 1}/{kills}: after {p.delay:.1f} s, in {p.stage}; integrity {p.check.integrity}, "
+              f"{p.check.documents} documents, half-written {len(p.check.half_written)}, duplicated "
+              f"{len(p.check.duplicated)}", file=sys.stderr, flush=True)
     final, _ = run_cli("ingest", str(folder), db=db)
     got = passages_by_path(db)
     lost = sorted(set(want) - set(got))
