@@ -236,6 +236,19 @@ def test_calibration_changes_the_order_when_the_probes_favour_another_feature(sh
     nav_prior = Navigator(store, None, emb, settings, decision=decision_mod.DecisionModel())
     kept = calibrate(store, cid, emb, None, replace(settings, rank_fit=False), n_probes=80)
     assert all(v["ranking"] == "prior (rank fit off)" for v in kept.report["levels"].values())  # the default
+    # a stored calibration from before the flag existed (it may have refitted the ranking) is redone, not trusted
+    from shelfwise.core.navigation.calibrate import ensure_calibrated
+    from shelfwise.core.navigation.snapshots import load_decision, save_decision
+
+    legacy = load_decision(store, cid, emb, None)
+    legacy.report.pop("fit_ranking")
+    legacy.report["levels"]["passage"]["ranking"] = "legacy"
+    save_decision(store, cid, emb, None, legacy)
+    from shelfwise.core.navigation.snapshots import model_set
+
+    store.set_meta(f"calibrated_tree:{cid}:{model_set(emb, None)}", snapshot_for(store, cid, emb.model_id).version)
+    redone = ensure_calibrated(store, cid, emb, None, replace(settings, rank_fit=False))
+    assert redone.report["fit_ranking"] is False and redone.report["levels"]["passage"]["ranking"] != "legacy"
     model = calibrate(store, cid, emb, None, settings, n_probes=80)
     fitted_levels = [k for k, v in model.report["levels"].items() if v["ranking"] != "prior"]
     assert "passage" in fitted_levels, model.report["levels"]

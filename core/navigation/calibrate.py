@@ -286,7 +286,8 @@ def ensure_calibrated(store: Store, collection_id: int, embedder, backend, setti
     current = load_decision(store, collection_id, embedder, backend)
     version_key = f"calibrated_tree:{collection_id}:{model_set(embedder, backend)}"
     snap = snapshot_for(store, collection_id, embedder.model_id)
-    same_mode = current.report.get("fit_ranking", False) == settings.rank_fit
+    # A calibration stored without the flag predates it (some of those refitted the ranking): redo it.
+    same_mode = current.report.get("fit_ranking") == settings.rank_fit
     if current.key != "prior" and same_mode and store.get_meta(version_key) == snap.version:
         return current
     model = calibrate(store, collection_id, embedder, backend, settings, log=log, progress=progress)
