@@ -176,9 +176,10 @@ def embedder_scorer(embedder: Any) -> Scorer:
     """Cosine of the question with each text, from the embedder (vectors are L2-normalised by it)."""
 
     def score(question: str, texts: Sequence[str]) -> np.ndarray:
-        q = np.asarray(embedder.embed_one(question), dtype=np.float32)
-        m = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-        return m @ q
+        # one call for the question and the texts: each call has a fixed cost (measured ~0.45 s of 1.6 s for 12
+        # texts on the loaded two-core machine)
+        m = np.asarray(embedder.embed([question, *texts]), dtype=np.float32)
+        return m[1:] @ m[0]
 
     return score
 
