@@ -334,3 +334,9 @@ def test_copied_source_lines_are_tidied(tmp_path) -> None:
     ans = written(FakeShelf(tmp_path, b), "q?")
     assert ans.text == "Meals abroad are covered up to 40 euros per day. [3]"
     assert [c.number for c in ans.citations] == [3]
+
+
+def test_an_accepted_generation_adds_the_passages_it_cites_to_the_sources(tmp_path) -> None:
+    s = FakeShelf(tmp_path, ScriptedBackend("Meals abroad are covered up to 40 euros [3]."))
+    ans = answer_question(s, "How much paid annual leave do new employees receive?")
+    assert ans.generated.startswith("Meals abroad") and 3 in [c.number for c in ans.citations]

@@ -92,6 +92,9 @@ def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
     verdict = check_grounding(written.text, [h.text for h in cited], answer.question, evidence=answer.text)
     if verdict.ok:
         answer.generated = verdict.text
+        have = {c.number for c in answer.citations}  # the passages it cites join the answer's sources
+        answer.citations = sorted([*answer.citations, *(c for c in written.citations if c.number not in have)],
+                                  key=lambda c: c.number)
     else:
         answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
 
