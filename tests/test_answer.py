@@ -340,3 +340,13 @@ def test_an_accepted_generation_adds_the_passages_it_cites_to_the_sources(tmp_pa
     s = FakeShelf(tmp_path, ScriptedBackend("Meals abroad are covered up to 40 euros [3]."))
     ans = answer_question(s, "How much paid annual leave do new employees receive?")
     assert ans.generated.startswith("Meals abroad") and 3 in [c.number for c in ans.citations]
+
+
+def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch) -> None:
+    """The judge in resources ranks below the embedder on the tune half, so answers use the embedder unless
+    SHELFWISE_JUDGE asks for a judge."""
+    from shelfwise.core.answers import ask
+
+    monkeypatch.delenv("SHELFWISE_JUDGE", raising=False)
+    monkeypatch.setattr(ask, "_judge", [])
+    assert ask.shared_judge() is None and ask._judge == []  # not even looked for

@@ -13,9 +13,11 @@ stands alone. With ``adaptive=True`` DeepRAG's loop of sub-questions runs instea
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.adaptive import answer_adaptive
@@ -42,14 +44,20 @@ _judge: list[Any] = []  # [] = not looked for yet; [None] = no judge installed; 
 
 
 def shared_judge() -> Any | None:
-    """The relevance judge when its model is installed (loaded once per process), else None."""
+    """The relevance judge when one is switched on (loaded once per process), else None.
+
+    Opt-in through ``SHELFWISE_JUDGE`` (``bundled`` or a GGUF path): the judge that ships today ranks passages
+    below the embedder's cosine on ConditionalQA's tune half (training/RESULTS.md), so it is not used by default
+    until a trained judge beats the embedder there."""
+    choice = os.environ.get("SHELFWISE_JUDGE", "").strip()
+    if not choice:
+        return None
     with _judge_lock:
         if not _judge:
             try:
                 from shelfwise.core.models.judge import Judge, bundled_judge_path
 
-                bundled_judge_path()
-                _judge.append(Judge())
+                _judge.append(Judge(bundled_judge_path() if choice == "bundled" else Path(choice)))
             except Exception as exc:  # no judge model shipped (yet): the embedder ranks the sentences
                 log.info("sentence ranking falls back to the embedder: %s", exc)
                 _judge.append(None)
