@@ -178,24 +178,22 @@ def test_window_stays_responsive_and_a_query_can_be_cancelled(qtbot, window: Mai
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(time.monotonic()))
     timer.start(20)
-    tokens: list[str] = []
-    window.query_host.worker.token.connect(lambda _job, piece: tokens.append(piece))  # type: ignore[attr-defined]
     window.ask(QUESTION)
     assert window.answer_view.cancel_button.isEnabled() and not window.answer_view.ask_button.isEnabled()
-    started = time.monotonic()
-    qtbot.waitUntil(lambda: len(tokens) >= 2 or not window.query_host.busy, timeout=QUERY_TIMEOUT * 1000)
-    busy_for = time.monotonic() - started
-    assert window.query_host.busy, "the query ended before it could be cancelled"
+    assert window.query_host.busy
     window.grab()  # painting works mid-query
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert len(ticks) >= busy_for / 0.02 * 0.25, (len(ticks), busy_for)
-    assert max(gaps) < 1.0, max(gaps)
-
+    # Cancel while the query runs: at once, so the test does not depend on how fast this CPU walks and generates
+    # (the model's answer is checked before it is shown, so no token stream marks "mid-generation" any more).
     t0 = time.monotonic()
     with qtbot.waitSignal(window.query_finished, timeout=60_000):
         qtbot.mouseClick(window.answer_view.cancel_button, Qt.MouseButton.LeftButton)
-    assert time.monotonic() - t0 < 30
+    busy_for = time.monotonic() - t0
+    assert busy_for < 30
+    QTest.qWait(200)
     timer.stop()
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert len(ticks) >= (busy_for + 0.2) / 0.02 * 0.25, (len(ticks), busy_for)  # the event loop kept ticking
+    assert not gaps or max(gaps) < 1.0, max(gaps)
     assert window.session.last_answer is None
     assert window.answer_view.status.text() == "Cancelled"
     assert window.answer_view.ask_button.isEnabled()
