@@ -67,3 +67,35 @@ def test_focus_question() -> None:
 
     assert focus_question("I am 67. I live in Wales. Can I claim? Thanks.") == "Can I claim?"
     assert focus_question("parking rules") == "parking rules"
+
+
+def test_a_second_table_in_the_passage_is_read_with_its_own_header() -> None:
+    text = ("| Band | Minimum |\n|---|---|\n| L7 | 110000 |\n| Pay item | When | Details |\n|---|---|---|\n"
+            "| Holiday allowance | With the May salary | 8 percent |")
+    cands = candidates([hit(text, "Salary bands")])
+    assert [c.text for c in cands] == ["| L7 | 110000 |", "| Holiday allowance | With the May salary | 8 percent |"]
+    assert cands[0].context.startswith("| Band | Minimum |")
+    assert cands[1].context.startswith("| Pay item | When | Details |")
+
+
+def test_type_cue_counts_what_the_question_asks_for() -> None:
+    from shelfwise.core.answers.extractive import type_cue
+
+    texts = ["It is paid at 75 percent.", "Paid with the May salary: 8 percent.", "No figure here."]
+    assert list(type_cue("When is it paid and how much is it?", texts)) == [1.0, 2.0, 0.0]
+    hours = ["A working week is 38 hours.", "Core hours are 10:00 to 15:00."]
+    assert list(type_cue("What are the core hours?", hours)) == [0.0, 1.0]
+    booking = ["The office has 12 parking spaces.", "Book a space in the app."]
+    assert list(type_cue("How do you book a parking space?", booking)) == [0.0, 1.0]
+
+
+def test_word_overlap_stems_and_leaves_out_the_document_title() -> None:
+    from shelfwise.core.answers.extractive import word_overlap
+
+    texts = ["A working week at Northwind Labs is 38 hours.", "Core hours are 10:00 to 15:00."]
+    with_title = word_overlap("What are the core working hours at Northwind Labs?", texts)
+    without = word_overlap("What are the core working hours at Northwind Labs?", texts,
+                           scope="Northwind Labs Employee Handbook")
+    assert with_title[0] > with_title[1] and without[0] < with_title[0]
+    claims = word_overlap("When must claims be submitted?", ["Submit your claim in the app.", "Other text."])
+    assert claims[0] > 0.9 and claims[1] == 0.0

@@ -231,3 +231,38 @@ def test_a_sample_question_shows_the_sentence_that_answers_highlighted(qtbot, wi
     assert window.preview.sentence == sentence.text and window.preview.sentence_highlights > 0
     assert "10 days" not in window.answer_view.browser.toPlainText()  # the issue's wrong answer is never shown
     window.grab().save(str(tmp_path / "sentence.png"))
+
+
+def test_every_sample_question_is_answered_in_the_window(qtbot, sample_library: SimpleNamespace, tmp_path) -> None:
+    """All of resources/sample_questions.jsonl asked through the window (the extracted answer only: the model's
+    own answer is checked by the grounding tests); each shown answer holds its gold answer (see
+    tests/test_sample_answers.py for the rule)."""
+    import json
+
+    from shelfwise.core.evaluation.answer_modes import fact_match
+
+    db = tmp_path / "library.db"
+    shutil.copy(sample_library.db, db)
+    for suffix in ("-wal", "-shm"):
+        extra = Path(str(sample_library.db) + suffix)
+        if extra.exists():
+            shutil.copy(extra, Path(str(db) + suffix))
+    w = MainWindow(Settings(db_path=db, answer_generate=False),
+                   QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.show()
+    wrong = []
+    try:
+        for line in resources.path("sample_questions.jsonl").read_text().splitlines():
+            q = json.loads(line)
+            w.answer_view.question.setText(q["question"])
+            with qtbot.waitSignal(w.query_finished, timeout=QUERY_TIMEOUT * 1000):
+                qtbot.mouseClick(w.answer_view.ask_button, Qt.MouseButton.LeftButton)
+            shown = w.answer_view.browser.toPlainText()
+            answer = w.session.last_answer
+            assert answer is not None and shown.startswith(answer.text.split(" [")[0])
+            if not fact_match(shown.split("\n")[0], [q["answer"]]):
+                wrong.append((q["question"], q["answer"], shown[:200]))
+    finally:
+        w.shutdown()
+    assert not wrong, wrong
