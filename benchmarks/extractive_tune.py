@@ -75,7 +75,7 @@ def main() -> None:
         m = np.stack([vectors[t] for t in [question, *texts]])
         return m[1:] @ m[0]
 
-    for kw in eval(args.settings):  # noqa: S307 - a developer's own command line
+    for kw in eval(args.settings):
         out = []
         for name in ("tune", "sample"):
             rs = [r for r in rows if r["set"] == name]
