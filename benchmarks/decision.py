@@ -29,8 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from shelfwise.core.models.backend import Cost
 from shelfwise.core.models.llama_backend import LlamaBackend
 from shelfwise.core.models.prompts import item_question, likelihood_query, listing_context
@@ -245,10 +243,8 @@ def run_judge(args: argparse.Namespace) -> dict[str, Any]:
         return Measure(Cost(tokens=n_tok, seconds=time.perf_counter() - t, requests=1), time.process_time() - c)
 
     def raw_once() -> Measure:
-        out = np.zeros((len(seqs), raw.dim), dtype=np.float32)
         t, c = time.perf_counter(), time.process_time()
-        for rows in raw._batches(seqs):  # same grouping rule as the judge: same batches
-            raw._run(seqs, out, rows)
+        raw.encode_tokens(seqs)  # same packing rule (llama_encode.pack) as the judge: same batches
         return Measure(Cost(tokens=n_tok, seconds=time.perf_counter() - t, requests=1), time.process_time() - c)
 
     judge_once()  # warm-up (first graph allocation)

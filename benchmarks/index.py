@@ -105,10 +105,8 @@ def raw_ceiling(emb: Embedder, texts: list[str]) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, tokens) of llama_encode over ``texts`` (pre-tokenized) with the embedder's
     context and packing."""
     seqs = [emb.tokenize(t) for t in texts]
-    out = np.zeros((len(seqs), emb.dim), np.float32)
     t0, c0 = time.perf_counter(), cpu()
-    for rows in emb._batches(seqs):
-        emb._run(seqs, out, rows)
+    emb.encode_tokens(seqs)
     return time.perf_counter() - t0, cpu() - c0, sum(len(s) for s in seqs)
 
 

@@ -520,3 +520,25 @@ def test_threads_share_one_embedder(emb: object) -> None:
         results = list(pool.map(lambda i: emb.embed_one(SENTENCES[i % 6]), range(24)))  # type: ignore[attr-defined]
     for i, r in enumerate(results):
         np.testing.assert_allclose(r, expected[i % 6], atol=1e-6)
+
+
+def test_pack_keeps_order_and_both_limits() -> None:
+    from shelfwise.core.models.llama_encode import pack
+
+    lengths = [100, 100, 100, 300, 20, 20, 20, 20, 20]
+    groups = list(pack(lengths, 256, 3))
+    assert [i for g in groups for i in g] == list(range(len(lengths)))  # every sequence once, in order
+    assert groups == [[0, 1], [2], [3], [4, 5, 6], [7, 8]]  # tokens <= 256 (a longer one alone), <= 3 sequences
+    assert list(pack([], 256, 3)) == []
+
+
+@pytest.mark.model
+def test_thread_count_can_change_between_calls(emb: object) -> None:
+    before = emb.embed(SENTENCES[:4])  # type: ignore[attr-defined]
+    n = emb.n_threads  # type: ignore[attr-defined]
+    emb.set_threads(1 if n > 1 else 2)  # type: ignore[attr-defined]
+    try:
+        assert emb.n_threads == (1 if n > 1 else 2)  # type: ignore[attr-defined]
+        np.testing.assert_allclose(emb.embed(SENTENCES[:4]), before, atol=1e-5)  # type: ignore[attr-defined]
+    finally:
+        emb.set_threads(n)  # type: ignore[attr-defined]

@@ -19,21 +19,21 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Self
 
 import numpy as np
 
-from shelfwise.core.models.backend import BackendError, default_threads
+from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.embed_convert import (
     BUNDLED_PACKAGE,
     CONVERTER_VERSION,
     bundled_source_dir,
     convert,
 )
-from shelfwise.core.models.logs import route_llama_log
+from shelfwise.core.models.llama_encode import EncoderContext, load_model
 from shelfwise.core.paths import models_dir
 
 BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
@@ -115,14 +115,11 @@ def _verify_gguf(path: Path) -> None:
     """Check a freshly written file the way it will be used: llama.cpp loads it and tokenizes as BERT does."""
     import llama_cpp
 
-    route_llama_log()
-    llama_cpp.llama_backend_init()
-    params = llama_cpp.llama_model_default_params()
-    params.n_gpu_layers = 0
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
-    if not model:
+    try:
+        model = load_model(path, "converted embedder")
+    except BackendError:
         path.unlink(missing_ok=True)
-        raise BackendError(f"llama.cpp cannot load the converted embedder {path}")
+        raise
     try:
         vocab = llama_cpp.llama_model_get_vocab(model)
         buf = (llama_cpp.llama_token * 16)()
@@ -165,43 +162,25 @@ class Embedder:
         self.path = path
         self.window = window
         self.batch_tokens = max(batch_tokens, window)
-        self.max_seqs = max(1, min(max_seqs, self.batch_tokens, llama_cpp.llama_max_parallel_sequences()))
-        # Every core (up to 4) by default: faster on an idle machine (see above). On cores that other jobs keep
-        # busy, llama.cpp's spinning workers lose badly (measured on 2 busy cores: 2 threads ~10x the CPU time of
-        # 1 per query): pass n_threads (Settings.n_threads) there.
-        self.n_threads = n_threads or min(4, default_threads())
         self._lock = threading.Lock()
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
 
-        route_llama_log()
-        llama_cpp.llama_backend_init()
-        mparams = llama_cpp.llama_model_default_params()
-        mparams.n_gpu_layers = 0
-        self._model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
-        if not self._model:
-            raise BackendError(f"llama.cpp could not load the embedder {path}")
-        self._ctx = None
-        self._batch = None
+        self._model = load_model(path, "embedder")
+        self._enc: EncoderContext | None = None
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             self._dim = int(llama_cpp.llama_model_n_embd(self._model))
             n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
             if window > n_train:
                 raise ValueError(f"window {window} exceeds the model's {n_train} positions")
-            cparams = llama_cpp.llama_context_default_params()
-            cparams.n_ctx = self.batch_tokens
-            cparams.n_batch = self.batch_tokens
-            cparams.n_ubatch = self.batch_tokens  # an encoder needs every sequence inside one micro-batch
-            cparams.n_seq_max = self.max_seqs
-            cparams.kv_unified = True
-            cparams.embeddings = True
-            cparams.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_MEAN
-            cparams.n_threads = self.n_threads
-            cparams.n_threads_batch = self.n_threads
-            self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
-            if not self._ctx:
-                raise BackendError(f"llama.cpp could not create a context for {path}")
-            self._batch = llama_cpp.llama_batch_init(self.batch_tokens, 0, 1)
+            # Every core (up to 4) by default: faster on an idle machine (see above). On cores that other jobs keep
+            # busy, llama.cpp's spinning workers lose badly (measured on 2 busy cores: 2 threads ~10x the CPU time of
+            # 1 per query): pass n_threads (Settings.n_threads) there.
+            self._enc = EncoderContext(self._model, pooling=llama_cpp.LLAMA_POOLING_TYPE_MEAN, width=self._dim,
+                                       batch_tokens=self.batch_tokens, max_seqs=max_seqs, n_threads=n_threads,
+                                       what="embedder")
+            self.max_seqs = self._enc.max_seqs
+            self.n_threads = self._enc.n_threads
             self._prefix, self._suffix = self._special_frame()
         except BaseException:
             self.close()
@@ -257,54 +236,32 @@ class Embedder:
         return len(self._raw_tokens(text.encode("utf-8", errors="replace"), True))
 
     # -- embedding ----------------------------------------------------------------------------------------------
-    def _batches(self, seqs: list[list[int]]) -> Iterator[list[int]]:
-        """Indices of ``seqs`` grouped so each group fits ``batch_tokens`` and ``max_seqs``."""
-        group: list[int] = []
-        used = 0
-        for i, toks in enumerate(seqs):
-            if group and (used + len(toks) > self.batch_tokens or len(group) >= self.max_seqs):
-                yield group
-                group, used = [], 0
-            group.append(i)
-            used += len(toks)
-        if group:
-            yield group
+    def encode_tokens(self, seqs: list[list[int]]) -> np.ndarray:
+        """Mean-pooled vectors (not normalised) of pre-tokenized texts (see :meth:`tokenize`): the raw llama.cpp
+        step, with no tokenizing; benchmarks use it as the ceiling."""
+        with self._lock:
+            if self._enc is None:
+                raise BackendError("embedder is closed")
+            return self._enc.encode_sequences(seqs)
 
-    def _run(self, seqs: list[list[int]], out: np.ndarray, rows: list[int]) -> None:
-        ll, batch = self._ll, self._batch
-        assert batch is not None and self._ctx is not None
-        n = 0
-        for s, i in enumerate(rows):
-            for p, tok in enumerate(seqs[i]):
-                batch.token[n] = tok
-                batch.pos[n] = p
-                batch.n_seq_id[n] = 1
-                batch.seq_id[n][0] = s
-                batch.logits[n] = 1
-                n += 1
-        batch.n_tokens = n
-        rc = ll.llama_encode(self._ctx, batch)
-        if rc != 0:
-            raise BackendError(f"llama_encode failed ({rc}) on a batch of {len(rows)} texts / {n} tokens")
-        for s, i in enumerate(rows):
-            ptr = ll.llama_get_embeddings_seq(self._ctx, s)
-            if not ptr:
-                raise BackendError("llama.cpp returned no pooled embedding (is pooling enabled in the GGUF?)")
-            out[i] = np.ctypeslib.as_array(ptr, shape=(self._dim,))
+    def set_threads(self, n_threads: int) -> None:
+        """Threads for the next calls: fewer while another process (the parse worker) shares the cores."""
+        with self._lock:
+            if self._enc is not None:
+                self._enc.set_threads(max(1, n_threads))
+                self.n_threads = self._enc.n_threads
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised mean-pooled vectors, float32, shape ``(len(texts), dim)``, in input order."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_one() for a single string")
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
         if not texts:
-            return out
+            return np.zeros((0, self._dim), dtype=np.float32)
         with self._lock:
-            if self._ctx is None:
+            if self._enc is None:
                 raise BackendError("embedder is closed")
             seqs = [self.tokenize(t) for t in texts]
-            for rows in self._batches(seqs):
-                self._run(seqs, out, rows)
+            out = self._enc.encode_sequences(seqs)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)
         return out
@@ -319,15 +276,12 @@ class Embedder:
         if lock is not None:
             lock.acquire()
         try:
-            ll = self._ll
-            if getattr(self, "_batch", None) is not None:
-                ll.llama_batch_free(self._batch)
-                self._batch = None
-            if getattr(self, "_ctx", None):
-                ll.llama_free(self._ctx)
-            self._ctx = None
+            enc = getattr(self, "_enc", None)
+            if enc is not None:
+                enc.close()
+            self._enc = None
             if getattr(self, "_model", None):
-                ll.llama_model_free(self._model)
+                self._ll.llama_model_free(self._model)
             self._model = None
         finally:
             if lock is not None:

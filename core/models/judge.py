@@ -19,9 +19,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -29,8 +28,8 @@ from typing import Self
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.llama_encode import EncoderContext, load_model
 from shelfwise.core.models.logs import LOGGER as LLAMA_LOGGER
-from shelfwise.core.models.logs import route_llama_log
 
 #: Token caps the judge is trained with: the query keeps at most QUERY_TOKENS, the whole pair at most PAIR_TOKENS.
 QUERY_TOKENS = 96
@@ -100,20 +99,12 @@ class Judge:
         if not path.is_file():
             raise BackendError(f"judge model not found: {path}")
         self.path = path
-        self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 2))
         h = hashlib.sha256(path.read_bytes()).hexdigest()
         self._model_id = f"{path.name}:{h[:16]}"
-        route_llama_log()  # llama.cpp's log to the log file (stderr only with --verbose)
         if verbose:
             logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
-        llama_cpp.llama_backend_init()
-        mparams = llama_cpp.llama_model_default_params()
-        mparams.n_gpu_layers = 0
-        self._model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
-        if not self._model:
-            raise BackendError(f"llama.cpp could not load the judge {path}")
-        self._ctx = None
-        self._batch = None
+        self._model = load_model(path, "judge")
+        self._enc: EncoderContext | None = None
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
@@ -123,21 +114,11 @@ class Judge:
                 pair_tokens=min(PAIR_TOKENS, n_train),
             )
             self.batch_tokens = max(batch_tokens, self.frame.pair_tokens)
-            self.max_seqs = max(1, min(max_seqs, llama_cpp.llama_max_parallel_sequences()))
-            cparams = llama_cpp.llama_context_default_params()
-            cparams.n_ctx = self.batch_tokens
-            cparams.n_batch = self.batch_tokens
-            cparams.n_ubatch = self.batch_tokens  # an encoder needs every sequence inside one micro-batch
-            cparams.n_seq_max = self.max_seqs
-            cparams.kv_unified = True
-            cparams.embeddings = True
-            cparams.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_RANK
-            cparams.n_threads = self.n_threads
-            cparams.n_threads_batch = self.n_threads
-            self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
-            if not self._ctx:
-                raise BackendError(f"llama.cpp could not create a context for {path}")
-            self._batch = llama_cpp.llama_batch_init(self.batch_tokens, 0, 1)
+            self._enc = EncoderContext(self._model, pooling=llama_cpp.LLAMA_POOLING_TYPE_RANK, width=1,
+                                       batch_tokens=self.batch_tokens, max_seqs=max_seqs, n_threads=n_threads,
+                                       what="judge")
+            self.max_seqs = self._enc.max_seqs
+            self.n_threads = self._enc.n_threads
         except BaseException:
             self.close()
             raise
@@ -165,49 +146,14 @@ class Judge:
         return [pair_tokens(q, self._raw_tokens(t, self.frame.pair_tokens), self.frame) for t in texts]
 
     # -- scoring ------------------------------------------------------------------------------------------------
-    def _groups(self, seqs: list[list[int]]) -> Iterator[list[int]]:
-        group: list[int] = []
-        used = 0
-        for i, toks in enumerate(seqs):
-            if group and (used + len(toks) > self.batch_tokens or len(group) >= self.max_seqs):
-                yield group
-                group, used = [], 0
-            group.append(i)
-            used += len(toks)
-        if group:
-            yield group
-
-    def _run(self, seqs: list[list[int]], rows: list[int], out: np.ndarray) -> None:
-        ll, batch = self._ll, self._batch
-        assert batch is not None and self._ctx is not None
-        n = 0
-        for s, i in enumerate(rows):
-            for p, tok in enumerate(seqs[i]):
-                batch.token[n] = tok
-                batch.pos[n] = p
-                batch.n_seq_id[n] = 1
-                batch.seq_id[n][0] = s
-                batch.logits[n] = 1
-                n += 1
-        batch.n_tokens = n
-        rc = ll.llama_encode(self._ctx, batch)
-        if rc != 0:
-            raise BackendError(f"llama_encode failed ({rc}) on {len(rows)} pairs / {n} tokens")
-        for s, i in enumerate(rows):
-            ptr = ll.llama_get_embeddings_seq(self._ctx, s)
-            if not ptr:
-                raise BackendError("llama.cpp returned no rank score (is the GGUF a cross-encoder?)")
-            out[i] = ptr[0]
-
     def score_tokens(self, seqs: list[list[int]]) -> np.ndarray:
         """Raw logits for pre-built pair token sequences (see :meth:`pairs`)."""
-        out = np.zeros(len(seqs), dtype=np.float32)
+        if not seqs:
+            return np.zeros(0, dtype=np.float32)
         with self._lock:
-            if self._ctx is None:
+            if self._enc is None:
                 raise BackendError("judge is closed")
-            for rows in self._groups(seqs):
-                self._run(seqs, rows, out)
-        return out
+            return self._enc.encode_sequences(seqs)[:, 0].copy()
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """Raw relevance logits of ``texts`` for ``query``, float32, in input order (higher = more relevant)."""
@@ -224,15 +170,12 @@ class Judge:
     def close(self) -> None:
         """Free the llama.cpp context and model (idempotent)."""
         with self._lock:
-            ll = self._ll
-            if getattr(self, "_batch", None) is not None:
-                ll.llama_batch_free(self._batch)
-                self._batch = None
-            if getattr(self, "_ctx", None):
-                ll.llama_free(self._ctx)
-            self._ctx = None
+            enc = getattr(self, "_enc", None)
+            if enc is not None:
+                enc.close()
+            self._enc = None
             if getattr(self, "_model", None):
-                ll.llama_model_free(self._model)
+                self._ll.llama_model_free(self._model)
             self._model = None
 
     def __enter__(self) -> Self:
