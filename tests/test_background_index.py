@@ -45,6 +45,37 @@ def test_indexer_alive_tells_live_other_processes(tmp_path: Path) -> None:
     store.close()
 
 
+def test_status_json_reports_a_live_indexer(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+    from shelfwise.core.store.db import FileMeta
+    from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
+
+    db = tmp_path / "lib.db"
+    store = Store(db)
+    cid = store.collection("default").id
+    doc = ParsedDocument(title="T", format="md", pages=1, children=[ParsedNode(kind="section", title="S", children=[
+        ParsedNode(kind="passage", title="", text=f"words {i}", location=Location(page=1)) for i in range(3)])])
+    store.write_document(cid, "/t.md", FileMeta(1, 1.0, "x"), doc)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        mark_started(store, cid, child.pid, 5)
+        out = CliRunner().invoke(main, ["--db", str(db), "status", "--json"])
+        assert out.exit_code == 0, out.output
+        js = json.loads(out.stdout)
+        assert [Path(d["path"]).name for d in js["documents"]] == ["t.md"]
+        [ix] = js["indexes"]
+        assert ix["collection"] == "default" and ix["unfinished"] and ix["running"], ix
+        assert ix["pending"] == 5 and ix["stage"] == "starting" and ix["total"] == 5 and ix["pid"] == child.pid, ix
+    finally:
+        child.kill()
+        child.wait()
+    [ix] = json.loads(CliRunner().invoke(main, ["--db", str(db), "status", "--json"]).stdout)["indexes"]
+    assert ix["unfinished"] and not ix["running"] and ix["stage"] is None and ix["pending"] == 5, ix
+    store.close()
+
+
 @pytest.mark.model
 def test_no_wait_ingest_is_searchable_at_once_and_indexes_in_background(tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -65,6 +96,8 @@ def test_no_wait_ingest_is_searchable_at_once_and_indexes_in_background(tmp_path
 
     st = _cli(home, "status")
     assert "Index 'default':" in st.stdout and "pid" in st.stdout, st.stdout
+    [ix] = json.loads(_cli(home, "status", "--json").stdout)["indexes"]
+    assert ix["collection"] == "default" and ix["unfinished"] and ix["pending"] > 0, ix
 
     deadline = time.monotonic() + 1200
     while time.monotonic() < deadline:
@@ -76,3 +109,5 @@ def test_no_wait_ingest_is_searchable_at_once_and_indexes_in_background(tmp_path
         time.sleep(2)
     assert done, "the background indexer did not finish"
     assert "Index 'default'" not in _cli(home, "status").stdout
+    [ix] = json.loads(_cli(home, "status", "--json").stdout)["indexes"]
+    assert not ix["unfinished"] and ix["pending"] == 0 and ix["stage"] == "done", ix

@@ -57,7 +57,10 @@ def test_ingest_status_tree_search_on_a_small_folder(small: tuple[Path, Path]) -
     again = runner.invoke(main, ["--db", str(db), "ingest", str(docs), "-c", "pets"])
     assert again.exit_code == 0 and "2 unchanged" in again.output
 
-    status = json.loads(stdout_of(runner.invoke(main, ["--db", str(db), "status", "--json"])))
+    listing = json.loads(stdout_of(runner.invoke(main, ["--db", str(db), "status", "--json"])))
+    status = listing["documents"]
+    [ix] = listing["indexes"]
+    assert ix["collection"] == "pets" and not ix["unfinished"] and ix["pending"] == 0, ix  # ingest indexed it
     assert sorted(Path(d["path"]).name for d in status) == ["cats.md", "dogs.txt"]
     assert all(d["status"] == "ok" and d["passages"] >= 1 for d in status)
 
@@ -113,7 +116,7 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_corpus_every_file_gets_a_status(corpus_db: Path) -> None:
     result = CliRunner().invoke(main, ["--db", str(corpus_db), "status", "--json"])
-    docs = {Path(d["path"]).name: d for d in json.loads(stdout_of(result))}
+    docs = {Path(d["path"]).name: d for d in json.loads(stdout_of(result))["documents"]}
     office = {p.name for p in CORPUS.iterdir() if p.name != "SOURCE.md"}
     assert len(office) == 29 and set(docs) == office | {"SOURCE.md"}  # SOURCE.md is Markdown: ingested too
     for name, d in docs.items():

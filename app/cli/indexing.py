@@ -8,13 +8,16 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from shelfwise.app.cli.group import open_store
+from shelfwise.app.cli.progress import IndexLine, describe_progress
 from shelfwise.core.ingestion.indexing import index_state, ingest_lock, ingest_running
 from shelfwise.core.navigation.finish import (
     IndexProgress,
@@ -24,49 +27,6 @@ from shelfwise.core.navigation.finish import (
     stored_progress,
 )
 from shelfwise.core.store.db import Store
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
-
-
-def describe_progress(p: IndexProgress) -> str:
-    """``embedding 1200/5400 (22%), ETA 3m10s`` and the like."""
-    if p.stage == "embedding":
-        eta = f", ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
-        return f"embedding {p.done}/{p.total} ({100 * p.fraction:.0f}%){eta}"
-    if p.stage == "calibrating":
-        eta = f", ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
-        return f"calibrating on probe queries {p.done}/{p.total}{eta}" if p.total > 1 else "topics and calibration"
-    if p.stage == "starting":
-        return f"starting ({p.total} nodes to embed)"
-    return "done"
-
-
-class IndexLine:
-    """``Indexing: embedding 120/3400 (4%), ETA 3m10s`` on stderr, then the calibration's probes: redrawn on a
-    terminal, every 10% otherwise."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.shown = -1
-
-    def __call__(self, p: IndexProgress) -> None:
-        if p.stage in ("embedding", "calibrating"):
-            step = int(10 * p.done / max(1, p.total)) + (10 if p.stage == "calibrating" else 0)
-            if self.tty:
-                self.stream.write(f"\rIndexing: {describe_progress(p)}".ljust(70))
-            elif step != self.shown:
-                self.stream.write(f"Indexing: {describe_progress(p)}\n")
-                self.shown = step
-        elif p.stage == "done" and self.tty:
-            self.stream.write("\r" + " " * 70 + "\r")
-        self.stream.flush()
 
 
 def index_collection(store: Store, collection: str, quiet: bool, embedder: Any = None) -> None:
@@ -173,19 +133,47 @@ def start_background_index(store: Store, collection: str) -> int:
     return proc.pid
 
 
+@dataclass
+class CollectionIndex:
+    """How far one collection's index is (``shelfwise status``; ``--json`` prints these fields)."""
+
+    collection: str
+    unfinished: bool  # vectors, topics or calibration still to do
+    pending: int  # documents, sections and passages without a vector yet (found by their words meanwhile)
+    running: bool  # a live indexer process is working on it
+    stage: str | None = None  # the indexer's last report: "starting" | "embedding" | "calibrating" | "done"
+    done: int | None = None  # of that stage
+    total: int | None = None
+    eta_seconds: float | None = None  # of that stage, counted down since the report
+    pid: int | None = None
+
+
+def index_status(store: Store) -> list[CollectionIndex]:
+    out = []
+    for coll in store.collections():
+        state = index_state(store, coll.id)
+        p = stored_progress(store, coll.id)
+        running = state.unfinished and indexer_alive(p)
+        item = CollectionIndex(coll.name, state.unfinished, state.without_vectors, running)
+        if p is not None and (running or not state.unfinished):
+            eta = None if p.eta_seconds is None else max(0.0, p.eta_seconds - (time.time() - p.updated))
+            item.stage, item.done, item.total, item.eta_seconds, item.pid = p.stage, p.done, p.total, eta, p.pid
+        out.append(item)
+    return out
+
+
 def status_lines(store: Store) -> list[str]:
     """One line per collection whose index is not finished: how far, and whether something is working on it."""
     lines = []
-    for coll in store.collections():
-        state = index_state(store, coll.id)
-        if not state.unfinished:
+    for c in index_status(store):
+        if not c.unfinished:
             continue
-        p = stored_progress(store, coll.id)
-        if p is not None and indexer_alive(p):
-            lines.append(f"Index '{coll.name}': {describe_progress(p)} (pid {p.pid}); questions meanwhile are "
+        if c.running and c.stage is not None:
+            p = IndexProgress(c.stage, c.done or 0, c.total or 0, c.eta_seconds)
+            lines.append(f"Index '{c.collection}': {describe_progress(p)} (pid {c.pid}); questions meanwhile are "
                          "answered from what is indexed.")
         else:
-            lines.append(f"Index '{coll.name}': {state.without_vectors} nodes without vectors, not being indexed "
+            lines.append(f"Index '{c.collection}': {c.pending} nodes without vectors, not being indexed "
                          "now; the next question finishes it (or: shelfwise index).")
     return lines
 

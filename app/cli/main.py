@@ -23,64 +23,23 @@ and add the module to :data:`COMMAND_MODULES` at the end of this file. Command m
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from shelfwise.app.cli import answer, doctor, indexing, query
 from shelfwise.app.cli.group import main, open_store
-from shelfwise.app.cli.indexing import index_collection, start_background_index, status_lines
+from shelfwise.app.cli.indexing import index_collection, index_status, start_background_index, status_lines
+from shelfwise.app.cli.progress import IngestLine
 from shelfwise.core.ingestion.indexing import index_state
-from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
+from shelfwise.core.ingestion.runner import IngestReport, ingest
 from shelfwise.core.store.db import NodeRow, Store
 
 
 # --------------------------------------------------------------------------- ingest
-class _ProgressLine:
-    """A one-line progress bar on stderr when it is a terminal; one line per file otherwise."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.width = shutil.get_terminal_size((100, 20)).columns
-        self.drawn = False
-
-    def __call__(self, p: IngestProgress) -> None:
-        name = Path(p.path).name
-        if not self.tty:
-            if p.status != "working" or p.message:  # a file's result, or its parser's progress ("OCR page 2/9")
-                note = f": {p.message}" if p.message and p.status != "ok" else ""
-                status = "ok (OCR)" if p.status == "ok" and p.ocr_pages else p.status
-                self.stream.write(f"[{p.done}/{p.total}] {status:<9} {name}{note}\n")
-                self.stream.flush()
-            return
-        frac = p.done / p.total if p.total else 1.0
-        bar = "#" * int(frac * 24)
-        eta = f" ETA {_duration(p.eta_seconds)}" if p.eta_seconds is not None and p.done < p.total else ""
-        step = f" · {p.message}" if p.status == "working" and p.message else ""
-        line = f"[{bar:<24}] {p.done}/{p.total}{eta} {name}{step}"
-        self.stream.write("\r" + line[: self.width - 1].ljust(self.width - 1))
-        self.stream.flush()
-        self.drawn = True
-
-    def finish(self) -> None:
-        if self.tty and self.drawn:
-            self.stream.write("\r" + " " * (self.width - 1) + "\r")
-            self.stream.flush()
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
-
-
 def _print_summary(report: IngestReport) -> None:
     c = report.counts
     click.echo(
@@ -124,7 +83,7 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
     store = open_store(ctx)
     if store.read_only:
         raise click.ClickException(f"cannot add files: {store.why_read_only()}")
-    bar = _ProgressLine(sys.stderr)
+    bar = IngestLine(sys.stderr)
     try:
         report = ingest(store, list(paths), collection, progress=bar, force=force)
     finally:
@@ -151,30 +110,34 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
 # --------------------------------------------------------------------------- status
 @main.command("status")
 @click.option("--collection", "-c", default=None, help="Only this collection.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per document.")
+@click.option("--json", "as_json", is_flag=True, help="JSON: the documents and each collection's indexing.")
 @click.pass_context
 def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> None:
-    """Show every document in the library with its status (ok, error, needs_ocr) and size of its tree.
+    """Show every document in the library with its status (ok, error, needs_ocr) and size of its tree, and how
+    far each collection's index is (nodes still without vectors; a background indexer's stage, done/total, ETA).
 
     Exit code 3 if the library is damaged (see shelfwise doctor).
     "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``.
+    ``--json`` prints {"documents": [...], "indexes": [...]}.
 
     \b
     Example:
-        shelfwise status --json | jq '.[] | select(.status != "ok") | .path'
+        shelfwise status --json | jq '.documents[] | select(.status != "ok") | .path'
+        shelfwise status --json | jq '.indexes[] | {collection, pending, done, total, eta_seconds}'
     """
     store = open_store(ctx)
     names = {c.id: c.name for c in store.collections()}
     cid = _collection_id(store, collection)
     docs = store.documents(cid)
     if as_json:
-        out = [{
+        documents = [{
             "id": d.id, "collection": names.get(d.collection_id, ""), "path": d.path, "status": d.status,
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
             "ocr_pages": d.ocr_pages,
         } for d in docs]
-        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
+        click.echo(json.dumps({"documents": documents, "indexes": indexes}, ensure_ascii=False, indent=2))
         ctx.exit(3 if store.damage else 0)
     if not docs:
         click.echo("No documents yet. Add some with: shelfwise ingest PATH")
