@@ -5,15 +5,19 @@ the same texts in the same run (the ceiling).
     python benchmarks/index.py --sizes 1000 --json     # quicker
     python benchmarks/index.py --rss-only --json       # just the peak RSS of `shelfwise ask`
 
-Real text: the files of ``../shared/corpus`` parsed by the ingest runner (parse + tree), then the evaluation sets'
-documents (ConditionalQA guides, then SQuAD paragraphs, written as parsed trees), in that order, until N passages.
-Each size is a fresh library: parse + tree, then ``refresh_collection`` (vectors for documents, sections and
-passages + topic clusters). The ceiling is the same texts (exactly what the indexer embedded), tokenized beforehand,
-through ``llama_encode`` alone with the embedder's own context (no Python between batches but the packing), best of
-the batch sizes tried (by CPU time; default only the embedder's 256). ``ratio_to_ceiling`` = ceiling seconds / our
-seconds for the whole pipeline (parse + tree + vectors + topics); ``embed_ratio_to_ceiling`` = the same for the
-indexing step alone; the ``_cpu`` variants use CPU seconds of this process and its parse worker (steadier than wall
-time on a shared machine; run with SHELFWISE_THREADS=1 there so llama.cpp does not spin on busy cores).
+Real text: the files of ``../shared/corpus`` parsed by the ingest runner in one run (parse worker process; smallest
+files first), then the evaluation sets' documents (ConditionalQA guides, then SQuAD paragraphs, written as parsed
+trees), in that order, until N passages. Each size is a fresh library, indexed as ``shelfwise ingest`` does it: the
+documents written so far are embedded alongside (``EmbedAlongside``, a thread, one llama.cpp thread fewer while the
+parse worker runs) while the next files parse; then the vectors still missing and the topic clusters. ``--no-overlap``
+embeds only after parsing, for comparison. The breakdown: parse + tree wall (with the embedding alongside), the
+finishing embedding split into tokenizing / packing + ``llama_encode`` / everything else (SQLite, cache, texts),
+and topics. The ceiling is the same texts (exactly what the indexer embedded), tokenized beforehand, through
+``llama_encode`` alone with the embedder's own context (no Python between batches but the packing), best of the
+batch sizes tried (by CPU time; default only the embedder's 256). ``ratio_to_ceiling`` = ceiling seconds / our wall
+seconds for the whole pipeline (parse + tree + vectors + topics); ``encode_ratio_to_ceiling`` = the ceiling over the
+time spent inside the embedder's encode step; ``_cpu`` = CPU seconds of this process and its parse worker (steadier
+than wall time on a shared machine; run with SHELFWISE_THREADS=1 there so llama.cpp does not spin on busy cores).
 
 The passage Hit@1 on the ConditionalQA tune half before/after each saving is not re-run here (an eval run takes
 many minutes); ``quality`` reports the figures recorded in ``docs/eval/index-savings.json`` by the runs named there.
@@ -39,9 +43,10 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.evaluation.run import load_dataset
+from shelfwise.core.ingestion.alongside import EmbedAlongside
 from shelfwise.core.ingestion.runner import ingest
 from shelfwise.core.models.embedder import Embedder
-from shelfwise.core.navigation.index import refresh_collection
+from shelfwise.core.navigation.index import embed_missing, rebuild_hierarchy
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import Budgets
 from shelfwise.core.store.db import FileMeta, Store
@@ -58,30 +63,6 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def build_library(store: Store, n: int) -> dict[str, Any]:
-    """Corpus files (real parsing) then evaluation documents until ``n`` passages; returns the timing."""
-    cid = store.collection("bench").id
-    t0, c0 = time.perf_counter(), cpu()
-    # smallest files first, so a small size is a mix of formats rather than one big PDF
-    files = sorted((p for p in CORPUS.iterdir() if p.is_file() and p.suffix.lower() != ".md"),
-                   key=lambda p: (p.stat().st_size, p.name))
-    for f in files:
-        if _passages(store, cid) >= n:
-            break
-        ingest(store, [f], "bench")
-    corpus_passages = _passages(store, cid)
-    for name in ("conditionalqa", "squad"):
-        if _passages(store, cid) >= n:
-            break
-        ds = load_dataset(name)
-        for doc in ds.documents:
-            if _passages(store, cid) >= n:
-                break
-            store.write_document(cid, f"{name}:{doc.path}", FileMeta(0, 0.0, doc.path), doc.parsed)
-    return {"collection_id": cid, "parse_tree_seconds": time.perf_counter() - t0, "parse_tree_cpu": cpu() - c0,
-            "corpus_passages": corpus_passages}
-
-
 def _passages(store: Store, cid: int) -> int:
     return int(store.conn.execute(
         "SELECT count(*) FROM nodes WHERE collection_id = ? AND kind = 'passage'", (cid,)).fetchone()[0])
@@ -96,9 +77,73 @@ class Recording:
         self.window = emb.window
         self.texts: list[str] = []
 
+    @property
+    def n_threads(self) -> int:
+        return self.emb.n_threads
+
+    def set_threads(self, n: int) -> None:
+        self.emb.set_threads(n)
+
     def embed(self, texts: list[str]) -> np.ndarray:
         self.texts.extend(texts)
         return self.emb.embed(texts)
+
+
+def build_and_index(store: Store, n: int, emb: Recording, overlap: bool) -> dict[str, float | int]:
+    """Corpus files (real parsing, one ingest run) then evaluation documents until ``n`` passages, embedding
+    alongside (``overlap``, what ``shelfwise ingest`` does) or not; then the rest of the vectors and the topics."""
+    cid = store.collection("bench").id
+    timing = emb.emb.timing
+    timing.reset()
+    t0, c0 = time.perf_counter(), cpu()
+    along = EmbedAlongside(store.path, cid, emb) if overlap else None
+    if along is not None:
+        along.start()
+    # smallest files first, so a small size is a mix of formats rather than one big PDF
+    files = sorted((p for p in CORPUS.iterdir() if p.is_file() and p.suffix.lower() != ".md"),
+                   key=lambda p: (p.stat().st_size, p.name))
+    ingest(store, files, "bench", cancel=lambda: _passages(store, cid) >= n,
+           after_write=along.written if along is not None else None)
+    corpus_passages = _passages(store, cid)
+    for name in ("conditionalqa", "squad"):
+        if _passages(store, cid) >= n:
+            break
+        for doc in load_dataset(name).documents:
+            if _passages(store, cid) >= n:
+                break
+            doc_id = store.write_document(cid, f"{name}:{doc.path}", FileMeta(0, 0.0, doc.path), doc.parsed)
+            if along is not None:
+                along.written(doc_id)
+    t_parsed, c_parsed = time.perf_counter(), cpu()
+    alongside = along.stop() if along is not None else 0
+    t_stopped = time.perf_counter()
+    before = (timing.tokenize_seconds, timing.encode_seconds)
+    embedded = embed_missing(store, cid, emb)
+    t_embedded = time.perf_counter()
+    finish_tok = timing.tokenize_seconds - before[0]
+    finish_enc = timing.encode_seconds - before[1]
+    rebuild_hierarchy(store, cid, emb, Budgets().branching)
+    t_end, c_end = time.perf_counter(), cpu()
+    finish_embed_s = t_embedded - t_stopped
+    return {
+        "corpus_passages": corpus_passages,
+        "parse_tree_seconds": t_parsed - t0,  # wall of parsing + writing the trees (with embedding alongside)
+        "parse_tree_cpu": c_parsed - c0,  # of both (one process + the parse worker)
+        "embedded_alongside": alongside,
+        "alongside_busy_seconds": along.busy_seconds if along is not None else 0.0,
+        "stop_wait_seconds": t_stopped - t_parsed,  # the alongside thread finishing its batch
+        "embedded_after": embedded,
+        "finish_embed_seconds": finish_embed_s,
+        "finish_tokenize_seconds": finish_tok,
+        "finish_encode_seconds": finish_enc,
+        "finish_other_seconds": finish_embed_s - finish_tok - finish_enc,  # SQLite, cache lookups, texts, Python
+        "topics_seconds": t_end - t_embedded,
+        "total_seconds": t_end - t0,
+        "total_cpu": c_end - c0,
+        "index_cpu": c_end - c_parsed,
+        "embed_tokenize_seconds": timing.tokenize_seconds,
+        "embed_encode_seconds": timing.encode_seconds,
+    }
 
 
 def raw_ceiling(emb: Embedder, texts: list[str]) -> tuple[float, float, int]:
@@ -110,18 +155,14 @@ def raw_ceiling(emb: Embedder, texts: list[str]) -> tuple[float, float, int]:
     return time.perf_counter() - t0, cpu() - c0, sum(len(s) for s in seqs)
 
 
-def run_size(n: int, embedders: dict[int, Embedder], ceiling_bts: list[int]) -> dict[str, Any]:
+def run_size(n: int, embedders: dict[int, Embedder], ceiling_bts: list[int], overlap: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shelfwise-index-bench-") as tmp:
         store = Store(Path(tmp) / "lib.db")
-        built = build_library(store, n)
-        cid = built["collection_id"]
         emb = Recording(embedders[256])
-        t0, c0 = time.perf_counter(), cpu()
-        result = refresh_collection(store, cid, emb, Budgets())
-        index_s, index_cpu = time.perf_counter() - t0, cpu() - c0
+        built = build_and_index(store, n, emb, overlap)
         texts = emb.texts
-        passages = _passages(store, cid)
-        nodes = result["embedded"]
+        passages = _passages(store, int(store.collection("bench").id))
+        nodes = int(built["embedded_alongside"]) + int(built["embedded_after"])
         ceilings: dict[int, tuple[float, float]] = {}
         tokens = 0
         for bt, e in embedders.items():
@@ -130,26 +171,22 @@ def run_size(n: int, embedders: dict[int, Embedder], ceiling_bts: list[int]) -> 
                 ceilings[bt] = (wall, cpu_s)
         best_bt = min(ceilings, key=lambda k: ceilings[k][1])
         ceiling_s, ceiling_cpu = ceilings[best_bt]
-        total_s = built["parse_tree_seconds"] + index_s
-        total_cpu = built["parse_tree_cpu"] + index_cpu
         store.close()
-    return {
-        "passages": passages, "nodes_with_vectors": nodes, "texts_embedded": len(texts),
-        "corpus_passages": built["corpus_passages"],
-        "tokens": tokens, "parse_tree_seconds": round(built["parse_tree_seconds"], 2),
-        "index_seconds": round(index_s, 2), "total_seconds": round(total_s, 2),
-        "passages_per_s": round(passages / total_s, 2), "nodes_per_s": round(nodes / index_s, 2),
-        "parse_tree_cpu": round(built["parse_tree_cpu"], 2), "index_cpu": round(index_cpu, 2),
-        "total_cpu": round(total_cpu, 2),
+    total_s, total_cpu = float(built["total_seconds"]), float(built["total_cpu"])
+    out: dict[str, Any] = {"passages": passages, "nodes_with_vectors": nodes, "texts_embedded": len(texts),
+                           "tokens": tokens, "overlap": overlap}
+    out.update({k: (round(v, 2) if isinstance(v, float) else v) for k, v in built.items()})
+    out.update({
+        "passages_per_s": round(passages / total_s, 2), "nodes_per_s": round(nodes / total_s, 2),
         "ceiling_seconds": round(ceiling_s, 2), "ceiling_cpu": round(ceiling_cpu, 2), "ceiling_batch_tokens": best_bt,
         "ceiling_wall_cpu_by_batch_tokens": {str(k): [round(w, 2), round(c, 2)] for k, (w, c) in ceilings.items()},
         "ceiling_passages_per_s": round(passages / ceiling_s, 2),
         "ceiling_tokens_per_s": round(tokens / ceiling_s, 1),
         "ratio_to_ceiling": round(ceiling_s / total_s, 3),
-        "embed_ratio_to_ceiling": round(ceiling_s / index_s, 3),
         "ratio_to_ceiling_cpu": round(ceiling_cpu / total_cpu, 3),
-        "embed_ratio_to_ceiling_cpu": round(ceiling_cpu / index_cpu, 3),
-    }
+        "encode_ratio_to_ceiling": round(ceiling_s / max(float(built["embed_encode_seconds"]), 1e-9), 3),
+    })
+    return out
 
 
 def ask_peak_rss(threads: int | None) -> dict[str, Any]:
@@ -182,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--ceiling-batch-tokens", type=int, nargs="+", default=[256],
                    help="batch sizes tried for the ceiling (the best by CPU time is kept; 256 is the embedder's)")
+    p.add_argument("--no-overlap", action="store_true",
+                   help="embed only after parsing (the sequential pipeline), for a side-by-side comparison")
     p.add_argument("--rss-only", action="store_true")
+    p.add_argument("--no-rss", action="store_true", help="skip the peak RSS of ask")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     out: dict[str, Any] = {"cores": os.cpu_count(), "load_average": os.getloadavg()}
@@ -194,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         out["threads"] = embedders[256].n_threads
         out["window"] = embedders[256].window
         for n in args.sizes:
-            r = run_size(n, embedders, args.ceiling_batch_tokens)
+            r = run_size(n, embedders, args.ceiling_batch_tokens, not args.no_overlap)
             out[f"size_{n}"] = r
             print(json.dumps({n: r}), file=sys.stderr, flush=True)
         big = max(args.sizes)
@@ -206,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         out["ratio_to_ceiling_cpu"] = out[f"size_{big}"]["ratio_to_ceiling_cpu"]
         for e in embedders.values():
             e.close()
-    out.update(ask_peak_rss(args.threads))
+    if not args.no_rss:
+        out.update(ask_peak_rss(args.threads))
     if SAVINGS.is_file():
         out["quality"] = json.loads(SAVINGS.read_text(encoding="utf-8"))
     out["load_average_after"] = os.getloadavg()

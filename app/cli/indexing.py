@@ -29,6 +29,17 @@ from shelfwise.core.navigation.finish import (
 from shelfwise.core.store.db import Store
 
 
+def embedder_or_none() -> Any:
+    """The bundled embedder, or None when it cannot be loaded now (indexing then reports why, as before)."""
+    from shelfwise.core.models.backend import BackendError
+    from shelfwise.core.models.embedder import Embedder
+
+    try:
+        return Embedder()
+    except (BackendError, OSError, ValueError):
+        return None
+
+
 def index_collection(store: Store, collection: str, quiet: bool, embedder: Any = None) -> None:
     """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate, with progress (no
     generative model needed: calibration of the embedding and lexical evidence takes seconds)."""

@@ -32,8 +32,15 @@ import click
 
 from shelfwise.app.cli import answer, doctor, indexing, query
 from shelfwise.app.cli.group import main, open_store
-from shelfwise.app.cli.indexing import index_collection, index_status, start_background_index, status_lines
+from shelfwise.app.cli.indexing import (
+    embedder_or_none,
+    index_collection,
+    index_status,
+    start_background_index,
+    status_lines,
+)
 from shelfwise.app.cli.progress import IngestLine
+from shelfwise.core.ingestion.alongside import EmbedAlongside
 from shelfwise.core.ingestion.indexing import index_state
 from shelfwise.core.ingestion.runner import IngestReport, ingest
 from shelfwise.core.store.db import NodeRow, Store
@@ -84,26 +91,39 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
     if store.read_only:
         raise click.ClickException(f"cannot add files: {store.why_read_only()}")
     bar = IngestLine(sys.stderr)
+    index_now = not no_index and not (no_wait and store.path is not None)
+    embedder = embedder_or_none() if index_now else None
     try:
-        report = ingest(store, list(paths), collection, progress=bar, force=force)
-    finally:
-        bar.finish()
-    if as_json:
-        click.echo(json.dumps({
-            "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
-            "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
-        }, ensure_ascii=False, indent=2))
-    else:
-        _print_summary(report)
-    coll = store.find_collection(collection)
-    changed = any(report.counts[a] for a in ("added", "updated", "removed"))
-    if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
-        if no_wait and store.path is not None:
-            pid = start_background_index(store, collection)
-            click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the background "
-                       f"(pid {pid}): shelfwise status shows how far.", err=True)
+        along = None
+        if embedder is not None:  # vectors for the files parsed so far while the next ones parse
+            along = EmbedAlongside(store.path, store.collection(collection).id, embedder)
+            along.start()
+        try:
+            report = ingest(store, list(paths), collection, progress=bar, force=force,
+                            after_write=along.written if along is not None else None)
+        finally:
+            bar.finish()
+            if along is not None:
+                along.stop()
+        if as_json:
+            click.echo(json.dumps({
+                "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
+                "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
+            }, ensure_ascii=False, indent=2))
         else:
-            index_collection(store, collection, quiet=as_json)
+            _print_summary(report)
+        coll = store.find_collection(collection)
+        changed = any(report.counts[a] for a in ("added", "updated", "removed"))
+        if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
+            if no_wait and store.path is not None:
+                pid = start_background_index(store, collection)
+                click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
+                           f"background (pid {pid}): shelfwise status shows how far.", err=True)
+            else:
+                index_collection(store, collection, quiet=as_json, embedder=embedder)
+    finally:
+        if embedder is not None:
+            embedder.close()
     ctx.exit(1 if report.failed else 0)
 
 

@@ -19,7 +19,9 @@ import hashlib
 import json
 import os
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Self
@@ -133,6 +135,26 @@ def _verify_gguf(path: Path) -> None:
         raise BackendError(f"converted embedder {path} tokenizes wrongly; conversion is broken")
 
 
+@dataclass
+class EmbedTiming:
+    """Where :meth:`Embedder.embed`'s time went (benchmarks read it; ``reset`` between measurements)."""
+
+    texts: int = 0
+    tokens: int = 0
+    tokenize_seconds: float = 0.0
+    encode_seconds: float = 0.0  # packing the batches + llama_encode + reading the pooled rows
+
+    def add(self, texts: int, tokens: int, tokenize: float, encode: float) -> None:
+        self.texts += texts
+        self.tokens += tokens
+        self.tokenize_seconds += tokenize
+        self.encode_seconds += encode
+
+    def reset(self) -> None:
+        self.texts = self.tokens = 0
+        self.tokenize_seconds = self.encode_seconds = 0.0
+
+
 class Embedder:
     """Sentence vectors from a BERT-style embedding GGUF (default: the bundled all-MiniLM-L6-v2 q8_0).
 
@@ -164,6 +186,7 @@ class Embedder:
         self.batch_tokens = max(batch_tokens, window)
         self._lock = threading.Lock()
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
+        self.timing = EmbedTiming()
 
         self._model = load_model(path, "embedder")
         self._enc: EncoderContext | None = None
@@ -260,8 +283,11 @@ class Embedder:
         with self._lock:
             if self._enc is None:
                 raise BackendError("embedder is closed")
+            t0 = time.perf_counter()
             seqs = [self.tokenize(t) for t in texts]
+            t1 = time.perf_counter()
             out = self._enc.encode_sequences(seqs)
+            self.timing.add(len(texts), sum(len(q) for q in seqs), t1 - t0, time.perf_counter() - t1)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)
         return out
@@ -298,4 +324,4 @@ class Embedder:
             self.close()
 
 
-__all__ = ["BUNDLED_FILE", "Embedder", "bundled_embedder_path", "bundled_source_dir"]
+__all__ = ["BUNDLED_FILE", "EmbedTiming", "Embedder", "bundled_embedder_path", "bundled_source_dir"]

@@ -61,28 +61,30 @@ def section_vectors(store: Store, collection_id: int, model: str,
                     sections: Sequence[NodeRow]) -> list[tuple[int, np.ndarray]]:
     """For each section, the L2-normalised mean of the vectors of the passages beneath it (nested sections
     included); sections with no embedded passage beneath them are left out."""
-    if not sections:
-        return []
-    ids, mat = store.embeddings(model, kinds=["passage"], collection_id=collection_id)
-    row = {int(i): k for k, i in enumerate(ids.tolist())}
-    kids: dict[int, list[NodeRow]] = {}
-    for doc_id in {s.document_id for s in sections if s.document_id is not None}:
+    out = []
+    by_doc: dict[int, list[NodeRow]] = {}
+    for sec in sections:
+        if sec.document_id is not None:
+            by_doc.setdefault(sec.document_id, []).append(sec)
+    for doc_id, secs in by_doc.items():  # only these documents' passages are read (not the whole collection's)
+        ids, mat = store.embeddings(model, kinds=["passage"], collection_id=collection_id, document_id=doc_id)
+        row = {int(i): k for k, i in enumerate(ids.tolist())}
+        kids: dict[int, list[NodeRow]] = {}
         for n in store.iter_nodes(document_id=doc_id):
             if n.parent_id is not None:
                 kids.setdefault(n.parent_id, []).append(n)
-    out = []
-    for sec in sections:
-        rows: list[int] = []
-        stack = [sec.id]
-        while stack:
-            for child in kids.get(stack.pop(), []):
-                if child.kind == "passage" and child.id in row:
-                    rows.append(row[child.id])
-                elif child.kind == "section":
-                    stack.append(child.id)
-        if rows:
-            mean = mat[rows].mean(axis=0)
-            out.append((sec.id, (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)))
+        for sec in secs:
+            rows: list[int] = []
+            stack = [sec.id]
+            while stack:
+                for child in kids.get(stack.pop(), []):
+                    if child.kind == "passage" and child.id in row:
+                        rows.append(row[child.id])
+                    elif child.kind == "section":
+                        stack.append(child.id)
+            if rows:
+                mean = mat[rows].mean(axis=0)
+                out.append((sec.id, (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)))
     return out
 
 

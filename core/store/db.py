@@ -391,14 +391,16 @@ class Store:
 
     # ----------------------------------------------------------------- embeddings
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Store (or replace) one float32 vector per node for ``model``."""
+        """Store (or replace) one float32 vector per node for ``model``. A node deleted meanwhile (its document
+        re-ingested while another thread or process embedded it) is skipped."""
         rows = []
         for node_id, vec in items:
             v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
-            rows.append((int(node_id), model, int(v.size), v.tobytes()))
+            rows.append((int(node_id), model, int(v.size), v.tobytes(), int(node_id)))
         with self.transaction():
             self.conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) "
+                "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ?)", rows
             )
 
     def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
@@ -440,10 +442,11 @@ class Store:
             return cur.rowcount
 
     def embeddings(
-        self, model: str, kinds: Iterable[str] | None = None, collection_id: int | None = None
+        self, model: str, kinds: Iterable[str] | None = None, collection_id: int | None = None,
+        document_id: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(node ids int64 [n], vectors float32 [n, dim]) in node id order; empty arrays when there are none."""
-        where, params = self._filters(kinds, collection_id)
+        where, params = self._filters(kinds, collection_id, document_id)
         where = where.replace("WHERE ", "AND ", 1)
         rows = self.conn.execute(
             f"SELECT e.node_id, e.dim, e.vector FROM embeddings e JOIN nodes n ON n.id = e.node_id "
