@@ -78,12 +78,14 @@ class Shelf:
         model). Cheap when nothing changed; finishes indexing a kill interrupted (see
         :mod:`shelfwise.core.ingestion.indexing`); ``progress`` gets :class:`IndexProgress` updates. A read-only
         library is searched as it is."""
+        from shelfwise.core.answers.sentence_index import embed_sentences
         from shelfwise.core.navigation.finish import finish_index
 
         if self.store.read_only:
             return {"embedded": 0, "clusters": 0}
         cid = self.store.collection(collection).id
-        return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel)
+        return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel,
+                            sentences=embed_sentences)
 
     # -- questions ----------------------------------------------------------------------------------------------
     def search(

@@ -43,6 +43,7 @@ def embedder_or_none() -> Any:
 def index_collection(store: Store, collection: str, quiet: bool, embedder: Any = None) -> None:
     """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate, with progress (no
     generative model needed: calibration of the embedding and lexical evidence takes seconds)."""
+    from shelfwise.core.answers.sentence_index import embed_sentences
     from shelfwise.core.models.embedder import Embedder
 
     coll = store.find_collection(collection)
@@ -54,10 +55,10 @@ def index_collection(store: Store, collection: str, quiet: bool, embedder: Any =
                    "calibration.", err=True)
     progress = None if quiet else IndexLine()
     if embedder is not None:
-        done = finish_index(store, coll.id, embedder, progress=progress)
+        done = finish_index(store, coll.id, embedder, progress=progress, sentences=embed_sentences)
     else:
         with Embedder() as emb:
-            done = finish_index(store, coll.id, emb, progress=progress)
+            done = finish_index(store, coll.id, emb, progress=progress, sentences=embed_sentences)
     if not quiet:
         click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
 

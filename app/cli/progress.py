@@ -34,6 +34,8 @@ def describe_progress(p: IndexProgress) -> str:
     eta = f", {eta}" if eta else ""
     if p.stage == "embedding":
         return f"embedding {p.done}/{p.total} ({100 * p.fraction:.0f}%){eta}"
+    if p.stage == "sentences":
+        return f"embedding sentences {p.done}/{p.total}{eta}"
     if p.stage == "calibrating":
         return f"calibrating on probe queries {p.done}/{p.total}{eta}" if p.total > 1 else "topics and calibration"
     if p.stage == "starting":
@@ -91,8 +93,8 @@ class IndexLine(ProgressLine):
     every 10% otherwise."""
 
     def __call__(self, p: IndexProgress) -> None:
-        if p.stage in ("embedding", "calibrating"):
-            step = int(10 * p.done / max(1, p.total)) + (10 if p.stage == "calibrating" else 0)
+        if p.stage in ("embedding", "sentences", "calibrating"):
+            step = int(10 * p.done / max(1, p.total)) + {"sentences": 10, "calibrating": 20}.get(p.stage, 0)
             self.show(f"Indexing: {describe_progress(p)}", step)
         elif p.stage == "done":
             self.finish()

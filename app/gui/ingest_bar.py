@@ -112,6 +112,11 @@ class IngestBar(QWidget):
             self.index_bar.setValue(min(done, total))
             self.index_bar.setFormat(f"index: {done}/{total} · %p%")
             self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+        elif stage == "sentences" and total > 0:
+            self.index_bar.setRange(0, total)
+            self.index_bar.setValue(min(done, total))
+            self.index_bar.setFormat(f"index: sentences {done}/{total}")
+            self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
         elif stage == "calibrating" and total > 1:
             self.index_bar.setRange(0, total)
             self.index_bar.setValue(min(done, total))

@@ -31,8 +31,9 @@ from shelfwise.core.answers.answer import (
     weak_evidence,
     write_answer,
 )
-from shelfwise.core.answers.extractive import Scorer, embedder_scorer, extract_answer, extract_text
+from shelfwise.core.answers.extractive import Scorer, extract_answer, extract_text
 from shelfwise.core.answers.grounding import check_grounding
+from shelfwise.core.answers.sentence_index import cached_scorer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
 from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
@@ -65,11 +66,12 @@ def shared_judge() -> Any | None:
 
 
 def sentence_scorer(shelf: Any) -> Scorer:
-    """The judge's probabilities when a judge is installed, else the embedder's cosines."""
+    """The judge's probabilities when a judge is installed, else the embedder's cosines (sentence vectors from
+    the index when it has them)."""
     judge = getattr(shelf, "judge", None) or shared_judge()
     if judge is not None:
         return lambda q, texts: judge.probabilities(q, list(texts))
-    return embedder_scorer(shelf.embedder)
+    return cached_scorer(shelf.embedder, getattr(shelf, "store", None))
 
 
 def extractive_answer(shelf: Any, question: str, result: SearchResult, hits: Sequence[Hit],

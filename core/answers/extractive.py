@@ -49,6 +49,7 @@ CUE_WEIGHT = 0.2  # the question-type cue
 LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (session 3: 0.2, tied with the cue)
 SENTENCES = 2  # the best sentence, then the next best when it scores within SECOND_MARGIN of it
 SECOND_MARGIN = 0.15  # see the module doc: a second sentence for about half the questions
+CONTEXT_VERSION = 2  # bump when what the ranker reads of a sentence changes (cached sentence vectors are redone)
 PRIOR = "rank"
 PREFIX = 5  # words compared on their first 5 letters
 SHORTLIST = 12  # candidates the model reads (the rest are cut by the cheap pre-score)

@@ -28,7 +28,7 @@ STORE_EVERY = 2.0  # seconds between progress rows written to the meta table
 
 @dataclass
 class IndexProgress:
-    stage: str  # "starting" | "embedding" | "calibrating" (probe queries) | "done"
+    stage: str  # "starting" | "embedding" | "sentences" (for the extractive answer) | "calibrating" | "done"
     done: int
     total: int
     eta_seconds: float | None = None  # of this stage, from its rate so far (None until it can be told)
@@ -106,8 +106,11 @@ class _Reporter:
 def finish_index(
     store: Store, collection_id: int, embedder: Any, settings: Settings | None = None,
     progress: Callable[[IndexProgress], None] | None = None, cancel: Callable[[], bool] | None = None,
+    sentences: Callable[..., int] | None = None,
 ) -> dict[str, int]:
-    """Embed what has no vector, rebuild topic clusters if needed, recalibrate; then clear the pending mark
+    """Embed what has no vector, rebuild topic clusters if needed, run ``sentences`` (the extractive answer's
+    sentence vectors, :func:`shelfwise.core.answers.sentence_index.embed_sentences`: passed in by the caller, as
+    navigation does not import answers), recalibrate; then clear the pending mark
     (unless a document was written meanwhile). ``cancel()`` stops between embedding batches (the mark stays; the
     next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
     settings = settings or Settings()
@@ -117,6 +120,10 @@ def finish_index(
                                 lambda done, total: report("embedding", done, total), cancel)
     if cancel is not None and cancel():
         return result
+    if sentences is not None:
+        sentences(store, collection_id, embedder, lambda done, total: report("sentences", done, total), cancel)
+        if cancel is not None and cancel():
+            return result
     report("calibrating", 0, 1)
     if settings.use_calibration:
         ensure_calibrated(store, collection_id, embedder, None, settings,

@@ -415,8 +415,9 @@ class Store:
                 "INSERT OR REPLACE INTO vector_cache(model, sha, dim, vector, used) VALUES (?, ?, ?, ?, ?)", rows
             )
 
-    def cached_vectors(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
-        """The cached vectors among ``shas`` (text sha256 hex digests) for ``model``; marks them used."""
+    def cached_vectors(self, model: str, shas: Sequence[str], touch: bool = True) -> dict[str, np.ndarray]:
+        """The cached vectors among ``shas`` (text sha256 hex digests) for ``model``; marks them used unless
+        ``touch`` is False (a question's read, which must not wait for an ingest's write lock)."""
         found: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(shas))
         for i in range(0, len(uniq), 500):
@@ -426,7 +427,7 @@ class Store:
                 f"SELECT sha, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
             ):
                 found[sha] = np.frombuffer(blob, dtype=np.float32).copy()
-        if found and not self.read_only:
+        if found and touch and not self.read_only:
             now = time.time()
             with self.transaction():
                 self.conn.executemany("UPDATE vector_cache SET used = ? WHERE model = ? AND sha = ?",

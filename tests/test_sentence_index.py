@@ -1,0 +1,63 @@
+"""Sentence vectors made at indexing time (core/answers/sentence_index.py), with the real embedder and SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from shelfwise.core.answers.extractive import embedder_scorer
+from shelfwise.core.answers.sentence_index import (
+    cached_scorer,
+    embed_sentences,
+    passage_contexts,
+    sentence_model,
+)
+from shelfwise.core.navigation.index import text_sha
+from shelfwise.resources import path as resource_path
+
+pytestmark = pytest.mark.model
+
+
+class Counting:
+    """The real embedder, counting the texts it embeds."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._e = embedder
+        self.texts: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._e, name)
+
+    def embed(self, texts: Any) -> np.ndarray:
+        self.texts.extend(texts)
+        return self._e.embed(texts)
+
+
+def test_indexing_embeds_every_sentence_once_and_questions_read_them(tmp_path: Path) -> None:
+    from shelfwise.core.settings import Settings
+    from shelfwise.core.shelf import Shelf
+
+    with Shelf(Settings(db_path=tmp_path / "lib.db")) as shelf:
+        shelf.ingest([resource_path("sample")], "default")
+        store, emb = shelf.store, shelf.embedder
+        cid = store.collection("default").id
+        contexts = list(dict.fromkeys(c for p in store.passages(collection_id=cid)
+                                      for c in passage_contexts(p.text, p.heading_path)))
+        assert len(contexts) > 100
+        shas = [text_sha(emb, t) for t in contexts]
+        assert set(store.cached_vectors(sentence_model(emb), shas)) == set(shas)  # all made when indexing
+        assert embed_sentences(store, cid, emb) == 0  # nothing changed: nothing redone
+
+        counting = Counting(emb)
+        question = "How much is the daily allowance for a business trip to London?"
+        got = cached_scorer(counting, store)(question, contexts[:20])
+        assert counting.texts == [question]  # only the question is embedded while the user waits
+        want = embedder_scorer(emb)(question, contexts[:20])
+        assert np.allclose(got, want, atol=0.01)  # ~0.002 apart: batches of other sizes sum in another order
+
+        counting.texts.clear()  # a sentence the cache lacks is embedded on the spot
+        got = cached_scorer(counting, store)(question, ["| Oslo | Norway | EUR 80 |", contexts[0]])
+        assert counting.texts == [question, "| Oslo | Norway | EUR 80 |"] and got.shape == (2,)
