@@ -350,3 +350,17 @@ def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch) ->
     monkeypatch.delenv("SHELFWISE_JUDGE", raising=False)
     monkeypatch.setattr(ask, "_judge", [])
     assert ask.shared_judge() is None and ask._judge == []  # not even looked for
+
+
+def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:
+    from shelfwise.core.answers.answer import ABSTAIN_MAX_P, FOUND_MIN_COSINE
+
+    b = ScriptedBackend("Twenty-five days.")
+    s = FakeShelf(tmp_path, b)
+    unsure = [make_hit(i, h.text, ABSTAIN_MAX_P / (i + 1)) for i, h in enumerate(HITS, 1)]
+    s.search = _with_cosines(unsure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])  # close in words, but judged unlikely
+    ans = answer_question(s, "How many days of leave?")
+    assert not ans.found and ans.text == NOT_FOUND_TEXT and b.prompts == []
+    sure = [make_hit(i, h.text, ABSTAIN_MAX_P * 2) for i, h in enumerate(HITS, 1)]
+    s.search = _with_cosines(sure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])
+    assert answer_question(s, "How many days of leave?").found

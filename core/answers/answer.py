@@ -50,6 +50,11 @@ from shelfwise.core.navigation.trace import Citation, Hit, SearchResult
 NOT_FOUND_TEXT = "Not found in your documents."
 FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (measured)
 FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
+# With cosine evidence, a walk whose best passage it still judged this unlikely abstains too. Chosen on the
+# ConditionalQA TUNE half (6 not-answerable, 131 answerable questions; benchmarks/abstention_tune.py): the rule
+# that abstains most on not-answerable ones while abstaining on at most 10% of answerable ones: 3/6 vs 11/131
+# (8.4%; one span question, whose extracted answer was wrong anyway). The cosine alone could not (< 0.527: 0/6).
+ABSTAIN_MAX_P = 0.021
 CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
 PASSAGE_WORDS = 70
 MAX_TOKENS = 120
@@ -273,12 +278,14 @@ def passage_cosines(result: SearchResult | None, hits: Sequence[Hit]) -> dict[in
 
 
 def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
-                  min_score: float = FOUND_MIN_SCORE, min_cosine: float = FOUND_MIN_COSINE) -> bool:
-    """No hits, or none of them close enough to the question (see the module doc)."""
+                  min_score: float = FOUND_MIN_SCORE, min_cosine: float = FOUND_MIN_COSINE,
+                  abstain_p: float = ABSTAIN_MAX_P) -> bool:
+    """No hits, or none of them close enough to the question (see the module doc); with cosine evidence, also a
+    best passage whose P(relevant) is under ``abstain_p``."""
     if not hits:
         return True
     if cosines:
-        return max(cosines.get(h.node_id, 0.0) for h in hits) < min_cosine
+        return max(cosines.get(h.node_id, 0.0) for h in hits) < min_cosine or hits[0].score < abstain_p
     return hits[0].score < min_score
 
 
