@@ -217,10 +217,12 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         styles = Styles(document.styles.element)
     except Exception:
         styles = Styles(None)
-    builder = OutlineBuilder(limits.passage_tokens)
+    builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     title_para = ""
     warnings: list[str] = []
     for block in _body_blocks(document.element.body):
+        if builder.truncated:  # the passage cap: the rest is not read
+            break
         if block.tag == f"{W}tbl":
             builder.table(table_rows(block))
             continue
@@ -250,4 +252,5 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     except Exception:
         core_title = ""
     title = sensible_title(core_title) or title_para or path.stem
-    return ParsedDocument(title=title, format="docx", children=children, pages=0, warnings=warnings)
+    return ParsedDocument(title=title, format="docx", children=children, pages=0,
+                          warnings=warnings + builder.warnings)

@@ -4,11 +4,23 @@ A text file is accepted only if its decoded characters are nearly all printable 
 so random bytes, which decode as Windows-1252 without an error, are rejected instead of filling search with
 garbage. UTF-16 without a BOM is recognised by its NUL bytes: ASCII-range characters put a NUL in every other
 byte (the odd bytes for little-endian, the even bytes for big-endian).
+
+:func:`text_lines` reads a file this way without holding it: the encoding is chosen from its first megabyte (and a
+streamed UTF-8 validity pass over the rest), then lines are decoded a megabyte at a time, and a line longer than
+``max_chars`` is handed on in pieces cut at spaces, so a parser that stops early (the passage cap) stops reading.
 """
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
 from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, UnsupportedFormat
+
+CHUNK = 1 << 20  # bytes (and characters) read at a time; also the sample the encoding is judged on
+MAX_LINE_CHARS = 1 << 16  # a longer line is cut (at a space) into pieces of at most this many characters
 
 _BOMS = (
     (b"\xef\xbb\xbf", "utf-8-sig"),
@@ -54,28 +66,23 @@ def _check(text: str, encoding: str, limits: Limits, errors: int = 0) -> None:
         )
 
 
-def decode_text(data: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[str]]:
-    """Decoded text and warnings; raises :class:`UnsupportedFormat` for data that is not text."""
-    warnings: list[str] = []
+def detect_encoding(head: bytes, is_utf8: bool, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[str]]:
+    """The codec for data that starts with ``head`` (``is_utf8``: the whole data is valid UTF-8), and warnings;
+    raises :class:`UnsupportedFormat` for data that is not text."""
     for bom, enc in _BOMS:
-        if data.startswith(bom):
-            text = data.decode(enc, errors="replace")
-            _check(text, enc, limits, text.count("\ufffd"))
-            return text.lstrip("\ufeff"), warnings
-    guess = utf16_without_bom(data)
+        if head.startswith(bom):
+            text = head.decode(enc, errors="replace")
+            _check(text.rstrip("\ufffd"), enc, limits, text.rstrip("\ufffd").count("\ufffd"))
+            return enc, []
+    guess = utf16_without_bom(head)
     if guess is not None:
-        text = data[: len(data) // 2 * 2].decode(guess, errors="replace")
+        text = head[: len(head) // 2 * 2].decode(guess, errors="replace")
         _check(text, guess, limits, text.count("\ufffd"))
-        warnings.append(f"no byte-order mark; read as {_NAMES[guess]}")
-        return text, warnings
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    else:
-        _check(text, "utf-8", limits)
-        return text, warnings
-    text = data.decode("cp1252", errors="replace")
+        return guess, [f"no byte-order mark; read as {_NAMES[guess]}"]
+    if is_utf8:
+        _check(head.decode("utf-8", errors="ignore"), "utf-8", limits)  # "ignore": a character cut at the end
+        return "utf-8", []
+    text = head.decode("cp1252", errors="replace")
     _check(text, "cp1252", limits, text.count("\ufffd"))
     sample = text[:200_000]
     nonascii = sum(1 for ch in sample if ord(ch) > 127) / max(1, len(sample))
@@ -84,5 +91,68 @@ def decode_text(data: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list
             f"binary data, not text: not UTF-8, and read as Windows-1252 {nonascii:.0%} of it is non-ASCII "
             f"(text has at most {limits.max_nonascii_ratio_cp1252:.0%})"
         )
-    warnings.append("not valid UTF-8; read as Windows-1252")
-    return text, warnings
+    return "cp1252", ["not valid UTF-8; read as Windows-1252"]
+
+
+def _valid_utf8(head: bytes, rest: BinaryIO | None) -> bool:
+    dec = codecs.getincrementaldecoder("utf-8")()
+    try:
+        dec.decode(head)
+        while rest is not None and (block := rest.read(CHUNK)):
+            dec.decode(block)
+        dec.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def decode_text(data: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[str]]:
+    """Decoded text and warnings; raises :class:`UnsupportedFormat` for data that is not text."""
+    enc, warnings = detect_encoding(data[:CHUNK], _valid_utf8(data, None), limits)
+    if enc.startswith("utf-16"):
+        data = data[: len(data) // 2 * 2]
+    return data.decode(enc, errors="replace").lstrip("\ufeff"), warnings
+
+
+def text_lines(path: Path, limits: Limits = DEFAULT_LIMITS,
+               max_chars: int = MAX_LINE_CHARS) -> tuple[Iterator[tuple[int, str]], list[str]]:
+    """The lines of a text file as (1-based line number, text without the line end; ``\\r\\n`` and ``\\r`` end
+    lines too), decoded lazily, and the encoding's warnings. The encoding is checked before this returns (binary
+    data raises :class:`UnsupportedFormat`); a line longer than ``max_chars`` comes in pieces cut at spaces, each
+    with the line's number."""
+    with path.open("rb") as f:
+        head = f.read(CHUNK)
+        enc = detect_encoding(head, _valid_utf8(head, f), limits)
+    return _lines(path, enc[0], max_chars), enc[1]
+
+
+def _lines(path: Path, encoding: str, max_chars: int) -> Iterator[tuple[int, str]]:
+    with open(path, encoding=encoding, errors="replace", newline=None) as f:
+        rest = ""
+        n = 1
+        first = True
+        while chunk := f.read(CHUNK):
+            if first:
+                chunk, first = chunk.lstrip("\ufeff"), False
+            lines = (rest + chunk).split("\n")
+            for line in lines[:-1]:
+                for piece in _split(line, max_chars):
+                    yield n, piece
+                n += 1
+            *pieces, rest = _split(lines[-1], max_chars)  # the unfinished last line: keep its tail
+            for piece in pieces:
+                yield n, piece
+        if rest:
+            yield n, rest
+
+
+def _split(line: str, max_chars: int) -> list[str]:
+    """``line`` in pieces of at most ``max_chars``, cut after a space where there is one in the second half."""
+    out: list[str] = []
+    while len(line) > max_chars:
+        cut = line.rfind(" ", max_chars // 2, max_chars)
+        cut = cut + 1 if cut > 0 else max_chars
+        out.append(line[:cut])
+        line = line[cut:]
+    out.append(line)
+    return out

@@ -3,6 +3,10 @@
 Every parser feeds an :class:`OutlineBuilder` in reading order. Headings nest by level with a stack, so level
 jumps are tolerated (a ``Heading 8`` after an ``H2`` becomes the H2's child; a later ``H3`` is the H2's child
 too). Passages never straddle headings: the pending paragraphs are flushed at every heading.
+
+With ``max_passages`` the builder keeps the first that many passages and ignores everything after them; ``full``
+tells the parser it may stop reading, and ``warnings`` says what was dropped (the per-document passage cap,
+applied while parsing instead of after building everything).
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from shelfwise.ingest.passages import PassageBuilder, estimate_tokens, table_chu
 
 
 class OutlineBuilder:
-    def __init__(self, max_tokens: int = 200) -> None:
+    def __init__(self, max_tokens: int = 200, max_passages: int | None = None) -> None:
         self.max_tokens = max_tokens
+        self.max_passages = max_passages
+        self.passages = 0  # passages placed in the tree so far
+        self.truncated = False  # content was dropped at the cap
         self.roots: list[ParsedNode] = []
         self._stack: list[tuple[int, ParsedNode]] = []  # (level, section)
         self._passages = PassageBuilder(max_tokens)
@@ -26,10 +33,36 @@ class OutlineBuilder:
         return self._stack[-1][1].children if self._stack else self.roots
 
     def _flush(self) -> None:
-        self._target().extend(self._passages.flush())
+        new = self._passages.flush()
+        if self.max_passages is not None and self.passages + len(new) > self.max_passages:
+            new = new[: max(0, self.max_passages - self.passages)]
+            self.truncated = True
+        self.passages += len(new)
+        self._target().extend(new)
+
+    @property
+    def full(self) -> bool:
+        """The passage cap is reached: whatever comes next is dropped (the parser may stop reading)."""
+        return self.max_passages is not None and self.passages + self._passages.pending >= self.max_passages
+
+    def _drop(self, text: str) -> bool:
+        """True (and note the loss) when the cap is reached and ``text`` would add something."""
+        if self.full:
+            self.truncated = self.truncated or bool(text.strip())
+            return True
+        return False
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self.truncated:
+            return []
+        return [f"only the first {self.max_passages:,} passages were kept (limit per document); the rest of the "
+                "document was not read"]
 
     def heading(self, title: str, level: int, loc: Location | None = None) -> ParsedNode:
-        """Open a section at ``level`` (1 = top). Returns the new section node."""
+        """Open a section at ``level`` (1 = top). Returns the new section node (past the cap: a detached one)."""
+        if self._drop(title):
+            return ParsedNode("section", " ".join(title.split()), location=loc or Location())
         self._flush()
         level = max(1, level)
         while self._stack and self._stack[-1][0] >= level:
@@ -45,11 +78,13 @@ class OutlineBuilder:
         self._flush()
 
     def paragraph(self, text: str, loc: Location | None = None) -> None:
-        self._passages.add(text, loc)
+        if not self._drop(text):
+            self._passages.add(text, loc)
 
     def block(self, text: str, loc: Location | None = None, *, alone: bool = False) -> None:
         """A unit that is never split (already bounded), e.g. one chunk of a table."""
-        self._passages.add_block(text, loc, alone=alone)
+        if not self._drop(text):
+            self._passages.add_block(text, loc, alone=alone)
 
     def table(self, rows: list[list[str]], loc: Location | None = None) -> None:
         """A table as Markdown; a big one is split into row chunks that each repeat the header.
@@ -57,7 +92,7 @@ class OutlineBuilder:
         Layout tables are read as text instead: a one-column table gives one paragraph per cell, and a row too
         big for one passage gives a paragraph of its cells (one per line), split at sentences."""
         rows = [r for r in rows if any(c.strip() for c in r)]
-        if not rows:
+        if not rows or self._drop("x"):
             return
         width = max(len(r) for r in rows)
         caption: list[str] = []

@@ -300,6 +300,11 @@ class PassageBuilder:
         if alone:
             self._emit()
 
+    @property
+    def pending(self) -> int:
+        """Finished passages waiting for :meth:`flush`."""
+        return len(self._out)
+
     def flush(self) -> list[ParsedNode]:
         self._emit()
         out, self._out = self._out, []

@@ -167,7 +167,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     if empty:
         warnings.append(f"pages without text (scanned or images only): {page_ranges(empty)}")
     drop = running_lines(pages)
-    builder = OutlineBuilder(limits.passage_tokens)
+    builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     first_heading = ""
     if entries:
         first_heading = cover or next((e[1] for e in entries if e[0] == min(x[0] for x in entries)), "")
@@ -176,8 +176,8 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         first_heading = _build_from_layout(builder, pages, drop, ocr_pages)
     children = builder.finish()
     title = sensible_title(meta_title) or first_heading or path.stem
-    return ParsedDocument(title=title, format="pdf", children=children, pages=n_pages, warnings=warnings,
-                          ocr_pages=len(ocr_pages))
+    return ParsedDocument(title=title, format="pdf", children=children, pages=n_pages,
+                          warnings=warnings + builder.warnings, ocr_pages=len(ocr_pages))
 
 
 def _norm(text: str) -> str:

@@ -111,12 +111,14 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     import pptx  # python-pptx
 
     prs = pptx.Presentation(str(path))
-    builder = OutlineBuilder(limits.passage_tokens)
+    builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     warnings: list[str] = []
     first_title = ""
     count = 0
     for n, slide in enumerate(prs.slides, 1):
         count = n
+        if builder.truncated:  # the passage cap: the rest is not read
+            break
         if n > limits.max_pages:
             warnings.append(f"only the first {limits.max_pages} slides were read")
             break
@@ -149,4 +151,5 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     except Exception:
         core_title = ""
     title = sensible_title(first_title) or sensible_title(core_title) or path.stem
-    return ParsedDocument(title=title, format="pptx", children=children, pages=count, warnings=warnings)
+    return ParsedDocument(title=title, format="pptx", children=children, pages=count,
+                          warnings=warnings + builder.warnings)

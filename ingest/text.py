@@ -8,78 +8,100 @@ title is the first line when it looks like one, else the file name. Every passag
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from shelfwise.ingest.encoding import decode_text
+from shelfwise.ingest.encoding import decode_text, text_lines
 from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
 from shelfwise.ingest.outline import OutlineBuilder
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*\n", re.DOTALL)
+
+
+PARAGRAPH_CHARS = 1 << 16  # a paragraph without a blank line is handed on after this many characters
 
 
 def read_text(path: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[str]]:
-    """Decode a text file (:func:`shelfwise.ingest.encoding.decode_text`: BOMs, UTF-16 without a BOM, UTF-8, then
-    Windows-1252 with a warning; binary data is refused). Returns (text, warnings)."""
+    """Decode a whole text file (:func:`shelfwise.ingest.encoding.decode_text`: BOMs, UTF-16 without a BOM, UTF-8,
+    then Windows-1252 with a warning; binary data is refused). Returns (text, warnings). The parsers here read
+    lazily instead (:func:`shelfwise.ingest.encoding.text_lines`), so the passage cap stops the reading."""
     text, warnings = decode_text(path.read_bytes(), limits)
     return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
 
 
-def _paragraphs(lines: list[str], start_line: int = 1) -> list[tuple[int, str]]:
-    """Blank-line separated paragraphs as (1-based first line, text); line breaks inside are kept."""
-    out: list[tuple[int, str]] = []
+def _paragraphs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """Blank-line separated paragraphs as (1-based first line, text); line breaks inside are kept. A paragraph
+    longer than ``PARAGRAPH_CHARS`` is handed on in parts (each becomes passages of its own anyway)."""
     buf: list[str] = []
+    size = 0
     first = 0
-    for i, line in enumerate(lines):
+    for n, line in lines:
         if line.strip():
             if not buf:
-                first = i
+                first = n
             buf.append(line.rstrip())
-        elif buf:
-            out.append((start_line + first, "\n".join(buf)))
-            buf = []
+            size += len(line)
+            if size < PARAGRAPH_CHARS:
+                continue
+        if buf:
+            yield first, "\n".join(buf)
+            buf, size = [], 0
     if buf:
-        out.append((start_line + first, "\n".join(buf)))
-    return out
+        yield first, "\n".join(buf)
+
+
+def _front_matter(lines: Iterator[tuple[int, str]]) -> tuple[str, list[tuple[int, str]]]:
+    """A YAML front matter block (``---`` lines around it) at the start: (its title or "", the lines to parse
+    after it). Without one, the lines read while looking are given back."""
+    head: list[tuple[int, str]] = []
+    for item in lines:
+        head.append(item)
+        if len(head) == 1 and item[1].rstrip() != "---":
+            return "", head
+        if len(head) > 1 and item[1].rstrip() == "---":
+            m = re.search(r"^title:\s*(.+)$", "\n".join(t for _, t in head), re.MULTILINE)
+            return (m.group(1).strip().strip("\"'") if m else ""), []
+        if len(head) > 1000:  # not front matter after all
+            break
+    return "", head
 
 
 def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
-    text, warnings = read_text(path, limits)
-    offset = 0
-    front = _FRONT_MATTER.match(text)
-    title_meta = ""
-    if front:
-        m = re.search(r"^title:\s*(.+)$", front.group(0), re.MULTILINE)
-        title_meta = m.group(1).strip().strip("\"'") if m else ""
-        offset = front.group(0).count("\n")
-        text = text[front.end() :]
-    lines = text.split("\n")
-    builder = OutlineBuilder(limits.passage_tokens)
+    numbered, warnings = text_lines(path, limits)
+    lines = iter(numbered)
+    title_meta, replay = _front_matter(lines)
+    builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     first_heading = ""
-    buf: list[str] = []
-    buf_start = 0
+    buf: list[tuple[int, str]] = []
+    size = 0
     in_fence = ""
 
     def flush() -> None:
-        for line_no, para in _paragraphs(buf, buf_start + offset + 1):
+        nonlocal size
+        for line_no, para in _paragraphs(buf):
             builder.paragraph(para, Location(line=line_no))
         buf.clear()
+        size = 0
 
-    for i, line in enumerate(lines):
+    for n, line in itertools.chain(replay, lines):
+        if size > PARAGRAPH_CHARS:
+            flush()
+            if builder.truncated:  # the passage cap: stop reading
+                break
         fence = _FENCE.match(line)
         if in_fence:
-            buf.append(line)
+            buf.append((n, line))
+            size += len(line)
             if fence and fence.group(1) == in_fence:
                 in_fence = ""
             continue
         if fence:
             in_fence = fence.group(1)
-            if not buf:
-                buf_start = i
-            buf.append(line)
+            buf.append((n, line))
             continue
         heading: tuple[int, str] | None = None
         atx = _ATX.match(line)
@@ -88,39 +110,45 @@ def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
         elif (
             _SETEXT.match(line)
             and buf
-            and buf[-1].strip()
-            and not (buf[-1].lstrip().startswith(("-", "*", "|")))
+            and buf[-1][1].strip()
+            and not (buf[-1][1].lstrip().startswith(("-", "*", "|")))
         ):
             # "Title\n=====": the previous non-blank line is the heading
-            title = buf.pop()
+            title = buf.pop()[1]
             heading = (1 if line.strip().startswith("=") else 2, title.strip())
         if heading is not None:
             flush()
+            if builder.truncated:
+                break
             level, title = heading
             first_heading = first_heading or title
-            builder.heading(title, level, Location(line=i + offset + 1))
-            buf_start = i + 1
+            builder.heading(title, level, Location(line=n))
             continue
-        if not buf:
-            buf_start = i
-        buf.append(line)
+        buf.append((n, line))
+        size += len(line)
+    else:
+        if in_fence:
+            warnings.append("unclosed code fence")
     flush()
-    if in_fence:
-        warnings.append("unclosed code fence")
     children = builder.finish()
     title = title_meta or first_heading or path.stem
-    return ParsedDocument(title=title, format="md", children=children, pages=0, warnings=warnings)
+    return ParsedDocument(title=title, format="md", children=children, pages=0,
+                          warnings=warnings + builder.warnings)
 
 
 def parse_plain(path: Path, limits: Limits) -> ParsedDocument:
-    text, warnings = read_text(path, limits)
-    builder = OutlineBuilder(limits.passage_tokens)
-    for line_no, para in _paragraphs(text.split("\n")):
-        builder.paragraph(para, Location(line=line_no))
+    lines, warnings = text_lines(path, limits)
+    builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
+    first = ""
+    for line_no, para in _paragraphs(lines):
+        first = first or para.split("\n", 1)[0].strip()
+        builder.paragraph(para, Location(line=line_no))  # past the passage cap: dropped, and noted
+        if builder.truncated:  # stop reading
+            break
     children = builder.finish()
-    first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
     title = first if 0 < len(first) <= 100 and not first.endswith((".", ",", ";")) else path.stem
-    return ParsedDocument(title=" ".join(title.split()), format="txt", children=children, warnings=warnings)
+    return ParsedDocument(title=" ".join(title.split()), format="txt", children=children,
+                          warnings=warnings + builder.warnings)
 
 
 def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:

@@ -227,10 +227,12 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
 
     wb = openpyxl.load_workbook(str(path), read_only=True, data_only=True, keep_links=False)
     warnings: list[str] = []
-    builder = OutlineBuilder(limits.passage_tokens)
+    builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     try:
         sheets = wb.worksheets
         for ws in sheets:
+            if builder.truncated:  # the passage cap: the rest is not read
+                break
             builder.heading(ws.title, 1, Location(sheet=ws.title))
             try:
                 _read_sheet(builder, ws, limits, warnings)
@@ -250,5 +252,5 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         format="xlsx",
         children=children,
         pages=count,
-        warnings=warnings,
+        warnings=warnings + builder.warnings,
     )

@@ -99,7 +99,24 @@ def test_image_renamed_pdf_is_named_as_such(tmp_path: Path) -> None:
 def test_passages_per_document_are_capped_with_a_message(tmp_path: Path) -> None:
     # Issue 17: a 50 MB one-line text file became 67,660 passages; here 1 MB and a cap of 300.
     f = hostile.one_line_text(tmp_path / "one-line.txt", 1 * MiB)
-    uncapped = registry.parse(f).count("passage")
+    uncapped = [n.text for n in registry.parse(f).nodes() if n.kind == "passage"]
     doc = registry.parse(f, Limits(max_passages=300))
-    assert uncapped > 300 and doc.count("passage") == 300
-    assert f"only the first 300 of {uncapped:,} passages were kept" in doc.warnings[-1]
+    assert len(uncapped) > 300 and doc.count("passage") == 300
+    assert [n.text for n in doc.nodes() if n.kind == "passage"] == uncapped[:300]  # the first 300, unchanged
+    assert "only the first 300 passages were kept (limit per document)" in doc.warnings[-1]
+    # Markdown stops at the cap too; under it nothing is dropped and nothing is said
+    md = tmp_path / "many.md"
+    md.write_text("".join(f"# Part {i}\n\nParagraph {i} of the text.\n\n" for i in range(500)))
+    capped = registry.parse(md, Limits(max_passages=120))
+    assert capped.count("passage") == 120 and "limit per document" in capped.warnings[-1]
+    assert registry.parse(md, Limits(max_passages=500)).warnings == []
+
+
+def test_50_mb_one_line_text_stops_reading_at_the_cap(tmp_path: Path) -> None:
+    # Session 3 measured a 790 MB worker peak: all 67,660 passages were built, then cut to 20,000.
+    f = hostile.one_line_text(tmp_path / "one-line.txt", 50 * MiB)
+    with ParseWorker() as worker:
+        doc = worker(f)
+        peak = worker.peak_rss_bytes
+    assert doc.count("passage") == Limits().max_passages and "was not read" in doc.warnings[-1]
+    assert peak < 300 * MiB, f"worker peak {peak / MiB:.0f} MB"
