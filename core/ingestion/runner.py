@@ -308,6 +308,7 @@ def _ingest_one(
     status, message = "error", ""
     parsed: ParsedDocument | None = None
     t0 = time.perf_counter()
+    log.debug("stage: parse %s", key)  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
     try:
         parsed = parse(item.path, limits)
     except Cancelled:
@@ -319,12 +320,14 @@ def _ingest_one(
         message = f"unexpected error: {exc.__class__.__name__}: {exc}"
     parse_seconds = worker.last_parse_seconds if worker is not None else time.perf_counter() - t0
     if parsed is not None:
+        log.debug("stage: write %s", key)
         try:
             doc_id = store.write_document(collection_id, key, meta, parsed)
         except Exception as exc:  # e.g. disk full: report it, go on with the next file
             log.debug("write failed for %s", key, exc_info=True)
             message = f"could not save to the library: {exc.__class__.__name__}: {exc}"
         else:
+            log.debug("stage: written %s", key)
             action = "updated" if item.existing is not None else "added"
             result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
                                 parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,

@@ -12,6 +12,7 @@ say how far a background indexer is.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 
+log = logging.getLogger(__name__)
 STORE_EVERY = 2.0  # seconds between progress rows written to the meta table
 
 
@@ -115,6 +117,7 @@ def finish_index(
     next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
     settings = settings or Settings()
     token = store.index_pending(collection_id)
+    log.debug("stage: embedding")  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
     report = _Reporter(store, collection_id, progress)
     result = refresh_collection(store, collection_id, embedder, settings.budgets,
                                 lambda done, total: report("embedding", done, total), cancel)
@@ -124,6 +127,7 @@ def finish_index(
         sentences(store, collection_id, embedder, lambda done, total: report("sentences", done, total), cancel)
         if cancel is not None and cancel():
             return result
+    log.debug("stage: calibration")
     report("calibrating", 0, 1)
     if settings.use_calibration:
         ensure_calibrated(store, collection_id, embedder, None, settings,
@@ -131,4 +135,5 @@ def finish_index(
     if token:
         store.index_done(collection_id, token)
     report("done", 1, 1)
+    log.debug("stage: done")
     return result

@@ -16,6 +16,7 @@ eval DBs that differ only in the section vectors; ``docs/eval/index-savings.json
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ from shelfwise.core.settings import Budgets
 from shelfwise.core.store.db import NodeRow, Store
 from shelfwise.core.store.snapshot import bump_tree_version
 
+log = logging.getLogger(__name__)
 EMBED_BATCH = 32
 #: Node kinds that get a vector of their own. A node without one is judged by its passages' vectors (the features'
 #: cos_desc falls back to cos_max), so a kind whose vector adds nothing measurable can be left out here.
@@ -192,6 +194,7 @@ def refresh_collection(store: Store, collection_id: int, embedder: Any, budgets:
         if embedded:
             bump_tree_version(store, collection_id)
         return {"embedded": embedded, "clusters": 0}
+    log.debug("stage: topics")
     clusters = rebuild_hierarchy(store, collection_id, embedder, budgets.branching)
     if embedded or clusters >= 0:
         bump_tree_version(store, collection_id)

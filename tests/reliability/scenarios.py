@@ -4,9 +4,6 @@ writers at once, and a search during an ingest. Everything runs the real CLI, re
 
 from __future__ import annotations
 
-import os
-import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -71,85 +68,6 @@ def check_library(db: Path) -> LibraryCheck:
             check.half_written.append(f"{path}: row says {passages} passages, {sections} sections; tree has "
                                       f"{counts.get((did, 'passage'), 0)}, {counts.get((did, 'section'), 0)}")
     return check
-
-
-def passages_by_path(db: Path) -> dict[str, int]:
-    with Store(db) as store:
-        return {d.path: d.passages for d in store.documents() if d.status == "ok"}
-
-
-# --------------------------------------------------------------------------- kill -9
-@dataclass
-class KillPoint:
-    delay: float
-    stage: str  # where the kill landed: parsing, embedding, topics/calibration, finished
-    check: LibraryCheck
-
-
-def stage_after_kill(db: Path, n_files: int) -> str:
-    with Store(db, check=False) as store:
-        coll = store.find_collection("default")
-        if coll is None or len(store.documents(coll.id)) < n_files:
-            return "parsing"
-        if store.nodes_without_vectors(coll.id):
-            return "embedding"
-        if store.index_pending(coll.id):
-            return "topics/calibration"
-    return "finished"
-
-
-def kill_at(db: Path, folder: Path, delay: float, *, force: bool = False) -> KillPoint:
-    """Start ``shelfwise ingest`` (which parses, embeds, clusters and calibrates), kill -9 it after ``delay``
-    seconds, and check the library it leaves."""
-    args = [SHELFWISE, "--db", str(db), "ingest", str(folder)] + (["--force"] if force else [])
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(delay)
-    finished = proc.poll() is not None
-    if not finished:
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=60)
-    n_files = sum(1 for p in folder.iterdir() if p.is_file())
-    stage = "finished" if finished else stage_after_kill(db, n_files)
-    return KillPoint(delay, stage, check_library(db))
-
-
-def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11) -> dict[str, object]:
-    """``kills`` random kill -9 points over fresh, forced and resumed ingests of ``folder``; after each, the
-    library must pass its checks; at the end a complete run must hold every document exactly as a clean run."""
-    rng = random.Random(seed)
-    reference = work / "reference.db"
-    t0 = time.monotonic()
-    done, _ = run_cli("ingest", str(folder), db=reference)
-    full = time.monotonic() - t0
-    assert done.returncode in (0, 1), done.stderr
-    want = passages_by_path(reference)
-    db = work / "killed.db"
-    points: list[KillPoint] = []
-    for i in range(kills):
-        if i % 4 == 0 and db.exists():  # a fresh library now and then, so kills land in parsing too
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(db) + suffix).unlink(missing_ok=True)
-        points.append(kill_at(db, folder, rng.uniform(0.05, 1.0) * full, force=(i % 4 == 2)))
-        p = points[-1]
-        print(f"kill {i + 1}/{kills}: after {p.delay:.1f} s, in {p.stage}; integrity {p.check.integrity}, "
-              f"{p.check.documents} documents, half-written {len(p.check.half_written)}, duplicated "
-              f"{len(p.check.duplicated)}", file=sys.stderr, flush=True)
-    final, _ = run_cli("ingest", str(folder), db=db)
-    got = passages_by_path(db)
-    lost = sorted(set(want) - set(got))
-    changed = sorted(p for p in set(want) & set(got) if want[p] != got[p])
-    end = check_library(db)
-    stages: dict[str, int] = {}
-    for p in points:
-        stages[p.stage] = stages.get(p.stage, 0) + 1
-    return {
-        "kills": len(points), "full_run_seconds": round(full, 1), "stages": stages,
-        "integrity_ok": sum(1 for p in points if p.check.integrity == "ok"),
-        "half_written": sum(len(p.check.half_written) for p in points) + len(end.half_written),
-        "duplicated": sum(len(p.check.duplicated) for p in points) + len(end.duplicated),
-        "documents_lost": len(lost) + len(changed), "lost": lost + changed,
-        "final_integrity": end.integrity, "final_exit": final.returncode,
-    }
 
 
 # --------------------------------------------------------------------------- fuzzing
