@@ -60,13 +60,29 @@ class Shelf:
         cancel: CancelCheck | None = None,
         force: bool = False,
     ) -> Any:
-        """Ingest files/folders incrementally (``force`` re-parses unchanged files too), then update embeddings,
-        the topic hierarchy and the calibration of the collection. ``progress`` gets the runner's
+        """Ingest files/folders incrementally (``force`` re-parses unchanged files too), embedding the files parsed
+        so far while the next ones parse, then finish the embeddings, the topic hierarchy and the calibration of
+        the collection. ``progress`` gets the runner's
         ``IngestProgress`` per file, then :class:`IndexProgress` updates while indexing; ``cancel`` also stops the
         indexing between batches (the next refresh goes on from there)."""
+        from shelfwise.core.ingestion.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
-        report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel, force=force)
+        along = None
+        if not self.store.read_only and self.store.path is not None:
+            try:
+                embedder = self.embedder
+            except Exception:  # refresh() below reports why the embedder cannot load
+                embedder = None
+            if embedder is not None:  # vectors for the files parsed so far while the next ones parse
+                along = EmbedAlongside(self.store.path, self.store.collection(collection).id, embedder)
+                along.start()
+        try:
+            report = ingest(self.store, list(paths), collection, progress=progress, cancel=cancel, force=force,
+                            after_write=along.written if along is not None else None)
+        finally:
+            if along is not None:
+                along.stop()
         if not (cancel is not None and cancel()):
             self.refresh(collection, progress=progress, cancel=cancel)
         return report
