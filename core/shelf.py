@@ -65,8 +65,8 @@ class Shelf:
         the collection. ``progress`` gets the runner's
         ``IngestProgress`` per file, then :class:`IndexProgress` updates while indexing; ``cancel`` also stops the
         indexing between batches (the next refresh goes on from there)."""
-        from shelfwise.core.ingestion.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
+        from shelfwise.core.navigation.alongside import EmbedAlongside
 
         along = None
         if not self.store.read_only and self.store.path is not None:

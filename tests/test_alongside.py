@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.ingestion.alongside import EmbedAlongside
 from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.navigation.alongside import EmbedAlongside
 from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.store.db import Store
 from shelfwise.ingest import registry

@@ -40,9 +40,9 @@ from shelfwise.app.cli.indexing import (
     status_lines,
 )
 from shelfwise.app.cli.progress import IngestLine
-from shelfwise.core.ingestion.alongside import EmbedAlongside
 from shelfwise.core.ingestion.indexing import index_state
 from shelfwise.core.ingestion.runner import IngestReport, ingest
+from shelfwise.core.navigation.alongside import EmbedAlongside
 from shelfwise.core.store.db import NodeRow, Store
 
 
