@@ -27,11 +27,13 @@ class Shelf:
         *,
         backend: DecisionBackend | None = None,
         embedder: Any | None = None,
+        judge: Any | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.store = Store(self.settings.db_path or default_db())
         self._backend = backend
         self._embedder = embedder
+        self._judge: list[Any] | None = [judge] if judge is not None else None  # [None] = looked for, none
 
     # -- models (loaded on first use) ---------------------------------------------------------------------------
     @property
@@ -51,6 +53,25 @@ class Shelf:
         return self._embedder
 
     # -- library ------------------------------------------------------------------------------------------------
+    @property
+    def judge(self) -> Any | None:
+        """The relevance judge the settings name (``Settings.judge``, else ``SHELFWISE_JUDGE``), loaded on first
+        need; None when off (the default) or when it cannot be loaded (said once in the log)."""
+        if self._judge is None:
+            import os
+
+            from shelfwise.core.models.judges import make_judge
+
+            spec = self.settings.judge if self.settings.judge is not None else os.environ.get("SHELFWISE_JUDGE")
+            try:
+                self._judge = [make_judge(spec, n_threads=self.settings.n_threads)]
+            except Exception as exc:  # a missing or broken judge must not stop search
+                import logging
+
+                logging.getLogger(__name__).warning("relevance judge %r not used: %s", spec, exc)
+                self._judge = [None]
+        return self._judge[0]
+
     def ingest(
         self,
         paths: Sequence[Path],
@@ -115,7 +136,7 @@ class Shelf:
         """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too")."""
         from shelfwise.core.navigation.navigator import Navigator
 
-        nav = Navigator(self.store, self.backend, self.embedder, self.settings)
+        nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
         return nav.search(question, collection=collection, keep=keep, cancel=cancel)
 
     def ask(
@@ -141,12 +162,13 @@ class Shelf:
         )
 
     def close(self) -> None:
-        for obj in (self._backend, self._embedder):
+        for obj in (self._backend, self._embedder, *(self._judge or [])):
             close = getattr(obj, "close", None)
             if close is not None:
                 close()
         self._backend = None
         self._embedder = None
+        self._judge = None
         self.store.close()
 
     def __enter__(self) -> Shelf:

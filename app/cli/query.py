@@ -41,11 +41,14 @@ READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
               help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
 @click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
 @click.option("--threads", type=int, default=None, help="CPU threads for the models.")
+@click.option("--judge", default=None,
+              help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
+                   "(default: off; SHELFWISE_JUDGE sets it too).")
 @click.pass_context
 def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
             adaptive: bool | None, generate: bool | None, readout: str | None, model_path: str | None,
             backend_url: str | None,
-            gpu_layers: int | None, threads: int | None) -> None:
+            gpu_layers: int | None, threads: int | None, judge: str | None) -> None:
     """Answer a question from your documents and show the path taken to the passages.
 
     \b
@@ -60,7 +63,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         backend_url = backend_url[4:]
     settings = settings_for(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
-                            answer_generate=generate)
+                            answer_generate=generate, judge=judge)
     with Shelf(settings) as shelf:
         found = shelf.store.find_collection(collection)
         if found is None or not shelf.store.documents(found.id):
@@ -200,11 +203,15 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the Markdown, JSON and PNG report.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
+@click.option("--judge", default=None,
+              help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
+                   "(default: off; SHELFWISE_JUDGE sets it too).")
 @click.pass_context
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
-             as_json: bool, split: str | None, fit_prior: bool, rank_fit: bool, generate: bool | None) -> None:
+             as_json: bool, split: str | None, fit_prior: bool, rank_fit: bool, generate: bool | None,
+             judge: str | None) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
     DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
@@ -226,7 +233,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     from shelfwise.core.shelf import Shelf
 
     settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=rank_fit,
-                            answer_generate=generate)
+                            answer_generate=generate, judge=judge)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     with Shelf(settings) as shelf:
         bar = None
@@ -248,7 +255,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
                                                        for n in names) else None,
                           settings=settings, sweep=not no_sweep, progress=progress, log=err,
                           calibrate=not no_calibrate, calibrate_lm=calibrate_lm, split=split,
-                          fit_prior=fit_prior)
+                          fit_prior=fit_prior, judge=shelf.judge)
         if bar is not None:
             bar.__exit__(None, None, None)
         result = report.to_json()

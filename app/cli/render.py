@@ -34,16 +34,20 @@ def render_trace(trace: Trace) -> list[str]:
     lines = []
     for lvl in trace.levels:
         kept = len(lvl.kept)
+        judged = f" · judge read {lvl.judged}" if lvl.judged else ""
         lines.append(f"Level {lvl.depth} · {lvl.label} · {len(lvl.candidates)} judged -> kept {kept} · "
-                     f"{lvl.tokens} tokens · {lvl.requests} requests · {lvl.seconds:.2f} s")
+                     f"{lvl.tokens} tokens · {lvl.requests} requests{judged} · {lvl.seconds:.2f} s")
         for c in lvl.candidates[:12]:
             bar = "#" * round(c.score * 20)
             mark = "+" if c.kept else "-"
             src = "" if c.source == "tree" else f" ({c.source})"
-            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}")
+            jl = f"  [judge {c.features['judge']:+.1f}]" if "judge" in c.features else ""
+            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}{jl}")
         if len(lvl.candidates) > 12:
             lines.append(f"     ... {len(lvl.candidates) - 12} more")
     lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
+    if trace.judge:
+        lines.append(f"Relevance judge: {trace.judge} ({trace.judged} candidates read)")
     if trace.calibration:
         lines.append(f"Decision model: {trace.calibration}")
     return lines
@@ -57,8 +61,8 @@ def result_json(result: SearchResult) -> dict[str, Any]:
     trace = to_dict(result.trace)
     return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
             "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout,
-            "calibration": result.trace.calibration,
-            "notes": list(result.trace.notes)}
+            "calibration": result.trace.calibration, "judge": result.trace.judge or None,
+            "judged": result.trace.judged, "notes": list(result.trace.notes)}
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:

@@ -65,6 +65,8 @@ def candidate_tooltip(candidate: Candidate) -> str:
     )
     evidence = f"<table cellspacing='4'>{rows}</table>" if rows else ""
     state = "kept" if candidate.kept else "pruned"
+    if "judge" in candidate.features:
+        state += f" · relevance judge P = {1 / (1 + math.exp(-candidate.features['judge'])):.2f}"
     source = "" if candidate.source == "tree" else f" · added by {html.escape(candidate.source)} search"
     desc = html.escape(candidate.description.strip()[:600]) or "<i>(no description)</i>"
     return (
@@ -262,9 +264,10 @@ class WalkView(QWidget):
         shown = len(trace.levels) if reveal is None else min(reveal.level + 1, len(trace.levels))
         forced = f" · forced open: {len(self.forced)}" if self.forced else ""
         readout = f" · readout {trace.readout}" if trace.readout else ""
+        judge = f" · judge read {trace.judged}" if trace.judge else ""
         self.summary.setText(
             f"<b>{shown}/{len(trace.levels)} levels</b> · {trace.tokens} tokens · {trace.requests} requests · "
-            f"{trace.seconds:.1f} s{readout}{forced}"
+            f"{trace.seconds:.1f} s{readout}{judge}{forced}"
         )
         self.replay_button.setEnabled(bool(trace.levels))
 
@@ -275,7 +278,8 @@ class WalkView(QWidget):
         kept_share = judged_share * (kept / n if n else 0.0) if phase >= 2 else 0.0
         name = f"Level {level.depth} · {level.label}"
         if phase >= 2:
-            rest = f" · {n} → kept {kept} · {level.tokens} tokens · {level.seconds:.1f} s"
+            judged = f" · judge read {level.judged}" if level.judged else ""
+            rest = f" · {n} → kept {kept} · {level.tokens} tokens{judged} · {level.seconds:.1f} s"
         else:
             rest = f" · {n} candidates" + (" · scoring…" if phase == 1 else "")
         head = QTreeWidgetItem([level_summary(level) if phase >= 2 else name + rest, "", ""])
@@ -287,7 +291,7 @@ class WalkView(QWidget):
         font.setBold(True)
         head.setFont(COL_TITLE, font)
         head.setToolTip(COL_TITLE, f"{level.requests} requests · {level.tokens} tokens evaluated · "
-                                   f"{level.seconds:.2f} s")
+                                   f"{level.judged} read by the relevance judge · {level.seconds:.2f} s")
         head.setFlags(Qt.ItemFlag.ItemIsEnabled)
         self.tree.addTopLevelItem(head)
         head.setFirstColumnSpanned(True)  # only takes effect once the item is in the tree

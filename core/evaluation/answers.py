@@ -45,12 +45,13 @@ class ShelfParts:
     embedder: Any
     settings: Any
     collection: str = "default"
+    judge: Any = None
 
     def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
                cancel: CancelCheck | None = None) -> SearchResult:
         from shelfwise.core.navigation.navigator import Navigator
 
-        nav = Navigator(self.store, self.backend, self.embedder, self.settings)
+        nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
         return nav.search(question, collection=collection or self.collection, keep=keep, cancel=cancel)
 
 
@@ -177,7 +178,8 @@ def run_answer_eval_cli(shelf: Any, dataset: str, *, limit: int | None = None, d
         questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
         store = Store(db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db")
         try:
-            parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+            parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
+                               judge=getattr(shelf, "judge", None))
             report = run_mode_eval(parts, questions, collection=ds.name, progress=progress)
         finally:
             store.close()

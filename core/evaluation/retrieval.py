@@ -8,7 +8,8 @@ Methods (each returns a ranked passage list per question, with its cost):
 - ``rrf``: reciprocal rank fusion of the dense and BM25 rankings (score = sum of 1 / (60 + rank); the constant 60 is
   the one published with the method, nothing tuned here);
 - ``rerank_control``: the decision model scoring the dense top-100 passages exactly as navigation's last level
-  scores passages (the paper's central control: same model and readout, no tree);
+  scores passages (the paper's central control: same model and readout, no tree; with the judge when it is on);
+- ``rerank_judge``: the relevance judge alone reordering the dense top-100 (needs a judge);
 - ``navigation`` (the configured readout, ``fused`` by default) and ``navigation_<readout>`` variants.
 Metrics at three granularities (document, section = heading path, passage = content item): Hit@1, Recall@5,
 Recall@10, MRR; per query seconds, requests and tokens evaluated.
@@ -25,9 +26,11 @@ import numpy as np
 
 from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.models.backend import Cost, DecisionBackend
+from shelfwise.core.models.judges import RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence
 from shelfwise.core.navigation.navigator import Navigator
+from shelfwise.core.navigation.prompts import judge_text
 from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import NodeInfo, Snapshot
@@ -118,15 +121,16 @@ class Methods:
     """Runs every method on one collection; shares the query vectors and lexical hits between them."""
 
     def __init__(self, store: Store, collection_id: int, snap: Snapshot, embedder, backend: DecisionBackend | None,
-                 settings: Settings, decision: DecisionModel) -> None:
+                 settings: Settings, decision: DecisionModel, judge: RelevanceJudge | None = None) -> None:
         self.store, self.collection_id, self.snap = store, collection_id, snap
         self.embedder, self.backend, self.settings, self.decision = embedder, backend, settings, decision
+        self.judge = judge
         self.doc_path = {d.id: d.path for d in store.documents(collection_id)}
 
     def navigator(self, readout: Readout, **budget_changes) -> Navigator:
         budgets = replace(self.settings.budgets, **budget_changes)
         s = replace(self.settings, readout=readout, budgets=budgets)
-        return Navigator(self.store, self.backend, self.embedder, s, decision=self.decision)
+        return Navigator(self.store, self.backend, self.embedder, s, decision=self.decision, judge=self.judge)
 
     def bm25(self, query: str, q_vec: np.ndarray) -> Ranked:
         t = time.perf_counter()
@@ -174,6 +178,16 @@ class Methods:
         order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
         return Ranked([scored[i].node.id for i in order], time.perf_counter() - t, cost)
 
+    def rerank_judge(self, query: str, q_vec: np.ndarray, n: int = 100) -> Ranked:
+        """Dense top-``n`` reordered by the relevance judge alone (the texts it reads in the walk)."""
+        if self.judge is None:
+            raise ValueError("rerank_judge needs a relevance judge (--judge)")
+        t = time.perf_counter()
+        pids = self.dense(query, q_vec, n).passages
+        logits = self.judge.score(query, [judge_text(self.snap, self.snap.nodes[p]) for p in pids])
+        order = np.argsort(-np.asarray(logits), kind="stable")
+        return Ranked([pids[i] for i in order], time.perf_counter() - t, Cost(judged=len(pids)))
+
     def navigation(self, query: str, q_vec: np.ndarray, readout: Readout | None = None, sweep: bool = False,
                    **budget_changes) -> Ranked:
         """One walk. ``sweep=True`` lets ``budget_changes`` override the calibrated first-level keep ratio."""
@@ -182,7 +196,7 @@ class Methods:
         decision = replace(self.decision, first_keep_ratio=None) if sweep else self.decision
         ev = nav.evidence(self.snap, query, self.collection_id, q_vec)
         res = nav.walk(self.snap, decision, ev, query, keep=set(), cancel=None, t0=t)
-        cost = Cost(requests=res.trace.requests, tokens=res.trace.tokens)
+        cost = Cost(requests=res.trace.requests, tokens=res.trace.tokens, judged=res.trace.judged)
         return Ranked([h.node_id for h in res.hits], time.perf_counter() - t, cost)
 
 
@@ -206,6 +220,8 @@ def run_methods(
                 r = methods.rrf(q.query, vec)
             elif name == "rerank_control":
                 r = methods.rerank_control(q.query, vec)
+            elif name == "rerank_judge":
+                r = methods.rerank_judge(q.query, vec)
             elif name == "navigation":
                 r = methods.navigation(q.query, vec)
             elif name.startswith("navigation_"):
@@ -214,7 +230,7 @@ def run_methods(
                 raise ValueError(f"unknown method {name!r}")
             m = judge(methods.snap, methods.doc_path, q, r.passages)
             per_query.append({"qid": q.qid, **m, "seconds": r.seconds, "tokens": r.cost.tokens,
-                              "requests": r.cost.requests})
+                              "requests": r.cost.requests, "judged": r.cost.judged})
             done += 1
             if progress:
                 progress(done, total, name)
@@ -232,5 +248,6 @@ def summarise(per_query: list[dict]) -> dict[str, float]:
     out["p90_seconds"] = round(float(np.percentile(seconds, 90)), 4)
     out["tokens_per_query"] = round(float(np.mean([p["tokens"] for p in per_query])), 1)
     out["requests_per_query"] = round(float(np.mean([p["requests"] for p in per_query])), 2)
+    out["judged_per_query"] = round(float(np.mean([p.get("judged", 0) for p in per_query])), 1)
     out["questions"] = len(per_query)
     return out

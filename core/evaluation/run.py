@@ -88,7 +88,7 @@ class EvalReport:
     def markdown(self) -> str:
         cols = ["document_hit1", "document_recall10", "section_hit1", "section_recall10", "passage_hit1",
                 "passage_recall5", "passage_recall10", "passage_mrr", "median_seconds", "p90_seconds",
-                "tokens_per_query", "requests_per_query"]
+                "tokens_per_query", "requests_per_query", "judged_per_query"]
         split = "" if self.split == "all" else f", {self.split} half"
         lines = [f"# Shelfwise evaluation: {self.dataset}{split} ({self.questions} questions)", "",
                  "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
@@ -111,7 +111,7 @@ def run_eval(
     dataset: str, *, limit: int | None, methods: Sequence[str], embedder, backend, settings: Settings,
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
     log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
-    collection: str = "default", split: str = "all", fit_prior: bool = False,
+    collection: str = "default", split: str = "all", fit_prior: bool = False, judge=None,
 ) -> EvalReport:
     t0 = time.perf_counter()
     if fit_prior and (dataset != "conditionalqa" or split != "tune"):
@@ -143,7 +143,7 @@ def run_eval(
             ensure_calibrated(store, cid, embedder, backend if calibrate_lm else None, settings, log=log)
         snap = snapshot_for(store, cid, embedder.model_id)
         decision = load_decision(store, cid, embedder, backend)
-        m = Methods(store, cid, snap, embedder, backend, settings, decision)
+        m = Methods(store, cid, snap, embedder, backend, settings, decision, judge=judge)
         q_vecs = np.asarray(embedder.embed([q.query for q in ds.questions]), np.float32)
         prior_fit = {}
         if fit_prior:
@@ -156,17 +156,20 @@ def run_eval(
             for ratio in SWEEP_RATIOS:
                 per = []
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
-                    from shelfwise.core.evaluation.retrieval import judge
+                    from shelfwise.core.evaluation.retrieval import judge as mark
 
                     r = m.navigation(q.query, vec, readout="embedding", first_keep_ratio=ratio, hybrid=0, sweep=True)
-                    per.append({**judge(snap, m.doc_path, q, r.passages), "tokens": r.cost.tokens})
+                    per.append({**mark(snap, m.doc_path, q, r.passages), "tokens": r.cost.tokens})
                 sweep_rows.append({"ratio": ratio, **{k: round(float(np.mean([p[k] for p in per])), 4) for k in (
                     "passage_recall10", "section_recall10", "document_recall10", "tokens")}})
                 sweep_rows[-1]["tokens_per_query"] = sweep_rows[-1].pop("tokens")
         return EvalReport(
             dataset=ds.name, split=split, questions=len(ds.questions), methods=results, sweep=sweep_rows,
             calibration=decision.report, settings={"readout": settings.readout, **settings.budgets.to_dict(),
-                                                   "lm_levels": list(decision.lm_levels), "keep": decision.keep},
+                                                   "lm_levels": list(decision.lm_levels), "keep": decision.keep,
+                                                   "judge": judge.model_id if judge is not None else None,
+                                                   "judge_levels": list(settings.judge_levels) if judge else [],
+                                                   "judge_top": settings.judge_top if judge else 0},
             seconds=time.perf_counter() - t0, prior_fit=prior_fit,
         )
     finally:

@@ -21,6 +21,7 @@ class Cost:
     tokens: int = 0
     seconds: float = 0.0
     reused_tokens: int = 0  # tokens whose KV state came from a cache instead of being evaluated
+    judged: int = 0  # (query, candidate) pairs scored by the relevance judge (not generative-model tokens)
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
@@ -28,6 +29,7 @@ class Cost:
             self.tokens + other.tokens,
             self.seconds + other.seconds,
             self.reused_tokens + other.reused_tokens,
+            self.judged + other.judged,
         )
 
     def add(self, other: Cost) -> None:
@@ -35,6 +37,7 @@ class Cost:
         self.tokens += other.tokens
         self.seconds += other.seconds
         self.reused_tokens += other.reused_tokens
+        self.judged += other.judged
 
 
 @dataclass

@@ -19,15 +19,18 @@ LEVEL_KINDS = ("cluster", "document", "section", "passage")
 
 _PRIOR: dict[str, float] = {
     "z_cos_max": 1.2, "z_cos_top3": 0.6, "z_cos_desc": 0.3, "z_lex_max": 0.4, "rank_cos": 1.0, "rank_lex": 0.3,
-    "parent": 0.3, "z_lm": 0.3, "z_cos_q_max": 0.6,
+    "parent": 0.3, "z_lm": 0.3, "z_cos_q_max": 0.6, "z_judge": 1.0,
 }
+# ``z_judge`` (the relevance judge's logit, z-scored among the candidates it read) is 0 while no judge is switched
+# on (Settings.judge), so it changes nothing then; its weight is set from the ConditionalQA tune half
+# (docs/eval/attempts.md).
 # Passages are the last level, where candidates from different branches and the hybrid pool meet: their cosine and
 # BM25 are z-scored against the whole collection (not the pool), plus the best neighbour in the same section (a
 # list item is read with its lead-in). Measured on ConditionalQA (docs/eval/attempts.md: weights chosen on those
 # questions, so optimistic): document / section / passage Hit@1 0.978 / 0.716 / 0.565 vs 0.956 / 0.686 / 0.553
 # with the shared prior at this level.
 _PRIOR_BY_KIND: dict[str, dict[str, float]] = {
-    "passage": {"g_cos_max": 1.0, "g_lex_max": 0.25, "g_cos_nb": 0.2, "z_lm": 0.3},
+    "passage": {"g_cos_max": 1.0, "g_lex_max": 0.25, "g_cos_nb": 0.2, "z_lm": 0.3, "z_judge": 1.0},
 }
 
 

@@ -4,7 +4,8 @@ Per query, two vectorised passes over the snapshot give every node's evidence at
 every passage (the bundled embedder) and the BM25 scores of the query's lexical hits (SQLite FTS5). A candidate's
 features are then slices over its subtree (best passage below it, top-3 mean, lexical hits below it), the cosine of
 its own description, its size, and z-scores within the level it competes in (so scales do not drift between
-queries). The generative model's readout (query likelihood) is added by the navigator where it is used.
+queries). The generative model's readout (query likelihood) and the relevance judge's logit are added by the
+navigator where they are used (``set_lm``, ``set_judge``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from shelfwise.core.store.snapshot import NodeInfo, Snapshot
 FEATURES = (
     "cos_desc", "cos_max", "cos_top3", "lex_max", "lex_hits", "z_cos_max", "z_cos_top3", "z_cos_desc",
     "z_lex_max", "rank_cos", "rank_lex", "log_size", "parent", "lm", "z_lm", "cos_q_max", "z_cos_q_max",
-    "g_cos_max", "g_lex_max", "g_cos_nb",
+    "g_cos_max", "g_lex_max", "g_cos_nb", "judge", "z_judge",
 )
 
 
@@ -146,3 +147,17 @@ def set_lm(features: np.ndarray, rows: Sequence[int], lm_mean: Sequence[float]) 
     vals = np.asarray(lm_mean, dtype=np.float32)
     features[list(rows), FEATURES.index("lm")] = vals
     features[list(rows), FEATURES.index("z_lm")] = _z(vals)
+
+
+def set_judge(features: np.ndarray, rows: Sequence[int], logits: Sequence[float]) -> None:
+    """Fill the judge columns for the candidates the judge read. ``z_judge`` is the z-score among those; the rows it
+    did not read (ranked below them before the judge) get the lowest z of the read ones, so skipping a candidate
+    never lifts it above one the judge read and rejected."""
+    if not rows:
+        return
+    vals = np.asarray(logits, dtype=np.float32)
+    z = _z(vals)
+    col = FEATURES.index("z_judge")
+    features[:, col] = float(z.min()) if len(z) else 0.0
+    features[list(rows), FEATURES.index("judge")] = vals
+    features[list(rows), col] = z

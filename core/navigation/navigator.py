@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend
+from shelfwise.core.models.judges import RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
-from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_lm
+from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_judge, set_lm
 from shelfwise.core.navigation.parallel import (
     pool_likelihoods,
     pool_scores,
@@ -36,6 +37,7 @@ from shelfwise.core.navigation.parallel import (
 from shelfwise.core.navigation.prompts import (
     binary_prompt,
     candidate_text,
+    judge_text,
     likelihood_context,
     likelihood_query,
 )
@@ -58,6 +60,7 @@ class Scored:
     features: np.ndarray
     rank_score: float  # the prior-scale score a child level reads as ``parent`` (see LevelModel.ranking_score)
     source: str = "tree"
+    judged: bool = False  # the relevance judge read it (its logit is then in the features, even when 0)
 
 
 class Navigator:
@@ -70,6 +73,7 @@ class Navigator:
         *,
         decision: DecisionModel | None = None,
         lm_top: int = 6,
+        judge: RelevanceJudge | None = None,
     ) -> None:
         self.store = store
         self.backend = backend
@@ -77,6 +81,7 @@ class Navigator:
         self.settings = settings or Settings()
         self.decision = decision
         self.lm_top = lm_top
+        self.judge = judge  # the relevance judge, read at the levels Settings.judge_levels names
 
     # -- public -------------------------------------------------------------------------------------------------
     def search(
@@ -111,7 +116,8 @@ class Navigator:
         cancel: CancelCheck | None, t0: float,
     ) -> SearchResult:
         budgets = self.settings.budgets
-        trace = Trace(query=query, readout=self.settings.readout, calibration=decision.ranking_note())
+        trace = Trace(query=query, readout=self.settings.readout, calibration=decision.ranking_note(),
+                      judge=self.judge.model_id if self.judge is not None else "")
         frontier = [snap.nodes[snap.root]]
         flattened: set[int] = set()
         pool: dict[int, NodeInfo] = {}
@@ -139,7 +145,7 @@ class Navigator:
             order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
             kept_idx = set(order[:n_keep]) | {i for i, s in enumerate(scored) if s.node.id in forced}
             level = Level(depth=depth, label=LABELS.get(kind, kind), candidates=[], requests=cost.requests,
-                          tokens=cost.tokens, seconds=cost.seconds)
+                          tokens=cost.tokens, seconds=cost.seconds, judged=cost.judged)
             frontier = []
             for i in order:
                 s = scored[i]
@@ -169,7 +175,7 @@ class Navigator:
         order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
         r = budgets.passages
         level = Level(depth=depth, label="passages", candidates=[], requests=cost.requests, tokens=cost.tokens,
-                      seconds=cost.seconds)
+                      seconds=cost.seconds, judged=cost.judged)
         for rank, i in enumerate(order):
             level.candidates.append(self._candidate(scored[i], rank < r, decision.model("passage")))
         trace.levels.append(level)
@@ -208,11 +214,16 @@ class Navigator:
         model = decision.model(kind)
         cost = Cost()
         readout = self.settings.readout
+        read: list[int] = []
         if readout == "fused" and kind in decision.lm_levels and self.backend is not None and len(cands) > 1:
             pre = model.logits(x)
             top = [int(i) for i in np.argsort(-pre)[: self.lm_top]]
             lm, c = self._likelihood(snap, query, [cands[i] for i in top], cancel)
             set_lm(x, top, lm)
+            cost.add(c)
+        if self.judge is not None and kind in self.settings.judge_levels and readout in ("fused", "embedding") \
+                and len(cands) > 1:
+            read, c = self._judge(snap, query, cands, x, model.logits(x), cancel)
             cost.add(c)
         if readout in ("likelihood", "binary") and self.backend is not None:
             if readout == "likelihood":
@@ -232,8 +243,22 @@ class Navigator:
             p = model.proba(x)
             ranks = model.ranking_score(x)
         cost.seconds = time.perf_counter() - t
-        return [Scored(c, float(p[i]), float(logits[i]), x[i], float(ranks[i]))
+        was_read = set(read)
+        return [Scored(c, float(p[i]), float(logits[i]), x[i], float(ranks[i]), judged=i in was_read)
                 for i, c in enumerate(cands)], cost
+
+    def _judge(self, snap: Snapshot, query: str, cands: list[NodeInfo], x: np.ndarray, pre: np.ndarray,
+               cancel: CancelCheck | None) -> tuple[list[int], Cost]:
+        """The judge reads the ``judge_top`` candidates the other evidence ranks highest (one batch of pairs)."""
+        assert self.judge is not None
+        if cancel and cancel():
+            raise Cancelled("query cancelled")
+        t = time.perf_counter()
+        top = [int(i) for i in np.argsort(-pre, kind="stable")[: self.settings.judge_top]]
+        texts = [judge_text(snap, cands[i]) for i in top]
+        logits = self.judge.score(question_part(query) or query, texts)
+        set_judge(x, top, [float(v) for v in logits])
+        return top, Cost(seconds=time.perf_counter() - t, judged=len(top))
 
     def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
         """Query likelihood per candidate; a level larger than one request is split, and the requests run
@@ -278,7 +303,8 @@ class Navigator:
         return out
 
     def _candidate(self, s: Scored, kept: bool, model) -> Candidate:
-        feats = {f: round(float(s.features[i]), 4) for i, f in enumerate(FEATURES) if s.features[i] != 0}
+        feats = {f: round(float(s.features[i]), 4) for i, f in enumerate(FEATURES)
+                 if s.features[i] != 0 or (s.judged and f == "judge")}
         return Candidate(
             node_id=s.node.id, kind=s.node.kind, title=_title(s.node),
             description=s.node.description or s.node.text[:200],

@@ -23,6 +23,20 @@ def candidate_text(snap: Snapshot, node: NodeInfo) -> str:
     return f"{path}\n{desc}" if desc and desc != path else path
 
 
+def judge_text(snap: Snapshot, node: NodeInfo) -> str:
+    """What the relevance judge reads for a candidate, shaped as it was trained (``training/``): the document
+    title and heading path, then the passage (or the section's / document's description)."""
+    doc = snap.document_of(node.id) if node.kind != "document" else None
+    trail = [doc.title] if doc is not None and doc.title else []
+    if node.kind == "passage":
+        head = " > ".join([*trail, *node.heading_path])
+        body = " ".join(node.text.split())[:MAX_CANDIDATE_CHARS]
+        return f"{head}: {body}" if head else body
+    path = " > ".join([*trail, *node.heading_path, node.title]) if node.kind == "section" else node.title
+    desc = " ".join((node.description or "").split())[:MAX_CANDIDATE_CHARS]
+    return f"{path}: {desc}" if desc and desc != path else path
+
+
 def likelihood_context() -> str:
     return "The following text answers the question asked after it.\n\nText: "
 

@@ -36,6 +36,7 @@ class Level:
     requests: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    judged: int = 0  # candidates the relevance judge read at this level
 
     @property
     def kept(self) -> list[Candidate]:
@@ -69,10 +70,15 @@ class Trace:
     seconds: float = 0.0
     calibration: str = ""  # how the decision model's ranking was set, per level (prior or fitted on probes)
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
+    judge: str = ""  # the relevance judge's model id when one read candidates ("" = none)
 
     @property
     def tokens(self) -> int:
         return sum(level.tokens for level in self.levels)
+
+    @property
+    def judged(self) -> int:
+        return sum(level.judged for level in self.levels)
 
     @property
     def requests(self) -> int:
