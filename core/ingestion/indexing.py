@@ -6,15 +6,19 @@ meanwhile (:func:`shelfwise.core.navigation.finish.finish_index`). So a kill at 
 indexing leaves the mark set, and the next ingest (even one that finds every file unchanged), the next question,
 or the app's start finishes the work, with progress.
 
-An ingest holds a shared lock on ``<library>.ingest.lock`` (``fcntl.flock``; several ingests may run at once) for
-as long as it runs. A question asked meanwhile sees the lock (:func:`ingest_running`) and answers from what is
-already indexed instead of waiting for, or fighting over, the writer; the front end says so.
+An ingest holds a shared lock on ``<library>.ingest.lock`` for as long as it runs (several ingests may run at
+once). A question asked meanwhile sees the lock (:func:`ingest_running`) and answers from what is already indexed
+instead of waiting for, or fighting over, the writer; the front end says so. The lock file is a tiny SQLite
+database in rollback-journal mode: an ingest keeps a read transaction open on it (SQLite's SHARED lock), and
+:func:`ingest_running` asks for an EXCLUSIVE one without waiting. SQLite locks the same way on every platform
+(``fcntl`` on POSIX, ``LockFileEx`` on Windows) and the operating system drops the lock when the process dies, even
+by ``kill -9``, so one code path serves everywhere (session 3's ``fcntl.flock`` lock did nothing on Windows).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,45 +45,46 @@ def _lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".ingest.lock")
 
 
+def _connect(path: Path, *, create: bool, timeout: float) -> sqlite3.Connection:
+    mode = "rwc" if create else "rw"
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, timeout=timeout,
+                           isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=DELETE")  # SHARED/EXCLUSIVE file locks (WAL readers take none)
+    return conn
+
+
 @contextlib.contextmanager
 def ingest_lock(db: Path | None) -> Iterator[None]:
     """Held (shared) for the length of an ingest, so questions can tell an ingest is running."""
-    if db is None:
-        yield
-        return
+    conn: sqlite3.Connection | None = None
+    if db is not None:
+        try:
+            conn = _connect(_lock_path(db), create=True, timeout=10.0)
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # takes the SHARED lock, kept until the end
+        except sqlite3.Error:  # a read-only folder (nothing can ingest there anyway), or a damaged lock file
+            if conn is not None:
+                conn.close()
+            conn = None
     try:
-        import fcntl
-    except ImportError:  # Windows: no shared flock; questions then cannot tell
-        yield
-        return
-    try:
-        fd = os.open(_lock_path(db), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:  # a read-only folder: nothing can ingest there anyway
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
         yield
     finally:
-        os.close(fd)  # releases the lock
+        if conn is not None:
+            conn.close()  # ends the transaction: releases the lock
 
 
 def ingest_running(db: Path | None) -> bool:
     """True while another process (or thread) ingests into the library at ``db``."""
-    if db is None:
+    if db is None or not _lock_path(db).exists():
         return False
     try:
-        import fcntl
-    except ImportError:
+        conn = _connect(_lock_path(db), create=False, timeout=0.0)
+    except sqlite3.Error:
         return False
     try:
-        fd = os.open(_lock_path(db), os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+        conn.execute("BEGIN EXCLUSIVE")
+    except sqlite3.OperationalError:  # "database is locked": an ingest holds it
         return True
     finally:
-        os.close(fd)
+        conn.close()  # (rolls back a BEGIN EXCLUSIVE that succeeded)
     return False

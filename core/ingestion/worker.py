@@ -5,12 +5,13 @@ ends the whole batch (and, in the desktop app, the app). :class:`ParseWorker` se
 child process (``spawn`` start method: safe from a multi-threaded Qt process) and turns a dead child, a timeout or
 a cancel into an :class:`IngestError` for that file; the next file gets a fresh child.
 
-Bounds (all from :class:`~shelfwise.ingest.model.Limits`): the child caps its own address space
-(``RLIMIT_AS`` on POSIX, so an allocation past it raises ``MemoryError`` inside the parser and the file fails
-with "not enough memory"); the parent is a watchdog that kills the child when its resident memory passes
-``max_worker_rss_bytes`` (read from ``/proc`` on Linux; ``psutil`` elsewhere if installed) or a file takes longer
-than ``max_parse_seconds``. On Windows, where there is no ``RLIMIT_AS``, the watchdog is the cap.
-``peak_rss_bytes`` is the child's peak resident memory so far (``ru_maxrss`` reported with each reply).
+Bounds (all from :class:`~shelfwise.ingest.model.Limits`): the memory cap that works everywhere is a watchdog
+thread in the parent (:class:`~shelfwise.core.ingestion.watchdog.MemoryWatchdog`) that kills the child when its
+resident memory passes ``max_worker_rss_bytes`` (read through ``/proc``, the Windows or the macOS API); on POSIX the
+child also caps its own address space (``RLIMIT_AS``), so a runaway allocation fails inside the parser first and
+the file fails with "not enough memory". A file that takes longer than ``max_parse_seconds`` is killed too.
+``peak_rss_bytes`` is the child's peak resident memory so far (its own high-water mark reported with each reply,
+and the watchdog's samples).
 
 Packaged apps (PyInstaller) must call ``multiprocessing.freeze_support()`` at the start of ``main``.
 """
@@ -18,7 +19,6 @@ Packaged apps (PyInstaller) must call ``multiprocessing.freeze_support()`` at th
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +26,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NoReturn, Self
 
+from shelfwise.core.ingestion.watchdog import MemoryWatchdog
 from shelfwise.ingest.model import CorruptFile, IngestError, Limits, ParsedDocument, TooLarge
 from shelfwise.ingest.progress import report, reporting
 
@@ -46,7 +47,7 @@ def _limit_memory(limits: Limits) -> None:
     """Cap this process's address space (POSIX); the hard limit stays, so a later, larger cap can be set."""
     try:
         import resource
-    except ImportError:  # Windows: the parent's watchdog is the cap
+    except ImportError:  # Windows: the parent's watchdog thread is the cap
         return
     try:
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -74,21 +75,6 @@ def _peak_rss() -> int:
         return 0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)
-
-
-def rss_bytes(pid: int) -> int | None:
-    """Resident memory of a process now, or None when it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        pass
-    try:
-        import psutil
-
-        return int(psutil.Process(pid).memory_info().rss)
-    except Exception:  # not installed, or the process is gone
-        return None
 
 
 def _serve(conn: Connection, parser: str) -> None:
@@ -222,37 +208,12 @@ class ParseWorker:
             self._stop()
             raise ParserCrashed(f"the parser process is not responding ({exc})") from exc
         timeout = self.timeout if self.timeout is not None else limits.max_parse_seconds
-        deadline = time.monotonic() + timeout
-        while True:
-            while not conn.poll(self.poll_interval):
-                if cancel is not None and cancel():
-                    self._stop()
-                    raise Cancelled("cancelled while parsing")
-                if time.monotonic() > deadline:
-                    self._stop()
-                    raise TooLarge(f"parsing took longer than {timeout:.0f} s; skipped")
-                if self._proc is None or not self._proc.is_alive():
-                    break
-                rss = rss_bytes(self._proc.pid)
-                if rss is not None:
-                    self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
-                    if rss > limits.max_worker_rss_bytes:
-                        self._stop()
-                        self.killed_over_memory += 1
-                        raise TooLarge(
-                            f"parsing needed more than {limits.max_worker_rss_bytes / 2**20:.0f} MB of memory; "
-                            "skipped"
-                        )
+        proc = self._proc
+        with MemoryWatchdog(proc.pid, limits.max_worker_rss_bytes, proc.kill, self.poll_interval) as watchdog:
             try:
-                reply = conn.recv()
-            except (EOFError, OSError) as exc:
-                self._crashed(exc)
-            if reply[0] != "progress":
-                break
-            # A parser that reports progress (OCR, page by page, itself bounded per page and in pages) gets the
-            # time cap per step, not per file: a long scan is not cut off while it advances.
-            deadline = time.monotonic() + timeout
-            report(reply[1])
+                reply = self._await(conn, timeout, cancel, watchdog)
+            finally:
+                self.peak_rss_bytes = max(self.peak_rss_bytes, watchdog.peak_bytes)
         if reply[0] == "ok":
             self.last_parse_seconds = float(reply[2])
             self.peak_rss_bytes = max(self.peak_rss_bytes, int(reply[3]) if len(reply) > 3 else 0)
@@ -263,6 +224,43 @@ class ParseWorker:
         if rest:
             self.peak_rss_bytes = max(self.peak_rss_bytes, int(rest[0]))
         raise _error(name, status, message)
+
+    def _await(self, conn: Connection, timeout: float, cancel: Callable[[], bool] | None,
+               watchdog: MemoryWatchdog) -> tuple[Any, ...]:
+        """The child's final reply, passing its progress reports on; raises for a cancel, the time cap, the memory
+        cap (the watchdog killed the child) and a crash."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while not conn.poll(self.poll_interval):
+                if watchdog.tripped:
+                    break
+                if cancel is not None and cancel():
+                    self._stop()
+                    raise Cancelled("cancelled while parsing")
+                if time.monotonic() > deadline:
+                    self._stop()
+                    raise TooLarge(f"parsing took longer than {timeout:.0f} s; skipped")
+                if self._proc is None or not self._proc.is_alive():
+                    break
+            if watchdog.tripped:
+                self._over_memory(watchdog.cap_bytes)
+            try:
+                reply: tuple[Any, ...] = conn.recv()
+            except (EOFError, OSError) as exc:
+                if watchdog.tripped:
+                    self._over_memory(watchdog.cap_bytes)
+                self._crashed(exc)
+            if reply[0] != "progress":
+                return reply
+            # A parser that reports progress (OCR, page by page, itself bounded per page and in pages) gets the
+            # time cap per step, not per file: a long scan is not cut off while it advances.
+            deadline = time.monotonic() + timeout
+            report(reply[1])
+
+    def _over_memory(self, cap: int) -> NoReturn:
+        self._stop()
+        self.killed_over_memory += 1
+        raise TooLarge(f"parsing needed more than {cap / 2**20:.0f} MB of memory; skipped")
 
     def _crashed(self, exc: BaseException) -> NoReturn:
         code = None

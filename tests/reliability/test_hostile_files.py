@@ -62,6 +62,23 @@ def test_worker_memory_is_capped_by_rlimit_and_by_the_watchdog(tmp_path: Path) -
         assert worker.peak_rss_bytes < 900 * MiB
 
 
+def test_without_posix_limits_the_watchdog_thread_is_the_memory_cap(tmp_path: Path) -> None:
+    # Windows has no RLIMIT_AS: forced here by a worker in which `import resource` fails. The address-space cap
+    # below would stop the hog first on the POSIX path ("not enough memory"); without it the watchdog thread kills
+    # the worker at the resident cap.
+    f = tmp_path / "any.txt"
+    f.write_text("hello\n")
+    limits = Limits(max_worker_address_space_bytes=300 * MiB, max_worker_rss_bytes=400 * MiB)
+    with ParseWorker(parser=f"{HELPERS}misbehaving_parser:hog", poll_interval=0.05) as worker:
+        with pytest.raises(TooLarge, match="not enough memory"):
+            worker(f, limits)
+    with ParseWorker(parser=f"{HELPERS}reliability.nonposix_parser:hog", poll_interval=0.05) as worker:
+        with pytest.raises(TooLarge, match="more than 400 MB of memory"):
+            worker(f, limits)
+        assert worker.killed_over_memory == 1
+        assert 400 * MiB < worker.peak_rss_bytes < 700 * MiB
+
+
 def test_time_cap_comes_from_the_limits(tmp_path: Path) -> None:
     f = tmp_path / "hang.md"
     f.write_text("# x\n\ny\n")

@@ -120,3 +120,23 @@ def test_question_during_an_ingest_answers_from_what_exists_and_says_so(tmp_path
     assert "Passages:" in r.stdout and seconds < 240
     with Store(db) as store:  # the question did not write (no indexing behind the ingest's back)
         assert index_state(store, store.collection("default").id).without_vectors > 0
+
+
+def test_ingest_lock_needs_no_fcntl_and_dies_with_its_holder(tmp_path: Path) -> None:
+    # Session 3's lock was fcntl.flock, absent on Windows (questions could not tell an ingest was running there).
+    # The holder here runs with `import fcntl` failing, as on Windows; kill -9 must release its lock.
+    db = tmp_path / "lib.db"
+    code = ("import sys, time; sys.modules['fcntl'] = None\n"
+            "from pathlib import Path\nfrom shelfwise.core.ingestion.indexing import ingest_lock\n"
+            f"with ingest_lock(Path({str(db)!r})):\n    print('held', flush=True)\n    time.sleep(600)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert ingest_running(db)
+        with ingest_lock(db):  # a second ingest shares it
+            assert ingest_running(db)
+        assert ingest_running(db)
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+    assert not ingest_running(db)
