@@ -13,6 +13,7 @@ streamed UTF-8 validity pass over the rest), then lines are decoded a megabyte a
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -34,7 +35,11 @@ _NAMES = {"utf-8-sig": "UTF-8", "utf-8": "UTF-8", "utf-16-le": "UTF-16LE", "utf-
 
 
 def utf16_without_bom(data: bytes) -> str | None:
-    """``"utf-16-le"`` or ``"utf-16-be"`` when the NUL bytes sit (almost) only at odd or only at even offsets."""
+    """``"utf-16-le"`` or ``"utf-16-be"`` when the NUL bytes sit (almost) only at odd or only at even offsets.
+
+    Text in Latin scripts has a NUL in every other byte. CJK text has few (only its line breaks, spaces and ASCII
+    are ``xx 00``, or ideographs ``U+xx00``): there, some NUL and nearly all characters ones real text uses
+    (:func:`utf16_by_content`) decide. Windows-1252 text and random bytes "without NULs" never get here."""
     sample = data[:65536]
     if len(sample) < 4 or b"\x00" not in sample:
         return None
@@ -45,6 +50,32 @@ def utf16_without_bom(data: bytes) -> str | None:
         return "utf-16-le"
     if even >= 0.2 * half and odd <= 0.02 * half:
         return "utf-16-be"
+    return utf16_by_content(sample)
+
+
+# Characters that make up real text: ASCII, Latin, Greek, Cyrillic, CJK punctuation, kana, ideographs, hangul and
+# full-width forms. UTF-16 CJK text has almost no NUL bytes, so it is recognised by what it decodes to instead.
+_TEXT_CHARS = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\u024f\u0370-\u04ff\u2000-\u206f\u3000-\u30ff\u3400-\u4dbf"
+                         r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def utf16_by_content(data: bytes, min_share: float = 0.95) -> str | None:
+    """``"utf-16-le"`` or ``"utf-16-be"`` when the first 64 kB decode strictly as that with nearly every character
+    one real text uses (random bytes: about half are, and many do not decode at all), or None."""
+    sample = data[:65536]
+    sample = sample[: len(sample) // 2 * 2]
+    if len(sample) < 16:
+        return None
+    for enc in ("utf-16-le", "utf-16-be"):
+        try:
+            text = sample.decode(enc)
+        except UnicodeDecodeError:
+            try:  # a surrogate pair cut at the end of the sample
+                text = sample[:-2].decode(enc)
+            except UnicodeDecodeError:
+                continue
+        if text and len(_TEXT_CHARS.findall(text)) >= min_share * len(text):
+            return enc
     return None
 
 

@@ -7,6 +7,7 @@ import io
 import os
 import random
 import shutil
+import sqlite3
 import struct
 import zipfile
 from collections.abc import Iterator
@@ -108,6 +109,14 @@ def utf16_no_bom(path: Path, big_endian: bool = False) -> Path:
     return path
 
 
+def utf16_cjk_no_bom(path: Path, big_endian: bool = False) -> Path:
+    """Japanese and Chinese text in UTF-16 without a byte-order mark: almost no NUL bytes to recognise it by."""
+    text = ("出張旅費規程\n\n出張中の食事代は一日四十ユーロまで精算できます。領収書を添付してください。\n"
+            "差旅费报销：每日餐费上限为四十欧元，须附发票。\n") * 30
+    path.write_bytes(text.encode("utf-16-be" if big_endian else "utf-16-le"))
+    return path
+
+
 def random_text_bytes(path: Path, n: int = 64 * 1024, seed: int = 7) -> Path:
     """Random bytes with no NUL (so no sniffing by NUL can call it binary)."""
     rng = random.Random(seed)
@@ -151,19 +160,22 @@ def long_question(n_chars: int = 100_000) -> str:
     return (base * (n_chars // len(base) + 1))[:n_chars]
 
 
-def damage_pages(db: Path, pages: list[int] | None = None, seed: int = 3) -> None:
-    """Overwrite a few whole pages of an SQLite file with random bytes (the header page is left alone)."""
-    size = db.stat().st_size
-    with db.open("rb") as f:
-        f.seek(16)
-        page_size = struct.unpack(">H", f.read(2))[0] or 65536
-    n_pages = size // page_size
+def damage_table(db: Path, table: str = "nodes", seed: int = 3) -> int:
+    """Overwrite the root page of ``table``'s b-tree with random bytes: every read of that table then fails, so
+    the damage is found the same way every time (random pages may be free ones, or ones a command never reads).
+    Returns the page number. The library must be closed (no ``-wal`` holding newer copies of the page)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
+    assert not Path(str(db) + "-wal").exists() or Path(str(db) + "-wal").stat().st_size == 0, "checkpoint first"
     rng = random.Random(seed)
-    chosen = pages or sorted(rng.sample(range(1, n_pages), k=min(3, n_pages - 1)))
     with db.open("r+b") as f:
-        for p in chosen:
-            f.seek(p * page_size)
-            f.write(bytes(rng.randrange(256) for _ in range(page_size)))
+        f.seek((root - 1) * page_size)
+        f.write(bytes(rng.randrange(256) for _ in range(page_size)))
+    return int(root)
 
 
 # --------------------------------------------------------------------------- fuzzing

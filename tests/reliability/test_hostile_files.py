@@ -96,6 +96,15 @@ def test_utf16_without_bom_is_text(tmp_path: Path) -> None:
         assert any("UTF-16" in w for w in doc.warnings)
 
 
+def test_utf16_cjk_without_bom_is_text(tmp_path: Path) -> None:
+    # Refused as binary in session 3 (no NUL bytes to go by): now recognised by what it decodes to.
+    for big in (False, True):
+        doc = registry.parse(hostile.utf16_cjk_no_bom(tmp_path / f"ryohi-{big}.txt", big_endian=big))
+        text = " ".join(n.text for n in doc.nodes())
+        assert "食事代は一日四十ユーロまで" in text and "每日餐费上限为四十欧元" in text
+        assert any("UTF-16" in w for w in doc.warnings)
+
+
 def test_random_bytes_without_nul_are_not_text(tmp_path: Path) -> None:
     # Issue 17, case 7: accepted as Windows-1252 text before, filling search with garbage.
     with pytest.raises(UnsupportedFormat, match="binary data, not text"):
