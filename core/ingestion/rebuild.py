@@ -10,7 +10,6 @@ a fresh library with the same collections and settings, and ingests every file a
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from shelfwise.core.ingestion.runner import ingest
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.migrations import free_sibling
 from shelfwise.core.store.types import path_from_key
 
 # meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
@@ -139,13 +139,9 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
 
 
 def move_aside(path: Path) -> Path:
-    """Rename the library (and its -wal/-shm files) to ``<name>.damaged-<time>``; returns the new path."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.damaged-{stamp}")
-    n = 1
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    """Rename the library (and its -wal/-shm files) to ``<name>.damaged-<time>``; returns the new path. (Renamed,
+    not copied like a migration's backup: the backup API would stop at the damaged pages.)"""
+    target = free_sibling(path, lambda stamp: f"{path.name}.damaged-{stamp}")
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
         if side.exists():

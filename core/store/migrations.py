@@ -171,14 +171,23 @@ def _is_empty(conn: sqlite3.Connection) -> bool:
     return int(row[0]) == 0
 
 
-def backup(conn: sqlite3.Connection, db_path: Path, label: str) -> Path:
-    """Copy the database to ``<db>.<timestamp>.<label>.bak`` (consistent copy via the backup API)."""
+def free_sibling(path: Path, name: Callable[[str], str]) -> Path:
+    """Where to keep an old copy of the library at ``path``: the sibling called ``name(stamp)``, the stamp being the
+    time now (``20261201-045502``), with ``-2``, ``-3``... added to it while such a file exists. Used for the
+    backup before a migration and for a damaged library moved aside before a rebuild
+    (:func:`shelfwise.core.ingestion.rebuild.move_aside`)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = db_path.with_name(f"{db_path.name}.{stamp}.{label}.bak")
+    target = path.with_name(name(stamp))
     n = 1
     while target.exists():
         n += 1
-        target = db_path.with_name(f"{db_path.name}.{stamp}-{n}.{label}.bak")
+        target = path.with_name(name(f"{stamp}-{n}"))
+    return target
+
+
+def backup(conn: sqlite3.Connection, db_path: Path, label: str) -> Path:
+    """Copy the database to ``<db>.<timestamp>.<label>.bak`` (consistent copy via the backup API)."""
+    target = free_sibling(db_path, lambda stamp: f"{db_path.name}.{stamp}.{label}.bak")
     dest = sqlite3.connect(str(target))
     try:
         conn.backup(dest)
