@@ -171,26 +171,15 @@ def cases(work: Path, fuzz_n: int, n_kills: int) -> dict[str, Callable[[], dict[
         return cli_case(work / "corpus.db", "ingest", str(folder), "--no-index", ok_codes=(1,))
 
     def reingest_resumes() -> dict[str, Any]:
-        import contextlib
-        import os
-        import signal
-        import sqlite3
-        import subprocess
-
         files = work / "resume-files"
         shutil.copytree(SAMPLE, files)
         db = work / "resume.db"
-        proc = subprocess.Popen([scenarios.SHELFWISE, "--db", str(db), "ingest", str(files)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while proc.poll() is None:
-            if db.exists():
-                with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
-                    with contextlib.suppress(sqlite3.OperationalError):
-                        if c.execute("SELECT count(*) FROM embeddings").fetchone()[0]:
-                            break
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        # killed right after the last file's tree is written (vectors are made alongside parsing; the last
+        # file's are not yet)
+        run = kills.StagedRun(db, files)
+        run.wait_for("written", len(list(files.iterdir())) - 1)
+        run.kill()
+        run.finish()
         return cli_case(db, "ingest", str(files), must="Indexed:")
 
     def ask_during_ingest() -> dict[str, Any]:

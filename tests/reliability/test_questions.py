@@ -3,11 +3,9 @@ ingest is running. Real bundled models, real SQLite."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +22,7 @@ from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 from tests.reliability import hostile
+from tests.reliability.kills import StagedRun
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
 CORPUS = hostile.CORPUS
@@ -75,21 +74,13 @@ def test_reingest_after_a_kill_during_embedding_resumes_indexing(tmp_path: Path)
     files = tmp_path / "files"
     shutil.copytree(SAMPLE, files)  # 6 files, ~150 nodes to embed
     db = tmp_path / "lib.db"
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "shelfwise"), "--db", str(db), "ingest", str(files)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 300
-        while time.time() < deadline and proc.poll() is None:
-            if db.exists():  # kill as soon as the first batch of vectors is committed
-                with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as peek:
-                    with contextlib.suppress(sqlite3.OperationalError):
-                        if peek.execute("SELECT count(*) FROM embeddings").fetchone()[0]:
-                            break
-            time.sleep(0.05)
-        assert proc.poll() is None, "indexing finished before it could be killed"
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=60)
+    # Vectors are made while the files parse (EmbedAlongside), so "the first vectors are stored" no longer means
+    # parsing is over: kill as soon as the last file's tree is written (its nodes are not embedded yet).
+    run = StagedRun(db, files)
+    last = len(list(files.iterdir())) - 1
+    assert run.wait_for("written", last) is not None, "the ingest ended before its last write"
+    assert run.kill(), "indexing finished before it could be killed"
+    run.finish(timeout=60)
     with Store(db) as store:
         state = index_state(store, store.collection("default").id)
         assert state.unfinished and state.without_vectors > 0 and store.integrity_check() == "ok"
