@@ -35,7 +35,7 @@ from shelfwise.core.models.backend import (
     Scores,
     check_cancel,
 )
-from shelfwise.core.models.llama_text import StreamText
+from shelfwise.core.models.llama_text import guarded_stream
 from shelfwise.core.models.prompts import Limits, choice_labels, common_prefix_len, plan_requests, softmax
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -174,24 +174,11 @@ class FakeBackend:
             first = next((line for line in prompt.splitlines() if line.strip()), "")
         answer_words = f"According to the passages, {first.strip()}".split()
         cost = Cost(requests=1, tokens=self.count_tokens(prompt))
-        stream = StreamText(stop)
-        stopped_by = "length"
-        for i, word in enumerate(answer_words[:max_tokens]):
-            if cancel is not None and cancel():
-                stopped_by = "cancelled"
-                break
-            out = stream.feed((word if i == 0 else " " + word).encode("utf-8"))
-            cost.tokens += 1
-            if out:
-                yield out
-            if stream.stopped:
-                stopped_by = "stop"
-                break
-        else:
-            if len(answer_words) <= max_tokens:
-                stopped_by = "eos"
-        tail = stream.finish()
-        if tail:
-            yield tail
-        cost.seconds = time.perf_counter() - t0
-        return Generation(stream.text, cost, stopped_by)
+
+        def pieces() -> Generator[bytes, None, str]:
+            for i, word in enumerate(answer_words[:max_tokens]):
+                cost.tokens += 1
+                yield (word if i == 0 else " " + word).encode("utf-8")
+            return "eos" if len(answer_words) <= max_tokens else "length"
+
+        return (yield from guarded_stream(pieces(), stop, cancel, cost, t0))

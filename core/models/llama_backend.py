@@ -40,7 +40,7 @@ from shelfwise.core.models.backend import (
 )
 from shelfwise.core.models.llama_batch import logit_values, logits_row, token_logprobs
 from shelfwise.core.models.llama_engine import LlamaEngine, default_threads, gpu_offload_supported
-from shelfwise.core.models.llama_text import StreamText, penalise_repeats, sample_token
+from shelfwise.core.models.llama_text import guarded_stream, penalise_repeats, sample_token
 from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
 from shelfwise.core.models.state_cache import tokens_key
 
@@ -248,44 +248,29 @@ class LlamaBackend(LlamaEngine):
         if len(tokens) >= self.n_ctx:
             raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
         rng = np.random.default_rng(seed)
-        stream = StreamText(stop)
-        stopped_by = "length"
-        generated: set[int] = set()
-        for _ in range(max_tokens):
-            if cancel is not None and cancel():
-                stopped_by = "cancelled"
-                break
-            if len(tokens) >= self.n_ctx:
-                break
-            with self._lock:
-                self._check_open()
-                evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
-                if cost.requests == 0:
-                    cost.reused_tokens += reused
-                cost.requests += 1
-                cost.tokens += evaluated
-                logits = logits_row(self._ctx, last, self.n_vocab)
-                if repeat_penalty != 1.0 and generated:
-                    logits = penalise_repeats(logits, generated, repeat_penalty)
-                if temperature > 0:
-                    tok = sample_token(logits, temperature, rng)
-                else:
-                    tok = int(np.argmax(logits))
-                is_eog = bool(llama_cpp.llama_vocab_is_eog(self._vocab, tok))
-                piece = b"" if is_eog else self.piece(tok)
-            if is_eog:
-                stopped_by = "eos"
-                break
-            tokens.append(tok)
-            generated.add(tok)
-            out = stream.feed(piece)
-            if out:
-                yield out
-            if stream.stopped:
-                stopped_by = "stop"
-                break
-        tail = stream.finish()
-        if tail:
-            yield tail
-        cost.seconds = time.perf_counter() - t0
-        return Generation(stream.text, cost, stopped_by)
+
+        def pieces() -> Generator[bytes, None, str]:
+            generated: set[int] = set()
+            for _ in range(max_tokens):
+                if len(tokens) >= self.n_ctx:
+                    return "length"
+                with self._lock:
+                    self._check_open()
+                    evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
+                    if cost.requests == 0:
+                        cost.reused_tokens += reused
+                    cost.requests += 1
+                    cost.tokens += evaluated
+                    logits = logits_row(self._ctx, last, self.n_vocab)
+                    if repeat_penalty != 1.0 and generated:
+                        logits = penalise_repeats(logits, generated, repeat_penalty)
+                    tok = sample_token(logits, temperature, rng) if temperature > 0 else int(np.argmax(logits))
+                    if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
+                        return "eos"
+                    piece = self.piece(tok)
+                tokens.append(tok)
+                generated.add(tok)
+                yield piece
+            return "length"
+
+        return (yield from guarded_stream(pieces(), stop, cancel, cost, t0))

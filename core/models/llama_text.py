@@ -1,11 +1,15 @@
-"""Pure helpers for streaming generation: UTF-8 pieces to text with stop strings, and temperature sampling."""
+"""Pure helpers for streaming generation: UTF-8 pieces to text with stop strings, the one loop every backend's
+``generate`` runs (:func:`guarded_stream`), the repeat penalty, and temperature sampling."""
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Generator, Iterable, Sequence
 
 import numpy as np
+
+from shelfwise.core.models.backend import Cost, Generation
 
 
 class StreamText:
@@ -84,3 +88,40 @@ def penalise_repeats(logits: np.ndarray, tokens: Iterable[int], penalty: float) 
         vals = out[ids]
         out[ids] = np.where(vals > 0, vals / penalty, vals * penalty)
     return out
+
+
+def guarded_stream(source: Generator[bytes, None, str], stop: Sequence[str], cancel: Callable[[], bool] | None,
+                   cost: Cost, t0: float) -> Generator[str, None, Generation]:
+    """The loop every backend's ``generate`` shares: pull byte pieces from ``source`` (the backend's own tokens,
+    events or words; its return value says why it ended: ``"eos"`` or ``"length"``), check ``cancel`` before each
+    one (``"cancelled"``), yield the text that may be shown (:class:`StreamText`, held back at a possible stop
+    string), end at a stop string (``"stop"``, not included), flush the tail, and return the
+    :class:`Generation` with ``cost.seconds`` set from ``t0``. ``source`` is closed when the loop ends early (a
+    remote stream's connection with it, so the server stops too). The repeat penalty is the backend's (it acts on
+    logits, or is sent to the server); the guard on repeated n-grams acts on the text, above the backends
+    (:func:`shelfwise.core.answers.answer.stream`)."""
+    stream = StreamText(stop)
+    stopped_by = "length"
+    try:
+        while True:
+            if cancel is not None and cancel():
+                stopped_by = "cancelled"
+                break
+            try:
+                piece = next(source)
+            except StopIteration as end:
+                stopped_by = end.value or "length"
+                break
+            out = stream.feed(piece)
+            if out:
+                yield out
+            if stream.stopped:
+                stopped_by = "stop"
+                break
+    finally:
+        source.close()
+    tail = stream.finish()
+    if tail:
+        yield tail
+    cost.seconds = time.perf_counter() - t0
+    return Generation(stream.text, cost, stopped_by)

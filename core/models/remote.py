@@ -62,7 +62,7 @@ from shelfwise.core.models.backend import (
     Scores,
     check_cancel,
 )
-from shelfwise.core.models.llama_text import StreamText
+from shelfwise.core.models.llama_text import guarded_stream
 from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
 from shelfwise.core.models.remote_api import (
     Capabilities,
@@ -304,35 +304,26 @@ class RemoteBackend:
             payload["repeat_penalty"] = repeat_penalty
         if seed is not None:
             payload["seed"] = seed
-        stream = StreamText(stop)
         cost = Cost(requests=1)
-        stopped_by = "length"
-        with self.http.stream_events("/v1/completions", payload) as events:
-            for event in events:
-                if cancel is not None and cancel():
-                    stopped_by = "cancelled"
-                    break
-                c = (event.get("choices") or [{}])[0]
-                text = c.get("text") or ""
-                if text:
-                    cost.tokens += 1
-                    out = stream.feed(text.encode("utf-8"))
-                    if out:
-                        yield out
-                usage = event.get("usage")
-                if usage:
-                    cost.tokens = int(usage.get("total_tokens") or cost.tokens)
-                reason = c.get("finish_reason")
-                if reason:
-                    stopped_by = "length" if reason == "length" else ("stop" if stop else "eos")
-                if stream.stopped:
-                    stopped_by = "stop"
-                    break
-        tail = stream.finish()
-        if tail:
-            yield tail
-        cost.seconds = time.perf_counter() - t0
-        return Generation(stream.text, cost, stopped_by)
+
+        def pieces() -> Generator[bytes, None, str]:
+            ended = "length"
+            with self.http.stream_events("/v1/completions", payload) as events:
+                for event in events:
+                    c = (event.get("choices") or [{}])[0]
+                    text = c.get("text") or ""
+                    usage = event.get("usage")
+                    if usage:
+                        cost.tokens = int(usage.get("total_tokens") or cost.tokens)
+                    reason = c.get("finish_reason")
+                    if reason:
+                        ended = "length" if reason == "length" else ("stop" if stop else "eos")
+                    if text:
+                        cost.tokens += 0 if usage else 1
+                        yield text.encode("utf-8")
+            return ended
+
+        return (yield from guarded_stream(pieces(), stop, cancel, cost, t0))
 
     def info(self) -> dict[str, Any]:
         return {
