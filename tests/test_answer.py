@@ -336,10 +336,16 @@ def test_copied_source_lines_are_tidied(tmp_path) -> None:
     assert [c.number for c in ans.citations] == [3]
 
 
-def test_an_accepted_generation_adds_the_passages_it_cites_to_the_sources(tmp_path) -> None:
-    s = FakeShelf(tmp_path, ScriptedBackend("Meals abroad are covered up to 40 euros [3]."))
-    ans = answer_question(s, "How much paid annual leave do new employees receive?")
-    assert ans.generated.startswith("Meals abroad") and 3 in [c.number for c in ans.citations]
+def test_the_model_writes_from_the_extracted_sentences_and_cites_their_passages(tmp_path) -> None:
+    b = ScriptedBackend("Meals abroad are covered up to 40 euros [1].")
+    s = FakeShelf(tmp_path, b)
+    ans = answer_question(s, "How much are meals abroad covered per day?")
+    assert ans.sentences and {x.number for x in ans.sentences} == {3}
+    prompt = b.prompts[-1]
+    assert "[1] (Travel) Meals abroad are covered up to 40 euros per day.\n" in prompt  # numbered 1 for the model
+    assert "25 days" not in prompt and "[2]" not in prompt  # the passages it was not extracted from are left out
+    assert ans.generated == "Meals abroad are covered up to 40 euros [3]."  # [1] of the prompt is passage 3
+    assert [c.number for c in ans.citations] == [3] and ans.citations[0].hit.text == HITS[2].text
 
 
 def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch) -> None:

@@ -63,7 +63,7 @@ STOPS = ("\n\n", "Question:", "Sources:", "\nFacts:")
 TokenCallback = Callable[[str], None]
 SearchCallback = Callable[[SearchResult], None]
 
-_CITE = re.compile(r"\s?\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+CITE = re.compile(r"\s?\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _ABSTAIN = re.compile(
     r"^\W*(not found|i don'?t know|i do not know|unknown|no answer|the sources do not)", re.IGNORECASE
 )
@@ -184,7 +184,7 @@ def clean_citations(text: str, n_sources: int) -> tuple[str, list[int]]:
         lead = " " if m.group(0).startswith((" ", "\n", "\t")) else ""
         return lead + "[" + ", ".join(str(x) for x in keep) + "]"
 
-    out = _CITE.sub(fix, text)
+    out = CITE.sub(fix, text)
     return out.strip(), cited
 
 
@@ -202,7 +202,7 @@ def tidy_copied_source(text: str, hits: Sequence[Hit]) -> str:
 
 
 def strip_citations(text: str) -> str:
-    return _CITE.sub("", text).strip()
+    return CITE.sub("", text).strip()
 
 
 def is_abstention(text: str) -> bool:

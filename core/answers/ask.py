@@ -3,7 +3,8 @@
 Search the tree; as soon as the walk is done, ``on_search(result)``; then the **extractive answer**: the sentence(s)
 of the top passages that answer the question (:mod:`shelfwise.core.answers.extractive`), reported at once through
 ``on_extract(answer)`` and ``on_token(text)`` with its citation. Then, unless ``generate`` is off, the generative
-model writes its own answer from the passages (:mod:`shelfwise.core.answers.answer`, repetition guarded); it is
+model writes its own answer from the extracted sentences (:func:`sentence_sources`; measured better than five
+clipped passages, docs/eval/answer-models.md) (:mod:`shelfwise.core.answers.answer`, repetition guarded); it is
 kept as ``Answer.generated`` only when every number, date, time and name in it is in the cited passages
 (:mod:`shelfwise.core.answers.grounding`); otherwise ``Answer.generation_note`` says why and the extractive answer
 stands alone. With ``adaptive=True`` DeepRAG's loop of sub-questions runs instead
@@ -14,14 +15,17 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.adaptive import answer_adaptive
 from shelfwise.core.answers.answer import (
+    CITE,
     NOT_FOUND_TEXT,
     SearchCallback,
     TokenCallback,
@@ -90,6 +94,31 @@ def extractive_answer(shelf: Any, question: str, result: SearchResult, hits: Seq
                   first_seconds=time.perf_counter() - t0)
 
 
+def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], list[int]]:
+    """What the model writes from: each passage that gave the extracted answer, cut to its extracted sentence(s),
+    and the real passage number of each (the prompt numbers them 1..k). Measured (docs/eval/answer-models.md):
+    with the bundled model this was right more often and rejected less than five clipped passages."""
+    keep: dict[int, list[str]] = {}
+    for s in answer.sentences:
+        keep.setdefault(s.number, []).append(" ".join(s.text.split()))
+    numbers = sorted(keep)
+    return [replace(hits[n - 1], text=" ".join(keep[n])) for n in numbers], numbers
+
+
+def renumber(written: Written, numbers: Sequence[int], hits: Sequence[Hit]) -> Written:
+    """The model's answer with its [i] (the prompt's numbering) turned into the passages' own [n], and its
+    citations pointing at the whole passages."""
+    def fix(m: re.Match[str]) -> str:
+        nums = [numbers[int(x) - 1] for x in re.split(r"\s*[,;]\s*", m.group(1)) if 0 < int(x) <= len(numbers)]
+        lead = " " if m.group(0)[:1].isspace() else ""
+        return f"{lead}[{', '.join(map(str, nums))}]"
+
+    text = CITE.sub(fix, written.text)
+    cites = [Citation(numbers[c.number - 1], hits[numbers[c.number - 1] - 1]) for c in written.citations
+             if 0 < c.number <= len(numbers)]
+    return replace(written, text=text, citations=cites)
+
+
 def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
     """Keep the model's answer in ``answer.generated`` only if it is grounded in the passages it cites (the
     extracted answer's passages when it cites none) and does not contradict the extracted answer; otherwise say
@@ -142,9 +171,10 @@ def answer_question(
         generate = getattr(shelf.settings, "answer_generate", True)
     if answer.found and generate:
         backend = shelf.backend
-        written = write_answer(backend, question, hits, family=prompt_family(backend), cancel=cancel,
-                               result=result, check_evidence=False)
-        ground(answer, written, hits)
+        sources, numbers = sentence_sources(answer, hits)
+        written = write_answer(backend, question, sources, family=prompt_family(backend), cancel=cancel,
+                               result=None, check_evidence=False)
+        ground(answer, renumber(written, numbers, hits), hits)
         answer.tokens += written.cost.tokens
     answer.seconds = time.perf_counter() - t0
     return answer
