@@ -155,3 +155,17 @@ def test_corpus_search(corpus_db: Path) -> None:
     assert hits[0]["score"] >= hits[-1]["score"]
     text = runner.invoke(main, ["--db", str(corpus_db), "search", "stanley", "cups"]).output
     assert "stanley-cups.xlsx" in text
+
+
+def test_index_progress_names_the_sentence_stage() -> None:
+    import io
+
+    from shelfwise.app.cli.progress import IndexLine, describe_progress
+    from shelfwise.core.navigation.finish import IndexProgress
+
+    assert describe_progress(IndexProgress("sentences", 30, 120, eta_seconds=None)) == "embedding sentences 30/120"
+    out = io.StringIO()
+    line = IndexLine(out)
+    for stage, done, total in (("embedding", 10, 10), ("sentences", 1, 120), ("sentences", 120, 120)):
+        line(IndexProgress(stage, done, total))
+    assert "embedding sentences 1/120" in out.getvalue() and "embedding sentences 120/120" in out.getvalue()

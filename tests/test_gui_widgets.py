@@ -182,6 +182,9 @@ def test_ingest_bar_progress(qtbot) -> None:
     bar.update_progress(IndexProgress("embedding", 40, 160, eta_seconds=30.0))  # the indexing bar, beside
     assert bar.index_bar.maximum() == 160 and bar.index_bar.value() == 40 and bar.eta_label.text() == "ETA 30s"
     assert bar.bar.value() == 3  # the parsing bar is left as it was
+    bar.update_progress(IndexProgress("sentences", 50, 200, eta_seconds=12.0))  # the extractive answer's vectors
+    assert bar.index_bar.maximum() == 200 and bar.index_bar.value() == 50
+    assert bar.index_bar.format() == "index: sentences 50/200" and bar.eta_label.text() == "ETA 12s"
     bar.update_progress(IndexProgress("calibrating", 0, 1))
     assert bar.index_bar.maximum() == 0 and "calibration" in bar.index_bar.format()
     bar.update_progress(IndexProgress("done", 1, 1))

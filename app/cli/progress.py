@@ -94,7 +94,7 @@ class IndexLine(ProgressLine):
 
     def __call__(self, p: IndexProgress) -> None:
         if p.stage in ("embedding", "sentences", "calibrating"):
-            step = int(10 * p.done / max(1, p.total)) + {"sentences": 10, "calibrating": 20}.get(p.stage, 0)
+            step = int(10 * p.done / max(1, p.total)) + {"sentences": 11, "calibrating": 22}.get(p.stage, 0)
             self.show(f"Indexing: {describe_progress(p)}", step)
         elif p.stage == "done":
             self.finish()
