@@ -216,6 +216,20 @@ def cases(work: Path, fuzz_n: int, n_kills: int) -> dict[str, Callable[[], dict[
                  and not r["documents_lost"] and r["resumed_ok"] == r["kills"] and r["final_integrity"] == "ok")
         return {"clean": clean, **r, "peak_rss_mb": None}
 
+    def kill_writes() -> dict[str, Any]:
+        # the sample's tree writes take 1-10 ms, too short to aim at from outside; two large documents' take
+        # ~0.1 s (554 and 1,406 passages). Runs with --no-index, so each is seconds long.
+        kw = work / "kills-writes"
+        kw.mkdir()
+        files = kw / "files"
+        shutil.copytree(SAMPLE, files)
+        for name in ("ru-state-contract.docx", "us-trustee-handbook.docx"):
+            shutil.copy2(hostile.CORPUS / name, files)
+        r = kills.kill_campaign(kw, files, kills=max(2, n_kills // 4), seed=13, stages=("write",), index=False)
+        clean = (r["integrity_ok"] == r["kills"] and not r["half_written"] and not r["duplicated"]
+                 and not r["documents_lost"] and r["resumed_ok"] == r["kills"] and r["final_integrity"] == "ok")
+        return {"clean": clean, **r, "peak_rss_mb": None}
+
     def writers() -> dict[str, Any]:
         a = work / "wa"
         shutil.copytree(SAMPLE, a)
@@ -245,6 +259,7 @@ def cases(work: Path, fuzz_n: int, n_kills: int) -> dict[str, Callable[[], dict[
         "corpus ingest (CLI)": corpus_ingest, "re-ingest after kill during embedding": reingest_resumes,
         "ask during ingest": ask_during_ingest, "two writers": writers, "search during ingest": search_busy,
         "fuzzing": fuzzing, "kill -9 aimed at stages": kill_9,
+        "kill -9 inside large tree writes": kill_writes,
     }
 
 
@@ -285,13 +300,15 @@ def main(argv: list[str] | None = None) -> int:
 def report(results: dict[str, Any], seconds: float, as_json: bool) -> int:
     fuzz_r = results.get("fuzzing", {})
     kill_r = results.get("kill -9 aimed at stages", {})
+    write_r = results.get("kill -9 inside large tree writes", {})
     summary = {
         "cases_tried": len(results), "cases_clean": sum(1 for r in results.values() if r["clean"]),
-        "data_lost": (kill_r.get("documents_lost", 0) + kill_r.get("half_written", 0)
-                      + kill_r.get("duplicated", 0)) if kill_r else None,
+        "data_lost": sum(r.get("documents_lost", 0) + r.get("half_written", 0) + r.get("duplicated", 0)
+                         for r in (kill_r, write_r)) if kill_r or write_r else None,
         "fuzzed_files": fuzz_r.get("fuzzed_files"), "uncaught_exceptions": fuzz_r.get("uncaught_exceptions"),
         "kills": kill_r.get("kills"), "kill_integrity_ok": kill_r.get("integrity_ok"),
         "kills_landed": kill_r.get("landed"), "kills_resumed_ok": kill_r.get("resumed_ok"),
+        "write_kills": write_r.get("kills"), "write_kills_landed": write_r.get("landed"),
         "peak_rss_mb_per_case": {k: v.get("peak_rss_mb") for k, v in results.items()},
         "max_peak_rss_mb": max((v["peak_rss_mb"] for v in results.values() if v.get("peak_rss_mb")), default=None),
         "seconds": round(seconds, 1) if seconds else sum(float(v.get("seconds") or 0) for v in results.values()),

@@ -143,13 +143,16 @@ class Limits:
       three. Declared sizes are not trusted: every member is streamed through a counting reader first
       (:func:`shelfwise.ingest.sniff.check_zip_members`).
     * Passages: the largest real document gives 1,571 passages (debian-reference-ja.pdf, 272 pages; the 872-page
-      us-trustee-handbook.docx gives 1,406). A document keeps at most 20,000 (12.7x that); the rest is dropped
-      with a warning. A 50 MB one-line text file gave 67,660.
+      us-trustee-handbook.docx gives 1,406). A document keeps at most 20,000 (12.7x that); parsing stops there
+      (``OutlineBuilder(max_passages)``; text is read lazily) with a warning. A 50 MB one-line text file gave
+      67,660 (the benchmark's, 69,558) and its worker peaked at 790 MB when all were built before the cut;
+      stopping at the cap, 68 MB (``benchmarks/reliability.py``).
     * The parse worker: after importing every parser it holds 176 MB RSS (560 MB of address space); the
       heaviest real file peaks at 374 MB. The worker is killed above 1 GiB RSS (the issue's bound for one
-      ingest) and its address space is capped at 1.5 GiB (``RLIMIT_AS`` on POSIX: an allocation past it fails
-      inside the parser, which reports "not enough memory"). The slowest real file parses in 1.4 s; a file gets
-      at most 300 s (a watchdog in the parent process kills the worker).
+      ingest; a watchdog thread in the parent, on every platform) and its address space is capped at 1.5 GiB
+      (``RLIMIT_AS`` on POSIX: an allocation past it fails inside the parser, which reports "not enough memory";
+      raised to 2.5 GiB for OCR, below). The slowest real file parses in 1.4 s; a file gets at most 300 s (the
+      parent kills the worker).
     * OCR (scanned pages, ``ingest/ocr.py``): loading the RapidOCR models takes the worker to 1.1 GB of address
       space (221 MB resident); reading an A4 scan at 300 dpi peaks at 1.8 GB address space and 599 MB resident. So
       the address-space cap is 2.5 GiB (1.5 GiB failed with ``bad_alloc`` inside onnxruntime); the 1 GiB resident

@@ -43,8 +43,9 @@ _IN_STAGE = {"parse": "parse", "write": "write", "written": "between files", "em
 class StagedRun:
     """``shelfwise -v ingest FOLDER`` with its stage markers read as they come (seconds since start, marker)."""
 
-    def __init__(self, db: Path, folder: Path, *, force: bool = False) -> None:
-        args = [SHELFWISE, "-v", "--db", str(db), "ingest", str(folder)] + (["--force"] if force else [])
+    def __init__(self, db: Path, folder: Path, *, force: bool = False, index: bool = True) -> None:
+        args = [SHELFWISE, "-v", "--db", str(db), "ingest", str(folder)] + (["--force"] if force else []) \
+            + ([] if index else ["--no-index"])
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                      errors="replace")
@@ -169,15 +170,17 @@ def _aim(durations: list[float], fraction: float) -> tuple[int, float]:
     return 0, 0.0
 
 
-def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11,
-                  log: bool = True) -> dict[str, object]:
-    """``kills`` kill -9 points, cycling through :data:`STAGES`, over fresh ingests and forced re-ingests of
-    ``folder``; each followed by the checks of the module doc. Returns the counts the benchmark reports."""
+def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11, log: bool = True,
+                  stages: tuple[str, ...] = STAGES, index: bool = True) -> dict[str, object]:
+    """``kills`` kill -9 points, cycling through ``stages``, over fresh ingests and forced re-ingests of
+    ``folder``; each followed by the checks of the module doc. Returns the counts the benchmark reports.
+    ``index=False`` runs every ingest with ``--no-index`` (parse and write only: cheap runs for aiming at the tree
+    writes of large documents; the resume is then not checked for vectors)."""
     rng = random.Random(seed)
     reference = work / "reference.db"
     ref_runs: dict[str, dict[str, list[float]]] = {}
     for mode in ("fresh", "force"):
-        run = StagedRun(reference, folder, force=(mode == "force"))
+        run = StagedRun(reference, folder, force=(mode == "force"), index=index)
         code = run.finish()
         assert code == 0, f"the reference {mode} run failed with exit code {code}"
         ref_runs[mode] = run.durations()
@@ -185,26 +188,26 @@ def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11,
     db = work / "killed.db"
     points: list[KillPoint] = []
     for i in range(kills):
-        stage = STAGES[i % len(STAGES)]
-        mode = "fresh" if (i // len(STAGES)) % 2 == 0 or not db.exists() else "force"
+        stage = stages[i % len(stages)]
+        mode = "fresh" if (i // len(stages)) % 2 == 0 or not db.exists() else "force"
         if mode == "fresh":
             _reset(db)
         # not the stage's very end: its length varies from run to run (load, what the library holds)
         occurrence, offset = _aim(ref_runs[mode][stage], rng.uniform(0.02, 0.85))
-        run = StagedRun(db, folder, force=(mode == "force"))
+        run = StagedRun(db, folder, force=(mode == "force"), index=index)
         late = run.wait_for(stage, occurrence)  # the aimed stages are named by their start markers
         if late is not None:
             time.sleep(max(0.0, offset - late))
         run.kill()
         run.finish()
         point = KillPoint(stage, mode, occurrence, offset, run.landed(), check_library(db))
-        resumed, _ = run_cli("ingest", str(folder), db=db)
+        resumed, _ = run_cli("ingest", str(folder), *([] if index else ["--no-index"]), db=db)
         got = tree_digests(db)
         point.resumed_exit = resumed.returncode
         point.lost = sorted(set(want) - set(got))
         point.extra = sorted(set(got) - set(want))
         point.changed = sorted(p for p in set(want) & set(got) if want[p] != got[p])
-        point.unindexed = index_left(db)
+        point.unindexed = index_left(db) if index else (0, 0)
         points.append(point)
         if log:
             print(f"kill {i + 1}/{kills}: aimed at {stage} ({mode}, #{occurrence} +{offset:.2f} s), landed in "
