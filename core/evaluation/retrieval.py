@@ -29,7 +29,7 @@ from shelfwise.core.models.backend import Cost, DecisionBackend
 from shelfwise.core.models.judges import RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence
-from shelfwise.core.navigation.navigator import Navigator
+from shelfwise.core.navigation.navigator import Navigator, question_part
 from shelfwise.core.navigation.prompts import judge_text
 from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
@@ -184,7 +184,8 @@ class Methods:
             raise ValueError("rerank_judge needs a relevance judge (--judge)")
         t = time.perf_counter()
         pids = self.dense(query, q_vec, n).passages
-        logits = self.judge.score(query, [judge_text(self.snap, self.snap.nodes[p]) for p in pids])
+        asked = question_part(query) or query  # what the judge reads in the walk too
+        logits = self.judge.score(asked, [judge_text(self.snap, self.snap.nodes[p]) for p in pids])
         order = np.argsort(-np.asarray(logits), kind="stable")
         return Ranked([pids[i] for i in order], time.perf_counter() - t, Cost(judged=len(pids)))
 
