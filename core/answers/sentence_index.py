@@ -32,7 +32,7 @@ def sentence_model(embedder: Any) -> str:
 
 def passage_contexts(text: str, heading_path: Sequence[str]) -> list[str]:
     """What the ranker reads for each candidate sentence of one passage."""
-    hit = Hit(0, 0, text, 0.0, "", "", list(heading_path), None)
+    hit = Hit(0, 0, text, 0.0, "", "", list(heading_path), None)  # type: ignore[arg-type]
     return [c.context for c in candidates([hit])]
 
 

@@ -23,7 +23,8 @@ from shelfwise.core.models.fake import words
 
 
 class RelevanceJudge(Protocol):
-    model_id: str
+    @property
+    def model_id(self) -> str: ...
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
 
