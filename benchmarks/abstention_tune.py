@@ -31,7 +31,8 @@ def main() -> None:
     feats: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
     with Shelf(Settings(db_path=Path("/tmp/unused-shelf.db"))) as shelf:
         store = Store(data_dir() / "eval" / f"conditionalqa-v{EVAL_DB_VERSION}.db")
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
+                           judge=shelf.judge)
         for q in ds.questions:
             if not (q.answers or q.not_answerable):
                 continue

@@ -57,7 +57,8 @@ def questions(sample_db: Path, tune: int, yes_no: int, sample: int) -> list[dict
         scorer = ex.embedder_scorer(shelf.embedder)
         ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=True, split="tune")
         store = Store(data_dir() / "eval" / f"conditionalqa-v{EVAL_DB_VERSION}.db")
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
+                           judge=shelf.judge)
         spans = [q for q in ds.questions if q.answers and not all(is_yes_no(a) for a in q.answers)][:tune]
         yns = [q for q in ds.questions if q.answers and all(is_yes_no(a) for a in q.answers)][:yes_no]
         for kind, qs in (("span", spans), ("yes_no", yns)):

@@ -39,7 +39,8 @@ def collect(sample_db: Path) -> list[dict[str, Any]]:
     with Shelf(Settings(db_path=sample_db)) as shelf:
         ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False, split="tune")
         store = Store(data_dir() / "eval" / f"conditionalqa-v{EVAL_DB_VERSION}.db")
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name)
+        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
+                           judge=shelf.judge)
         for q in ds.questions:
             if q.answers and not all(is_yes_no(a) for a in q.answers):
                 rows.append({"set": "tune", "query": q.query, "answers": q.answers,

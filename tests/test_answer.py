@@ -348,14 +348,21 @@ def test_the_model_writes_from_the_extracted_sentences_and_cites_their_passages(
     assert [c.number for c in ans.citations] == [3] and ans.citations[0].hit.text == HITS[2].text
 
 
-def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch) -> None:
+def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tmp_path) -> None:
     """The judge in resources ranks below the embedder on the tune half, so answers use the embedder unless
-    SHELFWISE_JUDGE asks for a judge."""
+    SHELFWISE_JUDGE (or Settings.judge) asks for a judge."""
     from shelfwise.core.answers import ask
+    from shelfwise.core.models import judge as judge_module
+    from shelfwise.core.shelf import Shelf
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("no judge may be loaded when none is switched on")
 
     monkeypatch.delenv("SHELFWISE_JUDGE", raising=False)
-    monkeypatch.setattr(ask, "_judge", [])
-    assert ask.shared_judge() is None and ask._judge == []  # not even looked for
+    monkeypatch.setattr(judge_module, "Judge", no_load)
+    with Shelf(Settings(db_path=tmp_path / "lib.db"), embedder=object()) as shelf:
+        assert shelf.judge is None  # not even looked for: the Judge class was never called
+        assert ask.sentence_scorer(shelf).__qualname__.startswith("cached_scorer.")  # the embedder ranks
 
 
 def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:

@@ -22,6 +22,10 @@ from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.settings import Budgets
 
 READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
+JUDGE_OPTION = click.option(
+    "--judge", default=None,
+    help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
+         "(default: off; SHELFWISE_JUDGE sets it too).")
 
 
 @click.command("ask")
@@ -41,9 +45,7 @@ READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
               help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
 @click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
 @click.option("--threads", type=int, default=None, help="CPU threads for the models.")
-@click.option("--judge", default=None,
-              help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
-                   "(default: off; SHELFWISE_JUDGE sets it too).")
+@JUDGE_OPTION
 @click.pass_context
 def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
             adaptive: bool | None, generate: bool | None, readout: str | None, model_path: str | None,
@@ -203,9 +205,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the Markdown, JSON and PNG report.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every method's figures.")
-@click.option("--judge", default=None,
-              help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
-                   "(default: off; SHELFWISE_JUDGE sets it too).")
+@JUDGE_OPTION
 @click.pass_context
 def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | None, methods: str,
              readout: str | None,

@@ -14,13 +14,10 @@ stands alone. With ``adaptive=True`` DeepRAG's loop of sub-questions runs instea
 from __future__ import annotations
 
 import logging
-import os
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.adaptive import answer_adaptive
@@ -44,35 +41,11 @@ from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
 
 log = logging.getLogger(__name__)
 ExtractCallback = Callable[[Answer], None]
-_judge_lock = threading.Lock()
-_judge: list[Any] = []  # [] = not looked for yet; [None] = no judge installed; [Judge]
-
-
-def shared_judge() -> Any | None:
-    """The relevance judge when one is switched on (loaded once per process), else None.
-
-    Opt-in through ``SHELFWISE_JUDGE`` (``bundled`` or a GGUF path): the judge that ships today ranks passages
-    below the embedder's cosine on ConditionalQA's tune half (training/RESULTS.md), so it is not used by default
-    until a trained judge beats the embedder there."""
-    choice = os.environ.get("SHELFWISE_JUDGE", "").strip()
-    if not choice:
-        return None
-    with _judge_lock:
-        if not _judge:
-            try:
-                from shelfwise.core.models.judge import Judge, bundled_judge_path
-
-                _judge.append(Judge(bundled_judge_path() if choice == "bundled" else Path(choice)))
-            except Exception as exc:  # no judge model shipped (yet): the embedder ranks the sentences
-                log.info("sentence ranking falls back to the embedder: %s", exc)
-                _judge.append(None)
-        return _judge[0]
-
-
 def sentence_scorer(shelf: Any) -> Scorer:
-    """The judge's probabilities when a judge is installed, else the embedder's cosines (sentence vectors from
-    the index when it has them)."""
-    judge = getattr(shelf, "judge", None) or shared_judge()
+    """The judge's probabilities when the shelf has one switched on (``Shelf.judge``: ``Settings.judge`` or
+    ``SHELFWISE_JUDGE``; off by default, the shipped judge ranks below the embedder on ConditionalQA's tune half),
+    else the embedder's cosines (sentence vectors from the index when it has them)."""
+    judge = getattr(shelf, "judge", None)
     if judge is not None:
         return lambda q, texts: judge.probabilities(q, list(texts))
     return cached_scorer(shelf.embedder, getattr(shelf, "store", None))
