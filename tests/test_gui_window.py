@@ -46,11 +46,29 @@ def pump_until(predicate: Callable[[], object], timeout: float) -> None:
         QTest.qWait(50)
 
 
-def make_window(db: Path, ui_ini: Path) -> MainWindow:
-    window = MainWindow(Settings(db_path=db), QSettings(str(ui_ini), QSettings.Format.IniFormat))
+def make_window(db: Path, ui_ini: Path, **settings) -> MainWindow:
+    window = MainWindow(Settings(db_path=db, **settings), QSettings(str(ui_ini), QSettings.Format.IniFormat))
     window.resize(1400, 900)
     window.show()
     return window
+
+
+def copy_library(src: Path, dst: Path) -> Path:
+    """A copy of the module's sample library (with its WAL files) for one test to change."""
+    shutil.copy(src, dst)
+    for suffix in ("-wal", "-shm"):
+        extra = Path(str(src) + suffix)
+        if extra.exists():
+            shutil.copy(extra, Path(str(dst) + suffix))
+    return dst
+
+
+def ask_in_window(qtbot, window: MainWindow, question: str) -> Answer | None:
+    """Type ``question``, click Ask, wait for the query to finish; the answer the window kept."""
+    window.answer_view.question.setText(question)
+    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    return window.session.last_answer
 
 
 @pytest.fixture(scope="module")
@@ -79,13 +97,7 @@ def sample_library(qapp, tmp_path_factory) -> SimpleNamespace:
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path, sample_library: SimpleNamespace) -> Iterator[MainWindow]:
-    db = tmp_path / "library.db"
-    shutil.copy(sample_library.db, db)
-    for suffix in ("-wal", "-shm"):
-        extra = Path(str(sample_library.db) + suffix)
-        if extra.exists():
-            shutil.copy(extra, Path(str(db) + suffix))
-    w = make_window(db, tmp_path / "ui.ini")
+    w = make_window(copy_library(sample_library.db, tmp_path / "library.db"), tmp_path / "ui.ini")
     qtbot.addWidget(w)
     yield w
     w.shutdown()
@@ -122,10 +134,7 @@ def test_adding_the_sample_through_the_window_ingests_it(sample_library: SimpleN
 def test_ask_streams_an_answer_shows_the_walk_and_opens_citations(qtbot, window: MainWindow, tmp_path) -> None:
     tokens: list[str] = []
     window.query_host.worker.token.connect(lambda _job, piece: tokens.append(piece))  # type: ignore[attr-defined]
-    window.answer_view.question.setText(CITED_QUESTION)
-    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
-        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
-    answer = window.session.last_answer
+    answer = ask_in_window(qtbot, window, CITED_QUESTION)
     assert answer is not None, window.answer_view.status.text()
     assert tokens and window.answer_view.browser.toPlainText().strip()
     assert window.answer_view.ask_button.isEnabled() and not window.answer_view.cancel_button.isEnabled()
@@ -218,10 +227,7 @@ def test_a_sample_question_shows_the_sentence_that_answers_highlighted(qtbot, wi
     question = "How many days of paid annual leave does a full-time employee get per year?"
     extracted: list[Answer] = []
     window.query_host.worker.extracted.connect(lambda _job, a: extracted.append(a))  # type: ignore[attr-defined]
-    window.answer_view.question.setText(question)
-    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
-        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
-    answer = window.session.last_answer
+    answer = ask_in_window(qtbot, window, question)
     assert answer is not None and extracted and extracted[0].text == answer.text
     assert "27 days" in answer.text and answer.text.endswith("[1]")
     assert window.answer_view.browser.toPlainText().startswith(answer.text)
@@ -241,25 +247,15 @@ def test_every_sample_question_is_answered_in_the_window(qtbot, sample_library: 
 
     from shelfwise.core.evaluation.answer_modes import fact_match
 
-    db = tmp_path / "library.db"
-    shutil.copy(sample_library.db, db)
-    for suffix in ("-wal", "-shm"):
-        extra = Path(str(sample_library.db) + suffix)
-        if extra.exists():
-            shutil.copy(extra, Path(str(db) + suffix))
-    w = MainWindow(Settings(db_path=db, answer_generate=False),
-                   QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    w = make_window(copy_library(sample_library.db, tmp_path / "library.db"), tmp_path / "ui.ini",
+                    answer_generate=False)
     qtbot.addWidget(w)
-    w.show()
     wrong = []
     try:
         for line in resources.path("sample_questions.jsonl").read_text().splitlines():
             q = json.loads(line)
-            w.answer_view.question.setText(q["question"])
-            with qtbot.waitSignal(w.query_finished, timeout=QUERY_TIMEOUT * 1000):
-                qtbot.mouseClick(w.answer_view.ask_button, Qt.MouseButton.LeftButton)
+            answer = ask_in_window(qtbot, w, q["question"])
             shown = w.answer_view.browser.toPlainText()
-            answer = w.session.last_answer
             assert answer is not None and shown.startswith(answer.text.split(" [")[0])
             if not fact_match(shown.split("\n")[0], [q["answer"]]):
                 wrong.append((q["question"], q["answer"], shown[:200]))

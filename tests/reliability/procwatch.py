@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+from shelfwise.core.ingestion.watchdog import rss_bytes
+
 
 def _children(pid: int) -> list[int]:
     out: list[int] = []
@@ -19,11 +21,7 @@ def _children(pid: int) -> list[int]:
 
 
 def _rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * 4096
-    except (OSError, ValueError, IndexError):
-        return 0
+    return rss_bytes(pid) or 0  # the parse worker's watchdog reads memory the same way
 
 
 def tree(pid: int) -> list[int]:
