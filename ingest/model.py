@@ -156,7 +156,11 @@ class Limits:
     * OCR (scanned pages, ``ingest/ocr.py``): loading the RapidOCR models takes the worker to 1.1 GB of address
       space (221 MB resident); reading an A4 scan at 300 dpi peaks at 1.8 GB address space and 599 MB resident. So
       the address-space cap is 2.5 GiB (1.5 GiB failed with ``bad_alloc`` inside onnxruntime); the 1 GiB resident
-      watchdog is unchanged. The time cap counts from the last progress report: OCR reports every page, and is
+      watchdog is unchanged. A worker is reused from file to file, and the heap a big file grew stays resident:
+      measured over the 29 corpus files in one worker, the Japanese Debian reference left it at 683 MB and the two
+      scans then took it to 951 MB, a few MB under the cap (a test run tripped it once). So a worker left above
+      ``worker_recycle_rss_bytes`` (400 MB) after a file is replaced, and each file starts from a fresh worker's
+      ~180 MB instead of the last file's high-water mark. The time cap counts from the last progress report: OCR reports every page, and is
       bounded itself by ``ocr_page_seconds`` per page and ``max_ocr_pages`` per file.
     """
 
@@ -169,6 +173,7 @@ class Limits:
     max_passages: int = 20_000  # per document; the rest is dropped with a warning
     passage_tokens: int = 200
     max_worker_rss_bytes: int = 1024 * MiB  # the parent's watchdog kills a parse worker above this
+    worker_recycle_rss_bytes: int = 400 * MiB  # a worker left above this after a file is replaced by a fresh one
     max_worker_address_space_bytes: int = 2560 * MiB  # RLIMIT_AS of the parse worker (POSIX); OCR needs ~1.9 GB
     max_parse_seconds: float = 300.0  # one file, measured from the request to the reply
     min_printable_ratio: float = 0.95  # decoded text below this share of printable characters is binary

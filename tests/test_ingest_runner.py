@@ -146,6 +146,20 @@ def test_progress_cancel_and_after_write(store: Store, folder: Path) -> None:
     assert report.cancelled and len(report.results) == 1
 
 
+def test_worker_left_holding_much_memory_is_replaced_before_the_next_file(folder: Path) -> None:
+    # the heap one big file grew stays resident in a reused worker; above the threshold a fresh one takes over
+    with ParseWorker() as worker:
+        pid = None
+        for name in ("alpha.md", "beta.txt"):
+            worker(folder / name)
+            assert worker.recycled == 0 and worker._proc is not None
+            pid = pid or worker._proc.pid
+            assert worker._proc.pid == pid  # a small file keeps the same child
+        assert worker(folder / "alpha.md", Limits(worker_recycle_rss_bytes=1)).title == "Alpha"
+        assert worker.recycled == 1 and worker._proc is None  # stopped after the reply: the file still parsed
+        assert worker(folder / "beta.txt").count("passage") == 1 and worker._proc.pid != pid
+
+
 def test_worker_turns_crash_hang_and_cancel_into_file_errors(store: Store, folder: Path) -> None:
     write(folder / "segv.md", "# x\n\ny\n")
     write(folder / "hang.md", "# x\n\ny\n")

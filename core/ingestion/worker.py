@@ -11,7 +11,9 @@ resident memory passes ``max_worker_rss_bytes`` (read through ``/proc``, the Win
 child also caps its own address space (``RLIMIT_AS``), so a runaway allocation fails inside the parser first and
 the file fails with "not enough memory". A file that takes longer than ``max_parse_seconds`` is killed too.
 ``peak_rss_bytes`` is the child's peak resident memory so far (its own high-water mark reported with each reply,
-and the watchdog's samples).
+and the watchdog's samples). A child left holding more than ``worker_recycle_rss_bytes`` after a file (the heap a big
+file grew stays resident) is replaced before the next file, so one file's high-water mark does not count against the
+next file's cap; ``recycled`` counts those replacements.
 
 Packaged apps (PyInstaller) must call ``multiprocessing.freeze_support()`` at the start of ``main``.
 """
@@ -26,7 +28,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NoReturn, Self
 
-from shelfwise.core.ingestion.watchdog import MemoryWatchdog
+from shelfwise.core.ingestion.watchdog import MemoryWatchdog, rss_bytes
 from shelfwise.ingest.model import CorruptFile, IngestError, Limits, ParsedDocument, TooLarge
 from shelfwise.ingest.progress import report, reporting
 
@@ -150,6 +152,7 @@ class ParseWorker:
         self.last_parse_seconds = 0.0
         self.peak_rss_bytes = 0
         self.killed_over_memory = 0
+        self.recycled = 0
         self._proc: Any = None
         self._conn: Connection | None = None
 
@@ -214,6 +217,7 @@ class ParseWorker:
                 reply = self._await(conn, timeout, cancel, watchdog)
             finally:
                 self.peak_rss_bytes = max(self.peak_rss_bytes, watchdog.peak_bytes)
+        self._recycle_if_big(limits.worker_recycle_rss_bytes)
         if reply[0] == "ok":
             self.last_parse_seconds = float(reply[2])
             self.peak_rss_bytes = max(self.peak_rss_bytes, int(reply[3]) if len(reply) > 3 else 0)
@@ -256,6 +260,15 @@ class ParseWorker:
             # time cap per step, not per file: a long scan is not cut off while it advances.
             deadline = time.monotonic() + timeout
             report(reply[1])
+
+    def _recycle_if_big(self, threshold: int) -> None:
+        """Replace the child (the next file starts a fresh one) when it holds more than ``threshold`` now."""
+        if self._proc is None or not self._proc.is_alive():
+            return
+        now = rss_bytes(self._proc.pid)
+        if now is not None and now > threshold:
+            self._stop()
+            self.recycled += 1
 
     def _over_memory(self, cap: int) -> NoReturn:
         self._stop()
