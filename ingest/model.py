@@ -160,7 +160,8 @@ class Limits:
       measured over the 29 corpus files in one worker, the Japanese Debian reference left it at 683 MB and the two
       scans then took it to 951 MB, a few MB under the cap (a test run tripped it once). So a worker left above
       ``worker_recycle_rss_bytes`` (400 MB) after a file is replaced, and each file starts from a fresh worker's
-      ~180 MB instead of the last file's high-water mark. The time cap counts from the last progress report: OCR reports every page, and is
+      ~180 MB instead of the last file's high-water mark (peak over the corpus then: 693 MB, in the second scan).
+      The time cap counts from the last progress report: OCR reports every page, and is
       bounded itself by ``ocr_page_seconds`` per page and ``max_ocr_pages`` per file.
     """
 
