@@ -57,6 +57,9 @@ def main() -> None:
     ap.add_argument("settings", nargs="?", default="[{}]", help="a Python list of keyword dicts for extract_answer")
     ap.add_argument("--sample-db", type=Path, required=True)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/extractive_tune_v2.pkl"))
+    ap.add_argument("--diagnose", action="store_true",
+                    help="also say, per set, how often a gold answer is in the top passage, in any of the top passages "
+                         "and in a sentence that could be extracted: what the ranker can reach")
     args = ap.parse_args()
     if args.cache.exists():
         rows, vectors = pickle.loads(args.cache.read_bytes())
@@ -76,6 +79,14 @@ def main() -> None:
         m = np.stack([vectors[t] for t in [question, *texts]])
         return m[1:] @ m[0]
 
+    if args.diagnose:
+        for name in ("tune", "sample"):
+            rs = [r for r in rows if r["set"] == name]
+            top1 = sum(bool(r["hits"]) and answer_matches(r["hits"][0].text, r["answers"]) for r in rs)
+            top = sum(any(answer_matches(h.text, r["answers"]) for h in r["hits"]) for r in rs)
+            cand = sum(any(answer_matches(c.text, r["answers"]) for c in ex.candidates(r["hits"])) for r in rs)
+            print(f"{name}: {len(rs)} questions; a gold answer in the top passage {top1}, in the top {ex.PASSAGES} "
+                  f"passages {top}, in a candidate sentence {cand}", flush=True)
     for kw in eval(args.settings):
         out = []
         for name in ("tune", "sample"):

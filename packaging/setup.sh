@@ -19,6 +19,11 @@ want="$(sha256sum pyproject.toml | cut -c1-16)"
 # pip's own messages (index warnings, setuptools deprecations, the llama.cpp compiler) go to a log file; a
 # failure prints its last lines.
 piplog=.venv/setup-pip.log
+# llama.cpp is compiled for this CPU (-march=native), but without Intel AMX: its AMX matrix kernels crash where the
+# OS does not grant the AMX tile state (measured: a general-protection fault in ggml_backend_amx_mul_mat on the
+# first evaluated token on a Xeon with amx_int8, in this sandbox). AMX is a server feature; the rest of the
+# native instruction set (AVX-512, VNNI) is kept. CMAKE_ARGS is read by llama-cpp-python's build only.
+export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'"
 pip_quiet() {
   if ! "$VPY" -m pip "$@" >>"$piplog" 2>&1; then
     echo "setup: 'pip $*' failed; the last lines of $piplog:" >&2
@@ -36,5 +41,20 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
   echo "setup: installed"
 fi
-# assemble / convert the bundled models once (offline), and report what this llama.cpp build can do
+# assemble / convert the bundled models once (offline), run each once, and report what this llama.cpp build can do.
+# pip's wheel cache is keyed by the source, not by the CPU or CMAKE_ARGS: a llama.cpp wheel built on another
+# machine, or with AMX, loads here and then dies on the first token (seen: the AMX fault above, from pip's cache
+# after a machine change). Then rebuild it from source for this CPU, once (the rebuilt wheel replaces the cached one).
+if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
+  llama_version="$("$VPY" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')"
+  echo "setup: llama-cpp-python $llama_version as installed does not run on this CPU (a wheel pip cached on another"
+  echo "       machine, or built with AMX); rebuilding it from source for this machine (about 5 minutes on 2 cores)"
+  "$VPY" -m pip cache remove 'llama_cpp_python*' >>"$piplog" 2>&1 || true  # the stale wheel; the rebuilt one is cached
+  pip_quiet install -q --force-reinstall --no-deps "llama-cpp-python==$llama_version"
+  if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
+    echo "setup: the models still do not run; the last lines of $piplog:" >&2
+    tail -n 20 "$piplog" >&2
+    exit 1
+  fi
+fi
 .venv/bin/shelfwise models

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -281,13 +282,14 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
 
 @click.command("models")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--check", is_flag=True, help="Also run both models once (a few tokens) and say whether they work.")
 @click.pass_context
-def models_cmd(ctx: click.Context, as_json: bool) -> None:
+def models_cmd(ctx: click.Context, as_json: bool, check: bool) -> None:
     """Prepare the bundled models (offline) and show what is loaded and whether a GPU can be used.
 
     \b
     Example:
-        shelfwise models
+        shelfwise models --check
     """
     from shelfwise.core.models.embedder import Embedder
     from shelfwise.core.models.factory import make_backend
@@ -297,6 +299,16 @@ def models_cmd(ctx: click.Context, as_json: bool) -> None:
     emb = Embedder(settings.embedder_path)
     info = {"generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
             "embedder": {"model_id": emb.model_id, "dim": emb.dim}}
+    if check:
+        # loading alone does not run llama.cpp's compute kernels: a build for another CPU (pip's cached wheel)
+        # loads, then dies on the first evaluated token; packaging/setup.sh rebuilds it when this fails
+        t0 = time.perf_counter()
+        text = "".join(backend.generate("The capital of France is", max_tokens=3))
+        vec = emb.embed(["Shelfwise checks its embedder."])
+        info["check"] = {"ok": bool(vec.shape == (1, emb.dim)), "generated": text,
+                         "seconds": round(time.perf_counter() - t0, 2)}
+        if not info["check"]["ok"]:
+            raise click.ClickException(f"the embedder returned {vec.shape}, not (1, {emb.dim})")
     click.echo(json.dumps(info, indent=1, default=str) if as_json else
                "\n".join(f"{k}: {v}" for k, v in info.items()))
 
