@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.answers import extractive as ex
+from shelfwise.core.answers.ask import widen_lists
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.evaluation.answer_modes import fact_match, is_yes_no
 from shelfwise.core.evaluation.answers import ShelfParts
@@ -44,11 +45,11 @@ def collect(sample_db: Path) -> list[dict[str, Any]]:
         for q in ds.questions:
             if q.answers and not all(is_yes_no(a) for a in q.answers):
                 rows.append({"set": "tune", "query": q.query, "answers": q.answers,
-                             "hits": parts.search(q.query).hits[: ex.PASSAGES]})
+                             "hits": widen_lists(store, parts.search(q.query).hits[: ex.PASSAGES])})
         store.close()
         for q in load_jsonl(Path("resources/sample_questions.jsonl")):
             rows.append({"set": "sample", "query": q.query, "answers": q.answers,
-                         "hits": shelf.search(q.query, "default").hits[: ex.PASSAGES]})
+                         "hits": widen_lists(shelf.store, shelf.search(q.query, "default").hits[: ex.PASSAGES])})
     return rows
 
 
@@ -56,7 +57,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("settings", nargs="?", default="[{}]", help="a Python list of keyword dicts for extract_answer")
     ap.add_argument("--sample-db", type=Path, required=True)
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/extractive_tune_v2.pkl"))
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/extractive_tune_v3.pkl"))
     ap.add_argument("--diagnose", action="store_true",
                     help="also say, per set, how often a gold answer is in the top passage, in any of the top passages "
                          "and in a sentence that could be extracted: what the ranker can reach")

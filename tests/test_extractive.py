@@ -4,14 +4,21 @@ bag-of-words embedder."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from shelfwise.core.answers.ask import widen_lists
 from shelfwise.core.answers.extractive import (
     candidates,
     embedder_scorer,
     extract_answer,
     extract_text,
+    list_end,
     passage_sentences,
 )
+from shelfwise.core.evaluation.datasets import conditionalqa_document
 from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.store.db import Store
+from shelfwise.core.store.types import FileMeta
 from shelfwise.ingest.model import Location
 from tests.fakes import HashEmbedder
 
@@ -99,3 +106,34 @@ def test_word_overlap_stems_and_leaves_out_the_document_title() -> None:
     assert with_title[0] > with_title[1] and without[0] < with_title[0]
     claims = word_overlap("When must claims be submitted?", ["Submit your claim in the app.", "Other text."])
     assert claims[0] > 0.9 and claims[1] == 0.0
+
+
+def test_a_lead_in_is_shown_with_the_list_it_introduces() -> None:
+    text = ("Your State Pension can be paid into:\n- an account in your name\n- a joint account\n"
+            "- a bank in the country you live in\nYou cannot use a friend's account.")
+    assert text[:list_end(text, text.index(":") + 1)].endswith("- a bank in the country you live in")
+    assert list_end(text, text.index(":") + 1, items=1) == text.index("\n- a joint")
+    assert list_end("No list follows:\nA sentence.", 17) == 17
+    got = extract_answer("Which bank accounts can my State Pension be paid into?", [hit(text, "Bank accounts")],
+                         embedder_scorer(HashEmbedder()), sentences=1)
+    assert got[0].text == text[: text.index("\nYou cannot")] and got[0].start == 0
+    assert extract_text(got).startswith("Your State Pension can be paid into: - an account in your name - a joint")
+
+
+def test_a_list_cut_at_the_passage_boundary_is_read_on_from_the_store(tmp_path: Path) -> None:
+    # one passage per item (how ConditionalQA's guides are stored, and how a list can fall across passages)
+    parsed = conditionalqa_document("Pensions abroad", "https://example.org/p", [
+        "<h2>Bank accounts</h2>", "<p>Your State Pension can be paid into:</p>",
+        "<li>an account in your name</li>", "<li>a joint account</li>", "<p>Tell the office if you move.</p>",
+        "<li>an unrelated later item</li>"])
+    with Store(tmp_path / "lib.db") as store:
+        cid = store.collection("default").id
+        store.write_document(cid, "/docs/p.html", FileMeta(size=1, mtime=0.0, sha256="x"), parsed)
+        passages = {p.text: p for p in store.passages(collection_id=cid)}
+        lead, item = passages["Your State Pension can be paid into:"], passages["- a joint account"]
+        hits = [Hit(lead.id, 1, lead.text, 0.9, "/docs/p.html", "Pensions abroad", ["Bank accounts"], Location()),
+                Hit(item.id, 1, item.text, 0.8, "/docs/p.html", "Pensions abroad", ["Bank accounts"], Location())]
+        wide = widen_lists(store, hits)
+    assert wide[0].text == "Your State Pension can be paid into:\n- an account in your name\n- a joint account"
+    assert wide[1] == hits[1]  # not a lead-in: as it was
+    assert widen_lists(None, hits) == hits

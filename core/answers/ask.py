@@ -32,7 +32,16 @@ from shelfwise.core.answers.answer import (
     weak_evidence,
     write_answer,
 )
-from shelfwise.core.answers.extractive import Scorer, extract_answer, extract_text
+from shelfwise.core.answers.extractive import (
+    LIST_ITEMS,
+    LIST_WORDS,
+    Scorer,
+    extract_answer,
+    extract_text,
+    is_lead_in,
+    is_list_item,
+    logical_lines,
+)
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.sentence_index import cached_scorer
 from shelfwise.core.models.backend import CancelCheck
@@ -49,6 +58,36 @@ def sentence_scorer(shelf: Any) -> Scorer:
     if judge is not None:
         return lambda q, texts: judge.probabilities(q, list(texts))
     return cached_scorer(shelf.embedder, getattr(shelf, "store", None))
+
+
+def widen_lists(store: Any, hits: Sequence[Hit]) -> list[Hit]:
+    """Each hit whose passage ends with a list's lead-in ("Your State Pension can be paid into:") gets the list's
+    items that the next passages of its section hold (a list cut at a passage boundary; in some documents every
+    item is a passage of its own), up to ``LIST_ITEMS`` items and ``LIST_WORDS`` words: the answer to "where can it
+    be paid?" is the list, not its lead-in. Other hits, and every hit without a store, are returned as they are."""
+    out = list(hits)
+    if store is None:
+        return out
+    for i, hit in enumerate(out):
+        lines = logical_lines(hit.text)
+        if not lines or not is_lead_in(hit.text[lines[-1][0]:lines[-1][1]]):
+            continue
+        node = store.node(hit.node_id)
+        if node is None or node.parent_id is None:
+            continue
+        items: list[str] = []
+        words = 0
+        for sib in store.children(node.parent_id):
+            if (sib.ordinal, sib.id) <= (node.ordinal, node.id) or sib.kind != "passage":
+                continue
+            text = sib.text.strip()
+            if not is_list_item(text) or len(items) >= LIST_ITEMS or words + len(text.split()) > LIST_WORDS:
+                break
+            items.append(text)
+            words += len(text.split())
+        if items:
+            out[i] = replace(hit, text=hit.text.rstrip() + "\n" + "\n".join(items))
+    return out
 
 
 def extractive_answer(shelf: Any, question: str, result: SearchResult, hits: Sequence[Hit],
@@ -133,7 +172,7 @@ def answer_question(
     result.trace.notes[:0] = notes
     if on_search is not None:
         on_search(result)
-    hits = result.hits[: max(1, shelf.settings.answer_passages)]
+    hits = widen_lists(getattr(shelf, "store", None), result.hits[: max(1, shelf.settings.answer_passages)])
     answer = extractive_answer(shelf, question, result, hits, t0)
     answer.notes[:0] = notes
     if on_token is not None:

@@ -53,6 +53,8 @@ CONTEXT_VERSION = 2  # bump when what the ranker reads of a sentence changes (ca
 PRIOR = "rank"
 PREFIX = 5  # words compared on their first 5 letters
 SHORTLIST = 12  # candidates the model reads (the rest are cut by the cheap pre-score)
+LIST_ITEMS = 8  # a lead-in sentence ("You can get help from:") is shown with up to this many items of its list
+LIST_WORDS = 80  # ... and up to this many words of them
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|\s*[•▪]\s*")
 _QUANTITY = re.compile(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
                        r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
@@ -63,6 +65,16 @@ _PROCEDURE = re.compile(r"\bhow (?:do|can|should|must|would|to)\s+(?:i|you|we|th
 _NAMED_MONTH = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
                           r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
 _TOKEN = re.compile(r"[a-z0-9]+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)")  # "- x", "• x", "1. x", "a) x"
+
+
+def is_list_item(text: str) -> bool:
+    return bool(_LIST_ITEM.match(text))
+
+
+def is_lead_in(text: str) -> bool:
+    """A sentence that introduces a list ("The council may check your vehicle to make sure:")."""
+    return text.rstrip().endswith(":") and not text.lstrip().startswith("|")
 
 
 @dataclass(frozen=True)
@@ -272,8 +284,29 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
     scores = np.asarray(scorer(focus, [c.context for c in short]), dtype=np.float32) + cheap[keep]
     order = [int(i) for i in np.argsort(-scores, kind="stable")[:sentences]]
     order = [i for i in order if scores[i] >= scores[order[0]] - second_margin]
-    return [Extracted(short[i].text, short[i].number, short[i].start, short[i].end, float(scores[i]))
-            for i in order]
+    out: list[Extracted] = []
+    for i in order:
+        c = short[i]
+        end = list_end(hits[c.number - 1].text, c.end) if is_lead_in(c.text) else c.end
+        if any(x.number == c.number and x.start <= c.start < x.end for x in out):
+            continue  # an item of a list already shown with its lead-in
+        out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i])))
+    return out
+
+
+def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
+    """Where the list that a lead-in sentence ending at ``end`` introduces ends in ``text``: after at most
+    ``items`` items and ``words`` words (``end`` itself when no list item follows on the next lines)."""
+    stop, n, count = end, 0, 0
+    for a, b in logical_lines(text):
+        if a < end:
+            continue
+        line = text[a:b].strip()
+        w = len(line.split())
+        if not is_list_item(line) or n >= items or count + w > words:
+            break
+        n, count, stop = n + 1, count + w, a + len(text[a:b].rstrip())
+    return stop
 
 
 def extract_text(sentences: Sequence[Extracted]) -> str:
