@@ -1,6 +1,7 @@
 """Offline measurement of a judge GGUF on the ConditionalQA TUNE half only (never the test half).
 
     .venv/bin/python -m training.eval_tune --judge /work/judge-runs/X/shelfwise-judge-X-q8_0.gguf [--json out.json]
+    .venv/bin/python -m training.eval_tune --embedder /work/judge-runs/Y/shelfwise-embedder-Y-q8_0.gguf
 
 (a) inside the gold guide: rank all its passages (Hit@1, MRR) by plain embedder cosine, by the judge, and by an
     equal-weight z-score sum of the two;
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-EVALROOT = Path("/work/shared/evaldata/conditionalqa_dev")
+EVALROOT = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "conditionalqa_dev"
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,13 @@ def bootstrap(a: np.ndarray, b: np.ndarray, n: int = 2000, seed: int = 0) -> tup
     return float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))
 
 
-def _embed_cached(texts: list[str], queries: list[str], threads: int, cache: Path | None):
+def _embed_cached(texts: list[str], queries: list[str], threads: int, cache: Path | None,
+                  embedder: Path | None = None):
     import hashlib
 
     from shelfwise.core.models.embedder import Embedder
 
-    emb = Embedder(n_threads=threads)
+    emb = Embedder(embedder, n_threads=threads)
     key = hashlib.sha256((emb.model_id + "\0" + "\0".join(texts + queries)).encode()).hexdigest()[:16]
     f = cache / f"cqa-tune-embed-{key}.npz" if cache else None
     if f is not None and f.is_file():
@@ -82,7 +84,7 @@ def _embed_cached(texts: list[str], queries: list[str], threads: int, cache: Pat
 
 
 def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every: int = 1,
-             cache: Path | None = None, offset: int = 0) -> dict:
+             cache: Path | None = None, offset: int = 0, embedder: Path | None = None) -> dict:
     from shelfwise.core.evaluation.datasets import load_conditionalqa
     es = load_conditionalqa(EVALROOT, split="tune")
     passages: list[Passage] = []
@@ -90,7 +92,7 @@ def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every:
         passages += passages_of(d.path, d.parsed.title, d.parsed)
     texts = [p.text for p in passages]
     t0 = time.monotonic()
-    pv, qv = _embed_cached(texts, [q.query for q in es.questions], threads, cache)
+    pv, qv = _embed_cached(texts, [q.query for q in es.questions], threads, cache, embedder)
     questions = list(enumerate(es.questions))[offset::every]
     res: dict = {"questions": len(questions), "passages": len(passages), "top_k": top_k,
                  "embed_s": round(time.monotonic() - t0)}
@@ -169,6 +171,8 @@ def merge(parts: list[dict]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.eval_tune", description=__doc__.split("\n\n")[0])
     p.add_argument("--judge", type=Path, default=None, help="judge GGUF (omit: embedder only)")
+    p.add_argument("--embedder", type=Path, default=None,
+                   help="embedder GGUF for the cosine figures (omit: the bundled one; training/train_embedder.py)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     p.add_argument("--top-k", type=int, default=100, help="embedder candidates over all guides to rerank")
@@ -184,9 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.json:
             a.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
         return 0
-    res = evaluate(a.judge, a.threads, a.top_k, a.every, a.cache, a.offset)
+    res = evaluate(a.judge, a.threads, a.top_k, a.every, a.cache, a.offset, a.embedder)
     if a.judge:
         res["judge"] = str(a.judge)
+    res["embedder"] = str(a.embedder or "bundled")
     print(json.dumps({k: v for k, v in res.items() if k not in ("rows", "qids")}, indent=1))
     if a.json:
         a.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
