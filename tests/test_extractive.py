@@ -117,7 +117,8 @@ def test_a_lead_in_is_shown_with_the_list_it_introduces() -> None:
     got = extract_answer("Which bank accounts can my State Pension be paid into?", [hit(text, "Bank accounts")],
                          embedder_scorer(HashEmbedder()), sentences=1)
     assert got[0].text == text[: text.index("\nYou cannot")] and got[0].start == 0
-    assert extract_text(got).startswith("Your State Pension can be paid into: - an account in your name - a joint")
+    assert extract_text(got) == ("Your State Pension can be paid into:\n- an account in your name\n- a joint account\n"
+                                 "- a bank in the country you live in [1]")
 
 
 def test_a_list_cut_at_the_passage_boundary_is_read_on_from_the_store(tmp_path: Path) -> None:

@@ -317,10 +317,13 @@ def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WOR
 
 
 def extract_text(sentences: Sequence[Extracted]) -> str:
-    """The extracted sentences as one answer with their ``[n]`` markers."""
+    """The extracted sentences as one answer with their ``[n]`` markers (a list's items one a line)."""
     parts: list[str] = []
     for i, s in enumerate(sentences):
-        text = " ".join(s.text.split())
+        lines = [" ".join(line.split()) for line in s.text.split("\n") if line.strip()] or [""]
+        text = lines[0]
+        for line in lines[1:]:  # a list shown with its lead-in keeps one item a line
+            text += ("\n" if is_list_item(line) else " ") + line
         last_of_passage = i + 1 == len(sentences) or sentences[i + 1].number != s.number
         parts.append(f"{text} [{s.number}]" if last_of_passage else text)
     return " ".join(parts)
