@@ -199,11 +199,22 @@ def _emit(builder: OutlineBuilder, item: Block | TableItem, page: int, ocr_pages
         builder.paragraph(item.text, loc)
 
 
-def _entry_y(pt: PageText, items: list[Block | TableItem], title: str, y: float | None) -> float:
+def _entry_y(pt: PageText, items: list[Block | TableItem], title: str, y: float | None, vague: bool = False) -> float:
     """Where a heading starts on its page: the outline target if it has one, else the block that starts with
-    the title's text, else the top of the page."""
-    if y is not None and 0 <= y <= pt.height:
+    the title's text, else the top of the page. A ``vague`` target (one that other entries of the same page share:
+    some PDF writers point every bookmark at its page's top) gives way to the title's text when that is found on
+    the page. (A lone entry's page-top target is kept: a chapter's "Chapter 2" label above its title then stays
+    with the chapter.)"""
+    if y is not None and 0 <= y <= pt.height and not vague:
         return y - 2  # targets point at (or just above) the heading line
+    found = _title_y(items, title)
+    if found is not None:
+        return found
+    return y - 2 if y is not None and 0 <= y <= pt.height else -1.0
+
+
+def _title_y(items: list[Block | TableItem], title: str) -> float | None:
+    """The top of the first block that starts with ``title`` (or with its number, for a numbered title)."""
     number = _NUMBERED.match(title + " ")
     key = _norm(title)[:24]
     for item in items:
@@ -217,7 +228,7 @@ def _entry_y(pt: PageText, items: list[Block | TableItem], title: str, y: float 
             text = _norm(" ".join(ln.text for ln in item.lines[:3]))
             if text.startswith(key) or (len(text) >= 6 and key.startswith(text)):
                 return item.y0
-    return -1.0
+    return None
 
 
 def _is_heading_echo(text: str, title: str) -> bool:
@@ -236,7 +247,10 @@ def _build_from_outline(
         by_page.setdefault(e[2], []).append(e)
     for pt in pages:
         items = pt.items(drop)
-        placed = [(_entry_y(pt, items, e[1], e[3]), e) for e in by_page.get(pt.number, [])]
+        here = by_page.get(pt.number, [])
+        targets = [round(e[3]) for e in here if e[3] is not None]
+        placed = [(_entry_y(pt, items, e[1], e[3], vague=e[3] is not None and targets.count(round(e[3])) > 1), e)
+                  for e in here]
         # keep outline order, but never let a heading come before one placed above it on the page
         pending: list[tuple[float, Entry]] = []
         floor = -1.0

@@ -511,6 +511,28 @@ def test_pdf_outline_gives_sections_with_page_ranges(tmp_path: Path) -> None:
     assert "Page 3 heading" in a2.children[0].text
 
 
+def test_pdf_bookmarks_that_all_point_at_the_page_top_are_placed_by_their_titles(tmp_path: Path) -> None:
+    # some PDF writers point every bookmark at its page's top: several sections on one page then share a target,
+    # and the text of each must still land in its own section (it used to land in the page's last one)
+    import pymupdf
+
+    gap = ("", 14, "helv")  # headings set apart from the text, as on a real page
+    pages = [[("Alpha rules", 14, "helv"), gap, *[(BODY, 11, "helv")] * 2, gap, gap, ("Beta rules", 14, "helv"), gap,
+              ("Beta text is about beavers.", 11, "helv")]]
+    toc = [[1, "Alpha rules", 1, {"kind": 1, "to": pymupdf.Point(72, 36)}],
+           [1, "Beta rules", 1, {"kind": 1, "to": pymupdf.Point(72, 36)}]]
+    doc = parse(_pdf(tmp_path / "top.pdf", pages, toc))
+    alpha, beta = sections(doc.children)
+    assert [c.text for c in alpha.children] == ["\n".join([BODY] * 2)]
+    assert [c.text for c in beta.children] == ["Beta text is about beavers."]
+    # the bundled sample handbook is such a PDF
+    handbook = parse(Path(__file__).resolve().parents[1] / "resources" / "sample" / "handbook.pdf")
+    annual, requesting = find(handbook, "3.1 Annual leave"), find(handbook, "3.2 Requesting leave")
+    assert annual in find(handbook, "3 Leave").children
+    assert annual.children[0].text.startswith("Full-time employees receive 27 days of paid annual leave")
+    assert requesting.children[0].text.startswith("All leave is requested in the LeaveDesk portal")
+
+
 def test_pdf_flat_numbered_outline_is_nested(tmp_path: Path) -> None:
     pages = [
         [(f"{n} Topic", 14, "helv"), *[(BODY, 11, "helv")] * 3]
