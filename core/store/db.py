@@ -133,6 +133,11 @@ class Store:
         if found:
             return found
         with self.transaction():
+            # another process may have created it since the look above (two first ingests into a new library):
+            # look again inside the write lock
+            found = self.find_collection(name)
+            if found:
+                return found
             cur = self.conn.execute(
                 "INSERT INTO collections(name, created_at) VALUES (?, ?)", (name, now())
             )
