@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from training.data import PERMISSIVE, GroupSampler, load_records
-from training.train_judge import TRAINDATA, PairEncoder, bundled_src, mean_embed
+from training.train_judge import TRAINDATA, PairEncoder, bundled_src, mean_embed, save_hf
 
 
 @dataclass(frozen=True)
@@ -57,13 +56,7 @@ def export(out: Path, recipe_name: str, model) -> Path:  # type: ignore[no-untyp
     """``out/hf`` in the bundled package's layout, then ``out/shelfwise-embedder-<recipe>-q8_0.gguf``."""
     from shelfwise.core.models.embed_convert import convert
 
-    hf = out / "hf"
-    model.save_pretrained(hf, safe_serialization=True)
-    src = bundled_src()
-    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-        if (src / name).is_file():
-            shutil.copy(src / name, hf / name)
-    return convert(hf, out / f"shelfwise-embedder-{recipe_name}-q8_0.gguf", "q8_0")
+    return convert(save_hf(out, model), out / f"shelfwise-embedder-{recipe_name}-q8_0.gguf", "q8_0")
 
 
 def train(recipe_name: str, recipe: Recipe, out: Path, threads: int, max_minutes: float | None) -> Path:

@@ -135,18 +135,23 @@ def reference_pairs(root: Path) -> list[tuple[str, str]]:
     return out[:50]
 
 
-def export(out: Path, recipe_name: str, enc: PairEncoder, model) -> Path:
-    import torch
-
-    from shelfwise.core.models.embed_convert import convert
-
+def save_hf(out: Path, model) -> Path:  # type: ignore[no-untyped-def]
+    """``out/hf``: the model's safetensors with the bundled model's tokenizer files (the layout the converter reads)."""
     hf = out / "hf"
     model.save_pretrained(hf, safe_serialization=True)
     src = bundled_src()
     for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         if (src / f).is_file():
             shutil.copy(src / f, hf / f)
-    gguf = convert(hf, out / f"shelfwise-judge-{recipe_name}-q8_0.gguf", "q8_0")
+    return hf
+
+
+def export(out: Path, recipe_name: str, enc: PairEncoder, model) -> Path:
+    import torch
+
+    from shelfwise.core.models.embed_convert import convert
+
+    gguf = convert(save_hf(out, model), out / f"shelfwise-judge-{recipe_name}-q8_0.gguf", "q8_0")
     pairs = reference_pairs(TRAINDATA)
     model.eval()
     with torch.no_grad():

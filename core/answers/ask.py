@@ -33,13 +33,11 @@ from shelfwise.core.answers.answer import (
     write_answer,
 )
 from shelfwise.core.answers.extractive import (
-    LIST_ITEMS,
-    LIST_WORDS,
     Scorer,
     extract_answer,
     extract_text,
     is_lead_in,
-    is_list_item,
+    list_run,
     logical_lines,
 )
 from shelfwise.core.answers.grounding import check_grounding
@@ -63,7 +61,7 @@ def sentence_scorer(shelf: Any) -> Scorer:
 def widen_lists(store: Any, hits: Sequence[Hit]) -> list[Hit]:
     """Each hit whose passage ends with a list's lead-in ("Your State Pension can be paid into:") gets the list's
     items that the next passages of its section hold (a list cut at a passage boundary; in some documents every
-    item is a passage of its own), up to ``LIST_ITEMS`` items and ``LIST_WORDS`` words: the answer to "where can it
+    item is a passage of its own), as many as :func:`list_run` takes: the answer to "where can it
     be paid?" is the list, not its lead-in. Other hits, and every hit without a store, are returned as they are."""
     out = list(hits)
     if store is None:
@@ -75,16 +73,9 @@ def widen_lists(store: Any, hits: Sequence[Hit]) -> list[Hit]:
         node = store.node(hit.node_id)
         if node is None or node.parent_id is None:
             continue
-        items: list[str] = []
-        words = 0
-        for sib in store.children(node.parent_id):
-            if (sib.ordinal, sib.id) <= (node.ordinal, node.id) or sib.kind != "passage":
-                continue
-            text = sib.text.strip()
-            if not is_list_item(text) or len(items) >= LIST_ITEMS or words + len(text.split()) > LIST_WORDS:
-                break
-            items.append(text)
-            words += len(text.split())
+        after = [sib.text.strip() for sib in store.children(node.parent_id)
+                 if (sib.ordinal, sib.id) > (node.ordinal, node.id) and sib.kind == "passage"]
+        items = after[: list_run(after)]
         if items:
             out[i] = replace(hit, text=hit.text.rstrip() + "\n" + "\n".join(items))
     return out

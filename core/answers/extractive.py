@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,19 +301,27 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
     return out
 
 
-def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
-    """Where the list that a lead-in sentence ending at ``end`` introduces ends in ``text``: after at most
-    ``items`` items and ``words`` words (``end`` itself when no list item follows on the next lines)."""
-    stop, n, count = end, 0, 0
-    for a, b in logical_lines(text):
-        if a < end:
-            continue
-        line = text[a:b].strip()
-        w = len(line.split())
-        if not is_list_item(line) or n >= items or count + w > words:
+def list_run(texts: Iterable[str], items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
+    """How many of ``texts`` (what follows a lead-in, in order) are shown as its list: the leading list items, at
+    most ``items`` of them and ``words`` words in all."""
+    n = count = 0
+    for text in texts:
+        w = len(text.split())
+        if not is_list_item(text.strip()) or n >= items or count + w > words:
             break
-        n, count, stop = n + 1, count + w, a + len(text[a:b].rstrip())
-    return stop
+        n, count = n + 1, count + w
+    return n
+
+
+def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
+    """Where the list that a lead-in sentence ending at ``end`` introduces ends in ``text`` (:func:`list_run` of
+    the lines after it; ``end`` itself when no list item follows on the next lines)."""
+    spans = [(a, b) for a, b in logical_lines(text) if a >= end]
+    n = list_run((text[a:b] for a, b in spans), items, words)
+    if not n:
+        return end
+    a, b = spans[n - 1]
+    return a + len(text[a:b].rstrip())
 
 
 def extract_text(sentences: Sequence[Extracted]) -> str:
