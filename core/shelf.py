@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend
-from shelfwise.core.navigation.trace import Answer, SearchResult
+from shelfwise.core.navigation.scope import ResolvedScope, Scope
+from shelfwise.core.navigation.trace import Answer, SearchResult, Trace
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -132,12 +133,22 @@ class Shelf:
         *,
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
+        scope: Scope | ResolvedScope | None = None,
     ) -> SearchResult:
-        """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too")."""
+        """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too").
+        The question's inline filters and ``scope`` limit the walk (``core/navigation/scope.py``; ScopeError for a
+        malformed one); a scope that admits no document returns no passage and says so in the trace's notes."""
         from shelfwise.core.navigation.navigator import Navigator
+        from shelfwise.core.navigation.scope import prepare_question
 
+        if not isinstance(scope, ResolvedScope):
+            prepared = prepare_question(self.store, collection, question, scope)
+            question, scope = prepared.text or question, prepared.resolved
+        if scope is not None and scope.empty:
+            message = scope.no_match_message()
+            return SearchResult(question, [], Trace(query=question, scope=scope.label(), notes=[message]))
         nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
-        return nav.search(question, collection=collection, keep=keep, cancel=cancel)
+        return nav.search(question, collection=collection, keep=keep, cancel=cancel, scope=scope)
 
     def ask(
         self,
@@ -150,6 +161,7 @@ class Shelf:
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
         on_extract: Callable[[Answer], None] | None = None,
+        scope: Scope | None = None,
     ) -> Answer:
         """Find passages, give the sentence(s) that answer (``on_extract``, and its text through ``on_token``), then
         the model's answer when its facts are in the cited passages (see ``core/answers/ask.py``)."""
@@ -158,7 +170,7 @@ class Shelf:
         return answer_question(
             self, question, collection=collection, on_token=on_token, on_search=on_search,
             adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
-            on_extract=on_extract,
+            on_extract=on_extract, scope=scope,
         )
 
     def close(self) -> None:

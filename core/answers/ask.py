@@ -41,9 +41,11 @@ from shelfwise.core.answers.extractive import (
     logical_lines,
 )
 from shelfwise.core.answers.grounding import check_grounding
+from shelfwise.core.answers.route import route
 from shelfwise.core.answers.sentence_index import cached_scorer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
+from shelfwise.core.navigation.scope import Scope
 from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
 
 log = logging.getLogger(__name__)
@@ -141,25 +143,57 @@ def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
         answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
 
 
+def answer_from_tree(shelf: Any, answer: Answer, *, on_token: TokenCallback | None,
+                     on_search: SearchCallback | None, on_extract: ExtractCallback | None, generate: bool | None,
+                     cancel: CancelCheck | None) -> Answer:
+    """A structural answer (or a scope that matches nothing) reported like any other; a summary gets the model's
+    own wording only when grounded in the sections it cites (:func:`ground`)."""
+    t0 = time.perf_counter() - answer.seconds
+    if on_search is not None and answer.search is not None:
+        on_search(answer.search)
+    if on_token is not None:
+        on_token(answer.text)
+    if on_extract is not None:
+        on_extract(answer)
+    if generate is None:
+        generate = getattr(shelf.settings, "answer_generate", True)
+    if answer.found and generate and answer.kind == "summary" and answer.citations:
+        hits = [c.hit for c in answer.citations]
+        written = write_answer(shelf.backend, answer.question, hits, family=prompt_family(shelf.backend),
+                               cancel=cancel, result=None, check_evidence=False)
+        ground(answer, written, hits)
+        answer.tokens += written.cost.tokens
+    answer.seconds = time.perf_counter() - t0
+    return answer
+
+
 def answer_question(
     shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
+    scope: Scope | None = None,
 ) -> Answer:
     """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation.
-    An over-long question is clipped to what the model's context holds; ``Answer.notes`` and the trace say so."""
-    notes: list[str] = []
+    An over-long question is clipped to what the model's context holds; ``Answer.notes`` and the trace say so.
+    ``scope`` and the question's inline filters limit where it looks; a structural question is answered from the
+    tree (:mod:`shelfwise.core.answers.route`); a malformed filter raises ScopeError."""
+    routed = route(shelf, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
+    if routed.answer is not None:
+        return answer_from_tree(shelf, routed.answer, on_token=on_token, on_search=on_search,
+                                on_extract=on_extract, generate=generate, cancel=cancel)
+    question = routed.text
+    notes: list[str] = list(routed.notes)
     if len(question) > MAX_QUESTION_TOKENS:  # a token is at least a character: shorter ones always fit
         asked = clip_question(question, shelf.backend)
-        notes = [asked.note] if asked.clipped else []
+        notes += [asked.note] if asked.clipped else []
         question = asked.text
-    if adaptive:
+    if adaptive and not routed.search_kwargs:
         adaptive_answer = answer_adaptive(shelf, question, collection=collection, on_token=on_token,
                                           on_search=on_search, keep=keep, cancel=cancel)
         adaptive_answer.notes[:0] = notes
         return adaptive_answer
     t0 = time.perf_counter()
-    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel)
+    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel, **routed.search_kwargs)
     result.trace.notes[:0] = notes
     if on_search is not None:
         on_search(result)

@@ -42,6 +42,7 @@ from shelfwise.core.navigation.prompts import (
     likelihood_query,
 )
 from shelfwise.core.navigation.question import clip_question
+from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
 from shelfwise.core.settings import Budgets, Settings
@@ -86,26 +87,34 @@ class Navigator:
     # -- public -------------------------------------------------------------------------------------------------
     def search(
         self, query: str, collection: str | None = None, *, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
-        q_vec: np.ndarray | None = None,
+        q_vec: np.ndarray | None = None, scope: ResolvedScope | None = None,
     ) -> SearchResult:
+        """``scope`` (``core/navigation/scope.py``) limits the walk to its documents before it starts: branches
+        outside it are never judged, and no dense or lexical candidate from outside it is added."""
         t0 = time.perf_counter()
         asked = clip_question(query, self.backend)  # an over-long question would not fit the model's context
         query = asked.text
         coll = self.store.collection(collection or "default")
         snap = snapshot_for(self.store, coll.id, self.embedder.model_id)
         decision = self.decision or load_decision(self.store, coll.id, self.embedder, self.backend)
-        ev = self.evidence(snap, query, coll.id, q_vec)
-        result = self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0)
+        ev = self.evidence(snap, query, coll.id, q_vec, scope=scope)
+        allowed = scope.allowed_nodes(snap) if scope is not None else None
+        result = self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0, allowed=allowed)
+        if scope is not None:
+            result.trace.scope = scope.label()
         if asked.clipped:
             result.trace.notes.append(asked.note)
         return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
-                 lexical_limit: int = 200) -> QueryEvidence:
+                 lexical_limit: int = 200, scope: ResolvedScope | None = None) -> QueryEvidence:
         if q_vec is None:
             q_vec = self.embedder.embed_one(query)
+        docs = scope.document_ids if scope is not None and scope.restricted else None
         lexical = {n.id: s for n, s in self.store.search(query, limit=lexical_limit, kinds=("passage",),
-                                                          collection_id=collection_id)}
+                                                          collection_id=collection_id, document_ids=docs,
+                                                          match=scope.lexical if scope is not None else None)
+                   if scope is None or n.id not in scope.excluded_passages}
         question = question_part(query)
         question_vec = self.embedder.embed_one(question) if question else None
         return QueryEvidence.build(snap, q_vec, lexical, question_vec)
@@ -113,8 +122,9 @@ class Navigator:
     # -- the walk -----------------------------------------------------------------------------------------------
     def walk(
         self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, query: str, *, keep: set[int],
-        cancel: CancelCheck | None, t0: float,
+        cancel: CancelCheck | None, t0: float, allowed: set[int] | None = None,
     ) -> SearchResult:
+        """``allowed``: the only node ids the walk may judge (a scope's), None for all."""
         budgets = self.settings.budgets
         trace = Trace(query=query, readout=self.settings.readout, calibration=decision.ranking_note(),
                       judge=self.judge.model_id if self.judge is not None else "")
@@ -133,6 +143,9 @@ class Navigator:
             cands: list[NodeInfo] = []
             for node in frontier:
                 containers, passages = self._expand(snap, node, flattened)
+                if allowed is not None:
+                    containers = [c for c in containers if c.id in allowed]
+                    passages = [p for p in passages if p.id in allowed]
                 cands.extend(containers)
                 for p in passages:
                     pool[p.id] = p
@@ -160,7 +173,7 @@ class Navigator:
             raise Cancelled("query cancelled")
         sources = {pid: "tree" for pid in pool}
         if budgets.hybrid > 0:
-            for pid, source in self._hybrid(snap, ev, budgets.hybrid):
+            for pid, source in self._hybrid(snap, ev, budgets.hybrid, allowed):
                 if pid not in pool:
                     pool[pid] = snap.nodes[pid]
                     sources[pid] = source
@@ -292,12 +305,17 @@ class Navigator:
         x = level_features(snap, ev, [node])
         return float(decision.model(kind).ranking_score(x)[0])
 
-    def _hybrid(self, snap: Snapshot, ev: QueryEvidence, n: int) -> list[tuple[int, str]]:
-        """The dense and the lexical top ``n`` passages of the whole collection, tagged with where they came from."""
+    def _hybrid(self, snap: Snapshot, ev: QueryEvidence, n: int,
+                allowed: set[int] | None = None) -> list[tuple[int, str]]:
+        """The dense and the lexical top ``n`` passages of the whole collection (of the ``allowed`` nodes only,
+        when given), tagged with where they came from."""
         out: list[tuple[int, str]] = []
-        if len(ev.cos):
-            out.extend((int(snap.passage_ids[i]), "dense") for i in np.argsort(-ev.cos)[:n])
-        lex_rows = np.nonzero(ev.lex)[0]
+        rows = np.arange(len(snap.passage_ids))
+        if allowed is not None:
+            rows = np.nonzero(np.isin(snap.passage_ids, np.fromiter(allowed, np.int64, len(allowed))))[0]
+        if len(ev.cos) and len(rows):
+            out.extend((int(snap.passage_ids[i]), "dense") for i in rows[np.argsort(-ev.cos[rows])[:n]])
+        lex_rows = rows[np.nonzero(ev.lex[rows])[0]] if len(rows) else rows
         if len(lex_rows):
             out.extend((int(snap.passage_ids[i]), "lexical") for i in lex_rows[np.argsort(-ev.lex[lex_rows])[:n]])
         return out

@@ -71,6 +71,7 @@ class Trace:
     calibration: str = ""  # how the decision model's ranking was set, per level (prior or fitted on probes)
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
     judge: str = ""  # the relevance judge's model id when one read candidates ("" = none)
+    scope: str = ""  # what the walk was limited to ("type:pptx in:~/Reports: 2 of 6 documents"), "" = everything
 
     @property
     def tokens(self) -> int:
@@ -123,6 +124,27 @@ class Extracted:
 
 
 @dataclass
+class OutlineEntry:
+    """One heading (or document) of an outline shown beside a structural answer."""
+
+    node_id: int
+    title: str
+    depth: int  # 0 = the document itself
+    location: Location = field(default_factory=Location)
+    highlighted: bool = False  # the part that answered
+
+
+@dataclass
+class Outline:
+    """A document's headings in reading order (or, for a list of documents, the documents), with the part that
+    answered highlighted: what the walk view shows for a structural answer."""
+
+    title: str
+    path: str
+    entries: list[OutlineEntry] = field(default_factory=list)
+
+
+@dataclass
 class Answer:
     """``text`` is the answer shown first: the extracted sentence(s) with their [n] (or the model's text on the
     adaptive path). ``generated`` is the model's answer when it passed the grounding check; when it did not,
@@ -142,6 +164,8 @@ class Answer:
     generation_note: str = ""
     first_seconds: float = 0.0  # question -> first answer text (the extracted sentence), walk included
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
+    kind: str = ""  # "" = answered from passages; else the structural kind (core/answers/structure_intent.py)
+    outline: Outline | None = None  # for a structural answer: the outline it was read from
 
 
 def to_dict(obj: Any) -> Any:
@@ -166,5 +190,5 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-__all__ = ["Answer", "Candidate", "Citation", "Extracted", "Hit", "Level", "SearchResult", "Step", "Trace", "asdict",
-           "to_dict"]
+__all__ = ["Answer", "Candidate", "Citation", "Extracted", "Hit", "Level", "Outline", "OutlineEntry", "SearchResult",
+           "Step", "Trace", "asdict", "to_dict"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
@@ -371,20 +371,28 @@ class Store:
 
     # ----------------------------------------------------------------- search
     def search(
-        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None
+        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
+        *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[tuple[NodeRow, float]]:
-        """FTS5 BM25 over title, heading path and text. Score = -bm25 (higher is better). Any input is safe."""
-        return [(h.node, h.score) for h in self.search_hits(query, limit, kinds, collection_id)]
+        """FTS5 BM25 over title, heading path and text. Score = -bm25 (higher is better). Any input is safe.
+        ``document_ids`` limits it to those documents (a question's scope); ``match`` is an FTS5 expression used
+        instead of the query's words (phrases and excluded words: ``core/navigation/scope.py``)."""
+        return [(h.node, h.score) for h in self.search_hits(query, limit, kinds, collection_id,
+                                                            document_ids=document_ids, match=match)]
 
     def search_hits(
-        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None
+        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
+        *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[SearchHit]:
         """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``)."""
-        match = fts_query(query)
-        if match is None or limit <= 0:
+        match = match or fts_query(query)
+        if match is None or limit <= 0 or (document_ids is not None and not document_ids):
             return []
         where, params = self._filters(kinds, collection_id)
         where = where.replace("WHERE ", "AND ", 1)
+        if document_ids is not None:
+            where += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
+            params.extend(sorted(document_ids))
         cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
         rows = self.conn.execute(
             f"SELECT {cols}, bm25(nodes_fts), snippet(nodes_fts, -1, '[', ']', '\u2026', 16) "

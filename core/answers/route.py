@@ -1,0 +1,108 @@
+"""Which path answers a question, decided before any walk: a scope that admits no document (said so, nothing
+searched), a structural question read from the tree (:mod:`shelfwise.core.answers.structure`), or the walk within
+the scope (:func:`shelfwise.core.answers.ask.answer_question` goes on with :class:`Route`'s text and scope).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from shelfwise.core.answers.doc_tree import find_document
+from shelfwise.core.answers.structure import answer_structure, where_answer
+from shelfwise.core.answers.structure_intent import Intent, recognise
+from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.scope import Prepared, ResolvedScope, Scope, prepare_question
+from shelfwise.core.navigation.trace import Answer, SearchResult, Trace
+
+
+@dataclass
+class Route:
+    """``answer`` when the question is answered already (no match, or from the tree); else the walk runs on
+    ``text`` with ``search_kwargs`` (the scope, when there is one)."""
+
+    text: str
+    prepared: Prepared
+    answer: Answer | None = None
+    intent: Intent | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def resolved(self) -> ResolvedScope | None:
+        return self.prepared.resolved
+
+    @property
+    def search_kwargs(self) -> dict[str, Any]:
+        return {"scope": self.resolved} if self.resolved is not None else {}
+
+
+def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
+    message = resolved.no_match_message()
+    trace = Trace(query=question, scope=resolved.label(), notes=[message])
+    return Answer(question, message, [], False, search=SearchResult(question, [], trace), notes=[message])
+
+
+def route(shelf: Any, question: str, collection: str | None, *, scope: Scope | None = None,
+          adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None,
+          structural: bool = True) -> Route:
+    """Read the question once (ScopeError for a malformed filter) and answer what can be answered without the
+    walk. ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
+    store = getattr(shelf, "store", None)
+    if store is None:
+        return Route(question, Prepared(_plain(question), None))
+    prepared = prepare_question(store, collection, question, scope)
+    r = Route(prepared.text or question, prepared)
+    if prepared.matches_nothing:
+        assert prepared.resolved is not None
+        r.answer = no_match_answer(question, prepared.resolved)
+        return r
+    if adaptive and prepared.resolved is not None and prepared.resolved.restricted:
+        r.notes.append("Adaptive retrieval does not take a scope: answered by one walk within the scope.")
+    if not structural or keep:
+        return r
+    intent = recognise(r.text)
+    coll = store.find_collection(collection or "default")
+    if intent is None or coll is None:
+        return r
+    r.intent = intent
+    t0 = time.perf_counter()
+    if intent.kind == "where":
+        r.answer = _where(shelf, r, collection, coll.id, intent, cancel)
+    else:
+        r.answer = answer_structure(store, coll.id, r.text, intent, prepared.resolved)
+    if r.answer is not None:
+        r.answer.first_seconds = r.answer.seconds = time.perf_counter() - t0
+    return r
+
+
+def _plain(question: str) -> Any:
+    from shelfwise.core.navigation.scope import parse_question
+
+    return parse_question(question)
+
+
+def _where(shelf: Any, r: Route, collection: str | None, collection_id: int, intent: Intent,
+           cancel: CancelCheck | None) -> Answer | None:
+    """The walk for the topic (within the named document when the question names one), answered with the best
+    passages' section paths."""
+    from shelfwise.core.answers.answer import passage_cosines, weak_evidence
+
+    store = shelf.store
+    scope = r.resolved
+    if intent.document:
+        docs = [d for d in store.documents(collection_id) if d.status == "ok"
+                and (scope is None or d.id in scope.document_ids)]
+        doc = find_document(docs, intent.document)
+        if doc is None:
+            return None
+        base = scope if scope is not None else ResolvedScope(Scope(), frozenset(d.id for d in docs), len(docs))
+        scope = replace(base, document_ids=frozenset({doc.id}), scope=replace(base.scope, paths=(
+            *base.scope.paths, doc.path.rsplit("/", 1)[-1])))
+    topic = intent.topic or r.text
+    kwargs = {"scope": scope} if scope is not None else {}
+    result: SearchResult = shelf.search(topic, collection, cancel=cancel, **kwargs)
+    hits = result.hits[: max(1, shelf.settings.answer_passages)]
+    if not hits or weak_evidence(hits, passage_cosines(result, hits)):
+        return None
+    return where_answer(store, r.text, hits, result)
