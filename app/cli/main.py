@@ -40,6 +40,7 @@ from shelfwise.app.cli.indexing import (
     status_lines,
 )
 from shelfwise.app.cli.progress import IngestLine
+from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.core.ingestion.indexing import index_state
 from shelfwise.core.ingestion.runner import IngestReport, ingest
 from shelfwise.core.navigation.alongside import EmbedAlongside
@@ -176,6 +177,12 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         ctx.exit(3)
 
 
+def resolved_collection(store: Store, name: str | None) -> int | None:
+    """The collection a scope was resolved in (``default`` when none is named)."""
+    found = store.find_collection(name or "default")
+    return found.id if found is not None else None
+
+
 def _collection_id(store: Store, name: str | None) -> int | None:
     if name is None:
         return None
@@ -248,20 +255,42 @@ def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_j
 @click.option("--kind", "kinds", multiple=True, default=("passage",), show_default=True,
               type=click.Choice(["document", "section", "passage"]), help="Node kinds to search (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Results as a JSON list.")
+@scope_options
 @click.pass_context
 def search_cmd(
     ctx: click.Context, words: tuple[str, ...], limit: int, collection: str | None, kinds: tuple[str, ...],
-    as_json: bool,
+    as_json: bool, in_paths: tuple[str, ...], types: tuple[str, ...], since: str | None, until: str | None,
 ) -> None:
     """Lexical search (SQLite FTS5, BM25 ranking) over passages: the baseline the navigator is compared with.
+
+    "a phrase" must occur, -word must not; --in/--type/--since/--until (or in:, type:, since:, until: among the
+    words) limit it to some documents.
 
     \b
     Example:
         shelfwise search "password reset policy" --limit 5
+        shelfwise search '"annual leave" -parental' --in handbook.pdf
     """
+    from shelfwise.core.navigation.scope import ScopeError, prepare_question
+
     store = open_store(ctx)
-    query = " ".join(words)
-    hits = store.search_hits(query, limit=limit, kinds=kinds, collection_id=_collection_id(store, collection))
+    scope = scope_from(in_paths, types, since, until)
+    cid = _collection_id(store, collection)
+    try:
+        prepared = prepare_question(store, collection or "default", " ".join(words), scope)
+    except ScopeError as exc:
+        raise scope_error(exc) from exc
+    resolved = prepared.resolved
+    if resolved is not None and resolved.empty:
+        click.echo(resolved.no_match_message())
+        return
+    query = prepared.text
+    hits = store.search_hits(query, limit=limit, kinds=kinds, collection_id=cid if resolved is None else
+                             (cid or resolved_collection(store, collection)),
+                             document_ids=resolved.document_ids if resolved is not None else None,
+                             match=prepared.parsed.lexical_match())
+    if resolved is not None and resolved.excluded_passages:
+        hits = [h for h in hits if h.node.id not in resolved.excluded_passages]
     paths: dict[int, str] = {}
     rows: list[dict[str, Any]] = []
     for rank, h in enumerate(hits, 1):

@@ -19,6 +19,7 @@ from shelfwise.app.cli.render import (
     render_trace,
     result_json,
 )
+from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.settings import Budgets
 
@@ -47,20 +48,35 @@ JUDGE_OPTION = click.option(
 @click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
 @click.option("--threads", type=int, default=None, help="CPU threads for the models.")
 @JUDGE_OPTION
+@scope_options
 @click.pass_context
 def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
             adaptive: bool | None, generate: bool | None, readout: str | None, model_path: str | None,
             backend_url: str | None,
-            gpu_layers: int | None, threads: int | None, judge: str | None) -> None:
+            gpu_layers: int | None, threads: int | None, judge: str | None, in_paths: tuple[str, ...],
+            types: tuple[str, ...], since: str | None, until: str | None) -> None:
     """Answer a question from your documents and show the path taken to the passages.
+
+    Questions about a document's structure (its chapters, a summary, how many pages or slides, which documents
+    mention something, where something is described) are answered from its table of contents. --in, --type,
+    --since and --until (or in:, type:, since:, until: in the question) limit where it looks.
 
     \b
     Example:
         shelfwise ask "How many days of annual leave do I get?"
         shelfwise ask "VPN rules" --no-answer --trace
         shelfwise ask "Who approves travel?" --json
+        shelfwise ask "What are the chapters of the employee handbook?"
+        shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
     """
+    from shelfwise.core.navigation.scope import ScopeError, parse_question
     from shelfwise.core.shelf import Shelf
+
+    scope = scope_from(in_paths, types, since, until)
+    try:
+        parse_question(question)  # a malformed inline filter stops here, before any indexing or model load
+    except ScopeError as exc:
+        raise scope_error(exc) from exc
 
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
@@ -80,6 +96,11 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                 err(f"Note: {note}")
             if as_json:
                 return
+            if result.trace.scope:
+                click.echo(f"Scope: {result.trace.scope}")
+            if result.trace.readout == "structure" or (not result.hits and result.trace.scope):
+                click.echo("Read from the documents' tables of contents.\n")
+                return
             click.echo("Path:")
             for line in render_path(result):
                 click.echo(line)
@@ -90,7 +111,10 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             click.echo("")
 
         if no_answer:
-            result = shelf.search(question, collection)
+            try:
+                result = shelf.search(question, collection, scope=scope)
+            except ScopeError as exc:
+                raise scope_error(exc) from exc
             on_search(result)
             if as_json:
                 click.echo(json.dumps(result_json(result), ensure_ascii=False, indent=1))
@@ -106,7 +130,11 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                 labelled[0] = True
             click.echo(piece, nl=False)  # click.echo flushes: the extracted sentence shows at once
 
-        answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None)
+        try:
+            answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None,
+                               scope=scope)
+        except ScopeError as exc:
+            raise scope_error(exc) from exc
         if streamed and not labelled[0]:
             click.echo("Answer: " + answer.text, nl=False)
         if as_json:

@@ -16,16 +16,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shelfwise.core.answers.doc_tree import DocTree, find_document, words
 from shelfwise.core.answers.structure_intent import Intent
+from shelfwise.core.navigation.doc_tree import (
+    DocTree,
+    DocumentRow,
+    NodeRow,
+    Store,
+    find_document,
+    lead_sentence,
+    words,
+)
 from shelfwise.core.navigation.scope import FORMATS, ResolvedScope, documents_in, match_expression
 from shelfwise.core.navigation.trace import Answer, Citation, Hit, Outline, OutlineEntry, SearchResult, Trace
-from shelfwise.core.store.db import NodeRow, Store
-from shelfwise.core.store.textutil import lead_sentence
-from shelfwise.core.store.types import DocumentRow
 
 SUMMARY_SECTIONS = 10  # at most this many sections summarised, one lead sentence each
 SUMMARY_CHARS = 1600
+ALSO_SHARE = 0.8  # a "where" answer names another place when its passage scores at least this share of the best
 LIST_LIMIT = 25  # documents or headings listed before "and n more"
 UNIT_NAMES = {"pdf": "pages", "pptx": "slides", "xlsx": "sheets"}
 FORMAT_NAMES = {"pdf": "PDF", "docx": "Word document", "pptx": "presentation", "xlsx": "spreadsheet",
@@ -356,7 +362,7 @@ def _inventory(ctx: Context, intent: Intent) -> Answer | None:
 
 
 def _mentions(ctx: Context, intent: Intent) -> Answer | None:
-    topic = intent.topic
+    topic = re.sub(r"^(?:the|a|an|any|some|my|our|this|that)\s+", "", intent.topic.strip(), flags=re.IGNORECASE)
     fmt = doc_type(intent.unit)
     docs = [d for d in ctx.docs if not fmt or d.format == fmt]
     if not topic.strip() or not docs:
@@ -386,8 +392,8 @@ def _mentions(ctx: Context, intent: Intent) -> Answer | None:
                   title=d.title, heading_path=list(node.heading_path), location=node.location)
         hits.append(hit)
         where = " > ".join(node.heading_path[-2:])
-        lines.append(f"- {_name(d)}{' > ' + where if where else ''}{_where(hit)}: "
-                     f"“{' '.join(snippet.split())}” [{len(hits)}]")
+        lines.append(f"- {_name(d)}{' › ' + where if where else ''}{_where(hit)}: "
+                     f"“{' '.join(snippet.replace('[', '').replace(']', '').split())}” [{len(hits)}]")
     if len(order) > LIST_LIMIT:
         lines.append(f"... and {len(order) - LIST_LIMIT} more.")
     outline = Outline("Documents", "", [OutlineEntry(d.id, Path(d.path).name, 0, highlighted=d.id in best)
@@ -401,6 +407,8 @@ def where_answer(store: Store, question: str, hits: Sequence[Hit], search: Searc
     chosen: list[Hit] = []
     for h in hits:
         key = (h.path, *h.heading_path)
+        if chosen and h.score < ALSO_SHARE * chosen[0].score:  # "also in" only for places nearly as good
+            break
         if key not in seen:
             seen.append(key)
             chosen.append(h)

@@ -209,8 +209,10 @@ def parse_question(question: str) -> ParsedQuestion:
         nonlocal since, until
         key = m.group(1).lower()
         value = m.group(2) if m.group(2) is not None else m.group(3)
+        tail = ""
         if m.group(2) is None:  # a bare value: the question's own punctuation is not part of it
-            value = value.rstrip("?,;!" if key == "in" else "?,;!.")
+            stripped = value.rstrip("?,;!" if key == "in" else "?,;!.")
+            value, tail = stripped, value[len(stripped):]
         if not value.strip():
             raise ScopeError(key, value, "no value given", IN_ACCEPTS if key == "in" else
                              TYPE_ACCEPTS if key == "type" else DATE_ACCEPTS)
@@ -222,7 +224,7 @@ def parse_question(question: str) -> ParsedQuestion:
             since = parse_date(value, "since")
         else:
             until = parse_date(value, "until")
-        return " "
+        return " " + tail
 
     rest = _FILTER.sub(take, question)
     phrases = tuple(p.strip() for p in _PHRASE.findall(rest) if p.strip())

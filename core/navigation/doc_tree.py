@@ -1,5 +1,5 @@
 """One document's stored tree, read for structural answers: its headings, the lead of each, and the names that
-identify it.
+identify it. The answers layer reads the store through this module (its row types are re-exported here).
 
 Read straight from the store (sections only, and passage ids), so a 500-page document costs a few queries, not a
 snapshot of the whole collection. Node ids are reading order inside a document (``core/store/db.py``), so the
@@ -199,3 +199,7 @@ def find_document(docs: list[DocumentRow], subject: str, min_share: float = 0.5)
         if score > best_score:
             best, best_score = d, score
     return best if best is not None and best_score >= min_share else None
+
+
+__all__ = ["DocTree", "DocumentRow", "NodeRow", "Store", "document_score", "find_document", "lead_sentence",
+           "name_words", "words"]
