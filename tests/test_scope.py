@@ -27,12 +27,14 @@ from shelfwise.resources import path as resource_path
 # --------------------------------------------------------------------------- parsing (no store)
 def test_inline_filters_phrases_and_excluded_words_are_taken_out() -> None:
     p = parse_question('in:handbook.pdf type:PPTX since:2025-01-01 until:2025-06 How much "annual leave" -parental?')
-    assert p.text == "How much annual leave?"
+    assert p.text == 'How much "annual leave"?'
     assert p.scope.paths == ("handbook.pdf",) and p.scope.types == ("pptx",)
     assert p.scope.since is not None and p.scope.since.text == "2025-01-01"
     assert p.scope.until is not None and p.scope.until.end == time.mktime((2025, 7, 1, 0, 0, 0, 0, 0, -1))
     assert p.phrases == ("annual leave",) and p.excluded == ("parental",)
     assert p.lexical_match() == '(("how" OR "much" OR "annual" OR "leave") AND "annual leave") NOT "parental"'
+    assert p.lexical_match(require_phrases=False) == \
+        '(("how" OR "much" OR "annual" OR "leave") OR "annual leave") NOT "parental"'
 
 
 def test_quoted_paths_repeated_filters_and_trailing_punctuation() -> None:
@@ -45,7 +47,7 @@ def test_ordinary_text_is_left_alone() -> None:
     for q in ("Can I log in: from home?", "What is the e-mail policy?", "Meet at 10:30 in room 2-4?",
               "Is the wi-fi password -- the long one -- printed?"):
         p = parse_question(q)
-        assert p.scope.is_empty() and not p.excluded, q
+        assert p.scope.is_empty() and not p.excluded and p.text == q, q
 
 
 @pytest.mark.parametrize("question, key, accepts", [

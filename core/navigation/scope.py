@@ -5,9 +5,10 @@ One parser for both doors: the CLI's ``--in`` / ``--type`` / ``--since`` / ``--u
 
     in:handbook.pdf  in:"~/My Reports"  type:pptx  since:2025-01-01  until:2025-06  "annual leave"  -contractor
 
-Filters of one kind are alternatives (``type:pdf type:docx``), different kinds all apply. Quoted phrases must
-occur and ``-word`` must not, in the lexical (BM25) match; a passage holding an excluded word is outside the
-scope. A malformed filter raises :class:`ScopeError` naming the filter and what it accepts: it is never dropped.
+Filters of one kind are alternatives (``type:pdf type:docx``), different kinds all apply. In the lexical (BM25)
+match a quoted phrase must occur (``shelfwise search``) or ranks first (a question's evidence), and ``-word`` must
+not occur; a passage holding an excluded word is outside the scope. A malformed filter raises
+:class:`ScopeError` naming the filter and what it accepts: it is never dropped.
 
 :func:`resolve_scope` turns a scope into the documents of one collection it admits (:class:`ResolvedScope`); the
 navigator walks only their branches (``ResolvedScope.allowed_nodes``), and a scope that admits nothing is said so
@@ -101,8 +102,8 @@ class Scope:
 
 @dataclass(frozen=True)
 class ParsedQuestion:
-    """A question with its inline filters taken out: ``text`` is what the models read (phrases keep their words,
-    without quotes); ``phrases`` and ``excluded`` shape the lexical match."""
+    """A question with its inline filters and excluded words taken out: ``text`` is what the models read (the
+    question as asked when it has neither); ``phrases`` and ``excluded`` shape the lexical match."""
 
     raw: str
     text: str
@@ -110,27 +111,32 @@ class ParsedQuestion:
     phrases: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
 
-    def lexical_match(self) -> str | None:
-        """The FTS5 expression for the lexical evidence, or None for the store's default (every word OR-ed)."""
+    def lexical_match(self, require_phrases: bool = True) -> str | None:
+        """The FTS5 expression for the lexical match, or None for the store's default (every word OR-ed). With
+        ``require_phrases`` (``shelfwise search``) a phrase must occur; without (a question's lexical evidence) a
+        passage holding it ranks higher and the others stay: questions quote terms ("right to rent") that
+        passages may word otherwise."""
         if not self.phrases and not self.excluded:
             return None
-        return match_expression(self.text, self.phrases, self.excluded)
+        return match_expression(self.text, self.phrases, self.excluded, require_phrases)
 
 
 def _quote(words: Iterable[str]) -> str:
     return '"' + " ".join(words) + '"'
 
 
-def match_expression(text: str, phrases: Sequence[str] = (), excluded: Sequence[str] = ()) -> str | None:
-    """``(w1 OR w2 ...) AND "a phrase" NOT "word"``: any word ranks, every phrase must be there, no excluded word
-    may be. None when nothing positive is left to match (FTS5 has no pure NOT)."""
+def match_expression(text: str, phrases: Sequence[str] = (), excluded: Sequence[str] = (),
+                     require_phrases: bool = True) -> str | None:
+    """``(w1 OR w2 ...) AND "a phrase" NOT "word"``: any word ranks, every phrase must be there (or, without
+    ``require_phrases``, ranks higher: ``OR "a phrase"``), no excluded word may be. None when nothing positive is
+    left to match (FTS5 has no pure NOT)."""
     terms = list(dict.fromkeys(t.casefold() for t in _TERM.findall(text)))[:64]
     positive = " OR ".join(_quote([t]) for t in terms)
     parts = [f"({positive})"] if positive else []
     parts += [_quote(ws) for p in phrases if (ws := _TERM.findall(p))]
     if not parts:
         return None
-    expr = " AND ".join(parts)
+    expr = " AND ".join(parts) if require_phrases else " OR ".join(parts)
     for word in excluded:
         for w in _TERM.findall(word):
             expr = f"({expr}) NOT {_quote([w])}"
@@ -226,12 +232,15 @@ def parse_question(question: str) -> ParsedQuestion:
             until = parse_date(value, "until")
         return " " + tail
 
-    rest = _FILTER.sub(take, question)
+    rest, taken = _FILTER.subn(take, question)
     phrases = tuple(p.strip() for p in _PHRASE.findall(rest) if p.strip())
     excluded = tuple(_EXCLUDE.findall(rest))
-    text = _EXCLUDE.sub(" ", rest).replace('"', " ")
-    text = " ".join(text.split())
-    text = re.sub(r"\s+([?.,;!])", r"\1", text)
+    if taken or excluded:  # phrases keep their quotes: what the models read is changed only where it must be
+        text = _EXCLUDE.sub(" ", rest)
+        text = " ".join(text.split())
+        text = re.sub(r"\s+([?.,;!])", r"\1", text)
+    else:  # nothing to take out: the question goes on exactly as asked
+        text = question
     scope = Scope(paths=tuple(paths), types=tuple(dict.fromkeys(types)), since=since, until=until)
     _check_order(scope)
     return ParsedQuestion(raw=question, text=text, scope=scope, phrases=phrases, excluded=excluded)
@@ -390,7 +399,7 @@ def prepare_question(store: Store, collection: str | None, question: str, given:
     if coll is None:
         return Prepared(parsed, None)
     resolved = resolve_scope(store, coll.id, scope, cwd=cwd, excluded=parsed.excluded,
-                             lexical=parsed.lexical_match())
+                             lexical=parsed.lexical_match(require_phrases=False))
     return Prepared(parsed, resolved)
 
 
