@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
 
 BRANCHING = 32
@@ -49,7 +50,7 @@ _SYLLABLES = [
     "hal",
     "jun",
 ]
-_TRIGGERS = ("nodes_fts_insert", "nodes_fts_delete", "nodes_fts_update")
+_TRIGGERS = fts.TRIGGERS
 
 
 @dataclass
@@ -288,20 +289,7 @@ def _flush(conn: sqlite3.Connection, docs: list[tuple[object, ...]], rows: list[
 
 
 def _create_triggers(conn: sqlite3.Connection) -> None:
-    conn.execute("""CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes BEGIN
-            INSERT INTO nodes_fts(rowid, title, heading_text, text)
-            VALUES (new.id, new.title, new.heading_text, new.text);
-        END""")
-    conn.execute("""CREATE TRIGGER nodes_fts_delete AFTER DELETE ON nodes BEGIN
-            INSERT INTO nodes_fts(nodes_fts, rowid, title, heading_text, text)
-            VALUES ('delete', old.id, old.title, old.heading_text, old.text);
-        END""")
-    conn.execute("""CREATE TRIGGER nodes_fts_update AFTER UPDATE OF title, heading_text, text ON nodes BEGIN
-            INSERT INTO nodes_fts(nodes_fts, rowid, title, heading_text, text)
-            VALUES ('delete', old.id, old.title, old.heading_text, old.text);
-            INSERT INTO nodes_fts(rowid, title, heading_text, text)
-            VALUES (new.id, new.title, new.heading_text, new.text);
-        END""")
+    fts.create_triggers(conn)
 
 
 def cached(directory: Path, n_passages: int, *, branching: int = BRANCHING, seed: int = 0) -> SyntheticTree:

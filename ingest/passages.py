@@ -21,7 +21,11 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 # A sentence ends at . ! ? … (optionally followed by closing quotes/brackets) and whitespace, or right
 # after a CJK
 # full stop. Abbreviations such as "e.g." or "Mr." are protected below.
-_SENT_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])[」』）]*\s*")
+# The ends of other scripts: Devanagari and related danda, Arabic question mark and full stop, Ethiopic, Myanmar,
+# Khmer, Armenian; CJK full stops need no space after them. (The same ends as core/languages.py, which ingest
+# does not import; tests/test_languages.py keeps the two in step.)
+_SENT_END = re.compile(r"(?<=[.!?…\u0964\u0965\u061f\u06d4\u1362\u1367\u1368\u104b\u17d4\u0589\u203c\u2047-\u2049])"
+                       r"[\"'”’)\]»]*\s+|(?<=[。！？｡．])[」』）】”]*\s*")
 _ABBREV = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|approx|no|nos|vol|fig|figs|p|pp|ch|sec|art|para|mr|mrs|ms|dr|prof|st|jr|sr|"
     r"inc|ltd|co|corp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|u\.s|z\.b|d\.h|usw|bzw|ca)\.|\b[A-Z]\.)$",

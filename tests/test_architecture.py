@@ -20,11 +20,13 @@ FOLDERS = {"core": "shelfwise.core", "ingest": "shelfwise.ingest", "app": "shelf
 QT = ("PySide6", "shiboken6", "PyQt5", "PyQt6")
 
 # What each part of the core may import from Shelfwise besides itself. ``shelfwise.resources`` (packaged files)
-# and the shared leaf modules ``shelfwise.core.paths`` and ``shelfwise.core.settings`` are open to all of the core.
-SHARED = ("shelfwise.resources", "shelfwise.core.paths", "shelfwise.core.settings")
+# and the shared leaf modules ``shelfwise.core.paths``, ``shelfwise.core.settings`` and ``shelfwise.core.languages``
+# are open to all of the core.
+SHARED = ("shelfwise.resources", "shelfwise.core.paths", "shelfwise.core.settings", "shelfwise.core.languages")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "shelfwise.core.paths": (),
     "shelfwise.core.settings": (),
+    "shelfwise.core.languages": (),
     "shelfwise.core.store": ("shelfwise.ingest.model",),
     "shelfwise.core.models": (),
     "shelfwise.core.navigation": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.ingest.model"),

@@ -217,6 +217,11 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 @click.option("--split", type=click.Choice(["tune", "test", "all"]), default=None,
               help="ConditionalQA's questions by guide: test (the default; where figures are reported), tune "
                    "(where choices are made) or all. Retrieval always runs over all 59 guides.")
+@click.option("--lang", default=None,
+              help="xquad: the language of the paragraphs (de, zh, ...; every xquad.<lang>.json present). Default en.")
+@click.option("--query-lang", default=None,
+              help="xquad: the language of the questions (default: --lang); e.g. --query-lang en --lang de asks the "
+                   "English questions over the German paragraphs.")
 @click.option("--readout", type=READOUTS, default=None, help="Readout of the 'navigation' method.")
 @click.option("--no-sweep", is_flag=True, help="Skip the first-level budget sweep.")
 @click.option("--fit-prior", is_flag=True,
@@ -240,20 +245,34 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
              readout: str | None,
              no_sweep: bool, no_calibrate: bool, calibrate_lm: bool, answers: bool, out: Path,
              as_json: bool, split: str | None, fit_prior: bool, rank_fit: bool, generate: bool | None,
-             judge: str | None) -> None:
+             judge: str | None, lang: str | None, query_lang: str | None) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
-    DATASET is conditionalqa, squad, or a .jsonl file of your own questions about your library (one object per
-    line: {"question": ..., "file": "handbook.pdf", "evidence": "a sentence of the gold passage", "answer": ...}).
+    DATASET is conditionalqa, squad, xquad (with --lang / --query-lang), or a .jsonl file of your own questions
+    about your library (one object per line: {"question": ..., "file": "handbook.pdf", "evidence": "a sentence of
+    the gold passage", "answer": ...}).
 
     \b
     Example:
         shelfwise eval conditionalqa --split test --json
         shelfwise eval squad --limit 200
+        shelfwise eval xquad --lang de --limit 300
+        shelfwise eval xquad --query-lang en --lang de
         shelfwise eval resources/sample_questions.jsonl --collection default
     """
-    if dataset not in ("conditionalqa", "squad") and not dataset.endswith(".jsonl"):
-        raise click.BadParameter("use conditionalqa, squad, or a .jsonl file", param_hint="DATASET")
+    if dataset not in ("conditionalqa", "squad", "xquad") and not dataset.endswith(".jsonl"):
+        raise click.BadParameter("use conditionalqa, squad, xquad or a .jsonl file", param_hint="DATASET")
+    if dataset == "xquad":
+        from shelfwise.core.evaluation.run import shared_dir
+        from shelfwise.core.evaluation.xquad import languages
+
+        present = languages(shared_dir() / "evaldata" / "xquad")
+        for hint, value in (("--lang", lang), ("--query-lang", query_lang)):
+            if value is not None and value not in present:
+                raise click.BadParameter(f"{value!r} is not one of the XQuAD languages present: "
+                                         f"{', '.join(present) or 'none'}", param_hint=hint)
+    elif lang or query_lang:
+        raise click.BadParameter("only xquad has languages", param_hint="--lang")
     if split is None:
         split = "test" if dataset == "conditionalqa" else "all"
     elif split != "all" and dataset != "conditionalqa":
@@ -284,7 +303,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
                                                        for n in names) else None,
                           settings=settings, sweep=not no_sweep, progress=progress, log=err,
                           calibrate=not no_calibrate, calibrate_lm=calibrate_lm, split=split,
-                          fit_prior=fit_prior, judge=shelf.judge)
+                          fit_prior=fit_prior, judge=shelf.judge, lang=lang, query_lang=query_lang)
         if bar is not None:
             bar.__exit__(None, None, None)
         result = report.to_json()

@@ -46,7 +46,18 @@ from typing import Any
 
 import numpy as np
 
+from shelfwise.core.answers import cues
 from shelfwise.core.answers.grounding import STOPWORDS, dates_in, numbers_in, times_in
+from shelfwise.core.languages import (
+    NON_ASCII_AFTER_STOP,
+    OTHER_BREAK,
+    boundaries,
+    has_unsegmented,
+    is_question,
+    split_sentences,
+    word_count,
+    word_units,
+)
 from shelfwise.core.navigation.trace import Extracted, Hit
 
 PASSAGES = 5  # passages whose sentences are candidates
@@ -62,7 +73,9 @@ PREFIX = 5  # words compared on their first 5 letters
 SHORTLIST = 12  # candidates the model reads (the rest are cut by the cheap pre-score)
 LIST_ITEMS = 8  # a lead-in sentence ("You can get help from:") is shown with up to this many items of its list
 LIST_WORDS = 80  # ... and up to this many words of them
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|\s*[•▪]\s*")
+# ". ! ?" before a capital, a digit or a quote (or before a non-ASCII character that opens a sentence), the ends of
+# other scripts (core/languages.py), bullets
+_BOUNDARY = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\s*[•▪]\s*")
 _QUANTITY = re.compile(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
                        r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
 _WHEN = re.compile(r"\b(when|what (date|day|time|year|month)|by what date|which (date|day|year))\b", re.I)
@@ -71,7 +84,7 @@ _PROCEDURE = re.compile(r"\bhow (?:do|can|should|must|would|to)\s+(?:i|you|we|th
                         re.I)  # "how do you book ...?": the answer says how to book
 _NAMED_MONTH = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
                           r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
-_TOKEN = re.compile(r"[a-z0-9]+")
+_YEAR = re.compile(r"(?<![0-9A-Za-z])(1[89]|20)\d\d(?![0-9A-Za-z])")  # also beside CJK: "2019年"
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)")  # "- x", "• x", "1. x", "a) x"
 
 
@@ -131,7 +144,7 @@ def passage_sentences(text: str) -> list[tuple[int, int]]:
             spans.append((base + lead, base + len(line.rstrip())))
             continue
         pos = 0
-        for m in [*_BOUNDARY.finditer(line), None]:
+        for m in [*boundaries(_BOUNDARY, line), None]:
             end = m.start() if m is not None else len(line)
             piece = line[pos:end]
             lead = len(piece) - len(piece.lstrip())
@@ -152,12 +165,12 @@ def _before_rule(text: str, end: int) -> bool:
 def _is_label(sentence: str, hit: Hit) -> bool:
     """A heading line, the passage's own heading, or a bare question (FAQ "Q: ...?"): not an answer."""
     plain = sentence.strip(" |")
-    words = plain.split()
-    if plain.endswith("?") or not words:
+    words = word_count(plain)
+    if is_question(plain) or not words:
         return True
     if any(plain.lower() == h.lower() or plain.lower().endswith(h.lower()) for h in hit.heading_path if h):
-        return len(words) <= 8
-    return bool(_HEADING_LINE.match(plain)) and len(words) <= 8 and not plain.endswith(".")
+        return words <= 8
+    return bool(_HEADING_LINE.match(plain)) and words <= 8 and not plain.endswith(".")
 
 
 def candidates(hits: Sequence[Hit], passages: int = PASSAGES) -> list[Candidate]:
@@ -181,11 +194,11 @@ def candidates(hits: Sequence[Hit], passages: int = PASSAGES) -> list[Candidate]
             parts = []
             if sentence.startswith("|") and header:
                 parts.append(header)
-            if previous.endswith("?"):
+            if is_question(previous):
                 parts.append(previous)
             context = " ".join([*parts, sentence])
             previous = sentence
-            if len(sentence.split()) >= MIN_WORDS or numbers_in(sentence):
+            if word_count(sentence) >= MIN_WORDS or numbers_in(sentence):
                 out.append(Candidate(sentence, n, s, e, context))
     return out
 
@@ -195,15 +208,22 @@ def _has_quantity(text: str) -> bool:
 
 
 def _has_when(text: str) -> bool:
-    return bool(dates_in(text) or times_in(text) or re.search(r"\b(1[89]|20)\d\d\b", text)
-                or _NAMED_MONTH.search(text))
+    return bool(dates_in(text) or times_in(text) or _YEAR.search(text) or _NAMED_MONTH.search(text)
+                or cues.has_date(text))
 
 
 def _words(text: str, prefix: int) -> set[str]:
     """The words of ``text``, each cut to its first ``prefix`` letters when ``prefix`` > 0 (truncation stemming:
-    "claims"/"claim", "submitted"/"submit", "spaces"/"space" meet)."""
-    words = _TOKEN.findall(text.lower())
+    "claims"/"claim", "submitted"/"submit", "spaces"/"space" meet). Words of any script; a run of Chinese,
+    Japanese or Thai-like script gives its character bigrams (``core/languages.word_units``)."""
+    words = word_units(text)
     return {w[:prefix] for w in words} if prefix > 0 else set(words)
+
+
+def _content_words(text: str) -> list[str]:
+    """The words of a question that say what it is about: not stop words, longer than two letters (a bigram of an
+    unsegmented script always counts)."""
+    return [w for w in word_units(text) if has_unsegmented(w) or (w not in STOPWORDS and len(w) > 2)]
 
 
 def type_cue(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.ndarray:
@@ -211,8 +231,9 @@ def type_cue(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.nd
     or time ("when", "what date", "what are the ... hours"), the action of a "how do you <verb>" question (its
     verb, on the first ``prefix`` letters). A question that asks two ("when is it paid and how much?") gives up
     to 2."""
-    wants_quantity = bool(_QUANTITY.search(question))
-    wants_when = bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
+    wants_quantity = bool(_QUANTITY.search(question)) or cues.asks_quantity(question)
+    wants_when = (bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
+                  or cues.asks_when(question))
     m = _PROCEDURE.search(question)
     verb = m.group(1).lower() if m and m.group(1).lower() not in STOPWORDS else ""
     verb = verb[:prefix] if prefix > 0 else verb
@@ -228,8 +249,7 @@ def word_overlap(question: str, texts: Sequence[str], prefix: int = PREFIX, scop
     compared on their first ``prefix`` letters (see :func:`_words`). Words of ``scope`` (the titles of the
     documents the passages come from: "... at Northwind Labs?") are left out: the walk used them to find the
     document, they do not tell its sentences apart."""
-    q_words = _words(" ".join(w for w in _TOKEN.findall(question.lower()) if w not in STOPWORDS and len(w) > 2),
-                     prefix) - _words(scope, prefix)
+    q_words = {w[:prefix] if prefix > 0 else w for w in _content_words(question)} - _words(scope, prefix)
     bags = [_words(t, prefix) for t in texts]
     n = max(len(texts), 1)
     idf = {w: float(np.log(1 + n / (1 + sum(w in b for b in bags)))) for w in q_words}
@@ -257,8 +277,8 @@ def embedder_scorer(embedder: Any) -> Scorer:
 def focus_question(question: str) -> str:
     """The question itself when the text around it sets a scene ("I am 67 and live in Wales. Can I ...?"): its
     last sentence ending in "?" (the whole text when there is none)."""
-    parts = [p.strip() for p in re.split(r"(?<=[.?!])\s+", question.strip()) if p.strip()]
-    return next((p for p in reversed(parts) if p.endswith("?")), question.strip())
+    parts = split_sentences(question.strip())
+    return next((p for p in reversed(parts) if is_question(p)), question.strip())
 
 
 def passage_prior(cands: Sequence[Candidate], hits: Sequence[Hit], prior: str = "rank") -> np.ndarray:

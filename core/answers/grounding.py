@@ -31,6 +31,17 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from shelfwise.core.languages import (
+    NON_ASCII_AFTER_STOP,
+    OTHER_BREAK,
+    UNSEGMENTED,
+    boundaries,
+    cased_script,
+    has_unsegmented,
+    is_question,
+    word_units,
+)
+
 UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
@@ -63,15 +74,20 @@ NOT_NAMES = frozenset("i eur usd gbp a an the monday tuesday wednesday thursday 
 
 _WORD_NUMBER = "|".join(sorted([*UNITS, *TENS, *ORDINALS, *SCALES], key=len, reverse=True))
 _NUMBER_WORDS = re.compile(rf"\b(?:{_WORD_NUMBER})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER}))*\b", re.IGNORECASE)
-_DIGITS = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th)?(?![\d])")
+# a number is not part of a word ("A4", "x86"), though it may stand right after a character of a script written
+# without spaces ("于2019年")
+_DIGITS = re.compile(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th)?(?![\d])")
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?(?:,?\s+(\d{{4}}))?\b", re.I)
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2,4}))?\b\.?")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_CJK_DATE = re.compile(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号]")  # 2019年3月31日
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b|\b(\d{1,2}):(\d{2})\b", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+")
+_SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\n+")
+# a word that may be a name: letters of a cased script (Latin, Cyrillic, Greek...), apostrophes and hyphens inside
+_NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
 _CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
 
 
@@ -167,6 +183,8 @@ def dates_in(text: str) -> list[tuple[str, set[tuple[int, int, int | None]]]]:
 
     for m in _ISO_DATE.finditer(text):
         add(m, {(int(m.group(3)), int(m.group(2)), int(m.group(1)))})
+    for m in _CJK_DATE.finditer(text):
+        add(m, {(int(m.group(3)), int(m.group(2)), _year(m.group(1)))})
     for m in _DAY_MONTH.finditer(text):
         add(m, {(int(m.group(1)), MONTHS[m.group(2).lower()], _year(m.group(3)))})
     for m in _MONTH_DAY.finditer(text):
@@ -204,15 +222,22 @@ def times_in(text: str) -> list[tuple[str, tuple[int, int]]]:
 
 # --------------------------------------------------------------------------- names and sentences
 def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    out, pos = [], 0
+    for m in boundaries(_SENTENCE_END, text):
+        out.append(text[pos:m.start()])
+        pos = m.end()
+    out.append(text[pos:])
+    return [s.strip() for s in out if s and s.strip()]
 
 
 def names_in(text: str) -> list[str]:
     """Proper names: capitalised words that do not open a sentence, and words with an inner capital ("ParkPal")."""
     names = []
     for sentence in split_sentences(text):
-        for i, m in enumerate(_WORD.finditer(sentence)):
+        for i, m in enumerate(_NAME_WORD.finditer(sentence)):
             w = m.group(0).strip("'’-")
+            if not cased_script(w) or has_unsegmented(w):
+                continue
             low = w.lower()
             if len(w) < 2 or {low, low.removesuffix("s")} & (NOT_NAMES | MONTHS.keys()):
                 continue
@@ -223,11 +248,30 @@ def names_in(text: str) -> list[str]:
 
 
 def content_words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and w.lower() not in STOPWORDS}
+    """English words of three letters or more that are not stop words, and the words of other scripts (a character
+    bigram of Chinese, Japanese or Thai-like text counts as a word, ``core/languages.word_units``)."""
+    words = {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and w.lower() not in STOPWORDS}
+    if not text.isascii():
+        words |= {u for u in word_units(text) if not u.isascii() and (has_unsegmented(u) or len(u) >= 3)}
+    return words
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower().strip("'’-") for w in _WORD.findall(text)}
+    return {w.lower().strip("'’-") for w in _NAME_WORD.findall(text)}
+
+
+def _name_supported(name: str, allowed: set[str]) -> bool:
+    """Whether a name of the text occurs in the sources or the question: as a whole word, or with an "s" added or
+    dropped; a name outside ASCII also in another case form of the same word (Russian "Москвы" for "Москва":
+    all but the last two letters, at least four, the same)."""
+    low = name.lower()
+    if low in allowed or low.removesuffix("s") in allowed or f"{low}s" in allowed:
+        return True
+    if low.isascii():
+        return False
+    stem = low[: max(4, len(low) - 2)]
+    return any(w.startswith(stem) or (len(w) >= 4 and low.startswith(w[: max(4, len(w) - 2)]))
+               for w in allowed if not w.isascii())
 
 
 # --------------------------------------------------------------------------- the check
@@ -256,13 +300,13 @@ def unsupported_facts(text: str, sources: Sequence[str], question: str = "") -> 
             bad.append(fact)
     allowed = _words(src) | _words(question)
     for name in names_in(body):
-        low = name.lower()
-        if low not in allowed and low.removesuffix("s") not in allowed and f"{low}s" not in allowed:
+        if not _name_supported(name, allowed):
             bad.append(Fact("name", name))
     return bad
 
 
-_QUANTITY = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(%|[A-Za-z]+)")
+_QUANTITY = re.compile(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?\s*"
+                       rf"(%|{UNSEGMENTED}|(?:(?!{UNSEGMENTED})[^\W\d_])+)")  # "27 days", "27 дней", "27天"
 _CURRENCY = re.compile(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
 
 
@@ -327,7 +371,7 @@ def check_grounding(text: str, sources: Sequence[str], question: str = "", evide
     for sentence in split_sentences(text):
         key = " ".join(re.findall(r"\w+", _CITATION.sub("", sentence).lower()))
         words = content_words(_CITATION.sub("", sentence))
-        if not key or key in seen or sentence.rstrip().endswith("?") or (words and not words & src_words):
+        if not key or key in seen or is_question(sentence) or (words and not words & src_words):
             dropped.append(sentence)
             continue
         seen.add(key)

@@ -50,6 +50,11 @@ class EvalSet:
     name: str
     documents: list[EvalDocument]
     questions: list[EvalQuestion]
+    documents_key: str = ""  # the collection (and evaluation database) the documents are stored in; "" = name
+
+    @property
+    def store_name(self) -> str:
+        return self.documents_key or self.name
 
 
 _TAG = re.compile(r"^<(h1|h2|h3|p|li|tr)>(.*)</\1>$", re.S)

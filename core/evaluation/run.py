@@ -33,10 +33,20 @@ def shared_dir() -> Path:
     return Path.cwd().parent / "shared"
 
 
-def load_dataset(name: str, limit: int | None = None, root: Path | None = None, split: str = "all") -> EvalSet:
+def load_dataset(name: str, limit: int | None = None, root: Path | None = None, split: str = "all",
+                 lang: str | None = None, query_lang: str | None = None) -> EvalSet:
     """``split`` selects ConditionalQA's questions (tune | test | all; the documents are always all 59 guides);
-    other datasets have no split and accept only ``all``."""
+    other datasets have no split and accept only ``all``. ``lang`` / ``query_lang``: XQuAD's paragraph and question
+    languages."""
     base = (root or shared_dir()) / "evaldata"
+    if name == "xquad":
+        if split != "all":
+            raise ValueError("xquad has no tune/test split (only conditionalqa does)")
+        from shelfwise.core.evaluation.xquad import load_xquad
+
+        return load_xquad(base / "xquad", lang or "en", query_lang=query_lang, limit=limit)
+    if lang or query_lang:
+        raise ValueError("--lang and --query-lang are for xquad only")
     if name in ("conditionalqa", "conditionalqa_dev"):
         ds = load_conditionalqa(base / "conditionalqa_dev", split=split)
         if limit:
@@ -46,13 +56,13 @@ def load_dataset(name: str, limit: int | None = None, root: Path | None = None, 
         raise ValueError(f"{name} has no tune/test split (only conditionalqa does)")
     if name in ("squad", "squad_v1.1_dev"):
         return load_squad(base / "squad_v1.1_dev", limit=limit)
-    raise ValueError(f"unknown dataset {name!r}: use conditionalqa or squad")
+    raise ValueError(f"unknown dataset {name!r}: use conditionalqa, squad or xquad")
 
 
 def build_collection(store: Store, ds: EvalSet, embedder, settings: Settings,
                      progress: Callable[[str], None] | None = None) -> int:
     """Write the dataset's documents into ``store`` (once; reused while unchanged) and index them."""
-    coll = store.collection(ds.name)
+    coll = store.collection(ds.store_name)
     have = {d.path for d in store.documents(coll.id)}
     todo = [d for d in ds.documents if d.path not in have]
     for i, doc in enumerate(todo):
@@ -112,6 +122,7 @@ def run_eval(
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
     log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
     collection: str = "default", split: str = "all", fit_prior: bool = False, judge=None,
+    lang: str | None = None, query_lang: str | None = None,
 ) -> EvalReport:
     t0 = time.perf_counter()
     if fit_prior and (dataset != "conditionalqa" or split != "tune"):
@@ -124,8 +135,8 @@ def run_eval(
         if db_path is None:
             raise ValueError("evaluating your own questions needs the library database (--db)")
     else:
-        ds = load_dataset(dataset, limit, split=split)
-    db_path = db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db"
+        ds = load_dataset(dataset, limit, split=split, lang=lang, query_lang=query_lang)
+    db_path = db_path or data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db"
     store = Store(db_path)
     try:
         if own:
@@ -166,6 +177,7 @@ def run_eval(
         return EvalReport(
             dataset=ds.name, split=split, questions=len(ds.questions), methods=results, sweep=sweep_rows,
             calibration=decision.report, settings={"readout": settings.readout, **settings.budgets.to_dict(),
+                                                   "embedder": getattr(embedder, "model_id", ""),
                                                    "lm_levels": list(decision.lm_levels), "keep": decision.keep,
                                                    "judge": judge.model_id if judge is not None else None,
                                                    "judge_levels": list(settings.judge_levels) if judge else [],

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.migrations import free_sibling
 from shelfwise.core.store.types import path_from_key
@@ -64,7 +65,7 @@ class RebuildReport:
 
 
 def _ro(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    return fts.register(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None))
 
 
 def _rows(conn: sqlite3.Connection, table: str, cols: str, problems: list[str]) -> Iterator[tuple[Any, ...]]:
@@ -110,7 +111,7 @@ def salvage(path: Path) -> Salvage:
 
 def diagnose(path: Path, writable: bool) -> Diagnosis:
     """Full ``integrity_check``; FTS5's own check too when the library can be written (it is an INSERT)."""
-    conn = _ro(path) if not writable else sqlite3.connect(str(path), isolation_level=None)
+    conn = _ro(path) if not writable else fts.register(sqlite3.connect(str(path), isolation_level=None))
     try:
         try:
             integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from shelfwise.core.languages import has_unsegmented, word_count
 from shelfwise.core.navigation.decision import LEVEL_KINDS, DecisionModel, LevelModel, prior_model
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.navigation.navigator import Navigator
@@ -28,7 +29,7 @@ from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import Snapshot
 
-_SENT = re.compile(r"(?<=[.!?])\s+")
+_SENT = re.compile(r"(?<=[.!?\u0964\u0965\u061f\u06d4\u1362\u104b\u17d4])\s+|(?<=[\u3002\uff01\uff1f])")
 _WORD = re.compile(r"\w+", re.UNICODE)
 LM_FEATURES = ("lm", "z_lm")
 
@@ -44,12 +45,18 @@ class Probe:
 def make_probes(snap: Snapshot, n: int = 240, seed: int = 0, keep_words: float = 0.6) -> list[Probe]:
     rng = random.Random(seed)
     passages = [snap.nodes[int(p)] for p in snap.passage_ids]
-    passages = [p for p in passages if len(p.text.split()) >= 8]
+    passages = [p for p in passages if word_count(p.text) >= 8]
     rng.shuffle(passages)
     probes: list[Probe] = []
     for p in passages[: int(n * 0.8)]:
-        sents = [s for s in _SENT.split(p.text) if len(s.split()) >= 6] or [p.text]
-        words = _WORD.findall(rng.choice(sents))
+        sents = [s for s in _SENT.split(p.text) if word_count(s) >= 6] or [p.text]
+        sentence = rng.choice(sents)
+        if has_unsegmented(sentence):  # no spaces to cut at: a run of its characters
+            k = max(4, int(len(sentence) * keep_words))
+            start = rng.randint(0, max(0, len(sentence) - k))
+            probes.append(Probe(sentence[start:start + k], p.id, "sentence"))
+            continue
+        words = _WORD.findall(sentence)
         k = max(4, int(len(words) * keep_words))
         start = rng.randint(0, max(0, len(words) - k))
         chosen = words[start:start + k]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shelfwise.core.languages import is_question
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend
 from shelfwise.core.models.judges import RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
@@ -343,7 +344,7 @@ class Navigator:
         return hits
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?\u0964\u0965\u061f\u06d4\u1362\u104b\u17d4])\s+|(?<=[\u3002\uff01\uff1f])")
 
 
 def question_part(query: str) -> str | None:
@@ -353,7 +354,7 @@ def question_part(query: str) -> str | None:
     sentences = [s.strip() for s in _SENTENCE_END.split(query.strip()) if s.strip()]
     if len(sentences) < 2:
         return None
-    asked = [s for s in sentences if s.endswith("?")]
+    asked = [s for s in sentences if is_question(s)]
     return asked[-1] if asked else sentences[-1]
 
 

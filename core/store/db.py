@@ -23,6 +23,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from shelfwise.core.store.fts import clean_snippet
 from shelfwise.core.store.opening import OpenedLibrary
 from shelfwise.core.store.textutil import fts_query
 from shelfwise.core.store.tree_rows import insert_tree
@@ -400,7 +401,7 @@ class Store:
             f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
             (match, *params, int(limit)),
         )
-        return [SearchHit(node_from_row(r), -float(r[12]), r[13]) for r in rows]
+        return [SearchHit(node_from_row(r), -float(r[12]), clean_snippet(r[13])) for r in rows]
 
     # ----------------------------------------------------------------- embeddings
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:

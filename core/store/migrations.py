@@ -148,11 +148,29 @@ def _m004_vector_cache(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX idx_vector_cache_used ON vector_cache(model, used)")
 
 
+def _m005_fts_scripts(conn: sqlite3.Connection) -> None:
+    """The full-text index in every script (``core/store/fts.py``): rebuilt through the view that segments CJK and
+    Thai-like runs, with a tokenizer that keeps combining marks in words. Needs :func:`fts.register` on ``conn``."""
+    from shelfwise.core.store import fts
+
+    for name in fts.TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    conn.execute("DROP TABLE IF EXISTS nodes_fts")
+    f = fts.FUNCTION
+    conn.execute(f"""CREATE VIEW {fts.SOURCE_VIEW} AS
+        SELECT id, {f}(title) AS title, {f}(heading_text) AS heading_text, {f}(text) AS text FROM nodes""")
+    conn.execute(f"""CREATE VIRTUAL TABLE nodes_fts USING fts5(
+        title, heading_text, text, content='{fts.SOURCE_VIEW}', content_rowid='id', tokenize="{fts.TOKENIZE}")""")
+    fts.create_triggers(conn)
+    conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
     ("0003_ocr_pages", _m003_ocr_pages),
     ("0004_vector_cache", _m004_vector_cache),
+    ("0005_fts_scripts", _m005_fts_scripts),
 ]
 
 

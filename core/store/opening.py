@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from shelfwise.core.store import fts
 from shelfwise.core.store.migrations import SchemaTooNew, migrate
 from shelfwise.core.store.types import StoreError
 
@@ -93,6 +94,9 @@ class OpenedLibrary:
             raise StoreError(f"Cannot open the library {path}: {exc}") from exc
 
     def _connect(self) -> sqlite3.Connection:
+        return fts.register(self._open())
+
+    def _open(self) -> sqlite3.Connection:
         if self.path is not None and self.read_only:
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=self._timeout)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
-# A sentence ends at . ! ? (or their CJK forms) followed by whitespace or the end of the text.
-_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f](?=\s|$)|[\u3002\uff01\uff1f]")
-_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+from shelfwise.core.languages import SENTENCE_END_CHARS, UNSPACED_ENDS, query_terms
+
+# A sentence ends at . ! ? (or the ends of other scripts, core/languages.py) followed by whitespace or the end of
+# the text, or at a CJK full stop.
+_ENDS = SENTENCE_END_CHARS.replace("\u2026", "")  # an ellipsis does not end a lead sentence
+_SENTENCE_END = re.compile(f"[{re.escape(_ENDS)}](?=\\s|$)|[{UNSPACED_ENDS}]")
 MAX_QUERY_TERMS = 64
 
 
@@ -49,20 +52,12 @@ def describe(title: str, text: str, max_chars: int = 300) -> str:
 
 
 def fts_query(text: str) -> str | None:
-    """Turn arbitrary user text into a safe FTS5 MATCH expression: each word quoted, words OR-ed.
+    """Turn arbitrary user text into a safe FTS5 MATCH expression: each term quoted, terms OR-ed.
 
-    Operators, parentheses, quotes, column filters and ``*`` are dropped, so no input can raise a syntax error.
-    Returns None when the text has no searchable word.
+    Terms are the words of the text as the index's tokenizer sees them, a run of Chinese/Japanese/Thai-like script
+    as its character bigrams (:func:`shelfwise.core.languages.query_terms`, ``core/store/fts.py``). Operators,
+    parentheses, quotes, column filters and ``*`` are dropped, so no input can raise a syntax error. Returns None
+    when the text has no searchable word.
     """
-    terms: list[str] = []
-    seen: set[str] = set()
-    for m in _TERM.finditer(text):
-        term = m.group(0)
-        key = term.casefold()
-        if key in seen:
-            continue
-        seen.add(key)
-        terms.append(f'"{term}"')
-        if len(terms) >= MAX_QUERY_TERMS:
-            break
+    terms = [f'"{t}"' for t in query_terms(text)[:MAX_QUERY_TERMS]]
     return " OR ".join(terms) if terms else None

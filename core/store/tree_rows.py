@@ -59,7 +59,7 @@ def insert_tree(
     )
     conn.execute(
         "INSERT INTO nodes_fts(rowid, title, heading_text, text) "
-        "SELECT id, title, heading_text, text FROM nodes WHERE id BETWEEN ? AND ?",
+        "SELECT id, title, heading_text, text FROM nodes_fts_source WHERE id BETWEEN ? AND ?",
         (doc_node, next_id - 1),
     )
     conn.execute("DELETE FROM fts_bulk_insert")

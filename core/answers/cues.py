@@ -1,0 +1,62 @@
+"""Question-type cues beyond English: "how many / how much" and "when" in the languages Shelfwise is evaluated in
+(German, Spanish, French, Russian, Chinese, Japanese, Korean, Arabic, Hindi, Vietnamese, Turkish), and dates as
+those languages write them. Used by the extractive answer (``extractive.type_cue``) beside its English patterns.
+
+Words of scripts written without spaces are matched anywhere (no word boundary exists there); the others at word
+boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SPACED_QUANTITY = (
+    r"wie (?:viele?|lange|oft|alt|weit|groß|hoch)|wieviele?"  # de
+    r"|cu[aá]nt[oa]s?|qu[eé] (?:cantidad|porcentaje|n[uú]mero)"  # es
+    r"|combien"  # fr
+    r"|сколько|какой (?:процент|возраст)"  # ru
+    r"|كم"  # ar
+    r"|कितन[ाीे]"  # hi
+    r"|bao nhi[eê]u|mấy"  # vi
+    r"|kaç|ne kadar"  # tr
+)
+_UNSPACED_QUANTITY = r"多少|几|幾|多大|多长|多久|多高|多远|いくつ|いくら|何人|何個|何回|何歳|何パーセント|얼마|몇"
+_SPACED_WHEN = (
+    r"wann|in welchem jahr|an welchem tag"  # de
+    r"|cu[aá]ndo|en qu[eé] (?:a[nñ]o|fecha|d[ií]a|mes)"  # es
+    r"|quand|en quelle ann[eé]e"  # fr
+    r"|когда|в каком году|какого числа"  # ru
+    r"|متى|في أي عام|في أي سنة"  # ar
+    r"|कब|किस वर्ष|किस साल"  # hi
+    r"|khi n[aà]o|bao gi[oờ]|n[aă]m n[aà]o|ng[aà]y n[aà]o"  # vi
+    r"|ne zaman|hangi y[iı]l|hangi tarih"  # tr
+)
+_UNSPACED_WHEN = r"什么时候|何时|何時|哪一?年|哪一?天|几月|几号|几点|いつ|何年|何月|何日|何時|언제|몇 ?년"
+
+QUANTITY = re.compile(rf"(?<!\w)(?:{_SPACED_QUANTITY})(?!\w)|{_UNSPACED_QUANTITY}", re.IGNORECASE)
+WHEN = re.compile(rf"(?<!\w)(?:{_SPACED_WHEN})(?!\w)|{_UNSPACED_WHEN}", re.IGNORECASE)
+# "2019年3月31日", "3月31日", "2019년 3월", "1958年": a date written with the CJK year / month / day signs
+CJK_DATE = re.compile(r"\d{1,4}\s*[年月日년월일]")
+# month names of the evaluated languages (first letters: declined forms such as "марта" and "März" match)
+MONTH_NAMES = re.compile(
+    r"(?<!\w)(?:januar|februar|märz|maerz|april|mai|juni|juli|august|september|oktober|november|dezember"
+    r"|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre"
+    r"|janvier|février|mars|avril|juin|juillet|août|septembre|octobre|novembre|décembre"
+    r"|январ|феврал|март|апрел|ма[йя]|июн|июл|август|сентябр|октябр|ноябр|декабр"
+    r"|ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık"
+    r"|يناير|فبراير|مارس|أبريل|مايو|يونيو|يوليو|أغسطس|سبتمبر|أكتوبر|نوفمبر|ديسمبر"
+    r"|जनवरी|फ़रवरी|फरवरी|मार्च|अप्रैल|मई|जून|जुलाई|अगस्त|सितंबर|अक्टूबर|नवंबर|दिसंबर"
+    r"|tháng)", re.IGNORECASE)
+
+
+def asks_quantity(question: str) -> bool:
+    return bool(QUANTITY.search(question))
+
+
+def asks_when(question: str) -> bool:
+    return bool(WHEN.search(question))
+
+
+def has_date(text: str) -> bool:
+    """A date written the way one of the evaluated languages writes it (beyond English's)."""
+    return bool(CJK_DATE.search(text) or MONTH_NAMES.search(text))
