@@ -127,6 +127,15 @@ def query_terms(text: str) -> list[str]:
     return list(seen.values())
 
 
+def phrase_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` as the index holds them, for an FTS5 phrase (``"..."``) that must match in order: a
+    run of an unsegmented script one token per character."""
+    out: list[str] = []
+    for token in tokens(fold(text)):
+        out.extend((fts_index_text(token) or "").replace(FTS_SEPARATOR, " ").split())
+    return out
+
+
 def word_units(text: str) -> list[str]:
     """The "words" of ``text`` for overlap between a question and a sentence: casefolded words of spaced scripts,
     and the character bigrams (a lone character: itself) of unsegmented runs, in order."""

@@ -138,3 +138,15 @@ def test_migration_from_the_previous_version_reindexes_cjk(tmp_path: Path) -> No
     assert s.integrity_check() == "ok"
     assert applied(s.conn)[-1] == "0005_fts_scripts"
     s.close()
+
+
+def test_quoted_phrases_and_excluded_words_in_cjk_and_devanagari(store: Store) -> None:
+    from shelfwise.core.navigation.scope import match_expression
+
+    ids = library(store)
+    only = store.search("", match=match_expression("大学", ["海淀区"], []))
+    assert [n.id for n, _ in only] == [ids["zh"]]  # the quoted phrase inside a sentence must be there
+    assert store.search("", match=match_expression("大学", ["区海淀"], [])) == []  # not the same characters in order
+    assert [n.id for n, _ in store.search("", match=match_expression("", ["हिन्दी भारत"], []))] == [ids["hi"]]
+    assert store.search("", match=match_expression("大学 राजभाषा", [], ["海淀"])) and all(
+        n.id != ids["zh"] for n, _ in store.search("", match=match_expression("大学 राजभाषा", [], ["海淀"])))

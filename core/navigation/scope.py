@@ -27,6 +27,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shelfwise.core.languages import phrase_tokens, query_terms, tokens
+
 if TYPE_CHECKING:
     from shelfwise.core.store.db import Store
     from shelfwise.core.store.snapshot import Snapshot
@@ -130,16 +132,17 @@ def match_expression(text: str, phrases: Sequence[str] = (), excluded: Sequence[
     """``(w1 OR w2 ...) AND "a phrase" NOT "word"``: any word ranks, every phrase must be there (or, without
     ``require_phrases``, ranks higher: ``OR "a phrase"``), no excluded word may be. None when nothing positive is
     left to match (FTS5 has no pure NOT)."""
-    terms = list(dict.fromkeys(t.casefold() for t in _TERM.findall(text)))[:64]
+    # words as the full-text index sees them (core/languages.py: CJK runs as bigrams, marks inside words)
+    terms = list(dict.fromkeys(t.casefold() for t in query_terms(text)))[:64]
     positive = " OR ".join(_quote([t]) for t in terms)
     parts = [f"({positive})"] if positive else []
-    parts += [_quote(ws) for p in phrases if (ws := _TERM.findall(p))]
+    parts += [_quote(ws) for p in phrases if (ws := phrase_tokens(p))]
     if not parts:
         return None
     expr = " AND ".join(parts) if require_phrases else " OR ".join(parts)
     for word in excluded:
-        for w in _TERM.findall(word):
-            expr = f"({expr}) NOT {_quote([w])}"
+        for w in tokens(word):
+            expr = f"({expr}) NOT {_quote(phrase_tokens(w))}"
     return expr
 
 
