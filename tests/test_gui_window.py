@@ -262,3 +262,68 @@ def test_every_sample_question_is_answered_in_the_window(qtbot, sample_library: 
     finally:
         w.shutdown()
     assert not wrong, wrong
+
+
+def test_structural_questions_are_answered_from_the_outline_in_the_window(qtbot, window: MainWindow,
+                                                                         tmp_path) -> None:
+    """Issue 25's three questions in the real window: the chapters, a summary, a count, each cited by heading,
+    with the walk pane showing the document's outline and the part that answered highlighted."""
+    store = window.store
+    docs = {Path(d.path).name: d for d in store.documents()}
+    handbook = next(n for n in store.iter_nodes(("document",)) if n.document_id == docs["handbook.pdf"].id)
+    chapters = [n.title for n in store.children(handbook.id) if n.kind == "section"]
+    assert len(chapters) == 5
+
+    answer = ask_in_window(qtbot, window, "What are the chapters of the employee handbook?")
+    assert answer is not None and answer.kind == "outline", window.answer_view.status.text()
+    assert [c.hit.heading_path[-1] for c in answer.citations] == chapters
+    shown = window.answer_view.browser.toPlainText()
+    assert all(title in shown for title in chapters)
+    rows = window.walk.outline_items()
+    marked = [r.data(0, ROLE_CAND).title for r in rows if r.data(0, ROLE_CAND).kept]
+    assert marked == ["Northwind Labs Employee Handbook", *chapters] or marked == chapters
+    assert len(rows) > len(chapters)  # the subsections are listed too, not highlighted
+    assert "Answered from the outline" in window.walk.summary.text()
+    # a highlighted heading clicked in the outline shows its page
+    row = next(r for r in rows if r.data(0, ROLE_CAND).title == "3 Leave")
+    window.walk.tree.itemClicked.emit(row, 0)
+    qtbot.waitUntil(lambda: window.preview.current_page == 5, timeout=5000)
+    window.grab().save(str(tmp_path / "outline.png"))
+
+    answer = ask_in_window(qtbot, window, "Summarize the travel and expenses policy")
+    assert answer is not None and answer.kind == "summary"
+    sections = {c.hit.heading_path[-1] for c in answer.citations}
+    assert len(sections) >= 3 and all(c.hit.path.endswith("travel-and-expenses.docx") for c in answer.citations)
+    assert sum(1 for r in window.walk.outline_items() if r.data(0, ROLE_CAND).kept) >= 3
+
+    answer = ask_in_window(qtbot, window, "How many slides does the IT security onboarding have?")
+    slides = docs["it-security-onboarding.pptx"].pages
+    assert answer is not None and answer.kind == "count" and f"has {slides} slides" in answer.text
+    assert f"has {slides} slides" in window.answer_view.browser.toPlainText()
+
+
+def test_ask_about_this_document_scopes_the_question_and_shows_it(qtbot, window: MainWindow) -> None:
+    handbook = next(d for d in window.store.documents() if d.path.endswith("handbook.pdf"))
+    assert window.ask_about(handbook.path) == "in:handbook.pdf"
+    assert window.answer_view.question.text() == "in:handbook.pdf "
+    window.answer_view.question.insert("How do I report a phishing email?")
+    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    result = window.session.last_search
+    assert result is not None and result.trace.scope == "in:handbook.pdf: 1 of 6 documents"
+    assert result.hits and all(h.path == handbook.path for h in result.hits)  # the deck is not searched
+    assert "Scope in:handbook.pdf" in window.walk.summary.text() + window.answer_view.status.text()
+
+    # from a source: "Ask about this document" on source [1] limits the question in the box to its file (the
+    # question typed so far stays, an earlier in: goes)
+    window.answer_view.question.setText("in:facilities.md Who do I call?")
+    actions = dict(window.answer_view.source_actions(1))
+    actions["Ask about this document…"]()
+    assert window.answer_view.question.text() == "in:handbook.pdf Who do I call? "
+
+
+def test_a_malformed_filter_is_shown_not_dropped(qtbot, window: MainWindow) -> None:
+    answer = ask_in_window(qtbot, window, "since:yesterdayish What changed in the handbook?")
+    assert answer is None
+    shown = window.answer_view.browser.toPlainText()
+    assert "since:yesterdayish" in shown and "YYYY-MM-DD" in shown

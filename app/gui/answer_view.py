@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
+from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -15,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPushButton,
     QSizePolicy,
     QStyle,
@@ -89,6 +92,7 @@ class AnswerView(QWidget):
     ask_requested = Signal(str, str)
     cancel_requested = Signal()
     hit_activated = Signal(object)
+    ask_about = Signal(str, str)  # (a source's document path, ""): "Ask about this document" on a source
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +125,8 @@ class AnswerView(QWidget):
         self.sources.setItemDelegate(SourceDelegate(self.sources))
         self.sources.itemActivated.connect(self._on_source)
         self.sources.itemClicked.connect(self._on_source)
+        self.sources.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.sources.customContextMenuRequested.connect(self._source_menu)
 
         ask_row = QHBoxLayout()
         ask_row.addWidget(self.question, 1)
@@ -225,7 +231,10 @@ class AnswerView(QWidget):
         first = f"first answer {answer.first_seconds:.1f} s · " if answer.sentences else ""
         notes = list(dict.fromkeys([*answer.notes, *(answer.search.trace.notes if answer.search else [])]))
         clipped = " · ".join(notes) + " · " if notes else ""  # e.g. the question was clipped to fit the model
-        self.status.setText(f"{clipped}{found}{first}{answer.tokens} tokens · {answer.seconds:.1f} s")
+        scope = answer.search.trace.scope if answer.search else ""
+        where = f"Scope {scope} · " if scope else ""
+        kind = "from the outline · " if answer.kind else ""
+        self.status.setText(f"{where}{kind}{clipped}{found}{first}{answer.tokens} tokens · {answer.seconds:.1f} s")
         self.status.setToolTip("\n".join(notes))
 
     def show_cancelled(self) -> None:
@@ -289,6 +298,35 @@ class AnswerView(QWidget):
                 if item.data(Qt.ItemDataRole.UserRole) == number:
                     self.sources.setCurrentItem(item)
             self.hit_activated.emit(hit)
+
+    def source_actions(self, number: int) -> list[tuple[str, Callable[[], None]]]:
+        """The context menu of source ``[number]``: (label, action) pairs."""
+        hit = self.hits_by_number().get(number)
+        if hit is None or not hit.path:
+            return []
+        folder = str(Path(hit.path).parent)
+        return [("Show", lambda: self.hit_activated.emit(hit)),
+                ("Ask about this document…", lambda: self.ask_about.emit(hit.path, "")),
+                (f"Ask about its folder ({Path(folder).name})…", lambda: self.ask_about.emit(folder, ""))]
+
+    def _source_menu(self, pos: QPoint) -> None:
+        item = self.sources.itemAt(pos)
+        if item is None:
+            return
+        menu = QMenu(self)
+        for label, action in self.source_actions(int(item.data(Qt.ItemDataRole.UserRole))):
+            menu.addAction(label, action)
+        menu.exec(self.sources.viewport().mapToGlobal(pos))
+
+    def ask_about_scope(self, scope_filter: str) -> None:
+        """Start a question limited by ``scope_filter`` (``in:handbook.pdf``): typed into the box, the cursor
+        after it, for the user to write the question."""
+        text = self.question.text()
+        rest = " ".join(w for w in text.split() if not w.startswith("in:"))
+        self.question.setText(f"{scope_filter} {rest}".rstrip() + " ")
+        self.question.setFocus()
+        self.question.setCursorPosition(len(self.question.text()))
+        self.status.setText(f"Ask about {scope_filter[3:]}: type your question after the filter")
 
     def _on_source(self, item: QListWidgetItem) -> None:
         number = item.data(Qt.ItemDataRole.UserRole)

@@ -176,6 +176,7 @@ class LibraryView(QWidget):
     reingest_requested = Signal(list, str)  # (paths, collection)
     remove_requested = Signal(list, str)  # (document ids, collection)
     document_activated = Signal(object)  # DocumentRow
+    ask_about = Signal(str, str)  # (path of a document or folder, collection): "Ask about this document / folder"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -377,7 +378,15 @@ class LibraryView(QWidget):
             if not item.isSelected():
                 self.tree.setCurrentItem(item)
             docs = self._selected_documents()
-            menu.addAction("Show", lambda: self.document_activated.emit(item.data(0, ROLE_OBJ)))
+            doc = item.data(0, ROLE_OBJ)
+            parent = item.parent()
+            coll = parent.data(0, ROLE_OBJ).name if parent is not None else ""
+            menu.addAction("Show", lambda: self.document_activated.emit(doc))
+            ask = menu.addAction("Ask about this document…", lambda: self.ask_about.emit(doc.path, coll))
+            ask.setEnabled(doc.status == "ok")
+            folder = str(Path(doc.path).parent)
+            menu.addAction(f"Ask about its folder ({Path(folder).name})…", lambda: self.ask_about.emit(folder, coll))
+            menu.addSeparator()
             menu.addAction("Re-ingest", lambda: self.reingest(docs))
             menu.addAction(f"Remove {len(docs)} from the library" if len(docs) > 1 else "Remove from the library",
                            lambda: self.remove(docs))

@@ -53,10 +53,27 @@ class LibraryLookup:
             return None
         return Hit(node.id, doc.id, node.text, score, doc.path, doc.title, node.heading_path, node.location)
 
+    def first_passage_hit(self, node_id: int) -> Hit | None:
+        """A heading (or document) node as the hit of its first passage, at the heading's own place."""
+        node = self.store.node(node_id)
+        if node is None or node.document_id is None:
+            return None
+        row = self.store.conn.execute(
+            "SELECT id FROM nodes WHERE document_id = ? AND kind = 'passage' AND id > ? ORDER BY id LIMIT 1",
+            (node.document_id, node.id)).fetchone()
+        hit = self.hit_for_node(int(row[0])) if row else None
+        if hit is None or node.kind != "section":
+            return hit
+        heading = [*node.heading_path, node.title] if node.heading_path[-1:] != [node.title] else node.heading_path
+        return Hit(hit.node_id, hit.document_id, hit.text, hit.score, hit.path, hit.title, heading,
+                   node.location if node.location.label() else hit.location)
+
     def for_candidate(self, candidate: Candidate, hits: Sequence[Hit] = ()) -> Hit | NodeText:
         """A row of the walk: a passage as a hit (from the search's hits, else from the store), any other node as
         the text the model read."""
         hit = next((h for h in hits if h.node_id == candidate.node_id), None)
+        if hit is None and candidate.source == "outline":  # a heading of an outline: its first passage, its place
+            hit = self.first_passage_hit(candidate.node_id)
         if hit is None and candidate.kind == "passage":
             hit = self.hit_for_node(candidate.node_id, candidate.score)
         if hit is not None:

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRectF, Qt, QTimer, QUrl
+from PySide6.QtCore import QProcess, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QColor, QDesktopServices, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from shelfwise.app.gui.open_target import OpenTarget, open_target
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
@@ -115,7 +117,10 @@ def render_pdf_page(
 
 
 class PreviewPane(QWidget):
-    """Shows a hit (``show_hit``), any text (``show_text``), or a document's first page (``show_document``)."""
+    """Shows a hit (``show_hit``), any text (``show_text``), or a document's first page (``show_document``).
+    ``opened(message)``: "Open file" ran, and where the file opened."""
+
+    opened = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -155,6 +160,7 @@ class PreviewPane(QWidget):
         layout.addWidget(self.stack, 1)
 
         self.current_path: str | None = None
+        self.current_location: Any = None  # the shown place (a Location), for "Open file"
         self.current_page: int | None = None
         self.page_count = 0
         self.highlights = 0
@@ -179,7 +185,12 @@ class PreviewPane(QWidget):
         self.sentence = hit.text[sentence[0]:sentence[1]] if sentence else ""
         self._span = sentence
         self.current_path = hit.path
+        self.current_location = hit.location
         self.open_button.setEnabled(bool(hit.path) and Path(hit.path).exists())
+        if hit.path:
+            target = open_target(hit.path, hit.location)
+            self.open_button.setToolTip(f"Open at {target.place}" if target.exact and target.place else
+                                        target.note or "Open the file")
         self._passage = hit.text
         self._boxes = tuple(getattr(hit.location, "boxes", None) or ())
         where = hit.location_label()
@@ -194,6 +205,7 @@ class PreviewPane(QWidget):
 
     def show_text(self, title: str, text: str, path: str | None = None) -> None:
         self.current_path = path
+        self.current_location = None
         self.current_page = None
         self.highlights = 0
         self.sentence, self._span = "", None
@@ -206,6 +218,7 @@ class PreviewPane(QWidget):
     def show_document(self, doc: Any) -> None:
         """A library document: page 1 of a PDF, otherwise what the library knows about it."""
         self.current_path = doc.path
+        self.current_location = None
         self._passage = ""
         self._boxes = ()
         self.sentence, self._span = "", None
@@ -304,6 +317,20 @@ class PreviewPane(QWidget):
         self._set_paging(False)
         QTimer.singleShot(0, lambda: self.text.scrollToAnchor("hit"))
 
+    def open_target(self) -> OpenTarget | None:
+        """Where "Open file" opens the shown place (:mod:`shelfwise.app.gui.open_target`)."""
+        if not self.current_path:
+            return None
+        return open_target(self.current_path, self.current_location)
+
     def open_file(self) -> None:
-        if self.current_path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(self.current_path))
+        """The file in the system viewer at the shown page where the viewer can be told it; else at its start,
+        with ``opened`` saying where the place is (the preview shows it)."""
+        target = self.open_target()
+        if target is None:
+            return
+        if target.argv and QProcess.startDetached(target.argv[0], list(target.argv[1:]))[0]:
+            self.opened.emit(f"Opened {Path(target.path).name} at {target.place}")
+            return
+        QDesktopServices.openUrl(QUrl(target.url) if target.url else QUrl.fromLocalFile(target.path))
+        self.opened.emit(target.note or f"Opened {Path(target.path).name}")

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.core.answers.export import level_summary
-from shelfwise.core.navigation.trace import Candidate, Level, Trace
+from shelfwise.core.navigation.trace import Candidate, Level, Outline, Trace
 
 ROLE_CAND = Qt.ItemDataRole.UserRole
 ROLE_ROW = Qt.ItemDataRole.UserRole + 1  # "level" | "cand" | "more"
@@ -217,6 +217,7 @@ class WalkView(QWidget):
         layout.addLayout(self.controls)
 
         self.trace: Trace | None = None
+        self.outline: Outline | None = None  # shown instead of the walk for a structural answer
         self.forced: set[int] = set()
         self._expanded: set[int] = set()
         self._reveal: Reveal | None = None
@@ -224,6 +225,7 @@ class WalkView(QWidget):
     # -- content ------------------------------------------------------------------------------------------------
     def clear(self, message: str = "") -> None:
         self.trace = None
+        self.outline = None
         self.tree.clear()
         self.summary.setText(message)
         self.replay_button.setEnabled(False)
@@ -232,10 +234,57 @@ class WalkView(QWidget):
         if trace is not self.trace:
             self._expanded = set()
         self.trace = trace
+        self.outline = None
         if forced is not None:
             self.forced = set(forced)
         self._reveal = reveal
         self._rebuild()
+
+    def show_outline(self, outline: Outline, trace: Trace | None = None) -> None:
+        """A structural answer: the document's outline (or the documents listed), the part that answered in bold
+        on the kept colour; clicking a heading shows it like a walk row."""
+        self.trace = trace
+        self.outline = outline
+        self.tree.clear()
+        head = QTreeWidgetItem([f"Outline · {outline.title}", "", ""])
+        head.setData(COL_TITLE, ROLE_ROW, "outline")
+        font = QFont(self.tree.font())
+        font.setBold(True)
+        head.setFont(COL_TITLE, font)
+        head.setFlags(Qt.ItemFlag.ItemIsEnabled)
+        self.tree.addTopLevelItem(head)
+        head.setFirstColumnSpanned(True)
+        for entry in outline.entries:
+            where = entry.location.label() if entry.location is not None else ""
+            item = QTreeWidgetItem(["    " * entry.depth + entry.title, where, ""])
+            cand = Candidate(node_id=entry.node_id, kind="document" if entry.depth == 0 else "section",
+                             title=entry.title, description="", score=1.0 if entry.highlighted else 0.0,
+                             kept=entry.highlighted, source="outline")
+            item.setData(COL_TITLE, ROLE_ROW, "heading")
+            item.setData(COL_TITLE, ROLE_CAND, cand)
+            if entry.highlighted:
+                bold = QFont(self.tree.font())
+                bold.setBold(True)
+                item.setFont(COL_TITLE, bold)
+                for col in range(3):
+                    item.setBackground(col, QBrush(KEPT_BG))
+            else:
+                item.setForeground(COL_TITLE, QBrush(PRUNED))
+            head.addChild(item)
+        self.tree.expandAll()
+        marked = sum(1 for e in outline.entries if e.highlighted)
+        scope = f" · scope {html.escape(trace.scope)}" if trace is not None and trace.scope else ""
+        walked = f" · walk: {len(trace.levels)} levels" if trace is not None and trace.levels else ""
+        self.summary.setText(f"<b>Answered from the outline</b> · {marked} of {len(outline.entries)} headings "
+                             f"answered{walked}{scope}")
+        self.replay_button.setEnabled(bool(trace is not None and trace.levels))
+
+    def outline_items(self) -> list[QTreeWidgetItem]:
+        """The heading rows of the outline shown (empty when a walk is shown)."""
+        head = self.tree.topLevelItem(0)
+        if head is None or head.data(COL_TITLE, ROLE_ROW) != "outline":
+            return []
+        return [it for it in (head.child(i) for i in range(head.childCount())) if it is not None]
 
     def level_items(self) -> list[QTreeWidgetItem]:
         items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
@@ -263,6 +312,7 @@ class WalkView(QWidget):
         self.tree.expandAll()
         shown = len(trace.levels) if reveal is None else min(reveal.level + 1, len(trace.levels))
         forced = f" · forced open: {len(self.forced)}" if self.forced else ""
+        forced += f" · scope {html.escape(trace.scope)}" if trace.scope else ""
         readout = f" · readout {trace.readout}" if trace.readout else ""
         judge = f" · judge read {trace.judged}" if trace.judge else ""
         self.summary.setText(
@@ -350,6 +400,9 @@ class WalkView(QWidget):
         if row == "more":
             self._expanded.add(int(item.data(COL_TITLE, ROLE_LEVEL)))
             self._rebuild()
+            return
+        if row == "heading":
+            self.node_activated.emit(item.data(COL_TITLE, ROLE_CAND))
             return
         if row != "cand":
             return

@@ -34,6 +34,7 @@ from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.ingestion.indexing import index_state, ingest_running
+from shelfwise.core.navigation.scope import in_filter
 from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
@@ -125,6 +126,8 @@ class MainWindow(QMainWindow):
         lib.reingest_requested.connect(lambda paths, coll: self.ingest(paths, coll, force=True))
         lib.remove_requested.connect(self.remove_documents)
         lib.document_activated.connect(self.preview.show_document)
+        lib.ask_about.connect(self.ask_about)
+        self.preview.opened.connect(self._on_opened)
         lib.watcher.folder_changed.connect(lambda root, coll: self.ingest([root], coll))
         self.ingest_bar.cancel_requested.connect(self.ingest_host.cancel)
 
@@ -143,6 +146,7 @@ class MainWindow(QMainWindow):
         av.ask_requested.connect(lambda q, coll: self.ask(q, coll))
         av.cancel_requested.connect(self.cancel_query)
         av.hit_activated.connect(self._on_hit_activated)
+        av.ask_about.connect(self.ask_about)
         qw = self.query_host.worker
         assert isinstance(qw, QueryWorker)
         qw.searched.connect(self._on_searched)
@@ -249,6 +253,21 @@ class MainWindow(QMainWindow):
         self.query_host.submit(job)
         return job
 
+    def ask_about(self, path: str, collection: str = "") -> str:
+        """"Ask about this document / folder": the question box starts with the filter that limits it there;
+        returns that filter."""
+        known = [d.path for d in self.store.documents()]
+        scope_filter = in_filter(path, known)
+        if collection:
+            index = self.answer_view.scope.findData(collection)
+            if index >= 0:
+                self.answer_view.scope.setCurrentIndex(index)
+        self.answer_view.ask_about_scope(scope_filter)
+        return scope_filter
+
+    def _on_opened(self, message: str) -> None:
+        self.statusBar().showMessage(message, 10000)
+
     def cancel_query(self) -> None:
         self.query_host.cancel()
 
@@ -281,6 +300,8 @@ class MainWindow(QMainWindow):
         if not self.session.is_current(job):
             return
         self.answer_view.show_extract(answer)
+        if answer.outline is not None:  # a structural answer: the outline it was read from, its part marked
+            self.walk.show_outline(answer.outline, answer.search.trace if answer.search else None)
         self._open_answer_source(answer)
         self._opened_for = job
 
@@ -298,7 +319,9 @@ class MainWindow(QMainWindow):
         update = self.session.on_answered(job, answer)
         if update is None:
             return
-        if update.trace is not None:
+        if answer.outline is not None:
+            self.walk.show_outline(answer.outline, answer.search.trace if answer.search else None)
+        elif update.trace is not None:
             self.walk.show_trace(update.trace, forced=self.session.forced)
         self.answer_view.show_answer(answer)
         if self._opened_for is not job:  # open the answer's sentence, unless the extract already did

@@ -22,6 +22,7 @@ from shelfwise.core.navigation.doc_tree import (
     DocumentRow,
     NodeRow,
     Store,
+    document_nodes,
     find_document,
     lead_sentence,
     words,
@@ -357,8 +358,15 @@ def _inventory(ctx: Context, intent: Intent) -> Answer | None:
         lines.append(f"- {_doc_entry(d)} [{len(hits)}]")
     if len(docs) > LIST_LIMIT:
         lines.append(f"... and {len(docs) - LIST_LIMIT} more.")
-    outline = Outline("Documents", "", [OutlineEntry(d.id, Path(d.path).name, 0, highlighted=True) for d in docs])
+    outline = _documents_outline(ctx.store, docs, {d.id for d in docs})
     return _finish(ctx.question, lines, hits, outline)
+
+
+def _documents_outline(store: Store, docs: list[DocumentRow], marked: set[int]) -> Outline:
+    """The documents of the scope as an outline (their document nodes), the ones that answered marked."""
+    nodes = document_nodes(store, [d.id for d in docs])
+    return Outline("Documents", "", [OutlineEntry(nodes[d.id], Path(d.path).name, 0, highlighted=d.id in marked)
+                                     for d in docs if d.id in nodes])
 
 
 def _mentions(ctx: Context, intent: Intent) -> Answer | None:
@@ -396,8 +404,7 @@ def _mentions(ctx: Context, intent: Intent) -> Answer | None:
                      f"“{' '.join(snippet.replace('[', '').replace(']', '').split())}” [{len(hits)}]")
     if len(order) > LIST_LIMIT:
         lines.append(f"... and {len(order) - LIST_LIMIT} more.")
-    outline = Outline("Documents", "", [OutlineEntry(d.id, Path(d.path).name, 0, highlighted=d.id in best)
-                                        for d in docs])
+    outline = _documents_outline(ctx.store, docs, set(best))
     return _finish(ctx.question, lines, hits, outline)
 
 

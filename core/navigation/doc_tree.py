@@ -143,6 +143,18 @@ def _same(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
+def document_nodes(store: Store, doc_ids: list[int]) -> dict[int, int]:
+    """Document id -> the id of its document node."""
+    out: dict[int, int] = {}
+    for k in range(0, len(doc_ids), 500):
+        part = doc_ids[k:k + 500]
+        for nid, did in store.conn.execute(
+                f"SELECT id, document_id FROM nodes WHERE kind = 'document' AND document_id IN "
+                f"({','.join('?' * len(part))})", part):
+            out[int(did)] = int(nid)
+    return out
+
+
 # -- naming a document --------------------------------------------------------------------------------------------
 STOP = frozenset("""a an the of in on for and to my our your this that these those does do did is are was be have has
 it its with about from by me us i please all any called named titled file document doc version""".split())
@@ -201,5 +213,5 @@ def find_document(docs: list[DocumentRow], subject: str, min_share: float = 0.5)
     return best if best is not None and best_score >= min_share else None
 
 
-__all__ = ["DocTree", "DocumentRow", "NodeRow", "Store", "document_score", "find_document", "lead_sentence",
-           "name_words", "words"]
+__all__ = ["DocTree", "DocumentRow", "NodeRow", "Store", "document_nodes", "document_score", "find_document",
+           "lead_sentence", "name_words", "words"]

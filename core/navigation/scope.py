@@ -249,6 +249,18 @@ def parse_question(question: str) -> ParsedQuestion:
     return ParsedQuestion(raw=question, text=text, scope=scope, phrases=phrases, excluded=excluded)
 
 
+def in_filter(path: str, known: Sequence[str] = ()) -> str:
+    """The inline filter that limits a question to ``path`` (a document or folder): its name when no other of
+    the ``known`` paths (the library's documents) shares it, else the whole path; quoted when it has spaces."""
+    p = Path(path)
+    name = p.name
+    same = [k for k in known if Path(k).name == name or name in Path(k).parent.parts]
+    is_doc = any(k == path for k in known)
+    unique = (len(same) == 1 and is_doc) or (not is_doc and all(Path(k).is_relative_to(p) for k in same) and same)
+    value = name if unique and name else str(p)
+    return f'in:"{value}"' if any(c.isspace() for c in value) else f"in:{value}"
+
+
 # -- resolving against a collection -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ResolvedScope:
@@ -407,5 +419,5 @@ def prepare_question(store: Store, collection: str | None, question: str, given:
 
 
 __all__ = ["FORMATS", "DateBound", "ParsedQuestion", "Prepared", "ResolvedScope", "Scope", "ScopeError", "documents_in",
-           "make_scope", "match_expression", "parse_date", "parse_question", "parse_type",
+           "in_filter", "make_scope", "match_expression", "parse_date", "parse_question", "parse_type",
            "prepare_question", "resolve_scope"]
