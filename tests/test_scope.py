@@ -77,6 +77,8 @@ def test_match_expression_requires_phrases_and_excludes_words() -> None:
     assert match_expression("leave", ["annual leave"], ["parental"]) == \
         '(("leave") AND "annual leave") NOT "parental"'
     assert match_expression("", [], ["x"]) is None  # FTS5 has no pure NOT
+    # a Chinese phrase as the index's characters in order, its words as bigrams (core/languages.py)
+    assert match_expression("年休假", ["年休假"]) == '("年 休" OR "休 假") AND "年 休 假"'
 
 
 # --------------------------------------------------------------------------- a real library
