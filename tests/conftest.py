@@ -33,3 +33,34 @@ def llama_backend(bundled_model: Path) -> Iterator[object]:
         yield backend
     finally:
         backend.close()
+
+
+@pytest.fixture(scope="session")
+def embeddinggemma_model() -> Path:
+    """The EmbeddingGemma GGUF ``packaging/setup.sh`` installed: in the test home, else linked there from the
+    user data dir (the test home is a separate SHELFWISE_HOME). Fails, never skips, when it is not installed."""
+    import platformdirs
+
+    from shelfwise.core.models.backend import BackendError
+    from shelfwise.core.models.encoders.embeddinggemma import GGUF_NAME, embeddinggemma_path, sidecar
+    from shelfwise.core.paths import models_dir
+
+    try:
+        return embeddinggemma_path()
+    except BackendError:
+        pass
+    home = Path(platformdirs.user_data_dir("shelfwise", appauthor=False)) / "models"
+    try:
+        src = embeddinggemma_path(home)
+    except BackendError as exc:
+        pytest.fail(f"{exc} (the tests marked 'model' need it)")
+    dest = models_dir() / GGUF_NAME
+    for a, b in ((src, dest), (sidecar(src), sidecar(dest))):
+        b.unlink(missing_ok=True)
+        try:
+            os.link(a, b)
+        except OSError:
+            import shutil
+
+            shutil.copyfile(a, b)
+    return embeddinggemma_path()

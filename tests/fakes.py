@@ -7,10 +7,12 @@ import re
 
 import numpy as np
 
+from shelfwise.core.models.embedder import SymmetricEncoder
+
 _WORD = re.compile(r"\w+")
 
 
-class HashEmbedder:
+class HashEmbedder(SymmetricEncoder):
     """Bag-of-words hashed into 2048 dims, L2-normalised: texts sharing words get a high cosine."""
 
     model_id = "hash-embedder-test"
@@ -26,9 +28,6 @@ class HashEmbedder:
             if n:
                 out[i] /= n
         return out
-
-    def embed_one(self, text):
-        return self.embed([text])[0]
 
     def close(self):
         pass

@@ -35,6 +35,10 @@ class Counting:
         self.texts.extend(texts)
         return self._e.embed(texts)
 
+    def embed_query_and_documents(self, query: str, texts: Any) -> np.ndarray:
+        self.texts.extend([query, *texts])
+        return self._e.embed_query_and_documents(query, texts)
+
 
 def test_indexing_embeds_every_sentence_once_and_questions_read_them(tmp_path: Path) -> None:
     from shelfwise.core.settings import Settings

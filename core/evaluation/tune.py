@@ -74,7 +74,7 @@ def fit_prior(m: Methods, questions: Sequence[EvalQuestion], log: Callable[[str]
                         if abs(w / fitted.scale) >= 0.005},
         }
         say(f"fit-prior: {kind}: {best} (held-out MRR {cv})")
-    q_vecs = np.asarray(m.embedder.embed([q.query for q in questions]), np.float32)
+    q_vecs = np.asarray(m.embedder.embed_queries([q.query for q in questions]), np.float32)
     hybrid: dict[str, float] = {}
     for w in HYBRID_WEIGHTS:
         hits = [judge(m.snap, m.doc_path, q, m.hybrid(q.query, v, lexical_weight=w).passages)["passage_hit1"]

@@ -37,8 +37,11 @@ class IndexState:
         return self.token != 0 or self.without_vectors > 0
 
 
-def index_state(store: Store, collection_id: int) -> IndexState:
-    return IndexState(collection_id, store.index_pending(collection_id), store.nodes_without_vectors(collection_id))
+def index_state(store: Store, collection_id: int, model: str | None = None) -> IndexState:
+    """How far the collection's index is; ``model``: count the nodes without a vector from that embedder (a library
+    embedded with another one is unfinished for it)."""
+    return IndexState(collection_id, store.index_pending(collection_id),
+                      store.nodes_without_vectors(collection_id, model))
 
 
 def _lock_path(db: Path) -> Path:

@@ -113,6 +113,17 @@ def bundled_embedder_path() -> Path:
         return out
 
 
+def _meta(model: object, key: str) -> str:
+    """A string value of a loaded model's GGUF metadata ("" when absent)."""
+    import ctypes
+
+    import llama_cpp
+
+    buf = ctypes.create_string_buffer(256)
+    n = llama_cpp.llama_model_meta_val_str(model, key.encode(), buf, len(buf))
+    return buf.value.decode("utf-8", "replace") if n >= 0 else ""
+
+
 def _verify_gguf(path: Path) -> None:
     """Check a freshly written file the way it will be used: llama.cpp loads it and tokenizes as BERT does."""
     import llama_cpp
@@ -155,10 +166,76 @@ class EmbedTiming:
         self.tokenize_seconds = self.encode_seconds = 0.0
 
 
-class Embedder:
-    """Sentence vectors from a BERT-style embedding GGUF (default: the bundled all-MiniLM-L6-v2 q8_0).
+class SymmetricEncoder:
+    """The query-side methods for an encoder whose questions and stored texts are embedded alike (no prompts):
+    a subclass defines ``embed(texts)`` only (logic-test doubles, wrappers)."""
 
-    ``window`` is the number of tokens a text is cut to, ``[CLS]`` and ``[SEP]`` included. ``batch_tokens`` caps the
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        return self.embed([query, *texts])
+
+
+@dataclass(frozen=True)
+class EncoderProfile:
+    """How one family of embedding GGUFs is asked (chosen by the file's ``general.architecture``).
+
+    ``query_prompt`` goes before a question, ``document_prompt`` before a stored text (``{title}`` is the text's
+    title, ``none`` without one); both are plain text the model was trained with. MiniLM has none."""
+
+    name: str
+    query_prompt: str = ""
+    document_prompt: str = ""
+
+    def document_prefix(self, title: str | None = None) -> str:
+        return self.document_prompt.format(title=title or "none")
+
+
+MINILM = EncoderProfile("minilm")
+# The prompts of EmbeddingGemma's config_sentence_transformers.json (retrieval: query / document).
+EMBEDDINGGEMMA = EncoderProfile("embeddinggemma", "task: search result | query: ", "title: {title} | text: ")
+PROFILES = {"bert": MINILM, "gemma-embedding": EMBEDDINGGEMMA}
+#: Names the CLI and Settings accept for the encoders Shelfwise installs itself.
+EMBEDDER_NAMES = ("minilm", "embeddinggemma")
+
+
+def resolve_embedder(spec: str | Path | None) -> Path:
+    """The GGUF for ``spec``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``embeddinggemma`` (installed by
+    setup), or the path of an embedding GGUF (BackendError when it is none of them)."""
+    from shelfwise.core.models.bundled import check_gguf
+    from shelfwise.core.models.encoders.embeddinggemma import embeddinggemma_path
+
+    if spec is None or str(spec).lower() == "minilm":
+        return bundled_embedder_path()
+    if str(spec).lower() == "embeddinggemma":
+        return embeddinggemma_path()
+    path = Path(spec).expanduser()
+    if not path.exists() and not str(spec).lower().endswith(".gguf"):
+        raise BackendError(f"unknown embedder {str(spec)!r}: use {' or '.join(EMBEDDER_NAMES)}, or a GGUF path")
+    check_gguf(path)
+    return path
+
+
+class Embedder:
+    """Sentence vectors from an embedding GGUF run by llama.cpp (default: the bundled all-MiniLM-L6-v2 q8_0).
+
+    One class for every encoder family: the file's architecture picks its :class:`EncoderProfile` (the prompts
+    that go before questions and stored texts). ``embed`` / ``embed_documents`` embed stored texts (items,
+    sections, clusters, sentences), ``embed_queries`` / ``embed_query`` questions; for MiniLM both sides are the same.
+
+    ``model_path`` is a GGUF path, or None / ``minilm`` / ``embeddinggemma`` (:func:`resolve_embedder`).
+    ``window`` is the number of tokens a text is cut to, its prompt and special tokens (``[CLS]``/``[SEP]``,
+    ``<bos>``/``<eos>``) included. ``batch_tokens`` caps the
     tokens packed into one forward pass and ``max_seqs`` the texts in it (256 / 16 measured as fast as 512-1024 per
     CPU second and faster than 2048). ``n_threads`` defaults to the cores (1-4): on this 2-core machine, idle,
     2 threads embed ~150-token passages at 16.4/s against 10.9/s with 1 (`benchmarks/embedder.py --threads N`).
@@ -176,7 +253,7 @@ class Embedder:
         import llama_cpp
 
         self._ll = llama_cpp
-        path = Path(model_path) if model_path is not None else bundled_embedder_path()
+        path = resolve_embedder(model_path)
         if not path.is_file():
             raise BackendError(f"embedder model not found: {path}")
         if window < 3:
@@ -193,6 +270,8 @@ class Embedder:
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             self._dim = int(llama_cpp.llama_model_n_embd(self._model))
+            self.architecture = _meta(self._model, "general.architecture")
+            self.profile = PROFILES.get(self.architecture, MINILM)
             n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
             if window > n_train:
                 raise ValueError(f"window {window} exceeds the model's {n_train} positions")
@@ -239,8 +318,11 @@ class Embedder:
                 return framed[:i], framed[i + len(plain) :]
         raise BackendError(f"{self.path.name}: cannot tell its special tokens apart ({framed} vs {plain})")
 
-    def tokenize(self, text: str) -> list[int]:
-        """Token ids as the model sees them: prefix specials, at most ``window - 2`` text tokens, suffix specials."""
+    def tokenize(self, text: str, prompt: str = "") -> list[int]:
+        """Token ids as the model sees them: prefix specials, ``prompt + text`` cut to ``window`` tokens in all,
+        suffix specials. Prompt and text are tokenized as one string, as sentence-transformers does (a
+        SentencePiece vocabulary joins the prompt's last space to the text's first word)."""
+        text = prompt + text
         # Long texts: tokenize a growing prefix cut at a space (each token covers at least one character).
         cut = self._body_max * 8
         while True:
@@ -274,8 +356,7 @@ class Embedder:
                 self._enc.set_threads(max(1, n_threads))
                 self.n_threads = self._enc.n_threads
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised mean-pooled vectors, float32, shape ``(len(texts), dim)``, in input order."""
+    def _embed(self, texts: Sequence[str], prompts: Sequence[str]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_one() for a single string")
         if not texts:
@@ -284,7 +365,7 @@ class Embedder:
             if self._enc is None:
                 raise BackendError("embedder is closed")
             t0 = time.perf_counter()
-            seqs = [self.tokenize(t) for t in texts]
+            seqs = [self.tokenize(t, p) for t, p in zip(texts, prompts, strict=True)]
             t1 = time.perf_counter()
             out = self._enc.encode_sequences(seqs)
             self.timing.add(len(texts), sum(len(q) for q in seqs), t1 - t0, time.perf_counter() - t1)
@@ -292,9 +373,31 @@ class Embedder:
         out /= np.maximum(norms, 1e-12)
         return out
 
+    def embed_documents(self, texts: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
+        """L2-normalised vectors of stored texts (each with the document prompt, its title where given), float32,
+        shape ``(len(texts), dim)``, in input order."""
+        titles = titles if titles is not None else [None] * len(texts)
+        return self._embed(texts, [self.profile.document_prefix(t) for t in titles])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of stored texts: :meth:`embed_documents` without titles."""
+        return self.embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised vectors of questions (each with the query prompt), float32, in input order."""
+        return self._embed(texts, [self.profile.query_prompt] * len(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One question's vector, shape ``(dim,)``."""
+        return self.embed_queries([text])[0]
+
     def embed_one(self, text: str) -> np.ndarray:
-        """One vector, shape ``(dim,)``."""
+        """One stored text's vector, shape ``(dim,)``."""
         return self.embed([text])[0]
+
+    def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """Rows ``[query, *texts]`` in one call (each call has a fixed cost), each side with its prompt."""
+        return self._embed([query, *texts], [self.profile.query_prompt] + [self.profile.document_prefix()] * len(texts))
 
     def close(self) -> None:
         """Free the llama.cpp context and model (idempotent)."""
@@ -324,4 +427,6 @@ class Embedder:
             self.close()
 
 
-__all__ = ["BUNDLED_FILE", "EmbedTiming", "Embedder", "bundled_embedder_path", "bundled_source_dir"]
+__all__ = ["BUNDLED_FILE", "EMBEDDER_NAMES", "EMBEDDINGGEMMA", "MINILM", "EmbedTiming", "Embedder", "EncoderProfile",
+           "SymmetricEncoder",
+           "bundled_embedder_path", "bundled_source_dir", "resolve_embedder"]

@@ -80,7 +80,7 @@ def collect(nav: Navigator, snap: Snapshot, decision: DecisionModel, probes: lis
             progress: Callable[[int, int], None] | None = None) -> dict[str, list[tuple[int, np.ndarray, int]]]:
     """Per level kind: (probe index, features, is-gold) rows from walks with the gold branch forced open."""
     rows: dict[str, list[tuple[int, np.ndarray, int]]] = {k: [] for k in LEVEL_KINDS}
-    vecs = embedder.embed([p.query for p in probes])
+    vecs = embedder.embed_queries([p.query for p in probes])
     for i, (probe, vec) in enumerate(zip(probes, vecs, strict=True)):
         golds = {probe.gold} | set(probe.also)
         gold_chain = golds | {a.id for g in golds for a in snap.ancestors(g)}

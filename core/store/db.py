@@ -310,12 +310,14 @@ class Store:
             )
             return cur.rowcount > 0
 
-    def nodes_without_vectors(self, collection_id: int) -> int:
-        """Documents, sections and passages of the collection that have no vector from any embedder."""
+    def nodes_without_vectors(self, collection_id: int, model: str | None = None) -> int:
+        """Documents, sections and passages of the collection that have no vector from ``model`` (None: from any
+        embedder)."""
+        same = " AND e.model = ?" if model is not None else ""
         return int(self._one(
             "SELECT count(*) FROM nodes n WHERE n.collection_id = ? AND n.kind IN ('document', 'section', 'passage') "
-            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.node_id = n.id)",
-            (collection_id,),
+            f"AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.node_id = n.id{same})",
+            (collection_id, *([model] if model is not None else [])),
         ))
 
     # ----------------------------------------------------------------- nodes
