@@ -8,6 +8,8 @@ from typing import Any, Literal, get_args
 
 Readout = Literal["fused", "likelihood", "binary", "embedding"]
 READOUTS: tuple[Readout, ...] = get_args(Readout)
+#: Sentence encoders Shelfwise installs itself (``Settings.embedder_path`` may also be an embedding GGUF's path).
+EMBEDDER_NAMES = ("minilm", "embeddinggemma")
 
 
 def as_readout(value: str) -> Readout:
@@ -49,7 +51,8 @@ class Budgets:
 class Settings:
     db_path: Path | None = None  # None = the user data dir's library.db
     model_path: str | None = None  # None = the bundled Gemma 3 270M
-    embedder_path: str | None = None  # None = the bundled all-MiniLM-L6-v2 (converted once)
+    # The sentence encoder: None (= "minilm", the bundled all-MiniLM-L6-v2), "embeddinggemma" or a GGUF path.
+    embedder_path: str | None = None
     backend_url: str | None = None  # an OpenAI-compatible server instead of the in-process model
     n_gpu_layers: int = 0
     n_threads: int | None = None

@@ -200,7 +200,8 @@ def test_settings_roundtrip(qtbot, tmp_path: Path) -> None:
     base = Settings(db_path=tmp_path / "x.db")
     assert load_settings(qs, base) == base
     changed = Settings(db_path=base.db_path, model_path="/m.gguf", n_gpu_layers=8, n_threads=3, readout="likelihood",
-                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3)
+                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3,
+                       embedder_path="embeddinggemma")
     save_settings(qs, changed)
     again = load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), base)
     assert again == changed
@@ -211,6 +212,11 @@ def test_settings_roundtrip(qtbot, tmp_path: Path) -> None:
     dialog.readout.setCurrentText("embedding")
     out = dialog.settings()
     assert out.budgets.keep == 9 and out.readout == "embedding" and out.db_path == base.db_path
+    assert out.embedder_path == "embeddinggemma"
+    dialog.embedder.setCurrentText("minilm")  # the default is stored as "not set"
+    assert dialog.settings().embedder_path is None
+    dialog.embedder.setCurrentText(" /models/my-encoder.gguf ")
+    assert dialog.settings().embedder_path == "/models/my-encoder.gguf"
 
 
 def test_preview_pdf_page_highlight_and_text(qtbot, tmp_path: Path) -> None:

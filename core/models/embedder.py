@@ -37,6 +37,7 @@ from shelfwise.core.models.embed_convert import (
 )
 from shelfwise.core.models.llama_encode import EncoderContext, load_model
 from shelfwise.core.paths import models_dir
+from shelfwise.core.settings import EMBEDDER_NAMES
 
 BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
 
@@ -205,8 +206,6 @@ MINILM = EncoderProfile("minilm")
 # The prompts of EmbeddingGemma's config_sentence_transformers.json (retrieval: query / document).
 EMBEDDINGGEMMA = EncoderProfile("embeddinggemma", "task: search result | query: ", "title: {title} | text: ")
 PROFILES = {"bert": MINILM, "gemma-embedding": EMBEDDINGGEMMA}
-#: Names the CLI and Settings accept for the encoders Shelfwise installs itself.
-EMBEDDER_NAMES = ("minilm", "embeddinggemma")
 
 
 def resolve_embedder(spec: str | Path | None) -> Path:

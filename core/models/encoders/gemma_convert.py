@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from shelfwise.core.models.encoders.gguf_file import publish
 from shelfwise.core.models.encoders.safetensors import SafetensorsError, read_safetensors
 from shelfwise.core.models.encoders.sentencepiece_vocab import VocabError, llama_vocab
 
@@ -212,12 +213,7 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         if want - seen:
             raise ConversionError(f"{src_dir}: model.safetensors lacks {sorted(want - seen)[:3]}...")
 
-        w.write_header_to_file()
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the model is ordinary user data
-        os.replace(tmp, out_path)
+        publish(w, tmp, out_path)
     except SafetensorsError as e:
         raise ConversionError(str(e)) from e
     finally:
