@@ -1,5 +1,6 @@
 """The extractive answer in other languages: given the question's own XQuAD paragraph (retrieval taken out), how
-often does the extracted answer hold a gold answer span? Each language's questions, the bundled embedder as the
+often does the extracted answer hold a gold answer span, and how much of the paragraph is it (a "sentence" that is
+the whole paragraph holds every span and answers nothing)? Each language's questions, the bundled embedder as the
 sentence scorer, as ``shelfwise ask`` uses it. Evaluation only (XQuAD is never tuned on).
 
 ``--before REV`` also runs the extractive answer (and the grounding module it imports) as they were at git
@@ -39,6 +40,7 @@ def old_extractive(rev: str):
     spec = importlib.util.spec_from_file_location("old_extractive", tmp / "old_extractive.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["old_extractive"] = mod
     spec.loader.exec_module(mod)
     return mod
 
@@ -54,6 +56,7 @@ def run(lang: str, limit: int, scorer, modules: dict) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, mod in modules.items():
         ok = empty = 0
+        ratio = 0.0
         for q in ds.questions:
             hit = Hit(node_id=1, document_id=1, text=text[q.gold[0].path], score=1.0, path=q.gold[0].path,
                       title="", heading_path=[], location=Location())
@@ -61,8 +64,11 @@ def run(lang: str, limit: int, scorer, modules: dict) -> dict[str, float]:
             answer = mod.extract_text(sentences) if sentences else ""
             empty += not answer
             ok += holds(answer, q.answers)
+            ratio += len(answer) / max(1, len(hit.text))
         out[f"{name}_holds_answer"] = round(ok / len(ds.questions), 3)
         out[f"{name}_empty"] = round(empty / len(ds.questions), 3)
+        # how much of the paragraph the answer is: an answer that holds the whole paragraph "holds" every span
+        out[f"{name}_share_of_paragraph"] = round(ratio / len(ds.questions), 3)
     out["questions"] = len(ds.questions)
     return out
 

@@ -139,3 +139,22 @@ def test_grounding_in_english_is_unchanged_by_the_new_rules() -> None:
     assert check_grounding("You get 27 days of leave from Northwind Labs [1].", src).ok
     assert not check_grounding("You get 30 days of leave [1].", src).ok
     assert not check_grounding("Ask Contoso about leave [1].", src).ok
+
+
+def test_topic_terms_of_cjk_documents_are_words_not_clauses() -> None:
+    from shelfwise.core.navigation.hierarchy import distinctive_terms
+
+    terms = distinctive_terms(["软件包管理系统可以安装软件。软件包很多。", "网络配置和防火墙设置。网络很快。",
+                               "The package manager installs software packages."], [[0], [1], [2]], n=2)
+    assert terms[0][0] in ("软件", "件包") and terms[1][0] == "网络"
+    assert all(len(t) <= 2 for t in terms[0] + terms[1])
+    assert terms[2] and all(t.isascii() and len(t) >= 3 for t in terms[2])
+
+
+def test_sources_for_the_model_clip_unspaced_text_too() -> None:
+    from shelfwise.core.answers.answer import clip_words
+
+    clipped = clip_words(ZH * 5, 30)
+    assert clipped.endswith(" ...") and len(clipped) <= 34
+    assert clip_words("one two three four", 2) == "one two ..."
+    assert clip_words("短い文です。", 70) == "短い文です。"

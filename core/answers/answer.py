@@ -44,6 +44,7 @@ from functools import cache
 from typing import Any
 
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
+from shelfwise.core.languages import has_unsegmented, word_count
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
 from shelfwise.core.navigation.trace import Citation, Hit, SearchResult
 
@@ -79,8 +80,22 @@ def template(name: str) -> str:
 
 
 def clip_words(text: str, n: int = PASSAGE_WORDS) -> str:
+    """The first ``n`` words of ``text``; a character of Chinese, Japanese or Thai-like script counts as a word
+    (``core/languages.word_count``), so an unspaced passage is clipped too."""
     words = text.split()
-    return " ".join(words[:n]) + (" ..." if len(words) > n else "")
+    if not has_unsegmented(text):
+        return " ".join(words[:n]) + (" ..." if len(words) > n else "")
+    kept: list[str] = []
+    left = n
+    for w in words:
+        c = word_count(w)
+        if c > left:
+            if left > 0 and has_unsegmented(w):
+                kept.append(w[:left])
+            return " ".join(kept) + " ..."
+        kept.append(w)
+        left -= c
+    return " ".join(kept)
 
 
 def format_sources(hits: Sequence[Hit], words: int = PASSAGE_WORDS) -> str:

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from shelfwise.core.languages import UNSEGMENTED, has_unsegmented, word_units
 from shelfwise.core.store.db import Store
 
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_UNSEG_PAIR = re.compile(rf"(?<![^\W\d_]){UNSEGMENTED}{{2}}(?![^\W\d_])")
 STOP = set(
     "the and for with that this from are was were will have has you your can not but all any may must its our they "
     "their them there what when which who how why about into more also than then such other these those been being "
@@ -78,15 +80,28 @@ def document_vectors(
     return doc_ids, titles, texts, _normalise(np.asarray(vecs, np.float32).reshape(-1, dim))
 
 
+def _terms(text: str) -> list[str]:
+    """Words of three letters or more, not stop words; a run of Chinese/Japanese/Thai-like script gives its
+    character bigrams (``core/languages.word_units``) instead of one clause-long "word"."""
+    out: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        if has_unsegmented(w):
+            out.extend(u for u in word_units(w) if has_unsegmented(u) and len(u) > 1)
+        elif w not in STOP:
+            out.append(w)
+    for run in _UNSEG_PAIR.findall(text):  # two-character words stand alone between punctuation too
+        out.append(run)
+    return out
+
+
 def distinctive_terms(texts: list[str], groups: list[list[int]], n: int = 4) -> list[list[str]]:
     """Top ``n`` terms per group by TF-IDF of the group's text against the other groups."""
     counts: list[dict[str, int]] = []
     for g in groups:
         c: dict[str, int] = {}
         for i in g:
-            for w in _WORD.findall(texts[i].lower()):
-                if w not in STOP:
-                    c[w] = c.get(w, 0) + 1
+            for w in _terms(texts[i]):
+                c[w] = c.get(w, 0) + 1
         counts.append(c)
     df: dict[str, int] = {}
     for c in counts:
