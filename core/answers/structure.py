@@ -23,8 +23,8 @@ from shelfwise.core.navigation.doc_tree import (
     NodeRow,
     Store,
     document_nodes,
-    find_document,
     lead_sentence,
+    named_documents,
     words,
 )
 from shelfwise.core.navigation.scope import FORMATS, ResolvedScope, documents_in, match_expression
@@ -64,7 +64,10 @@ def answer_structure(store: Store, collection_id: int, question: str, intent: In
                "inventory": _inventory, "mentions": _mentions}.get(intent.kind)
     if handler is None or not docs:
         return None
-    answer = handler(ctx, intent)
+    try:
+        answer = handler(ctx, intent)
+    except Ambiguous as many:
+        answer = _which_one(ctx, intent, many.docs)
     if answer is not None:
         answer.kind = intent.kind
         answer.search = SearchResult(question, [c.hit for c in answer.citations],
@@ -74,12 +77,23 @@ def answer_structure(store: Store, collection_id: int, question: str, intent: In
 
 
 # -- finding what the question names ------------------------------------------------------------------------------
+class Ambiguous(Exception):
+    """The question's words name several documents alike."""
+
+    def __init__(self, docs: list[DocumentRow]) -> None:
+        super().__init__(", ".join(d.path for d in docs))
+        self.docs = docs
+
+
 def target_document(ctx: Context, intent: Intent) -> DocumentRow | None:
-    """The document the question names; the only one in scope when it names none."""
+    """The document the question names; the only one in scope when it names none. Ambiguous when its words name
+    several alike."""
     if intent.document:
-        found = find_document(ctx.docs, intent.document)
-        if found is not None:
-            return found
+        named = named_documents(ctx.docs, intent.document)
+        if len(named) == 1:
+            return named[0]
+        if len(named) > 1:
+            raise Ambiguous(named)
         try:  # a file or folder name typed as such ("handbook.pdf")
             named = documents_in(ctx.docs, intent.document)
         except ValueError:
@@ -156,6 +170,22 @@ def _tree_and_section(ctx: Context, intent: Intent) -> tuple[DocTree, NodeRow | 
 
 
 # -- answers ------------------------------------------------------------------------------------------------------
+def _which_one(ctx: Context, intent: Intent, docs: list[DocumentRow]) -> Answer:
+    """Several documents fit the question's words: name them, and how to say which (nothing is guessed)."""
+    lines = [f"“{intent.document}” could be about {len(docs)} documents; ask again with its name or limit the question "
+             f"with in:FILE:"]
+    hits = []
+    for d in docs[:LIST_LIMIT]:
+        tree = DocTree.load(ctx.store, d)
+        if tree is not None:
+            hits.append(tree.hit(ctx.store, tree.root))
+            lines.append(f"- {_name(d)} [{len(hits)}]")
+    answer = _finish(ctx.question, lines, hits, _documents_outline(ctx.store, docs, {d.id for d in docs}))
+    answer.found = False
+    return answer
+
+
+
 def _name(doc: DocumentRow) -> str:
     file = Path(doc.path).name
     return f"{doc.title} ({file})" if doc.title and doc.title != Path(doc.path).stem else file

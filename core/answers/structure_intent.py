@@ -178,6 +178,7 @@ def recognise(question: str) -> Intent | None:
         groups = m.groupdict()
         subject = _clean(groups.get("subject") or "")
         unit = (groups.get("unit") or groups.get("docs") or "").lower()
+        unit = {"page": "pages", "slide": "slides", "sheet": "sheets", "section": "sections"}.get(unit, unit)
         section = _clean(groups.get("num") or groups.get("topic") or "")
         if kind in ("mentions", "where"):
             return Intent(kind, document=_clean(groups.get("doc") or ""), topic=subject)

@@ -159,7 +159,8 @@ def document_nodes(store: Store, doc_ids: list[int]) -> dict[int, int]:
 STOP = frozenset("""a an the of in on for and to my our your this that these those does do did is are was be have has
 it its with about from by me us i please all any called named titled file document doc version""".split())
 GENERIC = frozenset("""handbook policy guide manual deck presentation slides slide spreadsheet workbook sheet report pdf
-docx pptx xlsx notes booklet paper faq""".split())
+docx pptx xlsx notes booklet paper faq section chapter part""".split())
+AMBIGUOUS_MARGIN = 0.1  # two documents scoring within this of each other: the question names neither
 HINTS = {"pptx": {"deck", "presentation", "slides", "slide", "powerpoint", "pptx"},
          "xlsx": {"spreadsheet", "workbook", "sheet", "sheets", "excel", "xlsx", "tabs"},
          "pdf": {"pdf"}, "docx": {"word", "docx"}, "md": {"markdown"}}
@@ -202,16 +203,22 @@ def document_score(subject: list[str], doc: DocumentRow) -> float:
     return share + 0.25 * cover
 
 
-def find_document(docs: list[DocumentRow], subject: str, min_share: float = 0.5) -> DocumentRow | None:
-    """The document ``subject`` ("the employee handbook", "the IT security onboarding") names, or None."""
+def named_documents(docs: list[DocumentRow], subject: str, min_share: float = 0.5) -> list[DocumentRow]:
+    """The documents ``subject`` ("the employee handbook", "the IT security onboarding") may name: the best one,
+    and any other scoring within AMBIGUOUS_MARGIN of it ("the handbook" in a library of two handbooks)."""
     ws = words(subject)
-    best, best_score = None, 0.0
-    for d in docs:
-        score = document_score(ws, d)
-        if score > best_score:
-            best, best_score = d, score
-    return best if best is not None and best_score >= min_share else None
+    scored = sorted(((document_score(ws, d), i) for i, d in enumerate(docs)), reverse=True)
+    if not scored or scored[0][0] < min_share:
+        return []
+    best = scored[0][0]
+    return [docs[i] for s, i in scored if s >= min_share and s >= best - AMBIGUOUS_MARGIN]
+
+
+def find_document(docs: list[DocumentRow], subject: str, min_share: float = 0.5) -> DocumentRow | None:
+    """The one document ``subject`` names, or None (none, or several alike)."""
+    found = named_documents(docs, subject, min_share)
+    return found[0] if len(found) == 1 else None
 
 
 __all__ = ["DocTree", "DocumentRow", "NodeRow", "Store", "document_nodes", "document_score", "find_document",
-           "lead_sentence", "name_words", "words"]
+           "lead_sentence", "name_words", "named_documents", "words"]
