@@ -83,7 +83,7 @@ def check(store: Store, cid: int, row: dict, docs: dict[str, object]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
-    ap.add_argument("--split", choices=["tune", "test", "all"], default="test")
+    ap.add_argument("--split", choices=["tune", "tune2", "test", "fresh", "all"], default="test")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -100,7 +100,7 @@ def tune_examples() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=["tune", "test", "fresh", "all"], default="test")
+    ap.add_argument("--split", choices=["tune", "tune2", "test", "fresh", "all"], default="test")
     ap.add_argument("--misses", action="store_true", help="List the misses, wrong kinds and misfires.")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--tune-examples", action="store_true",

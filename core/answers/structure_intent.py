@@ -60,8 +60,9 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
                     r"use the (?:word|term|phrase)s?) (?P<subject>.+)")),
     ("mentions", _c(POLITE + r"in (?:which|what) " + DOCS + r" (?:is|are|do i find|can i find|does it say)?\s*"
                     r"(?P<subject>.+?) (?:mentioned|discussed|referred to|referenced|talked about|brought up)\b")),
-    ("mentions", _c(POLITE + r"(?:list|show|find|name|give me)(?: me)? (?:all |every )?(?:the )?(?:of )?(?:my )?"
-                    + DOCS + r" (?:that|which|where|mentioning|referring to|about|talking about|discussing)"
+    ("mentions", _c(POLITE + r"(?:list|show|find|name|give me)(?: me)? (?:all |every |each |any )?(?:the )?(?:of )?"
+                    r"(?:my )?(?:" + DOCS[9:-1].replace("documents|docs|files", "documents?|docs?|files?", 1) + r")"
+                    r" (?:that|which|where|mentioning|referring to|about|talking about|discussing)"
                     r"(?: (?:mention|mentions|talk about|refer to|discuss|cover|say anything about))? "
                     r"(?P<subject>.+)")),
     ("mentions", _c(POLITE + r"(?:is|are) (?P<subject>.+?) (?:mentioned|discussed|referred to|talked about) "
@@ -72,6 +73,9 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ("where", _c(POLITE + r"where (?:exactly )?(?:is|are|'s) (?P<subject>.+?) " + DESCRIBED + r"\b")),
     ("where", _c(POLITE + r"where (?:in (?P<doc>.+?) )?(?:does|do|did) (?:it|they|.+?) (?:talk|speak|say anything|"
                           r"say something|go into detail) (?:about|on) (?P<subject>.+)")),
+    ("where", _c(POLITE + r"where (?:in (?P<doc>.+?) )?(?:does|do) (?:it|they|the (?:[\w&'-]+ ){0,4}?"
+                          + DOC_NOUN + r"s?|my documents|the documents) (?:say|explain|describe|tell me|cover|"
+                          r"mention) (?P<subject>(?:how|what|when|who|which|whether|that|where)\b.+)")),
     ("where", _c(POLITE + r"where (?:can|do|could|would|should|might) (?:i|we|one|you) (?:find|read|look up|look for|"
                           r"see|get|learn|read more|learn more) (?:some |more |the )?(?:(?:information|info|details|"
                           r"guidance|documentation|the (?:section|part|chapter|page|rules|text|policy|passage|"
@@ -93,6 +97,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     # counts of parts of a document
     ("count", _c(POLITE + r"how many " + UNITS + r" (?:long )?(?:are|is|does|do|has|have|in|are in|are there in|"
                           r"there are in|make up|does it take|are there|of)\b(?P<subject>.*)")),
+    ("count", _c(POLITE + r"count (?:the |all the |up the )?" + UNITS + r" (?:of|in) (?P<subject>.+)")),
     ("count", _c(POLITE + r"(?:what is |what's |tell me |give me )?(?:the )?(?:number|count|total number) of "
                  + UNITS + r" (?:in|of|for) (?P<subject>.+)")),
     ("count", _c(POLITE + r"(?:what is |what's )?(?:the )?(?P<unit>page|slide|sheet|section) count (?:of|for|in) "
@@ -111,6 +116,9 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ("inventory", _c(POLITE + r"(?:list|show|name|enumerate|give me)(?: me)?(?: a list of)? (?:all |every )?"
                               r"(?:the |my )?" + DOCS + r"(?: (?:in|of|under|from) (?P<subject>.+?))?\s*[?.!]?$")),
     ("inventory", _c(POLITE + r"(?:what|which) " + DOCS + r"\s*[?.!]?$")),
+    ("inventory", _c(POLITE + r"(?:do i have|have i got|have i added|are there|is there|does the library (?:have|"
+                              r"hold|contain)) (?:any|some) " + DOCS + r"(?: (?:in|of|under) (?P<subject>.+?))?"
+                              r"\s*[?.!]?$")),
     ("inventory", _c(POLITE + r"what(?:'s| is) (?:in|inside) (?:the |my )?(?:library|collection|folder (?P<subject>.+))"
                               r"\s*[?.!]?$")),
     # outline of a section, then of a document
@@ -142,8 +150,12 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ("outline", _c(POLITE + r"(?:what is |what's |show me |give me |describe )?(?:the |an? )?"
                             r"(?:structure|layout|organi[sz]ation) (?:of|for|in) (?P<subject>(?:the |this |that |my )?"
                             r"(?:[\w&'-]+ ){0,6}?" + DOC_NOUN + r"s?)\s*[?.!]?$")),
-    ("outline", _c(POLITE + r"how is (?P<subject>.+?) (?:organi[sz]ed|structured|laid out|arranged|broken down|"
-                            r"divided|split up)\b")),
+    ("outline", _c(POLITE + r"(?:(?:show|tell|explain to) (?:me|us) )?how (?:is|are) (?P<subject>.+?) "
+                            r"(?:organi[sz]ed|structured|laid out|arranged|broken down|divided|split up|set out)\b")),
+    ("outline", _c(POLITE + r"(?:show|tell|explain to) (?:me|us) how (?P<subject>.+?) (?:is|are) "
+                            r"(?:organi[sz]ed|structured|laid out|arranged|broken down|divided|split up|set out)\b")),
+    ("outline", _c(POLITE + r"(?:what does|how does) (?:the )?(?:table of contents|toc|outline|structure) "
+                            r"(?:of|for|in) (?P<subject>.+?) (?:look like|say|show|contain)\b")),
     ("outline", _c(POLITE + r"(?:what|which) (?:main |top-level |major |key )?" + PARTS +
                             r" (?:make up|are covered in|are covered by|are included in) (?P<subject>.+)")),
     # summaries of a document or a section
@@ -162,6 +174,12 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ("summary", _c(POLITE + r"(?:what does|what do) (?P<subject>(?:the |this |that )(?:[\w&'.-]+ ){0,5}?"
                  + DOC_NOUN + r"s?) (?:say|cover|contain|talk about)(?: overall| in general| in short)?\s*[?.!]?$")),
     ("summary", _c(POLITE + r"brief me on (?P<subject>.+)")),
+    ("summary", _c(r"^(?:.*?\b(?:read|go through|get through|look at|open) )?(?P<subject>(?:the |this |that |my )"
+                   r"(?:[\w&'.-]+ ){0,6}?" + DOC_NOUN + r"s?)\b.*?[,;.]?\s*(?:can|could|would) you "
+                   r"(?:please )?(?:summari[sz]e|sum up|recap|give me (?:a summary|an overview|the gist) of) "
+                   r"(?:it|them|that|this)\b")),
+    ("summary", _c(POLITE + r"(?:give|show|tell|list)(?: me| us)? (?:the )?(?:main |key )?(?:highlights|main points|"
+                            r"key points|takeaways|essentials) (?:of|from|in) (?P<subject>.+)")),
 ]
 
 _SECTION_IN = re.compile(SECTION_REF + r"|" + SECTION_TOPIC + r"(?= of| in|\s*[?.!]?$)", _F)
