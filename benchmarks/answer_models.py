@@ -32,7 +32,7 @@ from shelfwise.core.evaluation.answer_modes import fact_match, fact_violations, 
 from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
-from shelfwise.core.models.llama_backend import LlamaBackend
+from shelfwise.core.models.llama.backend import LlamaBackend
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
@@ -130,7 +130,7 @@ def main() -> None:
     ap.add_argument("--model", action="append", default=[], help="NAME=PATH of another GGUF")
     ap.add_argument("--out", type=Path, default=Path("answer-models.json"))
     args = ap.parse_args()
-    from shelfwise.core.models.bundled import bundled_model_path
+    from shelfwise.core.models.llama.bundled import bundled_model_path
 
     models = {"gemma-3-270m (bundled, base)": bundled_model_path(), "smollm2-135m-instruct": smollm2_path()}
     models |= dict(m.split("=", 1) for m in args.model)

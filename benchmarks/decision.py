@@ -10,9 +10,9 @@ For binary mode and for likelihood mode, over N candidates of ~30 tokens and a q
       plain prompt with as many logit rows as the mode reads, since every read row costs an output-layer pass);
   (c) one request per candidate, each from an empty cache: run on a subset and extrapolated to N (said so);
   (d) a second query over the same listing/candidates, re-using the kept prefix / cached candidate states.
-And for the relevance judge (``core/models/judge.py``, a cross-encoder GGUF): pairs/s scoring the query against the
-N candidates (tokenization included), beside llama.cpp's raw throughput on exactly the same token sequences and
-batch layout (plain mean-pooled embedding through the embedder path): ``judge_vs_raw`` (target >= 0.8).
+And for the relevance judge (``core/models/encoders/cross_encoder.py``, a cross-encoder GGUF): pairs/s scoring the
+query against the N candidates (tokenization included), beside llama.cpp's raw throughput on exactly the same token
+sequences and batch layout (plain mean-pooled embedding through the embedder path): ``judge_vs_raw`` (target >= 0.8).
 ``--only judge`` skips the generative model.
 Seconds are the minimum over ``--repeat`` runs; the load average is printed. On a shared machine wall-clock
 ratios are noise: run with ``--threads 1`` and read the ``*_cpu`` ratios (process CPU seconds).
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shelfwise.core.models.backend import Cost
-from shelfwise.core.models.llama_backend import LlamaBackend
+from shelfwise.core.models.llama.backend import LlamaBackend
 from shelfwise.core.models.prompts import item_question, likelihood_query, listing_context
 
 SUBJECTS = [
@@ -227,8 +227,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_judge(args: argparse.Namespace) -> dict[str, Any]:
-    from shelfwise.core.models.embedder import Embedder
-    from shelfwise.core.models.judge import Judge
+    from shelfwise.core.models.encoders.cross_encoder import Judge
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     judge = Judge(args.judge, n_threads=args.threads)
     raw = Embedder(judge.path, n_threads=judge.n_threads, window=judge.frame.pair_tokens,
@@ -244,7 +244,7 @@ def run_judge(args: argparse.Namespace) -> dict[str, Any]:
 
     def raw_once() -> Measure:
         t, c = time.perf_counter(), time.process_time()
-        raw.encode_tokens(seqs)  # same packing rule (llama_encode.pack) as the judge: same batches
+        raw.encode_tokens(seqs)  # same packing rule (llama_encoder.pack) as the judge: same batches
         return Measure(Cost(tokens=n_tok, seconds=time.perf_counter() - t, requests=1), time.process_time() - c)
 
     judge_once()  # warm-up (first graph allocation)

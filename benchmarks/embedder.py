@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from shelfwise.core.models.embedder import Embedder, bundled_embedder_path
+from shelfwise.core.models.encoders.embedder import Embedder, bundled_embedder_path
 
 _SENTENCES = [
     "Employees may claim the cost of meals while travelling on company business",

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from shelfwise.core.evaluation.run import shared_dir
-from shelfwise.core.models.embedder import Embedder
+from shelfwise.core.models.encoders.embedder import Embedder
 
 
 def load(lang: str) -> tuple[list[str], list[str], list[tuple[str, int]]]:

@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--before", default="")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
     from shelfwise.core.settings import Settings
 
     settings = Settings()

@@ -73,7 +73,7 @@ def main() -> None:
         need = [t for t in dict.fromkeys([question, *texts]) if t not in vectors]
         if need:
             if embedder is None:
-                from shelfwise.core.models.embedder import Embedder
+                from shelfwise.core.models.encoders.embedder import Embedder
 
                 embedder = Embedder(Settings().embedder_path)
             vectors.update(zip(need, embedder.embed(need), strict=True))

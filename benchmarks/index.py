@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.evaluation.run import load_dataset
+from shelfwise.core.indexing.alongside import EmbedAlongside
+from shelfwise.core.indexing.vectors import embed_missing, rebuild_hierarchy
 from shelfwise.core.ingestion.runner import ingest
-from shelfwise.core.models.embedder import Embedder
-from shelfwise.core.navigation.alongside import EmbedAlongside
-from shelfwise.core.navigation.index import embed_missing, rebuild_hierarchy
+from shelfwise.core.models.encoders.embedder import Embedder
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import Budgets
 from shelfwise.core.store.db import FileMeta, Store

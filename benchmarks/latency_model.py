@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import cached
 
-from shelfwise.core.models.embedder import Embedder
-from shelfwise.core.models.llama_backend import LlamaBackend
+from shelfwise.core.models.encoders.embedder import Embedder
+from shelfwise.core.models.llama.backend import LlamaBackend
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.navigator import Navigator
 from shelfwise.core.paths import data_dir

@@ -48,9 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import SyntheticTree, cached
 
-from shelfwise.core.models.remote import RemoteBackend
+from shelfwise.core.models.remote.backend import RemoteBackend
 from shelfwise.core.navigation.parallel import pool_scores, score_requests
-from shelfwise.core.navigation.prompts import binary_prompt
+from shelfwise.core.navigation.readout_prompts import binary_prompt
 
 DATA = Path(os.environ.get("SHELFWISE_BENCH_DIR", Path.home() / ".cache" / "shelfwise-bench"))
 
@@ -82,7 +82,7 @@ class Servers:
     """``k`` llama-cpp-python servers on loopback, ``threads`` threads each."""
 
     def __init__(self, k: int, threads: int, n_ctx: int, log_dir: Path) -> None:
-        from shelfwise.core.models.bundled import bundled_model_path
+        from shelfwise.core.models.llama.bundled import bundled_model_path
 
         model = bundled_model_path()
         self.procs: list[subprocess.Popen[bytes]] = []

@@ -61,7 +61,7 @@ def nearest_kind(q_vec, mat, kinds: list[str], min_cos: float, min_margin: float
 
 
 def _embedder():
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
     from shelfwise.core.settings import Settings
 
     return Embedder(Settings().embedder_path)

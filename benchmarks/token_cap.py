@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from shelfwise.core.models.embedder import Embedder
+from shelfwise.core.models.encoders.embedder import Embedder
 
 TRAIN = Path(__file__).resolve().parents[2] / "shared" / "traindata"
 

@@ -65,8 +65,9 @@ class Settings:
     # Calibration may refit the ranking on probes (else it fits only the prior's scale and the budgets). Off: on
     # ConditionalQA's tune half, rankings fitted on probes lost to the prior (passage MRR 0.710 -> 0.642 at best).
     rank_fit: bool = False
-    # The relevance judge (core/models/judges.py): None/"off", "bundled", a GGUF path or a rerank server URL. Off by
-    # default: the judge that ships ranks passages below the embedder's cosine on the ConditionalQA tune half.
+    # The relevance judge (core/models/encoders/judges.py): None/"off", "bundled", a GGUF path or a rerank server
+    # URL. Off by default: the judge that ships ranks passages below the embedder's cosine on the ConditionalQA tune
+    # half.
     judge: str | None = None
     judge_levels: tuple[str, ...] = ("section", "passage")
     judge_top: int = 24  # candidates per level the judge reads (the best by the other evidence)

@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend
 from shelfwise.core.navigation.scope import ResolvedScope, Scope
-from shelfwise.core.navigation.trace import Answer, SearchResult, Trace
+from shelfwise.core.navigation.trace import SearchResult, Trace
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -48,7 +49,7 @@ class Shelf:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from shelfwise.core.models.embedder import Embedder
+            from shelfwise.core.models.encoders.embedder import Embedder
 
             self._embedder = Embedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
         return self._embedder
@@ -61,7 +62,7 @@ class Shelf:
         if self._judge is None:
             import os
 
-            from shelfwise.core.models.judges import make_judge
+            from shelfwise.core.models.encoders.judges import make_judge
 
             spec = self.settings.judge if self.settings.judge is not None else os.environ.get("SHELFWISE_JUDGE")
             try:
@@ -87,8 +88,8 @@ class Shelf:
         the collection. ``progress`` gets the runner's
         ``IngestProgress`` per file, then :class:`IndexProgress` updates while indexing; ``cancel`` also stops the
         indexing between batches (the next refresh goes on from there)."""
+        from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
-        from shelfwise.core.navigation.alongside import EmbedAlongside
 
         along = None
         if not self.store.read_only and self.store.path is not None:
@@ -114,16 +115,14 @@ class Shelf:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
         model). Cheap when nothing changed; finishes indexing a kill interrupted (see
-        :mod:`shelfwise.core.ingestion.indexing`); ``progress`` gets :class:`IndexProgress` updates. A read-only
+        :mod:`shelfwise.core.ingestion.lock`); ``progress`` gets :class:`IndexProgress` updates. A read-only
         library is searched as it is."""
-        from shelfwise.core.answers.sentence_index import embed_sentences
-        from shelfwise.core.navigation.finish import finish_index
+        from shelfwise.core.indexing.finish import finish_index
 
         if self.store.read_only:
             return {"embedded": 0, "clusters": 0}
         cid = self.store.collection(collection).id
-        return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel,
-                            sentences=embed_sentences)
+        return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel)
 
     # -- questions ----------------------------------------------------------------------------------------------
     def search(

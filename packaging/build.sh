@@ -18,7 +18,7 @@ if [ "${1:-}" != "--no-build" ]; then
   "$VPY" -c "import PyInstaller" 2>/dev/null || {
     echo "PyInstaller is missing: .venv/bin/pip install 'pyinstaller>=6'" >&2; exit 1; }
   # The spec bundles the models from the user data dir: make sure they are assembled/converted (offline).
-  "$VPY" -c "from shelfwise.core.models.bundled import bundled_model_path as m; from shelfwise.core.models.embedder import \
+  "$VPY" -c "from shelfwise.core.models.llama.bundled import bundled_model_path as m; from shelfwise.core.models.encoders.embedder import \
 bundled_embedder_path as e; print('models:', m(), e())"
   "$VPY" -m PyInstaller --noconfirm --log-level WARN \
     --distpath dist --workpath build/pyinstaller packaging/shelfwise.spec

@@ -18,15 +18,15 @@ os.environ.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-
 @pytest.fixture(scope="session")
 def bundled_model() -> Path:
     """The bundled Gemma 3 270M GGUF (assembled on first use)."""
-    from shelfwise.core.models.bundled import bundled_model_path
+    from shelfwise.core.models.llama.bundled import bundled_model_path
 
     return bundled_model_path()
 
 
 @pytest.fixture(scope="session")
 def llama_backend(bundled_model: Path) -> Iterator[object]:
-    """One :class:`~shelfwise.core.models.llama_backend.LlamaBackend` on the bundled model for the whole session."""
-    from shelfwise.core.models.llama_backend import LlamaBackend
+    """One :class:`~shelfwise.core.models.llama.backend.LlamaBackend` on the bundled model for the whole session."""
+    from shelfwise.core.models.llama.backend import LlamaBackend
 
     backend = LlamaBackend(bundled_model)
     try:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from shelfwise.core.models.embedder import SymmetricEncoder
+from shelfwise.core.models.encoders.embedder import SymmetricEncoder
 
 _WORD = re.compile(r"\w+")
 

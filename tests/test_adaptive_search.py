@@ -19,7 +19,7 @@ from shelfwise.core.answers.adaptive_search import (
     preference_records,
     supervised_record,
 )
-from shelfwise.core.navigation.trace import Step
+from shelfwise.core.answers.types import Step
 from tests.test_adaptive import _router
 from tests.test_answer import HITS, FakeShelf
 

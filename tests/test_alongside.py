@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+from shelfwise.core.indexing.alongside import EmbedAlongside
+from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.ingestion.runner import ingest
-from shelfwise.core.navigation.alongside import EmbedAlongside
-from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.store.db import Store
 from shelfwise.ingest import registry
 from shelfwise.ingest.model import Limits, ParsedDocument

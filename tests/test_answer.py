@@ -28,7 +28,7 @@ from shelfwise.core.answers.answer import (
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
-from shelfwise.core.models.llama_text import StreamText
+from shelfwise.core.models.generation import StreamText
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -352,7 +352,7 @@ def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tm
     """The judge in resources ranks below the embedder on the tune half, so answers use the embedder unless
     SHELFWISE_JUDGE (or Settings.judge) asks for a judge."""
     from shelfwise.core.answers import ask
-    from shelfwise.core.models import judge as judge_module
+    from shelfwise.core.models.encoders import cross_encoder as judge_module
     from shelfwise.core.shelf import Shelf
 
     def no_load(*args, **kwargs):

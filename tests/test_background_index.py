@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise.core.ingestion.indexing import index_state
-from shelfwise.core.navigation.finish import IndexProgress, indexer_alive, mark_started, stored_progress
+from shelfwise.core.indexing.finish import IndexProgress, indexer_alive, mark_started, stored_progress
+from shelfwise.core.indexing.state import index_state
 from shelfwise.core.paths import models_dir
 from shelfwise.core.store.db import Store
 

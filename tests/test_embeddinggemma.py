@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shelfwise.core.models.embedder import EMBEDDINGGEMMA, Embedder
+from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, Embedder
 
 pytestmark = pytest.mark.model
 

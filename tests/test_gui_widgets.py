@@ -23,9 +23,10 @@ from shelfwise.app.gui.settings_dialog import SettingsDialog, load_settings, sav
 from shelfwise.app.gui.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, WorkerHost
 from shelfwise.core.answers.export import answer_to_markdown, source_label
+from shelfwise.core.answers.types import Answer, Citation
+from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.models.backend import Cancelled
-from shelfwise.core.navigation.finish import IndexProgress
-from shelfwise.core.navigation.trace import Answer, Candidate, Citation, Hit, Level, SearchResult, Trace
+from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.ingest.model import Location
 

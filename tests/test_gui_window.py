@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QTextBrowser
 from shelfwise import resources
 from shelfwise.app.gui.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
 from shelfwise.app.gui.window import MainWindow
-from shelfwise.core.navigation.trace import Answer
+from shelfwise.core.answers.types import Answer
 from shelfwise.core.settings import Settings
 
 pytestmark = [pytest.mark.gui, pytest.mark.model]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.navigation.index import embed_missing, refresh_collection
+from shelfwise.core.indexing.vectors import embed_missing, refresh_collection
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.core.store.migrations import MIGRATIONS, migrate
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
@@ -117,8 +117,8 @@ def test_vector_cache_migrates_into_an_existing_library(tmp_path: Path) -> None:
 def test_finish_index_reports_eta_and_stores_progress_for_other_processes(tmp_path: Path) -> None:
     import io
 
-    from shelfwise.app.cli.indexing import IndexLine
-    from shelfwise.core.navigation.finish import finish_index, stored_progress
+    from shelfwise.app.cli.index import IndexLine
+    from shelfwise.core.indexing.finish import finish_index, stored_progress
     from shelfwise.core.settings import Settings
 
     store = Store(tmp_path / "lib.db")

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shelfwise.core.models.embed_convert import gguf_tensor_name
-from shelfwise.core.models.judge import PairFrame, pair_tokens, sigmoid
+from shelfwise.core.models.encoders.convert import gguf_tensor_name
+from shelfwise.core.models.encoders.cross_encoder import PairFrame, pair_tokens, sigmoid
 
 TOLERANCE = 0.05
 
@@ -54,14 +54,14 @@ def test_cross_encoder_head_maps_to_llama_cpp_cls() -> None:
 # -- the shipped judge ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def judge_path() -> Path:
-    from shelfwise.core.models.judge import bundled_judge_path
+    from shelfwise.core.models.encoders.cross_encoder import bundled_judge_path
 
     return bundled_judge_path()
 
 
 @pytest.fixture(scope="module")
 def judge(judge_path: Path) -> Iterator[object]:
-    from shelfwise.core.models.judge import Judge
+    from shelfwise.core.models.encoders.cross_encoder import Judge
 
     j = Judge(judge_path, n_threads=2)
     try:

@@ -12,11 +12,11 @@ import pytest
 
 from shelfwise.core.evaluation.retrieval import Methods
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.judges import FakeJudge, RemoteJudge, make_judge
+from shelfwise.core.models.encoders.judges import FakeJudge, RemoteJudge, make_judge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import FEATURES, set_judge
 from shelfwise.core.navigation.navigator import Navigator
-from shelfwise.core.navigation.prompts import judge_text
+from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings
 from tests.test_navigation import shelf_store  # noqa: F401  (fixture)

@@ -142,7 +142,7 @@ def test_grounding_in_english_is_unchanged_by_the_new_rules() -> None:
 
 
 def test_topic_terms_of_cjk_documents_are_words_not_clauses() -> None:
-    from shelfwise.core.navigation.hierarchy import distinctive_terms
+    from shelfwise.core.indexing.topics import distinctive_terms
 
     terms = distinctive_terms(["软件包管理系统可以安装软件。软件包很多。", "网络配置和防火墙设置。网络很快。",
                                "The package manager installs software packages."], [[0], [1], [2]], n=2)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from shelfwise.core.models.backend import BackendError, Cancelled, DecisionBackend, Generation
-from shelfwise.core.models.bundled import bundled_model_path, resolve_model
-from shelfwise.core.models.llama_backend import LlamaBackend, gpu_offload_supported
+from shelfwise.core.models.llama.backend import LlamaBackend, gpu_offload_supported
+from shelfwise.core.models.llama.bundled import bundled_model_path, resolve_model
 from shelfwise.core.models.prompts import common_prefix_len, item_question, likelihood_query, listing_context
 
 pytestmark = pytest.mark.model

@@ -6,8 +6,8 @@ import pytest
 
 from shelfwise.core.evaluation.datasets import EvalQuestion, GoldPassage
 from shelfwise.core.evaluation.retrieval import judge
+from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.navigation.calibrate import calibrate, make_probes
-from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.navigation.navigator import Navigator
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from shelfwise.core.models.llama_text import StreamText, sample_token
+from shelfwise.core.models.generation import StreamText, sample_token
+from shelfwise.core.models.llama.state_cache import StateCache, tokens_key
 from shelfwise.core.models.prompts import (
     Limits,
     PlanError,
@@ -20,7 +21,6 @@ from shelfwise.core.models.prompts import (
     softmax,
     yes_probability,
 )
-from shelfwise.core.models.state_cache import StateCache, tokens_key
 
 LIM = Limits(n_ctx=1000, n_batch=100, max_seqs=3, max_outputs=10)
 

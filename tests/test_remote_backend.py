@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from shelfwise.core.models.backend import BackendError, Cost, Scores
-from shelfwise.core.models.remote import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
+from shelfwise.core.models.remote.backend import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
 from shelfwise.core.navigation.parallel import pool_scores, request_concurrency, score_requests
-from shelfwise.core.navigation.prompts import binary_prompt
+from shelfwise.core.navigation.readout_prompts import binary_prompt
 
 # --------------------------------------------------------------------------- a scriptable stdlib server
 

@@ -1,4 +1,4 @@
-"""Sentence vectors made at indexing time (core/answers/sentence_index.py), with the real embedder and SQLite."""
+"""Sentence vectors made at indexing time (core/indexing/sentences.py), with the real embedder and SQLite."""
 
 from __future__ import annotations
 
@@ -9,13 +9,9 @@ import numpy as np
 import pytest
 
 from shelfwise.core.answers.extractive import embedder_scorer
-from shelfwise.core.answers.sentence_index import (
-    cached_scorer,
-    embed_sentences,
-    passage_contexts,
-    sentence_model,
-)
-from shelfwise.core.navigation.index import text_sha
+from shelfwise.core.answers.sentence_vectors import cached_scorer, sentence_model
+from shelfwise.core.indexing.sentences import embed_sentences, passage_contexts
+from shelfwise.core.models.backend import text_sha
 from shelfwise.resources import path as resource_path
 
 pytestmark = pytest.mark.model

@@ -3,7 +3,7 @@
 Every group is one question with one positive text and ``size - 1`` negatives: first passages of the SAME document
 (hard negatives), then passages of other documents of the same set (easy negatives, for sets with few same-document
 negatives: MedQuAD, PubMedQA). Texts are shaped like the walk's passage decisions at run time
-(``core/navigation/index.embedding_text``): ``"Title > Heading: text"``, with the title taken from the record, or
+(``core/indexing/vectors.embedding_text``): ``"Title > Heading: text"``, with the title taken from the record, or
 for gov.uk pages without one from the URL slug.
 """
 

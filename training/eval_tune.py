@@ -66,7 +66,7 @@ def _embed_cached(texts: list[str], queries: list[str], threads: int, cache: Pat
                   embedder: Path | None = None):
     import hashlib
 
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     emb = Embedder(embedder, n_threads=threads)
     key = hashlib.sha256((emb.model_id + "\0" + "\0".join(texts + queries)).encode()).hexdigest()[:16]
@@ -98,7 +98,7 @@ def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every:
                  "embed_s": round(time.monotonic() - t0)}
     judge = None
     if judge_path is not None:
-        from shelfwise.core.models.judge import Judge
+        from shelfwise.core.models.encoders.cross_encoder import Judge
 
         judge = Judge(judge_path, n_threads=threads)
     cache: dict[tuple[int, int], float] = {}

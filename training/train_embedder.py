@@ -54,7 +54,7 @@ RECIPES: dict[str, Recipe] = {
 
 def export(out: Path, recipe_name: str, model) -> Path:  # type: ignore[no-untyped-def]
     """``out/hf`` in the bundled package's layout, then ``out/shelfwise-embedder-<recipe>-q8_0.gguf``."""
-    from shelfwise.core.models.embed_convert import convert
+    from shelfwise.core.models.encoders.convert import convert
 
     return convert(save_hf(out, model), out / f"shelfwise-embedder-{recipe_name}-q8_0.gguf", "q8_0")
 

@@ -72,7 +72,7 @@ class PairEncoder:
     def __init__(self, src: Path) -> None:
         from tokenizers import Tokenizer
 
-        from shelfwise.core.models.judge import PairFrame
+        from shelfwise.core.models.encoders.cross_encoder import PairFrame
 
         self.tok = Tokenizer.from_file(str(src / "tokenizer.json"))
         self.tok.no_truncation()
@@ -83,7 +83,7 @@ class PairEncoder:
         return self.tok.encode(text[: cap * 8], add_special_tokens=False).ids  # same char clip as Judge
 
     def pairs(self, query: str, texts: list[str], text_tokens: int | None = None) -> list[list[int]]:
-        from shelfwise.core.models.judge import pair_tokens
+        from shelfwise.core.models.encoders.cross_encoder import pair_tokens
 
         q = self.ids(query, self.frame.query_tokens)
         cap = text_tokens or self.frame.pair_tokens
@@ -149,7 +149,7 @@ def save_hf(out: Path, model) -> Path:  # type: ignore[no-untyped-def]
 def export(out: Path, recipe_name: str, enc: PairEncoder, model) -> Path:
     import torch
 
-    from shelfwise.core.models.embed_convert import convert
+    from shelfwise.core.models.encoders.convert import convert
 
     gguf = convert(save_hf(out, model), out / f"shelfwise-judge-{recipe_name}-q8_0.gguf", "q8_0")
     pairs = reference_pairs(TRAINDATA)

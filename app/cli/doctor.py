@@ -93,7 +93,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, yes: bool, no_index: bool) 
     for p in report.problems:
         click.echo(f"  could not read: {p}")
     if not no_index:
-        from shelfwise.app.cli.indexing import index_collection
+        from shelfwise.app.cli.index import index_collection
 
         with Store(db) as store:
             for name in report.collections:

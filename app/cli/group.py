@@ -111,7 +111,7 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    from shelfwise.core.models.logs import setup_logging
+    from shelfwise.core.models.llama.logs import setup_logging
 
     setup_logging(verbose)
     state = CliState(db, verbose, embedder)
@@ -134,3 +134,22 @@ def settings_for(ctx: click.Context, **changes: Any) -> Settings:
 def err(msg: str) -> None:
     """A message on stderr."""
     click.echo(msg, err=True)
+
+
+def collection_id(store: Store, name: str | None) -> int | None:
+    """The id of the collection ``name`` (None: all); a usage error naming the collections when there is none."""
+    if name is None:
+        return None
+    found = store.find_collection(name)
+    if found is None:
+        known = ", ".join(c.name for c in store.collections()) or "none yet"
+        raise click.UsageError(f"No collection named {name!r} (collections: {known}).")
+    return found.id
+
+
+# options several commands share
+READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
+JUDGE_OPTION = click.option(
+    "--judge", default=None,
+    help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
+         "(default: off; SHELFWISE_JUDGE sets it too).")

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.ingestion.runner import IngestProgress
-from shelfwise.core.navigation.finish import IndexProgress
 
 
 def duration(seconds: float | None) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shelfwise.core.navigation.trace import Answer, Citation, SearchResult, Trace, to_dict
+from shelfwise.core.answers.types import Answer, Citation
+from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
 
 
 def render_path(result: SearchResult) -> list[str]:

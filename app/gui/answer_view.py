@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.core.answers.export import source_label
-from shelfwise.core.navigation.trace import Answer, Hit, SearchResult
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.navigation.trace import Hit, SearchResult
 
 ROLE_SNIPPET = Qt.ItemDataRole.UserRole + 1
 

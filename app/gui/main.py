@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     multiprocessing.freeze_support()  # a frozen build re-enters here for the ingest parser's child process
     args = parse_args(argv)
-    from shelfwise.core.models.logs import setup_logging
+    from shelfwise.core.models.llama.logs import setup_logging
 
     setup_logging(args.verbose, stderr_level=logging.INFO)  # llama.cpp's log: the log file (stderr with -v)
 

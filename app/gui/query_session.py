@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from shelfwise.app.gui.jobs import QueryJob
 from shelfwise.core.answers.export import answer_to_markdown, trace_to_markdown
-from shelfwise.core.navigation.trace import Answer, Candidate, SearchResult, Trace
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.navigation.trace import Candidate, SearchResult, Trace
 
 
 @dataclass(frozen=True)

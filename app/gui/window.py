@@ -33,9 +33,11 @@ from shelfwise.app.gui.query_session import QuerySession
 from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
-from shelfwise.core.ingestion.indexing import index_state, ingest_running
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.indexing.state import index_state
+from shelfwise.core.ingestion.lock import ingest_running
 from shelfwise.core.navigation.scope import in_filter
-from shelfwise.core.navigation.trace import Answer, Candidate, Hit, SearchResult
+from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store

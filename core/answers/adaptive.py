@@ -55,8 +55,9 @@ from shelfwise.core.answers.answer import (
     template,
     write_answer,
 )
+from shelfwise.core.answers.types import Answer, Citation, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
-from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult, Step
+from shelfwise.core.navigation.trace import Hit, SearchResult
 
 DEFAULT_THRESHOLD = 0.5
 MAX_SUB = 3

@@ -42,7 +42,8 @@ from typing import Any
 
 from shelfwise.core.answers.adaptive import MAX_SUB, Runner, decompose, get_threshold, model_id, set_threshold
 from shelfwise.core.answers.matching import answer_matches
-from shelfwise.core.navigation.trace import Step, to_dict
+from shelfwise.core.answers.types import Step
+from shelfwise.core.navigation.trace import to_dict
 
 MAX_EXPANSIONS = 16
 CHOICES = ("model", "documents")  # cheaper first

@@ -44,9 +44,10 @@ from functools import cache
 from typing import Any
 
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
+from shelfwise.core.answers.types import Citation
 from shelfwise.core.languages import has_unsegmented, word_count
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
-from shelfwise.core.navigation.trace import Citation, Hit, SearchResult
+from shelfwise.core.navigation.trace import Hit, SearchResult
 
 NOT_FOUND_TEXT = "Not found in your documents."
 FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (measured)

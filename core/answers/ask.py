@@ -42,11 +42,12 @@ from shelfwise.core.answers.extractive import (
 )
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.route import route
-from shelfwise.core.answers.sentence_index import cached_scorer
+from shelfwise.core.answers.sentence_vectors import cached_scorer
+from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
 from shelfwise.core.navigation.scope import Scope
-from shelfwise.core.navigation.trace import Answer, Citation, Hit, SearchResult
+from shelfwise.core.navigation.trace import Hit, SearchResult
 
 log = logging.getLogger(__name__)
 ExtractCallback = Callable[[Answer], None]

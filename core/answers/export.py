@@ -6,7 +6,8 @@ trace objects in ``core/trace.py``.
 
 from __future__ import annotations
 
-from shelfwise.core.navigation.trace import Answer, Hit, Level, SearchResult
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.navigation.trace import Hit, Level, SearchResult
 
 
 def source_label(hit: Hit) -> str:

@@ -5,9 +5,9 @@ each end one) with their character offsets, so the preview can highlight exactly
 :func:`extract_answer` scores every sentence of the top passages against the question and keeps the best two:
 
 * the question is its last sentence ending in "?" when the text sets a scene first (:func:`focus_question`);
-* the score is the relevance judge's probability (``core/models/judge.py``) when a judge model is installed, else
-  the embedder's cosine of the question with the sentence (a table row is read with its header row, an FAQ answer
-  with its question);
+* the score is the relevance judge's probability (``core/models/encoders/cross_encoder.py``) when a judge model is
+  installed, else the embedder's cosine of the question with the sentence (a table row is read with its header row,
+  an FAQ answer with its question);
 * plus ``PASSAGE_WEIGHT`` / (the passage's rank in the walk), because the walk saw more evidence (the section,
   the neighbours, BM25) than one sentence carries;
 * plus ``CUE_WEIGHT`` x (how many of the things the question asks for the sentence holds: a number or amount for
@@ -48,6 +48,7 @@ import numpy as np
 
 from shelfwise.core.answers import cues
 from shelfwise.core.answers.grounding import STOPWORDS, dates_in, numbers_in, times_in
+from shelfwise.core.answers.types import Extracted
 from shelfwise.core.languages import (
     NON_ASCII_AFTER_STOP,
     OTHER_BREAK,
@@ -58,7 +59,7 @@ from shelfwise.core.languages import (
     word_count,
     word_units,
 )
-from shelfwise.core.navigation.trace import Extracted, Hit
+from shelfwise.core.navigation.trace import Hit
 
 PASSAGES = 5  # passages whose sentences are candidates
 MIN_WORDS = 2  # a "sentence" shorter than this is a label, not an answer (unless it holds a number)

@@ -11,10 +11,11 @@ from typing import Any
 
 from shelfwise.core.answers.structure import answer_structure, where_answer
 from shelfwise.core.answers.structure_intent import Intent, recognise
+from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.doc_tree import find_document
 from shelfwise.core.navigation.scope import Prepared, ResolvedScope, Scope, prepare_question
-from shelfwise.core.navigation.trace import Answer, SearchResult, Trace
+from shelfwise.core.navigation.trace import SearchResult, Trace
 
 
 @dataclass

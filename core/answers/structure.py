@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shelfwise.core.answers.structure_intent import Intent
+from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.navigation.doc_tree import (
     DocTree,
     DocumentRow,
@@ -28,7 +29,7 @@ from shelfwise.core.navigation.doc_tree import (
     words,
 )
 from shelfwise.core.navigation.scope import FORMATS, ResolvedScope, documents_in, match_expression
-from shelfwise.core.navigation.trace import Answer, Citation, Hit, Outline, OutlineEntry, SearchResult, Trace
+from shelfwise.core.navigation.trace import Hit, Outline, OutlineEntry, SearchResult, Trace
 
 SUMMARY_SECTIONS = 10  # at most this many sections summarised, one lead sentence each
 SUMMARY_CHARS = 1600

@@ -29,7 +29,7 @@ from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.grounding import content_words, unsupported_facts
 from shelfwise.core.answers.matching import answer_matches
-from shelfwise.core.navigation.trace import Answer
+from shelfwise.core.answers.types import Answer
 
 MODES = ("extractive", "generated", "grounded_generated", "shown")
 

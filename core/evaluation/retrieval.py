@@ -25,12 +25,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from shelfwise.core.evaluation.datasets import EvalQuestion
-from shelfwise.core.models.backend import Cost, DecisionBackend
-from shelfwise.core.models.judges import RelevanceJudge
+from shelfwise.core.models.backend import Cost, DecisionBackend, RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence
 from shelfwise.core.navigation.navigator import Navigator, question_part
-from shelfwise.core.navigation.prompts import judge_text
+from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import NodeInfo, Snapshot

@@ -12,7 +12,7 @@ import numpy as np
 
 from shelfwise.core.evaluation.datasets import EvalSet, load_conditionalqa, load_jsonl, load_squad
 from shelfwise.core.evaluation.retrieval import MethodResult, Methods, run_methods
-from shelfwise.core.navigation.index import refresh_collection
+from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings

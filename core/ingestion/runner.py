@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shelfwise.core.ingestion.indexing import ingest_lock
+from shelfwise.core.ingestion.lock import ingest_lock
 from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
 from shelfwise.core.store.db import DocumentRow, FileMeta, Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument

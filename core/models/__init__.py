@@ -1,9 +1,17 @@
-"""Everything that runs a model: the `DecisionBackend` protocol and its cost/cancel types (`backend`), the
-llama.cpp engine and backend (`llama_*`), the OpenAI-compatible remote backend (`remote`), the deterministic
-fake for logic tests (`fake`), the sentence embedder and its torch-free GGUF converter (`embedder`,
-`embed_convert`), the bundled-model assembly (`bundled`), prompt templates (`prompts`) and the factory that picks
-a backend from settings (`factory`). May import `shelfwise.core.paths` and `shelfwise.core.settings`; never the
-store, navigation, answers or a front end.
+"""Everything that runs a model, by family:
+
+- `backend`: the protocols every family implements (`DecisionBackend`, `RelevanceJudge`), their cost/cancel/error
+  types, and the vector-cache key (`text_sha`); `factory` picks the decision backend the settings name;
+- `llama/`: the decision model in process on llama.cpp (`engine`, `backend`, `batch`, `state_cache`), the bundled
+  model file (`bundled`) and where llama.cpp's own log goes (`logs`);
+- `remote/`: the decision model on OpenAI-compatible servers (`backend`, `completions`, the server `pool`);
+- `encoders/`: the sentence `embedder`, the relevance judges (`cross_encoder`, `judges` with `make_judge`), the
+  llama.cpp encoder they share (`llama_encoder`) and the torch-free GGUF converter (`convert`);
+- shared by the decision backends: pure prompt texts, request planning and readout maths (`prompts`), the one
+  streaming-generation loop (`generation`), and the deterministic `fake` for logic tests.
+
+May import `shelfwise.core.paths` and `shelfwise.core.settings`; never the store, navigation, answers or a front
+end.
 """
 
 import os

@@ -7,10 +7,13 @@ talks to a :class:`DecisionBackend` only.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 
 @dataclass
@@ -86,7 +89,7 @@ def check_cancel(cancel: CancelCheck | None, message: str = "cancelled") -> None
 
 @runtime_checkable
 class DecisionBackend(Protocol):
-    """The protocol. Implementations: ``models/llama_backend.py``, ``models/fake.py``, ``models/remote.py``."""
+    """The protocol. Implementations: ``models/llama/backend.py``, ``models/fake.py``, ``models/remote/backend.py``."""
 
     name: str
 
@@ -118,6 +121,26 @@ class DecisionBackend(Protocol):
 
     def count_tokens(self, text: str) -> int:
         ...
+
+
+class RelevanceJudge(Protocol):
+    """A relevance judge: one logit per (query, text) pair, higher = more relevant. Implementations:
+    ``models/encoders/judges.py`` (the cross-encoder on llama.cpp, a rerank server, the fake)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
+
+    def probabilities(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
+
+    def close(self) -> None: ...
+
+
+def text_sha(embedder: Any, text: str) -> str:
+    """Key of a cached vector: the text and what the embedder makes of it (its window)."""
+    window = getattr(embedder, "window", 0)
+    return hashlib.sha256(f"{window}\x00{text}".encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def default_threads() -> int:

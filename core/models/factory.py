@@ -11,10 +11,10 @@ def make_backend(settings: Settings) -> DecisionBackend:
     ``backend_url`` is set. The fake backend is never chosen here: it exists for unit tests only."""
     if settings.backend_url:
         try:
-            from shelfwise.core.models.remote import RemoteBackend
+            from shelfwise.core.models.remote.backend import RemoteBackend
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise BackendError(f"the remote backend is not available: {exc}") from exc
         return RemoteBackend(settings.backend_url)
-    from shelfwise.core.models.llama_backend import LlamaBackend
+    from shelfwise.core.models.llama.backend import LlamaBackend
 
     return LlamaBackend(settings.model_path, n_gpu_layers=settings.n_gpu_layers, n_threads=settings.n_threads)

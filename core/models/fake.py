@@ -35,7 +35,7 @@ from shelfwise.core.models.backend import (
     Scores,
     check_cancel,
 )
-from shelfwise.core.models.llama_text import guarded_stream
+from shelfwise.core.models.generation import guarded_stream
 from shelfwise.core.models.prompts import Limits, choice_labels, common_prefix_len, plan_requests, softmax
 
 _WORD = re.compile(r"[a-z0-9]+")

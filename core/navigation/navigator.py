@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shelfwise.core.languages import is_question
-from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend
-from shelfwise.core.models.judges import RelevanceJudge
+from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_judge, set_lm
 from shelfwise.core.navigation.parallel import (
@@ -35,14 +34,14 @@ from shelfwise.core.navigation.parallel import (
     request_concurrency,
     score_requests,
 )
-from shelfwise.core.navigation.prompts import (
+from shelfwise.core.navigation.question import clip_question
+from shelfwise.core.navigation.readout_prompts import (
     binary_prompt,
     candidate_text,
     judge_text,
     likelihood_context,
     likelihood_query,
 )
-from shelfwise.core.navigation.question import clip_question
 from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace

@@ -1,6 +1,7 @@
-"""What flows from the engine to the CLI and the GUI: found passages, the navigation trace, answers, citations.
+"""What navigation hands to the answers and the front ends: found passages and the navigation trace.
 
-The CLI (``core/cli.py``) and the GUI (``app/``) render exactly these objects; ``to_dict`` gives the JSON form.
+The CLI (``app/cli``) and the GUI (``app/gui``) render exactly these objects and the answers' own
+(:mod:`shelfwise.core.answers.types`); ``to_dict`` gives the JSON form of either.
 """
 
 from __future__ import annotations
@@ -96,34 +97,6 @@ class SearchResult:
 
 
 @dataclass
-class Citation:
-    number: int  # the [n] used in the answer text
-    hit: Hit
-
-
-@dataclass
-class Step:
-    """One step of adaptive retrieval (DeepRAG): a sub-question, where its answer came from, and why."""
-
-    question: str
-    answer: str
-    source: str  # "documents" | "model"
-    p_retrieve: float
-    hits: list[Hit] = field(default_factory=list)
-
-
-@dataclass
-class Extracted:
-    """A sentence of a cited passage that answers the question (the extractive answer), and where it sits."""
-
-    text: str  # the sentence as written in the passage
-    number: int  # the citation number of its passage ([n] in the answer)
-    start: int  # character offsets of the sentence in the passage's text
-    end: int
-    score: float  # the ranker's score (higher is better; judge logit or embedder cosine plus cues)
-
-
-@dataclass
 class OutlineEntry:
     """One heading (or document) of an outline shown beside a structural answer."""
 
@@ -142,30 +115,6 @@ class Outline:
     title: str
     path: str
     entries: list[OutlineEntry] = field(default_factory=list)
-
-
-@dataclass
-class Answer:
-    """``text`` is the answer shown first: the extracted sentence(s) with their [n] (or the model's text on the
-    adaptive path). ``generated`` is the model's answer when it passed the grounding check; when it did not,
-    ``generation_note`` says why and ``generated_raw`` keeps what the model wrote (never shown as the answer)."""
-
-    question: str
-    text: str
-    citations: list[Citation]
-    found: bool  # False: "not found in your documents"
-    search: SearchResult | None = None
-    steps: list[Step] = field(default_factory=list)
-    tokens: int = 0
-    seconds: float = 0.0
-    sentences: list[Extracted] = field(default_factory=list)
-    generated: str = ""
-    generated_raw: str = ""
-    generation_note: str = ""
-    first_seconds: float = 0.0  # question -> first answer text (the extracted sentence), walk included
-    notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
-    kind: str = ""  # "" = answered from passages; else the structural kind (core/answers/structure_intent.py)
-    outline: Outline | None = None  # for a structural answer: the outline it was read from
 
 
 def to_dict(obj: Any) -> Any:
@@ -190,5 +139,4 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-__all__ = ["Answer", "Candidate", "Citation", "Extracted", "Hit", "Level", "Outline", "OutlineEntry", "SearchResult",
-           "Step", "Trace", "asdict", "to_dict"]
+__all__ = ["Candidate", "Hit", "Level", "Outline", "OutlineEntry", "SearchResult", "Trace", "asdict", "to_dict"]

@@ -4,7 +4,7 @@ Random delays from the start of a run mostly land after it ends (session 3: 5 of
 point is drawn as (stage, fraction): the run is started with ``-v``, whose stderr carries the code's own stage
 markers (``stage: parse <file>``, ``stage: write <file>``, ``stage: written <file>``, ``stage: embedding``,
 ``stage: topics``, ``stage: calibration``, ``stage: done``; see ``core/ingestion/runner.py`` and
-``core/navigation/finish.py``). A clean reference run gives each stage's durations; the fraction picks a moment
+``core/indexing/finish.py``). A clean reference run gives each stage's durations; the fraction picks a moment
 inside the stage's total time (so a file's share of the parse or write stage is its share of that time); the
 killer waits for that occurrence's marker, sleeps the remaining offset and sends SIGKILL. Where the kill landed is
 read afterwards from the last marker the dead process wrote (every line it wrote is in the pipe), not assumed.

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise.core.ingestion.indexing import index_state, ingest_lock, ingest_running
+from shelfwise.core.indexing.state import index_state
+from shelfwise.core.ingestion.lock import ingest_lock, ingest_running
 from shelfwise.core.ingestion.runner import ingest
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
@@ -118,7 +119,7 @@ def test_ingest_lock_needs_no_fcntl_and_dies_with_its_holder(tmp_path: Path) -> 
     # The holder here runs with `import fcntl` failing, as on Windows; kill -9 must release its lock.
     db = tmp_path / "lib.db"
     code = ("import sys, time; sys.modules['fcntl'] = None\n"
-            "from pathlib import Path\nfrom shelfwise.core.ingestion.indexing import ingest_lock\n"
+            "from pathlib import Path\nfrom shelfwise.core.ingestion.lock import ingest_lock\n"
             f"with ingest_lock(Path({str(db)!r})):\n    print('held', flush=True)\n    time.sleep(600)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

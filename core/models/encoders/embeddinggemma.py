@@ -123,7 +123,7 @@ def _verify_gguf(path: Path) -> None:
     """llama.cpp loads the file and tokenizes a probe exactly as the reference tokenizer does."""
     import llama_cpp
 
-    from shelfwise.core.models.llama_encode import load_model
+    from shelfwise.core.models.encoders.llama_encoder import load_model
 
     model = load_model(path, "converted EmbeddingGemma")
     try:

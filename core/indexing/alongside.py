@@ -7,7 +7,7 @@ process) parses the next files, so indexing a folder takes about max(parse, embe
 
 A thread with its own :class:`~shelfwise.core.store.db.Store` connection (SQLite WAL: one writer at a time, the
 ingest's document writes and this thread's vector writes wait for each other briefly) runs
-:func:`~shelfwise.core.navigation.index.embed_missing` whenever a document was written, and stops between embedder
+:func:`~shelfwise.core.indexing.vectors.embed_missing` whenever a document was written, and stops between embedder
 batches when the ingest ends. While the parse worker runs, the embedder uses one thread fewer than the cores (two
 spinning llama.cpp threads and a parser on two cores lose to one thread); the threads are restored afterwards.
 Nothing here is required for correctness: whatever it did not embed, ``finish_index`` does, and a failure here is
@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from shelfwise.core.navigation.index import embed_missing
+from shelfwise.core.indexing.vectors import embed_missing
 from shelfwise.core.store.db import Store
 
 log = logging.getLogger(__name__)

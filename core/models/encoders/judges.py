@@ -4,7 +4,7 @@ deterministic fake for logic tests. All answer ``score(query, texts) -> logits``
 
 ``make_judge(spec)`` turns the user's setting into one:
 - ``None`` / ``""`` / ``"off"``: no judge (the decision model uses the embedder and BM25 only);
-- ``"bundled"``: the judge GGUF shipped in ``resources/models`` (``core/models/judge.py``);
+- ``"bundled"``: the judge GGUF shipped in ``resources/models`` (``core/models/encoders/cross_encoder.py``);
 - a path to a ``.gguf``: any BERT-style cross-encoder GGUF with a rank head (e.g. a converted bge-reranker);
 - an ``http(s)://`` URL: a server with a rerank endpoint (llama.cpp's ``llama-server --reranking`` serves
   ``POST /v1/rerank`` with ``{"query", "documents"}`` and answers ``{"results": [{"index", "relevance_score"}]}``).
@@ -14,23 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
-from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.backend import BackendError, RelevanceJudge
 from shelfwise.core.models.fake import words
-
-
-class RelevanceJudge(Protocol):
-    @property
-    def model_id(self) -> str: ...
-
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
-
-    def probabilities(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
-
-    def close(self) -> None: ...
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -66,7 +54,7 @@ class RemoteJudge:
     (llama.cpp returns the raw rank-head output) and as a probability otherwise."""
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 1) -> None:
-        from shelfwise.core.models.remote_http import ServerPool
+        from shelfwise.core.models.remote.pool import ServerPool
 
         self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=2, slots_per_server=2,
                                backoff=0.5)
@@ -109,7 +97,7 @@ def make_judge(spec: str | None, n_threads: int | None = None) -> RelevanceJudge
         return RemoteJudge(spec)
     if spec == "fake":
         return FakeJudge()
-    from shelfwise.core.models.judge import Judge, bundled_judge_path
+    from shelfwise.core.models.encoders.cross_encoder import Judge, bundled_judge_path
 
     path = bundled_judge_path() if spec == "bundled" else Path(spec).expanduser()
     if not path.is_file():

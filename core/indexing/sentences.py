@@ -1,13 +1,13 @@
 """Sentence vectors made when a collection is indexed, so the extractive answer reads vectors instead of running
-the embedder while the user waits.
+the embedder while the user waits (it reads them through :mod:`shelfwise.core.answers.sentence_vectors`).
 
 Every passage's candidate sentences (:func:`~shelfwise.core.answers.extractive.candidates`: the sentence with its
 table header or FAQ question, exactly what the ranker reads) are embedded once by :func:`embed_sentences`, after the
 node vectors, and kept in the store's text-hash vector cache (``vector_cache``, no schema change) under their own
-model key (:func:`sentence_model`). :func:`cached_scorer` then scores a question against them: the question is
-the only text embedded at question time; a sentence the cache lacks (a collection indexed before this existed, an
-index still running) is embedded on the spot as before. Measured on the sample (see README): extraction
-~0.2 s -> ~0.02 s median on the shared machine.
+model key (:func:`~shelfwise.core.answers.sentence_vectors.sentence_model`); ``sentence_vectors.cached_scorer`` then
+scores a question against them: the question is the only text embedded at question time; a sentence the cache lacks
+(a collection indexed before this existed, an index still running) is embedded on the spot as before. Measured on
+the sample (see README): extraction ~0.2 s -> ~0.02 s median on the shared machine.
 """
 
 from __future__ import annotations
@@ -15,19 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from shelfwise.core.answers.extractive import CONTEXT_VERSION, Scorer, candidates
-from shelfwise.core.navigation.hierarchy import signature
-from shelfwise.core.navigation.index import text_sha
+from shelfwise.core.answers.extractive import CONTEXT_VERSION, candidates
+from shelfwise.core.answers.sentence_vectors import sentence_model
+from shelfwise.core.indexing.topics import signature
+from shelfwise.core.models.backend import text_sha
 from shelfwise.core.navigation.trace import Hit
 
 BATCH = 32
-
-
-def sentence_model(embedder: Any) -> str:
-    """The cache key of sentence vectors: the embedder's, tagged (node and sentence vectors are pruned apart)."""
-    return f"{embedder.model_id}#sentences"
 
 
 def passage_contexts(text: str, heading_path: Sequence[str]) -> list[str]:
@@ -70,20 +64,3 @@ def embed_sentences(store: Any, collection_id: int, embedder: Any,
         store.iter_nodes(("passage",), collection_id)))))
     store.prune_vector_cache(model, int(2 * len(texts) * ratio) + 1000)
     return done
-
-
-def cached_scorer(embedder: Any, store: Any | None) -> Scorer:
-    """Cosine of the question with each text: the texts' vectors from the sentence cache when there, else from
-    the embedder (one call with the question)."""
-
-    def score(question: str, texts: Sequence[str]) -> np.ndarray:
-        shas = [text_sha(embedder, t) for t in texts]
-        have = store.cached_vectors(sentence_model(embedder), shas, touch=False) if store is not None else {}
-        missing = [t for t, h in zip(texts, shas, strict=True) if h not in have]
-        m = np.asarray(embedder.embed_query_and_documents(question, missing), dtype=np.float32)
-        fresh = dict(zip(missing, m[1:], strict=True))
-        vecs = np.stack([have[h] if h in have else fresh[t] for t, h in zip(texts, shas, strict=True)]) \
-            if texts else np.zeros((0, m.shape[1]), dtype=np.float32)
-        return vecs @ m[0]
-
-    return score

@@ -1,5 +1,6 @@
-"""CLI: ``shelfwise calibrate-adaptive``: fit adaptive retrieval's threshold on labelled questions and export
-training data (DeepRAG's tree search; see ``core/adaptive_search.py``)."""
+"""``shelfwise calibrate``: fit the decision model and the per-level budgets on probes made from your documents;
+``shelfwise calibrate-adaptive``: fit adaptive retrieval's threshold on labelled questions and export training data
+(DeepRAG's tree search, ``core/answers/adaptive_search.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,52 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.group import CliState
+from shelfwise.app.cli.group import CliState, err, settings_for
+
+
+@click.command("calibrate")
+@click.option("--collection", default="default", show_default=True)
+@click.option("--probes", type=int, default=240, show_default=True, help="Probe queries made from the documents.")
+@click.option("--target-recall", type=float, default=0.95, show_default=True,
+              help="Recall of the gold branch each level's budget must reach on the probes.")
+@click.option("--rank-fit", is_flag=True,
+              help="Let the probes refit the ranking (toward the prior); off by default: probe-fitted rankings lost "
+                   "on real questions (docs/eval/attempts.md).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recall: float, rank_fit: bool,
+                  as_json: bool) -> None:
+    """Fit the decision model and the per-level budgets on probe queries made from your own documents.
+
+    \b
+    Example:
+        shelfwise calibrate --collection default
+    """
+    from shelfwise.core.navigation.calibrate import calibrate
+    from shelfwise.core.shelf import Shelf
+
+    with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
+        coll = shelf.store.find_collection(collection)
+        if coll is None:
+            err(f"No collection {collection!r}.")
+            sys.exit(2)
+        shelf.refresh(collection)
+        with click.progressbar(length=probes, label="probing", file=sys.stderr) as bar:
+            last = [0]
+
+            def progress(done: int, total: int) -> None:
+                bar.update(done - last[0])
+                last[0] = done
+
+            model = calibrate(shelf.store, coll.id, shelf.embedder, shelf.backend, shelf.settings,
+                              n_probes=probes, target_recall=target_recall, progress=progress)
+        if as_json:
+            click.echo(json.dumps(model.report, indent=1))
+        else:
+            for kind, info in model.report.get("levels", {}).items():
+                click.echo(f"{kind:<9} rows={info['rows']:<6} ranking={info['ranking']} "
+                           f"held-out probe MRR={info['heldout_probe_mrr'] or '-'} "
+                           f"keep={info['keep_for_target']} lm={info['uses_lm']}")
 
 
 @click.command("calibrate-adaptive")
@@ -98,4 +144,4 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, o
     sys.stdout.flush()
 
 
-COMMANDS = (calibrate_adaptive_cmd,)
+COMMANDS = (calibrate_cmd, calibrate_adaptive_cmd)

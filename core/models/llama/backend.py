@@ -1,7 +1,7 @@
 """The decision model on llama.cpp: binary, multiple-choice and likelihood modes, and streamed generation.
 
 How a level is scored (ARCHITECTURE, "Decision model"), on top of
-:class:`~shelfwise.core.models.llama_engine.LlamaEngine`:
+:class:`~shelfwise.core.models.llama.engine.LlamaEngine`:
 
 * The shared context lives in KV sequence 0 and is reused across calls up to the longest common token prefix,
   so a listing placed before the query is evaluated once for every later query over it.
@@ -38,11 +38,11 @@ from shelfwise.core.models.backend import (
     Scores,
     check_cancel,
 )
-from shelfwise.core.models.llama_batch import logit_values, logits_row, token_logprobs
-from shelfwise.core.models.llama_engine import LlamaEngine, default_threads, gpu_offload_supported
-from shelfwise.core.models.llama_text import guarded_stream, penalise_repeats, sample_token
+from shelfwise.core.models.generation import guarded_stream, penalise_repeats, sample_token
+from shelfwise.core.models.llama.batch import logit_values, logits_row, token_logprobs
+from shelfwise.core.models.llama.engine import LlamaEngine, default_threads, gpu_offload_supported
+from shelfwise.core.models.llama.state_cache import tokens_key
 from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
-from shelfwise.core.models.state_cache import tokens_key
 
 __all__ = ["LlamaBackend", "default_threads", "gpu_offload_supported"]
 

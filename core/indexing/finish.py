@@ -2,7 +2,7 @@
 
 The mark is set by every document write, in the write's transaction (``Store.index_pending``); it is cleared here
 only when the whole index is done and nothing was written meanwhile, so a kill at any point leaves it set and the
-next ingest, question or app start finishes the work (see :mod:`shelfwise.core.ingestion.indexing`).
+next ingest, question or app start finishes the work (see :mod:`shelfwise.core.ingestion.lock`).
 
 Progress goes to the caller's callback (with an ETA from the rate so far) and, every couple of seconds, to the
 store's meta (:func:`stored_progress`), so another process (``shelfwise status``, a question asked meanwhile) can
@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from shelfwise.core.indexing.sentences import embed_sentences
+from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.navigation.calibrate import ensure_calibrated
-from shelfwise.core.navigation.index import refresh_collection
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 
@@ -108,13 +109,12 @@ class _Reporter:
 def finish_index(
     store: Store, collection_id: int, embedder: Any, settings: Settings | None = None,
     progress: Callable[[IndexProgress], None] | None = None, cancel: Callable[[], bool] | None = None,
-    sentences: Callable[..., int] | None = None,
+    sentences: bool = True,
 ) -> dict[str, int]:
-    """Embed what has no vector, rebuild topic clusters if needed, run ``sentences`` (the extractive answer's
-    sentence vectors, :func:`shelfwise.core.answers.sentence_index.embed_sentences`: passed in by the caller, as
-    navigation does not import answers), recalibrate; then clear the pending mark
-    (unless a document was written meanwhile). ``cancel()`` stops between embedding batches (the mark stays; the
-    next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
+    """Embed what has no vector, rebuild topic clusters if needed, embed the extractive answer's sentences
+    (:func:`~shelfwise.core.indexing.sentences.embed_sentences`, unless ``sentences`` is False), recalibrate; then
+    clear the pending mark (unless a document was written meanwhile). ``cancel()`` stops between embedding batches
+    (the mark stays; the next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
     settings = settings or Settings()
     token = store.index_pending(collection_id)
     log.debug("stage: embedding")  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
@@ -123,8 +123,8 @@ def finish_index(
                                 lambda done, total: report("embedding", done, total), cancel)
     if cancel is not None and cancel():
         return result
-    if sentences is not None:
-        sentences(store, collection_id, embedder, lambda done, total: report("sentences", done, total), cancel)
+    if sentences:
+        embed_sentences(store, collection_id, embedder, lambda done, total: report("sentences", done, total), cancel)
         if cancel is not None and cancel():
             return result
     log.debug("stage: calibration")

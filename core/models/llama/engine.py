@@ -31,12 +31,12 @@ from typing import Any, Self
 import llama_cpp
 
 from shelfwise.core.models.backend import BackendError, Cost, default_threads
-from shelfwise.core.models.bundled import resolve_model
-from shelfwise.core.models.llama_batch import TokenBatch
-from shelfwise.core.models.logs import LOGGER as LLAMA_LOGGER
-from shelfwise.core.models.logs import route_llama_log
+from shelfwise.core.models.llama.batch import TokenBatch
+from shelfwise.core.models.llama.bundled import resolve_model
+from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
+from shelfwise.core.models.llama.logs import route_llama_log
+from shelfwise.core.models.llama.state_cache import StateCache
 from shelfwise.core.models.prompts import Limits, PlanError, common_prefix_len, plan_requests
-from shelfwise.core.models.state_cache import StateCache
 
 _backend_lock = threading.Lock()
 _backend_ready = False

@@ -1,9 +1,9 @@
 """One llama.cpp encoder for BERT-style GGUFs: load the model, make a multi-sequence context, encode many token
 sequences in small packed batches and read one pooled row per sequence.
 
-The sentence embedder (:mod:`shelfwise.core.models.embedder`, mean pooling: one ``n_embd`` vector per text) and the
-relevance judge (:mod:`shelfwise.core.models.judge`, rank pooling: one logit per pair) both run through
-:class:`EncoderContext`; only tokenization and what they do with the rows differ.
+The sentence embedder (:mod:`shelfwise.core.models.encoders.embedder`, mean pooling: one ``n_embd`` vector per
+text) and the relevance judge (:mod:`shelfwise.core.models.encoders.cross_encoder`, rank pooling: one logit per
+pair) both run through :class:`EncoderContext`; only tokenization and what they do with the rows differ.
 
 Packing (:func:`pack`, pure): consecutive sequences share one ``llama_encode`` while their tokens fit
 ``batch_tokens`` and their number ``max_seqs``. An encoder needs every sequence inside one micro-batch, so the
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, default_threads
-from shelfwise.core.models.logs import route_llama_log
+from shelfwise.core.models.llama.logs import route_llama_log
 
 
 def pack(lengths: Sequence[int], batch_tokens: int, max_seqs: int) -> Iterator[list[int]]:

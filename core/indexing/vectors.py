@@ -15,20 +15,20 @@ eval DBs that differ only in the section vectors; ``docs/eval/index-savings.json
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from shelfwise.core.navigation.hierarchy import (
+from shelfwise.core.indexing.topics import (
     ClusterPlan,
     document_vectors,
     plan_clusters,
     signature,
     write_clusters,
 )
+from shelfwise.core.models.backend import text_sha
 from shelfwise.core.settings import Budgets
 from shelfwise.core.store.db import NodeRow, Store
 from shelfwise.core.store.snapshot import bump_tree_version
@@ -51,12 +51,6 @@ def embedding_text(node: NodeRow, doc_title: str) -> str:
     if node.kind == "section":
         return f"{heads} > {node.title}. {node.description}" if heads else f"{node.title}. {node.description}"
     return node.description or node.title
-
-
-def text_sha(embedder: Any, text: str) -> str:
-    """Key of a cached vector: the text and what the embedder makes of it (its window)."""
-    window = getattr(embedder, "window", 0)
-    return hashlib.sha256(f"{window}\x00{text}".encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def section_vectors(store: Store, collection_id: int, model: str,

@@ -28,8 +28,8 @@ from typing import Self
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.llama_encode import EncoderContext, load_model
-from shelfwise.core.models.logs import LOGGER as LLAMA_LOGGER
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
+from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 
 #: Token caps the judge is trained with: the query keeps at most QUERY_TOKENS, the whole pair at most PAIR_TOKENS.
 QUERY_TOKENS = 96

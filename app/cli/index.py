@@ -4,28 +4,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 
 from shelfwise.app.cli.group import CliState, open_store
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.ingestion.indexing import index_state, ingest_lock, ingest_running
-from shelfwise.core.navigation.finish import (
+from shelfwise.core.indexing.finish import (
     IndexProgress,
     finish_index,
     indexer_alive,
     mark_started,
     stored_progress,
 )
+from shelfwise.core.indexing.state import exclusive_indexer, index_state, index_status
+from shelfwise.core.ingestion.lock import ingest_lock, ingest_running
 from shelfwise.core.store.db import Store
 
 
@@ -33,7 +28,7 @@ def embedder_or_none(spec: str | None = None) -> Any:
     """The chosen embedder (``--embedder``; None: the bundled one), or None when it cannot be loaded now (indexing
     then reports why, as before)."""
     from shelfwise.core.models.backend import BackendError
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     try:
         return Embedder(spec)
@@ -45,8 +40,7 @@ def index_collection(store: Store, collection: str, quiet: bool, embedder: Any =
                      embedder_spec: str | None = None) -> None:
     """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate, with progress (no
     generative model needed: calibration of the embedding and lexical evidence takes seconds)."""
-    from shelfwise.core.answers.sentence_index import embed_sentences
-    from shelfwise.core.models.embedder import Embedder
+    from shelfwise.core.models.encoders.embedder import Embedder
 
     coll = store.find_collection(collection)
     if coll is None or store.read_only:
@@ -57,10 +51,10 @@ def index_collection(store: Store, collection: str, quiet: bool, embedder: Any =
                    "calibration.", err=True)
     progress = None if quiet else IndexLine()
     if embedder is not None:
-        done = finish_index(store, coll.id, embedder, progress=progress, sentences=embed_sentences)
+        done = finish_index(store, coll.id, embedder, progress=progress)
     else:
         with Embedder(embedder_spec) as emb:
-            done = finish_index(store, coll.id, emb, progress=progress, sentences=embed_sentences)
+            done = finish_index(store, coll.id, emb, progress=progress)
     if not quiet:
         click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
 
@@ -101,41 +95,10 @@ def before_question(shelf: Any, collection: str) -> None:
 
 
 # --------------------------------------------------------------------------- background indexing
-def _index_lock_path(db: Path) -> Path:
-    return db.with_name(db.name + ".index.lock")
-
-
-@contextlib.contextmanager
-def exclusive_indexer(db: Path | None) -> Iterator[bool]:
-    """True if this process is the only indexer of the library (a second ``shelfwise index`` then just exits)."""
-    if db is None:
-        yield True
-        return
-    try:
-        import fcntl
-    except ImportError:
-        yield True
-        return
-    try:
-        fd = os.open(_index_lock_path(db), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        yield True
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
-
-
 def start_background_index(store: Store, collection: str, embedder: str | None = None) -> int:
     """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
     the log file) and record it as the collection's indexer. Returns its pid."""
-    from shelfwise.core.models.logs import log_file
+    from shelfwise.core.models.llama.logs import log_file
 
     db = store.path
     coll = store.find_collection(collection)
@@ -149,35 +112,6 @@ def start_background_index(store: Store, collection: str, embedder: str | None =
         )
     mark_started(store, coll.id, proc.pid, store.nodes_without_vectors(coll.id))
     return proc.pid
-
-
-@dataclass
-class CollectionIndex:
-    """How far one collection's index is (``shelfwise status``; ``--json`` prints these fields)."""
-
-    collection: str
-    unfinished: bool  # vectors, topics or calibration still to do
-    pending: int  # documents, sections and passages without a vector yet (found by their words meanwhile)
-    running: bool  # a live indexer process is working on it
-    stage: str | None = None  # the indexer's last report: "starting" | "embedding" | "calibrating" | "done"
-    done: int | None = None  # of that stage
-    total: int | None = None
-    eta_seconds: float | None = None  # of that stage, counted down since the report
-    pid: int | None = None
-
-
-def index_status(store: Store) -> list[CollectionIndex]:
-    out = []
-    for coll in store.collections():
-        state = index_state(store, coll.id)
-        p = stored_progress(store, coll.id)
-        running = state.unfinished and indexer_alive(p)
-        item = CollectionIndex(coll.name, state.unfinished, state.without_vectors, running)
-        if p is not None and (running or not state.unfinished):
-            eta = None if p.eta_seconds is None else max(0.0, p.eta_seconds - (time.time() - p.updated))
-            item.stage, item.done, item.total, item.eta_seconds, item.pid = p.stage, p.done, p.total, eta, p.pid
-        out.append(item)
-    return out
 
 
 def status_lines(store: Store) -> list[str]:

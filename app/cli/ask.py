@@ -1,0 +1,155 @@
+"""``shelfwise ask``: navigate, show the sentence that answers with its citation, then the model's answer."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, settings_for
+from shelfwise.app.cli.index import before_question
+from shelfwise.app.cli.render import (
+    answer_json,
+    render_generation,
+    render_path,
+    render_sources,
+    render_trace,
+    result_json,
+)
+from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
+from shelfwise.core.navigation.trace import SearchResult
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--collection", default="default", show_default=True, help="Collection to search.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (passages, trace, answer, citations).")
+@click.option("--trace", "show_trace", is_flag=True, help="Print every level of the walk, kept and pruned.")
+@click.option("--no-answer", is_flag=True, help="Only navigate; do not write an answer.")
+@click.option("--adaptive/--no-adaptive", default=None, help="DeepRAG adaptive retrieval (decompose, decide).")
+@click.option("--generate/--no-generate", default=None,
+              help="After the extracted sentence, let the model write an answer (shown only if its facts are in "
+                   "the cited passages). Default: on.")
+@click.option("--readout", type=READOUTS, default=None, help="How candidates are scored (default: fused).")
+@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
+              help="A GGUF file to use instead of the bundled Gemma 3 270M.")
+@click.option("--backend", "backend_url", default=None,
+              help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
+@click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
+@click.option("--threads", type=int, default=None, help="CPU threads for the models.")
+@JUDGE_OPTION
+@scope_options
+@click.pass_context
+def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
+            adaptive: bool | None, generate: bool | None, readout: str | None, model_path: str | None,
+            backend_url: str | None,
+            gpu_layers: int | None, threads: int | None, judge: str | None, in_paths: tuple[str, ...],
+            types: tuple[str, ...], since: str | None, until: str | None) -> None:
+    """Answer a question from your documents and show the path taken to the passages.
+
+    Questions about a document's structure (its chapters, a summary, how many pages or slides, which documents
+    mention something, where something is described) are answered from its table of contents. --in, --type,
+    --since and --until (or in:, type:, since:, until: in the question) limit where it looks.
+
+    \b
+    Example:
+        shelfwise ask "How many days of annual leave do I get?"
+        shelfwise ask "VPN rules" --no-answer --trace
+        shelfwise ask "Who approves travel?" --json
+        shelfwise ask "What are the chapters of the employee handbook?"
+        shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
+    """
+    from shelfwise.core.navigation.scope import ScopeError, parse_question
+    from shelfwise.core.shelf import Shelf
+
+    scope = scope_from(in_paths, types, since, until)
+    try:
+        parse_question(question)  # a malformed inline filter stops here, before any indexing or model load
+    except ScopeError as exc:
+        raise scope_error(exc) from exc
+
+    if backend_url and backend_url.startswith("url:"):
+        backend_url = backend_url[4:]
+    settings = settings_for(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
+                         n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
+                            answer_generate=generate, judge=judge)
+    with Shelf(settings) as shelf:
+        found = shelf.store.find_collection(collection)
+        if found is None or not shelf.store.documents(found.id):
+            err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
+            sys.exit(2)
+        before_question(shelf, collection)
+        streamed = not as_json
+
+        def on_search(result: SearchResult) -> None:
+            for note in result.trace.notes:  # e.g. the question was clipped: said even with --json
+                err(f"Note: {note}")
+            if as_json:
+                return
+            if result.trace.scope:
+                click.echo(f"Scope: {result.trace.scope}")
+            if result.trace.readout == "structure" or (not result.hits and result.trace.scope):
+                click.echo("Read from the documents' tables of contents.\n")
+                return
+            click.echo("Path:")
+            for line in render_path(result):
+                click.echo(line)
+            if show_trace:
+                click.echo("")
+                for line in render_trace(result.trace):
+                    click.echo(line)
+            click.echo("")
+
+        if no_answer:
+            try:
+                result = shelf.search(question, collection, scope=scope)
+            except ScopeError as exc:
+                raise scope_error(exc) from exc
+            on_search(result)
+            if as_json:
+                click.echo(json.dumps(result_json(result), ensure_ascii=False, indent=1))
+                return
+            _print_passages(result)
+            return
+
+        labelled = [False]
+
+        def on_token(piece: str) -> None:
+            if not labelled[0]:
+                click.echo("Answer: ", nl=False)
+                labelled[0] = True
+            click.echo(piece, nl=False)  # click.echo flushes: the extracted sentence shows at once
+
+        try:
+            answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None,
+                               scope=scope)
+        except ScopeError as exc:
+            raise scope_error(exc) from exc
+        if streamed and not labelled[0]:
+            click.echo("Answer: " + answer.text, nl=False)
+        if as_json:
+            click.echo(json.dumps(answer_json(answer), ensure_ascii=False, indent=1))
+            return
+        click.echo("")
+        for line in render_generation(answer):
+            click.echo(line)
+        for line in render_sources(answer):
+            click.echo(line)
+        if answer.search:
+            click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
+                       f"{answer.seconds:.1f} s)")
+
+
+def _print_passages(result: SearchResult) -> None:
+    click.echo("Passages:")
+    for i, h in enumerate(result.hits, 1):
+        where = " > ".join([h.title, *h.heading_path])
+        loc = h.location.label()
+        text = " ".join(h.text.split())
+        click.echo(f"{i:>2}. {h.score:.2f}  {where}{' (' + loc + ')' if loc else ''}")
+        click.echo(f"      {text[:200]}{'...' if len(text) > 200 else ''}")
+        click.echo(f"      {h.path}")
+
+
+COMMANDS = (ask_cmd,)

@@ -1,0 +1,101 @@
+"""``shelfwise ingest``: add files and folders to the library, then index them (or start indexing in the
+background)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from shelfwise.app.cli.group import open_store
+from shelfwise.app.cli.index import embedder_or_none, index_collection, start_background_index
+from shelfwise.app.cli.progress import IngestLine
+from shelfwise.core.indexing.alongside import EmbedAlongside
+from shelfwise.core.indexing.state import index_state
+from shelfwise.core.ingestion.runner import IngestReport, ingest
+
+
+def _print_summary(report: IngestReport) -> None:
+    c = report.counts
+    click.echo(
+        f"Collection '{report.collection}': {c['added']} added, {c['updated']} updated, {c['skipped']} unchanged, "
+        f"{c['removed']} removed, {c['failed']} failed in {report.seconds:.1f} s"
+        + (" (cancelled)" if report.cancelled else "")
+    )
+    if report.pages:
+        rate = report.pages / report.seconds if report.seconds > 0 else 0.0
+        click.echo(f"Parsed {report.pages} pages/slides/sheets into {report.passages} passages ({rate:.0f} pages/s)")
+    failed = report.failed
+    if failed:
+        click.echo(f"{len(failed)} file(s) without an up-to-date tree:")
+        for r in failed:
+            click.echo(f"  {r.status:<9} {r.path}: {r.message}")
+
+
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--collection", "-c", default="default", show_default=True, help="Collection to add the files to.")
+@click.option("--force", is_flag=True, help="Re-parse files even if they are unchanged.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-file report as JSON instead of a summary.")
+@click.option("--no-index", is_flag=True,
+              help="Skip embedding, topic clustering and calibration now (done before the first question).")
+@click.option("--no-wait", is_flag=True,
+              help="Return when parsing is done and index in the background (shelfwise status shows how far); "
+                   "search and ask work at once, by words first, with vectors as they arrive.")
+@click.pass_context
+def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, force: bool, as_json: bool,
+               no_index: bool, no_wait: bool) -> None:
+    """Add files and folders (PDF, Word, PowerPoint, Excel, Markdown, text) to the library.
+
+    Folders are walked recursively; unchanged files are skipped, changed ones replaced, and files that have
+    disappeared from an ingested folder are removed. Exit code 1 if any file could not be ingested.
+
+    \b
+    Example:
+        shelfwise ingest ~/Documents/policies report.pdf --collection work
+        shelfwise ingest ~/Documents/manuals --no-wait && shelfwise ask "How do I reset the printer?"
+    """
+    store = open_store(ctx)
+    if store.read_only:
+        raise click.ClickException(f"cannot add files: {store.why_read_only()}")
+    bar = IngestLine(sys.stderr)
+    index_now = not no_index and not (no_wait and store.path is not None)
+    embedder = embedder_or_none() if index_now else None
+    try:
+        along = None
+        if embedder is not None:  # vectors for the files parsed so far while the next ones parse
+            along = EmbedAlongside(store.path, store.collection(collection).id, embedder)
+            along.start()
+        try:
+            report = ingest(store, list(paths), collection, progress=bar, force=force,
+                            after_write=along.written if along is not None else None)
+        finally:
+            bar.finish()
+            if along is not None:
+                along.stop()
+        if as_json:
+            click.echo(json.dumps({
+                "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
+                "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
+            }, ensure_ascii=False, indent=2))
+        else:
+            _print_summary(report)
+        coll = store.find_collection(collection)
+        changed = any(report.counts[a] for a in ("added", "updated", "removed"))
+        if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
+            if no_wait and store.path is not None:
+                pid = start_background_index(store, collection)
+                click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
+                           f"background (pid {pid}): shelfwise status shows how far.", err=True)
+            else:
+                index_collection(store, collection, quiet=as_json, embedder=embedder)
+    finally:
+        if embedder is not None:
+            embedder.close()
+    ctx.exit(1 if report.failed else 0)
+
+
+COMMANDS = (ingest_cmd,)

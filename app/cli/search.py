@@ -1,0 +1,91 @@
+"""``shelfwise search``: plain BM25 keyword search (SQLite FTS5), the baseline the navigator is compared with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shelfwise.app.cli.group import collection_id, open_store
+from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
+from shelfwise.core.store.db import Store
+
+
+def resolved_collection(store: Store, name: str | None) -> int | None:
+    """The collection a scope was resolved in (``default`` when none is named)."""
+    found = store.find_collection(name or "default")
+    return found.id if found is not None else None
+
+
+@click.command("search")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
+@click.option("--collection", "-c", default=None, help="Only this collection.")
+@click.option("--kind", "kinds", multiple=True, default=("passage",), show_default=True,
+              type=click.Choice(["document", "section", "passage"]), help="Node kinds to search (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Results as a JSON list.")
+@scope_options
+@click.pass_context
+def search_cmd(
+    ctx: click.Context, words: tuple[str, ...], limit: int, collection: str | None, kinds: tuple[str, ...],
+    as_json: bool, in_paths: tuple[str, ...], types: tuple[str, ...], since: str | None, until: str | None,
+) -> None:
+    """Lexical search (SQLite FTS5, BM25 ranking) over passages: the baseline the navigator is compared with.
+
+    "a phrase" must occur, -word must not; --in/--type/--since/--until (or in:, type:, since:, until: among the
+    words) limit it to some documents.
+
+    \b
+    Example:
+        shelfwise search "password reset policy" --limit 5
+        shelfwise search '"annual leave" -parental' --in handbook.pdf
+    """
+    from shelfwise.core.navigation.scope import ScopeError, prepare_question
+
+    store = open_store(ctx)
+    scope = scope_from(in_paths, types, since, until)
+    cid = collection_id(store, collection)
+    try:
+        prepared = prepare_question(store, collection or "default", " ".join(words), scope)
+    except ScopeError as exc:
+        raise scope_error(exc) from exc
+    resolved = prepared.resolved
+    if resolved is not None and resolved.empty:
+        click.echo(resolved.no_match_message())
+        return
+    query = prepared.text
+    hits = store.search_hits(query, limit=limit, kinds=kinds, collection_id=cid if resolved is None else
+                             (cid or resolved_collection(store, collection)),
+                             document_ids=resolved.document_ids if resolved is not None else None,
+                             match=prepared.parsed.lexical_match())
+    if resolved is not None and resolved.excluded_passages:
+        hits = [h for h in hits if h.node.id not in resolved.excluded_passages]
+    paths: dict[int, str] = {}
+    rows: list[dict[str, Any]] = []
+    for rank, h in enumerate(hits, 1):
+        did = h.node.document_id
+        if did is not None and did not in paths:
+            doc = store.document(did)
+            paths[did] = doc.path if doc else ""
+        rows.append({
+            "rank": rank, "score": round(h.score, 4), "node_id": h.node.id, "kind": h.node.kind,
+            "path": paths.get(did, "") if did is not None else "", "title": h.node.title,
+            "heading_path": h.node.heading_path, "location": h.node.location.to_dict(),
+            "location_label": h.node.location.label(), "snippet": " ".join(h.snippet.split()),
+        })
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        click.echo(f"No matches for {query!r}.")
+        return
+    for r in rows:
+        where = " > ".join([Path(r["path"]).name, *r["heading_path"]])
+        loc = f"  [{r['location_label']}]" if r["location_label"] else ""
+        click.echo(f"{r['rank']:>3}. {r['score']:7.2f}  {where}{loc}")
+        click.echo(f"     {r['snippet']}")
+
+
+COMMANDS = (search_cmd,)

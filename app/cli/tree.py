@@ -1,0 +1,67 @@
+"""``shelfwise tree``: the table-of-contents tree, as an outline or nested JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from shelfwise.app.cli.group import collection_id, open_store
+from shelfwise.core.store.db import NodeRow
+
+
+def _label(node: NodeRow, width: int = 70) -> str:
+    text = node.title or node.description or node.text
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def _tree_json(node: NodeRow, kids: dict[int, list[NodeRow]], max_depth: int | None) -> dict[str, Any]:
+    children = kids.get(node.id, []) if max_depth is None or node.depth < max_depth else []
+    return {
+        "id": node.id, "kind": node.kind, "title": node.title, "description": node.description,
+        "document_id": node.document_id, "location": node.location.to_dict() | {"label": node.location.label()},
+        "children": [_tree_json(c, kids, max_depth) for c in children],
+    }
+
+
+@click.command("tree")
+@click.option("--collection", "-c", default=None, help="Only this collection (default: all).")
+@click.option("--depth", "-d", type=click.IntRange(min=0), default=None,
+              help="Show levels down to this depth (0 = collections, 1 = documents, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Nested JSON instead of an indented outline.")
+@click.pass_context
+def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_json: bool) -> None:
+    """Print the table-of-contents tree: collection, topics, documents, sections, passages.
+
+    \b
+    Example:
+        shelfwise tree --collection default --depth 3
+    """
+    store = open_store(ctx)
+    cid = collection_id(store, collection)
+    roots = [c for c in store.collections() if cid is None or c.id == cid]
+    kids: dict[int, list[NodeRow]] = {}
+    nodes: dict[int, NodeRow] = {}
+    for n in store.iter_nodes(collection_id=cid):
+        nodes[n.id] = n
+        if n.parent_id is not None and (depth is None or n.depth <= depth):
+            kids.setdefault(n.parent_id, []).append(n)
+    for lst in kids.values():
+        lst.sort(key=lambda n: (n.ordinal, n.id))
+    tops = [nodes[c.root_node_id] for c in roots if c.root_node_id in nodes]
+    if as_json:
+        click.echo(json.dumps([_tree_json(t, kids, depth) for t in tops], ensure_ascii=False, indent=2))
+        return
+    if not tops:
+        click.echo("The library is empty. Add documents with: shelfwise ingest PATH")
+    stack = list(reversed(tops))
+    while stack:
+        n = stack.pop()
+        loc = n.location.label()
+        click.echo(f"{'  ' * n.depth}{n.kind:<10} {_label(n)}" + (f"  [{loc}]" if loc else ""))
+        stack.extend(reversed(kids.get(n.id, [])))
+
+
+COMMANDS = (tree_cmd,)

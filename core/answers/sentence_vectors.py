@@ -1,0 +1,36 @@
+"""The extractive answer's reading of the sentence vectors made at indexing
+(:func:`shelfwise.core.indexing.sentences.embed_sentences`): their cache key (:func:`sentence_model`) and the
+scorer that reads them (:func:`cached_scorer`), embedding only the question and any sentence the cache lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from shelfwise.core.answers.extractive import Scorer
+from shelfwise.core.models.backend import text_sha
+
+
+def sentence_model(embedder: Any) -> str:
+    """The cache key of sentence vectors: the embedder's, tagged (node and sentence vectors are pruned apart)."""
+    return f"{embedder.model_id}#sentences"
+
+
+def cached_scorer(embedder: Any, store: Any | None) -> Scorer:
+    """Cosine of the question with each text: the texts' vectors from the sentence cache when there, else from
+    the embedder (one call with the question)."""
+
+    def score(question: str, texts: Sequence[str]) -> np.ndarray:
+        shas = [text_sha(embedder, t) for t in texts]
+        have = store.cached_vectors(sentence_model(embedder), shas, touch=False) if store is not None else {}
+        missing = [t for t, h in zip(texts, shas, strict=True) if h not in have]
+        m = np.asarray(embedder.embed_query_and_documents(question, missing), dtype=np.float32)
+        fresh = dict(zip(missing, m[1:], strict=True))
+        vecs = np.stack([have[h] if h in have else fresh[t] for t, h in zip(texts, shas, strict=True)]) \
+            if texts else np.zeros((0, m.shape[1]), dtype=np.float32)
+        return vecs @ m[0]
+
+    return score
