@@ -209,7 +209,8 @@ def _listing(ctx: Context, tree: DocTree, parent: NodeRow, kids: list[NodeRow], 
         hits.append(hit)
         sub = len(tree.kids(s))
         more = f", {sub} subsections" if sub else ""
-        lines.append(f"- {s.title}{_where(hit)}{more} [{len(hits)}]")
+        where = _where(hit) if hit.location.label() != s.title else ""  # a sheet's place is its name
+        lines.append(f"- {s.title}{where}{more} [{len(hits)}]")
     if len(kids) > LIST_LIMIT:
         lines.append(f"... and {len(kids) - LIST_LIMIT} more.")
     return _finish(ctx.question, lines, hits, tree.outline({parent.id, *(s.id for s in kids)}))
