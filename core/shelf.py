@@ -30,9 +30,11 @@ class Shelf:
         backend: DecisionBackend | None = None,
         embedder: Any | None = None,
         judge: Any | None = None,
+        store: Store | None = None,
     ) -> None:
         self.settings = settings or Settings()
-        self.store = Store(self.settings.db_path or default_db())
+        self._owns_store = store is None  # a store the caller opened (the CLI's) is the caller's to close
+        self.store = store if store is not None else Store(self.settings.db_path or default_db())
         self._backend = backend
         self._embedder = embedder
         self._judge: list[Any] | None = [judge] if judge is not None else None  # [None] = looked for, none
@@ -53,6 +55,13 @@ class Shelf:
 
             self._embedder = Embedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
         return self._embedder
+
+    def embedder_or_none(self) -> Any | None:
+        """The embedder, or None when it cannot be loaded now (indexing then says why when it needs it)."""
+        try:
+            return self.embedder
+        except Exception:
+            return None
 
     # -- library ------------------------------------------------------------------------------------------------
     @property
@@ -82,21 +91,21 @@ class Shelf:
         progress: ProgressCallback | None = None,
         cancel: CancelCheck | None = None,
         force: bool = False,
+        embed: bool = True,
+        index: bool = True,
     ) -> Any:
         """Ingest files/folders incrementally (``force`` re-parses unchanged files too), embedding the files parsed
-        so far while the next ones parse, then finish the embeddings, the topic hierarchy and the calibration of
-        the collection. ``progress`` gets the runner's
-        ``IngestProgress`` per file, then :class:`IndexProgress` updates while indexing; ``cancel`` also stops the
-        indexing between batches (the next refresh goes on from there)."""
+        so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
+        calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
+        whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
+        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, then :class:`IndexProgress` updates
+        while indexing; ``cancel`` also stops the indexing between batches (the next refresh goes on from there)."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
         along = None
-        if not self.store.read_only and self.store.path is not None:
-            try:
-                embedder = self.embedder
-            except Exception:  # refresh() below reports why the embedder cannot load
-                embedder = None
+        if embed and not self.store.read_only and self.store.path is not None:
+            embedder = self.embedder_or_none()  # refresh() reports why when it cannot load
             if embedder is not None:  # vectors for the files parsed so far while the next ones parse
                 along = EmbedAlongside(self.store.path, self.store.collection(collection).id, embedder)
                 along.start()
@@ -106,7 +115,7 @@ class Shelf:
         finally:
             if along is not None:
                 along.stop()
-        if not (cancel is not None and cancel()):
+        if index and not (cancel is not None and cancel()):
             self.refresh(collection, progress=progress, cancel=cancel)
         return report
 
@@ -180,7 +189,8 @@ class Shelf:
         self._backend = None
         self._embedder = None
         self._judge = None
-        self.store.close()
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> Shelf:
         return self

@@ -93,11 +93,13 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, yes: bool, no_index: bool) 
     for p in report.problems:
         click.echo(f"  could not read: {p}")
     if not no_index:
+        from shelfwise.app.cli.group import settings_for
         from shelfwise.app.cli.index import index_collection
+        from shelfwise.core.shelf import Shelf
 
-        with Store(db) as store:
+        with Store(db) as store, Shelf(settings_for(ctx), store=store) as shelf:
             for name in report.collections:
-                index_collection(store, name, quiet=False)
+                index_collection(shelf, name, quiet=False)
 
 
 COMMANDS = (doctor_cmd,)

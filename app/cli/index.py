@@ -10,51 +10,32 @@ from typing import Any
 
 import click
 
-from shelfwise.app.cli.group import CliState, open_store
+from shelfwise.app.cli.group import open_store, settings_for
 from shelfwise.app.cli.progress import IndexLine, describe_progress
 from shelfwise.core.indexing.finish import (
     IndexProgress,
-    finish_index,
     indexer_alive,
     mark_started,
     stored_progress,
 )
 from shelfwise.core.indexing.state import exclusive_indexer, index_state, index_status
 from shelfwise.core.ingestion.lock import ingest_lock, ingest_running
+from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 
 
-def embedder_or_none(spec: str | None = None) -> Any:
-    """The chosen embedder (``--embedder``; None: the bundled one), or None when it cannot be loaded now (indexing
-    then reports why, as before)."""
-    from shelfwise.core.models.backend import BackendError
-    from shelfwise.core.models.encoders.embedder import Embedder
-
-    try:
-        return Embedder(spec)
-    except (BackendError, OSError, ValueError):
-        return None
-
-
-def index_collection(store: Store, collection: str, quiet: bool, embedder: Any = None,
-                     embedder_spec: str | None = None) -> None:
-    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate, with progress (no
-    generative model needed: calibration of the embedding and lexical evidence takes seconds)."""
-    from shelfwise.core.models.encoders.embedder import Embedder
-
+def index_collection(shelf: Shelf, collection: str, quiet: bool) -> None:
+    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate (``Shelf.refresh``),
+    with progress (no generative model needed: calibration of the embedding and lexical evidence takes seconds)."""
+    store = shelf.store
     coll = store.find_collection(collection)
     if coll is None or store.read_only:
         return
-    state = index_state(store, coll.id, getattr(embedder, "model_id", None))
+    state = index_state(store, coll.id, shelf.embedder.model_id)
     if state.unfinished and not quiet:
         click.echo(f"Indexing '{collection}': {state.without_vectors} nodes to embed, then topics and "
                    "calibration.", err=True)
-    progress = None if quiet else IndexLine()
-    if embedder is not None:
-        done = finish_index(store, coll.id, embedder, progress=progress)
-    else:
-        with Embedder(embedder_spec) as emb:
-            done = finish_index(store, coll.id, emb, progress=progress)
+    done = shelf.refresh(collection, progress=None if quiet else IndexLine())
     if not quiet:
         click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
 
@@ -152,9 +133,9 @@ def index_cmd(ctx: click.Context, collection: str, quiet: bool) -> None:
             if not quiet:
                 click.echo("Another process is indexing this library; see: shelfwise status", err=True)
             return
-        with ingest_lock(store.path):  # questions asked meanwhile answer from what exists
-            state = ctx.find_object(CliState)
-            index_collection(store, collection, quiet=quiet, embedder_spec=state.embedder if state else None)
+        with ingest_lock(store.path), Shelf(settings_for(ctx), store=store) as shelf:
+            # questions asked meanwhile answer from what exists
+            index_collection(shelf, collection, quiet=quiet)
 
 
 COMMANDS = (index_cmd,)

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.group import open_store
-from shelfwise.app.cli.index import embedder_or_none, index_collection, start_background_index
+from shelfwise.app.cli.group import CliState, open_store, settings_for
+from shelfwise.app.cli.index import index_collection, start_background_index
 from shelfwise.app.cli.progress import IngestLine
-from shelfwise.core.indexing.alongside import EmbedAlongside
 from shelfwise.core.indexing.state import index_state
-from shelfwise.core.ingestion.runner import IngestReport, ingest
+from shelfwise.core.ingestion.runner import IngestReport
 
 
 def _print_summary(report: IngestReport) -> None:
@@ -58,24 +57,19 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         shelfwise ingest ~/Documents/policies report.pdf --collection work
         shelfwise ingest ~/Documents/manuals --no-wait && shelfwise ask "How do I reset the printer?"
     """
+    from shelfwise.core.shelf import Shelf
+
     store = open_store(ctx)
     if store.read_only:
         raise click.ClickException(f"cannot add files: {store.why_read_only()}")
     bar = IngestLine(sys.stderr)
     index_now = not no_index and not (no_wait and store.path is not None)
-    embedder = embedder_or_none() if index_now else None
-    try:
-        along = None
-        if embedder is not None:  # vectors for the files parsed so far while the next ones parse
-            along = EmbedAlongside(store.path, store.collection(collection).id, embedder)
-            along.start()
+    state = ctx.find_object(CliState)
+    with Shelf(settings_for(ctx), store=store) as shelf:
         try:
-            report = ingest(store, list(paths), collection, progress=bar, force=force,
-                            after_write=along.written if along is not None else None)
+            report = shelf.ingest(list(paths), collection, progress=bar, force=force, embed=index_now, index=False)
         finally:
             bar.finish()
-            if along is not None:
-                along.stop()
         if as_json:
             click.echo(json.dumps({
                 "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
@@ -87,14 +81,11 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         changed = any(report.counts[a] for a in ("added", "updated", "removed"))
         if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
             if no_wait and store.path is not None:
-                pid = start_background_index(store, collection)
+                pid = start_background_index(store, collection, state.embedder if state else None)
                 click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
                            f"background (pid {pid}): shelfwise status shows how far.", err=True)
             else:
-                index_collection(store, collection, quiet=as_json, embedder=embedder)
-    finally:
-        if embedder is not None:
-            embedder.close()
+                index_collection(shelf, collection, quiet=as_json)
     ctx.exit(1 if report.failed else 0)
 
 
