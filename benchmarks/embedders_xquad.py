@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -63,12 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--window", type=int, default=256)
     p.add_argument("--titles", action="store_true", help="also EmbeddingGemma with the article title in its prompt")
+    p.add_argument("--matryoshka", default="", help="also Hit@1 with vectors cut to these sizes, e.g. 512,256,128")
     p.add_argument("--speed-texts", type=int, default=48, help="paragraphs timed for the speed figures")
     p.add_argument("--cache", type=Path, default=Path("/tmp/shelfwise-xquad-vectors"))
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
-    out: dict = {"command": "benchmarks/embedders_xquad.py " + " ".join(argv or []), "window": args.window,
+    shown = sys.argv[1:] if argv is None else argv
+    out: dict = {"command": "benchmarks/embedders_xquad.py " + " ".join(shown), "window": args.window,
                  "questions_per_language": args.questions, "hit_at_1": {}, "speed": {}}
     for name in args.models.split(","):
         with Embedder(name, n_threads=args.threads, window=args.window) as emb:
@@ -105,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
                     hit = float(np.mean(np.argmax(qv @ pv.T, axis=1) == gold))
                     key = name if label == "none" else f"{name}+title"
                     out["hit_at_1"].setdefault(key, {})[lang] = round(hit, 3)
+                    for size in [int(x) for x in args.matryoshka.split(",") if x] if label == "none" else []:
+                        if size < qv.shape[1]:
+                            q, d = (m[:, :size] / np.linalg.norm(m[:, :size], axis=1, keepdims=True) for m in (qv, pv))
+                            cut = float(np.mean(np.argmax(q @ d.T, axis=1) == gold))
+                            out["hit_at_1"].setdefault(f"{name}@{size}", {})[lang] = round(cut, 3)
                     print(f"{key} {lang}: Hit@1 {hit:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
                     args.out.parent.mkdir(parents=True, exist_ok=True)
                     args.out.write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.indexing.vectors import embed_missing, refresh_collection
@@ -75,3 +76,33 @@ def test_switching_reembeds_and_never_mixes_two_models(tmp_path: Path) -> None:
     refresh_collection(store, cid, big)
     assert big_seen == [] and index_state(store, cid, big.model_id).without_vectors == 0
     store.close()
+
+
+@pytest.mark.model
+def test_the_cli_embeds_with_the_encoder_it_is_given(tmp_path: Path) -> None:
+    """``--embedder GGUF`` reaches ingest's indexing: the vectors are keyed by that file's model id. (A renamed copy
+    of the bundled MiniLM keeps this fast: its model id differs, its vectors are real.)"""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+    from shelfwise.core.models.embedder import bundled_embedder_path
+
+    other = tmp_path / "my-encoder.gguf"
+    shutil.copyfile(bundled_embedder_path(), other)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cats.md").write_text("# Cats\n\nCats sleep sixteen hours a day.\n\n## Food\n\nCats eat fish.\n")
+    db = tmp_path / "lib.db"
+    runner = CliRunner()
+    result = runner.invoke(main, ["--db", str(db), "--embedder", str(other), "ingest", str(docs)])
+    assert result.exit_code == 0, result.output
+    with Store(db) as store:
+        models = store.stats().embeddings_by_model
+    assert list(models) == [f"my-encoder.gguf:{models and next(iter(models)).split(':')[1]}"] and sum(models.values())
+    bad = runner.invoke(main, ["--db", str(db), "--embedder", "gemma-the-unknown", "search", "cats"])
+    assert bad.exit_code == 2 and "neither minilm nor embeddinggemma nor a GGUF file" in bad.output
+    nothing = runner.invoke(main, ["--embedder", "embeddinggemma", "models", "--json"], env={"SHELFWISE_HOME":
+                                                                                          str(tmp_path / "h")})
+    assert nothing.exit_code != 0 and "install it with: bash packaging/setup.sh" in nothing.output

@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from shelfwise.core.settings import Settings
+from shelfwise.core.models.backend import BackendError
+from shelfwise.core.settings import EMBEDDER_NAMES, Settings
 from shelfwise.core.store.db import Store, StoreError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
@@ -65,7 +66,7 @@ class ShelfwiseGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except StoreError as exc:
+        except (StoreError, BackendError) as exc:  # BackendError: a model that is missing or cannot load
             raise click.ClickException(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             state = ctx.find_object(CliState)
@@ -114,6 +115,9 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     from shelfwise.core.models.llama.logs import setup_logging
 
     setup_logging(verbose)
+    if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file():
+        raise click.BadParameter(f"{embedder!r} is neither {' nor '.join(EMBEDDER_NAMES)} nor a GGUF file",
+                                 param_hint="--embedder")
     state = CliState(db, verbose, embedder)
     ctx.obj = state
     ctx.call_on_close(state.close)
