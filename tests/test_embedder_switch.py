@@ -87,7 +87,7 @@ def test_the_cli_embeds_with_the_encoder_it_is_given(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from shelfwise.app.cli.main import main
-    from shelfwise.core.models.embedder import bundled_embedder_path
+    from shelfwise.core.models.encoders.embedder import bundled_embedder_path
 
     other = tmp_path / "my-encoder.gguf"
     shutil.copyfile(bundled_embedder_path(), other)
