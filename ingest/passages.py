@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 
 from shelfwise.ingest.model import Location, ParsedNode
 
+# A block (a table chunk with its caption) may pass the passage bound a little to stay whole, never this: the
+# bundled MiniLM embedder reads 256 tokens (EmbeddingGemma 2,048), so no passage is cut off by the embedder. The
+# estimate against the real tokenizer: docs/reliability.md.
+BLOCK_CAP_TOKENS = 256
+
 # CJK ideographs, kana, hangul, full-width forms: each is about one token.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
@@ -36,8 +41,7 @@ _ENUM = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})[.)]")  # "1." or "a)"
 
 def estimate_tokens(text: str) -> int:
     """Approximate token count (see the module docstring)."""
-    cjk = len(_CJK.findall(text))
-    rest = _CJK.sub(" ", text) if cjk else text
+    rest, cjk = _CJK.subn(" ", text)  # one pass: the count and the rest
     words = len(rest.split())
     return cjk + max(math.ceil(words * 1.3), math.ceil(len(rest.strip()) / 4))
 
@@ -91,18 +95,27 @@ def _split_words(sentence: str, max_tokens: int) -> list[str]:
 
 
 def _split_chars(word: str, max_tokens: int) -> list[str]:
+    """An unbroken run (CJK text, a giant identifier) in pieces within ``max_tokens``. Every character is at least
+    a quarter of a token (see :func:`estimate_tokens`), so a piece is at most ``4 * max_tokens`` characters; a
+    piece starts from the last piece's length and is scaled by its estimate (one or two estimates a piece:
+    searching the whole rest of a long line for each piece made a long CJK line far slower to parse than ASCII)."""
     pieces: list[str] = []
+    cap = 4 * max_tokens + 4
+    guess = cap
     start = 0
     while start < len(word):
-        lo, hi = start + 1, len(word)
-        while lo < hi:  # longest prefix within the bound
-            mid = (lo + hi + 1) // 2
-            if estimate_tokens(word[start:mid]) <= max_tokens:
-                lo = mid
-            else:
-                hi = mid - 1
-        pieces.append(word[start:lo])
-        start = lo
+        left = len(word) - start
+        n = min(left, guess)
+        est = estimate_tokens(word[start : start + n])
+        if est < 0.8 * max_tokens and n < min(left, cap):  # room to grow (the text got sparser): scale up once
+            n = min(left, cap, n * max_tokens // max(est, 1))
+            est = estimate_tokens(word[start : start + n])
+        while n > 1 and est > max_tokens:
+            n = min(n - 1, max(1, n * max_tokens // est))
+            est = estimate_tokens(word[start : start + n])
+        pieces.append(word[start : start + n])
+        start += n
+        guess = n
     return pieces
 
 
@@ -131,13 +144,16 @@ def split_passages(text: str, max_tokens: int = 200) -> list[str]:
     tokens = 0  # sum of the units' estimates: never below the estimate of their concatenation
     for unit in units:
         cost = estimate_tokens(unit)
-        if current and tokens + cost > max_tokens:
+        joined = (f"{current} {unit}" if current and not current.endswith("\n")
+                  and not (_CJK.match(current[-1]) or _CJK.match(unit[0])) else current + unit)
+        # the sum of the units' estimates is a bound but for the joining spaces (a quarter token each): near the
+        # cap, the joined text itself is estimated
+        if current and (tokens + cost > max_tokens
+                        or (tokens + cost > 0.8 * max_tokens and estimate_tokens(joined) > max_tokens)):
             passages.append(current.strip())
-            current, tokens = "", 0
-        if current and not current.endswith("\n") and not (_CJK.match(current[-1]) or _CJK.match(unit[0])):
-            current = f"{current} {unit}"
-        else:
-            current += unit
+            current, tokens = unit, cost
+            continue
+        current = joined
         tokens += cost
     if current.strip():
         passages.append(current.strip())
@@ -273,7 +289,10 @@ class PassageBuilder:
         self._parts, self._tokens, self._loc = [], 0, None
 
     def _append(self, text: str, tokens: int, loc: Location) -> None:
-        if self._parts and self._tokens + tokens > self.max_tokens:
+        over = self._tokens + tokens > self.max_tokens
+        if self._parts and not over and self._tokens + tokens > 0.8 * self.max_tokens:  # the joins count too
+            over = estimate_tokens("\n".join([*self._parts, text])) > self.max_tokens
+        if self._parts and over:
             self._emit()
         self._parts.append(text)
         self._tokens += tokens
@@ -294,9 +313,17 @@ class PassageBuilder:
         self._emit()
 
     def add_block(self, text: str, loc: Location | None = None, *, alone: bool = False) -> None:
-        """A unit that must not be split (a table chunk). ``alone`` keeps it in a passage of its own."""
+        """A unit that is not split (a table chunk) while it is within the bound; ``alone`` keeps it in a passage of
+        its own. A block over the bound (one spreadsheet cell of megabytes, a header row alone) is split like text
+        (:func:`split_passages`): no passage is longer than the embedder reads."""
         text = text.strip()
         if not text:
+            return
+        if estimate_tokens(text) > max(self.max_tokens, BLOCK_CAP_TOKENS):
+            self._emit()
+            for piece in split_passages(text, self.max_tokens):
+                self._append(piece, estimate_tokens(piece), loc or Location())
+                self._emit()
             return
         if alone:
             self._emit()

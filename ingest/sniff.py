@@ -11,7 +11,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from shelfwise.ingest.encoding import utf16_without_bom
+from shelfwise.ingest.encoding import nul_separated, utf16_without_bom
 from shelfwise.ingest.model import CorruptFile, Limits, PasswordProtected, TooLarge, UnsupportedFormat
 
 OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -100,7 +100,8 @@ def sniff(path: Path) -> str:
             return kind
     if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
         return "webp"
-    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")) and utf16_without_bom(head) is None:
+    if (b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")) and utf16_without_bom(head) is None
+            and not nul_separated(head)):
         return "binary"
     return "text"
 
