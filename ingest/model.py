@@ -95,9 +95,20 @@ class ParsedDocument:
 
 
 class IngestError(Exception):
-    """A file that cannot be ingested. ``status`` is stored with the document; the message is shown to the user."""
+    """A file that cannot be ingested. ``status`` is stored with the document; the message is shown to the user.
+
+    ``passing``: the failure may pass without the file changing (it could not be read now, the worker was killed, a
+    time cap on a loaded machine), so the next plain ingest tries the file again; a failure about the file itself
+    (encrypted, corrupt, unsupported) is not retried until the file changes."""
 
     status = "error"
+    passing = False
+
+
+class ReadFailed(IngestError):
+    """The file could not be read now (an I/O error, permissions, a file that changed while it was read)."""
+
+    passing = True
 
 
 class PasswordProtected(IngestError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from shelfwise.ingest.model import (
     Limits,
     ParsedDocument,
     ParsedNode,
+    ReadFailed,
     TooLarge,
     UnsupportedFormat,
 )
@@ -68,9 +70,11 @@ def check_file(path: Path, limits: Limits) -> int:
     except FileNotFoundError as exc:
         raise IngestError("file not found") from exc
     except OSError as exc:
-        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+        raise ReadFailed(f"cannot read file: {exc.strerror or exc}") from exc
     if path.is_dir():
         raise UnsupportedFormat("is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
+        raise UnsupportedFormat("not a regular file (a pipe, device or socket): not read")
     if st.st_size == 0:
         raise EmptyDocument("empty file (0 bytes)")
     if st.st_size > limits.max_file_bytes:
@@ -81,7 +85,7 @@ def check_file(path: Path, limits: Limits) -> int:
         with path.open("rb") as f:
             f.read(1)
     except OSError as exc:
-        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+        raise ReadFailed(f"cannot read file: {exc.strerror or exc}") from exc
     return st.st_size
 
 
@@ -122,6 +126,8 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         raise TooLarge("not enough memory to parse this file") from exc
     except RecursionError as exc:
         raise CorruptFile("corrupt file: structure nested too deeply") from exc
+    except OSError as exc:  # the file could not be read now (an I/O error, a file removed meanwhile)
+        raise ReadFailed(f"cannot read file: {exc.strerror or exc}") from exc
     except Exception as exc:
         log.debug("parser failed on %s", path, exc_info=True)
         raise CorruptFile(f"corrupt or unreadable file: {exc.__class__.__name__}: {_short(exc)}") from exc

@@ -27,3 +27,16 @@ def hog(path: Path, limits: Limits) -> ParsedDocument:
         for i in range(0, len(held[-1]), 4096):
             held[-1][i] = 1
         time.sleep(0.01)
+
+
+def killed(path: Path, limits: Limits) -> ParsedDocument:
+    """Killed from outside while it reads (as the out-of-memory killer or a user would)."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return registry_parse(path, limits)
+
+
+def truncating(path: Path, limits: Limits) -> ParsedDocument:
+    """Reads the file while something cuts it to a tenth (a file being rewritten during the ingest)."""
+    data = path.read_bytes()
+    path.write_bytes(data[: max(1, len(data) // 10)])
+    return registry_parse(path, limits)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
 
-from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, settings_for
+from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, require_library, settings_for
 from shelfwise.app.cli.index import before_question
 from shelfwise.app.cli.render import (
     answer_json,
@@ -62,6 +63,9 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
     """
     from shelfwise.core.navigation.scope import ScopeError, parse_question
     from shelfwise.core.shelf import Shelf
+
+    question = typed_question(question)
+    require_library(ctx)
 
     scope = scope_from(in_paths, types, since, until)
     try:
@@ -139,6 +143,17 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         if answer.search:
             click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
                        f"{answer.seconds:.1f} s)")
+
+
+def typed_question(raw: str) -> str:
+    """The question as the user meant it: bytes that are not UTF-8 (the shell passes them through as surrogate
+    escapes, which no encoder takes) become U+FFFD; an empty question is a usage error (exit 2), not a walk."""
+    question = os.fsencode(raw).decode("utf-8", errors="replace") if any(
+        "\udc80" <= ch <= "\udcff" for ch in raw) else raw
+    if not question.strip() or not any(ch.isalnum() for ch in question):
+        raise click.UsageError("The question is empty: type what you want to know, e.g. "
+                               'shelfwise ask "How many days of annual leave do I get?"')
+    return question
 
 
 def _print_passages(result: SearchResult) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.group import CliState, err, settings_for
+from shelfwise.app.cli.group import CliState, err, require_library, settings_for
 
 
 @click.command("calibrate")
@@ -21,34 +21,44 @@ from shelfwise.app.cli.group import CliState, err, settings_for
 @click.option("--rank-fit", is_flag=True,
               help="Let the probes refit the ranking (toward the prior); off by default: probe-fitted rankings lost "
                    "on real questions (docs/eval/attempts.md).")
+@click.option("--lm", "use_lm", is_flag=True,
+              help="Also try the generative model's readout (slow: ~1k tokens per probe, and the model's memory); "
+                   "by default calibration uses the embedder and lexical evidence, as the one inside ingest does.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recall: float, rank_fit: bool,
-                  as_json: bool) -> None:
+                  use_lm: bool, as_json: bool) -> None:
     """Fit the decision model and the per-level budgets on probe queries made from your own documents.
+
+    Progress goes to stderr: redrawn on a terminal, a line per tenth otherwise.
 
     \b
     Example:
         shelfwise calibrate --collection default
+        shelfwise calibrate --lm --probes 60
     """
+    from shelfwise.app.cli.progress import IndexLine
+    from shelfwise.core.indexing.finish import IndexProgress
     from shelfwise.core.navigation.calibrate import calibrate
     from shelfwise.core.shelf import Shelf
 
+    require_library(ctx)
     with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
         coll = shelf.store.find_collection(collection)
         if coll is None:
             err(f"No collection {collection!r}.")
             sys.exit(2)
-        shelf.refresh(collection)
-        with click.progressbar(length=probes, label="probing", file=sys.stderr) as bar:
-            last = [0]
+        line = IndexLine()
+        shelf.refresh(collection, progress=line)
+        if shelf.store.read_only:
+            raise click.ClickException(f"cannot calibrate: {shelf.store.why_read_only()}")
 
-            def progress(done: int, total: int) -> None:
-                bar.update(done - last[0])
-                last[0] = done
+        def progress(done: int, total: int) -> None:
+            line(IndexProgress("calibrating", done, total, None))
 
-            model = calibrate(shelf.store, coll.id, shelf.embedder, shelf.backend, shelf.settings,
-                              n_probes=probes, target_recall=target_recall, progress=progress)
+        model = calibrate(shelf.store, coll.id, shelf.embedder, shelf.backend if use_lm else None, shelf.settings,
+                          n_probes=probes, target_recall=target_recall, try_lm=use_lm, progress=progress)
+        line.finish()
         if as_json:
             click.echo(json.dumps(model.report, indent=1))
         else:

@@ -9,14 +9,15 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import CliState
+from shelfwise.app.cli.shown import shown
 from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
 from shelfwise.core.store.db import Store, StoreError
 
 
 def _file_line(p: Any) -> None:
     if p.status != "working":
-        note = f": {p.message}" if p.message and p.status != "ok" else ""
-        click.echo(f"[{p.done}/{p.total}] {p.status:<9} {Path(p.path).name}{note}", err=True)
+        note = f": {shown(p.message)}" if p.message and p.status != "ok" else ""
+        click.echo(f"[{p.done}/{p.total}] {p.status:<9} {shown(Path(p.path).name)}{note}", err=True)
 
 
 @click.command("doctor")

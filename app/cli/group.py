@@ -29,14 +29,22 @@ class CliState:
     embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the default)
     _store: Store | None = None
 
-    def store(self) -> Store:
-        if self._store is None:
-            if self.db is None:
-                from shelfwise.core.paths import default_db
+    def library_path(self) -> Path:
+        if self.db is None:
+            from shelfwise.core.paths import default_db
 
-                self.db = default_db()
+            self.db = default_db()
+        return self.db
+
+    def store(self, create: bool = False) -> Store:
+        """The library, opened on first use. Only a command that adds to it (``create``) may make a new one: a
+        read-only command on a missing library says so and exits 2, creating no file and no folder."""
+        if self._store is None:
+            db = self.library_path()
+            if not create and str(db) != ":memory:" and not Path(db).exists():
+                no_library(db)
             try:
-                self._store = Store(self.db)
+                self._store = Store(db)
             except StoreError as exc:
                 raise click.ClickException(str(exc)) from exc
             warn_if_degraded(self._store)
@@ -77,12 +85,27 @@ class ShelfwiseGroup(click.Group):
             ) from exc
 
 
-def open_store(ctx: click.Context) -> Store:
-    """The Store for this invocation (opened on first use, closed when the command ends)."""
+def no_library(db: Path) -> None:
+    """Say there is no library at ``db`` (and how to make one), and end the command with exit code 2."""
+    click.echo(f"No library at {db} yet. Add documents first: shelfwise --db {db} ingest PATH", err=True)
+    raise click.exceptions.Exit(2)
+
+
+def open_store(ctx: click.Context, create: bool = False) -> Store:
+    """The Store for this invocation (opened on first use, closed when the command ends); ``create``: a command
+    that adds to the library may make a new one (see :meth:`CliState.store`)."""
     state = ctx.find_object(CliState)
     if state is None:  # a command invoked outside the group (tests)
         state = ctx.ensure_object(CliState)
-    return state.store()
+    return state.store(create)
+
+
+def require_library(ctx: click.Context) -> None:
+    """For a read-only command that opens the library itself (``ask``): stop with a message when it is missing."""
+    state = ctx.find_object(CliState)
+    db = state.library_path() if state is not None else Path(settings_for(ctx).db_path or "")
+    if str(db) != ":memory:" and not Path(db).exists():
+        no_library(Path(db))
 
 
 @click.group(cls=ShelfwiseGroup, context_settings=CONTEXT)

@@ -76,6 +76,24 @@ def before_question(shelf: Any, collection: str) -> None:
 
 
 # --------------------------------------------------------------------------- background indexing
+INDEX_WAIT_SECONDS = 3600.0  # an ingest waits this long for another process's index of the library
+
+
+def index_after_ingest(shelf: Shelf, collection: str, quiet: bool) -> None:
+    """The index step of ``ingest``: wait while another process (a second ingest, ``shelfwise index``) indexes
+    this library, saying so, then finish what is left (often nothing: the other one indexed these files too)."""
+    def waiting() -> None:
+        click.echo(f"Another process is indexing this library; waiting for it to finish (it indexes the files "
+                   f"just stored in '{collection}' too), then finishing what is left.", err=True)
+
+    with exclusive_indexer(shelf.store.path, wait=INDEX_WAIT_SECONDS, on_wait=waiting) as alone:
+        if not alone:
+            click.echo("The other indexer is still running: this collection is finished by it, or by the next "
+                       "question (see: shelfwise status).", err=True)
+            return
+        index_collection(shelf, collection, quiet=quiet)
+
+
 def start_background_index(store: Store, collection: str, embedder: str | None = None) -> int:
     """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
     the log file) and record it as the collection's indexer. Returns its pid."""

@@ -11,27 +11,57 @@ from pathlib import Path
 import click
 
 from shelfwise.app.cli.group import CliState, open_store, settings_for
-from shelfwise.app.cli.index import index_collection, start_background_index
+from shelfwise.app.cli.index import index_after_ingest, start_background_index
 from shelfwise.app.cli.progress import IngestLine
+from shelfwise.app.cli.shown import shown
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.ingestion.runner import IngestReport
+
+FIRST_LINES = 5  # warnings and refused entries: this many printed, then a count (--json keeps all)
+
+
+def _first_lines(rows: list[str], more: str) -> None:
+    for line in rows[:FIRST_LINES]:
+        click.echo(line)
+    if len(rows) > FIRST_LINES:
+        click.echo(f"  ... and {len(rows) - FIRST_LINES} more ({more})")
+
+
+def warning_line(path: str, warnings: list[str]) -> str:
+    """``  warning   report.pdf: only the first 5,000 pages were read (+2 more)``: one line per document."""
+    extra = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
+    return f"  {'warning':<9} {shown(path)}: {shown(warnings[0])}{extra}"
+
+
+def retry_note(retry: bool) -> str:
+    return " [may pass: the next ingest tries it again]" if retry else ""
 
 
 def _print_summary(report: IngestReport) -> None:
     c = report.counts
+    ignored = f", {c['ignored']} not files" if c["ignored"] else ""
     click.echo(
-        f"Collection '{report.collection}': {c['added']} added, {c['updated']} updated, {c['skipped']} unchanged, "
-        f"{c['removed']} removed, {c['failed']} failed in {report.seconds:.1f} s"
+        f"Collection '{shown(report.collection)}': {c['added']} added, {c['updated']} updated, {c['skipped']} "
+        f"unchanged, {c['removed']} removed, {c['failed']} failed{ignored} in {report.seconds:.1f} s"
         + (" (cancelled)" if report.cancelled else "")
     )
     if report.pages:
         rate = report.pages / report.seconds if report.seconds > 0 else 0.0
         click.echo(f"Parsed {report.pages} pages/slides/sheets into {report.passages} passages ({rate:.0f} pages/s)")
+    warned = [r for r in report.warned if r.action in ("added", "updated")]
+    if warned:
+        click.echo(f"{len(warned)} file(s) stored with warnings (part of a file not read, an encoding guessed):")
+        _first_lines([warning_line(r.path, r.warnings) for r in warned], "ingest --json or status lists them all")
     failed = report.failed
     if failed:
         click.echo(f"{len(failed)} file(s) without an up-to-date tree:")
         for r in failed:
-            click.echo(f"  {r.status:<9} {r.path}: {r.message}")
+            click.echo(f"  {r.status:<9} {shown(r.path)}: {shown(r.message)}{retry_note(r.retry)}")
+    ignored_rows = report.ignored
+    if ignored_rows:
+        click.echo(f"{len(ignored_rows)} entries of the folders given are not regular files and were not read:")
+        for r in ignored_rows:
+            click.echo(f"  {'not read':<9} {shown(r.path)}: {shown(r.message)}")
 
 
 @click.command("ingest")
@@ -59,7 +89,7 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
     """
     from shelfwise.core.shelf import Shelf
 
-    store = open_store(ctx)
+    store = open_store(ctx, create=True)
     if store.read_only:
         raise click.ClickException(f"cannot add files: {store.why_read_only()}")
     bar = IngestLine(sys.stderr)
@@ -85,7 +115,7 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
                 click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
                            f"background (pid {pid}): shelfwise status shows how far.", err=True)
             else:
-                index_collection(shelf, collection, quiet=as_json)
+                index_after_ingest(shelf, collection, quiet=as_json)
     ctx.exit(1 if report.failed else 0)
 
 

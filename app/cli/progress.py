@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from shelfwise.app.cli.shown import shown
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.ingestion.runner import IngestProgress
 
@@ -75,16 +76,16 @@ class IngestLine(ProgressLine):
     """``[#####      ] 12/40 ETA 20s report.pdf · OCR page 3/9`` on a terminal; one line per file otherwise."""
 
     def __call__(self, p: IngestProgress) -> None:
-        name = Path(p.path).name
+        name = shown(Path(p.path).name)
         if not self.tty:
             if p.status != "working" or p.message:  # a file's result, or its parser's progress ("OCR page 2/9")
-                note = f": {p.message}" if p.message and p.status != "ok" else ""
+                note = f": {shown(p.message)}" if p.message and p.status != "ok" else ""
                 status = "ok (OCR)" if p.status == "ok" and p.ocr_pages else p.status
                 self.show(f"[{p.done}/{p.total}] {status:<9} {name}{note}")
             return
         frac = p.done / p.total if p.total else 1.0
         eta = _eta(p.eta_seconds, p.done, p.total)
-        step = f" · {p.message}" if p.status == "working" and p.message else ""
+        step = f" · {shown(p.message)}" if p.status == "working" and p.message else ""
         self.show(f"[{'#' * int(frac * 24):<24}] {p.done}/{p.total}{' ' + eta if eta else ''} {name}{step}")
 
 

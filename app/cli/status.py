@@ -9,6 +9,7 @@ import click
 
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
+from shelfwise.app.cli.shown import shown
 from shelfwise.core.indexing.state import index_status
 
 
@@ -38,7 +39,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "id": d.id, "collection": names.get(d.collection_id, ""), "path": d.path, "status": d.status,
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
-            "ocr_pages": d.ocr_pages,
+            "ocr_pages": d.ocr_pages, "retry": d.retry,
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
         click.echo(json.dumps({"documents": documents, "indexes": indexes}, ensure_ascii=False, indent=2))
@@ -49,11 +50,23 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6}  PATH")
     for d in docs:
         status = f"{d.status} (OCR)" if d.ocr_pages else d.status  # the message says how many pages
-        click.echo(f"{status:<9} {d.format:<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  {d.path}")
+        click.echo(f"{status:<9} {shown(d.format):<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  "
+                   f"{shown(d.path)}")
         if d.message:
-            click.echo(f"{'':<36}{d.message}")
+            click.echo(f"{'':<36}{shown(d.message)}")
+        if d.status != "ok":
+            click.echo(f"{'':<36}({d.retry_label()})")
+        elif d.warnings:
+            extra = f" (+{len(d.warnings) - 1} more warnings: status --json)" if len(d.warnings) > 1 else ""
+            click.echo(f"{'':<36}warning: {shown(d.warnings[0])}{extra}")
     by = store.stats().documents_by_status
     click.echo(f"{len(docs)} documents: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items())))
+    warned = sum(1 for d in docs if d.status == "ok" and d.warnings)
+    retrying = sum(1 for d in docs if d.status != "ok" and d.retry)
+    if warned:
+        click.echo(f"{warned} stored with warnings (shown under each; status --json has them all).")
+    if retrying:
+        click.echo(f"{retrying} failed for a reason that may pass; the next ingest tries them again.")
     for line in status_lines(store):
         click.echo(line)
     if store.damage:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +43,11 @@ def _index_lock_path(db: Path) -> Path:
 
 
 @contextlib.contextmanager
-def exclusive_indexer(db: Path | None) -> Iterator[bool]:
-    """True if this process is the only indexer of the library (a second ``shelfwise index`` then just exits)."""
+def exclusive_indexer(db: Path | None, wait: float = 0.0, on_wait: Callable[[], None] | None = None
+                      ) -> Iterator[bool]:
+    """True if this process is the only indexer of the library (a second ``shelfwise index`` then just exits).
+    ``wait``: seconds to wait for the other indexer to finish first (``on_wait`` is called once when it must);
+    one collection is indexed by one process at a time, so two ingests never race each other's index."""
     if db is None:
         yield True
         return
@@ -59,11 +62,20 @@ def exclusive_indexer(db: Path | None) -> Iterator[bool]:
         yield True
         return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
+        deadline = time.monotonic() + wait
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                if not told and on_wait is not None:
+                    on_wait()
+                    told = True
+                time.sleep(0.2)
         yield True
     finally:
         os.close(fd)

@@ -61,12 +61,19 @@ def ingest_running(db: Path | None) -> bool:
         return False
     try:
         conn = _connect(_lock_path(db), create=False, timeout=0.0)
+    except sqlite3.OperationalError as exc:  # the journal-mode pragma meets an ingest's lock
+        return "locked" in str(exc) or "busy" in str(exc)
     except sqlite3.Error:
         return False
     try:
         conn.execute("BEGIN EXCLUSIVE")
-    except sqlite3.OperationalError:  # "database is locked": an ingest holds it
-        return True
+    except sqlite3.OperationalError as exc:
+        # "database is locked": an ingest holds it. Anything else (a full disk, an I/O error) says nothing about
+        # an ingest: on a full disk every question used to be told "An ingest is running" when none was.
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None:
+            return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        return "locked" in str(exc) or "busy" in str(exc)
     finally:
         conn.close()  # (rolls back a BEGIN EXCLUSIVE that succeeded)
     return False

@@ -19,6 +19,7 @@ from shelfwise.core.ingestion.runner import ingest
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.migrations import free_sibling
+from shelfwise.core.store.opening import connect_read_only
 from shelfwise.core.store.types import path_from_key
 
 # meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
@@ -38,7 +39,9 @@ class Diagnosis:
 
     @property
     def ok(self) -> bool:
-        return self.integrity == ["ok"] and self.fts in ("ok",) and not self.unreadable
+        # FTS5's own check is an INSERT: on a read-only library it cannot run, and SQLite's integrity_check (which
+        # reads every page, the search index's too) is the verdict (a healthy read-only library was called damaged)
+        return self.integrity == ["ok"] and self.fts in ("ok", FTS_NOT_CHECKED) and not self.unreadable
 
 
 @dataclass
@@ -64,8 +67,12 @@ class RebuildReport:
     settings_kept: int
 
 
+FTS_NOT_CHECKED = "not checked (the library is read-only)"
+
+
 def _ro(path: Path) -> sqlite3.Connection:
-    return fts.register(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None))
+    """Read-only, also on read-only media (a healthy library there was reported damaged: "unable to open")."""
+    return fts.register(connect_read_only(path))
 
 
 def _rows(conn: sqlite3.Connection, table: str, cols: str, problems: list[str]) -> Iterator[tuple[Any, ...]]:
@@ -117,7 +124,7 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
             integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
         except sqlite3.DatabaseError as exc:
             integrity = [str(exc)]
-        diag = Diagnosis(path, integrity, "not checked (the library is read-only)")
+        diag = Diagnosis(path, integrity, FTS_NOT_CHECKED)
         if writable and integrity == ["ok"]:
             try:
                 conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('integrity-check', 1)")

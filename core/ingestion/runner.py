@@ -11,7 +11,6 @@ the process at any moment leaves a consistent database that a rerun completes.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -19,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shelfwise.core.ingestion.files import NotAFile, not_a_file, sha256_file, walk
 from shelfwise.core.ingestion.lock import ingest_lock
 from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
 from shelfwise.core.store.db import DocumentRow, FileMeta, Store
@@ -49,8 +49,8 @@ class IngestProgress:
 @dataclass
 class FileResult:
     path: str
-    action: str  # 'added' | 'updated' | 'skipped' | 'removed' | 'failed'
-    status: str  # 'ok' | 'error' | 'needs_ocr' (for 'skipped': the stored status)
+    action: str  # 'added' | 'updated' | 'skipped' | 'removed' | 'failed' | 'ignored' (not a file, in a folder)
+    status: str  # 'ok' | 'error' | 'needs_ocr' | 'ignored' (for 'skipped': the stored status)
     message: str = ""
     sections: int = 0
     passages: int = 0
@@ -60,6 +60,8 @@ class FileResult:
     format: str = ""
     parse_seconds: float = 0.0
     ocr_pages: int = 0  # pages read by OCR (for 'skipped': as stored)
+    retry: bool = False  # a failure that may pass: the next plain ingest tries the file again
+    warnings: list[str] = field(default_factory=list)  # the parser's warnings (for 'skipped': as stored)
 
 
 @dataclass
@@ -71,7 +73,7 @@ class IngestReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {a: 0 for a in ("added", "updated", "skipped", "removed", "failed")}
+        out = {a: 0 for a in ("added", "updated", "skipped", "removed", "failed", "ignored")}
         for r in self.results:
             out[r.action] += 1
         return out
@@ -79,7 +81,18 @@ class IngestReport:
     @property
     def failed(self) -> list[FileResult]:
         """Files without an OK tree from this run: failures now, and unchanged files that failed before."""
-        return [r for r in self.results if r.action == "failed" or (r.action != "removed" and r.status != "ok")]
+        return [r for r in self.results
+                if r.action == "failed" or (r.action not in ("removed", "ignored") and r.status != "ok")]
+
+    @property
+    def ignored(self) -> list[FileResult]:
+        """Entries of the folders given that are not regular files (pipes, devices, links out, loops)."""
+        return [r for r in self.results if r.action == "ignored"]
+
+    @property
+    def warned(self) -> list[FileResult]:
+        """Stored documents whose parser had something to say (a part not read, an encoding guessed)."""
+        return [r for r in self.results if r.status == "ok" and r.warnings]
 
     @property
     def pages(self) -> int:
@@ -107,52 +120,53 @@ class Plan:
     problems: list[FileResult] = field(default_factory=list)  # unreadable folders, missing paths
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def file_meta(path: Path) -> FileMeta:
     st = path.stat()
-    return FileMeta(st.st_size, st.st_mtime, sha256_file(path))
+    return FileMeta(st.st_size, st.st_mtime, sha256_file(path, st.st_size))
 
 
-def _walk(folder: Path, is_candidate: CandidateFn, problems: list[FileResult]) -> list[Path]:
-    found: list[Path] = []
+def _stamp(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
 
-    def onerror(exc: OSError) -> None:
-        problems.append(FileResult(str(exc.filename or folder), "failed", "error", f"cannot read folder: {exc}"))
 
-    for root, dirs, files in os.walk(folder, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            p = Path(root) / name
-            if not name.startswith(".") and is_candidate(p) and p.is_file():
-                found.append(p)
-    return found
+def _given(raw: Path) -> tuple[Path, Path]:
+    """(the path as given, expanded; its absolute, resolved form: the document's key). A symlink loop has no
+    resolved form: its key is the absolute path of the link itself."""
+    given = Path(raw).expanduser()
+    try:
+        return given, given.resolve()
+    except (RuntimeError, OSError):  # "Symlink loop" (Python < 3.13 raises RuntimeError)
+        return given, Path(os.path.abspath(given))
 
 
 def plan(
     store: Store, paths: Sequence[Path], collection_id: int, is_candidate: CandidateFn, *, force: bool = False
 ) -> Plan:
-    """Decide what to do with each file: parse (new or changed), skip (unchanged), remove (gone)."""
+    """Decide what to do with each file: parse (new or changed, or a failure that may pass), skip (unchanged),
+    remove (gone). What is not a regular file (a pipe, a device, a socket, a link loop, a link out of the folder
+    given) is refused from its ``stat`` before anything opens it, with the reason (:mod:`.files`)."""
     out = Plan()
     files: list[Path] = []
     stored = {d.path: d for d in store.documents(collection_id)}
     gone: dict[str, DocumentRow] = {}
     for raw in paths:
-        p = Path(raw).expanduser().resolve()
+        given, p = _given(raw)
         if p.is_dir():
-            walked = _walk(p, is_candidate, out.problems)
-            files.extend(walked)
-            present = {str(f) for f in walked}
+            walked = walk(p, is_candidate)
+            for folder, why in walked.unreadable:
+                out.problems.append(FileResult(str(folder), "failed", "error", f"cannot read folder: {why}"))
+            out.problems.extend(FileResult(str(f), "ignored", "ignored", why) for f, why in walked.refused)
+            files.extend(walked.files)
+            present = {str(f) for f in walked.files}
             prefix = str(p).rstrip(os.sep) + os.sep
             gone.update({k: d for k, d in stored.items() if k.startswith(prefix) and k not in present})
-        elif p.exists():
-            files.append(p)
+        elif os.path.lexists(given):
+            why = not_a_file(given)
+            if why:  # named as the user named it (a link's target may be /dev/zero)
+                out.problems.append(FileResult(os.path.abspath(given), "failed", "error", why))
+            else:
+                files.append(p)
         else:
             prefix = str(p).rstrip(os.sep) + os.sep
             missing = {k: d for k, d in stored.items() if k == str(p) or k.startswith(prefix)}
@@ -170,16 +184,18 @@ def plan(
         try:
             st = f.stat()
         except OSError as exc:
-            out.problems.append(FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}"))
+            out.problems.append(FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}",
+                                           retry=True))
             continue
         old = stored.get(key)
         item = WorkItem(f, st.st_size, old, skip=False)
-        if old is not None and not force and old.size == st.st_size:
+        retry = old is not None and old.status != "ok" and old.retry  # a failure that may have passed
+        if old is not None and not force and not retry and old.size == st.st_size:
             if old.mtime == st.st_mtime:
                 item.skip = True
             else:
                 try:
-                    item.meta = FileMeta(st.st_size, st.st_mtime, sha256_file(f))
+                    item.meta = FileMeta(st.st_size, st.st_mtime, sha256_file(f, st.st_size))
                 except OSError:
                     item.meta = None
                 item.skip = item.meta is not None and item.meta.sha256 == old.sha256
@@ -272,7 +288,8 @@ def _run(
             if item.meta is not None and item.meta.mtime != old.mtime:
                 store.mark_unchanged(old.id, item.meta)
             result = FileResult(key, "skipped", old.status, old.message, old.sections, old.passages, old.pages,
-                                0.0, old.id, old.format, ocr_pages=old.ocr_pages)
+                                0.0, old.id, old.format, ocr_pages=old.ocr_pages, retry=old.retry,
+                                warnings=list(old.warnings))
         else:
             tell(n, key, "working", "")
             t0 = time.perf_counter()
@@ -295,43 +312,66 @@ def _run(
     return report
 
 
+CHANGED = "the file changed while it was read (it is being written?); the next ingest reads it again"
+
+
 def _ingest_one(
     store: Store, collection_id: int, item: WorkItem, limits: Limits, parse: ParseFn,
     after_write: Callable[[int], None] | None, worker: ParseWorker | None = None,
 ) -> FileResult | None:
+    """Parse and store one file. A file that changes while it is read (its size, mtime or inode differ after the
+    parse) is read once more; changed again, it fails as a failure that may pass, so a half-written or truncated
+    file is never stored as "ok" with part of its text."""
     key = str(item.path)
     fmt = item.path.suffix.lower().lstrip(".")
-    try:
-        meta = file_meta(item.path)
-    except OSError as exc:
-        return FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}", format=fmt)
-    status, message = "error", ""
+    status, message, retry = "error", "", False
     parsed: ParsedDocument | None = None
+    meta: FileMeta | None = None
     t0 = time.perf_counter()
-    log.debug("stage: parse %s", key)  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
-    try:
-        parsed = parse(item.path, limits)
-    except Cancelled:
-        return None
-    except IngestError as exc:
-        status, message = exc.status, str(exc) or exc.__class__.__name__
-    except Exception as exc:  # a parser bug must not end the batch
-        log.debug("unexpected parser failure on %s", key, exc_info=True)
-        message = f"unexpected error: {exc.__class__.__name__}: {exc}"
+    for _attempt in range(2):
+        parsed, status, message, retry = None, "error", "", False
+        try:
+            before = _stamp(item.path)
+            meta = file_meta(item.path)
+        except NotAFile as exc:
+            return FileResult(key, "failed", "error", f"{exc.strerror}: not read", format=fmt)
+        except OSError as exc:
+            return FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}", format=fmt,
+                              retry=True)
+        t0 = time.perf_counter()
+        log.debug("stage: parse %s", key)  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
+        try:
+            parsed = parse(item.path, limits)
+        except Cancelled:
+            return None
+        except IngestError as exc:
+            status, message, retry = exc.status, str(exc) or exc.__class__.__name__, bool(exc.passing)
+        except Exception as exc:  # a parser bug must not end the batch
+            log.debug("unexpected parser failure on %s", key, exc_info=True)
+            message = f"unexpected error: {exc.__class__.__name__}: {exc}"
+        try:
+            changed = _stamp(item.path) != before
+        except OSError:
+            changed = True
+        if not changed:
+            break
+        parsed, status, message, retry = None, "error", CHANGED, True
+    assert meta is not None
     parse_seconds = worker.last_parse_seconds if worker is not None else time.perf_counter() - t0
     if parsed is not None:
         log.debug("stage: write %s", key)
         try:
             doc_id = store.write_document(collection_id, key, meta, parsed)
-        except Exception as exc:  # e.g. disk full: report it, go on with the next file
+        except Exception as exc:  # e.g. disk full: report it, go on with the next file; it may pass
             log.debug("write failed for %s", key, exc_info=True)
-            message = f"could not save to the library: {exc.__class__.__name__}: {exc}"
+            message, retry = f"could not save to the library: {exc.__class__.__name__}: {exc}", True
         else:
             log.debug("stage: written %s", key)
             action = "updated" if item.existing is not None else "added"
             result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
                                 parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,
-                                parse_seconds=parse_seconds, ocr_pages=parsed.ocr_pages)
+                                parse_seconds=parse_seconds, ocr_pages=parsed.ocr_pages,
+                                warnings=list(parsed.warnings))
             if after_write is not None:
                 try:
                     after_write(doc_id)
@@ -341,12 +381,14 @@ def _ingest_one(
                     result.message = f"{result.message}; {note}" if result.message else note
             return result
     try:
-        doc_id = store.record_failure(collection_id, key, meta, status, message)
+        doc_id = store.record_failure(collection_id, key, meta, status, message, retry=retry)
     except Exception as exc:
         log.debug("record_failure failed for %s", key, exc_info=True)
-        return FileResult(key, "failed", status, f"{message} (and could not record it: {exc})", format=fmt)
+        return FileResult(key, "failed", status, f"{message} (and could not record it: {exc})", format=fmt,
+                          retry=True)
     doc = store.document(doc_id)
     if doc is not None and doc.status == "ok":  # an earlier version is kept
         return FileResult(key, "failed", status, doc.message, doc.sections, doc.passages, 0,
-                          document_id=doc_id, format=fmt, parse_seconds=parse_seconds)
-    return FileResult(key, "failed", status, message, document_id=doc_id, format=fmt, parse_seconds=parse_seconds)
+                          document_id=doc_id, format=fmt, parse_seconds=parse_seconds, retry=True)
+    return FileResult(key, "failed", status, message, document_id=doc_id, format=fmt, parse_seconds=parse_seconds,
+                      retry=retry)

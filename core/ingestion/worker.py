@@ -34,7 +34,17 @@ from shelfwise.ingest.progress import report, reporting
 
 
 class ParserCrashed(CorruptFile):
-    pass
+    """The parse worker died on the file. Killed from outside (SIGKILL, SIGTERM: the out-of-memory killer, a user)
+    the failure may pass (``passing``); a crash of its own (a segfault in a native library) is about the file."""
+
+
+class TimedOut(TooLarge):
+    """Parsing passed the time cap: on a loaded machine that may pass, so the next ingest tries again."""
+
+    passing = True
+
+
+_OUTSIDE_SIGNALS = {9, 15, 2, 1}  # SIGKILL, SIGTERM, SIGINT, SIGHUP
 
 
 class Cancelled(IngestError):
@@ -181,7 +191,9 @@ class ParseWorker:
             hello = ("failed", f"exit code {proc.exitcode} ({exc})")
         if hello[0] != "ready":
             self._stop()
-            raise ParserCrashed(f"the parser process could not start: {hello[1]}")
+            failed = ParserCrashed(f"the parser process could not start: {hello[1]}")
+            failed.passing = True
+            raise failed
         return parent
 
     def _stop(self) -> None:
@@ -209,7 +221,9 @@ class ParseWorker:
             conn.send((str(path), limits))
         except (OSError, EOFError) as exc:
             self._stop()
-            raise ParserCrashed(f"the parser process is not responding ({exc})") from exc
+            gone = ParserCrashed(f"the parser process is not responding ({exc})")
+            gone.passing = True
+            raise gone from exc
         timeout = self.timeout if self.timeout is not None else limits.max_parse_seconds
         proc = self._proc
         with MemoryWatchdog(proc.pid, limits.max_worker_rss_bytes, proc.kill, self.poll_interval) as watchdog:
@@ -243,7 +257,7 @@ class ParseWorker:
                     raise Cancelled("cancelled while parsing")
                 if time.monotonic() > deadline:
                     self._stop()
-                    raise TooLarge(f"parsing took longer than {timeout:.0f} s; skipped")
+                    raise TimedOut(f"parsing took longer than {timeout:.0f} s; skipped")
                 if self._proc is None or not self._proc.is_alive():
                     break
             if watchdog.tripped:
@@ -282,4 +296,8 @@ class ParseWorker:
             code = self._proc.exitcode
         self._stop()
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        raise ParserCrashed(f"the parser crashed on this file ({how})") from exc
+        killed = code is not None and -code in _OUTSIDE_SIGNALS
+        crash = ParserCrashed(f"the parser process was killed while reading this file ({how})" if killed
+                              else f"the parser crashed on this file ({how})")
+        crash.passing = killed
+        raise crash from exc

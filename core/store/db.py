@@ -207,10 +207,10 @@ class Store:
             values = (
                 file_meta.size, file_meta.mtime, file_meta.sha256, parsed.format, "ok", "", title, parsed.pages,
                 parsed.count("section"), parsed.count("passage"), now(), json.dumps(parsed.warnings),
-                parsed.ocr_pages,
+                parsed.ocr_pages, 0,
             )
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings, ocr_pages"
+                "warnings, ocr_pages, retry"
             if old is not None:
                 prev = self.conn.execute(
                     "SELECT p.id, p.depth FROM nodes d JOIN nodes p ON p.id = d.parent_id "
@@ -235,13 +235,15 @@ class Store:
         return doc_id
 
     def record_failure(
-        self, collection_id: int, path: str | Path, file_meta: FileMeta, status: str, message: str
+        self, collection_id: int, path: str | Path, file_meta: FileMeta, status: str, message: str,
+        retry: bool = False,
     ) -> int:
         """Record that a file could not be ingested; returns the document id.
 
         If an OK version exists, its tree and status stay and the message says "... (previous version kept)"; the
         stored file metadata stays the old one, so the next run tries the file again. Otherwise the document row
-        gets the error status and no nodes.
+        gets the error status and no nodes; ``retry`` (a failure that may pass) makes the next ingest try it again
+        although the file is unchanged.
         """
         if status not in ("error", "needs_ocr"):
             raise ValueError(f"Failure status must be 'error' or 'needs_ocr', not {status!r}")
@@ -255,9 +257,9 @@ class Store:
                 self.conn.execute("UPDATE documents SET message = ? WHERE id = ?", (message + KEPT_SUFFIX, old.id))
                 return old.id
             values = (file_meta.size, file_meta.mtime, file_meta.sha256, fmt, status, message, "", 0, 0, 0, now(),
-                      "[]", 0)
+                      "[]", 0, int(retry))
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings, ocr_pages"
+                "warnings, ocr_pages, retry"
             if old is not None:
                 self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
                 sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))

@@ -30,6 +30,26 @@ class SchemaTooNew(RuntimeError):
     """The database has migrations this version of Shelfwise does not know (it was made by a newer one)."""
 
 
+class NotALibrary(SchemaTooNew):
+    """The SQLite file is another program's database: tables, but no Shelfwise migrations."""
+
+
+def foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables of a database that is not a Shelfwise library (no ``migrations`` table, other tables), else []."""
+    names = [str(r[0]) for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    return [] if not names or "migrations" in names else names
+
+
+def refuse_foreign(conn: sqlite3.Connection) -> None:
+    """Raise :class:`NotALibrary` for another program's database, before anything is added to it."""
+    names = foreign_tables(conn)
+    if names:
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise NotALibrary(f"it is not a Shelfwise library but another program's SQLite database (tables: {shown}); "
+                          "nothing was changed. Give a new file name with --db")
+
+
 def _m001_tree(conn: sqlite3.Connection) -> None:
     """Collections, documents, the node tree and the key/value meta table."""
     for sql in (
@@ -165,12 +185,19 @@ def _m005_fts_scripts(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
 
 
+def _m006_failure_retry(conn: sqlite3.Connection) -> None:
+    """Whether a document's failure may pass (disk full, worker killed, a time cap): 1 makes the next plain ingest
+    try the file again although it is unchanged. Failures stored before are about their files (0)."""
+    conn.execute("ALTER TABLE documents ADD COLUMN retry INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
     ("0003_ocr_pages", _m003_ocr_pages),
     ("0004_vector_cache", _m004_vector_cache),
     ("0005_fts_scripts", _m005_fts_scripts),
+    ("0006_failure_retry", _m006_failure_retry),
 ]
 
 
@@ -223,6 +250,7 @@ def migrate(
     (no backup then).
     """
     steps = MIGRATIONS if migrations is None else migrations
+    refuse_foreign(conn)
     conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = set(applied(conn))
     unknown = sorted(done - {name for name, _ in steps})

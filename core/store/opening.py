@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from shelfwise.core.store import fts
-from shelfwise.core.store.migrations import SchemaTooNew, migrate
+from shelfwise.core.store.migrations import SchemaTooNew, migrate, refuse_foreign
 from shelfwise.core.store.types import StoreError
 
 
@@ -36,13 +36,32 @@ def _is_read_only_error(exc: sqlite3.OperationalError) -> bool:
 
 
 def _pending_migrations(conn: sqlite3.Connection) -> list[str]:
-    from shelfwise.core.store.migrations import MIGRATIONS, applied
+    from shelfwise.core.store.migrations import MIGRATIONS, applied, refuse_foreign
 
+    refuse_foreign(conn)
     done = set(applied(conn))
     unknown = sorted(done - {name for name, _ in MIGRATIONS})
     if unknown:
         raise SchemaTooNew(f"it was written by a newer version of Shelfwise (schema {', '.join(unknown)})")
     return [name for name, _ in MIGRATIONS if name not in done]
+
+
+def connect_read_only(path: Path, timeout: float = 30.0) -> sqlite3.Connection:
+    """A read-only connection to the library at ``path``; on read-only media, where SQLite cannot make a WAL
+    library's -shm index, the file is read as immutable (nothing can change it there). Errors other than that are
+    left to the caller's first query."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc):
+            return conn  # reported by the checks that follow
+        conn.close()
+        conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, timeout=timeout)
+    except sqlite3.DatabaseError:
+        pass
+    return conn
 
 
 class OpenedLibrary:
@@ -98,20 +117,7 @@ class OpenedLibrary:
 
     def _open(self) -> sqlite3.Connection:
         if self.path is not None and self.read_only:
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=self._timeout)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.OperationalError as exc:
-                if "unable to open" not in str(exc):
-                    return conn  # reported by the checks that follow
-                # A WAL library on read-only media: SQLite cannot make the -shm index. Nothing can change the file
-                # there, so it is read as immutable.
-                conn.close()
-                conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, timeout=self._timeout)
-            except sqlite3.DatabaseError:
-                pass
-            return conn
+            return connect_read_only(self.path, self._timeout)
         return sqlite3.connect(":memory:" if self.path is None else str(self.path), isolation_level=None,
                                timeout=self._timeout)
 
@@ -167,6 +173,7 @@ class OpenedLibrary:
         # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
         # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
         self.conn.execute("PRAGMA secure_delete = OFF")
+        refuse_foreign(self.conn)  # before WAL is switched on: another program's file is left as it was
         if not self.memory:
             # switching a new library to WAL needs it alone; SQLite does not wait for that (measured: two first
             # ingests into one new library at once, 6 of 30 runs lost one with "database is locked")

@@ -15,7 +15,7 @@ KEPT_SUFFIX = " (previous version kept)"
 NODE_COLS = "id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, text, location, " \
     "heading_path"
 DOC_COLS = "id, collection_id, path, size, mtime, sha256, format, status, message, title, pages, sections, " \
-    "passages, ingested_at, warnings, ocr_pages"
+    "passages, ingested_at, warnings, ocr_pages, retry"
 
 
 class StoreError(RuntimeError):
@@ -57,6 +57,14 @@ class DocumentRow:
     ingested_at: str
     warnings: list[str] = field(default_factory=list)
     ocr_pages: int = 0  # pages whose text was read by OCR
+    retry: bool = False  # a failure that may pass (disk full, worker killed, ...): the next ingest tries again
+
+    def retry_label(self) -> str:
+        """For a failed document: whether the next ingest tries it again (see IngestError.passing)."""
+        if self.status == "ok":
+            return ""
+        return ("may pass: tried again by the next ingest" if self.retry
+                else "about the file: not tried again until it changes (or: ingest --force)")
 
     def ocr_label(self) -> str:
         """``"OCR 3/12 pages"`` for a document read (partly) by OCR, else ``""``."""
@@ -181,7 +189,7 @@ def doc_from_row(r: Sequence[Any]) -> DocumentRow:
     return DocumentRow(
         id=r[0], collection_id=r[1], path=path_from_key(r[2]), size=r[3], mtime=r[4], sha256=r[5], format=r[6],
         status=r[7], message=r[8], title=r[9], pages=r[10], sections=r[11], passages=r[12], ingested_at=r[13],
-        warnings=json.loads(r[14]), ocr_pages=r[15],
+        warnings=json.loads(r[14]), ocr_pages=r[15], retry=bool(r[16]),
     )
 
 

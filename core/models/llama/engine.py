@@ -212,7 +212,7 @@ class LlamaEngine:
     # ------------------------------------------------------------------ tokens
 
     def _tok(self, text: str, add_bos: bool, special: bool = False) -> list[int]:
-        raw = text.encode("utf-8")
+        raw = text.encode("utf-8", errors="replace")  # a lone surrogate (bytes that were not UTF-8) becomes "?"
         cap = len(raw) + 8
         buf = (llama_cpp.llama_token * cap)()
         n = llama_cpp.llama_tokenize(self._vocab, raw, len(raw), buf, cap, add_bos, special)
