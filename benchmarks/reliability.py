@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from shelfwise.core.ingestion.worker import ParseWorker
 from shelfwise.ingest.model import IngestError, Limits
-from tests.reliability import hostile, kills, scenarios
+from tests.reliability import hostile, kills, scenarios, variants
 
 MiB = 1 << 20
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample"
@@ -77,7 +77,8 @@ def library(work: Path, name: str, folder: Path = SAMPLE, index: bool = False) -
     return db, files
 
 
-def cases(work: Path, fuzz_n: int, n_kills: int) -> dict[str, Callable[[], dict[str, Any]]]:
+def cases(work: Path, fuzz_n: int, n_kills: int, variant_n: int = 1000, n_command_kills: int = 10
+          ) -> dict[str, Callable[[], dict[str, Any]]]:
     gen = work / "generated"
     gen.mkdir()
 
@@ -250,7 +251,28 @@ def cases(work: Path, fuzz_n: int, n_kills: int) -> dict[str, Callable[[], dict[
         return {"clean": r["searches"] >= 1 and set(r["exit_codes"]) == {0} and r["ingest_exit"] == 0, **r,
                 "peak_rss_mb": None}
 
+    def variants_fuzz() -> dict[str, Any]:
+        seed = variants.seed_from_env()
+        print(f"variants seed: {seed} (replay: SHELFWISE_FUZZ_SEED={seed})", file=sys.stderr, flush=True)
+        vw = work / "variants"
+        vw.mkdir()
+        r = scenarios.fuzz_variants(vw, variant_n, seed)
+        return {"clean": not r.uncaught and not r.unreported and not r.wrong, "seed": seed, "fuzzed_files": r.files,
+                "by_kind": r.by_kind, "uncaught_exceptions": len(r.uncaught), "uncaught": r.uncaught[:10],
+                "unreported": r.unreported[:10], "wrong": r.wrong[:10], "seconds": round(r.seconds, 1),
+                "peak_rss_mb": None}
+
+    def command_kills() -> dict[str, Any]:
+        kw = work / "kills-commands"
+        kw.mkdir()
+        files = kw / "files"
+        shutil.copytree(SAMPLE, files)
+        r = kills.command_kills(kw, files, kills=n_command_kills, seed=19)
+        clean = (r["integrity_ok"] == r["kills"] and not r["documents_lost"] and r["resumed_ok"] == r["kills"])
+        return {"clean": clean, **r, "peak_rss_mb": None}
+
     return {
+        **issue27_cases(work),
         "damaged library": damaged, "read-only library": read_only, "zip bomb 900 MB at 122x": zip_bomb,
         "zip member lying about its size": lying_zip, "largest XML within the limits": big_xml_within_limits,
         "100 kB question": long_question, "non-UTF-8 file name": non_utf8_name, "UTF-16 without BOM": utf16,
@@ -258,16 +280,98 @@ def cases(work: Path, fuzz_n: int, n_kills: int) -> dict[str, Callable[[], dict[
         "50 MB one-line text": one_line_50mb, "corpus files one by one": corpus_each,
         "corpus ingest (CLI)": corpus_ingest, "re-ingest after kill during embedding": reingest_resumes,
         "ask during ingest": ask_during_ingest, "two writers": writers, "search during ingest": search_busy,
-        "fuzzing": fuzzing, "kill -9 aimed at stages": kill_9,
+        "fuzzing": fuzzing, "generated variants (names, encodings, special files)": variants_fuzz,
+        "kill -9 aimed at stages": kill_9, "kill -9 in index and calibrate commands": command_kills,
         "kill -9 inside large tree writes": kill_writes,
     }
+
+
+def issue27_cases(work: Path) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Issue 27's cases, each run as its test in tests/reliability (clean when the test's assertions hold)."""
+    from tests.reliability import test_cli_edges as edges
+    from tests.reliability import test_decoding_and_passages as dec
+    from tests.reliability import test_failure_kinds as kinds
+    from tests.reliability import test_special_files as special
+
+    state: dict[str, Path] = {}
+    n = [0]
+
+    def fresh() -> Path:
+        n[0] += 1
+        d = work / f"i27-{n[0]}"
+        d.mkdir()
+        return d
+
+    def indexed() -> Path:
+        if "db" not in state:
+            state["db"] = edges.build_indexed(fresh())
+        return state["db"]
+
+    def as_case(fn: Callable[[], None]) -> Callable[[], dict[str, Any]]:
+        def run() -> dict[str, Any]:
+            try:
+                fn()
+            except AssertionError as exc:
+                return {"clean": False, "detail": str(exc)[:300], "peak_rss_mb": None}
+            return {"clean": True, "detail": "", "peak_rss_mb": None}
+        return run
+
+    def special_arguments() -> None:
+        for what in ("dev-zero", "fifo", "socket"):
+            special.test_a_special_file_given_as_an_argument_is_refused_without_being_opened(fresh(), what)
+
+    tmp, idx, both = (fresh,), (indexed,), (indexed, fresh)
+    table: list[tuple[str, Callable[..., None], tuple[Callable[[], Path], ...]]] = [
+        ("symlink loop as an argument",
+         special.test_a_symlink_loop_given_as_an_argument_gets_a_message_not_a_traceback, tmp),
+        ("special files in a folder",
+         special.test_special_entries_in_a_folder_each_get_a_status_line_and_the_rest_is_ingested, tmp),
+        ("folder tree 2,100 levels deep",
+         special.test_a_tree_2100_levels_deep_is_ingested_as_far_as_the_system_can_name_it, tmp),
+        ("file names forging output lines",
+         special.test_no_output_line_of_ingest_or_status_can_be_forged_by_a_file_name, tmp),
+        ("question with a byte that is not UTF-8", edges.test_a_question_with_a_byte_that_is_not_utf8_is_answered, idx),
+        ("empty question", edges.test_an_empty_question_is_said_to_be_empty, idx),
+        ("ask on a full disk", edges.test_ask_on_a_full_disk_does_not_say_an_ingest_is_running, both),
+        ("doctor on a healthy read-only library", edges.test_doctor_calls_a_healthy_read_only_library_healthy, both),
+        ("--db naming another program's SQLite file",
+         edges.test_another_programs_sqlite_file_is_refused_and_left_as_it_was, tmp),
+        ("read-only commands on a missing library",
+         edges.test_read_only_commands_on_a_missing_library_create_nothing, tmp),
+        ("warnings in the output of ingest and status",
+         edges.test_warnings_are_part_of_the_normal_output_of_ingest_and_status, tmp),
+        ("two ingests into one collection",
+         edges.test_two_ingests_into_one_collection_both_finish_and_index_it_once_at_a_time, tmp),
+        ("calibrate without the generative model",
+         edges.test_calibrate_uses_no_generative_model_and_shows_progress_when_not_on_a_terminal, both),
+        ("NUL bytes between words", dec.test_text_with_nul_bytes_between_words_is_read_as_words_not_utf16_garbage, tmp),
+        ("mixed UTF-8 and Windows-1252", dec.test_mixed_utf8_and_windows_1252_lines_are_each_read_right, tmp),
+        ("5 MB spreadsheet cell",
+         dec.test_a_5_mb_spreadsheet_cell_is_split_into_passages_the_embedder_reads_whole, tmp),
+        ("long unspaced CJK line", dec.test_a_long_unspaced_cjk_line_parses_about_as_fast_as_ascii, tmp),
+        ("full disk, then a plain re-ingest",
+         kinds.test_a_file_that_failed_on_a_full_disk_is_retried_by_the_next_plain_ingest, tmp),
+        ("worker killed or timed out, then a plain re-ingest",
+         kinds.test_a_file_whose_worker_was_killed_or_timed_out_is_retried, tmp),
+        ("file truncated while it is read",
+         kinds.test_a_file_truncated_while_it_is_read_is_not_stored_ok_with_part_of_its_text, tmp),
+        ("failure about the file not retried until it changes",
+         kinds.test_a_failure_about_the_file_is_not_retried_until_the_file_changes, tmp),
+    ]
+    out = {name: as_case(lambda f=f, a=a: f(*(make() for make in a))) for name, f, a in table}
+    out["symlink to /dev/zero, FIFO, socket as arguments"] = as_case(special_arguments)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--fuzz", type=int, default=1000, help="fuzzed files (default 1000)")
-    ap.add_argument("--kills", type=int, default=20, help="kill -9 points (default 20)")
+    ap.add_argument("--kills", type=int, default=20, help="kill -9 points aimed at ingest's stages (default 20)")
+    ap.add_argument("--variants", type=int, default=1000,
+                    help="generated names, encodings and special files (default 1000; seed: SHELFWISE_FUZZ_SEED)")
+    ap.add_argument("--command-kills", type=int, default=10,
+                    help="kill -9 points in shelfwise index and calibrate (default 10)")
     ap.add_argument("--only", default=None, help="comma-separated case names (substring match)")
     ap.add_argument("--merge", nargs="+", type=Path, default=None,
                     help="combine the --json outputs of partial runs into one summary")
@@ -280,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         return report(results, 0.0, args.json)
     with tempfile.TemporaryDirectory(prefix="shelfwise-reliability-") as tmp:
         work = Path(tmp)
-        todo = cases(work, args.fuzz, args.kills)
+        todo = cases(work, args.fuzz, args.kills, args.variants, args.command_kills)
         for name, fn in todo.items():
             if args.only and not any(s.strip() in name for s in args.only.split(",")):
                 continue
@@ -299,20 +403,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(results: dict[str, Any], seconds: float, as_json: bool) -> int:
     fuzz_r = results.get("fuzzing", {})
+    var_r = results.get("generated variants (names, encodings, special files)", {})
     kill_r = results.get("kill -9 aimed at stages", {})
+    cmd_r = results.get("kill -9 in index and calibrate commands", {})
     write_r = results.get("kill -9 inside large tree writes", {})
+    fuzzers = [r for r in (fuzz_r, var_r) if r]
+    killers = [r for r in (kill_r, cmd_r) if r]
     summary = {
         "cases_tried": len(results), "cases_clean": sum(1 for r in results.values() if r["clean"]),
         "data_lost": sum(r.get("documents_lost", 0) + r.get("half_written", 0) + r.get("duplicated", 0)
-                         for r in (kill_r, write_r)) if kill_r or write_r else None,
-        "fuzzed_files": fuzz_r.get("fuzzed_files"), "uncaught_exceptions": fuzz_r.get("uncaught_exceptions"),
-        "kills": kill_r.get("kills"), "kill_integrity_ok": kill_r.get("integrity_ok"),
-        "kills_landed": kill_r.get("landed"), "kills_resumed_ok": kill_r.get("resumed_ok"),
+                         for r in (kill_r, write_r, cmd_r)) if kill_r or write_r or cmd_r else None,
+        "fuzzed_files": sum(r.get("fuzzed_files", 0) for r in fuzzers) if fuzzers else None,
+        "fuzzed_by_kind": {"mutated corpus files": fuzz_r.get("fuzzed_files"), **var_r.get("by_kind", {})},
+        "variants_seed": var_r.get("seed"),
+        "uncaught_exceptions": sum(r.get("uncaught_exceptions", 0) for r in fuzzers) if fuzzers else None,
+        "kills": sum(r.get("kills", 0) for r in killers) if killers else None,
+        "kills_by_where": {"ingest stages": kill_r.get("landed"), "index/calibrate commands": cmd_r.get("by_command")},
+        "kill_integrity_ok": sum(r.get("integrity_ok", 0) for r in killers) if killers else None,
+        "kills_resumed_ok": sum(r.get("resumed_ok", 0) for r in killers) if killers else None,
         "write_kills": write_r.get("kills"), "write_kills_landed": write_r.get("landed"),
         "peak_rss_mb_per_case": {k: v.get("peak_rss_mb") for k, v in results.items()},
         "max_peak_rss_mb": max((v["peak_rss_mb"] for v in results.values() if v.get("peak_rss_mb")), default=None),
         "seconds": round(seconds, 1) if seconds else sum(float(v.get("seconds") or 0) for v in results.values()),
-        "note": "wall-clock seconds were measured on a 2-core machine shared with other jobs (load ~10)",
+        "note": "wall-clock seconds were measured on a 2-core machine shared with other jobs",
         "cases": results,
     }
     if as_json:

@@ -153,3 +153,65 @@ def sqlite_integrity(db: Path) -> str:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
     finally:
         conn.close()
+
+
+# --------------------------------------------------------------------------- generated variants
+@dataclass
+class VariantResult:
+    seed: int = 0
+    files: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    uncaught: list[str] = field(default_factory=list)  # exceptions that escaped, or "unexpected error" fallbacks
+    unreported: list[str] = field(default_factory=list)  # variants without a status of their own
+    wrong: list[str] = field(default_factory=list)  # refused ones stored ok, ok ones not stored or not findable
+    seconds: float = 0.0
+
+
+def fuzz_variants(work: Path, count: int, seed: int, per_batch: int = 40) -> VariantResult:
+    """``count`` generated variants (names, encodings, special files; :mod:`tests.reliability.variants`) in
+    batches of ``per_batch``, each batch one folder ingested through the real parse worker; every variant must
+    get a status, no special file may be opened or stored, every "ok" variant must be stored and found by a word
+    of it."""
+    from tests.reliability import variants as gen
+
+    out = VariantResult(seed=seed)
+    t0 = time.monotonic()
+    n = 0
+    with Store(work / "variants.db") as store, ParseWorker() as worker:
+        while out.files < count:
+            n += 1
+            k = max(1, per_batch // 3)
+            b = gen.batch(work / f"variants-{n}", work / f"outside-{n}", seed * 1000 + n, n_names=k,
+                          n_encodings=k, n_specials=per_batch - 2 * k)
+            try:
+                try:
+                    report = ingest(store, [b.folder], collection=f"v{n}", parse=worker.parse_fn())
+                except Exception as exc:
+                    out.uncaught.append(f"batch {n}: {exc.__class__.__name__}: {exc}")
+                    continue
+            finally:
+                b.close()
+            by_path = {r.path: r for r in report.results}
+            coll = store.find_collection(f"v{n}")
+            for v in b.variants:
+                out.files += 1
+                out.by_kind[v.kind.split(":")[0]] = out.by_kind.get(v.kind.split(":")[0], 0) + 1
+                r = by_path.get(str(v.path))
+                name = ascii(v.path.name)
+                if r is None:
+                    if v.kind == "special:loop":  # its partner link is named too
+                        continue
+                    out.unreported.append(f"{v.kind} {name}")
+                    continue
+                if "unexpected error" in r.message:
+                    out.uncaught.append(f"{v.kind} {name}: {r.message}")
+                if v.expect == "refused" and r.status == "ok":
+                    out.wrong.append(f"{v.kind} {name}: stored ok")
+                if v.expect == "ok":
+                    if r.status != "ok":
+                        out.wrong.append(f"{v.kind} {name}: {r.status} {r.message}")
+                    elif v.words and coll is not None and not store.search_hits(
+                            v.words[0], limit=50, collection_id=coll.id):
+                        out.wrong.append(f"{v.kind} {name}: {v.words[0]!r} not found")
+    out.seconds = time.monotonic() - t0
+    return out
