@@ -79,6 +79,9 @@ class ShelfwiseGroup(click.Group):
         except sqlite3.DatabaseError as exc:
             state = ctx.find_object(CliState)
             db = state.db if state is not None and state.db is not None else "the library"
+            if "disk is full" in str(exc):
+                raise click.ClickException(f"the disk holding {db} is full ({exc}): free some space and run the "
+                                           "command again; nothing stored was lost") from exc
             raise click.ClickException(
                 f"could not read {db}: {exc}. Check it with: shelfwise doctor (and rebuild it from your files with "
                 "shelfwise doctor --rebuild)"

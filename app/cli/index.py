@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from typing import Any
@@ -67,12 +68,24 @@ def before_question(shelf: Any, collection: str) -> None:
             click.echo(f"The library is read-only and its index is unfinished ({state.without_vectors} nodes "
                        "without vectors): answering from what is indexed.", err=True)
         return
-    if state.unfinished:
-        click.echo(f"Finishing the index of '{collection}' before answering (it was interrupted or is new): "
-                   f"{state.without_vectors} nodes to embed, then topics and calibration.", err=True)
-        shelf.refresh(collection, progress=IndexLine())
-    else:
-        shelf.refresh(collection)
+    try:
+        if state.unfinished:
+            click.echo(f"Finishing the index of '{collection}' before answering (it was interrupted or is new): "
+                       f"{state.without_vectors} nodes to embed, then topics and calibration.", err=True)
+            shelf.refresh(collection, progress=IndexLine())
+        else:
+            shelf.refresh(collection)
+    except sqlite3.OperationalError as exc:
+        if not disk_full(exc):
+            raise
+        click.echo(f"The disk holding the library is full ({exc}): answering from what is indexed; free some "
+                   "space to let indexing finish.", err=True)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL (or the I/O error a full disk gives while the WAL index grows)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (code is not None and code & 0xFF == sqlite3.SQLITE_FULL) or "disk is full" in str(exc)
 
 
 # --------------------------------------------------------------------------- background indexing

@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -154,7 +156,7 @@ def test_two_ingests_into_one_collection_both_finish_and_index_it_once_at_a_time
     shutil.copytree(SAMPLE, files)
     db = tmp_path / "lib.db"
     env = {**os.environ, "SHELFWISE_HOME": str(tmp_path / "home")}
-    procs = [subprocess.Popen([SHELFWISE, "--db", str(db), "ingest", str(files)], stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([SHELFWISE, "-v", "--db", str(db), "ingest", str(files)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     outs = [p.communicate(timeout=900) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [e[-1500:] for _, e in outs]
@@ -162,9 +164,20 @@ def test_two_ingests_into_one_collection_both_finish_and_index_it_once_at_a_time
     data = json.loads(status.stdout)
     assert len(data["documents"]) == 6 and all(d["status"] == "ok" for d in data["documents"])
     assert [i["unfinished"] for i in data["indexes"]] == [False], data["indexes"]
-    waited = [e for _, e in outs if "Another process is indexing this library" in e]
-    indexed = [e for _, e in outs if "Indexed:" in e]
-    assert len(indexed) == 2 and len(waited) <= 1, [e[-800:] for _, e in outs]
+    # one at a time: the index steps (from each process's "stage: embedding" to its "stage: done") do not overlap;
+    # a process that found every file already stored by the other and the index finished has no index step
+    spans = []
+    for _, e in outs:
+        stamps = {m.group(2): datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+                  for m in re.finditer(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) [^\n]*?stage: (embedding|done)", e)}
+        if stamps:
+            assert set(stamps) == {"embedding", "done"}, [ln for ln in e.splitlines() if "stage:" in ln]
+            spans.append((stamps["embedding"], stamps["done"]))
+    assert spans, "no index step at all"
+    if len(spans) == 2:
+        first, second = sorted(spans)
+        assert second[0] >= first[1], spans
+    assert sum("Another process is indexing this library" in e for _, e in outs) <= 1
 
 
 def test_calibrate_uses_no_generative_model_and_shows_progress_when_not_on_a_terminal(indexed: Path,
