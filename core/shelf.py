@@ -7,7 +7,7 @@ it inside its worker thread). No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,10 +142,13 @@ class Shelf:
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
         scope: Scope | ResolvedScope | None = None,
+        prior: Mapping[int, float] | None = None,
+        q_vec: Any = None,
     ) -> SearchResult:
         """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too").
         The question's inline filters and ``scope`` limit the walk (``core/navigation/scope.py``; ScopeError for a
-        malformed one); a scope that admits no document returns no passage and says so in the trace's notes."""
+        malformed one); a scope that admits no document returns no passage and says so in the trace's notes.
+        ``prior`` gives branches a conversation was in a head start (see ``Navigator.search``)."""
         from shelfwise.core.navigation.navigator import Navigator
         from shelfwise.core.navigation.scope import prepare_question
 
@@ -156,7 +159,8 @@ class Shelf:
             message = scope.no_match_message()
             return SearchResult(question, [], Trace(query=question, scope=scope.label(), notes=[message]))
         nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
-        return nav.search(question, collection=collection, keep=keep, cancel=cancel, scope=scope)
+        return nav.search(question, collection=collection, keep=keep, cancel=cancel, scope=scope, prior=prior,
+                          q_vec=q_vec)
 
     def ask(
         self,

@@ -35,8 +35,11 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
                                 "shelfwise.core.answers"),
     "shelfwise.core.ingestion": ("shelfwise.ingest", "shelfwise.core.store"),
     "shelfwise.core.evaluation": ("shelfwise.core", "shelfwise.ingest.model"),
+    "shelfwise.core.conversation": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.core.navigation",
+                                    "shelfwise.core.answers", "shelfwise.ingest.model"),
     "shelfwise.core.shelf": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.core.navigation",
-                             "shelfwise.core.answers", "shelfwise.core.indexing", "shelfwise.core.ingestion"),
+                             "shelfwise.core.answers", "shelfwise.core.indexing", "shelfwise.core.ingestion",
+                             "shelfwise.core.conversation"),
     "shelfwise.ingest": (),
 }
 

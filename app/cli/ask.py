@@ -41,12 +41,15 @@ from shelfwise.core.navigation.trace import SearchResult
 @click.option("--threads", type=int, default=None, help="CPU threads for the models.")
 @JUDGE_OPTION
 @scope_options
+@click.option("--conversation", "conversation_id", default=None,
+              help="Ask this as the next turn of a stored conversation (its id, or 'new'); the question is read "
+                   "with that conversation's history (see `shelfwise chat`). --json then shows how it was read.")
 @click.pass_context
 def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, show_trace: bool, no_answer: bool,
             adaptive: bool | None, generate: bool | None, readout: str | None, model_path: str | None,
             backend_url: str | None,
             gpu_layers: int | None, threads: int | None, judge: str | None, in_paths: tuple[str, ...],
-            types: tuple[str, ...], since: str | None, until: str | None) -> None:
+            types: tuple[str, ...], since: str | None, until: str | None, conversation_id: str | None) -> None:
     """Answer a question from your documents and show the path taken to the passages.
 
     Questions about a document's structure (its chapters, a summary, how many pages or slides, which documents
@@ -60,6 +63,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "Who approves travel?" --json
         shelfwise ask "What are the chapters of the employee handbook?"
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
+        shelfwise ask --conversation 3 "and who approves it?" --json
     """
     from shelfwise.core.navigation.scope import ScopeError, parse_question
     from shelfwise.core.shelf import Shelf
@@ -84,6 +88,14 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
         before_question(shelf, collection)
+        if conversation_id is not None:
+            if not scope.is_empty():
+                raise click.UsageError("--in/--type/--since/--until do not apply with --conversation yet; write "
+                                       "the filter in the question (in:, type:, since:, until:)")
+            from shelfwise.app.cli.chat import continue_conversation
+
+            continue_conversation(shelf, conversation_id, question, collection, as_json)
+            return
         streamed = not as_json
 
         def on_search(result: SearchResult) -> None:

@@ -69,6 +69,13 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     """
     if dataset not in ("conditionalqa", "squad", "xquad") and not dataset.endswith(".jsonl"):
         raise click.BadParameter("use conditionalqa, squad, xquad or a .jsonl file", param_hint="DATASET")
+    from shelfwise.core.evaluation.dialogues import is_dialogue_file
+
+    if is_dialogue_file(dataset):  # multi-turn: {"turns": [...]} per line
+        from shelfwise.app.cli.chat import eval_dialogues
+
+        eval_dialogues(ctx, dataset, collection, split or "all", out, as_json)
+        return
     if dataset == "xquad":
         from shelfwise.core.evaluation.run import shared_dir
         from shelfwise.core.evaluation.xquad import languages

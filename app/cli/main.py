@@ -27,6 +27,7 @@ from shelfwise.app.cli import (
     app,
     ask,
     calibrate,
+    chat,
     doctor,
     index,
     ingest,
@@ -38,7 +39,7 @@ from shelfwise.app.cli import (
 from shelfwise.app.cli import eval as evaluate
 from shelfwise.app.cli.group import main
 
-COMMAND_MODULES = (ingest, status, tree, search, index, ask, calibrate, evaluate, models, doctor, app)
+COMMAND_MODULES = (ingest, status, tree, search, index, ask, calibrate, evaluate, models, doctor, app, chat)
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -49,3 +49,6 @@ class QueryJob:
     keep: Sequence[int] = ()
     answer: bool = True  # False: search only (the walk, no written answer)
     cancel: CancelFlag = field(default_factory=CancelFlag)
+    conversation: int | None = None  # the conversation this question continues (None: the worker starts one)
+    alone: bool = False  # read the question alone even inside a conversation
+    replaces_turn: int | None = None  # a stored turn this job asks again (deleted when this one is stored)

@@ -22,6 +22,8 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QWidget
 
 from shelfwise.app.gui.answer_view import AnswerView
+from shelfwise.app.gui.conversation_session import ConversationSession
+from shelfwise.app.gui.conversations_dialog import ConversationsDialog
 from shelfwise.app.gui.demo import DemoBar
 from shelfwise.app.gui.ingest_bar import IngestBar
 from shelfwise.app.gui.ingest_ledger import IngestLedger
@@ -30,7 +32,9 @@ from shelfwise.app.gui.library import LibraryView
 from shelfwise.app.gui.library_lookup import LibraryLookup, NodeText
 from shelfwise.app.gui.preview import PreviewPane
 from shelfwise.app.gui.query_session import QuerySession
+from shelfwise.app.gui.reading_bar import ReadingBar
 from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
+from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
@@ -73,6 +77,7 @@ class MainWindow(QMainWindow):
         self.store = Store(db_path)
         self.lookup = LibraryLookup(self.store)
         self.session = QuerySession()
+        self.conversation = ConversationSession(self.store)  # the thread the next question continues
         self._opened_for: Any = None  # the query job whose answer sentence the preview opened
         self.ledger = IngestLedger()
         self._closed = False
@@ -83,6 +88,11 @@ class MainWindow(QMainWindow):
         self.ingest_bar = IngestBar()
         self.library.add_bottom(self.ingest_bar)
         self.answer_view = AnswerView()
+        self.reading_bar = ReadingBar()
+        self.thread_view = ThreadView()
+        self.thread_view.hide()
+        self.answer_view.layout().insertWidget(1, self.reading_bar)  # type: ignore[union-attr]
+        self.answer_view.layout().insertWidget(2, self.thread_view, 2)  # type: ignore[union-attr]
         self.walk = WalkView()
         self.demo = DemoBar(self.walk)
         self.walk.controls.addWidget(self.demo)
@@ -158,6 +168,11 @@ class MainWindow(QMainWindow):
         qw.cancelled.connect(self._on_query_cancelled)
         qw.failed.connect(self._on_query_failed)
         qw.finished.connect(self._on_query_job_finished)
+        qw.read.connect(self._on_read)
+        qw.turned.connect(self._on_turned)
+        self.thread_view.walk_requested.connect(self.show_turn_walk)
+        self.thread_view.citation_requested.connect(self.show_turn_citation)
+        self.reading_bar.ask_alone.connect(self.ask_alone)
         self.query_host.busy_changed.connect(self._on_query_busy)
 
         self.walk.node_activated.connect(self.show_candidate)
@@ -175,6 +190,11 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        conv_menu = self.menuBar().addMenu("&Conversation")
+        self.new_conversation_action = conv_menu.addAction("&New conversation", QKeySequence("Ctrl+N"),
+                                                           self.new_conversation)
+        conv_menu.addAction("&Conversations…", QKeySequence("Ctrl+Shift+O"), self.conversations_dialog)
+        conv_menu.addAction("&Export conversation as Markdown…", self.export_conversation_dialog)
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction("&Settings…", QKeySequence.StandardKey.Preferences, self.settings_dialog)
         view_menu = self.menuBar().addMenu("&View")
@@ -241,13 +261,20 @@ class MainWindow(QMainWindow):
 
     # -- questions ----------------------------------------------------------------------------------------------
     def ask(self, question: str, collection: str = "", keep: list[int] | tuple[int, ...] = (),
-            answer: bool = True) -> QueryJob:
-        """Run a question (cancelling one still running); ``keep`` forces branches open ("look here too")."""
+            answer: bool = True, alone: bool = False, replaces_turn: int | None = None) -> QueryJob:
+        """Run a question (cancelling one still running); ``keep`` forces branches open ("look here too"). An
+        answered question is the next turn of the current conversation (read with it unless ``alone``)."""
         self.cancel_query()
         if self.demo.isVisible():
             self.demo.stop()
         collection = collection or self.answer_view.collection() or next(iter(self.library.collections()), "")
         job = self.session.start(question, collection, keep, answer=answer)
+        if answer:
+            job.conversation = self.conversation.conversation_id
+            job.alone, job.replaces_turn = alone, replaces_turn
+            shown = self.conversation.turns()
+            self.thread_view.show_turns([t for t in shown if t.id != replaces_turn])
+        self.reading_bar.show_note(None)
         self.export_action.setEnabled(False)
         self.answer_view.begin(job.question)
         self.walk.clear("Walking the library…")
@@ -278,7 +305,10 @@ class MainWindow(QMainWindow):
         if again is not None:
             self.statusBar().showMessage(f"Looking in {candidate.title} too…")
             question, collection, keep = again
-            self.ask(question, collection, keep=keep)
+            last = self.conversation.last_turn  # the same question again: it replaces its turn
+            replaces = last.id if last is not None and last.question == question else None
+            alone = last is not None and last.question == question and last.reading.mode == "alone"
+            self.ask(question, collection, keep=keep, alone=alone, replaces_turn=replaces)
 
     def _on_query_job_finished(self, job: Any) -> None:
         if self.session.is_current(job):
@@ -349,6 +379,75 @@ class MainWindow(QMainWindow):
 
     def _on_query_busy(self, busy: bool) -> None:
         self.answer_view.set_busy(busy)
+
+    # -- conversation -------------------------------------------------------------------------------------------
+    def _on_read(self, job: Any, reading: Any) -> None:
+        if self.session.is_current(job):
+            self.reading_bar.show_note(self.conversation.note_for(reading))
+
+    def _on_turned(self, job: Any, conversation: Any, turn: Any) -> None:
+        self.conversation.on_turn(conversation, turn)
+        if self.session.is_current(job):
+            self.thread_view.show_turns(self.conversation.turns()[:-1])
+
+    def ask_alone(self, question: str) -> None:
+        """The last question again, read without the conversation (it replaces the follow-up it was)."""
+        last = self.conversation.last_turn
+        replaces = last.id if last is not None and last.question == question else None
+        self.ask(question, alone=True, replaces_turn=replaces)
+
+    def new_conversation(self) -> None:
+        self.cancel_query()
+        self.conversation.new()
+        self.thread_view.show_turns([])
+        self.reading_bar.show_note(None)
+        self.answer_view.begin("")
+        self.answer_view.status.setText("New conversation")
+        self.walk.clear("")
+        self.statusBar().showMessage("New conversation: the next question is read on its own", 8000)
+
+    def reopen_conversation(self, conversation_id: int) -> None:
+        self.cancel_query()
+        conv = self.conversation.reopen(conversation_id)
+        self.thread_view.show_turns(conv.turns)
+        self.reading_bar.show_note(None)
+        self.answer_view.begin("")
+        self.answer_view.status.setText(f"Conversation reopened: {len(conv.turns)} question(s); ask a follow-up")
+        if conv.turns:
+            self.show_turn_walk(conv.turns[-1].position)
+
+    def show_turn_walk(self, position: int) -> None:
+        trace = self.conversation.trace_of(position)
+        if trace is not None:
+            self.walk.show_trace(trace)
+
+    def show_turn_citation(self, position: int, number: int) -> None:
+        found = self.conversation.citation_hit(position, number)
+        if isinstance(found, Hit):
+            self.show_hit(found)
+        elif found is not None:
+            self.statusBar().showMessage(f"[{number}] {found.where()}: the cited document is no longer in the "
+                                         "library", 10000)
+            self.thread_view.show_turns(self.thread_view.turns)
+
+    def conversations_dialog(self) -> None:
+        dialog = ConversationsDialog(self.conversation, self)
+        if dialog.exec() and dialog.chosen is not None:
+            self.reopen_conversation(dialog.chosen)
+
+    def export_conversation(self, path: str | Path, conversation_id: int | None = None) -> Path:
+        out = Path(path)
+        out.write_text(self.conversation.export_markdown(conversation_id), encoding="utf-8")
+        return out
+
+    def export_conversation_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export conversation", str(Path.home() / "conversation.md"),
+                                              "Markdown (*.md)")
+        if path:
+            try:
+                self.statusBar().showMessage(f"Exported to {self.export_conversation(path)}", 8000)
+            except (OSError, ValueError) as exc:
+                QMessageBox.warning(self, "Export", str(exc))
 
     # -- preview ------------------------------------------------------------------------------------------------
     def _on_hit_activated(self, hit: Hit) -> None:

@@ -127,6 +127,8 @@ class QueryWorker(ShelfWorker):
     answered = Signal(object, object)  # (job, Answer)
     cancelled = Signal(object)  # job
     failed = Signal(object, str)  # (job, message)
+    read = Signal(object, object)  # (job, Reading): how a conversation's question is read, before the walk
+    turned = Signal(object, object, object)  # (job, Conversation, Turn): the turn as stored
 
     @Slot(object)
     def run(self, job: QueryJob) -> None:
@@ -136,7 +138,13 @@ class QueryWorker(ShelfWorker):
                 return
             shelf = self.shelf()
             collection = job.collection or None
-            if job.answer:
+            if job.answer and job.conversation is not None:
+                answer = self._turn(shelf, job)
+                if job.cancel():
+                    self.cancelled.emit(job)
+                else:
+                    self.answered.emit(job, answer)
+            elif job.answer:
                 answer = shelf.ask(
                     job.question, collection, on_token=lambda piece: self.token.emit(job, piece),
                     on_search=lambda result: self.searched.emit(job, result), keep=list(job.keep),
@@ -158,6 +166,26 @@ class QueryWorker(ShelfWorker):
                 self.error.emit(_message(exc))
         finally:
             self.finished.emit(job)
+
+
+    def _turn(self, shelf: Any, job: QueryJob) -> Any:
+        """A question of a conversation (``job.conversation``; 0 starts a new one): read with its history,
+        answered, stored; ``read`` and ``turned`` tell the window how it was read and what was kept."""
+        from shelfwise.core.conversation.storage import ConversationStore
+        from shelfwise.core.conversation.turn import ask_turn
+
+        convs = ConversationStore(shelf.store)
+        conv = convs.get(job.conversation) if job.conversation else convs.create(job.collection or "default")
+        if job.replaces_turn is not None:
+            convs.delete_turn(conv, job.replaces_turn)
+        turn, answer = ask_turn(
+            shelf, conv, job.question, alone=job.alone, store=convs, cancel=job.cancel, keep=list(job.keep),
+            on_reading=lambda reading: self.read.emit(job, reading),
+            on_token=lambda piece: self.token.emit(job, piece),
+            on_search=lambda result: self.searched.emit(job, result),
+            on_extract=lambda answer: self.extracted.emit(job, answer))
+        self.turned.emit(job, conv, turn)
+        return answer
 
 
 class WorkerHost(QObject):

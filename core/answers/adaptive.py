@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,8 +260,10 @@ class Runner:
     search explores both branches of every sub-question and reuses them)."""
 
     def __init__(self, shelf: Any, *, collection: str | None = None, keep: Sequence[int] = (),
-                 cancel: CancelCheck | None = None, on_search: SearchCallback | None = None) -> None:
+                 cancel: CancelCheck | None = None, on_search: SearchCallback | None = None,
+                 prior: Mapping[int, float] | None = None) -> None:
         self.shelf = shelf
+        self.prior = prior  # a conversation's branches, preferred by every sub-question's walk
         self.backend: DecisionBackend = shelf.backend
         self.family = prompt_family(self.backend)
         self.collection = collection
@@ -283,7 +285,8 @@ class Runner:
 
     def retrieve(self, question: str, on_token: TokenCallback | None = None) -> Retrieved:
         if question not in self._retrieved:
-            result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel)
+            extra = {"prior": self.prior} if self.prior else {}
+            result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel, **extra)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
             if self.on_search is not None:
@@ -349,11 +352,11 @@ def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
 def answer_adaptive(
     shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
-    threshold: float | None = None, max_sub: int = MAX_SUB,
+    threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
 ) -> Answer:
     """DeepRAG inference: decompose, decide per sub-question, answer each, then write the final answer."""
     t0 = time.perf_counter()
-    runner = Runner(shelf, collection=collection, keep=keep, cancel=cancel, on_search=on_search)
+    runner = Runner(shelf, collection=collection, keep=keep, cancel=cancel, on_search=on_search, prior=prior)
     if threshold is None:
         threshold = get_threshold(shelf.store, runner.backend)
     subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)

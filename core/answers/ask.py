@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -172,12 +172,14 @@ def answer_question(
     shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
-    scope: Scope | None = None,
+    scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: Any = None,
 ) -> Answer:
     """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation.
     An over-long question is clipped to what the model's context holds; ``Answer.notes`` and the trace say so.
     ``scope`` and the question's inline filters limit where it looks; a structural question is answered from the
-    tree (:mod:`shelfwise.core.answers.route`); a malformed filter raises ScopeError."""
+    tree (:mod:`shelfwise.core.answers.route`); a malformed filter raises ScopeError. ``prior`` (branches the walk
+    prefers) and ``q_vec`` (the question's vector, when already embedded) come from a conversation
+    (:mod:`shelfwise.core.conversation.turn`)."""
     routed = route(shelf, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
     if routed.answer is not None:
         return answer_from_tree(shelf, routed.answer, on_token=on_token, on_search=on_search,
@@ -190,11 +192,13 @@ def answer_question(
         question = asked.text
     if adaptive and not routed.search_kwargs:
         adaptive_answer = answer_adaptive(shelf, question, collection=collection, on_token=on_token,
-                                          on_search=on_search, keep=keep, cancel=cancel)
+                                          on_search=on_search, keep=keep, cancel=cancel, prior=prior)
         adaptive_answer.notes[:0] = notes
         return adaptive_answer
     t0 = time.perf_counter()
-    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel, **routed.search_kwargs)
+    extra = {"prior": prior, "q_vec": q_vec} if prior or q_vec is not None else {}
+    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel, **routed.search_kwargs,
+                                        **extra)
     result.trace.notes[:0] = notes
     if on_search is not None:
         on_search(result)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,9 +88,12 @@ class Navigator:
     def search(
         self, query: str, collection: str | None = None, *, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
         q_vec: np.ndarray | None = None, scope: ResolvedScope | None = None,
+        prior: Mapping[int, float] | None = None,
     ) -> SearchResult:
         """``scope`` (``core/navigation/scope.py``) limits the walk to its documents before it starts: branches
-        outside it are never judged, and no dense or lexical candidate from outside it is added."""
+        outside it are never judged, and no dense or lexical candidate from outside it is added.
+        ``prior``: node id -> a logit added to that branch wherever it is judged (a conversation's earlier
+        branches, :mod:`shelfwise.core.conversation.reading`); a level still ranks on its evidence first."""
         t0 = time.perf_counter()
         asked = clip_question(query, self.backend)  # an over-long question would not fit the model's context
         query = asked.text
@@ -99,7 +102,8 @@ class Navigator:
         decision = self.decision or load_decision(self.store, coll.id, self.embedder, self.backend)
         ev = self.evidence(snap, query, coll.id, q_vec, scope=scope)
         allowed = scope.allowed_nodes(snap) if scope is not None else None
-        result = self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0, allowed=allowed)
+        result = self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0, allowed=allowed,
+                           prior=prior)
         if scope is not None:
             result.trace.scope = scope.label()
         if asked.clipped:
@@ -123,6 +127,7 @@ class Navigator:
     def walk(
         self, snap: Snapshot, decision: DecisionModel, ev: QueryEvidence, query: str, *, keep: set[int],
         cancel: CancelCheck | None, t0: float, allowed: set[int] | None = None,
+        prior: Mapping[int, float] | None = None,
     ) -> SearchResult:
         """``allowed``: the only node ids the walk may judge (a scope's), None for all."""
         budgets = self.settings.budgets
@@ -154,6 +159,7 @@ class Navigator:
             depth += 1
             kind = _dominant_kind(cands)
             scored, cost = self._score_level(snap, decision, ev, query, cands, kind, parent_logit, cancel)
+            _prefer(scored, prior)
             n_keep = self._keep_count(decision, budgets, kind, len(cands), depth == 1)
             order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
             kept_idx = set(order[:n_keep]) | {i for i, s in enumerate(scored) if s.node.id in forced}
@@ -183,6 +189,7 @@ class Navigator:
             if p.parent is not None and p.parent not in parent_logit:
                 parent_logit[p.parent] = self._offline_logit(snap, decision, ev, snap.nodes[p.parent])
         scored, cost = self._score_level(snap, decision, ev, query, passages, "passage", parent_logit, cancel)
+        _prefer(scored, prior)
         for s in scored:
             s.source = sources.get(s.node.id, "tree")
         order = sorted(range(len(scored)), key=lambda i: -scored[i].p)
@@ -341,6 +348,17 @@ class Navigator:
                 location=n.location,
             ))
         return hits
+
+
+def _prefer(scored: list[Scored], prior: Mapping[int, float] | None) -> None:
+    """Add each preferred branch's logit to its score (the candidate's features keep the evidence alone)."""
+    if not prior:
+        return
+    for s in scored:
+        bonus = prior.get(s.node.id)
+        if bonus:
+            s.logit += bonus
+            s.p = float(1 / (1 + math.exp(-max(-30.0, min(30.0, s.logit)))))
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?\u0964\u0965\u061f\u06d4\u1362\u104b\u17d4])\s+|(?<=[\u3002\uff01\uff1f])")

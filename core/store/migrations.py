@@ -191,6 +191,39 @@ def _m006_failure_retry(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE documents ADD COLUMN retry INTEGER NOT NULL DEFAULT 0")
 
 
+def _m007_conversations(conn: sqlite3.Connection) -> None:
+    """Conversations and their turns (question, how it was read, the walk's trace, answer, citations as JSON);
+    a turn is one row, written in one transaction, so a killed process keeps every finished turn. A conversation
+    names its collection by name, so it outlives a collection rebuilt under the same name."""
+    conn.execute(
+        """CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            collection TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE conversation_turns (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            question TEXT NOT NULL,
+            reading TEXT NOT NULL DEFAULT '{}',
+            answer TEXT NOT NULL DEFAULT '',
+            generated TEXT NOT NULL DEFAULT '',
+            found INTEGER NOT NULL DEFAULT 0,
+            citations TEXT NOT NULL DEFAULT '[]',
+            hits TEXT NOT NULL DEFAULT '[]',
+            trace TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            UNIQUE (conversation_id, position)
+        )"""
+    )
+    conn.execute("CREATE INDEX idx_conversations_updated ON conversations(updated_at)")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
@@ -198,6 +231,7 @@ MIGRATIONS: list[Migration] = [
     ("0004_vector_cache", _m004_vector_cache),
     ("0005_fts_scripts", _m005_fts_scripts),
     ("0006_failure_retry", _m006_failure_retry),
+    ("0007_conversations", _m007_conversations),
 ]
 
 

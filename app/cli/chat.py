@@ -1,0 +1,255 @@
+"""``shelfwise chat``: a conversation in the terminal (follow-up questions read with their history), and the
+part of ``shelfwise ask --conversation ID`` that continues a stored conversation."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shelfwise.app.cli.group import err, settings_for
+from shelfwise.app.cli.render import answer_json, render_generation, render_sources
+from shelfwise.core.conversation.export import conversation_markdown
+from shelfwise.core.conversation.model import Conversation, Reading
+from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
+from shelfwise.core.conversation.turn import EmptyQuestion, ask_turn
+
+HELP = ("Type a question; a follow-up is read with the conversation. /alone QUESTION asks it alone, /new starts "
+        "a new conversation, /export FILE writes it as Markdown, /list shows the stored ones, /quit ends.")
+
+
+def reading_line(reading: Reading) -> str | None:
+    """What the terminal says before a follow-up's answer (nothing for a first question)."""
+    if reading.mode == "followup":
+        return f"(read as a follow-up: {reading.query})" if reading.query != reading.question else \
+            "(read as a follow-up)"
+    if reading.mode == "shift":
+        return "(read alone: a new topic)"
+    return None
+
+
+def reading_json(reading: Reading, conversation: Conversation) -> dict[str, Any]:
+    return {"id": conversation.id, "turn": len(conversation.turns), "reading": reading.to_dict()}
+
+
+def open_conversation(convs: ConversationStore, spec: str | None, collection: str) -> Conversation:
+    """``new`` (or nothing): a new conversation; else the stored one with that id (a clear message if none)."""
+    if spec is None or spec == "new":
+        return convs.create(collection)
+    try:
+        cid = int(spec)
+    except ValueError:
+        raise click.BadParameter(f"{spec!r} is not a conversation id (a number, or 'new')",
+                                 param_hint="--conversation") from None
+    try:
+        return convs.get(cid)
+    except NoSuchConversation as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def answer_turn(shelf: Any, convs: ConversationStore, conv: Conversation, question: str, *, as_json: bool = False,
+                alone: bool = False) -> bool:
+    """Ask one turn and print it (streamed text, or one JSON object); False when the question was empty."""
+    labelled = [False]
+
+    def on_reading(reading: Reading) -> None:
+        line = reading_line(reading)
+        if line and not as_json:
+            click.echo(line)
+
+    def on_token(piece: str) -> None:
+        if not labelled[0]:
+            click.echo("Answer: ", nl=False)
+            labelled[0] = True
+        click.echo(piece, nl=False)
+
+    try:
+        turn, answer = ask_turn(shelf, conv, question, alone=alone, on_reading=on_reading,
+                                on_token=None if as_json else on_token, store=convs)
+    except EmptyQuestion as exc:
+        err(f"Nothing asked: {exc}.")
+        return False
+    if as_json:
+        out = answer_json(answer)
+        out["conversation"] = reading_json(turn.reading, conv) | {"question": turn.question}
+        click.echo(json.dumps(out, ensure_ascii=False, indent=1))
+        return True
+    if not labelled[0]:
+        click.echo("Answer: " + answer.text, nl=False)
+    click.echo("")
+    for line in [*render_generation(answer), *render_sources(answer)]:
+        click.echo(line)
+    return True
+
+
+def _history_file() -> Path | None:
+    try:
+        from shelfwise.core.paths import data_dir
+
+        return data_dir() / "chat_history"
+    except Exception:  # no writable data dir: history for this session only
+        return None
+
+
+def _readline() -> Any:
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline: plain input()
+        return None
+    path = _history_file()
+    if path is not None and path.exists():
+        try:
+            readline.read_history_file(str(path))
+        except OSError:
+            pass
+    return readline
+
+
+@click.command("chat")
+@click.option("--collection", default="default", show_default=True, help="Collection to search.")
+@click.option("--conversation", "conversation_id", default=None,
+              help="Continue the stored conversation with this id (see --list).")
+@click.option("--list", "list_only", is_flag=True, help="List the stored conversations and exit.")
+@click.option("--delete", "delete_id", type=int, default=None, help="Delete the conversation with this id.")
+@click.option("--export", "export_id", type=int, default=None,
+              help="Print the conversation with this id as Markdown and exit.")
+@click.pass_context
+def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, list_only: bool,
+             delete_id: int | None, export_id: int | None) -> None:
+    """Ask questions one after another; each follow-up is read with the conversation before it.
+
+    Inside: /alone QUESTION (ask without the history), /new, /export FILE, /list, /quit (or Ctrl+D).
+    Every finished turn is stored in the library at once.
+
+    \b
+    Example:
+        shelfwise chat
+        you> How many days of annual leave do employees get?
+        you> and how do I request it?
+        shelfwise chat --list
+        shelfwise chat --conversation 3
+    """
+    from shelfwise.core.shelf import Shelf
+
+    with Shelf(settings_for(ctx)) as shelf:
+        convs = ConversationStore(shelf.store)
+        if list_only:
+            for s in convs.list():
+                click.echo(f"{s.id:>4}  {s.updated_at}  {s.turns:>2} turn(s)  [{s.collection}] {s.title}")
+            return
+        for cid, what in ((delete_id, "delete"), (export_id, "export")):
+            if cid is None:
+                continue
+            try:
+                if what == "delete":
+                    convs.delete(cid)
+                    click.echo(f"Deleted conversation {cid}.")
+                else:
+                    click.echo(conversation_markdown(convs.get(cid)), nl=False)
+            except NoSuchConversation as exc:
+                raise click.ClickException(str(exc)) from exc
+            return
+        found = shelf.store.find_collection(collection)
+        if found is None or not shelf.store.documents(found.id):
+            err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
+            sys.exit(2)
+        conv = open_conversation(convs, conversation_id, collection) if conversation_id else None
+        chat_loop(shelf, convs, conv, collection)
+
+
+def chat_loop(shelf: Any, convs: ConversationStore, conv: Conversation | None, collection: str) -> None:
+    rl = _readline()
+    click.echo(HELP)
+    if conv is not None and conv.turns:
+        click.echo(f"Continuing conversation {conv.id}: {len(conv.turns)} turn(s), last: {conv.turns[-1].question}")
+    try:
+        while True:
+            try:
+                line = input("you> ")
+            except EOFError:
+                click.echo("")
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit", "/q"):
+                break
+            if text == "/new":
+                conv = None
+                click.echo("New conversation.")
+                continue
+            if text == "/list":
+                for s in convs.list():
+                    click.echo(f"{s.id:>4}  {s.turns:>2} turn(s)  {s.title}")
+                continue
+            if text.startswith("/export"):
+                target = text[len("/export"):].strip()
+                if not target:
+                    click.echo("Usage: /export FILE")
+                elif conv is None or conv.id is None or not conv.turns:
+                    click.echo("Nothing to export yet: ask a question first.")
+                else:
+                    try:
+                        Path(target).expanduser().write_text(conversation_markdown(convs.get(conv.id)),
+                                                             encoding="utf-8")
+                        click.echo(f"Exported {len(conv.turns)} turn(s) to {target}")
+                    except OSError as exc:
+                        click.echo(f"Could not write {target}: {exc.strerror or exc}")
+                continue
+            alone = text.startswith("/alone ")
+            if text.startswith("/") and not alone:
+                click.echo(HELP)
+                continue
+            question = text[len("/alone "):] if alone else line
+            if conv is None:
+                conv = convs.create(collection)
+            answer_turn(shelf, convs, conv, question, alone=alone)
+            click.echo("")
+    finally:
+        path = _history_file()
+        if rl is not None and path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                rl.write_history_file(str(path))
+            except OSError:
+                pass
+
+
+def continue_conversation(shelf: Any, spec: str, question: str, collection: str, as_json: bool) -> None:
+    """``shelfwise ask --conversation ID "..."``: the next turn of a stored conversation (or of a new one)."""
+    convs = ConversationStore(shelf.store)
+    conv = open_conversation(convs, spec, collection)
+    if conv.collection != collection and conv.turns:
+        err(f"Note: conversation {conv.id} is about collection {conv.collection!r}; asking there.")
+    if not answer_turn(shelf, convs, conv, question, as_json=as_json):
+        sys.exit(2)
+    if not as_json:
+        err(f"(conversation {conv.id}, turn {len(conv.turns)}: continue it with --conversation {conv.id})")
+
+
+def eval_dialogues(ctx: click.Context, dataset: str, collection: str, split: str, out: Path, as_json: bool) -> None:
+    """``shelfwise eval DIALOGUES.jsonl``: per turn position and kind, passage / section / document Hit@1 of the
+    question alone, the naive concatenation of every turn, and what ships; report files under ``out``."""
+    from shelfwise.core.evaluation.dialogues import GoldError, markdown, run_dialogue_eval
+    from shelfwise.core.shelf import Shelf
+
+    with Shelf(settings_for(ctx, answer_generate=False)) as shelf:
+        try:
+            report = run_dialogue_eval(shelf, dataset, collection=collection, split=split, log=err)
+        except GoldError as exc:
+            raise click.ClickException(str(exc)) from exc
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"dialogues-{Path(dataset).stem}-{split}"
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out / f"{stem}.md").write_text(markdown(report) + "\n", encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
+    else:
+        click.echo(markdown(report))
+    err(f"reports: {out / (stem + '.json')}, {out / (stem + '.md')}")
+
+
+COMMANDS = (chat_cmd,)

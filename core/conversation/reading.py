@@ -1,0 +1,206 @@
+"""How a question is read against the conversation before it.
+
+Three decisions, each measured on the multi-turn set's tune split (``benchmarks/conversation_tune.py``; figures
+and the data that chose each in docs/eval/conversation.md):
+
+1. **Follow-up or new topic.** The question alone is embedded once; its best passage inside the documents the last
+   turn answered from is compared with its best passage elsewhere in the collection (``margin``), and the words'
+   cue (:func:`shelfwise.core.conversation.cues.points_back`: a pronoun or a continuing opening +1, a phrase that
+   announces a new subject -1) is added with ``cue_weight``. Below ``threshold`` the question moved on and is read
+   alone, with no preferred branches.
+2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
+   built by ``text`` (one of :data:`TEXTS`).
+3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
+   clusters above them) get a logit at every level of the walk (``document_bonus``, ``section_bonus``,
+   ``passage_bonus``; :meth:`Navigator.search`'s ``prior``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from shelfwise.core.conversation.cues import content_words, points_back, rewrite, topic_of
+from shelfwise.core.conversation.model import Reading, Turn
+from shelfwise.core.store.snapshot import Snapshot
+
+TEXTS = ("alone", "previous", "all", "answer", "rewrite")
+FEW_WORDS = 3  # a question that points back with at most this many content words counts its cue twice
+CITE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
+
+
+@dataclass(frozen=True)
+class ReadingRule:
+    text: str = "previous"
+    document_bonus: float = 1.0
+    section_bonus: float = 0.0
+    passage_bonus: float = 0.0
+    threshold: float = -0.15
+    cue_weight: float = 0.0
+    gate: bool = True  # False: every question after the first is read as a follow-up (no topic-shift test)
+    lexical_weight: float = 0.0  # the BM25 margin (best inside vs outside, as a share of the best) in the test
+    mix: float = 0.0  # > 0: the embedder reads the question's own vector plus ``mix`` x the last turn's query's
+    # vector (normalised) instead of the text's; BM25, the judge and the extractive answer still read ``text``
+
+
+# chosen by benchmarks/conversation_tune.py and the sequence guard (docs/eval/conversation.md): the last turn's
+# query before the question, the embedder reading the question's vector + 0.5 x the last query's, the walk
+# preferring the last answer's documents; read alone unless the question alone matches the last answer's documents
+# about as well as the rest (embedder and BM25 margins) or its words point back
+SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=0.0, cue_weight=0.2,
+                      lexical_weight=0.3)
+ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
+CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
+
+
+def compose(text: str, question: str, turns: Sequence[Turn]) -> str:
+    """The query for ``question`` after ``turns`` built the way ``text`` says."""
+    if not turns or text == "alone":
+        return question
+    last = turns[-1]
+    if text == "previous":
+        return f"{_sentence(last.reading.query or last.question)} {question}"
+    if text == "all":
+        return " ".join([*(_sentence(t.question) for t in turns), question])
+    if text == "answer":
+        said = CITE_MARK.sub("", last.answer).strip() if last.found else ""
+        return f"{_sentence(said)} {question}" if said else f"{_sentence(last.question)} {question}"
+    if text == "rewrite":
+        heading = last.citations[0].heading_path if last.citations else []
+        return rewrite(question, last.reading.query or last.question, topic_of(heading, last.question))
+    raise ValueError(f"unknown reading {text!r} (one of {', '.join(TEXTS)})")
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if not text or text[-1] in ".?!" else text + "."
+
+
+def history_nodes(turn: Turn) -> list[int]:
+    """The passages the last turn answered from: its citations, else its top passage."""
+    cited = [c.node_id for c in turn.citations if c.node_id]
+    return cited or turn.hit_nodes[:1]
+
+
+def prior_for(snap: Snapshot, turn: Turn, rule: ReadingRule) -> dict[int, float]:
+    """Node id -> logit for the branches the last turn was in: its documents (and the topic clusters above them)
+    and everything inside them get ``document_bonus``, its sections and what they hold ``section_bonus`` more,
+    its cited passages ``passage_bonus`` more. Nodes no longer in the tree are skipped."""
+    prior: dict[int, float] = {}
+
+    def add(node_id: int, bonus: float) -> None:
+        if bonus:
+            prior[node_id] = prior.get(node_id, 0.0) + bonus
+
+    cited = [nid for nid in history_nodes(turn) if nid in snap.nodes]
+    docs: dict[int, None] = {}
+    sections: dict[int, None] = {}
+    for nid in cited:
+        for a in snap.ancestors(nid):
+            if a.kind in ("document", "cluster"):
+                docs.setdefault(a.id)
+            elif a.kind == "section" and snap.section_of(nid) is a:
+                sections.setdefault(a.id)
+    for top, bonus in ((docs, rule.document_bonus), (sections, rule.section_bonus)):
+        if not bonus:
+            continue
+        for nid in top:
+            if snap.nodes[nid].kind == "cluster":
+                add(nid, bonus)
+                continue
+            stack = [nid]
+            while stack:
+                n = stack.pop()
+                add(n, bonus)
+                stack.extend(snap.nodes[n].children)
+    for nid in cited:
+        add(nid, rule.passage_bonus)
+    return prior
+
+
+def history_documents(snap: Snapshot, turn: Turn) -> set[int]:
+    docs = set()
+    for nid in history_nodes(turn):
+        node = snap.document_of(nid) if nid in snap.nodes else None
+        if node is not None:
+            docs.add(node.id)
+    return docs
+
+
+def shift_margin(snap: Snapshot, q_vec: np.ndarray, documents: set[int]) -> tuple[float, float]:
+    """The question alone's best passage cosine inside ``documents`` (document node ids) and outside them."""
+    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+        return 0.0, 0.0
+    cos = snap.passage_vecs @ q_vec
+    inside = np.zeros(len(cos), bool)
+    for d in documents:
+        a, b = snap.nodes[d].span
+        inside[a:b] = True
+    cin = float(cos[inside].max()) if inside.any() else -1.0
+    cout = float(cos[~inside].max()) if (~inside).any() else -1.0
+    return cin, cout
+
+
+def lexical_margin(snap: Snapshot, hits: dict[int, float], documents: set[int]) -> tuple[float, float]:
+    """The question alone's best BM25 score inside ``documents`` and outside them, as shares of its best."""
+    if not hits:
+        return 0.0, 0.0
+    best = max(hits.values()) or 1.0
+    inside = {p for d in documents for p in snap.passage_ids[slice(*snap.nodes[d].span)].tolist()}
+    lin = max((v for k, v in hits.items() if k in inside), default=0.0) / best
+    lout = max((v for k, v in hits.items() if k not in inside), default=0.0) / best
+    return float(lin), float(lout)
+
+
+def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: Any,
+         rule: ReadingRule = SHIPPED, *, alone: bool = False,
+         search: Callable[[str], dict[int, float]] | None = None) -> tuple[Reading, np.ndarray | None]:
+    """How to read ``question`` after ``turns``; also the vector the walk's embedder evidence uses when it is not
+    the query text's own (the question's, already embedded, when read alone; the mix of ``rule.mix``), else None.
+    ``alone=True``: the person asked to read it alone; ``search``: BM25 of a text (the gate's lexical margin)."""
+    if not turns:
+        return Reading("first", question, question, why="the first question of the conversation"), None
+    if alone:
+        return Reading("alone", question, question, why="asked alone"), None
+    last = turns[-1]
+    cue = points_back(question)
+    if cue > 0 and len(content_words(question)) <= FEW_WORDS:  # "and how do I request it?": nothing of its own
+        cue = 2
+    scores: dict[str, float] = {"cue": float(cue)}
+    q_vec = None
+    followup = True
+    why = "read with the conversation (every question after the first is)"
+    if rule.gate and snap is not None:
+        q_vec = np.asarray(embedder.embed_one(question), np.float32)
+        documents = history_documents(snap, last)
+        cin, cout = shift_margin(snap, q_vec, documents)
+        margin = cin - cout
+        score = margin + rule.cue_weight * cue
+        if rule.lexical_weight and search is not None:
+            lin, lout = lexical_margin(snap, search(question), documents)
+            scores.update(lexical_inside=round(lin, 4), lexical_outside=round(lout, 4))
+            score += rule.lexical_weight * (lin - lout)
+        scores.update(inside=round(cin, 4), outside=round(cout, 4), margin=round(margin, 4), score=round(score, 4))
+        followup = score >= rule.threshold
+        said = {2: "its words point back and it says little of its own", 1: "its words point back", -1: "its words announce a new topic", 0: "no pronoun or continuing word"}
+        why = (f"{said[cue]}; alone it matches the last answer's documents {cin:.2f} vs elsewhere {cout:.2f}: "
+               f"score {score:+.2f} {'>=' if followup else '<'} {rule.threshold:+.2f}")
+    if not followup:
+        return Reading("shift", question, question, why="a new topic: " + why, scores=scores), q_vec
+    prior = prior_for(snap, last, rule) if snap is not None else {}
+    query = compose(rule.text, question, turns)
+    mixed = None
+    if rule.mix > 0:
+        own = q_vec if q_vec is not None else np.asarray(embedder.embed_one(question), np.float32)
+        before = np.asarray(embedder.embed_one(last.reading.query or last.question), np.float32)
+        v = own + rule.mix * before
+        mixed = (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
+    return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+
+
+def with_rule(rule: ReadingRule, **changes: Any) -> ReadingRule:
+    return replace(rule, **changes)

@@ -1,0 +1,129 @@
+"""One turn of a conversation: read the question against the turns before it, answer it (walk, extracted
+sentence, checked generation, or DeepRAG's loop: all read the same query and prefer the same branches), and keep
+the turn in the library database before returning it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
+from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
+from shelfwise.core.conversation.storage import ConversationStore
+from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
+from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
+
+TRACE_CANDIDATES = 40  # per level, the kept ones and the best pruned ones up to this many are kept with a turn
+QUOTE_CHARS = 300
+
+
+class EmptyQuestion(ValueError):
+    def __init__(self) -> None:
+        super().__init__("the question is empty: type a question (nothing was asked or stored)")
+
+
+def read_turn(shelf: Any, conversation: Conversation, question: str, *, alone: bool = False,
+              rule: ReadingRule = SHIPPED) -> tuple[Reading, Any]:
+    """How ``question`` would be read as the next turn of ``conversation`` (no walk, nothing stored): what the
+    window shows in its search box before the question is asked."""
+    question = " ".join(question.split()) if len(question) < 4096 else question.strip()
+    if not question:
+        raise EmptyQuestion()
+    if len(question) > MAX_QUESTION_TOKENS:
+        question = clip_question(question, shelf.backend).text
+    snap = None
+    if conversation.turns:
+        coll = shelf.store.find_collection(conversation.collection)
+        if coll is not None:
+            snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
+    return read(question, conversation.turns, snap, shelf.embedder, rule, alone=alone,
+                search=lexical_search(shelf.store, snap))
+
+
+def lexical_search(store: Any, snap: Any) -> Any:
+    """BM25 of a text over the snapshot's collection: passage node id -> score (for the topic-shift test)."""
+    if snap is None:
+        return None
+    return lambda text: {n.id: s for n, s in store.search(text, limit=50, kinds=("passage",),
+                                                          collection_id=snap.collection_id)}
+
+
+def ask_turn(
+    shelf: Any, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
+    on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
+    on_extract: Callable[[Answer], None] | None = None, on_reading: Callable[[Reading], None] | None = None,
+    cancel: CancelCheck | None = None, generate: bool | None = None, adaptive: bool | None = None,
+    store: ConversationStore | None = None, keep: Sequence[int] = (),
+) -> tuple[Turn, Answer]:
+    """Ask ``question`` as the next turn of ``conversation`` and store the turn (``conversation.id`` must be
+    set, see :meth:`ConversationStore.create`); the conversation's ``turns`` gets it too. ``keep`` forces
+    branches open as in :meth:`Shelf.search`."""
+    notes: list[str] = []
+    asked = question
+    if len(question) > MAX_QUESTION_TOKENS:  # clipped once here, so the note reaches the answer
+        clipped = clip_question(question, shelf.backend)
+        asked, notes = clipped.text, [clipped.note] if clipped.clipped else []
+    reading, q_vec = read_turn(shelf, conversation, asked, alone=alone, rule=rule)
+    if on_reading is not None:
+        on_reading(reading)
+    answer = answer_question(
+        shelf, reading.query, collection=conversation.collection, on_token=on_token, on_search=on_search,
+        adaptive=shelf.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
+        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep)
+    answer.notes[:0] = [n for n in notes if n not in answer.notes]
+    turn = turn_from(question, reading, answer)
+    (store or ConversationStore(shelf.store)).add_turn(conversation, turn)
+    return turn, answer
+
+
+def turn_from(question: str, reading: Reading, answer: Answer) -> Turn:
+    quotes: dict[int, list[str]] = {}
+    for s in answer.sentences:
+        quotes.setdefault(s.number, []).append(" ".join(s.text.split()))
+    cites = []
+    for c in answer.citations:
+        h = c.hit
+        quote = " ".join(quotes.get(c.number) or [" ".join(h.text.split())[:QUOTE_CHARS]])
+        cites.append(TurnCitation(number=c.number, node_id=h.node_id, document_id=h.document_id, path=h.path,
+                                  title=h.title, heading_path=list(h.heading_path), location=h.location,
+                                  quote=quote))
+    hits = answer.search.hits if answer.search is not None else []
+    return Turn(position=-1, question=question, reading=reading, answer=answer.text, found=answer.found,
+                citations=cites, generated=answer.generated,
+                trace=trace_dict(answer.search.trace) if answer.search is not None else {},
+                hit_nodes=[h.node_id for h in hits], hit_documents=[h.document_id for h in hits])
+
+
+def trace_dict(trace: Trace) -> dict[str, Any]:
+    """The trace's JSON form, each level cut to its kept candidates and the best pruned ones
+    (:data:`TRACE_CANDIDATES` in all): what the walk view shows again for a stored turn."""
+    d = to_dict(trace)
+    for level in d.get("levels", []):
+        cands = level.get("candidates", [])
+        kept = [c for c in cands if c.get("kept")]
+        pruned = [c for c in cands if not c.get("kept")][: max(0, TRACE_CANDIDATES - len(kept))]
+        level["judged_count"] = len(cands)
+        level["candidates"] = [c for c in cands if c in kept or c in pruned]
+    return d
+
+
+def trace_from_dict(d: dict[str, Any]) -> Trace:
+    """A stored turn's trace back as the :class:`Trace` the CLI and the walk view render."""
+    levels = []
+    for lv in d.get("levels", []):
+        cands = [Candidate(node_id=int(c["node_id"]), kind=str(c.get("kind", "")), title=str(c.get("title", "")),
+                           description=str(c.get("description", "")), score=float(c.get("score", 0.0)),
+                           kept=bool(c.get("kept")), parent_id=c.get("parent_id"),
+                           features={k: float(v) for k, v in (c.get("features") or {}).items()},
+                           source=str(c.get("source", "tree"))) for c in lv.get("candidates", [])]
+        levels.append(Level(depth=int(lv.get("depth", 0)), label=str(lv.get("label", "")), candidates=cands,
+                            requests=int(lv.get("requests", 0)), tokens=int(lv.get("tokens", 0)),
+                            seconds=float(lv.get("seconds", 0.0)), judged=int(lv.get("judged", 0))))
+    return Trace(query=str(d.get("query", "")), levels=levels, readout=str(d.get("readout", "")),
+                 seconds=float(d.get("seconds", 0.0)), calibration=str(d.get("calibration", "")),
+                 notes=[str(n) for n in d.get("notes", [])], judge=str(d.get("judge", "")))
+

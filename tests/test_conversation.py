@@ -1,0 +1,235 @@
+"""Conversations without models: the migration (from an empty library and from the previous version), storage
+of turns (each turn committed on its own, a killed process keeps the finished ones), citations of removed
+documents, the rules on words (cues, rewrite), the reading's topic-shift test on vectors we make, the prior in
+the walk, and the Markdown export. The behaviour with the real models is in tests/test_conversation_models.py."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shelfwise.core.conversation.cues import points_back, rewrite, topic_of
+from shelfwise.core.conversation.export import REMOVED, conversation_markdown
+from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
+from shelfwise.core.conversation.reading import ReadingRule, compose, prior_for, read
+from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
+from shelfwise.core.conversation.turn import trace_dict, trace_from_dict
+from shelfwise.core.navigation.trace import Candidate, Level, Trace
+from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
+from shelfwise.core.store.snapshot import build_snapshot
+from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
+
+
+def _doc(title: str, *sections: tuple[str, list[str]]) -> ParsedDocument:
+    return ParsedDocument(title=title, format="md", pages=1, children=[
+        ParsedNode("section", head, location=Location(line=1),
+                   children=[ParsedNode("passage", "", t, Location(line=i + 1)) for i, t in enumerate(texts)])
+        for head, texts in sections])
+
+
+def _library(tmp_path: Path) -> tuple[Store, int]:
+    store = Store(tmp_path / "lib.db")
+    coll = store.collection("default")
+    store.write_document(coll.id, str(tmp_path / "handbook.md"), FileMeta(1, 1.0, "a" * 64), _doc(
+        "Handbook", ("3.1 Annual leave", ["Full-time employees receive 27 days of paid annual leave."]),
+        ("3.2 Requesting leave", ["All leave is requested in the LeaveDesk portal."])))
+    store.write_document(coll.id, str(tmp_path / "travel.md"), FileMeta(1, 1.0, "b" * 64), _doc(
+        "Travel", ("Hotels", ["Book hotels within the hotel cap for the city."])))
+    return store, coll.id
+
+
+def _turn(store: Store, question: str, passage_text: str) -> Turn:
+    node = next(p for p in store.passages() if p.text.startswith(passage_text))
+    doc = store.document(node.document_id or 0)
+    assert doc is not None
+    cite = TurnCitation(1, node.id, doc.id, doc.path, doc.title, list(node.heading_path), node.location,
+                        passage_text)
+    return Turn(-1, question, Reading("first", question, question), passage_text + " [1]", True, [cite],
+                trace={"query": question, "levels": []}, hit_nodes=[node.id], hit_documents=[doc.id])
+
+
+# ----------------------------------------------------------------------------- migration
+def test_conversation_tables_from_an_empty_library_and_from_the_previous_version(tmp_path: Path) -> None:
+    fresh = Store(tmp_path / "new.db")
+    assert "0007_conversations" in fresh.migrations_applied
+    assert {"conversations", "conversation_turns"} <= {
+        r[0] for r in fresh.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    fresh.close()
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    names = [n for n, _ in MIGRATIONS]
+    migrate(conn, db, MIGRATIONS[: names.index("0007_conversations")])  # as the previous version left it
+    conn.execute("INSERT INTO meta(key, value) VALUES ('kept', '\"yes\"')")
+    conn.close()
+    store = Store(db)
+    assert store.migrations_applied[0] == "0007_conversations"
+    assert store.backup_path is not None
+    assert "0007_conversations" not in applied(sqlite3.connect(str(store.backup_path)))
+    assert store.get_meta("kept") == "yes"
+    conv = ConversationStore(store).create("default")
+    assert ConversationStore(store).get(conv.id or 0).turns == []
+    store.close()
+
+
+# ----------------------------------------------------------------------------- storage
+def test_turns_are_stored_reopened_listed_and_deleted(tmp_path: Path) -> None:
+    store, _ = _library(tmp_path)
+    convs = ConversationStore(store)
+    conv = convs.create("default")
+    convs.add_turn(conv, _turn(store, "How many days of annual leave?", "Full-time employees"))
+    convs.add_turn(conv, _turn(store, "and how do I request it?", "All leave is requested"))
+    again = convs.get(conv.id or 0)
+    assert [t.position for t in again.turns] == [0, 1]
+    assert again.title == "How many days of annual leave?"
+    assert again.turns[1].citations[0].heading_path == ["3.2 Requesting leave"]
+    assert again.turns[1].citations[0].location == Location(line=1)
+    assert not any(c.missing for t in again.turns for c in t.citations)
+    assert [(s.id, s.turns) for s in convs.list()] == [(conv.id, 2)]
+    convs.delete(conv.id or 0)
+    assert convs.list() == []
+    with pytest.raises(NoSuchConversation, match="no conversation"):
+        convs.get(conv.id or 0)
+    with pytest.raises(NoSuchConversation):
+        convs.delete(12345)
+    store.close()
+
+
+def test_a_citation_of_a_removed_document_says_so(tmp_path: Path) -> None:
+    store, coll = _library(tmp_path)
+    convs = ConversationStore(store)
+    conv = convs.create("default")
+    convs.add_turn(conv, _turn(store, "What is the hotel cap?", "Book hotels"))
+    travel = next(d for d in store.documents(coll) if d.path.endswith("travel.md"))
+    store.remove_document(travel.id)
+    again = convs.get(conv.id or 0)
+    assert again.turns[0].citations[0].missing
+    md = conversation_markdown(again)
+    assert REMOVED in md and "travel.md" in md and "> Book hotels" in md
+    store.close()
+
+
+KILLED = textwrap.dedent("""
+    import os, signal, sys
+    from shelfwise.core.store.db import Store
+    from shelfwise.core.conversation.model import Reading, Turn
+    from shelfwise.core.conversation.storage import ConversationStore
+    store = Store(sys.argv[1])
+    convs = ConversationStore(store)
+    conv = convs.create("default")
+    for q in ("first question?", "second question?"):
+        convs.add_turn(conv, Turn(-1, q, Reading("first", q, q), "an answer", True))
+    print(conv.id, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_finished_turns_survive_kill_9(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    Store(db).close()
+    r = subprocess.run([sys.executable, "-c", KILLED, str(db)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == -signal.SIGKILL
+    store = Store(db)
+    conv = ConversationStore(store).get(int(r.stdout.split()[0]))
+    assert [t.question for t in conv.turns] == ["first question?", "second question?"]
+    store.close()
+
+
+# ----------------------------------------------------------------------------- words
+@pytest.mark.parametrize(("question", "cue"), [
+    ("and how do I request it?", 1), ("What about Berlin?", 1), ("Who approves them?", 1),
+    ("How many days of annual leave do employees get?", 0), ("OK, new question: what is the hotel cap?", -1),
+])
+def test_words_that_point_back(question: str, cue: int) -> None:
+    assert points_back(question) == cue
+
+
+def test_rewrite_fills_in_the_referent() -> None:
+    topic = topic_of(["3 Leave", "3.1 Annual leave"], "How many days of annual leave do employees get?")
+    assert topic == "annual leave"
+    assert rewrite("and how do I request it?", "How many days of annual leave?", topic) == \
+        "How do I request annual leave?"
+    assert rewrite("and in Berlin?", "What is the hotel cap in London?", "hotels") == \
+        "What is the hotel cap in London? in Berlin?"
+    assert rewrite("thanks — and what is the expenses limit for hotels?", "q", "annual leave") == \
+        "what is the expenses limit for hotels? (annual leave)"
+
+
+# ----------------------------------------------------------------------------- reading
+class _Vectors:
+    """An embedder for the reading's logic: a fixed vector per text (unit axes), nothing learnt."""
+
+    model_id = "test-vectors"
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.table[text]
+
+
+def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None:
+    store, coll = _library(tmp_path)
+    snap = build_snapshot(store, coll, None)
+    leave, request, hotel = (next(p.id for p in store.passages() if p.text.startswith(s))
+                             for s in ("Full-time", "All leave", "Book hotels"))
+    snap.passage_vecs = np.zeros((len(snap.passage_ids), 3), np.float32)
+    for axis, nid in enumerate((leave, request, hotel)):
+        snap.passage_vecs[snap.row_of[nid], axis] = 1.0
+    history = [_turn(store, "How many days of annual leave?", "Full-time employees")]
+    vec = _Vectors({"and how do I request it?": np.array([0.2, 0.5, 0.3], np.float32),
+                    "what is the hotel cap?": np.array([0.1, 0.1, 0.9], np.float32)})
+    rule = ReadingRule(text="rewrite", document_bonus=1.0, threshold=0.0, cue_weight=0.1)
+    first, _ = read("How many days of annual leave?", [], snap, vec, rule)
+    assert first.mode == "first" and first.query == "How many days of annual leave?" and not first.prior
+    follow, _ = read("and how do I request it?", history, snap, vec, rule)
+    assert follow.mode == "followup" and follow.query == "How do I request annual leave?"
+    handbook_node = snap.document_of(leave)
+    assert handbook_node is not None and follow.prior[handbook_node.id] == 1.0 and follow.prior[request] == 1.0
+    shift, q_vec = read("what is the hotel cap?", history, snap, vec, rule)
+    assert shift.mode == "shift" and shift.query == "what is the hotel cap?" and not shift.prior
+    assert q_vec is not None and "elsewhere" in shift.why
+    alone, _ = read("and how do I request it?", history, snap, vec, rule, alone=True)
+    assert alone.mode == "alone" and alone.query == "and how do I request it?"
+    assert compose("all", "and how?", history) == "How many days of annual leave? and how?"
+    assert compose("answer", "and how?", history) == "Full-time employees. and how?"
+    sec_rule = ReadingRule(document_bonus=0.5, section_bonus=0.25, passage_bonus=0.1)
+    prior = prior_for(snap, history[0], sec_rule)
+    # the document and all inside it +0.5, the cited passage's section and what it holds +0.25, the passage +0.1
+    assert prior[handbook_node.id] == 0.5 and prior[request] == 0.5 and hotel not in prior
+    assert prior[leave] == pytest.approx(0.85) and len(prior) == 5
+    store.close()
+
+
+def test_a_stored_trace_comes_back_for_the_walk_view() -> None:
+    cands = [Candidate(i, "passage", f"t{i}", "", 1 - i / 100, i < 2, features={"cos_max": 0.5})
+             for i in range(60)]
+    trace = Trace(query="q", levels=[Level(1, "passages", cands, tokens=3)], readout="fused", notes=["n"])
+    d = trace_dict(trace)
+    assert len(d["levels"][0]["candidates"]) == 40 and d["levels"][0]["judged_count"] == 60
+    back = trace_from_dict(d)
+    assert back.levels[0].candidates[0] == cands[0] and back.levels[0].tokens == 3 and back.notes == ["n"]
+    assert len(back.levels[0].kept) == 2
+
+
+def test_export_names_the_reading_and_the_sources(tmp_path: Path) -> None:
+    store, _ = _library(tmp_path)
+    conv = Conversation(1, "default", "Leave")
+    first = _turn(store, "How many days of annual leave?", "Full-time employees")
+    second = _turn(store, "and how do I request it?", "All leave is requested")
+    second.reading = Reading("followup", "How do I request annual leave?", "and how do I request it?")
+    conv.turns = [first, second]
+    md = conversation_markdown(conv)
+    assert "## 2. and how do I request it?" in md
+    assert "*Read as a follow-up: How do I request annual leave?*" in md
+    assert "[1] handbook.md, line 1, 3.2 Requesting leave" in md and "> All leave is requested" in md
+    store.close()
+    assert os.path.exists(tmp_path / "lib.db")
