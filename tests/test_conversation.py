@@ -23,6 +23,7 @@ from shelfwise.core.conversation.reading import ReadingRule, compose, prior_for,
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
 from shelfwise.core.conversation.turn import trace_dict, trace_from_dict
 from shelfwise.core.navigation.trace import Candidate, Level, Trace
+from shelfwise.core.store import fts
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
 from shelfwise.core.store.snapshot import build_snapshot
@@ -66,6 +67,7 @@ def test_conversation_tables_from_an_empty_library_and_from_the_previous_version
     fresh.close()
     db = tmp_path / "old.db"
     conn = sqlite3.connect(str(db), isolation_level=None)
+    fts.register(conn)  # the migration before it builds the full-text index through this function
     names = [n for n, _ in MIGRATIONS]
     migrate(conn, db, MIGRATIONS[: names.index("0007_conversations")])  # as the previous version left it
     conn.execute("INSERT INTO meta(key, value) VALUES ('kept', '\"yes\"')")
@@ -172,7 +174,7 @@ class _Vectors:
     def __init__(self, table: dict[str, np.ndarray]) -> None:
         self.table = table
 
-    def embed_one(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str) -> np.ndarray:
         return self.table[text]
 
 

@@ -175,7 +175,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     followup = True
     why = "read with the conversation (every question after the first is)"
     if rule.gate and snap is not None:
-        q_vec = np.asarray(embedder.embed_one(question), np.float32)
+        q_vec = np.asarray(embedder.embed_query(question), np.float32)
         documents = history_documents(snap, last)
         cin, cout = shift_margin(snap, q_vec, documents)
         margin = cin - cout
@@ -186,7 +186,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             score += rule.lexical_weight * (lin - lout)
         scores.update(inside=round(cin, 4), outside=round(cout, 4), margin=round(margin, 4), score=round(score, 4))
         followup = score >= rule.threshold
-        said = {2: "its words point back and it says little of its own", 1: "its words point back", -1: "its words announce a new topic", 0: "no pronoun or continuing word"}
+        said = {2: "its words point back and it says little of its own", 1: "its words point back",
+                -1: "its words announce a new topic", 0: "no pronoun or continuing word"}
         why = (f"{said[cue]}; alone it matches the last answer's documents {cin:.2f} vs elsewhere {cout:.2f}: "
                f"score {score:+.2f} {'>=' if followup else '<'} {rule.threshold:+.2f}")
     if not followup:
@@ -195,8 +196,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     query = compose(rule.text, question, turns)
     mixed = None
     if rule.mix > 0:
-        own = q_vec if q_vec is not None else np.asarray(embedder.embed_one(question), np.float32)
-        before = np.asarray(embedder.embed_one(last.reading.query or last.question), np.float32)
+        own = q_vec if q_vec is not None else np.asarray(embedder.embed_query(question), np.float32)
+        before = np.asarray(embedder.embed_query(last.reading.query or last.question), np.float32)
         v = own + rule.mix * before
         mixed = (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed

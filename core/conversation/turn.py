@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.storage import ConversationStore
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
 from shelfwise.core.navigation.snapshots import snapshot_for
-from shelfwise.core.answers.types import Answer
 from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
 
 TRACE_CANDIDATES = 40  # per level, the kept ones and the best pruned ones up to this many are kept with a turn
