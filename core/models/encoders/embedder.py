@@ -20,6 +20,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -225,6 +226,9 @@ def resolve_embedder(spec: str | Path | None) -> Path:
     return path
 
 
+QUERY_CACHE = 16  # question vectors kept by Embedder.embed_query
+
+
 class Embedder:
     """Sentence vectors from an embedding GGUF run by llama.cpp (default: the bundled all-MiniLM-L6-v2 q8_0).
 
@@ -387,8 +391,19 @@ class Embedder:
         return self._embed(texts, [self.profile.query_prompt] * len(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
-        """One question's vector, shape ``(dim,)``."""
-        return self.embed_queries([text])[0]
+        """One question's vector, shape ``(dim,)``. The last :data:`QUERY_CACHE` questions' vectors are kept: a
+        conversation's follow-up embeds its question for the topic-shift test and again as the walk's question
+        sentence (docs/eval/conversation.md)."""
+        cache: OrderedDict[str, np.ndarray] = self.__dict__.setdefault("_query_cache", OrderedDict())
+        hit = cache.get(text)
+        if hit is not None:
+            cache.move_to_end(text)
+            return hit.copy()
+        vec = self.embed_queries([text])[0]
+        cache[text] = vec.copy()
+        while len(cache) > QUERY_CACHE:
+            cache.popitem(last=False)
+        return vec
 
     def embed_one(self, text: str) -> np.ndarray:
         """One stored text's vector, shape ``(dim,)``."""
