@@ -25,15 +25,14 @@ class Budgets:
     """Per-level budgets of the walk (DecisionRAG Algorithm 1).
 
     ``first_keep_ratio`` is the share of first-level candidates kept (leans to recall), ``keep`` the number kept at
-    every later level, ``passages`` (``r``) how many passages the last level returns, ``rerank`` (``m``) how many of
-    them a multiple-choice rerank sees (0 = off), ``request_size`` the most candidates one request compares,
-    ``hybrid`` how many dense and lexical candidates are added to the last level (0 = off).
+    every later level, ``passages`` (``r``) how many passages the last level returns, ``request_size`` the most
+    candidates one request compares, ``hybrid`` how many dense and lexical candidates are added to the last level
+    (0 = off).
     """
 
     first_keep_ratio: float = 0.3
     keep: int = 4
     passages: int = 10
-    rerank: int = 0
     request_size: int = 48
     hybrid: int = 20
     branching: int = 24  # most children a node may have before it is grouped (topic clusters)

@@ -7,7 +7,7 @@ it inside its worker thread). No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -201,9 +201,3 @@ class Shelf:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def stream_pieces(text: str) -> Iterator[str]:
-    """Split a finished text into word pieces (for replaying an answer in the GUI's demo mode)."""
-    for piece in text.split(" "):
-        yield piece + " "

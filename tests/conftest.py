@@ -14,6 +14,10 @@ import pytest
 
 os.environ.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
 
+from shelfwise.core.models.llama.openmp import tune_openmp
+
+tune_openmp()  # as the CLI and the window do when they start: the tests load llama.cpp in this process
+
 
 @pytest.fixture(scope="session")
 def bundled_model() -> Path:

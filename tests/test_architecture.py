@@ -231,3 +231,15 @@ def test_the_windows_logic_needs_no_qt(module: str) -> None:
         qt = sorted(i for i in imports_of(MODULES[name]) if i.split(".")[0] in QT)
         assert not qt, f"{module} reaches Qt through {name}: {qt}"
         todo.extend(GRAPH[name])
+
+
+def test_pyproject_lists_every_package() -> None:
+    """pyproject's ``packages`` are exactly the folders with an ``__init__.py`` (a name listed that is not a package
+    fails ``pip install``; a package left out is missing from a built wheel)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = {m.name for m in MODULES.values() if m.is_package}
+    assert listed == found, f"listed, not packages: {sorted(listed - found)}; not listed: {sorted(found - listed)}"
+

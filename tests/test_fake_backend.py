@@ -61,13 +61,6 @@ def test_binary_splits_requests_and_checks_readout_and_cancel() -> None:
     assert fb.binary("c", []).values == []
 
 
-def test_choice_sums_to_one_and_prefers_overlap() -> None:
-    s = FakeBackend().choice("Question: parental leave", ITEMS)
-    assert sum(s.values) == pytest.approx(1.0)
-    assert max(range(3), key=lambda i: s.values[i]) == 1
-    with pytest.raises(BackendError):
-        FakeBackend().choice("c", ["o"] * 27)
-
 
 def test_likelihood_rule_and_cache_accounting() -> None:
     fb = FakeBackend()

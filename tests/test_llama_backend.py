@@ -184,16 +184,6 @@ def test_binary_prefix_reuse_matches_fresh(llama_backend: LlamaBackend) -> None:
     assert_close_logits(cold.values, warm.values)
 
 
-def test_choice_sums_to_one(llama_backend: LlamaBackend) -> None:
-    s = llama_backend.choice("Question: Which topic covers meal allowances on business trips?", TOPICS[:5])
-    assert len(s.values) == 5
-    assert sum(s.values) == pytest.approx(1.0, abs=1e-9)
-    assert all(v > 0 for v in s.values)
-    again = llama_backend.choice(
-        "Question: Which topic covers meal allowances on business trips?", TOPICS[:5]
-    )
-    assert again.values == pytest.approx(s.values, abs=0.02)
-
 
 def test_likelihood_batch_equals_alone_and_cache_reuse(llama_backend: LlamaBackend) -> None:
     ctx = "Passages from the staff handbook:"

@@ -12,8 +12,6 @@ from shelfwise.core.models.llama.state_cache import StateCache, tokens_key
 from shelfwise.core.models.prompts import (
     Limits,
     PlanError,
-    choice_labels,
-    choice_prompt,
     common_prefix_len,
     item_question,
     listing_context,
@@ -34,16 +32,6 @@ def test_listing_puts_query_after_listing_for_prefix_reuse() -> None:
     assert a[:shared].endswith("Question: ")
     assert "[2]" in item_question(1) and item_question(1).endswith("Answer:")
 
-
-def test_choice_prompt_and_labels() -> None:
-    p = choice_prompt("Context here.", ["one", "two\nlines", "three"])
-    assert "A. one\nB. two lines\nC. three" in p
-    assert p.endswith("Answer:")
-    assert choice_labels(3) == [" A", " B", " C"]
-    with pytest.raises(ValueError):
-        choice_labels(27)
-    with pytest.raises(ValueError):
-        choice_prompt("c", [])
 
 
 def test_common_prefix_len() -> None:

@@ -134,6 +134,9 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
         shelfwise --db library.db search "travel meal allowance"
         shelfwise --embedder embeddinggemma ask "Wie beantrage ich Urlaub?"
     """
+    from shelfwise.core.models.llama.openmp import tune_openmp
+
+    tune_openmp()  # before any command loads llama.cpp
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as \udce9, not a traceback
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

@@ -63,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import multiprocessing
 
     multiprocessing.freeze_support()  # a frozen build re-enters here for the ingest parser's child process
+    from shelfwise.core.models.llama.openmp import tune_openmp
+
+    tune_openmp()  # before the window's workers load llama.cpp
     args = parse_args(argv)
     from shelfwise.core.models.llama.logs import setup_logging
 

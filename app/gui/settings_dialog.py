@@ -34,7 +34,6 @@ BUDGET_HELP = {
     "first_keep_ratio": "Share of the first level kept (leans to recall)",
     "keep": "Candidates kept at every later level",
     "passages": "Passages the last level returns (r)",
-    "rerank": "Passages reranked in multiple-choice mode (m, 0 = off)",
     "request_size": "Most candidates compared in one request",
     "hybrid": "Dense + lexical candidates added to the last level (0 = off)",
     "branching": "Most children a node may have before it is grouped",

@@ -157,7 +157,7 @@ def answer_from_tree(shelf: Any, answer: Answer, *, on_token: TokenCallback | No
     if on_extract is not None:
         on_extract(answer)
     if generate is None:
-        generate = getattr(shelf.settings, "answer_generate", True)
+        generate = shelf.settings.answer_generate
     if answer.found and generate and answer.kind == "summary" and answer.citations:
         hits = [c.hit for c in answer.citations]
         written = write_answer(shelf.backend, answer.question, hits, family=prompt_family(shelf.backend),
@@ -210,7 +210,7 @@ def answer_question(
     if on_extract is not None:
         on_extract(answer)
     if generate is None:
-        generate = getattr(shelf.settings, "answer_generate", True)
+        generate = shelf.settings.answer_generate
     if answer.found and generate:
         backend = shelf.backend
         sources, numbers = sentence_sources(answer, hits)

@@ -100,10 +100,6 @@ class DecisionBackend(Protocol):
         """P(yes | context, question_i) for each question, normalised over the yes/no readout only."""
         ...
 
-    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
-        """Multiple choice over labelled options; probabilities sum to 1."""
-        ...
-
     def likelihood(
         self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None
     ) -> Likelihoods:

@@ -2,13 +2,12 @@
 
 Scoring rule (documented so tests can predict it):
 
-* The *query* is the text after the last ``Question:`` in the context (the layout of ``prompts.listing_context``
-  and ``prompts.choice_prompt``); without one, the whole context. For ``likelihood`` it is the ``query`` argument.
+* The *query* is the text after the last ``Question:`` in the context (the layout of ``prompts.listing_context``);
+  without one, the whole context. For ``likelihood`` it is the ``query`` argument.
 * Words are lower-cased runs of letters and digits. ``overlap(text) = |words(text) & words(query)| /
   |words(query)|`` (0 when the query has no words).
 * ``binary``: a question that names an item ``[n]`` of the context's listing is judged on that item's text plus
   the question; otherwise on the question. ``P(yes) = 0.05 + 0.9 * overlap``.
-* ``choice``: softmax over options of ``4 * overlap(option)``: sums to 1, ties stay ties.
 * ``likelihood``: per query word, log 0.5 if the word occurs in the candidate (or the context), else log 0.01.
   ``total`` is the sum, ``mean`` the average over query words, ``n_tokens`` the number of query words.
 * Cost: tokens are whitespace words. Like the llama.cpp backend, the longest common word prefix with the previous
@@ -36,7 +35,7 @@ from shelfwise.core.models.backend import (
     check_cancel,
 )
 from shelfwise.core.models.generation import guarded_stream
-from shelfwise.core.models.prompts import Limits, choice_labels, common_prefix_len, plan_requests, softmax
+from shelfwise.core.models.prompts import Limits, common_prefix_len, plan_requests
 
 _WORD = re.compile(r"[a-z0-9]+")
 _ITEM_LINE = re.compile(r"^\[(\d+)\]\s*(.*)$", re.MULTILINE)
@@ -110,22 +109,6 @@ class FakeBackend:
             values.append(0.05 + 0.9 * overlap(text, query))
         cost.seconds = time.perf_counter() - t0
         return Scores(values, cost)
-
-    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
-        t0 = time.perf_counter()
-        if not options:
-            return Scores([], Cost())
-        try:
-            choice_labels(len(options))
-        except ValueError as exc:
-            raise BackendError(str(exc)) from exc
-        check_cancel(cancel)
-        query = query_of(context)
-        cost = self._prefix_cost(context + " " + " ".join(options))
-        cost.requests = 1
-        probs = softmax([4.0 * overlap(o, query) for o in options])
-        cost.seconds = time.perf_counter() - t0
-        return Scores(probs, cost)
 
     def likelihood(
         self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None

@@ -5,8 +5,6 @@ Prompt layout (shared by every backend):
 * binary mode: ``listing_context(...)`` puts the instructions and the numbered candidate listing *before* the
   query, so the listing's KV state can be reused by the next query; ``item_question(i)`` is the short per-candidate
   question read out with the " Yes"/" No" tokens.
-* multiple choice: ``choice_prompt(context, options)`` labels options A, B, C... and ends with ``Answer:``; the
-  readout is the next-token distribution over ``choice_labels(n)`` (" A", " B"...).
 * likelihood: ``[context][candidate][query]``; ``likelihood_query(q)`` formats the query part.
 
 Request planning (:func:`plan_requests`) packs per-item suffixes behind one shared prefix under the context's
@@ -18,8 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 DEFAULT_INSTRUCTIONS = (
     "Below is a numbered list of items from a document collection, followed by a question. "
@@ -45,22 +41,6 @@ def listing_context(items: Sequence[str], query: str, instructions: str = DEFAUL
 def item_question(index: int) -> str:
     """The per-candidate question appended to :func:`listing_context` (``index`` is 0-based)."""
     return f"\nIs item [{index + 1}] relevant to the question? Answer Yes or No.\nAnswer:"
-
-
-def choice_labels(n: int) -> list[str]:
-    """The readout tokens' texts for ``n`` options: " A", " B", ..."""
-    if n < 1 or n > len(LABELS):
-        raise ValueError(f"multiple choice needs 1..{len(LABELS)} options, got {n}")
-    return [f" {LABELS[i]}" for i in range(n)]
-
-
-def choice_prompt(context: str, options: Sequence[str]) -> str:
-    """Context, the options labelled A, B, C..., and ``Answer:`` so the next token is a label."""
-    choice_labels(len(options))  # validates the count
-    lines = [context.rstrip(), "", "Options:"]
-    lines += [f"{LABELS[i]}. {' '.join(text.split())}" for i, text in enumerate(options)]
-    lines += ["", "Answer:"]
-    return "\n".join(lines)
 
 
 def likelihood_query(query: str) -> str:

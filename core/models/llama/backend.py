@@ -1,4 +1,4 @@
-"""The decision model on llama.cpp: binary, multiple-choice and likelihood modes, and streamed generation.
+"""The decision model on llama.cpp: binary and likelihood modes, and streamed generation.
 
 How a level is scored (ARCHITECTURE, "Decision model"), on top of
 :class:`~shelfwise.core.models.llama.engine.LlamaEngine`:
@@ -42,7 +42,7 @@ from shelfwise.core.models.generation import guarded_stream, penalise_repeats, s
 from shelfwise.core.models.llama.batch import logit_values, logits_row, token_logprobs
 from shelfwise.core.models.llama.engine import LlamaEngine, default_threads, gpu_offload_supported
 from shelfwise.core.models.llama.state_cache import tokens_key
-from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
+from shelfwise.core.models.prompts import yes_probability
 
 __all__ = ["LlamaBackend", "default_threads", "gpu_offload_supported"]
 
@@ -96,30 +96,6 @@ class LlamaBackend(LlamaEngine):
                 cost.tokens += self._batch.n
         cost.seconds = time.perf_counter() - t0
         return Scores(values, cost)
-
-    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
-        """Options labelled A, B, C... (``prompts.choice_prompt``); softmax of the next-token logits over the
-        label tokens, so the values sum to 1."""
-        t0 = time.perf_counter()
-        cost = Cost()
-        with self._lock:
-            self._check_open()
-            if not options:
-                return Scores([], cost)
-            try:
-                labels = choice_labels(len(options))
-            except ValueError as exc:
-                raise BackendError(str(exc)) from exc
-            label_ids = [self._single_token(label, "choice label") for label in labels]
-            tokens = self._tok(choice_prompt(context, options), add_bos=True)
-            check_cancel(cancel)
-            evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
-            probs = softmax(logit_values(self._ctx, last, label_ids))
-            cost.requests = 1
-            cost.tokens = evaluated
-            cost.reused_tokens = reused
-        cost.seconds = time.perf_counter() - t0
-        return Scores(probs, cost)
 
     def likelihood(
         self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None

@@ -3,10 +3,9 @@
 Everything goes through ``POST /v1/completions`` with log-probabilities, so any server that implements the
 legacy completions API with ``logprobs`` works; what each mode needs:
 
-* **binary / choice** (next-token readout): one request per question (binary) or per option list (choice) with
-  ``max_tokens: 1, temperature: 0, logprobs: 20``; the readout is the first generated position's top-20 list.
-  P(yes) is normalised over the two readout tokens only (``prompts.yes_probability``), choice over the labels
-  (``prompts.softmax``). A readout token *absent* from the top list has a log-probability no larger than the
+* **binary** (next-token readout): one request per question with ``max_tokens: 1, temperature: 0, logprobs: 20``;
+  the readout is the first generated position's top-20 list. P(yes) is normalised over the two readout tokens only
+  (``prompts.yes_probability``). A readout token *absent* from the top list has a log-probability no larger than the
   smallest listed one: it is **bounded** by that value (an over-estimate of the missing token, so P(yes) is
   pulled towards 0.5, never past it). ``bounded_readouts`` counts how often that happened.
 * **likelihood** (prompt log-probabilities): one request per candidate with the prompt
@@ -63,7 +62,7 @@ from shelfwise.core.models.backend import (
     check_cancel,
 )
 from shelfwise.core.models.generation import guarded_stream
-from shelfwise.core.models.prompts import choice_labels, choice_prompt, softmax, yes_probability
+from shelfwise.core.models.prompts import yes_probability
 from shelfwise.core.models.remote.completions import (
     Capabilities,
     CompletionsAPI,
@@ -209,26 +208,6 @@ class RemoteBackend:
             self.bounded_readouts += b
         cost.seconds = time.perf_counter() - t0
         return Scores([p for p, _, _ in results], cost)
-
-    def choice(self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None) -> Scores:
-        """Options labelled A, B, C... (``prompts.choice_prompt``); softmax over the labels' top
-        log-probabilities (a label missing from the top list is bounded), so the values sum to 1."""
-        t0 = time.perf_counter()
-        if not options:
-            return Scores([], Cost())
-        try:
-            labels = choice_labels(len(options))
-        except ValueError as exc:
-            raise BackendError(str(exc)) from exc
-        check_cancel(cancel)
-        self.api.probe_top()
-        choice, cost = self.api.complete(
-            {"prompt": choice_prompt(context, options), "max_tokens": 1, "logprobs": TOP_LOGPROBS}
-        )
-        values, bounded = readout_logprobs(self._top(choice), labels)
-        self.bounded_readouts += bounded
-        cost.seconds = time.perf_counter() - t0
-        return Scores(softmax(values), cost)
 
     def likelihood(
         self, context: str, candidates: Sequence[str], query: str, *, cancel: CancelCheck | None = None
