@@ -11,8 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.models.backend import CancelCheck, DecisionBackend
+from shelfwise.core.ingestion.runner import IngestReport
+from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.scope import ResolvedScope, Scope
 from shelfwise.core.navigation.trace import SearchResult, Trace
 from shelfwise.core.paths import default_db
@@ -28,8 +31,8 @@ class Shelf:
         settings: Settings | None = None,
         *,
         backend: DecisionBackend | None = None,
-        embedder: Any | None = None,
-        judge: Any | None = None,
+        embedder: Embedder | None = None,
+        judge: RelevanceJudge | None = None,
         store: Store | None = None,
     ) -> None:
         self.settings = settings or Settings()
@@ -37,7 +40,8 @@ class Shelf:
         self.store = store if store is not None else Store(self.settings.db_path or default_db())
         self._backend = backend
         self._embedder = embedder
-        self._judge: list[Any] | None = [judge] if judge is not None else None  # [None] = looked for, none
+        # [judge], or [None] once looked for and none found; None: not looked for yet
+        self._judge: list[RelevanceJudge | None] | None = [judge] if judge is not None else None
 
     # -- models (loaded on first use) ---------------------------------------------------------------------------
     @property
@@ -49,14 +53,14 @@ class Shelf:
         return self._backend
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         if self._embedder is None:
-            from shelfwise.core.models.encoders.embedder import Embedder
+            from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
 
-            self._embedder = Embedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
+            self._embedder = LlamaEmbedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
         return self._embedder
 
-    def embedder_or_none(self) -> Any | None:
+    def embedder_or_none(self) -> Embedder | None:
         """The embedder, or None when it cannot be loaded now (indexing then says why when it needs it)."""
         try:
             return self.embedder
@@ -65,7 +69,7 @@ class Shelf:
 
     # -- library ------------------------------------------------------------------------------------------------
     @property
-    def judge(self) -> Any | None:
+    def judge(self) -> RelevanceJudge | None:
         """The relevance judge the settings name (``Settings.judge``, else ``SHELFWISE_JUDGE``), loaded on first
         need; None when off (the default) or when it cannot be loaded (said once in the log)."""
         if self._judge is None:
@@ -93,7 +97,7 @@ class Shelf:
         force: bool = False,
         embed: bool = True,
         index: bool = True,
-    ) -> Any:
+    ) -> IngestReport:
         """Ingest files/folders incrementally (``force`` re-parses unchanged files too), embedding the files parsed
         so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
         calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
@@ -143,7 +147,7 @@ class Shelf:
         cancel: CancelCheck | None = None,
         scope: Scope | ResolvedScope | None = None,
         prior: Mapping[int, float] | None = None,
-        q_vec: Any = None,
+        q_vec: np.ndarray | None = None,
     ) -> SearchResult:
         """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too").
         The question's inline filters and ``scope`` limit the walk (``core/navigation/scope.py``; ScopeError for a

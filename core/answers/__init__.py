@@ -4,6 +4,7 @@
 generated answer's facts are in its sources (`grounding`), the cited answer written from the passages (`answer`),
 DeepRAG adaptive retrieval (`adaptive`) and its offline best-first tree search over labelled questions
 (`adaptive_search`), SQuAD-style answer matching (`matching`), and Markdown export (`export`).
-May import `shelfwise.core.models` and `shelfwise.core.navigation`; never the store directly, indexing, evaluation
-or a front end.
+What it needs from the library is the `library.Library` protocol (the facade implements it), whose store is the
+real `Store`: may import `shelfwise.core.models`, `shelfwise.core.navigation` and `shelfwise.core.store`; never the
+facade, indexing, evaluation or a front end.
 """

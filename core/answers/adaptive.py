@@ -55,6 +55,7 @@ from shelfwise.core.answers.answer import (
     template,
     write_answer,
 )
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.types import Answer, Citation, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -259,7 +260,7 @@ class Runner:
     """The pieces of an adaptive run over one shelf, each computed once per sub-question (the calibration tree
     search explores both branches of every sub-question and reuses them)."""
 
-    def __init__(self, shelf: Any, *, collection: str | None = None, keep: Sequence[int] = (),
+    def __init__(self, shelf: Library, *, collection: str | None = None, keep: Sequence[int] = (),
                  cancel: CancelCheck | None = None, on_search: SearchCallback | None = None,
                  prior: Mapping[int, float] | None = None) -> None:
         self.shelf = shelf
@@ -285,7 +286,7 @@ class Runner:
 
     def retrieve(self, question: str, on_token: TokenCallback | None = None) -> Retrieved:
         if question not in self._retrieved:
-            extra = {"prior": self.prior} if self.prior else {}
+            extra: dict[str, Any] = {"prior": self.prior} if self.prior else {}
             result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel, **extra)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
@@ -350,7 +351,7 @@ def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
 
 
 def answer_adaptive(
-    shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    shelf: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
 ) -> Answer:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.adaptive import MAX_SUB, Runner, decompose, get_threshold, model_id, set_threshold
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Step
 from shelfwise.core.navigation.trace import to_dict
@@ -262,7 +263,7 @@ class CalibrationReport:
         return d
 
 
-def search_question(shelf: Any, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
+def search_question(shelf: Library, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
                     max_expansions: int = MAX_EXPANSIONS) -> QuestionOutcome:
     """Decompose one labelled question and find its cheapest correct trajectory with the real models."""
     t0 = time.perf_counter()
@@ -285,7 +286,7 @@ def search_question(shelf: Any, item: QAItem, *, collection: str | None = None, 
 
 
 def calibrate_adaptive(
-    shelf: Any, items: Sequence[QAItem], *, collection: str | None = None, out_dir: Path | None = None,
+    shelf: Library, items: Sequence[QAItem], *, collection: str | None = None, out_dir: Path | None = None,
     max_sub: int = MAX_SUB, max_expansions: int = MAX_EXPANSIONS, save: bool = True,
     progress: Callable[[int, int, QuestionOutcome], None] | None = None,
 ) -> CalibrationReport:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from shelfwise.core.answers.adaptive import answer_adaptive
 from shelfwise.core.answers.answer import (
     CITE,
@@ -41,6 +43,7 @@ from shelfwise.core.answers.extractive import (
     logical_lines,
 )
 from shelfwise.core.answers.grounding import check_grounding
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.route import route
 from shelfwise.core.answers.sentence_vectors import cached_scorer
 from shelfwise.core.answers.types import Answer, Citation
@@ -51,7 +54,7 @@ from shelfwise.core.navigation.trace import Hit, SearchResult
 
 log = logging.getLogger(__name__)
 ExtractCallback = Callable[[Answer], None]
-def sentence_scorer(shelf: Any) -> Scorer:
+def sentence_scorer(shelf: Library) -> Scorer:
     """The judge's probabilities when the shelf has one switched on (``Shelf.judge``: ``Settings.judge`` or
     ``SHELFWISE_JUDGE``; off by default, the shipped judge ranks below the embedder on ConditionalQA's tune half),
     else the embedder's cosines (sentence vectors from the index when it has them)."""
@@ -84,7 +87,7 @@ def widen_lists(store: Any, hits: Sequence[Hit]) -> list[Hit]:
     return out
 
 
-def extractive_answer(shelf: Any, question: str, result: SearchResult, hits: Sequence[Hit],
+def extractive_answer(shelf: Library, question: str, result: SearchResult, hits: Sequence[Hit],
                       t0: float) -> Answer:
     """The extractive answer for ``hits`` (not found when the evidence is weak or no sentence is left)."""
     if weak_evidence(hits, passage_cosines(result, hits)):
@@ -144,7 +147,7 @@ def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
         answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
 
 
-def answer_from_tree(shelf: Any, answer: Answer, *, on_token: TokenCallback | None,
+def answer_from_tree(shelf: Library, answer: Answer, *, on_token: TokenCallback | None,
                      on_search: SearchCallback | None, on_extract: ExtractCallback | None, generate: bool | None,
                      cancel: CancelCheck | None) -> Answer:
     """A structural answer (or a scope that matches nothing) reported like any other; a summary gets the model's
@@ -169,10 +172,10 @@ def answer_from_tree(shelf: Any, answer: Answer, *, on_token: TokenCallback | No
 
 
 def answer_question(
-    shelf: Any, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    shelf: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
-    scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: Any = None,
+    scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None,
 ) -> Answer:
     """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation.
     An over-long question is clipped to what the model's context holds; ``Answer.notes`` and the trace say so.
@@ -196,7 +199,7 @@ def answer_question(
         adaptive_answer.notes[:0] = notes
         return adaptive_answer
     t0 = time.perf_counter()
-    extra = {"prior": prior, "q_vec": q_vec} if prior or q_vec is not None else {}
+    extra: dict[str, Any] = {"prior": prior, "q_vec": q_vec} if prior or q_vec is not None else {}
     result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel, **routed.search_kwargs,
                                         **extra)
     result.trace.notes[:0] = notes

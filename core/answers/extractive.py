@@ -59,6 +59,7 @@ from shelfwise.core.languages import (
     word_count,
     word_units,
 )
+from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.trace import Hit
 
 PASSAGES = 5  # passages whose sentences are candidates
@@ -263,7 +264,7 @@ def cue_scores(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.
     return type_cue(question, texts, prefix) + word_overlap(question, texts, prefix)
 
 
-def embedder_scorer(embedder: Any) -> Scorer:
+def embedder_scorer(embedder: Embedder) -> Scorer:
     """Cosine of the question with each text, from the embedder (vectors are L2-normalised by it)."""
 
     def score(question: str, texts: Sequence[str]) -> np.ndarray:

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.structure import answer_structure, where_answer
 from shelfwise.core.answers.structure_intent import Intent, recognise
 from shelfwise.core.answers.types import Answer
@@ -44,7 +45,7 @@ def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
     return Answer(question, message, [], False, search=SearchResult(question, [], trace), notes=[message])
 
 
-def route(shelf: Any, question: str, collection: str | None, *, scope: Scope | None = None,
+def route(shelf: Library, question: str, collection: str | None, *, scope: Scope | None = None,
           adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None,
           structural: bool = True) -> Route:
     """Read the question once (ScopeError for a malformed filter) and answer what can be answered without the
@@ -83,7 +84,7 @@ def _plain(question: str) -> Any:
     return parse_question(question)
 
 
-def _where(shelf: Any, r: Route, collection: str | None, collection_id: int, intent: Intent,
+def _where(shelf: Library, r: Route, collection: str | None, collection_id: int, intent: Intent,
            cancel: CancelCheck | None) -> Answer | None:
     """The walk for the topic (within the named document when the question names one), answered with the best
     passages' section paths."""
@@ -101,7 +102,7 @@ def _where(shelf: Any, r: Route, collection: str | None, collection_id: int, int
         scope = replace(base, document_ids=frozenset({doc.id}), scope=replace(base.scope, paths=(
             *base.scope.paths, doc.path.rsplit("/", 1)[-1])))
     topic = intent.topic or r.text
-    kwargs = {"scope": scope} if scope is not None else {}
+    kwargs: dict[str, Any] = {"scope": scope} if scope is not None else {}
     result: SearchResult = shelf.search(topic, collection, cancel=cancel, **kwargs)
     hits = result.hits[: max(1, shelf.settings.answer_passages)]
     if not hits or weak_evidence(hits, passage_cosines(result, hits)):

@@ -11,15 +11,15 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.answers.extractive import Scorer
-from shelfwise.core.models.backend import text_sha
+from shelfwise.core.models.backend import Embedder, text_sha
 
 
-def sentence_model(embedder: Any) -> str:
+def sentence_model(embedder: Embedder) -> str:
     """The cache key of sentence vectors: the embedder's, tagged (node and sentence vectors are pruned apart)."""
     return f"{embedder.model_id}#sentences"
 
 
-def cached_scorer(embedder: Any, store: Any | None) -> Scorer:
+def cached_scorer(embedder: Embedder, store: Any | None) -> Scorer:
     """Cosine of the question with each text: the texts' vectors from the sentence cache when there, else from
     the embedder (one call with the question)."""
 

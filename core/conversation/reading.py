@@ -26,6 +26,7 @@ import numpy as np
 
 from shelfwise.core.conversation.cues import content_words, points_back, rewrite, topic_of
 from shelfwise.core.conversation.model import Reading, Turn
+from shelfwise.core.models.backend import Embedder
 from shelfwise.core.store.snapshot import Snapshot
 
 TEXTS = ("alone", "previous", "all", "answer", "rewrite")
@@ -156,7 +157,7 @@ def lexical_margin(snap: Snapshot, hits: dict[int, float], documents: set[int]) 
     return float(lin), float(lout)
 
 
-def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: Any,
+def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: Embedder,
          rule: ReadingRule = SHIPPED, *, alone: bool = False,
          search: Callable[[str], dict[int, float]] | None = None) -> tuple[Reading, np.ndarray | None]:
     """How to read ``question`` after ``turns``; also the vector the walk's embedder evidence uses when it is not

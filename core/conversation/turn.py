@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
@@ -26,7 +27,7 @@ class EmptyQuestion(ValueError):
         super().__init__("the question is empty: type a question (nothing was asked or stored)")
 
 
-def read_turn(shelf: Any, conversation: Conversation, question: str, *, alone: bool = False,
+def read_turn(shelf: Library, conversation: Conversation, question: str, *, alone: bool = False,
               rule: ReadingRule = SHIPPED) -> tuple[Reading, Any]:
     """How ``question`` would be read as the next turn of ``conversation`` (no walk, nothing stored): what the
     window shows in its search box before the question is asked."""
@@ -53,7 +54,7 @@ def lexical_search(store: Any, snap: Any) -> Any:
 
 
 def ask_turn(
-    shelf: Any, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
+    shelf: Library, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
     on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
     on_extract: Callable[[Answer], None] | None = None, on_reading: Callable[[Reading], None] | None = None,
     cancel: CancelCheck | None = None, generate: bool | None = None, adaptive: bool | None = None,

@@ -28,6 +28,7 @@ from typing import Any
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.grounding import content_words, unsupported_facts
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Answer
 
@@ -81,7 +82,7 @@ class ModeReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_mode_eval(shelf: Any, questions: Sequence[Any], *, collection: str | None = None,
+def run_mode_eval(shelf: Library, questions: Sequence[Any], *, collection: str | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ModeReport:
     """Answer each question (``EvalQuestion``: query, answers, not_answerable) once and score the four modes."""
     rows: list[dict[str, Any]] = []

@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, stream
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import exact_match, f1_score
 from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.scope import ResolvedScope, Scope
 from shelfwise.core.navigation.trace import SearchResult
 
 STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
@@ -48,11 +52,15 @@ class ShelfParts:
     judge: Any = None
 
     def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
-               cancel: CancelCheck | None = None) -> SearchResult:
+               cancel: CancelCheck | None = None, scope: Scope | ResolvedScope | None = None,
+               prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None) -> SearchResult:
         from shelfwise.core.navigation.navigator import Navigator
 
+        if scope is not None and not isinstance(scope, ResolvedScope):
+            raise ValueError("the evaluation's library takes a resolved scope only")
         nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
-        return nav.search(question, collection=collection or self.collection, keep=keep, cancel=cancel)
+        return nav.search(question, collection=collection or self.collection, keep=keep, cancel=cancel,
+                          scope=scope, prior=prior, q_vec=q_vec)
 
 
 # --------------------------------------------------------------------------- running
@@ -151,7 +159,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def run_answer_eval_cli(shelf: Any, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
+def run_answer_eval_cli(shelf: Library, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None, split: str = "all",
                         collection: str | None = None) -> dict[str, Any]:
     """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.core.evaluation.answer_modes`)

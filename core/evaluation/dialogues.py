@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.library import Library
 from shelfwise.core.conversation.model import Conversation, Turn
 from shelfwise.core.conversation.reading import ALONE, CONCATENATION, SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.turn import lexical_search, turn_from
@@ -139,10 +140,12 @@ class Played:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def play(shelf: Any, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
+def play(shelf: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
          collection: str) -> Played:
     conv = Conversation(id=None, collection=collection)
     coll = shelf.store.find_collection(collection)
+    if coll is None:
+        raise ValueError(f"no collection {collection!r} in {shelf.store.path}")
     snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
     played = Played(dialogue.id, dialogue.split)
     for i, t in enumerate(dialogue.turns):
@@ -183,7 +186,7 @@ def summarise(played: Sequence[Played]) -> dict[str, Any]:
             "seconds_per_turn": round(sum(r["seconds"] for r in rows) / len(rows), 3) if rows else None}
 
 
-def run_dialogue_eval(shelf: Any, path: str | Path, *, collection: str = "default", split: str = "all",
+def run_dialogue_eval(shelf: Library, path: str | Path, *, collection: str = "default", split: str = "all",
                       rules: Mapping[str, ReadingRule] | None = None,
                       log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Play every dialogue of ``path`` under each rule (default: alone, concatenation, shipped); the report."""

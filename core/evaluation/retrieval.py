@@ -21,11 +21,12 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from shelfwise.core.evaluation.datasets import EvalQuestion
-from shelfwise.core.models.backend import Cost, DecisionBackend, RelevanceJudge
+from shelfwise.core.models.backend import Cost, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence
 from shelfwise.core.navigation.navigator import Navigator, question_part
@@ -119,14 +120,15 @@ RRF_K = 60
 class Methods:
     """Runs every method on one collection; shares the query vectors and lexical hits between them."""
 
-    def __init__(self, store: Store, collection_id: int, snap: Snapshot, embedder, backend: DecisionBackend | None,
+    def __init__(self, store: Store, collection_id: int, snap: Snapshot, embedder: Embedder,
+                 backend: DecisionBackend | None,
                  settings: Settings, decision: DecisionModel, judge: RelevanceJudge | None = None) -> None:
         self.store, self.collection_id, self.snap = store, collection_id, snap
         self.embedder, self.backend, self.settings, self.decision = embedder, backend, settings, decision
         self.judge = judge
         self.doc_path = {d.id: d.path for d in store.documents(collection_id)}
 
-    def navigator(self, readout: Readout, **budget_changes) -> Navigator:
+    def navigator(self, readout: Readout, **budget_changes: Any) -> Navigator:
         budgets = replace(self.settings.budgets, **budget_changes)
         s = replace(self.settings, readout=readout, budgets=budgets)
         return Navigator(self.store, self.backend, self.embedder, s, decision=self.decision, judge=self.judge)
@@ -189,7 +191,7 @@ class Methods:
         return Ranked([pids[i] for i in order], time.perf_counter() - t, Cost(judged=len(pids)))
 
     def navigation(self, query: str, q_vec: np.ndarray, readout: Readout | None = None, sweep: bool = False,
-                   **budget_changes) -> Ranked:
+                   **budget_changes: Any) -> Ranked:
         """One walk. ``sweep=True`` lets ``budget_changes`` override the calibrated first-level keep ratio."""
         t = time.perf_counter()
         nav = self.navigator(readout or self.settings.readout, **budget_changes)

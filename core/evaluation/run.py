@@ -13,6 +13,7 @@ import numpy as np
 from shelfwise.core.evaluation.datasets import EvalSet, load_conditionalqa, load_jsonl, load_squad
 from shelfwise.core.evaluation.retrieval import MethodResult, Methods, run_methods
 from shelfwise.core.indexing.vectors import refresh_collection
+from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
@@ -59,7 +60,7 @@ def load_dataset(name: str, limit: int | None = None, root: Path | None = None, 
     raise ValueError(f"unknown dataset {name!r}: use conditionalqa, squad or xquad")
 
 
-def build_collection(store: Store, ds: EvalSet, embedder, settings: Settings,
+def build_collection(store: Store, ds: EvalSet, embedder: Embedder, settings: Settings,
                      progress: Callable[[str], None] | None = None) -> int:
     """Write the dataset's documents into ``store`` (once; reused while unchanged) and index them."""
     coll = store.collection(ds.store_name)
@@ -118,10 +119,12 @@ class EvalReport:
 
 
 def run_eval(
-    dataset: str, *, limit: int | None, methods: Sequence[str], embedder, backend, settings: Settings,
+    dataset: str, *, limit: int | None, methods: Sequence[str], embedder: Embedder,
+    backend: DecisionBackend | None, settings: Settings,
     db_path: Path | None = None, sweep: bool = True, progress: Callable[[int, int, str], None] | None = None,
     log: Callable[[str], None] | None = None, calibrate: bool = True, calibrate_lm: bool = False,
-    collection: str = "default", split: str = "all", fit_prior: bool = False, judge=None,
+    collection: str = "default", split: str = "all", fit_prior: bool = False,
+    judge: RelevanceJudge | None = None,
     lang: str | None = None, query_lang: str | None = None,
 ) -> EvalReport:
     t0 = time.perf_counter()

@@ -21,9 +21,10 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from shelfwise.core.indexing.vectors import embed_missing
+from shelfwise.core.models.backend import Embedder
 from shelfwise.core.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,8 @@ log = logging.getLogger(__name__)
 class EmbedAlongside:
     """Embeds a collection's new nodes in a background thread while an ingest runs (see the module doc)."""
 
-    def __init__(self, db: Path | None, collection_id: int, embedder: Any, *, threads_while_parsing: int | None = None,
+    def __init__(self, db: Path | None, collection_id: int, embedder: Embedder, *,
+                 threads_while_parsing: int | None = None,
                  idle_poll: float = 0.5) -> None:
         self.db = db
         self.collection_id = collection_id

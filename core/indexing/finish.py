@@ -17,10 +17,10 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from shelfwise.core.indexing.sentences import embed_sentences
 from shelfwise.core.indexing.vectors import refresh_collection
+from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -107,7 +107,7 @@ class _Reporter:
 
 
 def finish_index(
-    store: Store, collection_id: int, embedder: Any, settings: Settings | None = None,
+    store: Store, collection_id: int, embedder: Embedder, settings: Settings | None = None,
     progress: Callable[[IndexProgress], None] | None = None, cancel: Callable[[], bool] | None = None,
     sentences: bool = True,
 ) -> dict[str, int]:

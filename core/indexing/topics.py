@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,7 +155,8 @@ def signature(store: Store, collection_id: int) -> str:
     return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
 
 
-def write_clusters(store: Store, collection_id: int, plans: list[ClusterPlan], describe) -> int:
+def write_clusters(store: Store, collection_id: int, plans: list[ClusterPlan],
+                   describe: Callable[[ClusterPlan], str]) -> int:
     """Replace the collection's cluster nodes by ``plans`` in one transaction; returns how many were written."""
     root = store.conn.execute("SELECT root_node_id FROM collections WHERE id = ?", (collection_id,)).fetchone()[0]
     written = 0

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from shelfwise.core.indexing.topics import (
     signature,
     write_clusters,
 )
-from shelfwise.core.models.backend import text_sha
+from shelfwise.core.models.backend import Embedder, text_sha
 from shelfwise.core.settings import Budgets
 from shelfwise.core.store.db import NodeRow, Store
 from shelfwise.core.store.snapshot import bump_tree_version
@@ -84,7 +83,7 @@ def section_vectors(store: Store, collection_id: int, model: str,
     return out
 
 
-def _embed_texts(store: Store, embedder: Any, nodes: Sequence[NodeRow], texts: Sequence[str],
+def _embed_texts(store: Store, embedder: Embedder, nodes: Sequence[NodeRow], texts: Sequence[str],
                  step: Callable[[int], None], cancel: Callable[[], bool] | None) -> int:
     """Vectors for ``nodes`` from the text-hash cache, else the embedder in batches; returns how many got one."""
     shas = [text_sha(embedder, t) for t in texts]
@@ -108,7 +107,7 @@ def _embed_texts(store: Store, embedder: Any, nodes: Sequence[NodeRow], texts: S
     return done
 
 
-def embed_missing(store: Store, collection_id: int, embedder: Any,
+def embed_missing(store: Store, collection_id: int, embedder: Embedder,
                   progress: Callable[[int, int], None] | None = None,
                   cancel: Callable[[], bool] | None = None) -> int:
     """Give every document, section and passage without a vector one (see the module doc for how). Returns the
@@ -145,7 +144,7 @@ def embed_missing(store: Store, collection_id: int, embedder: Any,
     return count
 
 
-def rebuild_hierarchy(store: Store, collection_id: int, embedder: Any, branching: int, force: bool = False) -> int:
+def rebuild_hierarchy(store: Store, collection_id: int, embedder: Embedder, branching: int, force: bool = False) -> int:
     sig = f"{signature(store, collection_id)}:{branching}:{embedder.model_id}"
     key = f"hierarchy:{collection_id}"
     if not force and store.get_meta(key) == sig:
@@ -166,7 +165,7 @@ def rebuild_hierarchy(store: Store, collection_id: int, embedder: Any, branching
     return n
 
 
-def refresh_collection(store: Store, collection_id: int, embedder: Any, budgets: Budgets | None = None,
+def refresh_collection(store: Store, collection_id: int, embedder: Embedder, budgets: Budgets | None = None,
                        progress: Callable[[int, int], None] | None = None,
                        cancel: Callable[[], bool] | None = None) -> dict[str, int]:
     """Embed what has no vector, then rebuild the topic clusters if the documents changed. While embedding, the

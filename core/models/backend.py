@@ -11,7 +11,7 @@ import hashlib
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -133,7 +133,33 @@ class RelevanceJudge(Protocol):
     def close(self) -> None: ...
 
 
-def text_sha(embedder: Any, text: str) -> str:
+@runtime_checkable
+class Embedder(Protocol):
+    """A sentence encoder: texts -> one L2-normalised float32 row each. Questions and stored texts may be embedded
+    differently (EmbeddingGemma's prompts); an encoder that embeds both alike derives from
+    ``encoders.embedder.SymmetricEncoder`` and defines ``embed`` only. Implementations: ``models/encoders/embedder.py``
+    (llama.cpp: all-MiniLM-L6-v2, EmbeddingGemma) and the test doubles. An optional ``window`` (tokens) enters the
+    vector-cache key (:func:`text_sha`); optional ``n_threads``/``set_threads`` let indexing lend a core to a parser."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Stored texts (passages, descriptions), in order."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_one(self, text: str) -> np.ndarray: ...
+
+    def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """Row 0: the question; rows 1..: the texts (one call)."""
+        ...
+
+
+def text_sha(embedder: Embedder, text: str) -> str:
     """Key of a cached vector: the text and what the embedder makes of it (its window)."""
     window = getattr(embedder, "window", 0)
     return hashlib.sha256(f"{window}\x00{text}".encode("utf-8", errors="surrogatepass")).hexdigest()

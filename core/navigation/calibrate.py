@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from shelfwise.core.languages import has_unsegmented, word_count
+from shelfwise.core.models.backend import DecisionBackend, Embedder
 from shelfwise.core.navigation.decision import LEVEL_KINDS, DecisionModel, LevelModel, prior_model
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.navigation.navigator import Navigator
@@ -76,7 +77,7 @@ def _vector(feats: dict[str, float], drop_lm: bool = False) -> np.ndarray:
     return v
 
 
-def collect(nav: Navigator, snap: Snapshot, decision: DecisionModel, probes: list[Probe], embedder,
+def collect(nav: Navigator, snap: Snapshot, decision: DecisionModel, probes: list[Probe], embedder: Embedder,
             progress: Callable[[int, int], None] | None = None) -> dict[str, list[tuple[int, np.ndarray, int]]]:
     """Per level kind: (probe index, features, is-gold) rows from walks with the gold branch forced open."""
     rows: dict[str, list[tuple[int, np.ndarray, int]]] = {k: [] for k in LEVEL_KINDS}
@@ -216,7 +217,8 @@ def _split(rows: Rows, fold: int, folds: int = 2) -> tuple[Rows, Rows]:
 KEEP_CAP = {"document": 8, "section": 12}  # budgets never grow past these, whatever the probes say
 
 
-def calibrate(store: Store, collection_id: int, embedder, backend, settings: Settings, *, n_probes: int = 240,
+def calibrate(store: Store, collection_id: int, embedder: Embedder, backend: DecisionBackend | None,
+              settings: Settings, *, n_probes: int = 240,
               target_recall: float = 0.9, try_lm: bool = True, fit_ranking: bool | None = None,
               log: Callable[[str], None] | None = None,
               progress: Callable[[int, int], None] | None = None) -> DecisionModel:
@@ -286,7 +288,8 @@ def calibrate(store: Store, collection_id: int, embedder, backend, settings: Set
     return model
 
 
-def ensure_calibrated(store: Store, collection_id: int, embedder, backend, settings: Settings,
+def ensure_calibrated(store: Store, collection_id: int, embedder: Embedder, backend: DecisionBackend | None,
+                      settings: Settings,
                       log: Callable[[str], None] | None = None,
                       progress: Callable[[int, int], None] | None = None) -> DecisionModel:
     """The stored calibration for this collection and model set, fitted now if missing or stale."""

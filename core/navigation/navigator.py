@@ -25,8 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from shelfwise.core.languages import is_question
-from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, RelevanceJudge
-from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.models.backend import (
+    CancelCheck,
+    Cancelled,
+    Cost,
+    DecisionBackend,
+    Embedder,
+    RelevanceJudge,
+    Scores,
+)
+from shelfwise.core.navigation.decision import DecisionModel, LevelModel
 from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_judge, set_lm
 from shelfwise.core.navigation.parallel import (
     pool_likelihoods,
@@ -69,7 +77,7 @@ class Navigator:
         self,
         store: Store,
         backend: DecisionBackend | None,
-        embedder,
+        embedder: Embedder,
         settings: Settings | None = None,
         *,
         decision: DecisionModel | None = None,
@@ -280,7 +288,8 @@ class Navigator:
         set_judge(x, top, [float(v) for v in logits])
         return top, Cost(seconds=time.perf_counter() - t, judged=len(top))
 
-    def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
+    def _likelihood(self, snap: Snapshot, query: str, cands: list[NodeInfo],
+                    cancel: CancelCheck | None) -> tuple[list[float], Cost]:
         """Query likelihood per candidate; a level larger than one request is split, and the requests run
         concurrently where the backend can (a server pool), pooled in input order either way."""
         assert self.backend is not None
@@ -294,13 +303,14 @@ class Navigator:
             request_concurrency(backend)))
         return list(res.mean), res.cost
 
-    def _binary(self, snap: Snapshot, query: str, cands: list[NodeInfo], cancel: CancelCheck | None):
+    def _binary(self, snap: Snapshot, query: str, cands: list[NodeInfo],
+                cancel: CancelCheck | None) -> tuple[np.ndarray, Cost]:
         assert self.backend is not None
         backend = self.backend
         size = self.settings.budgets.request_size
         chunks = [[candidate_text(snap, c) for c in cands[i:i + size]] for i in range(0, len(cands), size)]
 
-        def one(texts: list[str]):
+        def one(texts: list[str]) -> Scores:
             context, questions = binary_prompt(query, texts)
             return backend.binary(context, questions, cancel=cancel)
 
@@ -327,7 +337,7 @@ class Navigator:
             out.extend((int(snap.passage_ids[i]), "lexical") for i in lex_rows[np.argsort(-ev.lex[lex_rows])[:n]])
         return out
 
-    def _candidate(self, s: Scored, kept: bool, model) -> Candidate:
+    def _candidate(self, s: Scored, kept: bool, model: LevelModel) -> Candidate:
         feats = {f: round(float(s.features[i]), 4) for i, f in enumerate(FEATURES)
                  if s.features[i] != 0 or (s.judged and f == "judge")}
         return Candidate(

