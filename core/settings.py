@@ -61,8 +61,8 @@ class Settings:
     answer_passages: int = 5
     answer_generate: bool = True  # after the extracted sentence, let the model write an answer (shown if grounded)
     use_calibration: bool = True
-    # Calibration may refit the ranking on probes (else it fits only the prior's scale and the budgets). Off: on
-    # ConditionalQA's tune half, rankings fitted on probes lost to the prior (passage MRR 0.710 -> 0.642 at best).
+    # Calibration may refit the ranking on probes (else it fits only the prior's scale and the budgets). Off: refitted
+    # rankings lost to the prior on ConditionalQA's tune half (docs/benchmarks.md, "Ranking refit on probes").
     rank_fit: bool = False
     # The relevance judge (core/models/encoders/judges.py): None/"off", "bundled", a GGUF path or a rerank server
     # URL. Off by default: the judge that ships ranks passages below the embedder's cosine on the ConditionalQA tune

@@ -6,8 +6,8 @@ table header or FAQ question, exactly what the ranker reads) are embedded once b
 node vectors, and kept in the store's text-hash vector cache (``vector_cache``, no schema change) under their own
 model key (:func:`~shelfwise.core.answers.sentence_vectors.sentence_model`); ``sentence_vectors.cached_scorer`` then
 scores a question against them: the question is the only text embedded at question time; a sentence the cache lacks
-(a collection indexed before this existed, an index still running) is embedded on the spot as before. Measured on
-the sample (see README): extraction ~0.2 s -> ~0.02 s median on the shared machine.
+(a collection indexed before this existed, an index still running) is embedded on the spot as before. What it
+saves: docs/benchmarks.md, "Sentence vectors".
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Keeps a collection's derived index current: node embeddings (incremental) and the topic hierarchy.
 
 Called after every ingest. Only nodes without a vector for the current embedder get one; clusters are rebuilt only
-when the set of documents changed. What is embedded, and why (ConditionalQA tune half, 131 questions, navigation,
-eval DBs that differ only in the section vectors; ``docs/eval/index-savings.json``):
+when the set of documents changed. What is embedded (why: docs/benchmarks.md, "Section vectors"):
 
 * passages and documents: their own text (title and heading path in front), through the embedder;
-* sections: the L2-normalised mean of the vectors of the passages beneath them, no embedder call. Sections were
-  23% of the embedder's tokens there (50k of 221k). Passage Hit@1 0.473 with embedded section texts, 0.481 with
-  passage means, 0.481 with no section vectors at all (the walk then uses the best passage beneath); section
-  Hit@1 0.679 / 0.687 / 0.672. A section with no passage beneath it is embedded from its text.
+* sections: the L2-normalised mean of the vectors of the passages beneath them, no embedder call (it saves the
+  embedder's section tokens and ranks no worse). A section with no passage beneath it is embedded from its text.
 * every embedded text is cached by its hash (``Store.cache_vectors``), so a re-ingested file's unchanged passages
   are not embedded again.
 """
