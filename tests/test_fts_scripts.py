@@ -130,13 +130,13 @@ def test_migration_from_the_previous_version_reindexes_cjk(tmp_path: Path) -> No
     conn.close()
 
     s = Store(db)
-    assert s.migrations_applied == ["0005_fts_scripts"] and s.backup_path is not None
+    assert s.migrations_applied[0] == "0005_fts_scripts" and s.backup_path is not None  # and any later ones
     zh = next(p.id for p in s.passages() if p.text == TEXTS["zh"])
     assert s.search("大学")[0][0].id == zh
     assert s.search("राजभाषा")[0][0].text == TEXTS["hi"]
     assert s.search("claims")[0][0].text == TEXTS["en"]
     assert s.integrity_check() == "ok"
-    assert applied(s.conn)[-1] == "0005_fts_scripts"
+    assert "0005_fts_scripts" in applied(s.conn)
     s.close()
 
 
