@@ -373,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command-kills", type=int, default=10,
                     help="kill -9 points in shelfwise index and calibrate (default 10)")
     ap.add_argument("--only", default=None, help="comma-separated case names (substring match)")
+    ap.add_argument("--skip", default=None, help="comma-separated case names to leave out (substring match)")
     ap.add_argument("--merge", nargs="+", type=Path, default=None,
                     help="combine the --json outputs of partial runs into one summary")
     args = ap.parse_args(argv)
@@ -387,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         todo = cases(work, args.fuzz, args.kills, args.variants, args.command_kills)
         for name, fn in todo.items():
             if args.only and not any(s.strip() in name for s in args.only.split(",")):
+                continue
+            if args.skip and any(s.strip() in name for s in args.skip.split(",")):
                 continue
             t0 = time.monotonic()
             try:
