@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.answers.types import Answer
+from shelfwise.core.conversation.model import Conversation, Reading, Turn
 from shelfwise.core.ingestion.runner import IngestReport
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.scope import ResolvedScope, Scope
@@ -188,6 +189,36 @@ class Shelf:
             adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
             on_extract=on_extract, scope=scope,
         )
+
+    def ask_in_conversation(
+        self,
+        conversation_id: int,
+        question: str,
+        collection: str = "default",
+        *,
+        alone: bool = False,
+        replaces_turn: int | None = None,
+        keep: Sequence[int] = (),
+        cancel: CancelCheck | None = None,
+        on_reading: Callable[[Reading], None] | None = None,
+        on_token: Callable[[str], None] | None = None,
+        on_search: Callable[[SearchResult], None] | None = None,
+        on_extract: Callable[[Answer], None] | None = None,
+    ) -> tuple[Conversation, Turn, Answer]:
+        """The next turn of stored conversation ``conversation_id`` (0 starts one in ``collection``): read with its
+        history unless ``alone``, answered and stored; ``replaces_turn`` removes that stored turn first (the
+        window's "ask it alone instead"). See ``core/conversation/turn.py``."""
+        from shelfwise.core.conversation.storage import ConversationStore
+        from shelfwise.core.conversation.turn import ask_turn
+
+        convs = ConversationStore(self.store)
+        conv = convs.get(conversation_id) if conversation_id else convs.create(collection or "default")
+        if replaces_turn is not None:
+            convs.delete_turn(conv, replaces_turn)
+        turn, answer = ask_turn(self, conv, question, alone=alone, store=convs, cancel=cancel, keep=keep,
+                                on_reading=on_reading, on_token=on_token, on_search=on_search,
+                                on_extract=on_extract)
+        return conv, turn, answer
 
     def close(self) -> None:
         for obj in (self._backend, self._embedder, *(self._judge or [])):

@@ -63,4 +63,5 @@ def test_ask_trace_text_shows_the_path(sample_db) -> None:
 def test_ask_on_empty_library_says_what_to_do(tmp_path) -> None:
     env = dict(os.environ)
     r = _run(["--db", str(tmp_path / "empty.db"), "ask", "anything"], env)
-    assert r.returncode == 2 and "no documents" in r.stderr
+    assert r.returncode == 2 and "No library at" in r.stderr and "ingest PATH" in r.stderr
+    assert not (tmp_path / "empty.db").exists()  # asking does not create a library

@@ -257,6 +257,22 @@ class StubShelf:
     def search(self, question, collection, *, keep, cancel):
         return make_result()
 
+    def ask_in_conversation(self, conversation_id, question, collection="default", *, alone=False,
+                            replaces_turn=None, keep=(), cancel=None, on_reading=None, on_token=None,
+                            on_search=None, on_extract=None):
+        """What the window's conversation path calls: this stand-in's ``ask`` as the first turn of a conversation."""
+        from shelfwise.core.conversation.model import Conversation, Reading
+        from shelfwise.core.conversation.turn import turn_from
+
+        reading = Reading("first", question, question)
+        if on_reading is not None:
+            on_reading(reading)
+        answer = self.ask(question, collection, on_token=on_token, on_search=on_search, keep=keep,
+                          cancel=cancel or (lambda: False), on_extract=on_extract)
+        turn = turn_from(question, reading, answer)
+        turn.id = turn.position = 1
+        return Conversation(conversation_id or 1, collection, question, [turn]), turn, answer
+
     def ingest(self, paths, collection, *, progress, cancel, force=False):
         for i in range(3):
             progress(SimpleNamespace(done=i, total=3, path=str(paths[0]), status="working", message="",

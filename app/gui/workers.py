@@ -169,17 +169,11 @@ class QueryWorker(ShelfWorker):
 
 
     def _turn(self, shelf: Any, job: QueryJob) -> Any:
-        """A question of a conversation (``job.conversation``; 0 starts a new one): read with its history,
-        answered, stored; ``read`` and ``turned`` tell the window how it was read and what was kept."""
-        from shelfwise.core.conversation.storage import ConversationStore
-        from shelfwise.core.conversation.turn import ask_turn
-
-        convs = ConversationStore(shelf.store)
-        conv = convs.get(job.conversation) if job.conversation else convs.create(job.collection or "default")
-        if job.replaces_turn is not None:
-            convs.delete_turn(conv, job.replaces_turn)
-        turn, answer = ask_turn(
-            shelf, conv, job.question, alone=job.alone, store=convs, cancel=job.cancel, keep=list(job.keep),
+        """A question of a conversation (``job.conversation``; 0 starts a new one) through the facade;
+        ``read`` and ``turned`` tell the window how it was read and what was kept."""
+        conv, turn, answer = shelf.ask_in_conversation(
+            job.conversation, job.question, job.collection or "default", alone=job.alone,
+            replaces_turn=job.replaces_turn, keep=list(job.keep), cancel=job.cancel,
             on_reading=lambda reading: self.read.emit(job, reading),
             on_token=lambda piece: self.token.emit(job, piece),
             on_search=lambda result: self.searched.emit(job, result),
