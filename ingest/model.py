@@ -1,7 +1,7 @@
 """What a parser returns: a document outline of sections and passages, with locations.
 
 Every format parser (``ingest/pdf.py``, ``docx.py``, ``pptx.py``, ``xlsx.py``, ``text.py``) turns one file into a
-:class:`ParsedDocument`. The store (``core/store.py``) writes it as tree nodes. No Qt, no SQLite here.
+:class:`ParsedDocument`. The store (``core/store/db.py``) writes it as tree nodes. No Qt, no SQLite here.
 """
 
 from __future__ import annotations
@@ -142,37 +142,25 @@ MiB = 1024 * 1024
 class Limits:
     """Every bound on parsing huge or hostile input, in one place (the parse worker and all parsers read these).
 
-    The figures that chose them (measured on the 29 real files of ``../shared/corpus``, December 2026, on the
-    shared 2-core machine; ``benchmarks/reliability.py`` re-measures the hostile side):
+    Each bound is a multiple of the largest value seen on the real files of ``../shared/corpus`` (the figures, and
+    what measured them, are in docs/reliability.md, "Limits"; ``benchmarks/reliability.py`` re-measures the
+    hostile side):
 
-    * Office zips: the largest real file unpacks to 14.6 MB (ru-state-contract.docx, 32x its size), its largest
-      member is ``word/document.xml`` at 12.0 MB, and the highest per-member expansion is 37.6x. Parsing that
-      12 MB part took the worker from 176 MB to 374 MB RSS: ~16 bytes of memory per byte of XML. So a member may
-      unpack to at most 40 MiB (3.3x the largest seen; ~650 MB of parse memory, which fits the memory cap), the
-      whole package to 128 MiB (8.8x the largest seen; media parts are never parsed into memory), and a member
-      over 1 MiB may expand at most 100x (2.7x the largest seen). The issue's bomb (900 MB at 122x) breaks all
-      three. Declared sizes are not trusted: every member is streamed through a counting reader first
+    * Office zips: a member may unpack to at most ``max_zip_member_bytes`` (its XML is parsed whole, at about 16
+      bytes of memory per byte, which must fit the memory cap), the whole package to ``max_zip_uncompressed_bytes``
+      (media parts are never parsed into memory), and a member over 1 MiB may expand at most ``max_zip_ratio``.
+      Declared sizes are not trusted: every member is streamed through a counting reader first
       (:func:`shelfwise.ingest.sniff.check_zip_members`).
-    * Passages: the largest real document gives 1,571 passages (debian-reference-ja.pdf, 272 pages; the 872-page
-      us-trustee-handbook.docx gives 1,406). A document keeps at most 20,000 (12.7x that); parsing stops there
-      (``OutlineBuilder(max_passages)``; text is read lazily) with a warning. A 50 MB one-line text file gave
-      67,660 (the benchmark's, 69,558) and its worker peaked at 790 MB when all were built before the cut;
-      stopping at the cap, 68 MB (``benchmarks/reliability.py``).
-    * The parse worker: after importing every parser it holds 176 MB RSS (560 MB of address space); the
-      heaviest real file peaks at 374 MB. The worker is killed above 1 GiB RSS (the issue's bound for one
-      ingest; a watchdog thread in the parent, on every platform) and its address space is capped at 1.5 GiB
-      (``RLIMIT_AS`` on POSIX: an allocation past it fails inside the parser, which reports "not enough memory";
-      raised to 2.5 GiB for OCR, below). The slowest real file parses in 1.4 s; a file gets at most 300 s (the
-      parent kills the worker).
-    * OCR (scanned pages, ``ingest/ocr.py``): loading the RapidOCR models takes the worker to 1.1 GB of address
-      space (221 MB resident); reading an A4 scan at 300 dpi peaks at 1.8 GB address space and 599 MB resident. So
-      the address-space cap is 2.5 GiB (1.5 GiB failed with ``bad_alloc`` inside onnxruntime); the 1 GiB resident
-      watchdog is unchanged. A worker is reused from file to file, and the heap a big file grew stays resident:
-      measured over the 29 corpus files in one worker, the Japanese Debian reference left it at 683 MB and the two
-      scans then took it to 951 MB, a few MB under the cap (a test run tripped it once). So a worker left above
-      ``worker_recycle_rss_bytes`` (400 MB) after a file is replaced, and each file starts from a fresh worker's
-      ~180 MB instead of the last file's high-water mark (peak over the corpus then: 693 MB, in the second scan).
-      The time cap counts from the last progress report: OCR reports every page, and is
+    * Passages: a document keeps at most ``max_passages``; parsing stops there (``OutlineBuilder(max_passages)``;
+      text is read lazily) with a warning, so a huge one-line file never builds them all.
+    * The parse worker is killed above ``max_worker_rss_bytes`` resident (the issue's bound for one ingest; a
+      watchdog thread in the parent, on every platform) and its address space is capped at
+      ``max_worker_address_space_bytes`` (``RLIMIT_AS`` on POSIX: an allocation past it fails inside the parser,
+      which reports "not enough memory"; set for OCR, whose models need more address space than parsing). A file
+      gets at most ``max_parse_seconds`` (the parent kills the worker).
+    * A worker is reused from file to file, and the heap a big file grew stays resident, so a worker left above
+      ``worker_recycle_rss_bytes`` after a file is replaced: each file starts from a fresh worker, not the last
+      file's high-water mark. The time cap counts from the last progress report: OCR reports every page, and is
       bounded itself by ``ocr_page_seconds`` per page and ``max_ocr_pages`` per file.
     """
 
@@ -186,13 +174,13 @@ class Limits:
     passage_tokens: int = 200
     max_worker_rss_bytes: int = 1024 * MiB  # the parent's watchdog kills a parse worker above this
     worker_recycle_rss_bytes: int = 400 * MiB  # a worker left above this after a file is replaced by a fresh one
-    max_worker_address_space_bytes: int = 2560 * MiB  # RLIMIT_AS of the parse worker (POSIX); OCR needs ~1.9 GB
+    max_worker_address_space_bytes: int = 2560 * MiB  # RLIMIT_AS of the parse worker (POSIX), room for OCR
     max_parse_seconds: float = 300.0  # one file, measured from the request to the reply
     min_printable_ratio: float = 0.95  # decoded text below this share of printable characters is binary
     max_nonascii_ratio_cp1252: float = 0.3  # a Windows-1252 guess with more non-ASCII than this is not text
     max_ocr_pages: int = 100  # pages read by OCR per file
-    ocr_page_seconds: float = 180.0  # a page whose OCR takes longer is skipped (with a warning); ~20 s here
-    ocr_dpi: int = 300  # render resolution for OCR (measured best: see ingest/ocr.py DEFAULT_DPI)
+    ocr_page_seconds: float = 180.0  # a page whose OCR takes longer is skipped (with a warning)
+    ocr_dpi: int = 300  # render resolution for OCR (chosen by benchmarks/ocr.py: see ingest/ocr.py DEFAULT_DPI)
 
 
 DEFAULT_LIMITS = Limits()  # the default for every parser's ``limits`` argument

@@ -30,13 +30,11 @@ INSTALL_HINT = (
     "install the optional OCR engine: pip install 'shelfwise[ocr]' && "
     "pip install --no-deps rapidocr-onnxruntime==1.4.4 (packaging/setup.sh does both)"
 )
-# Render resolution, measured with benchmarks/ocr.py on 8 born-digital English corpus pages (character accuracy,
-# pages/s in one run): 100 dpi 0.953, 150 dpi 0.960, 200 dpi 0.962, 300 dpi 0.981 at 0.96x the pages/s of 200
-# (detection is capped at DET_MAX_SIDE, so higher resolution mostly sharpens the lines the recogniser reads).
+# Render resolution: the most accurate of those benchmarks/ocr.py tried at about the same pages/s (docs/ocr.md;
+# detection is capped at DET_MAX_SIDE, so higher resolution mostly sharpens the lines the recogniser reads).
 DEFAULT_DPI = 300
-# Text detection runs on the page scaled to at most this many pixels on its long side. Measured on the Wikipedia
-# scan at 200 dpi (1654x2339): uncapped, the worker peaked at 986 MB resident / 2.2 GB address space; at 1280,
-# 596 MB / 1.8 GB, with the same 48 lines found and fewer words run together (at 300 dpi: 599 MB / 1.8 GB).
+# Text detection runs on the page scaled to at most this many pixels on its long side: less memory than
+# uncapped, with the same lines found and fewer words run together (docs/ocr.md, "Detection size").
 DET_MAX_SIDE = 1280
 REC_CHUNK = 24  # text lines recognised per model call between deadline checks
 HEADING_SPREAD = 1.3  # OCR'd line heights this close (ratio) are taken as one type size
@@ -80,7 +78,7 @@ def unavailable() -> str | None:
 
 
 def engine() -> Any:
-    """The RapidOCR engine, loaded once per process (about 0.5 s; the models are ~15 MB)."""
+    """The RapidOCR engine, loaded once per process (the models ship inside the wheel)."""
     global _engine
     if _engine is None:
         from rapidocr_onnxruntime import RapidOCR

@@ -122,8 +122,8 @@ TABLE_BUDGET_SHARE = 0.35  # after those, its total time may reach this share of
 def read_pages(doc: Any, limit: int, warnings: list[str], *, fonts: bool = True) -> list[PageText]:
     """Pass 1: text lines and tables of the first ``limit`` pages, one page at a time.
 
-    ``find_tables`` costs 0.1-1 s a page, so it runs only on pages with both tabular text and vector ruling,
-    and only while its total time stays within a budget that grows with the text reading time."""
+    ``find_tables`` is slow (docs/benchmarks.md, "PDF parsing"), so it runs only on pages with both tabular text
+    and vector ruling, and only while its total time stays within a budget that grows with the text reading time."""
     pages: list[PageText] = []
     text_seconds = table_seconds = 0.0
     skipped = calls = 0

@@ -209,9 +209,9 @@ def _font_kind(font: str) -> tuple[bool, bool]:
 def read_page(
     page: Any, number: int, *, textpage: Any = None, tables: bool = True, fonts: bool = True
 ) -> PageText:
-    """One page's text lines (and tables). ``fonts=False`` reads plain blocks, ~2.5x faster than the
-        font-aware ``dict`` output: enough when the outline gives the structure (line positions are then
-    interpolated)."""
+    """One page's text lines (and tables). ``fonts=False`` reads plain blocks, faster than the
+        font-aware ``dict`` output (docs/benchmarks.md, "PDF parsing"): enough when the outline gives the structure
+        (line positions are then interpolated)."""
     rect = page.rect
     pt = PageText(number=number, width=float(rect.width), height=float(rect.height))
     if fonts:

@@ -1,8 +1,9 @@
 """Tables in PDFs: a cheap check for vector ruling, then PyMuPDF's ``find_tables`` on that area only.
 
-``find_tables`` costs 0.1-1 s a page (PyMuPDF 2 adds a layout model costing seconds more, which is turned off
-here), so :mod:`shelfwise.ingest.pdf` calls it only on pages whose text looks tabular and whose drawings could
-rule a table, within a time budget. Cell text comes from MuPDF's words, which keep inter-word spaces.
+``find_tables`` is slow next to reading a page's text (docs/benchmarks.md, "PDF parsing"; PyMuPDF 2 adds a layout
+model costing more, which is turned off here), so :mod:`shelfwise.ingest.pdf` calls it only on pages whose text
+looks tabular and whose drawings could rule a table, within a time budget. Cell text comes from MuPDF's words,
+which keep inter-word spaces.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def _ingest(shelf: Any, job: IngestJob, progress: Callable[[Any], None]) -> Any:
 
 
 class IngestWorker(ShelfWorker):
-    progress = Signal(object)  # IngestProgress from core/ingest_runner.py
+    progress = Signal(object)  # IngestProgress from core/ingestion/runner.py
     done = Signal(object, object)  # (job, report)
     cancelled = Signal(object)  # job
 

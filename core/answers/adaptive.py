@@ -16,12 +16,11 @@
    two readouts like the Yes/No readout of binary mode. When the greedy answer *is* the abstention, ``P(u)`` is the
    largest continuation and the two-way probability is at least ``max(0.5, P(u))``, which is what is used (no
    runner-up is decoded). Why this and not a zero-shot Yes/No ("can you answer this without the documents?"): the
-   bundled 270M base model's Yes/No readout is at chance (LLAMA_CPP_NOTES), whereas sequence likelihoods carry
-   signal; it is also the uncertainty-triggered retrieval of FLARE/SKR-style methods, and the closed-book answer it
-   needs is reused as the step's answer when the model is trusted, so the decision costs only ~10 extra tokens.
-   Measured with the bundled model on 6 general-knowledge and 6 company-document questions: P(retrieve) 0.008-0.36
-   vs 0.5-0.62 (separated at the default 0.5); with only one "I don't know" example two company questions got
-   confident invented answers (P 0.03-0.04), so the second example matters.
+   bundled 270M base model's Yes/No readout is at chance, whereas sequence likelihoods carry signal; it is also the
+   uncertainty-triggered retrieval of FLARE/SKR-style methods, and the closed-book answer it needs is reused as the
+   step's answer when the model is trusted, so the decision costs only ~10 extra tokens. The prompt keeps two "I
+   don't know" examples: with one, company questions got confident invented answers (what separated the two kinds
+   of question, and by how much: docs/benchmarks.md, "Adaptive retrieval's decision").
 3. ``P(retrieve) >= threshold`` -> walk the tree (``shelf.search``) and answer the sub-question from the top
    passages (``core/answers/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
    ``adaptive_threshold:<model id>`` (fitted by ``shelfwise calibrate-adaptive``), default 0.5.

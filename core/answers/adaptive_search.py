@@ -3,7 +3,7 @@
 For each labelled question (``--qa FILE``: JSON Lines, one object per line: ``"question"``, ``"answer"`` (a string
 or a list of accepted strings), optional ``"collection"``):
 
-1. the question is decomposed as at inference time (``core/adaptive.py``), at most ``max_sub`` sub-questions;
+1. the question is decomposed as at inference time (``core/answers/adaptive.py``), at most ``max_sub`` sub-questions;
 2. a binary tree: every sub-question branches into *answer from the model* (the closed-book answer) and *retrieve,
    then answer* (walk the tree, answer from the passages). Nodes are expanded best-first with priority = number of
    retrievals so far (ties: the deeper node first), so the first complete trajectory whose final answer matches

@@ -14,24 +14,24 @@ Prompts (templates in ``resources/prompts/``):
   "cite sources like [1]" made it start a new "[1] ..." listing; the bare cue gave the most on-topic answers,
   which rarely cite, hence the attribution rule below.
 
-Every prompt token costs ~2 ms on two cores, so passages are cut to ``PASSAGE_WORDS`` words and generation is
-capped at ``MAX_TOKENS`` and stopped at a blank line or a new "Question:". Repetition is stopped twice: a repeat
-penalty on the tokens already generated, and a guard that ends generation when a run of five words repeats
-(the sentence where it repeats is cut: :func:`~shelfwise.core.answers.grounding.cut_repetition`).
+Every prompt token costs time on a CPU (docs/benchmarks.md, "Answers"), so passages are cut to ``PASSAGE_WORDS``
+words and generation is capped at ``MAX_TOKENS`` and stopped at a blank line or a new "Question:". Repetition is
+stopped twice: a repeat penalty on the tokens already generated, and a guard that ends generation when a run of
+five words repeats (the sentence where it repeats is cut:
+:func:`~shelfwise.core.answers.grounding.cut_repetition`).
 
 Not found: no hits, or weak evidence -> "Not found in your documents." (``found=False``) without calling the model.
 The navigator's P(relevant) is relative (calibrated to pick the right passage *within* the collection: its top hit
-scored 0.93-0.99 for questions the documents answer and for questions they do not), so the evidence is the
-embedder's absolute query-passage cosine of the passages shown (``cos_max`` in the last level's trace): below
-``FOUND_MIN_COSINE`` for all of them means not found. Measured on a 3-document, 9-passage collection: the best
-shown cosine was 0.27-0.67 for 10 answerable questions and 0.04-0.25 for 9 of 10 unanswerable ones (the tenth,
-"Who is the CEO of <the company named in every document>?", 0.47). Without cosine evidence in the trace, the top
-hit's score below ``FOUND_MIN_SCORE`` decides. After generation, citation numbers that name no passage are removed;
-an answer with no citation gets ``[1]`` (the best passage) only if that passage is strong itself (score at least
-``CITE_MIN_SCORE`` and, when known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from
-("I don't know"...) is not found too. A copied source line loses its leading "[n] (heading)" (the citation moves to
-the end). Text the model streamed is final except for these fixes: a client that shows the stream should replace
-it with ``Answer.text`` when the call returns.
+scores high whether or not the documents answer the question), so the evidence is the embedder's absolute
+query-passage cosine of the passages shown (``cos_max`` in the last level's trace): below ``FOUND_MIN_COSINE`` for
+all of them means not found (the threshold separates answerable from unanswerable questions on a small collection:
+docs/benchmarks.md, "Answers"). Without cosine evidence in the trace, the top hit's score below ``FOUND_MIN_SCORE``
+decides. After generation, citation numbers that name no passage are removed; an answer with no citation gets
+``[1]`` (the best passage) only if that passage is strong itself (score at least ``CITE_MIN_SCORE`` and, when
+known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from ("I don't know"...) is not
+found too. A copied source line loses its leading "[n] (heading)" (the citation moves to the end). Text the model
+streamed is final except for these fixes: a client that shows the stream should replace it with ``Answer.text``
+when the call returns.
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, Decision
 from shelfwise.core.navigation.trace import Hit, SearchResult
 
 NOT_FOUND_TEXT = "Not found in your documents."
-FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (measured)
+FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (docs/benchmarks.md)
 FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
 # With cosine evidence, a walk whose best passage it still judged this unlikely abstains too. Chosen on the
 # ConditionalQA TUNE half (6 not-answerable, 131 answerable questions; benchmarks/abstention_tune.py): the rule
-# that abstains most on not-answerable ones while abstaining on at most 10% of answerable ones: 3/6 vs 11/131
-# (8.4%; one span question, whose extracted answer was wrong anyway). The cosine alone could not (< 0.527: 0/6).
+# that abstains most on not-answerable ones while abstaining on at most 10% of answerable ones (what it reached,
+# and why the cosine alone could not: docs/benchmarks.md, "Answers").
 ABSTAIN_MAX_P = 0.021
 CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
 PASSAGE_WORDS = 70

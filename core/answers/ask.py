@@ -1,4 +1,4 @@
-"""Answering a question, the one entry point :meth:`shelfwise.core.shelf.Shelf.answer` calls.
+"""Answering a question: the entry point :meth:`shelfwise.core.shelf.Shelf.ask` (and ``ask_in_conversation``) calls.
 
 Search the tree; as soon as the walk is done, ``on_search(result)``; then the **extractive answer**: the sentence(s)
 of the top passages that answer the question (:mod:`shelfwise.core.answers.extractive`), reported at once through

@@ -1,7 +1,7 @@
 """Markdown export of an answer: the text, its numbered sources and the navigation trace (no Qt).
 
 The GUI's "Export..." action and any script can call :func:`answer_to_markdown`; it is a pure function of the
-trace objects in ``core/trace.py``.
+answer and trace objects (``core/answers/types.py``, ``core/navigation/trace.py``).
 """
 
 from __future__ import annotations

@@ -18,22 +18,16 @@ each end one) with their character offsets, so the preview can highlight exactly
 A sentence that introduces a list ("Your State Pension can be paid into:") is shown with the items that follow it
 (:func:`list_end`; ``core/answers/ask.widen_lists`` first reads on into the next passages of the section when the
 list falls across passages, as in documents stored one item per passage): such questions are answered by the
-list, not by its lead-in. Measured on the TUNE half's 57 span questions (session 5): 26 -> 31 whose extracted
-answer holds a gold answer; the sample's 21 unchanged (15 strict, 21 by facts). Reading each list item with its
-lead-in as context (like a table row with its header) was tried too and lost (29 of 57).
+list, not by its lead-in (chosen on the TUNE half's span questions; reading each list item with its lead-in as
+context was tried and lost: docs/benchmarks.md, "The extracted answer").
 
 A cheap pre-score (rank and cues) keeps ``SHORTLIST`` candidates, so only those are embedded. A table row is read
 with the header row of its own table (the row a ``|---|`` rule follows), not the first table of the passage.
 
-Chosen on the ConditionalQA TUNE half (``benchmarks/extractive_tune.py``, 57 span-answer questions) and the
-sample's 21 questions (``resources/sample_questions.jsonl``): session 3's weights (cue 0.2 with the word share
-inside it, margin 0.05) gave tune 26/57 (0.456, evaluation DB v3), sample 11/21 strict / 15/21 by the gold's facts;
-the split cue, the 5-letter words, the title words left out, the "how do you <verb>" and "hours" cues, the
-per-table header and a second sentence within 0.15 give tune 26/57 (unchanged: none of the tune questions turns on
-these) and sample 15/21 strict / 21/21 by facts. With the margin 0.15 a second sentence is shown for 30 of 57 tune
-questions (14 with 0.05). The judge was not used (it ranks below cosine, training/RESULTS.md); the generative
-model's query likelihood as a reranker of the top 4 was tried: sample 13 -> 19 by facts but tune 25 -> 22, and
-~1 s per question on the shared CPU, so it is not used.
+The weights, cues and margins are chosen on the ConditionalQA TUNE half (``benchmarks/extractive_tune.py``,
+span-answer questions) and the sample's questions (``resources/sample_questions.jsonl``); what each choice gave,
+and what was tried and not used (the judge, the generative model's query likelihood as a reranker), is in
+docs/benchmarks.md, "The extracted answer".
 """
 
 from __future__ import annotations
@@ -66,7 +60,7 @@ PASSAGES = 5  # passages whose sentences are candidates
 MIN_WORDS = 2  # a "sentence" shorter than this is a label, not an answer (unless it holds a number)
 PASSAGE_WEIGHT = 0.2
 CUE_WEIGHT = 0.2  # the question-type cue
-LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (session 3: 0.2, tied with the cue)
+LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (benchmarks/extractive_tune.py)
 SENTENCES = 2  # the best sentence, then the next best when it scores within SECOND_MARGIN of it
 SECOND_MARGIN = 0.15  # see the module doc: a second sentence for about half the questions
 CONTEXT_VERSION = 2  # bump when what the ranker reads of a sentence changes (cached sentence vectors are redone)
@@ -268,8 +262,8 @@ def embedder_scorer(embedder: Embedder) -> Scorer:
     """Cosine of the question with each text, from the embedder (vectors are L2-normalised by it)."""
 
     def score(question: str, texts: Sequence[str]) -> np.ndarray:
-        # one call for the question and the texts: each call has a fixed cost (measured ~0.45 s of 1.6 s for 12
-        # texts on the loaded two-core machine)
+        # one call for the question and the texts: each call has a fixed cost (docs/benchmarks.md, "The
+        # extracted answer")
         m = np.asarray(embedder.embed_query_and_documents(question, texts), dtype=np.float32)
         return m[1:] @ m[0]
 

@@ -12,7 +12,7 @@ instead of waiting for, or fighting over, the writer; the front end says so. The
 database in rollback-journal mode: an ingest keeps a read transaction open on it (SQLite's SHARED lock), and
 :func:`ingest_running` asks for an EXCLUSIVE one without waiting. SQLite locks the same way on every platform
 (``fcntl`` on POSIX, ``LockFileEx`` on Windows) and the operating system drops the lock when the process dies, even
-by ``kill -9``, so one code path serves everywhere (session 3's ``fcntl.flock`` lock did nothing on Windows).
+by ``kill -9``, so one code path serves everywhere (an ``fcntl.flock`` lock would do nothing on Windows).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Probe queries are made from the collection itself: a sentence taken out of a pas
 (so it is not a verbatim copy), is the query and that passage with its ancestors is the gold; section headings
 serve as queries for their sections. The walk is run on each probe with the gold branch forced open, so every level
 yields candidates with features and a label. From those:
-1. a logistic model per level kind is fitted (the decision model's weights, ``core/decision.py``);
+1. a logistic model per level kind is fitted (the decision model's weights, ``core/navigation/decision.py``);
 2. the generative model's query likelihood is tried on the levels where it is affordable, and kept only where it
    improves the probes' Hit@1 in cross-validation (``lm_levels``);
 3. per-level budgets are chosen: the smallest ``k`` whose probe recall of the gold branch reaches the target.
@@ -119,7 +119,8 @@ def _fit(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = flo
     probabilities), ``delta`` is penalised by ``strength * |delta|^2`` (per row). ``strength=inf`` keeps the
     prior's ranking exactly; smaller strengths let the probes move weight between features, which changes the
     order of candidates. A plain unregularised fit is not offered: probes made of a passage's own words make
-    lexical overlap look decisive (measured on ConditionalQA: passage Hit@1 0.55 with the prior, 0.34 fully fitted).
+    lexical overlap look decisive (a full fit lost most of the prior's passage Hit@1 on ConditionalQA:
+    docs/eval/attempts.md, "End to end").
     """
     from scipy.optimize import minimize
 

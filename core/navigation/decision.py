@@ -1,9 +1,9 @@
 """The decision model's combiner: evidence features -> one calibrated P(relevant) per candidate, per level kind.
 
 A small logistic model per level kind (cluster, document, section, passage). Before a collection is calibrated the
-prior weights below are used (they favour the embedder, which measured strongest here, and add lexical evidence);
-``core/calibrate.py`` fits the weights on probe queries made from the user's own documents and stores them per
-collection and model set.
+prior weights below are used (they favour the embedder, the strongest single evidence on ConditionalQA's tune half,
+and add lexical evidence; docs/eval/attempts.md); ``core/navigation/calibrate.py`` fits the weights on probe
+queries made from the user's own documents and stores them per collection and model set.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ _PRIOR: dict[str, float] = {
 # (docs/eval/attempts.md).
 # Passages are the last level, where candidates from different branches and the hybrid pool meet: their cosine and
 # BM25 are z-scored against the whole collection (not the pool), plus the best neighbour in the same section (a
-# list item is read with its lead-in). Measured on ConditionalQA (docs/eval/attempts.md: weights chosen on those
-# questions, so optimistic): document / section / passage Hit@1 0.978 / 0.716 / 0.565 vs 0.956 / 0.686 / 0.553
-# with the shared prior at this level.
+# list item is read with its lead-in). Chosen on ConditionalQA against the shared prior at this level
+# (docs/eval/attempts.md, "What shipped, end to end": weights chosen on those questions, so optimistic).
 _PRIOR_BY_KIND: dict[str, dict[str, float]] = {
     "passage": {"g_cos_max": 1.0, "g_lex_max": 0.25, "g_cos_nb": 0.2, "z_lm": 0.3, "z_judge": 1.0},
 }

@@ -116,7 +116,7 @@ def _m002_search(conn: sqlite3.Connection) -> None:
         )""",
         # Bulk writers (Store.write_document) put a row in fts_bulk_insert, insert their nodes, index them with one
         # INSERT ... SELECT and remove the row, all in one transaction: FTS5 inserted row by row from a trigger
-        # is ~5x slower (each trigger step flushes FTS5's pending terms).
+        # is slower, because each trigger step flushes FTS5's pending terms (docs/benchmarks.md, "Store").
         "CREATE TABLE fts_bulk_insert (active INTEGER NOT NULL)",
         """CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes
         WHEN NOT EXISTS (SELECT 1 FROM fts_bulk_insert) BEGIN

@@ -170,13 +170,14 @@ class OpenedLibrary:
                     f"{self.read_only_reason or 'it is read-only'}"
                 )
             return
-        # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages: ~2x slower
-        # replaces. Removed text may then linger in free pages until VACUUM, as on most other builds.
+        # Some SQLite builds (Debian's) default to secure_delete, which zeroes freed pages and slows replaces
+        # (docs/benchmarks.md, "Store"). Removed text may then linger in free pages until VACUUM, as on most other
+        # builds.
         self.conn.execute("PRAGMA secure_delete = OFF")
         refuse_foreign(self.conn)  # before WAL is switched on: another program's file is left as it was
         if not self.memory:
-            # switching a new library to WAL needs it alone; SQLite does not wait for that (measured: two first
-            # ingests into one new library at once, 6 of 30 runs lost one with "database is locked")
+            # switching a new library to WAL needs it alone; SQLite does not wait for that (two first ingests into
+            # one new library at once lost one with "database is locked": docs/benchmarks.md, "Store")
             self._when_free(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
             self.conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: consistent after any crash
         self.migrations_applied, self.backup_path = migrate(self.conn, self.path)

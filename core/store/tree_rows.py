@@ -1,6 +1,6 @@
 """A parsed document's tree as node rows: ids in depth-first order (so ``ORDER BY id`` is reading order), each
 node's description, location, heading path and text, inserted in one ``executemany`` and indexed in FTS5 with one
-statement (FTS5 fed row by row from the trigger is ~5x slower; see ``migrations.py``).
+statement (FTS5 fed row by row from the trigger is slower; see ``migrations.py``).
 """
 
 from __future__ import annotations

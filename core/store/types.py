@@ -1,4 +1,4 @@
-"""Rows and small helpers of the store (see ``core/store.py``): what the store hands to other layers."""
+"""Rows and small helpers of the store (see ``core/store/db.py``): what the store hands to other layers."""
 
 from __future__ import annotations
 

@@ -239,9 +239,9 @@ class Embedder:
     ``model_path`` is a GGUF path, or None / ``minilm`` / ``embeddinggemma`` (:func:`resolve_embedder`).
     ``window`` is the number of tokens a text is cut to, its prompt and special tokens (``[CLS]``/``[SEP]``,
     ``<bos>``/``<eos>``) included. ``batch_tokens`` caps the
-    tokens packed into one forward pass and ``max_seqs`` the texts in it (256 / 16 measured as fast as 512-1024 per
-    CPU second and faster than 2048). ``n_threads`` defaults to the cores (1-4): on this 2-core machine, idle,
-    2 threads embed ~150-token passages at 16.4/s against 10.9/s with 1 (`benchmarks/embedder.py --threads N`).
+    tokens packed into one forward pass and ``max_seqs`` the texts in it (chosen by throughput per CPU second:
+    docs/benchmarks.md, "Embedder"). ``n_threads`` defaults to the cores (1-4), faster on an idle machine
+    (``benchmarks/embedder.py --threads N``; docs/benchmarks.md).
     Calls are serialised by a lock.
     """
 
@@ -279,8 +279,8 @@ class Embedder:
             if window > n_train:
                 raise ValueError(f"window {window} exceeds the model's {n_train} positions")
             # Every core (up to 4) by default: faster on an idle machine (see above). On cores that other jobs keep
-            # busy, llama.cpp's spinning workers lose badly (measured on 2 busy cores: 2 threads ~10x the CPU time of
-            # 1 per query): pass n_threads (Settings.n_threads) there.
+            # busy, llama.cpp's spinning workers lose badly (docs/benchmarks.md, "Embedder"): pass n_threads
+            # (Settings.n_threads) there.
             self._enc = EncoderContext(self._model, pooling=llama_cpp.LLAMA_POOLING_TYPE_MEAN, width=self._dim,
                                        batch_tokens=self.batch_tokens, max_seqs=max_seqs, n_threads=n_threads,
                                        what="embedder")

@@ -30,8 +30,7 @@ Transport (:mod:`shelfwise.core.models.remote.pool`): httpx with keep-alive conn
 (``slots_per_server`` per server) and goes to the server with the fewest requests in flight, so the questions of
 a level spread over the pool and a slow server does not hold the others up; a retry may go to another server.
 (Sending a whole request group to one server would keep its questions together for a one-sequence prefix cache,
-but then the group queues behind that server's single slot while the other servers idle: measured on two
-llama-cpp-python servers, 4 groups in flight ran no faster than 1 at a time.)
+but then the group queues behind that server's single slot while the other servers idle: docs/scale.md.)
 
 Cost: ``requests`` = HTTP requests; ``tokens`` = prompt plus generated tokens the server reports in ``usage``
 minus the prompt tokens it reports as served from its cache (vLLM
