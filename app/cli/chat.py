@@ -230,26 +230,4 @@ def continue_conversation(shelf: Any, spec: str, question: str, collection: str,
         err(f"(conversation {conv.id}, turn {len(conv.turns)}: continue it with --conversation {conv.id})")
 
 
-def eval_dialogues(ctx: click.Context, dataset: str, collection: str, split: str, out: Path, as_json: bool) -> None:
-    """``shelfwise eval DIALOGUES.jsonl``: per turn position and kind, passage / section / document Hit@1 of the
-    question alone, the naive concatenation of every turn, and what ships; report files under ``out``."""
-    from shelfwise.core.evaluation.dialogues import GoldError, markdown, run_dialogue_eval
-    from shelfwise.core.shelf import Shelf
-
-    with Shelf(settings_for(ctx, answer_generate=False)) as shelf:
-        try:
-            report = run_dialogue_eval(shelf, dataset, collection=collection, split=split, log=err)
-        except GoldError as exc:
-            raise click.ClickException(str(exc)) from exc
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"dialogues-{Path(dataset).stem}-{split}"
-    (out / f"{stem}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
-    (out / f"{stem}.md").write_text(markdown(report) + "\n", encoding="utf-8")
-    if as_json:
-        click.echo(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
-    else:
-        click.echo(markdown(report))
-    err(f"reports: {out / (stem + '.json')}, {out / (stem + '.md')}")
-
-
 COMMANDS = (chat_cmd,)

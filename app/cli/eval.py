@@ -1,5 +1,6 @@
 """``shelfwise eval``: navigation against BM25, dense retrieval and the rerank control on public datasets or your
-own questions, and (``--answers``) the answers per mode."""
+own questions, and (``--answers``) the answers per mode; on a file of dialogues, each turn's reading
+(:func:`eval_dialogues`)."""
 
 from __future__ import annotations
 
@@ -72,8 +73,6 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     from shelfwise.core.evaluation.dialogues import is_dialogue_file
 
     if is_dialogue_file(dataset):  # multi-turn: {"turns": [...]} per line
-        from shelfwise.app.cli.chat import eval_dialogues
-
         eval_dialogues(ctx, dataset, collection, split or "all", out, as_json)
         return
     if dataset == "xquad":
@@ -139,6 +138,28 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
             if answers:
                 click.echo(json.dumps(result["answers"], indent=1))
         err("reports: " + ", ".join(str(p) for p in paths))
+
+
+def eval_dialogues(ctx: click.Context, dataset: str, collection: str, split: str, out: Path, as_json: bool) -> None:
+    """``shelfwise eval DIALOGUES.jsonl``: per turn position and kind, passage / section / document Hit@1 of the
+    question alone, the naive concatenation of every turn, and what ships; report files under ``out``."""
+    from shelfwise.core.evaluation.dialogues import GoldError, markdown, run_dialogue_eval
+    from shelfwise.core.shelf import Shelf
+
+    with Shelf(settings_for(ctx, answer_generate=False)) as shelf:
+        try:
+            report = run_dialogue_eval(shelf, dataset, collection=collection, split=split, log=err)
+        except GoldError as exc:
+            raise click.ClickException(str(exc)) from exc
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"dialogues-{Path(dataset).stem}-{split}"
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out / f"{stem}.md").write_text(markdown(report) + "\n", encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
+    else:
+        click.echo(markdown(report))
+    err(f"reports: {out / (stem + '.json')}, {out / (stem + '.md')}")
 
 
 COMMANDS = (eval_cmd,)
