@@ -6,7 +6,8 @@
   year); a rule such as "256 tokens" or a syntax example such as ``since:2025-01-01`` is not flagged.
 * A path or module a comment points at exists (pointers to things that moved are how comments rot).
 * The README is a user's guide: under ~150 lines, the screenshot and the two commands on its first screen, the
-  EmbeddingGemma attribution and its licence kept; every relative link in README.md and docs/ resolves.
+  EmbeddingGemma attribution and its licence kept; every relative link in README.md and docs/ resolves, and every
+  repository path they name exists.
 """
 
 from __future__ import annotations
@@ -134,3 +135,15 @@ def test_relative_links_resolve() -> None:
             if not re.match(r"[a-z]+:", target) and not (md.parent / target).exists():
                 broken.append(f"{md.relative_to(ROOT)}: {target}")
     assert not broken, broken
+
+
+def test_paths_in_docs_exist() -> None:
+    tops = {"core", "ingest", "app", "benchmarks", "tests", "training", "packaging", "resources"}
+    stale = []
+    for md in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for ref in _PATH.findall(md.read_text(encoding="utf-8")):
+            if set(ref.split("/")) <= tops:  # "app/core/ingest": a list of folders, not a path
+                continue
+            if not _exists(ref):
+                stale.append(f"{md.relative_to(ROOT)}: {ref}")
+    assert not stale, "docs point at paths that do not exist:\n" + "\n".join(stale)
