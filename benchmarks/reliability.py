@@ -203,6 +203,7 @@ def cases(work: Path, fuzz_n: int, n_kills: int, variant_n: int = 1000, n_comman
     def fuzzing() -> dict[str, Any]:
         r = scenarios.fuzz(work, fuzz_n, seed=1)
         return {"clean": not r.uncaught and not r.over_caps, "fuzzed_files": r.files, "by_format": r.by_format,
+                "pdf_seed_pages": hostile.FUZZ_PDF_PAGES, "ocr_pages_per_file": scenarios.FUZZ_LIMITS.max_ocr_pages,
                 "statuses": r.statuses, "uncaught_exceptions": len(r.uncaught), "uncaught": r.uncaught[:10],
                 "native_crashes_contained": len(r.crashed), "over_caps": len(r.over_caps),
                 "seconds": round(r.seconds, 1), "peak_rss_mb": mb(r.peak_rss_bytes)}
