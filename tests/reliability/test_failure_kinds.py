@@ -41,14 +41,16 @@ def test_a_file_that_failed_on_a_full_disk_is_retried_by_the_next_plain_ingest(t
         store.conn.execute(f"PRAGMA max_page_count = {pages + 12}")  # room for the small file, not the big one
         first = ingest(store, [folder], isolate=False)
     big = next(r for r in first.results if r.path.endswith("b-big.txt"))
-    assert big.action == "failed" and "full" in big.message and big.retry, big
-    assert _doc(db, "b-big.txt").retry  # recorded as a failure that may pass
-    assert "may pass" in status_text(db)
+    assert big.action == "failed" and "full" in big.message, big
+    # what was recorded, checked after what the user sees (so the test fails on the behaviour where there is no
+    # record): a failure that may pass, in the result, the stored row and status
+    recorded = (getattr(big, "retry", None), getattr(_doc(db, "b-big.txt"), "retry", None), status_text(db))
     with Store(db) as store:  # space freed: a plain ingest (no --force) stores it
         again = ingest(store, [folder], isolate=False)
     assert {Path(r.path).name: (r.action, r.status) for r in again.results} == {
         "a-small.txt": ("skipped", "ok"), "b-big.txt": ("updated", "ok")}
     assert _doc(db, "b-big.txt").status == "ok"
+    assert recorded[0] and recorded[1] and "may pass" in recorded[2], recorded
 
 
 def test_a_file_whose_worker_was_killed_or_timed_out_is_retried(tmp_path: Path) -> None:
@@ -58,18 +60,20 @@ def test_a_file_whose_worker_was_killed_or_timed_out_is_retried(tmp_path: Path) 
     db = tmp_path / "lib.db"
     with Store(db) as store, ParseWorker(parser="tests.misbehaving_parser:killed") as worker:
         r = ingest(store, [folder], parse=worker.parse_fn()).results[0]
-    assert r.action == "failed" and "killed" in r.message and r.retry, r
+    assert r.action == "failed", r
     with Store(db) as store, ParseWorker(parser="tests.misbehaving_parser:parse", timeout=1.0) as worker:
         hang = folder / "hang.txt"
         hang.write_text(TEXT)
         second = {Path(x.path).name: x for x in ingest(store, [folder], parse=worker.parse_fn()).results}
     assert (second["policy.txt"].action, second["policy.txt"].status) == ("updated", "ok")  # killed: retried
     r2 = second["hang.txt"]
-    assert r2.action == "failed" and "longer than 1 s" in r2.message and r2.retry, r2
+    assert r2.action == "failed" and "longer than 1 s" in r2.message, r2
     with Store(db) as store:
         again = ingest(store, [folder])  # the real parse worker, no --force
     assert sorted((Path(r.path).name, r.action, r.status) for r in again.results) == [
         ("hang.txt", "updated", "ok"), ("policy.txt", "skipped", "ok")]
+    # and what was recorded (checked after the behaviour, as above): both failures may pass
+    assert "killed" in r.message and getattr(r, "retry", None) and getattr(r2, "retry", None), (r, r2)
 
 
 def test_a_file_truncated_while_it_is_read_is_not_stored_ok_with_part_of_its_text(tmp_path: Path) -> None:
