@@ -21,7 +21,10 @@ from shelfwise.ingest.model import Location, ParsedNode
 BLOCK_CAP_TOKENS = 256
 
 # CJK ideographs, kana, hangul, full-width forms: each is about one token.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_SPACE_OR_CJK = re.compile(f"[\\s{_CJK_CHARS}]*")
 
 # A sentence ends at . ! ? … (optionally followed by closing quotes/brackets) and whitespace, or right
 # after a CJK
@@ -40,10 +43,21 @@ _ENUM = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})[.)]")  # "1." or "a)"
 
 
 def estimate_tokens(text: str) -> int:
-    """Approximate token count (see the module docstring)."""
-    rest, cjk = _CJK.subn(" ", text)  # one pass: the count and the rest
-    words = len(rest.split())
-    return cjk + max(math.ceil(words * 1.3), math.ceil(len(rest.strip()) / 4))
+    """Approximate token count (see the module docstring): the CJK characters, plus the larger of 1.3 per word and
+    a quarter of a token per character of the rest, CJK counted as spaces there.
+
+    CJK runs are replaced whole, not character by character (one replacement per character made a long CJK line
+    several times slower to parse than ASCII; docs/reliability.md), with the same result."""
+    rest, runs = _CJK_RUN.subn(" ", text)
+    if not runs:
+        return max(math.ceil(len(text.split()) * 1.3), math.ceil(len(text.strip()) / 4))
+    cjk = len(text) - len(rest) + runs
+    # the rest's length with each CJK character as a space, stripped: the text less its ends of spaces and CJK
+    lead = _SPACE_OR_CJK.match(text)
+    start = lead.end() if lead else 0
+    tail = _SPACE_OR_CJK.match(text[::-1]) if start < len(text) else None
+    body = len(text) - start - (tail.end() if tail else 0) if start < len(text) else 0
+    return cjk + max(math.ceil(len(rest.split()) * 1.3), math.ceil(body / 4))
 
 
 def split_sentences(text: str) -> list[str]:

@@ -5,6 +5,7 @@ spreadsheet cell of megabytes); a long unspaced CJK line parses about as fast as
 
 from __future__ import annotations
 
+import math
 import random
 import time
 import zipfile
@@ -14,7 +15,7 @@ from openpyxl import Workbook
 
 from shelfwise.ingest import registry
 from shelfwise.ingest.model import Limits
-from shelfwise.ingest.passages import estimate_tokens
+from shelfwise.ingest.passages import _CJK, estimate_tokens
 
 TEXT = ("The annual leave policy gives every employee twenty days of paid leave each year. Requests go to the "
         "line manager two weeks ahead. Unused days carry over to the first quarter of the next year.\n")
@@ -128,3 +129,17 @@ def test_a_long_unspaced_cjk_line_parses_about_as_fast_as_ascii(tmp_path: Path) 
         times[f.stem] = time.perf_counter() - t0
         assert doc.count("passage") > 100
     assert times["cjk"] < 3 * times["ascii"] + 0.5, times
+
+
+def test_the_token_estimate_is_its_definition_on_mixed_text() -> None:
+    # estimate_tokens replaces CJK runs whole (for speed); the definition replaces them one character at a time
+    def by_definition(text: str) -> int:
+        rest, cjk = _CJK.subn(" ", text)
+        return cjk + max(math.ceil(len(rest.split()) * 1.3), math.ceil(len(rest.strip()) / 4))
+
+    rng = random.Random(27)
+    alphabet = ["a", "bc", " ", "\n", "\t", "\u3000", "\u2028", "\x1c", ".", "年", "次", "휴", "ア", "ｱ", "。", "、",
+                "é"]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert estimate_tokens(text) == by_definition(text), repr(text)
