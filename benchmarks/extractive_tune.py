@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.answers import extractive as ex
-from shelfwise.core.answers.ask import widen_lists
+from shelfwise.core.answers.from_passages import widen_lists
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.evaluation.answer_modes import fact_match, is_yes_no
 from shelfwise.core.evaluation.answers import ShelfParts

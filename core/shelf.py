@@ -179,15 +179,16 @@ class Shelf:
         cancel: CancelCheck | None = None,
         on_extract: Callable[[Answer], None] | None = None,
         scope: Scope | None = None,
+        on_generated: Callable[[Answer], None] | None = None,
     ) -> Answer:
-        """Find passages, give the sentence(s) that answer (``on_extract``, and its text through ``on_token``), then
-        the model's answer when its facts are in the cited passages (see ``core/answers/ask.py``)."""
+        """Find passages (``on_search``), give the sentence(s) that answer (``on_extract``), then stream the
+        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``."""
         from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
             self, question, collection=collection, on_token=on_token, on_search=on_search,
             adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
-            on_extract=on_extract, scope=scope,
+            on_extract=on_extract, scope=scope, on_generated=on_generated,
         )
 
     def ask_in_conversation(
@@ -204,6 +205,7 @@ class Shelf:
         on_token: Callable[[str], None] | None = None,
         on_search: Callable[[SearchResult], None] | None = None,
         on_extract: Callable[[Answer], None] | None = None,
+        on_generated: Callable[[Answer], None] | None = None,
     ) -> tuple[Conversation, Turn, Answer]:
         """The next turn of stored conversation ``conversation_id`` (0 starts one in ``collection``): read with its
         history unless ``alone``, answered and stored; ``replaces_turn`` removes that stored turn first (the
@@ -217,7 +219,7 @@ class Shelf:
             convs.delete_turn(conv, replaces_turn)
         turn, answer = ask_turn(self, conv, question, alone=alone, store=convs, cancel=cancel, keep=keep,
                                 on_reading=on_reading, on_token=on_token, on_search=on_search,
-                                on_extract=on_extract)
+                                on_extract=on_extract, on_generated=on_generated)
         return conv, turn, answer
 
     def close(self) -> None:

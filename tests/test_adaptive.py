@@ -120,29 +120,46 @@ def _router(closed: dict[str, tuple[str, float]], docs_answer: str = "25 days [1
     return ScriptedBackend(reply, loglik)
 
 
+def _events() -> tuple[list[tuple[str, str]], dict]:
+    events: list[tuple[str, str]] = []
+    return events, {"on_search": lambda r: events.append(("search", r.query)),
+                    "on_extract": lambda a: events.append(("extract", a.text)),
+                    "on_token": lambda t: events.append(("token", t)),
+                    "on_generated": lambda a: events.append(("generated", a.generated or "withdrawn"))}
+
+
 def test_confident_model_answers_without_retrieval(tmp_path) -> None:
+    """Nothing retrieved: not found in the documents, the model's own answer kept aside and said to be its own."""
     s = FakeShelf(tmp_path, _router({"What is the capital of France?": ("Paris", -0.1)}))
-    tokens: list[str] = []
-    ans = answer_question(s, "What is the capital of France?", adaptive=True, on_token=tokens.append)
-    assert s.searches == [] and ans.text == "Paris" and ans.found and ans.citations == []
-    assert "".join(tokens) == "Paris"
+    events, callbacks = _events()
+    ans = answer_question(s, "What is the capital of France?", adaptive=True, **callbacks)
+    assert s.searches == [] and ans.text == NOT_FOUND_TEXT and not ans.found and ans.citations == []
+    assert ans.generated == "" and ans.generated_raw == "Paris" and "own knowledge" in ans.generation_note
+    assert events == [("extract", NOT_FOUND_TEXT), ("generated", "withdrawn")]  # nothing written now: no tokens
     [step] = ans.steps
-    assert step.source == "model" and step.p_retrieve < 0.5 and step.hits == []
+    assert step.source == "model" and step.answer == "Paris" and step.p_retrieve < 0.5 and step.hits == []
     assert "model's own knowledge" in render_answer_text(ans)
 
 
-def test_unsure_model_retrieves_and_cites(tmp_path) -> None:
+def test_unsure_model_retrieves_and_answers_as_one_walk_does(tmp_path) -> None:
+    """One sub-question sent to the tree: the same extraction, events and grounding as the plain path."""
     s = FakeShelf(tmp_path, _router({}))
-    searched = []
-    tokens: list[str] = []
-    ans = answer_question(s, "How much leave do new staff get?", adaptive=True, on_search=searched.append,
-                          on_token=tokens.append)
-    assert s.searches == ["How much leave do new staff get?"] and len(searched) == 1
-    assert ans.text == "25 days [1]." and [c.hit for c in ans.citations] == [HITS[0]]
-    assert len(tokens) > 1 and "".join(tokens) == ans.text  # streamed piece by piece
+    events, callbacks = _events()
+    ans = answer_question(s, "How much leave do new staff get?", adaptive=True, **callbacks)
+    assert s.searches == ["How much leave do new staff get?"]
+    plain_events, plain_callbacks = _events()
+    plain = answer_question(FakeShelf(tmp_path, _router({})), "How much leave do new staff get?",
+                            **plain_callbacks)
+    assert (ans.text, ans.generated, ans.found) == (plain.text, plain.generated, plain.found)
+    assert events == plain_events
+    assert ans.text == "New employees receive 25 days of paid annual leave per year. [1]"
+    assert ans.generated == "25 days [1]." and [c.hit for c in ans.citations] == [HITS[0]]
+    tokens = [t for name, t in events if name == "token"]
+    assert len(tokens) > 1 and "".join(tokens) == "25 days [1]."  # streamed piece by piece
+    assert [name for name, _ in events] == ["search", "extract", *["token"] * len(tokens), "generated"]
     [step] = ans.steps
     assert step.source == "documents" and step.p_retrieve >= 0.5 and step.hits == HITS
-    assert ans.search is not None
+    assert step.answer == "25 days [1]." and ans.search is not None
 
 
 def test_threshold_from_the_store_moves_the_decision(tmp_path) -> None:
@@ -161,8 +178,23 @@ def test_multi_step_narrative_ends_in_a_final_answer(tmp_path) -> None:
     final_prompt = b.prompts[-1]
     assert "Facts:\n- Who leads the design team? Ann Lee\n- Where does it meet? In room 4B." in final_prompt
     assert final_prompt.endswith("Question: Who leads the design team and where does it meet?\nAnswer:")
-    assert ans.found and [c.number for c in ans.citations] == [2]
+    # the answer is extracted from the steps' passages; the final "In room 4B" is in none of them: withdrawn
+    assert ans.found and ans.sentences and {c.hit.node_id for c in ans.citations} <= {h.node_id for h in HITS}
+    assert ans.text.endswith("]") and ans.generated == "" and ans.generated_raw == "In room 4B [2]."
+    assert ans.withdrawn and "not shown" in ans.generation_note
     assert "Steps:" in render_answer_text(ans)
+
+
+def test_several_retrievals_extract_once_then_stream_the_final_answer(tmp_path) -> None:
+    s = FakeShelf(tmp_path, _router({}, docs_answer="New employees receive 25 days [1]."))
+    events, callbacks = _events()
+    ans = answer_question(s, "How much leave do new staff get? Who approves it?", adaptive=True, **callbacks)
+    names = [name for name, _ in events]
+    assert names[:3] == ["search", "search", "extract"] and names[-1] == "generated"
+    assert set(names[3:-1]) == {"token"} and len(names) > 5  # the final answer, streamed
+    assert "".join(t for name, t in events if name == "token") == ans.generated == \
+        "New employees receive 25 days [1]."
+    assert [st.source for st in ans.steps] == ["documents", "documents"] and ans.found and ans.sentences
 
 
 def test_all_retrievals_not_found(tmp_path) -> None:

@@ -184,15 +184,23 @@ def test_clean_citations_keeps_only_existing_numbers() -> None:
 
 
 # --------------------------------------------------------------------------- answering
-def test_the_extracted_sentence_comes_first_then_the_checked_generation(shelf) -> None:
+def recorder() -> tuple[list[tuple[str, str]], dict]:
+    """The events of an answer as (name, text) pairs, and the callbacks that record them."""
     events: list[tuple[str, str]] = []
-    ans = answer_question(shelf, "How much paid annual leave do new employees receive?",
-                          on_search=lambda r: events.append(("search", r.query)),
-                          on_token=lambda t: events.append(("token", t)),
-                          on_extract=lambda a: events.append(("extract", a.text)))
+    return events, {"on_search": lambda r: events.append(("search", r.query)),
+                    "on_extract": lambda a: events.append(("extract", a.text)),
+                    "on_token": lambda t: events.append(("token", t)),
+                    "on_generated": lambda a: events.append(("generated", a.generated or "withdrawn"))}
+
+
+def test_the_extracted_sentence_comes_first_then_the_checked_generation(shelf) -> None:
+    events, callbacks = recorder()
+    ans = answer_question(shelf, "How much paid annual leave do new employees receive?", **callbacks)
     extracted = "New employees receive 25 days of paid annual leave per year. [1]"
-    assert events == [("search", "How much paid annual leave do new employees receive?"), ("token", extracted),
-                      ("extract", extracted)]
+    tokens = [t for name, t in events if name == "token"]
+    assert events == [("search", "How much paid annual leave do new employees receive?"), ("extract", extracted),
+                      *(("token", t) for t in tokens), ("generated", "New staff get 25 days [1].")]
+    assert len(tokens) > 2 and "".join(tokens) == "New staff get 25 days [1]."  # the model's pieces, streamed
     assert ans.found and ans.text == extracted and [s.number for s in ans.sentences] == [1]
     sentence = ans.sentences[0]
     assert HITS[0].text[sentence.start:sentence.end] == sentence.text
@@ -204,9 +212,13 @@ def test_the_extracted_sentence_comes_first_then_the_checked_generation(shelf) -
 
 def test_a_generated_number_not_in_the_cited_passage_is_not_shown(tmp_path) -> None:
     s = FakeShelf(tmp_path, ScriptedBackend("New staff get 10 days [1]."))
-    ans = answer_question(s, "How much paid annual leave do new employees receive?")
+    events, callbacks = recorder()
+    ans = answer_question(s, "How much paid annual leave do new employees receive?", **callbacks)
     assert ans.text.startswith("New employees receive 25 days") and ans.generated == ""
     assert ans.generated_raw == "New staff get 10 days [1]." and "\u201c10\u201d" in ans.generation_note
+    # streamed as it was written, then withdrawn by one event
+    assert "".join(t for name, t in events if name == "token") == "New staff get 10 days [1]."
+    assert events[-1] == ("generated", "withdrawn") and ans.withdrawn
     # the model's number is in a passage, but not in the one it cites: still refused
     s = FakeShelf(tmp_path, ScriptedBackend("Meals are covered up to 25 euros [3]."))
     assert answer_question(s, "How much are meals covered abroad?").generated == ""
@@ -215,8 +227,10 @@ def test_a_generated_number_not_in_the_cited_passage_is_not_shown(tmp_path) -> N
 def test_no_generation_when_switched_off(tmp_path) -> None:
     b = ScriptedBackend("New staff get 25 days [1].")
     s = FakeShelf(tmp_path, b)
-    ans = answer_question(s, "How much leave?", generate=False)
+    events, callbacks = recorder()
+    ans = answer_question(s, "How much leave?", generate=False, **callbacks)
     assert ans.found and ans.generated == "" and ans.generation_note == "" and b.prompts == []
+    assert [name for name, _ in events] == ["search", "extract"] and not ans.withdrawn
 
 
 def test_generation_streams_tokens_and_cites(shelf) -> None:
@@ -257,10 +271,10 @@ def test_uncited_answer_gets_best_passage_only_when_strong(tmp_path) -> None:
 def test_not_found_without_calling_the_model(tmp_path, hits) -> None:
     b = ScriptedBackend("invented")
     s = FakeShelf(tmp_path, b, hits)
-    tokens: list[str] = []
-    ans = answer_question(s, "What is the moon made of?", on_token=tokens.append)
+    events, callbacks = recorder()
+    ans = answer_question(s, "What is the moon made of?", **callbacks)
     assert not ans.found and ans.text == NOT_FOUND_TEXT and ans.citations == []
-    assert tokens == [NOT_FOUND_TEXT] and b.prompts == []
+    assert events == [("search", "What is the moon made of?"), ("extract", NOT_FOUND_TEXT)] and b.prompts == []
 
 
 def test_model_abstaining_means_not_found(tmp_path) -> None:
@@ -339,7 +353,9 @@ def test_copied_source_lines_are_tidied(tmp_path) -> None:
 def test_the_model_writes_from_the_extracted_sentences_and_cites_their_passages(tmp_path) -> None:
     b = ScriptedBackend("Meals abroad are covered up to 40 euros [1].")
     s = FakeShelf(tmp_path, b)
-    ans = answer_question(s, "How much are meals abroad covered per day?")
+    tokens: list[str] = []
+    ans = answer_question(s, "How much are meals abroad covered per day?", on_token=tokens.append)
+    assert "".join(tokens) == "Meals abroad are covered up to 40 euros [3]."  # renumbered as it streams
     assert ans.sentences and {x.number for x in ans.sentences} == {3}
     prompt = b.prompts[-1]
     assert "[1] (Travel) Meals abroad are covered up to 40 euros per day.\n" in prompt  # numbered 1 for the model
@@ -351,7 +367,7 @@ def test_the_model_writes_from_the_extracted_sentences_and_cites_their_passages(
 def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tmp_path) -> None:
     """The judge in resources ranks below the embedder on the tune half, so answers use the embedder unless
     SHELFWISE_JUDGE (or Settings.judge) asks for a judge."""
-    from shelfwise.core.answers import ask
+    from shelfwise.core.answers import from_passages
     from shelfwise.core.models.encoders import cross_encoder as judge_module
     from shelfwise.core.shelf import Shelf
 
@@ -362,7 +378,7 @@ def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tm
     monkeypatch.setattr(judge_module, "Judge", no_load)
     with Shelf(Settings(db_path=tmp_path / "lib.db"), embedder=object()) as shelf:
         assert shelf.judge is None  # not even looked for: the Judge class was never called
-        assert ask.sentence_scorer(shelf).__qualname__.startswith("cached_scorer.")  # the embedder ranks
+        assert from_passages.sentence_scorer(shelf).__qualname__.startswith("cached_scorer.")  # the embedder ranks
 
 
 def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:
@@ -377,3 +393,16 @@ def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:
     sure = [make_hit(i, h.text, ABSTAIN_MAX_P * 2) for i, h in enumerate(HITS, 1)]
     s.search = _with_cosines(sure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])
     assert answer_question(s, "How many days of leave?").found
+
+
+def test_citation_stream_renumbers_citations_split_across_pieces() -> None:
+    from shelfwise.core.answers.from_passages import CitationStream
+
+    out: list[str] = []
+    stream = CitationStream([2, 5], out.append)
+    for piece in ["Yes", " [", "1", ",", " 2", "]", " and [", "3] see [x] [2", "]."]:
+        stream(piece)
+    stream.flush()
+    assert "".join(out) == "Yes [2, 5] and see [x] [5]."
+    assert out[:2] == ["Yes", " [2, 5]"]  # a piece is held only while it may still be a citation
+

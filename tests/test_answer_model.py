@@ -87,11 +87,15 @@ def test_answer_streams_and_cites_real_passages(real_shelf: Any) -> None:
     tokens: list[str] = []
     t0 = time.perf_counter()
     ans = answer_question(real_shelf, "What is the company VPN called?", on_search=lambda r: events.append("search"),
-                          on_token=lambda t: (events.append("token"), tokens.append(t)))
+                          on_extract=lambda a: events.append("extract"),
+                          on_token=lambda t: (events.append("token"), tokens.append(t)),
+                          on_generated=lambda a: events.append("generated"))
     seconds = time.perf_counter() - t0
     print(f"\nanswer: {ans.text!r} ({ans.tokens} tokens evaluated, {len(tokens)} pieces, {seconds:.1f} s)")
     print(render_answer_text(ans))
-    assert events[0] == "search" and "".join(tokens) == ans.text  # the extracted sentence, at once
+    # the walk, the extracted sentence at once, the model's answer piece by piece, then its verdict
+    assert events == ["search", "extract", *["token"] * len(tokens), "generated"] and len(tokens) > 1
+    assert "".join(tokens).strip() and (ans.generated or ans.generation_note)
     assert ans.found and ans.text and ans.citations
     search_ids = {h.node_id for h in ans.search.hits}
     for c in ans.citations:

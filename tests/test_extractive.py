@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shelfwise.core.answers.ask import widen_lists
 from shelfwise.core.answers.extractive import (
     candidates,
     embedder_scorer,
@@ -15,6 +14,7 @@ from shelfwise.core.answers.extractive import (
     list_end,
     passage_sentences,
 )
+from shelfwise.core.answers.from_passages import widen_lists
 from shelfwise.core.evaluation.datasets import conditionalqa_document
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.store.db import Store

@@ -105,10 +105,21 @@ def test_answer_view_streams_and_opens_citations(qtbot) -> None:
     view.begin(result.query)
     view.show_search(result)
     assert view.sources.count() == 2
+    extracted = make_answer(result)
+    view.show_extract(extracted)  # the extracted sentence at once, the model's answer streamed below it
     for piece in ["You ", "can ", "claim [1", "]."]:
         view.append_token(piece)
-    assert view.text() == "You can claim [1]."
+    assert view.text() == "You can claim 40 euros a day [1]. See also [2]." and view.streamed() == "You can claim [1]."
+    shown = view.browser.toPlainText()
+    assert shown.index("40 euros a day") < shown.index("being written") < shown.index("You can claim [1].")
     assert 'href="cite:1"' in view.browser.toHtml()
+    extracted.generated_raw, extracted.generation_note = "You can claim [1].", "The model's answer is not shown: x."
+    view.show_generated(extracted)  # withdrawn: the streamed text goes, the reason is said
+    shown = view.browser.toPlainText()
+    assert view.streamed() == "" and "You can claim [1]." not in shown and "is not shown: x." in shown
+    extracted.generated, extracted.generation_note = "You can claim it [1].", ""
+    view.show_generated(extracted)  # kept: the checked text replaces the stream
+    assert "You can claim it [1]." in view.browser.toPlainText()
     with qtbot.waitSignal(view.hit_activated) as blocker:
         view.browser.anchorClicked.emit(QUrl("cite:1"))
     assert blocker.args[0].location.page == 2
@@ -244,7 +255,8 @@ class StubShelf:
         self.closed_in: int | None = None
         self.store = SimpleNamespace(remove_document=lambda _id: None)
 
-    def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None):
+    def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
+            on_generated=None):
         result = make_result()
         on_search(result)
         for _ in range(200):
@@ -259,7 +271,7 @@ class StubShelf:
 
     def ask_in_conversation(self, conversation_id, question, collection="default", *, alone=False,
                             replaces_turn=None, keep=(), cancel=None, on_reading=None, on_token=None,
-                            on_search=None, on_extract=None):
+                            on_search=None, on_extract=None, on_generated=None):
         """What the window's conversation path calls: this stand-in's ``ask`` as the first turn of a conversation."""
         from shelfwise.core.conversation.model import Conversation, Reading
         from shelfwise.core.conversation.turn import turn_from
@@ -268,7 +280,7 @@ class StubShelf:
         if on_reading is not None:
             on_reading(reading)
         answer = self.ask(question, collection, on_token=on_token, on_search=on_search, keep=keep,
-                          cancel=cancel or (lambda: False), on_extract=on_extract)
+                          cancel=cancel or (lambda: False), on_extract=on_extract, on_generated=on_generated)
         turn = turn_from(question, reading, answer)
         turn.id = turn.position = 1
         return Conversation(conversation_id or 1, collection, question, [turn]), turn, answer
@@ -383,7 +395,8 @@ def test_window_wiring_with_a_stand_in_shelf(qtbot, tmp_path: Path) -> None:
     pdf = str(make_pdf(tmp_path / "travel.pdf"))
 
     class PdfShelf(StubShelf):
-        def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None):
+        def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
+            on_generated=None):
             result = make_result(pdf)
             if keep:
                 result.trace.levels[0].candidates[-1].kept = True

@@ -136,7 +136,9 @@ def test_ask_streams_an_answer_shows_the_walk_and_opens_citations(qtbot, window:
     window.query_host.worker.token.connect(lambda _job, piece: tokens.append(piece))  # type: ignore[attr-defined]
     answer = ask_in_window(qtbot, window, CITED_QUESTION)
     assert answer is not None, window.answer_view.status.text()
-    assert tokens and window.answer_view.browser.toPlainText().strip()
+    assert tokens and window.answer_view.browser.toPlainText().strip()  # the model's answer, streamed
+    assert window.answer_view.text() == answer.text and window.answer_view.streamed() == ""  # then checked
+    assert answer.generated or answer.generation_note
     assert window.answer_view.ask_button.isEnabled() and not window.answer_view.cancel_button.isEnabled()
 
     levels = window.walk.level_items()
@@ -191,8 +193,7 @@ def test_window_stays_responsive_and_a_query_can_be_cancelled(qtbot, window: Mai
     assert window.answer_view.cancel_button.isEnabled() and not window.answer_view.ask_button.isEnabled()
     assert window.query_host.busy
     window.grab()  # painting works mid-query
-    # Cancel while the query runs: at once, so the test does not depend on how fast this CPU walks and generates
-    # (the model's answer is checked before it is shown, so no token stream marks "mid-generation" any more).
+    # Cancel while the query runs: at once, so the test does not depend on how fast this CPU walks and generates.
     t0 = time.monotonic()
     with qtbot.waitSignal(window.query_finished, timeout=60_000):
         qtbot.mouseClick(window.answer_view.cancel_button, Qt.MouseButton.LeftButton)

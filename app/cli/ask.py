@@ -1,4 +1,5 @@
-"""``shelfwise ask``: navigate, show the sentence that answers with its citation, then the model's answer."""
+"""``shelfwise ask``: navigate, show the sentence that answers with its citation, then stream the model's answer
+and say whether it is kept."""
 
 from __future__ import annotations
 
@@ -10,14 +11,7 @@ import click
 
 from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, require_library, settings_for
 from shelfwise.app.cli.index import before_question
-from shelfwise.app.cli.render import (
-    answer_json,
-    render_generation,
-    render_path,
-    render_sources,
-    render_trace,
-    result_json,
-)
+from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace, result_json
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.core.navigation.trace import SearchResult
 
@@ -129,29 +123,18 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             _print_passages(result)
             return
 
-        labelled = [False]
-
-        def on_token(piece: str) -> None:
-            if not labelled[0]:
-                click.echo("Answer: ", nl=False)
-                labelled[0] = True
-            click.echo(piece, nl=False)  # click.echo flushes: the extracted sentence shows at once
-
+        shown = StreamedAnswer(click.echo)
         try:
-            answer = shelf.ask(question, collection, on_search=on_search, on_token=on_token if streamed else None,
-                               scope=scope)
+            answer = shelf.ask(question, collection, on_search=on_search, scope=scope,
+                               on_extract=shown.on_extract if streamed else None,
+                               on_token=shown.on_token if streamed else None,
+                               on_generated=shown.on_generated if streamed else None)
         except ScopeError as exc:
             raise scope_error(exc) from exc
-        if streamed and not labelled[0]:
-            click.echo("Answer: " + answer.text, nl=False)
         if as_json:
             click.echo(json.dumps(answer_json(answer), ensure_ascii=False, indent=1))
             return
-        click.echo("")
-        for line in render_generation(answer):
-            click.echo(line)
-        for line in render_sources(answer):
-            click.echo(line)
+        shown.finish(answer)
         if answer.search:
             click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
                        f"{answer.seconds:.1f} s)")

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import err, settings_for
-from shelfwise.app.cli.render import answer_json, render_generation, render_sources
+from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
@@ -53,22 +53,19 @@ def open_conversation(convs: ConversationStore, spec: str | None, collection: st
 def answer_turn(shelf: Any, convs: ConversationStore, conv: Conversation, question: str, *, as_json: bool = False,
                 alone: bool = False) -> bool:
     """Ask one turn and print it (streamed text, or one JSON object); False when the question was empty."""
-    labelled = [False]
+    shown = StreamedAnswer(click.echo)
 
     def on_reading(reading: Reading) -> None:
         line = reading_line(reading)
         if line and not as_json:
             click.echo(line)
 
-    def on_token(piece: str) -> None:
-        if not labelled[0]:
-            click.echo("Answer: ", nl=False)
-            labelled[0] = True
-        click.echo(piece, nl=False)
-
+    streamed = not as_json
     try:
-        turn, answer = ask_turn(shelf, conv, question, alone=alone, on_reading=on_reading,
-                                on_token=None if as_json else on_token, store=convs)
+        turn, answer = ask_turn(shelf, conv, question, alone=alone, on_reading=on_reading, store=convs,
+                                on_extract=shown.on_extract if streamed else None,
+                                on_token=shown.on_token if streamed else None,
+                                on_generated=shown.on_generated if streamed else None)
     except EmptyQuestion as exc:
         err(f"Nothing asked: {exc}.")
         return False
@@ -77,11 +74,7 @@ def answer_turn(shelf: Any, convs: ConversationStore, conv: Conversation, questi
         out["conversation"] = reading_json(turn.reading, conv) | {"question": turn.question}
         click.echo(json.dumps(out, ensure_ascii=False, indent=1))
         return True
-    if not labelled[0]:
-        click.echo("Answer: " + answer.text, nl=False)
-    click.echo("")
-    for line in [*render_generation(answer), *render_sources(answer)]:
-        click.echo(line)
+    shown.finish(answer)
     return True
 
 

@@ -1,10 +1,12 @@
 """Text and JSON renderings of the core's result objects for the command line: the walk (:func:`render_trace`,
-:func:`render_path`), the passages as JSON (:func:`result_json`) and an answer with its steps and sources
-(:func:`render_answer_text`). The window renders the same objects with widgets (``app/gui``).
+:func:`render_path`), the passages as JSON (:func:`result_json`), an answer with its steps and sources
+(:func:`render_answer_text`) and an answer as it is made (:class:`StreamedAnswer`). The window renders the same
+objects with widgets (``app/gui``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from shelfwise.core.answers.types import Answer, Citation
@@ -98,11 +100,9 @@ def source_line(c: Citation) -> str:
 
 
 def render_sources(answer: Answer) -> list[str]:
-    """The "Sources:" block under an answer (or a note that the answer came from the model alone)."""
+    """The "Sources:" block under an answer."""
     if answer.citations:
         return ["Sources:", *(source_line(c) for c in answer.citations)]
-    if answer.found and answer.steps and all(s.source == "model" for s in answer.steps):
-        return ["(Answered from the model's own knowledge, not from your documents.)"]
     return []
 
 
@@ -116,6 +116,66 @@ def render_generation(answer: Answer) -> list[str]:
     return []
 
 
+def render_verdict(answer: Answer, streamed: str) -> list[str]:
+    """Under a streamed model's answer (``streamed``, as printed): whether it is kept, and the kept text when the
+    check changed it; or that it is withdrawn, and why."""
+    if answer.generated:
+        if " ".join(answer.generated.split()) == " ".join(streamed.split()):
+            return ["(kept: its facts are in the cited sources)"]
+        return [f"(kept, as checked against the sources: {answer.generated})"]
+    return [f"(withdrawn: {answer.generation_note or 'not kept'})"]
+
+
+class StreamedAnswer:
+    """The terminal's side of an answer being made (``shelfwise ask``, ``shelfwise chat``): the extracted
+    sentence at once (:meth:`on_extract`), the model's answer as it is written (:meth:`on_token`), then whether it
+    is kept (:meth:`on_generated`); :meth:`finish` prints what no event brought (the steps, the sources)."""
+
+    def __init__(self, echo: Callable[..., Any]) -> None:
+        self.echo = echo
+        self.extracted = False
+        self.streamed = ""
+        self.judged = False
+
+    def on_extract(self, answer: Answer) -> None:
+        self.echo(f"Answer: {answer.text}")
+        self.extracted = True
+
+    def on_token(self, piece: str) -> None:
+        if not self.streamed:
+            self.echo("\nModel's answer: ", nl=False)
+        self.streamed += piece
+        self.echo(piece, nl=False)  # click.echo flushes: each piece shows as it comes
+
+    def on_generated(self, answer: Answer) -> None:
+        if self.streamed:
+            self.echo("")
+            lines = render_verdict(answer, self.streamed)
+        else:
+            lines = render_generation(answer)
+        for line in lines:
+            self.echo(line)
+        self.judged = True
+
+    def finish(self, answer: Answer) -> None:
+        if not self.extracted:
+            self.on_extract(answer)
+        if not self.judged:
+            for line in render_generation(answer):
+                self.echo(line)
+        steps = render_steps(answer) if shows_steps(answer) else []
+        for line in ["", "Steps:", *steps] if steps else []:
+            self.echo(line)
+        sources = render_sources(answer)
+        for line in ["", *sources] if sources else []:
+            self.echo(line)
+
+
+def shows_steps(answer: Answer) -> bool:
+    """Adaptive retrieval's steps are worth showing when there are several, or one the model answered itself."""
+    return len(answer.steps) > 1 or any(s.source == "model" for s in answer.steps)
+
+
 def render_steps(answer: Answer) -> list[str]:
     lines = []
     for i, s in enumerate(answer.steps, 1):
@@ -127,7 +187,7 @@ def render_steps(answer: Answer) -> list[str]:
 def render_answer_text(answer: Answer) -> str:
     """The answer, the adaptive steps if there were several, then "Sources:" lines."""
     parts = [answer.text, *render_generation(answer)]
-    if len(answer.steps) > 1:
+    if shows_steps(answer):
         parts += ["", "Steps:", *render_steps(answer)]
     sources = render_sources(answer)
     if sources:

@@ -151,6 +151,7 @@ class AnswerView(QWidget):
         self.sources.setMinimumHeight(80)
 
         self._text = ""
+        self._streamed = ""  # the model's answer as it is written, until it is checked
         self._provisional: dict[int, Hit] = {}
         self._cited: dict[int, Hit] = {}
         self.answer: Answer | None = None
@@ -186,6 +187,7 @@ class AnswerView(QWidget):
         self.question.setText(question)
         self.question.setCursorPosition(0)
         self._text = ""
+        self._streamed = ""
         self._provisional = {}
         self._cited = {}
         self.answer = None
@@ -204,24 +206,37 @@ class AnswerView(QWidget):
             self.status.setText("Nothing found in your documents")
 
     def show_extract(self, answer: Answer) -> None:
-        """The sentence(s) that answer, at once, with their sources; the model's answer follows when checked."""
+        """The sentence(s) that answer, at once, with their sources; the model's answer streams in below."""
         self.answer = answer
         self._text = answer.text
         self._cited = {c.number: c.hit for c in answer.citations}
         self._render()
         if answer.found and answer.sentences:
-            self.status.setText(f"Answer from the sources in {answer.first_seconds:.1f} s · checking the model's "
-                                "answer…")
+            self.status.setText(f"Answer from the sources in {answer.first_seconds:.1f} s · the model is "
+                                "writing…")
 
     def append_token(self, piece: str) -> None:
-        self._text += piece
+        """A piece of the model's answer, shown below the extracted one until it is checked."""
+        self._streamed += piece
         self._render()
+
+    def show_generated(self, answer: Answer) -> None:
+        """The model's answer is checked: the kept text replaces the streamed one, or it is withdrawn (why)."""
+        self.answer = answer
+        self._streamed = ""
+        self._cited = {c.number: c.hit for c in answer.citations}
+        self._render()
+
+    def streamed(self) -> str:
+        """The model's answer streamed so far and not yet checked ("" once checked)."""
+        return self._streamed
 
     def show_answer(self, answer: Answer) -> None:
         self.answer = answer
         if answer.search is not None:
             self.search = answer.search
         self._text = answer.text
+        self._streamed = ""
         self._cited = {c.number: c.hit for c in answer.citations}
         if self._cited:
             self._fill_sources(self._cited)
@@ -257,7 +272,10 @@ class AnswerView(QWidget):
     def _render(self) -> None:
         known = set(self.hits_by_number())
         body = answer_html(self._text, known)
-        if self.answer is not None and self.answer.generated:
+        if self._streamed:
+            body += ("<p class='generating' style='color:gray; margin:8px 0 0 0'>The model's answer (being "
+                     f"written; checked against the sources when done)</p>{answer_html(self._streamed, known)}")
+        elif self.answer is not None and self.answer.generated:
             body += ("<p style='color:gray; margin:8px 0 0 0'>The model's answer (its facts checked against the "
                      f"sources)</p>{answer_html(self.answer.generated, known)}")
         elif self.answer is not None and self.answer.generation_note:

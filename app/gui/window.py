@@ -164,6 +164,7 @@ class MainWindow(QMainWindow):
         qw.searched.connect(self._on_searched)
         qw.token.connect(self._on_token)
         qw.extracted.connect(self._on_extracted)
+        qw.generated.connect(self._on_generated)
         qw.answered.connect(self._on_answered)
         qw.cancelled.connect(self._on_query_cancelled)
         qw.failed.connect(self._on_query_failed)
@@ -336,6 +337,11 @@ class MainWindow(QMainWindow):
             self.walk.show_outline(answer.outline, answer.search.trace if answer.search else None)
         self._open_answer_source(answer)
         self._opened_for = job
+
+    def _on_generated(self, job: Any, answer: Answer) -> None:
+        """The model's answer is checked: the streamed text is replaced by the kept one, or withdrawn."""
+        if self.session.is_current(job):
+            self.answer_view.show_generated(answer)
 
     def _open_answer_source(self, answer: Answer) -> None:
         if answer.sentences:

@@ -121,9 +121,10 @@ class IngestWorker(ShelfWorker):
 class QueryWorker(ShelfWorker):
     """Signals carry the job first, so the window can drop what a superseded query still sends."""
 
-    token = Signal(object, str)  # (job, piece of the answer)
+    token = Signal(object, str)  # (job, piece of the model's answer, as it is written)
     searched = Signal(object, object)  # (job, SearchResult): the walk, before the answer is written
     extracted = Signal(object, object)  # (job, Answer): the sentence(s) that answer, before the model writes
+    generated = Signal(object, object)  # (job, Answer): the model's answer checked: kept, or withdrawn
     answered = Signal(object, object)  # (job, Answer)
     cancelled = Signal(object)  # job
     failed = Signal(object, str)  # (job, message)
@@ -149,6 +150,7 @@ class QueryWorker(ShelfWorker):
                     job.question, collection, on_token=lambda piece: self.token.emit(job, piece),
                     on_search=lambda result: self.searched.emit(job, result), keep=list(job.keep),
                     cancel=job.cancel, on_extract=lambda answer: self.extracted.emit(job, answer),
+                    on_generated=lambda answer: self.generated.emit(job, answer),
                 )
                 if job.cancel():
                     self.cancelled.emit(job)
@@ -177,7 +179,8 @@ class QueryWorker(ShelfWorker):
             on_reading=lambda reading: self.read.emit(job, reading),
             on_token=lambda piece: self.token.emit(job, piece),
             on_search=lambda result: self.searched.emit(job, result),
-            on_extract=lambda answer: self.extracted.emit(job, answer))
+            on_extract=lambda answer: self.extracted.emit(job, answer),
+            on_generated=lambda answer: self.generated.emit(job, answer))
         self.turned.emit(job, conv, turn)
         return answer
 

@@ -24,11 +24,16 @@
 3. ``P(retrieve) >= threshold`` -> walk the tree (``shelf.search``) and answer the sub-question from the top
    passages (``core/answers/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
    ``adaptive_threshold:<model id>`` (fitted by ``shelfwise calibrate-adaptive``), default 0.5.
-4. Each step is a :class:`~shelfwise.core.navigation.trace.Step`; with one step its answer (and citations) is the
-   answer; with several, the final answer is written from the union of the retrieved passages plus the intermediate
-   (question, answer) facts (``answer_steps.txt``; ``answer_facts.txt`` when nothing was retrieved), streamed.
+4. Each step is a :class:`~shelfwise.core.answers.types.Step`. The answer is then made as on a single walk
+   (:mod:`shelfwise.core.answers.from_passages`): one sub-question sent to the tree *is* a single walk; with
+   several, the sentence(s) answering the whole question are extracted from the union of the retrieved passages
+   (round-robin, :func:`merge_hits`), and the model's answer is written from those passages plus the intermediate
+   (question, answer) facts (``answer_steps.txt``), streamed and kept only when grounded in them.
 
-A model-only answer has ``found=True`` and no citations (its steps say ``source="model"``).
+Nothing retrieved (every step answered from the model's knowledge): the answer is "Not found in your documents."
+(``found=False``); the model's own answer (the closed-book one, or with several steps one written from their
+facts, ``answer_facts.txt``, streamed) is kept in ``generated_raw`` with ``generation_note`` saying where it came
+from, and the steps (``source="model"``) show it.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from shelfwise.core.answers.answer import (
     TokenCallback,
     Written,
     is_abstention,
+    passage_cosines,
     prompt_family,
     render_chat,
     stream,
@@ -54,8 +60,15 @@ from shelfwise.core.answers.answer import (
     template,
     write_answer,
 )
+from shelfwise.core.answers.from_passages import (
+    ExtractCallback,
+    GeneratedCallback,
+    answer_from_search,
+    extractive_answer,
+    write_checked,
+)
 from shelfwise.core.answers.library import Library
-from shelfwise.core.answers.types import Answer, Citation, Step
+from shelfwise.core.answers.types import Answer, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.trace import Hit, SearchResult
 
@@ -275,6 +288,7 @@ class Runner:
         self.searches: list[SearchResult] = []
         self._decisions: dict[str, Decision] = {}
         self._retrieved: dict[str, Retrieved] = {}
+        self._searched: dict[str, SearchResult] = {}
 
     def decide(self, question: str) -> Decision:
         if question not in self._decisions:
@@ -283,14 +297,22 @@ class Runner:
             self._decisions[question] = d
         return self._decisions[question]
 
-    def retrieve(self, question: str, on_token: TokenCallback | None = None) -> Retrieved:
-        if question not in self._retrieved:
+    def search(self, question: str) -> SearchResult:
+        """The walk for ``question`` (reported through ``on_search`` the first time)."""
+        if question not in self._searched:
             extra: dict[str, Any] = {"prior": self.prior} if self.prior else {}
             result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel, **extra)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
             if self.on_search is not None:
                 self.on_search(result)
+            self._searched[question] = result
+        return self._searched[question]
+
+    def retrieve(self, question: str, on_token: TokenCallback | None = None) -> Retrieved:
+        """The walk and the sub-question's answer written from its top passages (a step of the narrative)."""
+        if question not in self._retrieved:
+            result = self.search(question)
             hits = result.hits[: self.n_passages]
             written = write_answer(self.backend, question, hits, on_token=on_token, family=self.family,
                                    cancel=self.cancel, result=result)
@@ -351,26 +373,81 @@ def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
 
 def answer_adaptive(
     shelf: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
-    on_search: SearchCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
+    on_search: SearchCallback | None = None, on_extract: ExtractCallback | None = None,
+    on_generated: GeneratedCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
+    generate: bool = True, notes: Sequence[str] = (),
 ) -> Answer:
-    """DeepRAG inference: decompose, decide per sub-question, answer each, then write the final answer."""
+    """DeepRAG inference: decompose, decide per sub-question, answer each; then the answer from the passages the
+    steps retrieved, as on a single walk (the module doc, step 4; the events:
+    :mod:`shelfwise.core.answers.from_passages`)."""
     t0 = time.perf_counter()
     runner = Runner(shelf, collection=collection, keep=keep, cancel=cancel, on_search=on_search, prior=prior)
     if threshold is None:
         threshold = get_threshold(shelf.store, runner.backend)
     subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
-    steps = []
-    streamed = False
-    for sub in subs:
-        source = "documents" if runner.decide(sub).p_retrieve >= threshold else "model"
-        if len(subs) == 1 and source == "documents":
-            runner.retrieve(sub, on_token)  # stream this answer as it is written: it is the final one
-            streamed = True
-        steps.append(runner.step(sub, source))
-    written = runner.final(question, steps, None if streamed else on_token)
-    citations: list[Citation] = written.citations
+    sources = []
+    for sub in subs:  # decided and searched in turn, so the walks are reported as they happen
+        sources.append("documents" if runner.decide(sub).p_retrieve >= threshold else "model")
+        if len(subs) == 1 and sources[-1] == "documents":
+            return _one_walk(runner, question, sub, t0, on_extract=on_extract, on_token=on_token,
+                             on_generated=on_generated, generate=generate, notes=notes)
+        if sources[-1] == "documents":
+            runner.retrieve(sub)
+    steps = [runner.step(sub, source) for sub, source in zip(subs, sources, strict=True)]
+    found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
+    hits = merge_hits(found, runner.n_passages)
+    cosines: dict[int, float] = {}
+    for result in runner.searches:  # each hit's cosine from the walk that found it
+        for node_id, cos in passage_cosines(result, hits).items():
+            cosines[node_id] = max(cos, cosines.get(node_id, 0.0))
     search = runner.searches[-1] if runner.searches else None
-    found = written.found and any(s.source == "model" or s.answer != NOT_FOUND_TEXT for s in steps)
-    return Answer(question=question, text=written.text, citations=citations, found=found, search=search,
-                  steps=steps, tokens=runner.cost.tokens, seconds=time.perf_counter() - t0)
+    answer = extractive_answer(shelf, question, search, hits, t0, cosines=cosines)
+    answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
+    if on_extract is not None:
+        on_extract(answer)
+    if hits and answer.found and generate:
+        numbers = list(range(1, len(hits) + 1))
+        facts = [(s.question, strip_citations(s.answer)) for s in steps]
+        write_checked(shelf, answer, hits, numbers, hits, on_token=on_token, on_generated=on_generated,
+                      cancel=cancel, facts=facts)
+    elif not hits and generate and any(s.source == "model" and s.answer != UNKNOWN for s in steps):
+        # nothing retrieved to check it by: the model's own answer is kept aside, never shown as the answer
+        if len(steps) == 1:
+            answer.generated_raw = steps[0].answer  # the closed-book answer the decision already read
+        else:
+            written = runner.final(question, steps, on_token)  # from the steps' facts alone, streamed
+            answer.generated_raw = written.text
+            answer.tokens += written.cost.tokens
+        answer.generation_note = MODEL_ONLY_NOTE
+        if on_generated is not None:
+            on_generated(answer)
+    answer.seconds = time.perf_counter() - t0
+    return answer
+
+
+MODEL_ONLY_NOTE = ("The model answered from its own knowledge, not from your documents; not shown as the answer "
+                   "(see the steps).")
+
+
+def _one_walk(runner: Runner, question: str, sub: str, t0: float, *, on_extract: ExtractCallback | None,
+              on_token: TokenCallback | None, on_generated: GeneratedCallback | None, generate: bool,
+              notes: Sequence[str]) -> Answer:
+    """One sub-question, sent to the tree: exactly the answer of a single walk, with its step."""
+    decision_tokens = runner.cost.tokens
+    result = runner.search(sub)
+
+    def with_step(answer: Answer) -> None:
+        answer.notes[:0] = list(notes)
+        answer.steps = [Step(sub, answer.text, "documents", runner.decide(sub).p_retrieve, list(result.hits[
+            : runner.n_passages]))]
+        if on_extract is not None:
+            on_extract(answer)
+
+    answer = answer_from_search(runner.shelf, question, result, t0, on_extract=with_step, on_token=on_token,
+                                on_generated=on_generated, generate=generate, cancel=runner.cancel)
+    if answer.generated:
+        answer.steps[0].answer = answer.generated
+    answer.tokens += decision_tokens
+    answer.seconds = time.perf_counter() - t0
+    return answer

@@ -29,9 +29,10 @@ docs/benchmarks.md, "Answers"). Without cosine evidence in the trace, the top hi
 decides. After generation, citation numbers that name no passage are removed; an answer with no citation gets
 ``[1]`` (the best passage) only if that passage is strong itself (score at least ``CITE_MIN_SCORE`` and, when
 known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from ("I don't know"...) is not
-found too. A copied source line loses its leading "[n] (heading)" (the citation moves to the end). Text the model
-streamed is final except for these fixes: a client that shows the stream should replace it with ``Answer.text``
-when the call returns.
+found too. A copied source line loses its leading "[n] (heading)" (the citation moves to the end). ``on_token``
+gets only what the model wrote (and the ``[1]`` added to an uncited answer); a not-found answer streams nothing.
+The streamed text is final except for these fixes: a client that shows the stream replaces it with the checked
+text when the answer is done (``on_generated``, :mod:`shelfwise.core.answers.from_passages`).
 """
 
 from __future__ import annotations
@@ -313,12 +314,11 @@ def write_answer(
     """Write an answer from ``hits`` (already cut to the passages to show), with citations that resolve.
 
     ``result`` (the search the hits come from) gives the cosine evidence; ``check_evidence=False`` skips the
-    not-found check (hits already judged, as in the final step of an adaptive run)."""
+    not-found check (hits already judged, as in the final step of an adaptive run). ``on_token`` gets the model's
+    pieces as they come (the first without its leading space), nothing when it is not found."""
     hits = list(hits)
     cosines = passage_cosines(result, hits)
     if (check_evidence and weak_evidence(hits, cosines)) or not hits:
-        if on_token is not None:
-            on_token(NOT_FOUND_TEXT)
         return Written(NOT_FOUND_TEXT, [], False)
     prompt = build_prompt(question, hits, family, facts)
     started = [False]
@@ -338,8 +338,6 @@ def write_answer(
     text, cited = clean_citations(cut_repetition(gen.text), len(hits))
     text = tidy_copied_source(text, hits)
     if is_abstention(text):
-        if on_token is not None and not started[0]:
-            on_token(NOT_FOUND_TEXT)
         return Written(NOT_FOUND_TEXT, [], False, gen.cost, gen.text)
     strong = hits[0].score >= CITE_MIN_SCORE and cosines.get(hits[0].node_id, 1.0) >= FOUND_MIN_COSINE
     if not cited and strong:

@@ -16,7 +16,7 @@ each end one) with their character offsets, so the preview can highlight exactly
   (words compared on their first 5 letters, so "claims" meets "claim"; words of the documents' titles left out).
 
 A sentence that introduces a list ("Your State Pension can be paid into:") is shown with the items that follow it
-(:func:`list_end`; ``core/answers/ask.widen_lists`` first reads on into the next passages of the section when the
+(:func:`list_end`; ``from_passages.widen_lists`` first reads on into the next passages of the section when the
 list falls across passages, as in documents stored one item per passage): such questions are answered by the
 list, not by its lead-in (chosen on the TUNE half's span questions; reading each list item with its lead-in as
 context was tried and lost: docs/benchmarks.md, "The extracted answer").

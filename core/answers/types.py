@@ -40,9 +40,11 @@ class Extracted:
 
 @dataclass
 class Answer:
-    """``text`` is the answer shown first: the extracted sentence(s) with their [n] (or the model's text on the
-    adaptive path). ``generated`` is the model's answer when it passed the grounding check; when it did not,
-    ``generation_note`` says why and ``generated_raw`` keeps what the model wrote (never shown as the answer)."""
+    """``text`` is the answer shown first, on every path: the extracted sentence(s) of the cited passages with
+    their [n], or "Not found in your documents." (``found=False``). ``generated`` is the model's answer when it
+    passed the grounding check; when it did not (:attr:`withdrawn`), ``generation_note`` says why and
+    ``generated_raw`` keeps what the model wrote (never shown as the answer). How they are reported while the
+    answer is made: ``core/answers/from_passages.py``."""
 
     question: str
     text: str
@@ -60,3 +62,8 @@ class Answer:
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
     kind: str = ""  # "" = answered from passages; else the structural kind (core/answers/structure_intent.py)
     outline: Outline | None = None  # for a structural answer: the outline it was read from
+
+    @property
+    def withdrawn(self) -> bool:
+        """The model wrote an answer (it may have been streamed) that is not kept: a front end takes it back."""
+        return bool(self.generated_raw) and not self.generated

@@ -56,7 +56,8 @@ def lexical_search(store: Any, snap: Any) -> Any:
 def ask_turn(
     shelf: Library, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
     on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
-    on_extract: Callable[[Answer], None] | None = None, on_reading: Callable[[Reading], None] | None = None,
+    on_extract: Callable[[Answer], None] | None = None, on_generated: Callable[[Answer], None] | None = None,
+    on_reading: Callable[[Reading], None] | None = None,
     cancel: CancelCheck | None = None, generate: bool | None = None, adaptive: bool | None = None,
     store: ConversationStore | None = None, keep: Sequence[int] = (),
 ) -> tuple[Turn, Answer]:
@@ -74,7 +75,7 @@ def ask_turn(
     answer = answer_question(
         shelf, reading.query, collection=conversation.collection, on_token=on_token, on_search=on_search,
         adaptive=shelf.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
-        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep)
+        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep, on_generated=on_generated)
     answer.notes[:0] = [n for n in notes if n not in answer.notes]
     turn = turn_from(question, reading, answer)
     (store or ConversationStore(shelf.store)).add_turn(conversation, turn)

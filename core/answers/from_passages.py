@@ -1,0 +1,224 @@
+"""An answer from the passages a walk found, the same on every path (one walk, adaptive retrieval, a summary):
+first the **extractive answer**, the sentence(s) of the top passages that answer the question
+(:mod:`shelfwise.core.answers.extractive`), then the **generated answer** the model writes from them, streamed as
+it is written and kept only when it is grounded in the passages it cites (:mod:`shelfwise.core.answers.grounding`).
+
+The events, one callback each, in this order:
+
+1. ``on_extract(answer)``: once, as soon as the sentence(s) are chosen: ``answer.text`` with its ``[n]`` and
+   ``answer.citations`` (or "Not found in your documents.", ``found=False``).
+2. ``on_token(piece)``: the generated answer's pieces as the model writes them, its ``[i]`` already turned into
+   the passages' own ``[n]`` (:class:`CitationStream`); nothing else goes through it.
+3. ``on_generated(answer)``: once, when the generation is over: ``answer.generated`` is the checked text that
+   replaces what was streamed (it can differ: repetition cut, a copied source line tidied, an uncited sentence
+   dropped), or it is empty and the streamed text is **withdrawn** (``answer.withdrawn``), ``generation_note``
+   saying why.
+
+No generation (switched off, nothing found): neither ``on_token`` nor ``on_generated`` is called.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shelfwise.core.answers.answer import (
+    CITE,
+    NOT_FOUND_TEXT,
+    TokenCallback,
+    Written,
+    passage_cosines,
+    prompt_family,
+    weak_evidence,
+    write_answer,
+)
+from shelfwise.core.answers.extractive import (
+    Scorer,
+    extract_answer,
+    extract_text,
+    is_lead_in,
+    list_run,
+    logical_lines,
+)
+from shelfwise.core.answers.grounding import check_grounding
+from shelfwise.core.answers.library import Library
+from shelfwise.core.answers.sentence_vectors import cached_scorer
+from shelfwise.core.answers.types import Answer, Citation
+from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.trace import Hit, SearchResult
+
+if TYPE_CHECKING:
+    from shelfwise.core.store.db import Store
+
+ExtractCallback = Callable[[Answer], None]
+GeneratedCallback = Callable[[Answer], None]
+
+
+def sentence_scorer(shelf: Library) -> Scorer:
+    """The judge's probabilities when the shelf has one switched on (``Shelf.judge``: ``Settings.judge`` or
+    ``SHELFWISE_JUDGE``; off by default, see docs/eval/), else the embedder's cosines (sentence vectors from the
+    index when it has them)."""
+    judge = getattr(shelf, "judge", None)
+    if judge is not None:
+        return lambda q, texts: judge.probabilities(q, list(texts))
+    return cached_scorer(shelf.embedder, getattr(shelf, "store", None))
+
+
+def widen_lists(store: Store | None, hits: Sequence[Hit]) -> list[Hit]:
+    """Each hit whose passage ends with a list's lead-in ("Your State Pension can be paid into:") gets the list's
+    items that the next passages of its section hold (a list cut at a passage boundary; in some documents every
+    item is a passage of its own), as many as :func:`list_run` takes: the answer to "where can it
+    be paid?" is the list, not its lead-in. Other hits, and every hit without a store, are returned as they are."""
+    out = list(hits)
+    if store is None:
+        return out
+    for i, hit in enumerate(out):
+        lines = logical_lines(hit.text)
+        if not lines or not is_lead_in(hit.text[lines[-1][0]:lines[-1][1]]):
+            continue
+        node = store.node(hit.node_id)
+        if node is None or node.parent_id is None:
+            continue
+        after = [sib.text.strip() for sib in store.children(node.parent_id)
+                 if (sib.ordinal, sib.id) > (node.ordinal, node.id) and sib.kind == "passage"]
+        items = after[: list_run(after)]
+        if items:
+            out[i] = replace(hit, text=hit.text.rstrip() + "\n" + "\n".join(items))
+    return out
+
+
+def extractive_answer(shelf: Library, question: str, result: SearchResult | None, hits: Sequence[Hit], t0: float,
+                      cosines: dict[int, float] | None = None) -> Answer:
+    """The extractive answer for ``hits`` (not found when the evidence is weak or no sentence is left).
+    ``cosines`` (query-passage cosine per hit) default to the last level of ``result``'s walk."""
+    if cosines is None:
+        cosines = passage_cosines(result, hits)
+    tokens = result.trace.tokens if result is not None else 0
+    if weak_evidence(hits, cosines):
+        return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
+                      first_seconds=time.perf_counter() - t0)
+    sentences = extract_answer(question, hits, sentence_scorer(shelf))
+    if not sentences:
+        return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
+                      first_seconds=time.perf_counter() - t0)
+    numbers = sorted({s.number for s in sentences})
+    return Answer(question, extract_text(sentences), [Citation(n, hits[n - 1]) for n in numbers], True,
+                  search=result, tokens=tokens, sentences=sentences, first_seconds=time.perf_counter() - t0)
+
+
+def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], list[int]]:
+    """What the model writes from: each passage that gave the extracted answer, cut to its extracted sentence(s),
+    and the real passage number of each (the prompt numbers them 1..k). Chosen over five clipped passages by
+    ``benchmarks/answer_models.py`` (docs/eval/answer-models.md)."""
+    keep: dict[int, list[str]] = {}
+    for s in answer.sentences:
+        keep.setdefault(s.number, []).append(" ".join(s.text.split()))
+    numbers = sorted(keep)
+    return [replace(hits[n - 1], text=" ".join(keep[n])) for n in numbers], numbers
+
+
+def renumber_text(text: str, numbers: Sequence[int]) -> str:
+    """``text`` with each ``[i]`` of the prompt's numbering turned into ``[numbers[i-1]]``; a number outside the
+    prompt's 1..k is dropped (and a bracket left empty with it)."""
+    def fix(m: re.Match[str]) -> str:
+        nums = [numbers[int(x) - 1] for x in re.split(r"\s*[,;]\s*", m.group(1)) if 0 < int(x) <= len(numbers)]
+        if not nums:
+            return ""
+        lead = " " if m.group(0)[:1].isspace() else ""
+        return f"{lead}[{', '.join(map(str, nums))}]"
+
+    return CITE.sub(fix, text)
+
+
+def renumber(written: Written, numbers: Sequence[int], hits: Sequence[Hit]) -> Written:
+    """The model's answer with its [i] (the prompt's numbering) turned into the passages' own [n], and its
+    citations pointing at the whole passages."""
+    cites = [Citation(numbers[c.number - 1], hits[numbers[c.number - 1] - 1]) for c in written.citations
+             if 0 < c.number <= len(numbers)]
+    return replace(written, text=renumber_text(written.text, numbers), citations=cites)
+
+
+class CitationStream:
+    """Forwards streamed pieces to ``out`` with the prompt's ``[i]`` renumbered as :func:`renumber_text` does.
+    A tail that may still become a citation (``[``, ``[1``, ``[1,``) is held until it closes or cannot; call
+    :meth:`flush` when the stream ends."""
+
+    _OPEN = re.compile(r"\s?\[[\d,;\s]*$")
+
+    def __init__(self, numbers: Sequence[int], out: TokenCallback) -> None:
+        self.numbers = list(numbers)
+        self.out = out
+        self.held = ""
+
+    def __call__(self, piece: str) -> None:
+        text = self.held + piece
+        m = self._OPEN.search(text)
+        self.held = text[m.start():] if m else ""
+        self._send(text[: m.start()] if m else text)
+
+    def flush(self) -> None:
+        held, self.held = self.held, ""
+        self._send(held)
+
+    def _send(self, text: str) -> None:
+        text = renumber_text(text, self.numbers)
+        if text:
+            self.out(text)
+
+
+def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
+    """Keep the model's answer in ``answer.generated`` only if it is grounded in the passages it cites (the
+    extracted answer's passages when it cites none) and does not contradict the extracted answer; otherwise say
+    why in ``answer.generation_note``."""
+    answer.generated_raw = written.text
+    if not written.found:
+        answer.generation_note = "the model did not find an answer in the passages"
+        return
+    cited = [c.hit for c in written.citations] or [c.hit for c in answer.citations] or list(hits)
+    verdict = check_grounding(written.text, [h.text for h in cited], answer.question, evidence=answer.text)
+    if verdict.ok:
+        answer.generated = verdict.text
+        have = {c.number for c in answer.citations}  # the passages it cites join the answer's sources
+        answer.citations = sorted([*answer.citations, *(c for c in written.citations if c.number not in have)],
+                                  key=lambda c: c.number)
+    else:
+        answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
+
+
+def write_checked(shelf: Library, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],
+                  hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
+                  on_generated: GeneratedCallback | None = None, cancel: CancelCheck | None = None,
+                  facts: Sequence[tuple[str, str]] = ()) -> Answer:
+    """The model writes its answer to ``answer.question`` from ``sources`` (the prompt's [i] is passage
+    ``numbers[i-1]`` of ``hits``), streamed through ``on_token``; then :func:`ground` and ``on_generated``."""
+    stream = CitationStream(numbers, on_token) if on_token is not None else None
+    written = write_answer(shelf.backend, answer.question, sources, on_token=stream,
+                           family=prompt_family(shelf.backend), facts=facts, cancel=cancel, result=None,
+                           check_evidence=False)
+    if stream is not None:
+        stream.flush()
+    ground(answer, renumber(written, numbers, hits), hits)
+    answer.tokens += written.cost.tokens
+    if on_generated is not None:
+        on_generated(answer)
+    return answer
+
+
+def answer_from_search(shelf: Library, question: str, result: SearchResult, t0: float, *,
+                       on_extract: ExtractCallback | None = None, on_token: TokenCallback | None = None,
+                       on_generated: GeneratedCallback | None = None, generate: bool = True,
+                       cancel: CancelCheck | None = None) -> Answer:
+    """The answer from one walk's top passages: extracted (``on_extract``), then, when ``generate`` and found,
+    written from the extracted sentences and checked (:func:`write_checked`)."""
+    hits = widen_lists(getattr(shelf, "store", None), result.hits[: max(1, shelf.settings.answer_passages)])
+    answer = extractive_answer(shelf, question, result, hits, t0)
+    if on_extract is not None:
+        on_extract(answer)
+    if answer.found and generate:
+        sources, numbers = sentence_sources(answer, hits)
+        write_checked(shelf, answer, sources, numbers, hits, on_token=on_token, on_generated=on_generated,
+                      cancel=cancel)
+    return answer

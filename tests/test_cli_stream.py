@@ -1,0 +1,103 @@
+"""`shelfwise ask` and `shelfwise chat` print an answer as it is made: the extracted sentence first, then the
+model's answer piece by piece as it is generated, then whether it is kept or withdrawn. In-process (CliRunner) on a
+small library with the real bundled embedder; the generative model is a scripted stand-in whose generation looks
+at the terminal between its pieces, so the test sees what was on screen while it wrote."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Generator, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shelfwise.app.cli.main import main
+from shelfwise.core.models import factory
+from shelfwise.core.models.backend import CancelCheck, Cost, Generation
+from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.generation import guarded_stream
+
+QUESTION = "How many hours a day do cats sleep?"
+EXTRACTED = "Answer: Cats sleep sixteen hours a day. [1]"
+
+
+class Watching(FakeBackend):
+    """Answers every answer prompt with ``reply``, word by word, and keeps what the terminal showed before each
+    word (``screens``)."""
+
+    def __init__(self, reply: str) -> None:
+        super().__init__()
+        self.reply = reply
+        self.screens: list[str] = []
+
+    def generate(self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
+                 cancel: CancelCheck | None = None, repeat_penalty: float = 1.0) -> Generator[str, None, Generation]:
+        if "Sources:" not in prompt:
+            return (yield from super().generate(prompt, max_tokens=max_tokens, stop=stop, cancel=cancel))
+        cost = Cost(requests=1, tokens=self.count_tokens(prompt))
+
+        def pieces() -> Generator[bytes, None, str]:
+            for i, word in enumerate(self.reply.split(" ")):
+                sys.stdout.flush()
+                self.screens.append(sys.stdout.buffer.getvalue().decode())  # type: ignore[attr-defined]
+                cost.tokens += 1
+                yield (word if i == 0 else " " + word).encode()
+            return "eos"
+
+        return (yield from guarded_stream(pieces(), stop, cancel, cost, time.perf_counter()))
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("stream")
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "cats.md").write_text("# Cats\n\nCats sleep sixteen hours a day.\n\n## Food\n\nCats eat fish.\n")
+    (docs / "dogs.md").write_text("# Dogs\n\nDogs bark at the postman.\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(factory, "make_backend", lambda settings: FakeBackend())
+        result = CliRunner().invoke(main, ["--db", str(root / "lib.db"), "ingest", str(docs)])
+    assert result.exit_code == 0, result.output
+    yield root / "lib.db"
+
+
+def ask(db: Path, reply: str, monkeypatch: pytest.MonkeyPatch, *args: str, stdin: str | None = None,
+        ) -> tuple[str, Watching]:
+    backend = Watching(reply)
+    monkeypatch.setattr(factory, "make_backend", lambda settings: backend)
+    result = CliRunner().invoke(main, ["--db", str(db), *args], input=stdin)
+    assert result.exit_code == 0, result.output
+    return getattr(result, "stdout", result.output), backend
+
+
+def test_ask_prints_the_extracted_sentence_then_streams_the_kept_answer(library: Path, monkeypatch) -> None:
+    out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "ask", QUESTION)
+    first, *later = backend.screens
+    assert EXTRACTED in first and "Model's answer" not in first  # the sentence is on screen before the model writes
+    written = ""
+    for screen, word in zip(later, "Cats sleep sixteen hours [1].".split(" "), strict=False):
+        written += word if not written else " " + word
+        assert screen.rstrip().endswith("Model's answer: " + written)  # each piece on screen as it came
+    tail = out[out.index(EXTRACTED):]
+    assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(kept:")
+    assert "Sources:\n[1] Cats" in tail and "withdrawn" not in out
+
+
+def test_ask_says_when_the_streamed_answer_is_withdrawn(library: Path, monkeypatch) -> None:
+    out, _ = ask(library, "Cats sleep twenty hours [1].", monkeypatch, "ask", QUESTION)
+    tail = out[out.index(EXTRACTED):]
+    assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep twenty hours [1].\n(withdrawn: ")
+    assert "\u201ctwenty\u201d" in tail or "twenty" in tail.split("(withdrawn: ", 1)[1]
+
+
+def test_ask_without_generation_prints_the_extracted_sentence_only(library: Path, monkeypatch) -> None:
+    out, backend = ask(library, "unused", monkeypatch, "ask", QUESTION, "--no-generate")
+    assert EXTRACTED in out and "Model's answer" not in out and backend.screens == []
+
+
+def test_chat_streams_the_same_way(library: Path, monkeypatch) -> None:
+    out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "chat", stdin=QUESTION + "\n/quit\n")
+    assert EXTRACTED in backend.screens[0] and "Model's answer: Cats sleep" in backend.screens[-1]
+    assert EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(kept:" in out
