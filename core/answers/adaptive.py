@@ -65,6 +65,7 @@ from shelfwise.core.answers.from_passages import (
     GeneratedCallback,
     answer_from_search,
     extractive_answer,
+    widen_lists,
     write_checked,
 )
 from shelfwise.core.answers.library import Library
@@ -396,7 +397,7 @@ def answer_adaptive(
             runner.retrieve(sub)
     steps = [runner.step(sub, source) for sub, source in zip(subs, sources, strict=True)]
     found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
-    hits = merge_hits(found, runner.n_passages)
+    hits = widen_lists(getattr(shelf, "store", None), merge_hits(found, runner.n_passages))
     cosines: dict[int, float] = {}
     for result in runner.searches:  # each hit's cosine from the walk that found it
         for node_id, cos in passage_cosines(result, hits).items():
