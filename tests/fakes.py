@@ -19,6 +19,8 @@ class HashEmbedder(SymmetricEncoder):
     dim = 2048
 
     def embed(self, texts):
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts")
         out = np.zeros((len(texts), self.dim), np.float32)
         for i, t in enumerate(texts):
             for w in _WORD.findall(t.lower()):

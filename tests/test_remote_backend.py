@@ -71,6 +71,9 @@ def _handler(script: _Script) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             script.ports.add(self.client_address[1])
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path.endswith("tokenize"):  # a server without a tokenize endpoint (not counted)
+                self._send(404, {"error": {"message": "not found"}})
+                return
             with script.lock:
                 script.requests += 1
                 script.active += 1

@@ -118,6 +118,11 @@ class DecisionBackend(Protocol):
     def count_tokens(self, text: str) -> int:
         ...
 
+    def close(self) -> None:
+        """Free the model or the connections; idempotent. A backend holding a model in this process raises
+        :class:`BackendError` when called after it."""
+        ...
+
 
 class RelevanceJudge(Protocol):
     """A relevance judge: one logit per (query, text) pair, higher = more relevant. Implementations:
@@ -156,6 +161,10 @@ class Embedder(Protocol):
 
     def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """Row 0: the question; rows 1..: the texts (one call)."""
+        ...
+
+    def close(self) -> None:
+        """Free the model; idempotent (a model in this process raises :class:`BackendError` when used after)."""
         ...
 
 

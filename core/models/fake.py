@@ -72,6 +72,9 @@ class FakeBackend:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
+    def close(self) -> None:
+        """Nothing to free."""
+
     def _prefix_cost(self, context: str) -> Cost:
         toks = context.split()
         keep = common_prefix_len(self._prefix, toks)

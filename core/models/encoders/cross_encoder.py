@@ -130,6 +130,8 @@ class Judge:
 
     # -- tokenization -------------------------------------------------------------------------------------------
     def _raw_tokens(self, text: str, cap: int) -> list[int]:
+        if self._model is None:  # the vocabulary went with the model: tokenizing would crash the process
+            raise BackendError("judge is closed")
         # Each token covers at least one character, and rarely more than ~8: clip long texts before tokenizing.
         data = text[: cap * 8].encode("utf-8", errors="replace")
         n_max = max(8, len(data) + 8)

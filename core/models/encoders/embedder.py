@@ -304,6 +304,8 @@ class Embedder:
 
     # -- tokenization -------------------------------------------------------------------------------------------
     def _raw_tokens(self, data: bytes, add_special: bool) -> list[int]:
+        if self._model is None:  # the vocabulary went with the model: tokenizing would crash the process
+            raise BackendError("embedder is closed")
         n_max = max(8, len(data) + 8)
         while True:
             buf = (self._ll.llama_token * n_max)()

@@ -35,6 +35,8 @@ class FakeJudge:
         self.pairs = 0
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("score() takes a sequence of texts")
         self.calls += 1
         self.pairs += len(texts)
         q = words(query)

@@ -190,6 +190,9 @@ class RemoteBackend:
         per question, each to the least busy server of the pool), normalised over ``yes``/``no``; a missing
         readout token is bounded."""
         t0 = time.perf_counter()
+        for word, role in ((yes, "yes"), (no, "no")):
+            if self.api.is_one_token(word) is False:  # (unknown without a tokenize endpoint: then bounded)
+                raise BackendError(f"the {role} word {word!r} is not one token for the server's model")
         if not questions:
             return Scores([], Cost())
         check_cancel(cancel)

@@ -108,6 +108,7 @@ class CompletionsAPI:
         self.model = model
         self.caps = Capabilities()
         self._probe_lock = threading.RLock()
+        self._one_token: dict[str, bool] = {}
 
 
     @property
@@ -218,6 +219,17 @@ class CompletionsAPI:
         if not path:
             return math.ceil(len(text.encode("utf-8")) / 4)
         return max(0, len(self._tokenize(path, text)) - self.caps.bos_tokens)
+
+    def is_one_token(self, word: str) -> bool | None:
+        """Whether the server's tokenizer reads ``word`` as one token (asked once per word); None when the server
+        has no tokenize endpoint."""
+        self._probe_tokenize()
+        path = self.caps.tokenize_path
+        if not path:
+            return None
+        if word not in self._one_token:
+            self._one_token[word] = len(self._tokenize(path, word)) - self.caps.bos_tokens == 1
+        return self._one_token[word]
 
     def _tokenize(self, path: str, text: str) -> list[int]:
         payload = (
