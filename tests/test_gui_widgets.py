@@ -120,6 +120,12 @@ def test_answer_view_streams_and_opens_citations(qtbot) -> None:
     extracted.generated, extracted.generation_note = "You can claim it [1].", ""
     view.show_generated(extracted)  # kept: the checked text replaces the stream
     assert "You can claim it [1]." in view.browser.toPlainText()
+    view.begin("again")
+    view.show_extract(make_answer(result))
+    view.append_token("Half an ans")
+    view.show_cancelled()  # cut off mid-way, never checked: not left on screen as if it were being written
+    assert view.streamed() == "" and "Half an ans" not in view.browser.toPlainText()
+    assert "40 euros a day" in view.browser.toPlainText()
     with qtbot.waitSignal(view.hit_activated) as blocker:
         view.browser.anchorClicked.emit(QUrl("cite:1"))
     assert blocker.args[0].location.page == 2

@@ -123,7 +123,8 @@ def render_verdict(answer: Answer, streamed: str) -> list[str]:
         if " ".join(answer.generated.split()) == " ".join(streamed.split()):
             return ["(kept: its facts are in the cited sources)"]
         return [f"(kept, as checked against the sources: {answer.generated})"]
-    return [f"(withdrawn: {answer.generation_note or 'not kept'})"]
+    why = answer.generation_note.removeprefix("The model's answer is not shown: ") or "not kept"
+    return [f"(withdrawn: {why})"]
 
 
 class StreamedAnswer:
@@ -166,8 +167,7 @@ class StreamedAnswer:
         steps = render_steps(answer) if shows_steps(answer) else []
         for line in ["", "Steps:", *steps] if steps else []:
             self.echo(line)
-        sources = render_sources(answer)
-        for line in ["", *sources] if sources else []:
+        for line in render_sources(answer):
             self.echo(line)
 
 

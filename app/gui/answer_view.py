@@ -255,6 +255,9 @@ class AnswerView(QWidget):
 
     def show_cancelled(self) -> None:
         self.status.setText("Cancelled")
+        if self._streamed:  # a model's answer cut off mid-way was never checked: it goes
+            self._streamed = ""
+            self._render()
         if not self._text:
             self.browser.setHtml("<p style='color:gray'>Cancelled.</p>")
 
