@@ -1,6 +1,7 @@
 """What a follow-up adds to a question's cost: the same follow-up questions timed alone (walk + extracted answer)
-and as the next turn of their dialogue (reading against the history: the topic-shift test's embedding, the
-preferred branches, the longer query; then the same walk + extracted answer). The history turns are answered
+and as the next turn of their dialogue (reading against the history: the topic-shift test's embedding and BM25
+query, as ``ask_turn`` runs them, the preferred branches, the longer query; then the same walk + extracted
+answer). The history turns are answered
 first and not timed; each timing is the median of ``--repeat`` runs; no generation (it does not depend on the
 history). Writes docs/eval/conversation-cost.json.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.conversation.model import Conversation
 from shelfwise.core.conversation.reading import SHIPPED, read
-from shelfwise.core.conversation.turn import turn_from
+from shelfwise.core.conversation.turn import lexical_search, turn_from
 from shelfwise.core.evaluation.dialogues import load_dialogues
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings
@@ -45,6 +46,7 @@ def main() -> None:
         coll = shelf.store.find_collection("default")
         assert coll is not None
         snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
+        search = lexical_search(shelf.store, snap)  # the topic-shift test's BM25, as a turn runs it
         answer_question(shelf, "warm-up question", generate=False)  # load the models before timing
         cache = shelf.embedder.__dict__.setdefault("_query_cache", {})
         for d in dialogues:
@@ -59,14 +61,15 @@ def main() -> None:
                         a.append(time.perf_counter() - t0)
                         cache.clear()
                         t0 = time.perf_counter()
-                        reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED)
+                        reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED,
+                                              search=search)
                         answer_question(shelf, reading.query, generate=False, prior=reading.prior or None, q_vec=q_vec)
                         b.append(time.perf_counter() - t0)
                     alone_s.append(statistics.median(a))
                     turn_s.append(statistics.median(b))
                     rows.append({"dialogue": d.id, "position": i + 1, "kind": t.kind, "mode": reading.mode,
                                  "alone_s": round(alone_s[-1], 4), "followup_s": round(turn_s[-1], 4)})
-                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED)
+                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED, search=search)
                 answer = answer_question(shelf, reading.query, generate=False, prior=reading.prior or None,
                                          q_vec=q_vec)
                 conv.turns.append(turn_from(t.question, reading, answer))

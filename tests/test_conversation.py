@@ -149,6 +149,8 @@ def test_finished_turns_survive_kill_9(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("question", "cue"), [
     ("and how do I request it?", 1), ("What about Berlin?", 1), ("Who approves them?", 1),
     ("How many days of annual leave do employees get?", 0), ("OK, new question: what is the hotel cap?", -1),
+    ("How do I order one?", 1), ("Is there one at the Lisbon studio too?", 1), ("And the ones in Lisbon?", 1),
+    ("When does the one-time allowance become available again?", 0), ("Is one week of notice enough?", 0),
 ])
 def test_words_that_point_back(question: str, cue: int) -> None:
     assert points_back(question) == cue
@@ -208,6 +210,34 @@ def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None
     # the document and all inside it +0.5, the cited passage's section and what it holds +0.25, the passage +0.1
     assert prior[handbook_node.id] == 0.5 and prior[request] == 0.5 and hotel not in prior
     assert prior[leave] == pytest.approx(0.85) and len(prior) == 5
+    store.close()
+
+
+def test_a_question_in_its_own_words_is_read_alone_even_beside_the_last_answer(tmp_path: Path) -> None:
+    store, coll = _library(tmp_path)
+    snap = build_snapshot(store, coll, None)
+    leave, request, hotel = (next(p.id for p in store.passages() if p.text.startswith(s))
+                             for s in ("Full-time", "All leave", "Book hotels"))
+    snap.passage_vecs = np.zeros((len(snap.passage_ids), 3), np.float32)
+    for axis, nid in enumerate((leave, request, hotel)):
+        snap.passage_vecs[snap.row_of[nid], axis] = 1.0
+    history = [_turn(store, "How many days of annual leave?", "Full-time employees")]
+    own = "How many paid bereavement days does the handbook allow?"  # same document, 5 content words, no pointer
+    vec = _Vectors({own: np.array([0.6, 0.8, 0.0], np.float32),
+                    "and how do I request it?": np.array([0.2, 0.5, 0.3], np.float32),
+                    "OK, new question: how do I request leave?": np.array([0.2, 0.9, 0.1], np.float32),
+                    "How many days of annual leave?": np.array([1.0, 0.0, 0.0], np.float32)})
+    margins_only = ReadingRule(threshold=-0.3, cue_weight=0.0, lexical_weight=0.0, mix=0.5)
+    assert read(own, history, snap, vec, margins_only)[0].mode == "followup"  # inside the last answer's document
+    words = ReadingRule(threshold=-0.3, cue_weight=0.0, lexical_weight=0.0, mix=0.5, own_words=4)
+    reading, q_vec = read(own, history, snap, vec, words)
+    assert reading.mode == "shift" and "words of its own" in reading.why and not reading.prior
+    assert q_vec is not None and np.allclose(q_vec, vec.table[own])  # the walk reads the question's own vector
+    follow, mixed = read("and how do I request it?", history, snap, vec, words)
+    assert follow.mode == "followup" and mixed is not None
+    want = vec.table["and how do I request it?"] + 0.5 * vec.table["How many days of annual leave?"]
+    assert np.allclose(mixed, want / np.linalg.norm(want), atol=1e-6)
+    assert read("OK, new question: how do I request leave?", history, snap, vec, words)[0].mode == "shift"
     store.close()
 
 

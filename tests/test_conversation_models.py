@@ -123,6 +123,33 @@ def test_a_conversation_survives_kill_9_between_turns_and_continues(library: Pat
     assert any("LeaveDesk" in c["text"] for c in data["citations"])
 
 
+def test_a_conversation_survives_kill_9_during_a_turn(library: Path, tmp_path: Path) -> None:
+    db = tmp_path / "copy.db"
+    src = Store(library)
+    src.conn.execute(f"VACUUM INTO '{db}'")
+    src.close()
+    term = Terminal(str(EXE), "--db", str(db), "chat")
+    term.expect(r"you> ")
+    term.send(FIRST)
+    term.expect(r"you> ")
+    term.send(FOLLOW)
+    term.expect(r"read as a follow-up")  # said before the walk starts: the second turn is under way
+    os.killpg(term.proc.pid, signal.SIGKILL)
+    assert term.close() == -signal.SIGKILL
+    store = Store(db)
+    assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    convs = ConversationStore(store)
+    latest = convs.list()[0]
+    conv = convs.get(latest.id)
+    assert [t.question for t in conv.turns] == [FIRST] and conv.turns[0].found  # the finished turn, nothing half
+    store.close()
+    r = run(db, "ask", "--conversation", str(latest.id), FOLLOW, "--json", "--no-generate")
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(r.stdout)
+    assert data["conversation"]["turn"] == 2 and data["conversation"]["reading"]["mode"] == "followup"
+    assert any("LeaveDesk" in c["text"] for c in data["citations"])
+
+
 def test_bad_input_to_a_conversation(library: Path, tmp_path: Path) -> None:
     db = tmp_path / "copy.db"
     src = Store(library)

@@ -10,6 +10,10 @@ from collections.abc import Sequence
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 # words that stand for something said before ("how do I request it?", "who approves them?")
 ANAPHORA = frozenset("it its they them their theirs this that these those there he she him her his same".split())
+# "one" standing for a noun said before ("how do I order one?", "is there one in Lisbon?", "the ones left there"):
+# "ones" always, "one" when no noun follows it (the end, punctuation, a relative word or a preposition)
+PRO_ONE = re.compile(r"\b(?:ones\b|one\b(?=\s*(?:[?.!,;:]|$|(?:that|which|who|at|in|on|for|of|there|too|from|"
+                     r"with|here)\b)))", re.I)
 # openings that continue the last question ("and for part-time staff?", "what about Berlin?")
 CONTINUE = re.compile(r"^\s*(?:(?:ok(?:ay)?|thanks|thank you|great|right)\b[\s,.!—–-]*)?"
                       r"(?:and|also|but|or|so|then|what about|how about|what if|same for|and for|and in)\b", re.I)
@@ -35,12 +39,12 @@ def content_words(text: str) -> list[str]:
 
 
 def points_back(question: str) -> int:
-    """+1 when the question's words point back at the conversation (a pronoun without its noun, or an opening
-    that continues the last question), -1 when they announce a new topic, 0 otherwise."""
+    """+1 when the question's words point back at the conversation (a pronoun without its noun, "one" for a noun
+    said before, or an opening that continues the last question), -1 when they announce a new topic, 0 otherwise."""
     if SHIFT.search(question):
         return -1
     ws = words(question)
-    if CONTINUE.match(question) or any(w in ANAPHORA for w in ws):
+    if CONTINUE.match(question) or any(w in ANAPHORA for w in ws) or PRO_ONE.search(question):
         return 1
     return 0
 

@@ -1,12 +1,14 @@
 """How a question is read against the conversation before it.
 
-Three decisions, each measured on the multi-turn set's tune split (``benchmarks/conversation_tune.py``; figures
-and the data that chose each in docs/eval/conversation.md):
+Three decisions, each measured on the multi-turn set's tune split (``benchmarks/conversation_tune.py`` and
+``benchmarks/conversation_gate.py``; figures and the data that chose each in docs/eval/conversation.md):
 
-1. **Follow-up or new topic.** The question alone is embedded once; its best passage inside the documents the last
-   turn answered from is compared with its best passage elsewhere in the collection (``margin``), and the words'
-   cue (:func:`shelfwise.core.conversation.cues.points_back`: a pronoun or a continuing opening +1, a phrase that
-   announces a new subject -1) is added with ``cue_weight``. Below ``threshold`` the question moved on and is read
+1. **Follow-up or new topic.** The words first: a question that announces a new subject ("OK, new question: ...")
+   or says what it asks in its own words (no pronoun, "one" or continuing opening, at least ``own_words`` content
+   words) is read alone. Otherwise the question alone (its vector, embedded in one call with the last query's) is
+   compared inside and outside the documents the last turn answered from: its best passage cosine inside minus
+   elsewhere (``margin``), plus ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the words' cue
+   (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and is read
    alone, with no preferred branches.
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`).
@@ -46,14 +48,19 @@ class ReadingRule:
     lexical_weight: float = 0.0  # the BM25 margin (best inside vs outside, as a share of the best) in the test
     mix: float = 0.0  # > 0: the embedder reads the question's own vector plus ``mix`` x the last turn's query's
     # vector (normalised) instead of the text's; BM25, the judge and the extractive answer still read ``text``
+    own_words: int = 0  # > 0: a question with no word pointing back and at least this many content words of its own
+    # says what it asks, and one whose words announce a new topic says so: both read alone, whatever the margins
+    # (0: the margins decide)
 
 
-# chosen by benchmarks/conversation_tune.py and the sequence guard (docs/eval/conversation.md): the last turn's
-# query before the question, the embedder reading the question's vector + 0.5 x the last query's, the walk
-# preferring the last answer's documents; read alone unless the question alone matches the last answer's documents
-# about as well as the rest (embedder and BM25 margins) or its words point back
-SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=0.0, cue_weight=0.2,
-                      lexical_weight=0.3)
+# chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
+# for the topic-shift test) and the sequence guard; docs/eval/conversation.md: the last turn's query before the
+# question, the embedder reading the question's vector + 0.5 x the last query's, the walk preferring the last
+# answer's documents. Read alone when the question says what it asks in its own words (no word pointing back, at
+# least four content words) or announces a new topic, else when it matches the rest of the collection clearly
+# better than the last answer's documents (embedder margin + 0.3 x BM25 margin below the threshold)
+SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
+                      lexical_weight=0.3, own_words=4)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
 CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
 
@@ -175,8 +182,12 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     q_vec = None
     followup = True
     why = "read with the conversation (every question after the first is)"
+    before_text = last.reading.query or last.question
+    before_vec = None
     if rule.gate and snap is not None:
-        q_vec = np.asarray(embedder.embed_query(question), np.float32)
+        vecs = query_vectors(embedder, [question, before_text] if rule.mix > 0 else [question])
+        q_vec = vecs[0]
+        before_vec = vecs[1] if rule.mix > 0 else None
         documents = history_documents(snap, last)
         cin, cout = shift_margin(snap, q_vec, documents)
         margin = cin - cout
@@ -191,17 +202,31 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
                 -1: "its words announce a new topic", 0: "no pronoun or continuing word"}
         why = (f"{said[cue]}; alone it matches the last answer's documents {cin:.2f} vs elsewhere {cout:.2f}: "
                f"score {score:+.2f} {'>=' if followup else '<'} {rule.threshold:+.2f}")
+        own = len(content_words(question))
+        if rule.own_words and cue < 0:
+            followup = False  # "OK, new question: ...": the person said so
+        elif rule.own_words and cue == 0 and own >= rule.own_words:
+            followup = False
+            why = f"it says what it asks in {own} words of its own, none pointing back ({why})"
     if not followup:
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores), q_vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
     query = compose(rule.text, question, turns)
     mixed = None
     if rule.mix > 0:
-        own = q_vec if q_vec is not None else np.asarray(embedder.embed_query(question), np.float32)
-        before = np.asarray(embedder.embed_query(last.reading.query or last.question), np.float32)
-        v = own + rule.mix * before
+        if q_vec is None or before_vec is None:
+            q_vec, before_vec = query_vectors(embedder, [question, before_text])
+        v = q_vec + rule.mix * before_vec
         mixed = (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+
+
+def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """The questions' vectors in one embedder call where the embedder can (``embed_queries_kept``; the kept
+    vectors reused), else one :meth:`Embedder.embed_query` each."""
+    kept = getattr(embedder, "embed_queries_kept", None)
+    rows = kept(list(texts)) if kept is not None else [embedder.embed_query(t) for t in texts]
+    return [np.asarray(r, np.float32) for r in rows]
 
 
 def with_rule(rule: ReadingRule, **changes: Any) -> ReadingRule:

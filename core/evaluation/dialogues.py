@@ -138,6 +138,7 @@ class Played:
     dialogue: str
     split: str
     rows: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)  # the turns as played (history of each next one)
 
 
 def play(shelf: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
@@ -161,6 +162,7 @@ def play(shelf: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gol
         played.rows.append({"position": i + 1, "kind": t.kind, "mode": reading.mode, "query": reading.query,
                             "scores": reading.scores, "seconds": round(time.perf_counter() - t0, 3),
                             **score_hit(hits, golds[(dialogue.id, i)])})
+    played.turns = conv.turns
     return played
 
 

@@ -396,16 +396,24 @@ class Embedder:
         """One question's vector, shape ``(dim,)``. The last :data:`QUERY_CACHE` questions' vectors are kept: a
         conversation's follow-up embeds its question for the topic-shift test and again as the walk's question
         sentence (docs/eval/conversation.md)."""
+        return self.embed_queries_kept([text])[0]
+
+    def embed_queries_kept(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions' vectors like :meth:`embed_queries`, each taken from the kept ones when there and the rest
+        embedded in one call (each call has a fixed cost: a follow-up's question and the last turn's query are
+        embedded together, docs/eval/conversation.md), all kept as :meth:`embed_query` keeps them."""
         cache: OrderedDict[str, np.ndarray] = self.__dict__.setdefault("_query_cache", OrderedDict())
-        hit = cache.get(text)
-        if hit is not None:
-            cache.move_to_end(text)
-            return hit.copy()
-        vec = self.embed_queries([text])[0]
-        cache[text] = vec.copy()
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        fresh = dict(zip(missing, self.embed_queries(missing), strict=True)) if missing else {}
+        for t, v in fresh.items():
+            cache[t] = v.copy()
+        out = np.stack([fresh[t] if t in fresh else cache[t].copy() for t in texts]) if texts else \
+            np.zeros((0, self.dim), np.float32)
+        for t in texts:
+            cache.move_to_end(t)
         while len(cache) > QUERY_CACHE:
             cache.popitem(last=False)
-        return vec
+        return out
 
     def embed_one(self, text: str) -> np.ndarray:
         """One stored text's vector, shape ``(dim,)``."""

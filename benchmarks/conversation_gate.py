@@ -1,0 +1,211 @@
+"""The topic-shift test and the follow-up reading, looked at turn by turn on the TUNE split of the multi-turn set.
+
+Plays every tune dialogue twice: each question alone, and each later question read as a follow-up of the turns
+before it (no topic-shift test). For every later turn it writes the evidence a topic-shift test can read (the words'
+cue, the question's own content words and those new to the conversation, the embedder's and BM25's margins inside
+vs outside the last answer's documents, its cited passages against the best passage elsewhere, the cosine with the
+last query) beside whether the question alone and the follow-up reading put the gold passage first. Walks are
+memoised by (query, query vector, prior), so a later rule replays only what it changes.
+
+    .venv/bin/python benchmarks/conversation_gate.py --db LIB [--rules NAME=JSON ...]
+
+Writes docs/eval/conversation-gate.json; docs/eval/conversation.md says what was chosen from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import shelfwise.core.evaluation.dialogues as dialogues_mod
+import shelfwise.core.models.encoders.embedder as embedder_mod
+from shelfwise.core.conversation.cues import content_words, points_back
+from shelfwise.core.conversation.model import Turn
+from shelfwise.core.conversation.reading import (
+    ALONE,
+    FEW_WORDS,
+    SHIPPED,
+    ReadingRule,
+    history_documents,
+    history_nodes,
+    lexical_margin,
+    shift_margin,
+)
+from shelfwise.core.conversation.turn import lexical_search
+from shelfwise.core.evaluation.dialogues import load_dialogues, play, resolve_golds, summarise
+from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.settings import Settings
+from shelfwise.core.shelf import Shelf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def memoise_walks(path: str | None = None) -> dict[Any, Any]:
+    """answer_question as the dialogue player calls it, memoised by what decides the walk (kept in ``path``
+    between runs when given: the same library, code and models only)."""
+    real = dialogues_mod.answer_question
+    memo: dict[Any, Any] = {}
+    if path and Path(path).exists():
+        memo.update(pickle.loads(Path(path).read_bytes()))
+
+    def cached(shelf: Any, query: str, **kw: Any) -> Any:
+        q_vec = kw.get("q_vec")
+        prior = kw.get("prior") or {}
+        vec = None if q_vec is None else np.asarray(q_vec, np.float32).round(6).tobytes()
+        key = (str(shelf.store.path), query, vec, tuple(sorted(prior.items())))
+        if key not in memo:
+            memo[key] = real(shelf, query, **kw)
+        return memo[key]
+
+    dialogues_mod.answer_question = cached  # type: ignore[assignment]
+    embedder_mod.QUERY_CACHE = 100_000  # every question vector kept for the replays
+    return memo
+
+
+def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[str, float]:
+    last = before[-1]
+    emb = shelf.embedder
+    qv = np.asarray(emb.embed_query(question), np.float32)
+    docs = history_documents(snap, last)
+    cin, cout = shift_margin(snap, qv, docs)
+    lin, lout = lexical_margin(snap, lexical_search(shelf.store, snap)(question), docs)
+    cos = snap.passage_vecs @ qv
+    cited = np.zeros(len(cos), bool)
+    for nid in history_nodes(last):
+        if nid in snap.row_of:
+            cited[snap.row_of[nid]] = True
+    pin = float(cos[cited].max()) if cited.any() else -1.0
+    pout = float(cos[~cited].max()) if (~cited).any() else -1.0
+    prev = np.asarray(emb.embed_query(last.reading.query or last.question), np.float32)
+    own = content_words(question)
+    seen = {w for t in before for w in content_words(t.question)}
+    return {"cue": float(points_back(question)), "content": float(len(own)),
+            "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
+            "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,
+            "cited_cos": pin, "elsewhere_cos": pout, "cited_margin": pin - pout, "last_query_cos": float(qv @ prev),
+            "top_cos": float(cos.max())}
+
+
+def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
+    """What ``rule``'s topic-shift test decides from a turn's features (as ``reading.read`` does)."""
+    cue = int(t["cue"])
+    if cue > 0 and t["content"] <= FEW_WORDS:
+        cue = 2
+    score = t["doc_margin"] + rule.cue_weight * cue + rule.lexical_weight * t["lex_margin"]
+    if rule.own_words and (t["cue"] < 0 or (t["cue"] == 0 and t["content"] >= rule.own_words)):
+        return False
+    return score >= rule.threshold
+
+
+def simulate(turns: list[dict[str, Any]], rule: ReadingRule) -> dict[str, float]:
+    """Passage Hit@1 per kind if each later turn were read as ``rule``'s test says, each reading's hit taken from
+    the two plays (the history of the forced follow-up play: an estimate; the chosen rules are played for real)."""
+    out: dict[str, float] = {}
+    for kind in ("followup", "shift"):
+        sel = [t for t in turns if t["kind"] == kind]
+        out[kind] = round(sum(t["followup"] if gate_says_followup(t, rule) else t["alone"] for t in sel)
+                          / max(1, len(sel)), 3)
+    out["both"] = round((out["followup"] + out["shift"]) / 2, 3)
+    return out
+
+
+GRID = [dict(threshold=th, cue_weight=cw, lexical_weight=lw, own_words=ow)
+        for th in (-0.3, -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05)
+        for cw in (0.0, 0.1, 0.2, 0.3) for lw in (0.0, 0.3, 0.6) for ow in (0, 3, 4, 5)]
+
+
+def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
+    """The bundled sample questions asked one after another in one conversation on a library of the sample alone
+    (as tests/test_gui_window.py asks them): the ones whose extracted answer misses its gold answer."""
+    from shelfwise import resources
+    from shelfwise.core.conversation.model import Conversation
+    from shelfwise.core.conversation.reading import read
+    from shelfwise.core.conversation.turn import turn_from
+    from shelfwise.core.evaluation.answer_modes import fact_match
+
+    wrong = []
+    with Shelf(Settings(db_path=Path(db), answer_generate=False)) as shelf:
+        coll = shelf.store.find_collection("default")
+        assert coll is not None
+        snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
+        conv = Conversation(None, "default")
+        for line in resources.path("sample_questions.jsonl").read_text().splitlines():
+            q = json.loads(line)
+            reading, q_vec = read(q["question"], conv.turns, snap, shelf.embedder, rule,
+                                  search=lexical_search(shelf.store, snap))
+            answer = dialogues_mod.answer_question(shelf, reading.query, collection="default", generate=False,
+                                                   prior=reading.prior or None, q_vec=q_vec)
+            conv.turns.append(turn_from(q["question"], reading, answer))
+            if not fact_match(answer.text.split("\n")[0], [q["answer"]]):
+                wrong.append(f"{q['question']} ({reading.mode})")
+    return wrong
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--data", default=str(ROOT / "tests" / "data" / "dialogues.jsonl"))
+    ap.add_argument("--split", default="tune")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "eval" / "conversation-gate.json"))
+    ap.add_argument("--rules", nargs="*", default=[], help="NAME=JSON of ReadingRule fields over SHIPPED, played too")
+    ap.add_argument("--guard-db", help="a library of the sample alone: each rule's sequence guard runs on it")
+    ap.add_argument("--memo", help="file that keeps the memoised walks between runs (same library and code only)")
+    args = ap.parse_args()
+    if args.split == "test":
+        raise SystemExit("the gate is looked at on the tune split only")
+    memo = memoise_walks(args.memo)
+    dialogues = load_dialogues(args.data, args.split)
+    report: dict[str, Any] = {"data": args.data, "split": args.split, "dialogues": len(dialogues)}
+    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as shelf:
+        coll = shelf.store.find_collection("default")
+        assert coll is not None
+        snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
+        golds = resolve_golds(shelf.store, coll.id, dialogues)
+        t0 = time.perf_counter()
+        alone = [play(shelf, d, golds, ALONE, "default") for d in dialogues]
+        print(f"alone: {time.perf_counter() - t0:.0f} s", flush=True)
+        forced_rule = replace(SHIPPED, gate=False)
+        forced = [play(shelf, d, golds, forced_rule, "default") for d in dialogues]
+        print(f"forced follow-up: {time.perf_counter() - t0:.0f} s", flush=True)
+        rows = []
+        for d, a, f in zip(dialogues, alone, forced, strict=True):
+            for i in range(1, len(d.turns)):
+                rows.append({"dialogue": d.id, "position": i + 1, "kind": d.turns[i].kind,
+                             "question": d.turns[i].question, "alone": a.rows[i]["passage"],
+                             "followup": f.rows[i]["passage"], "followup_query": f.rows[i]["query"],
+                             **features(shelf, snap, d.turns[i].question, f.turns[:i])})
+        report["turns"] = rows
+        sims = [{"rule": g, **simulate(rows, replace(SHIPPED, **g))} for g in GRID]
+        sims.sort(key=lambda r: (-r["both"], -r["followup"]))
+        report["simulated"] = sims
+        print("simulated best:", *sims[:15], sep="\n  ", flush=True)
+        played = {"alone": alone, "forced": forced}
+        for spec in args.rules:
+            name, _, js = spec.partition("=")
+            rule = replace(SHIPPED, **json.loads(js or "{}"))
+            played[name] = [play(shelf, d, golds, rule, "default") for d in dialogues]
+            report.setdefault("rules", {})[name] = asdict(rule)
+            print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
+        report["methods"] = {k: summarise(v) for k, v in played.items()}
+        report["rows"] = {k: [{"dialogue": p.dialogue, **r} for p in v for r in p.rows] for k, v in played.items()}
+    if args.memo:
+        Path(args.memo).write_bytes(pickle.dumps(memo))
+    if args.guard_db:
+        report["guard"] = {name: sequence_guard(args.guard_db, replace(SHIPPED, **json.loads(js or "{}")))
+                           for name, _, js in (spec.partition("=") for spec in ["shipped=", *args.rules])}
+        print("sequence guard (wrong):", json.dumps(report["guard"], indent=1))
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    for k, m in report["methods"].items():
+        print(k, {kind: m["by_kind"][kind]["passage"] for kind in m["by_kind"]}, "shift read alone",
+              m["shift_read_alone"], "follow-ups read as such", m["followup_read_as_followup"])
+
+
+if __name__ == "__main__":
+    main()
