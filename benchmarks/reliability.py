@@ -376,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated case names (substring match)")
     ap.add_argument("--skip", default=None, help="comma-separated case names to leave out (substring match)")
     ap.add_argument("--merge", nargs="+", type=Path, default=None,
-                    help="combine the --json outputs of partial runs into one summary")
+                    help="combine the --json outputs of partial runs into one summary (a later part's case "
+                         "replaces an earlier part's of the same name)")
     args = ap.parse_args(argv)
     results: dict[str, Any] = {}
     t_all = time.monotonic()
@@ -423,6 +424,9 @@ def report(results: dict[str, Any], seconds: float, as_json: bool) -> int:
         "uncaught_exceptions": sum(r.get("uncaught_exceptions", 0) for r in fuzzers) if fuzzers else None,
         "kills": sum(r.get("kills", 0) for r in killers) if killers else None,
         "kills_by_where": {"ingest stages": kill_r.get("landed"), "index/calibrate commands": cmd_r.get("by_command")},
+        # a kill whose process had already ended (a command that finished before its drawn moment) tests nothing
+        "kills_in_a_running_process": (kill_r.get("landed_in_run", 0) + cmd_r.get("killed_while_running", 0)
+                                       if killers else None),
         "kill_integrity_ok": sum(r.get("integrity_ok", 0) for r in killers) if killers else None,
         "kills_resumed_ok": sum(r.get("resumed_ok", 0) for r in killers) if killers else None,
         "write_kills": write_r.get("kills"), "write_kills_landed": write_r.get("landed"),
