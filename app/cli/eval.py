@@ -56,7 +56,8 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
              judge: str | None, lang: str | None, query_lang: str | None) -> None:
     """Evaluate navigation against BM25, dense retrieval and the rerank control.
 
-    DATASET is conditionalqa, squad, xquad (with --lang / --query-lang), or a .jsonl file of your own questions
+    DATASET is conditionalqa, squad, xquad (with --lang / --query-lang), traindata:SET (covidqa, medquad, pubmedqa,
+    orsharc: a training set as a collection, for tuning only), or a .jsonl file of your own questions
     about your library (one object per line: {"question": ..., "file": "handbook.pdf", "evidence": "a sentence of
     the gold passage", "answer": ...}).
 
@@ -64,12 +65,15 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
     Example:
         shelfwise eval conditionalqa --split test --json
         shelfwise eval squad --limit 200
+        shelfwise eval traindata:covidqa --limit 300
         shelfwise eval xquad --lang de --limit 300
         shelfwise eval xquad --query-lang en --lang de
         shelfwise eval resources/sample_questions.jsonl --collection default
     """
-    if dataset not in ("conditionalqa", "squad", "xquad") and not dataset.endswith(".jsonl"):
-        raise click.BadParameter("use conditionalqa, squad, xquad or a .jsonl file", param_hint="DATASET")
+    if dataset not in ("conditionalqa", "squad", "xquad") and not dataset.endswith(".jsonl") \
+            and not dataset.startswith("traindata:"):
+        raise click.BadParameter("use conditionalqa, squad, xquad, traindata:SET or a .jsonl file",
+                                 param_hint="DATASET")
     from shelfwise.core.evaluation.dialogues import is_dialogue_file
 
     if is_dialogue_file(dataset):  # multi-turn: {"turns": [...]} per line

@@ -39,6 +39,12 @@ def load_dataset(name: str, limit: int | None = None, root: Path | None = None, 
     """``split`` selects ConditionalQA's questions (tune | test | all; the documents are always all 59 guides);
     other datasets have no split and accept only ``all``. ``lang`` / ``query_lang``: XQuAD's paragraph and question
     languages."""
+    if name.startswith("traindata:"):  # a training set as a collection (tuning only: ../shared/traindata)
+        if split != "all" or lang or query_lang:
+            raise ValueError("traindata sets have no split and no languages")
+        from shelfwise.core.evaluation.traindata import load_traindata
+
+        return load_traindata((root or shared_dir()) / "traindata", name.split(":", 1)[1], limit=limit)
     base = (root or shared_dir()) / "evaldata"
     if name == "xquad":
         if split != "all":
@@ -57,7 +63,12 @@ def load_dataset(name: str, limit: int | None = None, root: Path | None = None, 
         raise ValueError(f"{name} has no tune/test split (only conditionalqa does)")
     if name in ("squad", "squad_v1.1_dev"):
         return load_squad(base / "squad_v1.1_dev", limit=limit)
-    raise ValueError(f"unknown dataset {name!r}: use conditionalqa, squad or xquad")
+    raise ValueError(f"unknown dataset {name!r}: use conditionalqa, squad, xquad or traindata:SET")
+
+
+def tunable(dataset: str, split: str) -> bool:
+    """Data that choices may be made on: ConditionalQA's tune half and the training sets (never evaluation data)."""
+    return (dataset == "conditionalqa" and split == "tune") or dataset.startswith("traindata:")
 
 
 def build_collection(store: Store, ds: EvalSet, embedder: Embedder, settings: Settings,
@@ -128,8 +139,9 @@ def run_eval(
     lang: str | None = None, query_lang: str | None = None,
 ) -> EvalReport:
     t0 = time.perf_counter()
-    if fit_prior and (dataset != "conditionalqa" or split != "tune"):
-        raise ValueError("--fit-prior chooses weights by looking at results: only on conditionalqa --split tune")
+    if fit_prior and not tunable(dataset, split):
+        raise ValueError("--fit-prior chooses weights by looking at results: only on conditionalqa --split tune "
+                         "or a traindata:SET collection")
     own = dataset.endswith(".jsonl")
     if own:  # the user's own labelled questions, over a collection of their library
         ds = EvalSet(collection, [], load_jsonl(Path(dataset)))

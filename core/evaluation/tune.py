@@ -12,7 +12,7 @@ held-out tune questions (3 folds by question).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -83,3 +83,108 @@ def fit_prior(m: Methods, questions: Sequence[EvalQuestion], log: Callable[[str]
     out["hybrid_lexical_weight"] = {"passage_hit1": hybrid, "chosen": max(hybrid, key=lambda k: hybrid[k])}
     say(f"fit-prior: hybrid lexical weight {out['hybrid_lexical_weight']}")
     return out
+
+
+# -- the passage combiner chosen across collections (leave-one-collection-out) -------------------------------------
+# The last level decides all three granularities (the first passage's section and document are the answer's), and
+# its candidate pool does not depend on the passage weights (the tree's kept branches + the hybrid candidates): the
+# pool each question's walk built, with every candidate's features and whether it is a gold passage / in a gold
+# section / in a gold document, scores any passage weights exactly, offline. ``benchmarks/combiner_loco.py``
+# collects the pools on the ConditionalQA tune half and the traindata collections, fits with ``fit_listwise`` and
+# chooses by ``loco``; docs/eval/combiner.md has the figures.
+PASSAGE_FREE = ("g_cos_max", "g_lex_max", "g_cos_nb", "z_cos_max", "z_lex_max", "rank_cos", "rank_lex", "parent",
+                "z_cos_q_max")
+GRANULARITIES = ("passage", "section", "document")
+
+
+@dataclass
+class Pool:
+    """One question's last-level candidates: features (n, len(FEATURES)) and gold flags (n, 3) per granularity."""
+
+    x: np.ndarray
+    gold: np.ndarray
+
+
+def hit1(pools: Sequence[Pool], w: np.ndarray) -> dict[str, float]:
+    """Hit@1 per granularity of the weights ``w`` (the navigator's order: score descending, stable)."""
+    if not pools:
+        return {g: 0.0 for g in GRANULARITIES}
+    tops = np.array([p.gold[int(np.argsort(-(p.x @ w), kind="stable")[0])] if len(p.x) else np.zeros(3)
+                     for p in pools])
+    return {g: round(float(tops[:, i].mean()), 4) for i, g in enumerate(GRANULARITIES)}
+
+
+def fit_listwise(collections: Sequence[Sequence[Pool]], prior: np.ndarray, strength: float,
+                 free: Sequence[str] = PASSAGE_FREE, section_weight: float = 0.0) -> np.ndarray:
+    """Passage weights ``a * prior + delta`` maximising, per question, the softmax probability of its gold passages
+    among its pool (plus ``section_weight`` x that of the passages in a gold section), every collection weighted
+    equally whatever its size; ``delta`` (over ``free`` features only) is penalised by ``strength * |delta|^2``,
+    ``strength=inf`` keeps the prior's ranking (only its scale ``a`` is fitted, which changes no order)."""
+    from scipy.optimize import minimize
+
+    if np.isinf(strength):
+        return prior.astype(np.float32)
+    idx = [FEATURES.index(f) for f in free]
+    batches = []
+    for pools in collections:
+        usable = [p for p in pools if len(p.x) and p.gold[:, 0].any()]
+        if usable:
+            batches.append(usable)
+    if not batches:
+        return prior.astype(np.float32)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        a, delta = theta[0], theta[1:]
+        w = a * prior.astype(np.float64)
+        w[idx] += delta
+        value, grad_w = 0.0, np.zeros(len(w))
+        for pools in batches:
+            cv, cg = 0.0, np.zeros(len(w))
+            for p in pools:
+                x = p.x.astype(np.float64)
+                s = x @ w
+                s -= s.max()
+                e = np.exp(s)
+                prob = e / e.sum()
+                ex = prob @ x
+                for col, lam in ((0, 1.0), (1, section_weight)):
+                    mask = p.gold[:, col] > 0
+                    if lam == 0 or not mask.any():
+                        continue
+                    pg = prob[mask].sum()
+                    cv -= lam * np.log(max(pg, 1e-300))
+                    cg -= lam * ((prob[mask] / max(pg, 1e-300)) @ x[mask] - ex)
+            value += cv / len(pools) / len(batches)
+            grad_w += cg / len(pools) / len(batches)
+        value += strength * float(delta @ delta)
+        grad = np.concatenate([[float(grad_w @ prior)], grad_w[idx] + 2 * strength * delta])
+        return value, grad
+
+    theta0 = np.concatenate([[1.0], np.zeros(len(idx))])
+    res = minimize(loss, theta0, jac=True, method="L-BFGS-B", bounds=[(1e-3, None)] + [(None, None)] * len(idx))
+    w = res.x[0] * prior.astype(np.float64)
+    w[idx] += res.x[1:]
+    return w.astype(np.float32)
+
+
+def loco(collections: dict[str, Sequence[Pool]], prior: np.ndarray, choices: dict[str, dict],
+         free: Sequence[str] = PASSAGE_FREE) -> dict:
+    """Leave-one-collection-out: for each choice (``{"strength": s, "section_weight": l}``) and each collection,
+    fit on all the others and score Hit@1 on the held-out one; per choice the held-out change against the prior
+    (mean over the three granularities), its worst and mean over collections. The choice with the best worst
+    held-out change is chosen (ties: the better mean), so a weight that pays on some collections and costs on
+    another loses to one that costs nowhere."""
+    base = {name: hit1(pools, prior) for name, pools in collections.items()}
+    table: dict[str, dict] = {}
+    for label, ch in choices.items():
+        held: dict[str, dict] = {}
+        for name, pools in collections.items():
+            others = [p for n, p in collections.items() if n != name]
+            w = fit_listwise(others, prior, ch["strength"], free, ch.get("section_weight", 0.0))
+            h = hit1(pools, w)
+            held[name] = {**h, "change": round(float(np.mean([h[g] - base[name][g] for g in GRANULARITIES])), 4)}
+        changes = [v["change"] for v in held.values()]
+        table[label] = {"held_out": held, "worst_change": round(min(changes), 4),
+                        "mean_change": round(float(np.mean(changes)), 4)}
+    chosen = max(table, key=lambda k: (table[k]["worst_change"], table[k]["mean_change"]))
+    return {"prior_hit1": base, "choices": table, "chosen": chosen, "rule": "best worst held-out change"}

@@ -1,0 +1,162 @@
+"""Choose the decision model's passage combiner across collections: leave-one-collection-out (issue 23, item 5).
+
+Tuning collections: ConditionalQA's TUNE half and four collections made from ../shared/traindata
+(``traindata:covidqa``, ``traindata:medquad``, ``traindata:pubmedqa``, ``traindata:orsharc``; see
+core/evaluation/traindata.py). Evaluation sets (ConditionalQA TEST, SQuAD) are never fitted on; ``collect`` can
+record their pools too so the chosen weights can be read on them offline, beside the real ``shelfwise eval`` run.
+
+    # 1. every question's last-level pool (candidates, features, gold flags), with the weights in decision.py
+    nice -n 10 .venv/bin/python benchmarks/combiner_loco.py collect --out /tmp/comb/pools
+    # 2. LOCO over the tuning pools; the chosen weights and every figure to docs/eval/combiner-loco.json
+    nice -n 10 .venv/bin/python benchmarks/combiner_loco.py fit --pools /tmp/comb/pools
+
+``collect`` runs the walk exactly as ``shelfwise eval`` does (same budgets, the collection's own calibration, the
+MiniLM embedder, no generative readout: ``lm_levels`` is empty without ``--calibrate-lm``), so the offline Hit@1 of
+the current weights equals the eval's navigation figures (checked: written as ``walk_hit1`` beside ``hit1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from shelfwise.core.evaluation.retrieval import Methods, judge
+from shelfwise.core.evaluation.run import EVAL_DB_VERSION, build_collection, load_dataset
+from shelfwise.core.evaluation.tune import GRANULARITIES, PASSAGE_FREE, Pool, fit_listwise, hit1, loco
+from shelfwise.core.models.llama.openmp import tune_openmp
+from shelfwise.core.navigation.calibrate import ensure_calibrated
+from shelfwise.core.navigation.decision import prior_model
+from shelfwise.core.navigation.features import FEATURES
+from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
+from shelfwise.core.paths import data_dir
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.shelf import Shelf
+from shelfwise.core.store.db import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+TUNING = {"cqa-tune": ("conditionalqa", "tune", None), "covidqa": ("traindata:covidqa", "all", 250),
+          "medquad": ("traindata:medquad", "all", 250), "pubmedqa": ("traindata:pubmedqa", "all", 250),
+          "orsharc": ("traindata:orsharc", "all", 250)}
+EVALUATION = {"cqa-test": ("conditionalqa", "test", None), "squad": ("squad", "all", 200)}
+STRENGTHS = (float("inf"), 3.0, 1.0, 0.3, 0.1, 0.03, 0.01, 0.003)
+SECTION_WEIGHTS = (0.0, 0.5)
+
+
+def collect(out: Path, names: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    # what `shelfwise eval` runs with; one thread: this runs beside other jobs on 2 cores (OpenMP barriers stall)
+    settings = Settings(budgets=Budgets(passages=10), n_threads=1)
+    with Shelf(settings) as shelf:
+        embedder = shelf.embedder
+        for name in names:
+            dataset, split, limit = {**TUNING, **EVALUATION}[name]
+            t0 = time.perf_counter()
+            ds = load_dataset(dataset, limit, split=split)
+            store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
+            try:
+                cid = build_collection(store, ds, embedder, settings, progress=print)
+                ensure_calibrated(store, cid, embedder, None, settings, log=print)
+                snap = snapshot_for(store, cid, embedder.model_id)
+                decision = load_decision(store, cid, embedder, None)
+                m = Methods(store, cid, snap, embedder, None, settings, decision)
+                q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
+                xs, golds, walk = [], [], []
+                for q, vec in zip(ds.questions, q_vecs, strict=True):
+                    nav = m.navigator(settings.readout)
+                    ev = nav.evidence(snap, q.query, cid, vec)
+                    res = nav.walk(snap, decision, ev, q.query, keep=set(), cancel=None, t0=time.perf_counter())
+                    cands = res.trace.levels[-1].candidates
+                    x = np.array([[c.features.get(f, 0.0) for f in FEATURES] for c in cands], np.float32)
+                    g = np.array([[judge(snap, m.doc_path, q, [c.node_id])[f"{k}_hit1"] for k in GRANULARITIES]
+                                  for c in cands], np.float32)
+                    xs.append(x.reshape(-1, len(FEATURES)))
+                    golds.append(g.reshape(-1, 3))
+                    top = [h.node_id for h in res.hits]
+                    walk.append([judge(snap, m.doc_path, q, top)[f"{k}_hit1"] for k in GRANULARITIES])
+                sizes = np.array([len(x) for x in xs])
+                np.savez_compressed(out / f"{name}.npz", x=np.concatenate(xs), gold=np.concatenate(golds),
+                                    sizes=sizes, walk=np.array(walk, np.float32),
+                                    features=np.array(FEATURES), qids=np.array([q.qid for q in ds.questions]))
+                print(f"{name}: {len(ds.questions)} questions, mean pool {sizes.mean():.1f}, walk Hit@1 "
+                      f"{np.array(walk).mean(0).round(4).tolist()}, {time.perf_counter() - t0:.0f} s", flush=True)
+            finally:
+                store.close()
+
+
+def load_pools(path: Path) -> tuple[list[Pool], np.ndarray]:
+    d = np.load(path)
+    assert list(d["features"]) == list(FEATURES), f"{path}: collected with other features"
+    ends = np.cumsum(d["sizes"])
+    starts = ends - d["sizes"]
+    return [Pool(d["x"][a:b], d["gold"][a:b]) for a, b in zip(starts, ends, strict=True)], d["walk"]
+
+
+def weights_dict(w: np.ndarray) -> dict[str, float]:
+    return {f: round(float(v), 3) for f, v in zip(FEATURES, w, strict=True) if abs(v) >= 0.005}
+
+
+def fit(pools_dir: Path, out: Path) -> None:
+    prior = prior_model("passage").weights
+    tuning = {}
+    for name in TUNING:
+        pools, walk = load_pools(pools_dir / f"{name}.npz")
+        tuning[name] = pools
+        print(f"{name}: offline Hit@1 of the current weights {hit1(pools, prior)}; the walk's "
+              f"{dict(zip(GRANULARITIES, walk.mean(0).round(4).tolist(), strict=True))}", flush=True)
+    choices = {("current" if np.isinf(s) else f"l2={s:g}") + ("" if lam == 0 else f",section={lam:g}"):
+               {"strength": s, "section_weight": lam}
+               for s in STRENGTHS for lam in SECTION_WEIGHTS if not (np.isinf(s) and lam)}
+    dense = np.zeros(len(FEATURES), np.float32)
+    dense[FEATURES.index("g_cos_max")] = 1.0
+    t0 = time.perf_counter()
+    result = loco(tuning, prior, choices)
+    chosen = choices[result["chosen"]]
+    final = fit_listwise(list(tuning.values()), prior, chosen["strength"], PASSAGE_FREE, chosen["section_weight"])
+    result.update({
+        "free_features": list(PASSAGE_FREE), "current_weights": weights_dict(prior),
+        "chosen_weights": weights_dict(final), "chosen_weights_per_unit_cos": weights_dict(
+            final / max(1e-6, float(final[FEATURES.index("g_cos_max")]))),
+        "tuning_hit1": {n: {"current": hit1(p, prior), "chosen": hit1(p, final), "dense_only": hit1(p, dense)}
+                        for n, p in tuning.items()},
+        "seconds": round(time.perf_counter() - t0, 1),
+    })
+    evaluation = {}
+    for name in EVALUATION:  # read only: never fitted on, never used to choose
+        path = pools_dir / f"{name}.npz"
+        if path.exists():
+            pools, _ = load_pools(path)
+            evaluation[name] = {"current": hit1(pools, prior), "chosen": hit1(pools, final),
+                                "dense_only": hit1(pools, dense)}
+    result["evaluation_offline_hit1"] = evaluation
+    out.write_text(json.dumps(result, indent=1))
+    for label, row in result["choices"].items():
+        print(f"{label:>22}: worst {row['worst_change']:+.4f} mean {row['mean_change']:+.4f}  " + "  ".join(
+            f"{n} {v['passage']:.3f}/{v['section']:.3f}/{v['document']:.3f}" for n, v in row["held_out"].items()))
+    print("chosen", result["chosen"], result["chosen_weights"])
+    print(json.dumps(result["tuning_hit1"], indent=0))
+    print(json.dumps(evaluation, indent=0))
+
+
+def main() -> None:
+    tune_openmp()  # before llama.cpp loads (the embedder is made in Shelf), as the CLI does
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--only", nargs="*", default=None, help="collections (default: every tuning and evaluation one)")
+    f = sub.add_parser("fit")
+    f.add_argument("--pools", type=Path, required=True)
+    f.add_argument("--out", type=Path, default=ROOT / "docs" / "eval" / "combiner-loco.json")
+    args = ap.parse_args()
+    if args.cmd == "collect":
+        collect(args.out, args.only or [*TUNING, *EVALUATION])
+    else:
+        fit(args.pools, args.out)
+
+
+if __name__ == "__main__":
+    main()
