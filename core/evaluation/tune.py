@@ -125,11 +125,15 @@ def fit_listwise(collections: Sequence[Sequence[Pool]], prior: np.ndarray, stren
     if np.isinf(strength):
         return prior.astype(np.float32)
     idx = [FEATURES.index(f) for f in free]
-    batches = []
+    batches = []  # per collection: rows, segment starts, gold masks (passage, section), questions
     for pools in collections:
         usable = [p for p in pools if len(p.x) and p.gold[:, 0].any()]
         if usable:
-            batches.append(usable)
+            x = np.concatenate([p.x for p in usable]).astype(np.float64)
+            gold = np.concatenate([p.gold for p in usable])
+            starts = np.cumsum([0] + [len(p.x) for p in usable[:-1]])
+            seg = np.repeat(np.arange(len(usable)), [len(p.x) for p in usable])
+            batches.append((x, starts, seg, gold[:, 0] > 0, gold[:, 1] > 0, len(usable)))
     if not batches:
         return prior.astype(np.float32)
 
@@ -138,24 +142,24 @@ def fit_listwise(collections: Sequence[Sequence[Pool]], prior: np.ndarray, stren
         w = a * prior.astype(np.float64)
         w[idx] += delta
         value, grad_w = 0.0, np.zeros(len(w))
-        for pools in batches:
+        for x, starts, seg, gp, gs, nq in batches:
+            s = x @ w
+            s = s - np.maximum.reduceat(s, starts)[seg]
+            e = np.exp(s)
+            prob = e / np.add.reduceat(e, starts)[seg]
+            ex = np.add.reduceat(prob[:, None] * x, starts)  # (nq, F): the pool's expected features
             cv, cg = 0.0, np.zeros(len(w))
-            for p in pools:
-                x = p.x.astype(np.float64)
-                s = x @ w
-                s -= s.max()
-                e = np.exp(s)
-                prob = e / e.sum()
-                ex = prob @ x
-                for col, lam in ((0, 1.0), (1, section_weight)):
-                    mask = p.gold[:, col] > 0
-                    if lam == 0 or not mask.any():
-                        continue
-                    pg = prob[mask].sum()
-                    cv -= lam * np.log(max(pg, 1e-300))
-                    cg -= lam * ((prob[mask] / max(pg, 1e-300)) @ x[mask] - ex)
-            value += cv / len(pools) / len(batches)
-            grad_w += cg / len(pools) / len(batches)
+            for mask, lam in ((gp, 1.0), (gs, section_weight)):
+                if lam == 0:
+                    continue
+                pm = np.where(mask, prob, 0.0)
+                pg = np.add.reduceat(pm, starts)
+                has = pg > 0
+                cv -= lam * float(np.log(pg[has]).sum())
+                eg = np.add.reduceat(pm[:, None] * x, starts) / np.maximum(pg, 1e-300)[:, None]
+                cg -= lam * (eg[has] - ex[has]).sum(0)
+            value += cv / nq / len(batches)
+            grad_w += cg / nq / len(batches)
         value += strength * float(delta @ delta)
         grad = np.concatenate([[float(grad_w @ prior)], grad_w[idx] + 2 * strength * delta])
         return value, grad
@@ -169,7 +173,8 @@ def fit_listwise(collections: Sequence[Sequence[Pool]], prior: np.ndarray, stren
 
 def loco(collections: dict[str, Sequence[Pool]], prior: np.ndarray, choices: dict[str, dict],
          free: Sequence[str] = PASSAGE_FREE) -> dict:
-    """Leave-one-collection-out: for each choice (``{"strength": s, "section_weight": l}``) and each collection,
+    """Leave-one-collection-out: for each choice (``{"strength": s, "section_weight": l}``, optionally ``"free"``:
+    the features it may move, default ``free``) and each collection,
     fit on all the others and score Hit@1 on the held-out one; per choice the held-out change against the prior
     (mean over the three granularities), its worst and mean over collections. The choice with the best worst
     held-out change is chosen (ties: the better mean), so a weight that pays on some collections and costs on
@@ -180,7 +185,7 @@ def loco(collections: dict[str, Sequence[Pool]], prior: np.ndarray, choices: dic
         held: dict[str, dict] = {}
         for name, pools in collections.items():
             others = [p for n, p in collections.items() if n != name]
-            w = fit_listwise(others, prior, ch["strength"], free, ch.get("section_weight", 0.0))
+            w = fit_listwise(others, prior, ch["strength"], ch.get("free", free), ch.get("section_weight", 0.0))
             h = hit1(pools, w)
             held[name] = {**h, "change": round(float(np.mean([h[g] - base[name][g] for g in GRANULARITIES])), 4)}
         changes = [v["change"] for v in held.values()]

@@ -26,8 +26,10 @@ _PRIOR: dict[str, float] = {
 # (docs/eval/attempts.md).
 # Passages are the last level, where candidates from different branches and the hybrid pool meet: their cosine and
 # BM25 are z-scored against the whole collection (not the pool), plus the best neighbour in the same section (a
-# list item is read with its lead-in). Chosen on ConditionalQA against the shared prior at this level
-# (docs/eval/attempts.md, "What shipped, end to end": weights chosen on those questions, so optimistic).
+# list item is read with its lead-in). Re-derived across collections (issue 23 item 5): leave-one-collection-out
+# over the ConditionalQA tune half and four traindata collections (benchmarks/combiner_loco.py), choosing the
+# weights with the best WORST held-out change; every fitted departure cost on some held-out collection, so these
+# weights stay (docs/eval/combiner.md has the figures and the runner-up by the mean rule).
 _PRIOR_BY_KIND: dict[str, dict[str, float]] = {
     "passage": {"g_cos_max": 1.0, "g_lex_max": 0.25, "g_cos_nb": 0.2, "z_lm": 0.3, "z_judge": 1.0},
 }
