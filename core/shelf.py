@@ -17,8 +17,10 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn
 from shelfwise.core.ingestion.runner import IngestReport
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.models.loaded import Models
 from shelfwise.core.navigation.scope import ResolvedScope, Scope
-from shelfwise.core.navigation.trace import SearchResult, Trace
+from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -39,27 +41,17 @@ class Shelf:
         self.settings = settings or Settings()
         self._owns_store = store is None  # a store the caller opened (the CLI's) is the caller's to close
         self.store = store if store is not None else Store(self.settings.db_path or default_db())
-        self._backend = backend
-        self._embedder = embedder
-        # [judge], or [None] once looked for and none found; None: not looked for yet
-        self._judge: list[RelevanceJudge | None] | None = [judge] if judge is not None else None
+        self.models = Models(self.settings, backend=backend, embedder=embedder, judge=judge)
+        self.walk = LibraryWalk(self.store, self.models)  # what the answer path is handed (never the facade)
 
     # -- models (loaded on first use) ---------------------------------------------------------------------------
     @property
     def backend(self) -> DecisionBackend:
-        if self._backend is None:
-            from shelfwise.core.models.factory import make_backend
-
-            self._backend = make_backend(self.settings)
-        return self._backend
+        return self.models.backend
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
-
-            self._embedder = LlamaEmbedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
-        return self._embedder
+        return self.models.embedder
 
     def embedder_or_none(self) -> Embedder | None:
         """The embedder, or None when it cannot be loaded now (indexing then says why when it needs it)."""
@@ -71,22 +63,8 @@ class Shelf:
     # -- library ------------------------------------------------------------------------------------------------
     @property
     def judge(self) -> RelevanceJudge | None:
-        """The relevance judge the settings name (``Settings.judge``, else ``SHELFWISE_JUDGE``), loaded on first
-        need; None when off (the default) or when it cannot be loaded (said once in the log)."""
-        if self._judge is None:
-            import os
-
-            from shelfwise.core.models.encoders.judges import make_judge
-
-            spec = self.settings.judge if self.settings.judge is not None else os.environ.get("SHELFWISE_JUDGE")
-            try:
-                self._judge = [make_judge(spec, n_threads=self.settings.n_threads)]
-            except Exception as exc:  # a missing or broken judge must not stop search
-                import logging
-
-                logging.getLogger(__name__).warning("relevance judge %r not used: %s", spec, exc)
-                self._judge = [None]
-        return self._judge[0]
+        """The relevance judge the settings name, loaded on first need; None when off or unloadable."""
+        return self.models.judge
 
     def ingest(
         self,
@@ -150,22 +128,9 @@ class Shelf:
         prior: Mapping[int, float] | None = None,
         q_vec: np.ndarray | None = None,
     ) -> SearchResult:
-        """Walk the tree level by level; ``keep`` forces branches (node ids) to be expanded ("look here too").
-        The question's inline filters and ``scope`` limit the walk (``core/navigation/scope.py``; ScopeError for a
-        malformed one); a scope that admits no document returns no passage and says so in the trace's notes.
-        ``prior`` gives branches a conversation was in a head start (see ``Navigator.search``)."""
-        from shelfwise.core.navigation.navigator import Navigator
-        from shelfwise.core.navigation.scope import prepare_question
-
-        if not isinstance(scope, ResolvedScope):
-            prepared = prepare_question(self.store, collection, question, scope)
-            question, scope = prepared.text or question, prepared.resolved
-        if scope is not None and scope.empty:
-            message = scope.no_match_message()
-            return SearchResult(question, [], Trace(query=question, scope=scope.label(), notes=[message]))
-        nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
-        return nav.search(question, collection=collection, keep=keep, cancel=cancel, scope=scope, prior=prior,
-                          q_vec=q_vec)
+        """Walk the tree level by level (:meth:`LibraryWalk.search`)."""
+        return self.walk.search(question, collection, keep=keep, cancel=cancel, scope=scope, prior=prior,
+                                q_vec=q_vec)
 
     def ask(
         self,
@@ -186,7 +151,7 @@ class Shelf:
         from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
-            self, question, collection=collection, on_token=on_token, on_search=on_search,
+            self.walk, question, collection=collection, on_token=on_token, on_search=on_search,
             adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
             on_extract=on_extract, scope=scope, on_generated=on_generated,
         )
@@ -217,19 +182,13 @@ class Shelf:
         conv = convs.get(conversation_id) if conversation_id else convs.create(collection or "default")
         if replaces_turn is not None:
             convs.delete_turn(conv, replaces_turn)
-        turn, answer = ask_turn(self, conv, question, alone=alone, store=convs, cancel=cancel, keep=keep,
+        turn, answer = ask_turn(self.walk, conv, question, alone=alone, store=convs, cancel=cancel, keep=keep,
                                 on_reading=on_reading, on_token=on_token, on_search=on_search,
                                 on_extract=on_extract, on_generated=on_generated)
         return conv, turn, answer
 
     def close(self) -> None:
-        for obj in (self._backend, self._embedder, *(self._judge or [])):
-            close = getattr(obj, "close", None)
-            if close is not None:
-                close()
-        self._backend = None
-        self._embedder = None
-        self._judge = None
+        self.models.close()
         if self._owns_store:
             self.store.close()
 

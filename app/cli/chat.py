@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +16,9 @@ from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
 from shelfwise.core.conversation.turn import EmptyQuestion, ask_turn
+
+if TYPE_CHECKING:
+    from shelfwise.core.shelf import Shelf
 
 HELP = ("Type a question; a follow-up is read with the conversation. /alone QUESTION asks it alone, /new starts "
         "a new conversation, /export FILE writes it as Markdown, /list shows the stored ones, /quit ends.")
@@ -50,7 +53,7 @@ def open_conversation(convs: ConversationStore, spec: str | None, collection: st
         raise click.ClickException(str(exc)) from exc
 
 
-def answer_turn(shelf: Any, convs: ConversationStore, conv: Conversation, question: str, *, as_json: bool = False,
+def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, question: str, *, as_json: bool = False,
                 alone: bool = False) -> bool:
     """Ask one turn and print it (streamed text, or one JSON object); False when the question was empty."""
     shown = StreamedAnswer(click.echo)
@@ -62,7 +65,7 @@ def answer_turn(shelf: Any, convs: ConversationStore, conv: Conversation, questi
 
     streamed = not as_json
     try:
-        turn, answer = ask_turn(shelf, conv, question, alone=alone, on_reading=on_reading, store=convs,
+        turn, answer = ask_turn(shelf.walk, conv, question, alone=alone, on_reading=on_reading, store=convs,
                                 on_extract=shown.on_extract if streamed else None,
                                 on_token=shown.on_token if streamed else None,
                                 on_generated=shown.on_generated if streamed else None)
@@ -153,7 +156,7 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
         chat_loop(shelf, convs, conv, collection)
 
 
-def chat_loop(shelf: Any, convs: ConversationStore, conv: Conversation | None, collection: str) -> None:
+def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None, collection: str) -> None:
     rl = _readline()
     click.echo(HELP)
     if conv is not None and conv.turns:
@@ -211,7 +214,7 @@ def chat_loop(shelf: Any, convs: ConversationStore, conv: Conversation | None, c
                 pass
 
 
-def continue_conversation(shelf: Any, spec: str, question: str, collection: str, as_json: bool) -> None:
+def continue_conversation(shelf: Shelf, spec: str, question: str, collection: str, as_json: bool) -> None:
     """``shelfwise ask --conversation ID "..."``: the next turn of a stored conversation (or of a new one)."""
     convs = ConversationStore(shelf.store)
     conv = open_conversation(convs, spec, collection)

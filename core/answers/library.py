@@ -1,7 +1,7 @@
 """What the answer path needs from the library it answers from: the seam between the answers and the facade.
 
-:class:`~shelfwise.core.shelf.Shelf` is the implementation (the facade imports the answers, so the answers name
-the facade by this protocol instead of importing it); test doubles implement the parts they need. The store
+:class:`~shelfwise.core.navigation.walk.LibraryWalk` is the implementation the facade hands over (so the answer path
+never calls back up into the facade); test doubles implement the parts they need. The store
 itself crosses the seam as the real :class:`~shelfwise.core.store.db.Store` (allowed to the answers explicitly in
 ``tests/test_architecture.py``).
 """

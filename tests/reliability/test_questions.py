@@ -54,7 +54,7 @@ def sample_shelf(tmp_path_factory: pytest.TempPathFactory, llama_backend: object
     try:
         yield shelf
     finally:
-        shelf._backend = None  # the session's backend stays open for other tests
+        shelf.models.forget_backend()  # the session's backend stays open for other tests
         shelf.close()
 
 

@@ -1,0 +1,67 @@
+"""The models one library is asked with, loaded on first use: the decision backend, the sentence encoder and the
+optional relevance judge. The facade and the walk share one ``Models`` (``core/navigation/walk.py``), so the
+answer path reaches the models without going through the facade."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Models:
+    def __init__(self, settings: Settings, *, backend: DecisionBackend | None = None,
+                 embedder: Embedder | None = None, judge: RelevanceJudge | None = None) -> None:
+        self.settings = settings
+        self._backend = backend
+        self._embedder = embedder
+        # [judge], or [None] once looked for and none found; None: not looked for yet
+        self._judge: list[RelevanceJudge | None] | None = [judge] if judge is not None else None
+
+    @property
+    def backend(self) -> DecisionBackend:
+        if self._backend is None:
+            from shelfwise.core.models.factory import make_backend
+
+            self._backend = make_backend(self.settings)
+        return self._backend
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
+
+            self._embedder = LlamaEmbedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
+        return self._embedder
+
+    @property
+    def judge(self) -> RelevanceJudge | None:
+        """The relevance judge the settings name (``Settings.judge``, else ``SHELFWISE_JUDGE``), loaded on first
+        need; None when off (the default) or when it cannot be loaded (said once in the log)."""
+        if self._judge is None:
+            from shelfwise.core.models.encoders.judges import make_judge
+
+            spec = self.settings.judge if self.settings.judge is not None else os.environ.get("SHELFWISE_JUDGE")
+            try:
+                self._judge = [make_judge(spec, n_threads=self.settings.n_threads)]
+            except Exception as exc:  # a missing or broken judge must not stop search
+                log.warning("relevance judge %r not used: %s", spec, exc)
+                self._judge = [None]
+        return self._judge[0]
+
+    def forget_backend(self) -> None:
+        """Drop the backend without closing it (a caller that lent it keeps it open)."""
+        self._backend = None
+
+    def close(self) -> None:
+        for obj in (self._backend, self._embedder, *(self._judge or [])):
+            close = getattr(obj, "close", None)
+            if close is not None:
+                close()
+        self._backend = None
+        self._embedder = None
+        self._judge = None
