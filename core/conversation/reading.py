@@ -5,9 +5,9 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
 
 1. **Follow-up or new topic.** The words first: a question that announces a new subject ("OK, new question: ...")
    or says what it asks in its own words (no pronoun, "one" or continuing opening, at least ``own_words`` content
-   words) is read alone. Otherwise the question alone (its vector, embedded in one call with the last query's) is
-   compared inside and outside the documents the last turn answered from: its best passage cosine inside minus
-   elsewhere (``margin``), plus ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the words' cue
+   words) is read alone. Otherwise the question alone (its vector) is compared inside and outside the documents
+   the last turn answered from: its best passage cosine inside minus elsewhere (``margin``), plus
+   ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the words' cue
    (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and is read
    alone, with no preferred branches.
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
@@ -182,12 +182,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     q_vec = None
     followup = True
     why = "read with the conversation (every question after the first is)"
-    before_text = last.reading.query or last.question
-    before_vec = None
     if rule.gate and snap is not None:
-        vecs = query_vectors(embedder, [question, before_text] if rule.mix > 0 else [question])
-        q_vec = vecs[0]
-        before_vec = vecs[1] if rule.mix > 0 else None
+        q_vec = query_vectors(embedder, [question])[0]
         documents = history_documents(snap, last)
         cin, cout = shift_margin(snap, q_vec, documents)
         margin = cin - cout
@@ -214,9 +210,12 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     query = compose(rule.text, question, turns)
     mixed = None
     if rule.mix > 0:
-        if q_vec is None or before_vec is None:
-            q_vec, before_vec = query_vectors(embedder, [question, before_text])
-        v = q_vec + rule.mix * before_vec
+        # the last query's vector only for a follow-up (a shift does not pay for it); kept by the embedder from the
+        # last turn when it embedded that text (a first or shifted question), else embedded here
+        before_text = last.reading.query or last.question
+        vecs = query_vectors(embedder, [before_text] if q_vec is not None else [question, before_text])
+        mine, before = (q_vec, vecs[0]) if q_vec is not None else (vecs[0], vecs[1])
+        v = mine + rule.mix * before
         mixed = (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
 

@@ -400,8 +400,8 @@ class Embedder:
 
     def embed_queries_kept(self, texts: Sequence[str]) -> np.ndarray:
         """Questions' vectors like :meth:`embed_queries`, each taken from the kept ones when there and the rest
-        embedded in one call (each call has a fixed cost: a follow-up's question and the last turn's query are
-        embedded together, docs/eval/conversation.md), all kept as :meth:`embed_query` keeps them."""
+        embedded in one call, all kept as :meth:`embed_query` keeps them (a follow-up finds the last turn's query
+        here when that turn embedded it, docs/eval/conversation.md)."""
         cache: OrderedDict[str, np.ndarray] = self.__dict__.setdefault("_query_cache", OrderedDict())
         missing = [t for t in dict.fromkeys(texts) if t not in cache]
         fresh = dict(zip(missing, self.embed_queries(missing), strict=True)) if missing else {}
