@@ -17,6 +17,8 @@ from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
+from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import Snapshot
 
 TRACE_CANDIDATES = 40  # per level, the kept ones and the best pruned ones up to this many are kept with a turn
 QUOTE_CHARS = 300
@@ -45,7 +47,7 @@ def read_turn(shelf: Library, conversation: Conversation, question: str, *, alon
                 search=lexical_search(shelf.store, snap))
 
 
-def lexical_search(store: Any, snap: Any) -> Any:
+def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[int, float]] | None:
     """BM25 of a text over the snapshot's collection: passage node id -> score (for the topic-shift test)."""
     if snap is None:
         return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.migrations import free_sibling
@@ -62,7 +62,7 @@ class RebuildReport:
     collections: list[str]
     documents_found: int
     missing: list[str]  # files the old library listed that no longer exist
-    ingest_reports: list[Any]  # one IngestReport per collection
+    ingest_reports: list[IngestReport]  # one per collection
     problems: list[str]
     settings_kept: int
 
@@ -159,14 +159,14 @@ def move_aside(path: Path) -> Path:
 
 
 def rebuild(
-    path: Path, *, progress: Callable[[Any], None] | None = None, found: Salvage | None = None,
+    path: Path, *, progress: Callable[[IngestProgress], None] | None = None, found: Salvage | None = None,
 ) -> RebuildReport:
     """Move the damaged library aside and make a new one from its source files, keeping collections and
     settings. Files that no longer exist are listed in ``missing``."""
     found = found or salvage(path)
     damaged_copy = move_aside(path)
     store = Store(path)
-    reports: list[Any] = []
+    reports: list[IngestReport] = []
     missing: list[str] = []
     try:
         for key, value in found.meta.items():
