@@ -32,6 +32,7 @@ from shelfwise.core.models.backend import (
     Generation,
     RelevanceJudge,
 )
+from tests.test_remote_backend import server  # noqa: F401  (the module's own server on loopback, started once)
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,6 @@ LISTING = ("[1] Travel policy: meals are refunded up to 30 euros a day\n[2] Holi
 QUESTIONS = [f"Is item [{i}] about the question? Answer:" for i in (1, 2)]
 
 
-@pytest.fixture(scope="module")
-def remote_server(bundled_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from tests.test_remote_backend import Server, _free_port, _server_deps
-
-    _server_deps()
-    srv = Server(bundled_model, _free_port(), tmp_path_factory.mktemp("contract-server") / "server.log")
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.kill()
-
-
 def _fake_backend(request: pytest.FixtureRequest) -> Any:
     from shelfwise.core.models.fake import FakeBackend
 
@@ -85,7 +73,7 @@ SHARED = {"llama.cpp": "llama_backend"}  # the session's instance (tests/conftes
 def _remote_backend(request: pytest.FixtureRequest) -> Any:
     from shelfwise.core.models.remote.backend import RemoteBackend
 
-    return RemoteBackend(request.getfixturevalue("remote_server").url, timeout=300, max_concurrency=2)
+    return RemoteBackend(request.getfixturevalue("server").url, timeout=300, max_concurrency=2)
 
 
 BACKENDS: dict[str, tuple[Callable[[pytest.FixtureRequest], Any], Traits]] = {

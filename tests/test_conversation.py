@@ -26,7 +26,7 @@ from shelfwise.core.navigation.trace import Candidate, Level, Trace
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
-from shelfwise.core.store.snapshot import build_snapshot
+from shelfwise.core.store.snapshot import Snapshot, build_snapshot
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
 
@@ -180,7 +180,9 @@ class _Vectors:
         return self.table[text]
 
 
-def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None:
+def _three_axes(tmp_path: Path) -> tuple[Store, Snapshot, tuple[int, int, int], list[Turn]]:
+    """The library's snapshot with the leave, leave-request and hotel passages on three orthogonal axes (every other
+    passage at zero), and a history of one turn that cited the leave passage."""
     store, coll = _library(tmp_path)
     snap = build_snapshot(store, coll, None)
     leave, request, hotel = (next(p.id for p in store.passages() if p.text.startswith(s))
@@ -189,6 +191,11 @@ def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None
     for axis, nid in enumerate((leave, request, hotel)):
         snap.passage_vecs[snap.row_of[nid], axis] = 1.0
     history = [_turn(store, "How many days of annual leave?", "Full-time employees")]
+    return store, snap, (leave, request, hotel), history
+
+
+def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None:
+    store, snap, (leave, request, hotel), history = _three_axes(tmp_path)
     vec = _Vectors({"and how do I request it?": np.array([0.2, 0.5, 0.3], np.float32),
                     "what is the hotel cap?": np.array([0.1, 0.1, 0.9], np.float32)})
     rule = ReadingRule(text="rewrite", document_bonus=1.0, threshold=0.0, cue_weight=0.1)
@@ -214,14 +221,7 @@ def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None
 
 
 def test_a_question_in_its_own_words_is_read_alone_even_beside_the_last_answer(tmp_path: Path) -> None:
-    store, coll = _library(tmp_path)
-    snap = build_snapshot(store, coll, None)
-    leave, request, hotel = (next(p.id for p in store.passages() if p.text.startswith(s))
-                             for s in ("Full-time", "All leave", "Book hotels"))
-    snap.passage_vecs = np.zeros((len(snap.passage_ids), 3), np.float32)
-    for axis, nid in enumerate((leave, request, hotel)):
-        snap.passage_vecs[snap.row_of[nid], axis] = 1.0
-    history = [_turn(store, "How many days of annual leave?", "Full-time employees")]
+    store, snap, _, history = _three_axes(tmp_path)
     own = "How many paid bereavement days does the handbook allow?"  # same document, 5 content words, no pointer
     vec = _Vectors({own: np.array([0.6, 0.8, 0.0], np.float32),
                     "and how do I request it?": np.array([0.2, 0.5, 0.3], np.float32),
