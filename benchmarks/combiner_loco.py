@@ -27,6 +27,7 @@ import numpy as np
 from shelfwise.core.evaluation.retrieval import Methods, judge
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, build_collection, load_dataset
 from shelfwise.core.evaluation.tune import GRANULARITIES, PASSAGE_FREE, Pool, fit_listwise, hit1, loco
+from shelfwise.core.models.encoders.embedder import resolve_embedder
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.navigation.decision import prior_model
@@ -48,10 +49,12 @@ SECTION_WEIGHTS = (0.0, 0.5)
 SUBSETS = {"lexical": ("g_lex_max", "z_lex_max", "rank_lex"), "question+tree": ("z_cos_q_max", "parent", "g_cos_nb")}
 
 
-def collect(out: Path, names: list[str]) -> None:
+def collect(out: Path, names: list[str], embedder_name: str | None = None, threads: int = 1) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    # what `shelfwise eval` runs with; one thread: this runs beside other jobs on 2 cores (OpenMP barriers stall)
-    settings = Settings(budgets=Budgets(passages=10), n_threads=1)
+    # what `shelfwise eval` runs with; one thread by default: this runs beside other jobs on 2 cores (OpenMP
+    # barriers stall); ``embedder_name`` as `shelfwise --embedder` takes it (None: the default, MiniLM)
+    settings = Settings(budgets=Budgets(passages=10), n_threads=threads,
+                        embedder_path=str(resolve_embedder(embedder_name)) if embedder_name else None)
     with Shelf(settings) as shelf:
         embedder = shelf.embedder
         for name in names:
@@ -203,6 +206,8 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--only", nargs="*", default=None, help="collections (default: every tuning and evaluation one)")
+    c.add_argument("--embedder", default=None, help="minilm (default), embeddinggemma or an embedding GGUF")
+    c.add_argument("--threads", type=int, default=1)
     f = sub.add_parser("fit")
     f.add_argument("--pools", type=Path, required=True)
     f.add_argument("--out", type=Path, default=ROOT / "docs" / "eval" / "combiner-loco.json")
@@ -213,7 +218,7 @@ def main() -> None:
     if args.cmd == "tables":
         print(tables(args.loco, args.compare))
     elif args.cmd == "collect":
-        collect(args.out, args.only or [*TUNING, *EVALUATION])
+        collect(args.out, args.only or [*TUNING, *EVALUATION], args.embedder, args.threads)
     else:
         fit(args.pools, args.out)
 
