@@ -3,7 +3,6 @@ and say whether it is kept."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -13,6 +12,7 @@ from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, require_library
 from shelfwise.app.cli.index import before_question
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace, result_json
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
+from shelfwise.app.cli.shown import json_text
 from shelfwise.core.navigation.trace import SearchResult
 
 
@@ -118,7 +118,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                 raise scope_error(exc) from exc
             on_search(result)
             if as_json:
-                click.echo(json.dumps(result_json(result), ensure_ascii=False, indent=1))
+                click.echo(json_text(result_json(result), indent=1))
                 return
             _print_passages(result)
             return
@@ -132,7 +132,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         except ScopeError as exc:
             raise scope_error(exc) from exc
         if as_json:
-            click.echo(json.dumps(answer_json(answer), ensure_ascii=False, indent=1))
+            click.echo(json_text(answer_json(answer), indent=1))
             return
         shown.finish(answer)
         if answer.search:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from shelfwise.app.cli.group import CliState, err, require_library, settings_for
+from shelfwise.app.cli.shown import json_text
 
 
 @click.command("calibrate")
@@ -138,7 +139,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, o
         report = calibrate_adaptive(shelf, items, collection=collection, out_dir=out, max_sub=max_sub,
                                     max_expansions=max_expansions, save=not dry_run, progress=progress)
     if as_json:
-        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+        click.echo(json_text(report.to_json(), indent=1))
         return
     click.echo(f"{report.solved}/{report.questions} questions solved, {report.mean_retrievals} retrievals each "
                f"on average ({report.seconds:.0f} s)")

@@ -3,7 +3,6 @@ part of ``shelfwise ask --conversation ID`` that continues a stored conversation
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ import click
 
 from shelfwise.app.cli.group import err, settings_for
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
+from shelfwise.app.cli.shown import json_text
 from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
@@ -75,7 +75,7 @@ def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, ques
     if as_json:
         out = answer_json(answer)
         out["conversation"] = reading_json(turn.reading, conv) | {"question": turn.question}
-        click.echo(json.dumps(out, ensure_ascii=False, indent=1))
+        click.echo(json_text(out, indent=1))
         return True
     shown.finish(answer)
     return True

@@ -3,7 +3,6 @@ background)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -13,7 +12,7 @@ import click
 from shelfwise.app.cli.group import CliState, open_store, settings_for
 from shelfwise.app.cli.index import index_after_ingest, start_background_index
 from shelfwise.app.cli.progress import IngestLine
-from shelfwise.app.cli.shown import shown
+from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.ingestion.runner import IngestReport
 
@@ -101,10 +100,10 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         finally:
             bar.finish()
         if as_json:
-            click.echo(json.dumps({
+            click.echo(json_text({
                 "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
                 "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
-            }, ensure_ascii=False, indent=2))
+            }, indent=2))
         else:
             _print_summary(report)
         coll = store.find_collection(collection)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import click
 
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
+from shelfwise.app.cli.shown import json_text
 from shelfwise.core.store.db import Store
 
 
@@ -76,7 +76,7 @@ def search_cmd(
             "location_label": h.node.location.label(), "snippet": " ".join(h.snippet.split()),
         })
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        click.echo(json_text(rows, indent=2))
         return
     if not rows:
         click.echo(f"No matches for {query!r}.")

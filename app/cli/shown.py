@@ -8,7 +8,9 @@ shown escaped, as Python writes it (``\\n``, ``\\t``, ``\\u202e``, ``\\x1b``; a 
 
 from __future__ import annotations
 
+import json
 import unicodedata
+from typing import Any
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
@@ -39,3 +41,21 @@ def shown(text: object) -> str:
     if not any(_unsafe(ch) for ch in s):
         return s
     return "".join(_escape(ch) if ch == "\\" or _unsafe(ch) else ch for ch in s)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code > 0xFFFF:  # JSON writes an astral character as its UTF-16 surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON for a terminal: readable UTF-8 as ``ensure_ascii=False`` writes it, but with every character
+    :func:`shown` escapes written as a JSON escape (``\\u202e``), so a file name's bidi control cannot reorder the
+    line it is printed on; ``json.loads`` gives back the same value."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    if not any(_unsafe(ch) for ch in text):
+        return text
+    return "".join(_json_escape(ch) if _unsafe(ch) and ch not in "\n " else ch for ch in text)

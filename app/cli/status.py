@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import click
 
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
-from shelfwise.app.cli.shown import shown
+from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.indexing.state import index_status
 
 
@@ -42,7 +41,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "ocr_pages": d.ocr_pages, "retry": d.retry,
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
-        click.echo(json.dumps({"documents": documents, "indexes": indexes}, ensure_ascii=False, indent=2))
+        click.echo(json_text({"documents": documents, "indexes": indexes}, indent=2))
         ctx.exit(3 if store.damage else 0)
     if not docs:
         click.echo("No documents yet. Add some with: shelfwise ingest PATH")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from shelfwise.app.cli.group import collection_id, open_store
+from shelfwise.app.cli.shown import json_text
 from shelfwise.core.store.db import NodeRow
 
 
@@ -52,7 +52,7 @@ def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_j
         lst.sort(key=lambda n: (n.ordinal, n.id))
     tops = [nodes[c.root_node_id] for c in roots if c.root_node_id in nodes]
     if as_json:
-        click.echo(json.dumps([_tree_json(t, kids, depth) for t in tops], ensure_ascii=False, indent=2))
+        click.echo(json_text([_tree_json(t, kids, depth) for t in tops], indent=2))
         return
     if not tops:
         click.echo("The library is empty. Add documents with: shelfwise ingest PATH")

@@ -128,3 +128,25 @@ def test_no_output_line_of_ingest_or_status_can_be_forged_by_a_file_name(tmp_pat
         assert "etc-passwd\\tsecret\\u202etxt.exe" in text, text  # shown escaped, on its own line
     assert "fifo\\nforged.txt" in outputs[0].stdout
     assert "bytes-\\xff.txt" in outputs[2].stdout
+
+
+def test_json_output_escapes_what_could_reorder_a_line_and_keeps_the_exact_names(tmp_path: Path) -> None:
+    import json
+
+    folder = tmp_path / "files"
+    folder.mkdir()
+    names = ["report\u202efdp.txt", "nl\u2028sep.txt", "zero\u200bwidth.txt", "plain-été.txt"]
+    for n in names:
+        (folder / n).write_text("Visitors park in bay four.\n", encoding="utf-8")
+    db = tmp_path / "lib.db"
+    outputs = {"ingest": run("ingest", str(folder), "--no-index", "--json", db=db),
+               "status": run("status", "--json", db=db), "search": run("search", "visitors park", "--json", db=db)}
+    for what, r in outputs.items():
+        assert r.returncode == 0, (what, r.stderr)
+        for ch in ("\u202e", "\u2028", "\u200b"):
+            assert ch not in r.stdout, (what, repr(ch))
+        assert "plain-été.txt" in r.stdout, what  # readable UTF-8 stays as it is
+        assert "\\u202e" in r.stdout, what
+        text = json.dumps(json.loads(r.stdout), ensure_ascii=False)
+        for n in names:
+            assert n in text, (what, n)  # the parsed value is the exact name
