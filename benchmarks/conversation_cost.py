@@ -25,7 +25,7 @@ from typing import Any
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.conversation.model import Conversation
 from shelfwise.core.conversation.reading import SHIPPED, read
-from shelfwise.core.conversation.turn import lexical_search, turn_from
+from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
 from shelfwise.core.evaluation.dialogues import load_dialogues
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings
@@ -70,7 +70,7 @@ def main() -> None:
                                 answer_question(shelf, t.question, generate=False)
                             else:
                                 reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED,
-                                                      search=search)
+                                                      search=search, decision=decision_for(shelf, snap, SHIPPED))
                                 answer_question(shelf, reading.query, generate=False, prior=reading.prior or None,
                                                 q_vec=q_vec)
                             side.append(time.perf_counter() - t0)
@@ -80,7 +80,8 @@ def main() -> None:
                     rows.append({"dialogue": d.id, "position": i + 1, "kind": t.kind, "mode": reading.mode,
                                  "alone_s": round(alone_s[-1], 4), "followup_s": round(turn_s[-1], 4),
                                  "followup_live_s": round(live_s[-1], 4)})
-                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED, search=search)
+                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED, search=search,
+                                      decision=decision_for(shelf, snap, SHIPPED))
                 answer = answer_question(shelf, reading.query, generate=False, prior=reading.prior or None,
                                          q_vec=q_vec)
                 conv.turns.append(turn_from(t.question, reading, answer))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import re
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -26,13 +27,14 @@ import numpy as np
 
 import shelfwise.core.evaluation.dialogues as dialogues_mod
 import shelfwise.core.models.encoders.embedder as embedder_mod
-from shelfwise.core.conversation.cues import content_words, points_back
+from shelfwise.core.conversation.cues import CONTINUE, LEAD, content_words, points_back
 from shelfwise.core.conversation.model import Turn
 from shelfwise.core.conversation.reading import (
     ALONE,
     FEW_WORDS,
     SHIPPED,
     ReadingRule,
+    alone_confidence,
     history_documents,
     history_nodes,
     lexical_margin,
@@ -40,11 +42,14 @@ from shelfwise.core.conversation.reading import (
 )
 from shelfwise.core.conversation.turn import lexical_search
 from shelfwise.core.evaluation.dialogues import load_dialogues, play, resolve_golds, summarise
-from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.navigation.features import QueryEvidence, level_features
+from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
 
 ROOT = Path(__file__).resolve().parents[1]
+DECISION: list[DecisionModel] = []  # the collection's calibrated decision model (set in main)
 
 
 def memoise_walks(path: str | None = None) -> dict[Any, Any]:
@@ -86,11 +91,56 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     prev = np.asarray(emb.embed_query(last.reading.query or last.question), np.float32)
     own = content_words(question)
     seen = {w for t in before for w in content_words(t.question)}
+    # the last answer's cited sections against the rest (the rest of their documents, and everything else)
+    in_sec = np.zeros(len(cos), bool)
+    for nid in history_nodes(last):
+        sec = snap.section_of(nid) if nid in snap.nodes else None
+        if sec is not None:
+            in_sec[slice(*sec.span)] = True
+    in_doc = np.zeros(len(cos), bool)
+    for d in docs:
+        in_doc[slice(*snap.nodes[d].span)] = True
+    sec_in = float(cos[in_sec].max()) if in_sec.any() else -1.0
+    sec_out = float(cos[~in_sec].max()) if (~in_sec).any() else -1.0
+    doc_rest = in_doc & ~in_sec
+    sec_doc_out = float(cos[doc_rest].max()) if doc_rest.any() else -1.0
+    hits = lexical_search(shelf.store, snap)(question)
+    best = max(hits.values(), default=0.0) or 1.0
+    sec_ids = set(snap.passage_ids[in_sec].tolist())
+    rest_ids = set(snap.passage_ids[doc_rest].tolist())
+    lex_sec_in = max((v for k, v in hits.items() if k in sec_ids), default=0.0) / best
+    lex_sec_out = max((v for k, v in hits.items() if k not in sec_ids), default=0.0) / best
+    lex_sec_doc_out = max((v for k, v in hits.items() if k in rest_ids), default=0.0) / best
+    rest = LEAD.sub("", question).strip()
+    flat = {"confidence": alone_confidence(snap, qv, hits, DECISION[0])}
+    ev = QueryEvidence.build(snap, qv, hits)
+    p = DECISION[0].model("passage").proba(level_features(snap, ev, [snap.nodes[int(n)] for n in snap.passage_ids]))
+    for name, sel in (("sec_in", in_sec), ("sec_out", ~in_sec), ("doc_in", in_doc), ("doc_out", ~in_doc)):
+        flat[f"confidence_{name}"] = float(p[sel].max()) if sel.any() else 0.0  # over every passage, by where
     return {"cue": float(points_back(question)), "content": float(len(own)),
             "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
             "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,
             "cited_cos": pin, "elsewhere_cos": pout, "cited_margin": pin - pout, "last_query_cos": float(qv @ prev),
-            "top_cos": float(cos.max())}
+            "top_cos": float(cos.max()), "sec_in": sec_in, "sec_out": sec_out, "sec_doc_out": sec_doc_out,
+            "sec_margin": sec_in - sec_out, "sec_doc_margin": sec_in - sec_doc_out, "lex_sec_in": lex_sec_in,
+            "lex_sec_out": lex_sec_out, "lex_sec_doc_out": lex_sec_doc_out,
+            "lex_sec_margin": lex_sec_in - lex_sec_out, "continues": float(bool(CONTINUE.match(question))),
+            "rest_cue": float(points_back(rest)) if rest else 1.0, "rest_content": float(len(content_words(rest))),
+            "rest_full": float(bool(FULL_QUESTION.match(rest))), **flat}
+
+
+# a question that opens with its own question word or auxiliary ("how do I ...", "is there ...") rather than a
+# fragment ("the hotel cap?", "for part-time staff?")
+FULL_QUESTION = re.compile(r"^(?:who|whom|whose|what|when|where|why|how|which|can|could|do|does|did|is|are|was|"
+                           r"were|will|would|should|shall|may|must|have|has)\b", re.I)
+
+
+def walk_confidence(shelf: Any, question: str) -> float:
+    """The walk's calibrated score of its top passage for the question alone (the alone play's walk, memoised)."""
+    answer = dialogues_mod.answer_question(shelf, question, collection="default", generate=False, prior=None,
+                                           q_vec=None)
+    hits = answer.search.hits if answer.search is not None else []
+    return float(hits[0].score) if hits else 0.0
 
 
 def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
@@ -101,6 +151,8 @@ def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
     score = t["doc_margin"] + rule.cue_weight * cue + rule.lexical_weight * t["lex_margin"]
     if rule.own_words and (t["cue"] < 0 or (t["cue"] == 0 and t["content"] >= rule.own_words)):
         return False
+    if rule.confidence and t["cue"] == 0:
+        return t["confidence"] < rule.confidence
     return score >= rule.threshold
 
 
@@ -116,9 +168,10 @@ def simulate(turns: list[dict[str, Any]], rule: ReadingRule) -> dict[str, float]
     return out
 
 
-GRID = [dict(threshold=th, cue_weight=cw, lexical_weight=lw, own_words=ow)
-        for th in (-0.3, -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05)
-        for cw in (0.0, 0.1, 0.2, 0.3) for lw in (0.0, 0.3, 0.6) for ow in (0, 3, 4, 5)]
+GRID = [dict(threshold=th, cue_weight=cw, lexical_weight=lw, own_words=ow, confidence=cf)
+        for th in (-0.33, -0.3, -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05)
+        for cw in (0.0, 0.1, 0.2, 0.3) for lw in (0.0, 0.3, 0.6) for ow in (0, 3, 4, 5)
+        for cf in (0.0, 0.2, 0.3, 0.44, 0.55, 0.7)]
 
 
 def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
@@ -127,7 +180,7 @@ def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
     from shelfwise import resources
     from shelfwise.core.conversation.model import Conversation
     from shelfwise.core.conversation.reading import read
-    from shelfwise.core.conversation.turn import turn_from
+    from shelfwise.core.conversation.turn import decision_for, turn_from
     from shelfwise.core.evaluation.answer_modes import fact_match
 
     wrong = []
@@ -139,7 +192,7 @@ def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
         for line in resources.path("sample_questions.jsonl").read_text().splitlines():
             q = json.loads(line)
             reading, q_vec = read(q["question"], conv.turns, snap, shelf.embedder, rule,
-                                  search=lexical_search(shelf.store, snap))
+                                  search=lexical_search(shelf.store, snap), decision=decision_for(shelf, snap, rule))
             answer = dialogues_mod.answer_question(shelf, reading.query, collection="default", generate=False,
                                                    prior=reading.prior or None, q_vec=q_vec)
             conv.turns.append(turn_from(q["question"], reading, answer))
@@ -167,6 +220,7 @@ def main() -> None:
         coll = shelf.store.find_collection("default")
         assert coll is not None
         snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
+        DECISION[:] = [load_decision(shelf.store, coll.id, shelf.embedder, shelf.backend)]
         golds = resolve_golds(shelf.store, coll.id, dialogues)
         t0 = time.perf_counter()
         alone = [play(shelf, d, golds, ALONE, "default") for d in dialogues]
@@ -180,6 +234,7 @@ def main() -> None:
                 rows.append({"dialogue": d.id, "position": i + 1, "kind": d.turns[i].kind,
                              "question": d.turns[i].question, "alone": a.rows[i]["passage"],
                              "followup": f.rows[i]["passage"], "followup_query": f.rows[i]["query"],
+                             "alone_conf": walk_confidence(shelf, d.turns[i].question),
                              **features(shelf, snap, d.turns[i].question, f.turns[:i])})
         report["turns"] = rows
         sims = [{"rule": g, **simulate(rows, replace(SHIPPED, **g))} for g in GRID]

@@ -19,9 +19,17 @@ import pytest
 from shelfwise.core.conversation.cues import points_back, rewrite, topic_of
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
-from shelfwise.core.conversation.reading import ReadingRule, compose, prior_for, read
+from shelfwise.core.conversation.reading import (
+    ReadingRule,
+    alone_confidence,
+    compose,
+    prior_for,
+    read,
+    with_rule,
+)
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
 from shelfwise.core.conversation.turn import trace_dict, trace_from_dict
+from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.trace import Candidate, Level, Trace
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import FileMeta, Store
@@ -238,6 +246,29 @@ def test_a_question_in_its_own_words_is_read_alone_even_beside_the_last_answer(t
     want = vec.table["and how do I request it?"] + 0.5 * vec.table["How many days of annual leave?"]
     assert np.allclose(mixed, want / np.linalg.norm(want), atol=1e-6)
     assert read("OK, new question: how do I request leave?", history, snap, vec, words)[0].mode == "shift"
+    store.close()
+
+
+def test_a_short_question_pointing_nowhere_is_read_alone_when_the_library_is_sure_of_its_answer(
+        tmp_path: Path) -> None:
+    store, snap, _, history = _three_axes(tmp_path)
+    sure = "How do I request days?"  # no pointer, 2 content words, its answer in the last answer's document
+    unsure = "Which of them applies?"  # points back: the margins decide, however sure
+    vague = "Any exceptions?"  # no pointer, 1 content word, nothing stands out
+    vec = _Vectors({sure: np.array([0.0, 1.0, 0.0], np.float32), unsure: np.array([0.0, 1.0, 0.0], np.float32),
+                    vague: np.array([0.58, 0.58, 0.57], np.float32),
+                    "How many days of annual leave?": np.array([1.0, 0.0, 0.0], np.float32)})
+    focused, diffuse = (alone_confidence(snap, vec.table[q], {}, DecisionModel()) for q in (sure, vague))
+    assert focused > diffuse
+    margins_only = ReadingRule(threshold=-0.3, lexical_weight=0.0, mix=0.5, own_words=4)
+    assert read(sure, history, snap, vec, margins_only)[0].mode == "followup"  # inside the last answer's document
+    rule = with_rule(margins_only, confidence=(focused + diffuse) / 2)
+    reading, q_vec = read(sure, history, snap, vec, rule)
+    assert reading.mode == "shift" and reading.scores["confidence"] == pytest.approx(focused, abs=1e-4)
+    assert not reading.prior and q_vec is not None and "sure" in reading.why
+    assert read(vague, history, snap, vec, rule)[0].mode == "followup"  # not sure alone: read with the history
+    pointing = read(unsure, history, snap, vec, rule)[0]
+    assert pointing.mode == "followup" and "confidence" not in pointing.scores
     store.close()
 
 

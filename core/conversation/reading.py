@@ -5,11 +5,12 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
 
 1. **Follow-up or new topic.** The words first: a question that announces a new subject ("OK, new question: ...")
    or says what it asks in its own words (no pronoun, "one" or continuing opening, at least ``own_words`` content
-   words) is read alone. Otherwise the question alone (its vector) is compared inside and outside the documents
-   the last turn answered from: its best passage cosine inside minus elsewhere (``margin``), plus
-   ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the words' cue
-   (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and is read
-   alone, with no preferred branches.
+   words) is read alone. A shorter one with no word pointing back is read alone when the library is confident of
+   its answer to the question alone (``confidence``, :func:`alone_confidence`), else as a follow-up. A question
+   that points back is compared inside and outside the documents the last turn answered from: its best passage
+   cosine inside minus elsewhere (``margin``), plus ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the
+   words' cue (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and
+   is read alone, with no preferred branches.
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`).
 3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
@@ -29,6 +30,8 @@ import numpy as np
 from shelfwise.core.conversation.cues import content_words, points_back, rewrite, topic_of
 from shelfwise.core.conversation.model import Reading, Turn
 from shelfwise.core.models.backend import Embedder
+from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.navigation.features import QueryEvidence, level_features
 from shelfwise.core.store.snapshot import Snapshot
 
 TEXTS = ("alone", "previous", "all", "answer", "rewrite")
@@ -51,16 +54,21 @@ class ReadingRule:
     own_words: int = 0  # > 0: a question with no word pointing back and at least this many content words of its own
     # says what it asks, and one whose words announce a new topic says so: both read alone, whatever the margins
     # (0: the margins decide)
+    confidence: float = 0.0  # > 0: a question with no word pointing back and fewer own words is read alone when the
+    # walk's passage model, for the question alone, gives its best passage at least this P(relevant)
+    # (:func:`alone_confidence`), else as a follow-up; the margins decide only for questions that point back
 
 
 # chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
 # for the topic-shift test) and the sequence guard; docs/eval/conversation.md: the last turn's query before the
 # question, the embedder reading the question's vector + 0.5 x the last query's, the walk preferring the last
 # answer's documents. Read alone when the question says what it asks in its own words (no word pointing back, at
-# least four content words) or announces a new topic, else when it matches the rest of the collection clearly
-# better than the last answer's documents (embedder margin + 0.3 x BM25 margin below the threshold)
+# least four content words) or announces a new topic; a shorter one with no word pointing back when the walk's
+# passage model is confident of its best passage for the question alone; one that points back when it matches the
+# rest of the collection clearly better than the last answer's documents (embedder margin + 0.3 x BM25 margin below
+# the threshold)
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
-                      lexical_weight=0.3, own_words=4)
+                      lexical_weight=0.3, own_words=4, confidence=0.44)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
 CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
 
@@ -164,12 +172,30 @@ def lexical_margin(snap: Snapshot, hits: dict[int, float], documents: set[int]) 
     return float(lin), float(lout)
 
 
+POOL = 50  # passages by cosine that :func:`alone_confidence` scores beside the question's BM25 hits
+
+
+def alone_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float], decision: DecisionModel) -> float:
+    """The decision model's P(relevant) of the best passage for the question alone, from the embedder's and BM25's
+    evidence (no generative readout, no judge): the walk's passage level over a flat pool (the ``POOL`` passages
+    nearest by cosine and the BM25 hits). How sure the library is that the question, read on its own, has its
+    answer."""
+    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+        return 0.0
+    ev = QueryEvidence.build(snap, q_vec, hits)
+    rows = set(np.argsort(-ev.cos)[:POOL].tolist()) | {snap.row_of[n] for n in hits if n in snap.row_of}
+    cands = [snap.nodes[int(snap.passage_ids[r])] for r in sorted(rows)]
+    return float(decision.model("passage").proba(level_features(snap, ev, cands)).max())
+
+
 def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: Embedder,
          rule: ReadingRule = SHIPPED, *, alone: bool = False,
-         search: Callable[[str], dict[int, float]] | None = None) -> tuple[Reading, np.ndarray | None]:
+         search: Callable[[str], dict[int, float]] | None = None,
+         decision: DecisionModel | None = None) -> tuple[Reading, np.ndarray | None]:
     """How to read ``question`` after ``turns``; also the vector the walk's embedder evidence uses when it is not
     the query text's own (the question's, already embedded, when read alone; the mix of ``rule.mix``), else None.
-    ``alone=True``: the person asked to read it alone; ``search``: BM25 of a text (the gate's lexical margin)."""
+    ``alone=True``: the person asked to read it alone; ``search``: BM25 of a text (the gate's lexical margin);
+    ``decision``: the collection's decision model (:func:`alone_confidence`; the prior when None)."""
     if not turns:
         return Reading("first", question, question, why="the first question of the conversation"), None
     if alone:
@@ -188,8 +214,9 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         cin, cout = shift_margin(snap, q_vec, documents)
         margin = cin - cout
         score = margin + rule.cue_weight * cue
+        hits = search(question) if search is not None and (rule.lexical_weight or rule.confidence) else {}
         if rule.lexical_weight and search is not None:
-            lin, lout = lexical_margin(snap, search(question), documents)
+            lin, lout = lexical_margin(snap, hits, documents)
             scores.update(lexical_inside=round(lin, 4), lexical_outside=round(lout, 4))
             score += rule.lexical_weight * (lin - lout)
         scores.update(inside=round(cin, 4), outside=round(cout, 4), margin=round(margin, 4), score=round(score, 4))
@@ -204,6 +231,12 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         elif rule.own_words and cue == 0 and own >= rule.own_words:
             followup = False
             why = f"it says what it asks in {own} words of its own, none pointing back ({why})"
+        elif rule.confidence and cue == 0:
+            conf = alone_confidence(snap, q_vec, hits, decision or DecisionModel())
+            scores["confidence"] = round(conf, 4)
+            followup = conf < rule.confidence
+            why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
+                   f"({'<' if followup else '>='} {rule.confidence:.2f})")
     if not followup:
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores), q_vec
     prior = prior_for(snap, last, rule) if snap is not None else {}

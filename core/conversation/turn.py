@@ -14,8 +14,9 @@ from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnC
 from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.storage import ConversationStore
 from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
-from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import Snapshot
@@ -44,7 +45,14 @@ def read_turn(shelf: Library, conversation: Conversation, question: str, *, alon
         if coll is not None:
             snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
     return read(question, conversation.turns, snap, shelf.embedder, rule, alone=alone,
-                search=lexical_search(shelf.store, snap))
+                search=lexical_search(shelf.store, snap), decision=decision_for(shelf, snap, rule))
+
+
+def decision_for(shelf: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
+    """The collection's decision model as the walk loads it, when the rule's topic-shift test reads it."""
+    if snap is None or not rule.confidence or not rule.gate:
+        return None
+    return load_decision(shelf.store, snap.collection_id, shelf.embedder, shelf.backend)
 
 
 def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[int, float]] | None:

@@ -28,7 +28,7 @@ from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.library import Library
 from shelfwise.core.conversation.model import Conversation, Turn
 from shelfwise.core.conversation.reading import ALONE, CONCATENATION, SHIPPED, ReadingRule, read
-from shelfwise.core.conversation.turn import lexical_search, turn_from
+from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
 from shelfwise.core.navigation.snapshots import snapshot_for
 
 KINDS = ("first", "followup", "shift")
@@ -152,7 +152,7 @@ def play(shelf: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gol
     for i, t in enumerate(dialogue.turns):
         t0 = time.perf_counter()
         reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, rule,
-                              search=lexical_search(shelf.store, snap))
+                              search=lexical_search(shelf.store, snap), decision=decision_for(shelf, snap, rule))
         answer = answer_question(shelf, reading.query, collection=collection, generate=False,
                                  prior=reading.prior or None, q_vec=q_vec)
         turn: Turn = turn_from(t.question, reading, answer)
