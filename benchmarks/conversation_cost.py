@@ -3,7 +3,9 @@ and as the next turn of their dialogue (reading against the history: the topic-s
 query, as ``ask_turn`` runs them, the preferred branches, the longer query; then the same walk + extracted
 answer). The history turns are answered first and not timed; each timing is the median of ``--repeat`` runs; no
 generation (it does not depend on the history). Two follow-up sides: **cold**, the embedder's kept question vectors
-emptied first (as after a restart), and **live**, the embedder holding what it kept after the history's last turn
+emptied first (as after a restart: the history's turns carry what the library stores with them, the vector of a
+first, alone or shifted question's own text; tests/test_conversation.py checks that a reopened conversation has
+it), and **live**, the embedder holding what it kept after the history's last turn
 (as in a running chat or window; never the timed question's own vector); the alone side is always cold. Writes
 docs/eval/conversation-cost.json.
 

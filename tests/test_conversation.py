@@ -81,7 +81,7 @@ def test_conversation_tables_from_an_empty_library_and_from_the_previous_version
     conn.execute("INSERT INTO meta(key, value) VALUES ('kept', '\"yes\"')")
     conn.close()
     store = Store(db)
-    assert store.migrations_applied[0] == "0007_conversations"
+    assert store.migrations_applied[:2] == ["0007_conversations", "0008_turn_vectors"]
     assert store.backup_path is not None
     assert "0007_conversations" not in applied(sqlite3.connect(str(store.backup_path)))
     assert store.get_meta("kept") == "yes"
@@ -205,7 +205,8 @@ def _three_axes(tmp_path: Path) -> tuple[Store, Snapshot, tuple[int, int, int], 
 def test_the_reading_follows_up_or_detects_a_topic_shift(tmp_path: Path) -> None:
     store, snap, (leave, request, hotel), history = _three_axes(tmp_path)
     vec = _Vectors({"and how do I request it?": np.array([0.2, 0.5, 0.3], np.float32),
-                    "what is the hotel cap?": np.array([0.1, 0.1, 0.9], np.float32)})
+                    "what is the hotel cap?": np.array([0.1, 0.1, 0.9], np.float32),
+                    "How many days of annual leave?": np.array([1.0, 0.0, 0.0], np.float32)})
     rule = ReadingRule(text="rewrite", document_bonus=1.0, threshold=0.0, cue_weight=0.1)
     first, _ = read("How many days of annual leave?", [], snap, vec, rule)
     assert first.mode == "first" and first.query == "How many days of annual leave?" and not first.prior
@@ -269,6 +270,48 @@ def test_a_short_question_pointing_nowhere_is_read_alone_when_the_library_is_sur
     assert read(vague, history, snap, vec, rule)[0].mode == "followup"  # not sure alone: read with the history
     pointing = read(unsure, history, snap, vec, rule)[0]
     assert pointing.mode == "followup" and "confidence" not in pointing.scores
+    store.close()
+
+
+class _Counted(_Vectors):
+    """The same fixed vectors, with every text it was asked to embed written down."""
+
+    def __init__(self, table: dict[str, np.ndarray], model_id: str = "test-vectors") -> None:
+        super().__init__(table)
+        self.model_id = model_id
+        self.asked: list[str] = []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.asked.append(text)
+        return self.table[text]
+
+
+def test_a_reopened_conversation_mixes_the_stored_vector_without_embedding_the_last_query(tmp_path: Path) -> None:
+    store, snap, _, _ = _three_axes(tmp_path)
+    first_q, follow_q = "How many days of annual leave?", "and how do I request it?"
+    table = {first_q: np.array([0.6, 0.0, 0.8], np.float32), follow_q: np.array([0.2, 0.5, 0.3], np.float32)}
+    convs = ConversationStore(store)
+    conv = convs.create("default")
+    reading, walk_vec = read(first_q, [], snap, _Counted(table), ReadingRule(mix=0.5))
+    assert walk_vec is None and reading.vector is not None and np.allclose(reading.vector, table[first_q])
+    turn = _turn(store, first_q, "Full-time employees")
+    turn.reading = reading
+    convs.add_turn(conv, turn)
+    store.close()
+    store = Store(tmp_path / "lib.db")  # after a restart: the turn comes back from the database
+    reopened = ConversationStore(store).get(conv.id or 0)
+    kept = reopened.turns[0].reading
+    assert kept.vector_model == "test-vectors" and kept.vector is not None
+    assert np.allclose(kept.vector, table[first_q])
+    fresh = _Counted(table)  # a new process: nothing kept in the embedder
+    follow, mixed = read(follow_q, reopened.turns, snap, fresh, ReadingRule(threshold=-1.0, mix=0.5))
+    assert follow.mode == "followup" and mixed is not None
+    assert fresh.asked == [follow_q]  # the last query's vector came from the stored turn
+    want = table[follow_q] + 0.5 * table[first_q]
+    assert np.allclose(mixed, want / np.linalg.norm(want), atol=1e-6)
+    other = _Counted(table, model_id="another-embedder")  # a vector of another embedder is not mixed in
+    read(follow_q, reopened.turns, snap, other, ReadingRule(threshold=-1.0, mix=0.5))
+    assert other.asked == [follow_q, first_q]
     store.close()
 
 

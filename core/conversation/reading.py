@@ -196,10 +196,13 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     the query text's own (the question's, already embedded, when read alone; the mix of ``rule.mix``), else None.
     ``alone=True``: the person asked to read it alone; ``search``: BM25 of a text (the gate's lexical margin);
     ``decision``: the collection's decision model (:func:`alone_confidence`; the prior when None)."""
-    if not turns:
-        return Reading("first", question, question, why="the first question of the conversation"), None
-    if alone:
-        return Reading("alone", question, question, why="asked alone"), None
+    model = str(getattr(embedder, "model_id", ""))
+    if not turns or alone:
+        # the question's vector, kept with the turn for the next one's mix; the walk embeds what it reads itself
+        # (the question without its inline filters), finding this in the embedder's kept vectors when the same text
+        its = query_vectors(embedder, [question])[0]
+        mode, why = ("alone", "asked alone") if turns else ("first", "the first question of the conversation")
+        return Reading(mode, question, question, why=why, vector=its, vector_model=model), None
     last = turns[-1]
     cue = points_back(question)
     if cue > 0 and len(content_words(question)) <= FEW_WORDS:  # "and how do I request it?": nothing of its own
@@ -238,19 +241,31 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
                    f"({'<' if followup else '>='} {rule.confidence:.2f})")
     if not followup:
-        return Reading("shift", question, question, why="a new topic: " + why, scores=scores), q_vec
+        return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
+                       vector_model=model if q_vec is not None else ""), q_vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
     query = compose(rule.text, question, turns)
     mixed = None
     if rule.mix > 0:
-        # the last query's vector only for a follow-up (a shift does not pay for it); kept by the embedder from the
-        # last turn when it embedded that text (a first or shifted question), else embedded here
+        # the last query's vector only for a follow-up (a shift does not pay for it): the one the last turn kept
+        # (a first, alone or shifted question's, stored with the turn, so a restart does not embed it again), else
+        # from the embedder's kept vectors or embedded here
         before_text = last.reading.query or last.question
-        vecs = query_vectors(embedder, [before_text] if q_vec is not None else [question, before_text])
-        mine, before = (q_vec, vecs[0]) if q_vec is not None else (vecs[0], vecs[1])
+        mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
+        before = kept_vector(last.reading, model, mine.shape[0])
+        if before is None:
+            before = query_vectors(embedder, [before_text])[0]
         v = mine + rule.mix * before
         mixed = (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+
+
+def kept_vector(reading: Reading, model: str, dim: int) -> np.ndarray | None:
+    """The vector a turn kept for its own query, when the same embedder made it."""
+    v = reading.vector
+    if v is None or not model or reading.vector_model != model or v.shape != (dim,):
+        return None
+    return np.asarray(v, np.float32)
 
 
 def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:

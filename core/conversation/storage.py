@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
+
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn, TurnCitation
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.types import now
@@ -52,6 +54,8 @@ class ConversationStore:
         if conversation.id is None:
             raise ValueError("store the conversation first (ConversationStore.create)")
         stamp = now()
+        v = turn.reading.vector
+        vec = np.asarray(v, np.float32).tobytes() if v is not None and turn.reading.vector_model else None
         with self.store.transaction() as conn:
             last = conn.execute("SELECT COALESCE(MAX(position), -1) FROM conversation_turns WHERE "
                                 "conversation_id = ?", (conversation.id,)).fetchone()[0]
@@ -59,11 +63,12 @@ class ConversationStore:
             turn.created_at = stamp
             cur = conn.execute(
                 "INSERT INTO conversation_turns(conversation_id, position, question, reading, answer, generated, "
-                "found, citations, hits, trace, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "found, citations, hits, trace, created_at, query_vector, vector_model) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conversation.id, turn.position, turn.question, json.dumps(turn.reading.to_dict()), turn.answer,
                  turn.generated, int(turn.found), json.dumps([c.to_dict() for c in turn.citations]),
                  json.dumps({"nodes": turn.hit_nodes, "documents": turn.hit_documents}),
-                 json.dumps(turn.trace, ensure_ascii=False), stamp))
+                 json.dumps(turn.trace, ensure_ascii=False), stamp, vec, turn.reading.vector_model if vec else ""))
             turn.id = int(cur.lastrowid or 0)
             if not conversation.title:
                 conversation.title = title_for(turn.question)
@@ -80,8 +85,9 @@ class ConversationStore:
             raise NoSuchConversation(conversation_id)
         conv = Conversation(id=int(row[0]), collection=row[1], title=row[2], created_at=row[3], updated_at=row[4])
         rows = self.store.conn.execute(
-            "SELECT id, position, question, reading, answer, generated, found, citations, hits, trace, created_at "
-            "FROM conversation_turns WHERE conversation_id = ? ORDER BY position", (conversation_id,)).fetchall()
+            "SELECT id, position, question, reading, answer, generated, found, citations, hits, trace, created_at, "
+            "query_vector, vector_model FROM conversation_turns WHERE conversation_id = ? ORDER BY position",
+            (conversation_id,)).fetchall()
         present = self._present_documents()
         for r in rows:
             hits = _loads(r[8], {})
@@ -91,6 +97,9 @@ class ConversationStore:
                         hit_nodes=[int(n) for n in hits.get("nodes", [])],
                         hit_documents=[int(n) for n in hits.get("documents", [])],
                         trace=_loads(r[9], {}), created_at=r[10], id=int(r[0]))
+            if r[11]:
+                turn.reading.vector = np.frombuffer(r[11], np.float32).copy()
+                turn.reading.vector_model = r[12]
             for c in turn.citations:
                 c.missing = (c.document_id, c.path) not in present
             conv.turns.append(turn)

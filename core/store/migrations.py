@@ -224,6 +224,14 @@ def _m007_conversations(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX idx_conversations_updated ON conversations(updated_at)")
 
 
+def _m008_turn_vectors(conn: sqlite3.Connection) -> None:
+    """The vector a turn's walk read for its own query text (float32 bytes) and the embedder that made it: the next
+    turn mixes it in without embedding that text again, after a restart too. Turns stored before have none (the next
+    turn embeds the text, as before)."""
+    conn.execute("ALTER TABLE conversation_turns ADD COLUMN query_vector BLOB")
+    conn.execute("ALTER TABLE conversation_turns ADD COLUMN vector_model TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
@@ -232,6 +240,7 @@ MIGRATIONS: list[Migration] = [
     ("0005_fts_scripts", _m005_fts_scripts),
     ("0006_failure_retry", _m006_failure_retry),
     ("0007_conversations", _m007_conversations),
+    ("0008_turn_vectors", _m008_turn_vectors),
 ]
 
 
