@@ -43,6 +43,11 @@ class Traits:
     tolerance: float = 1e-6  # how far two evaluations of one input may differ (batching noise; x10 for a sum of
     #                         log-probabilities)
     window: bool = False  # cuts a long text to a token window (encoders)
+    # how far one question's P(yes) may move with the other questions in its batch or between runs: llama.cpp's
+    # float summation order follows the batch layout (../shared/LLAMA_CPP_NOTES.md, "Many questions over one
+    # shared prefix"); on the session-8 machine's build, runs of the same batch differed by up to 0.05
+    # (docs/development.md, "Batch noise")
+    probability_noise: float = 1e-6
 
 
 def _models_or_skip(what: str) -> None:
@@ -78,8 +83,8 @@ def _remote_backend(request: pytest.FixtureRequest) -> Any:
 
 BACKENDS: dict[str, tuple[Callable[[pytest.FixtureRequest], Any], Traits]] = {
     "fake": (_fake_backend, Traits()),
-    "llama.cpp": (_llama_backend, Traits(frees_model=True, tolerance=1e-2)),
-    "remote": (_remote_backend, Traits(tolerance=1e-2)),
+    "llama.cpp": (_llama_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1)),
+    "remote": (_remote_backend, Traits(tolerance=1e-2, probability_noise=0.1)),
 }
 
 
@@ -124,8 +129,8 @@ def test_backend_implements_the_protocol(backend: Impl) -> None:
 
 
 def test_binary_gives_one_probability_per_question_the_same_in_any_batch(backend: Impl) -> None:
-    """In input order; deterministic; a question's score does not depend on the others asked with it."""
-    b, tol = backend.obj, backend.traits.tolerance
+    """In input order; a question's score does not depend on the others asked with it (up to the batch noise)."""
+    b, tol = backend.obj, max(backend.traits.tolerance, backend.traits.probability_noise)
     out = b.binary(LISTING, QUESTIONS)
     assert len(out.values) == 2 and all(0.0 < v < 1.0 for v in out.values)
     assert out.cost.requests >= 1 and out.cost.tokens >= 0 and out.cost.seconds >= 0.0
