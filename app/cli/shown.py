@@ -58,4 +58,4 @@ def json_text(value: Any, indent: int | None = 2) -> str:
     text = json.dumps(value, ensure_ascii=False, indent=indent)
     if not any(_unsafe(ch) for ch in text):
         return text
-    return "".join(_json_escape(ch) if _unsafe(ch) and ch not in "\n " else ch for ch in text)
+    return "".join(_json_escape(ch) if _unsafe(ch) and ch != "\n" else ch for ch in text)

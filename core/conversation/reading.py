@@ -199,7 +199,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     model = str(getattr(embedder, "model_id", ""))
     if not turns or alone:
         # the question's vector, kept with the turn for the next one's mix; the walk embeds what it reads itself
-        # (the question without its inline filters), finding this in the embedder's kept vectors when the same text
+        # (the question without its inline filters), finding this in the embedder's kept vectors when that is the
+        # same text
         its = query_vectors(embedder, [question])[0]
         mode, why = ("alone", "asked alone") if turns else ("first", "the first question of the conversation")
         return Reading(mode, question, question, why=why, vector=its, vector_model=model), None
