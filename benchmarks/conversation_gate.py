@@ -35,6 +35,7 @@ from shelfwise.core.conversation.reading import (
     SHIPPED,
     ReadingRule,
     alone_confidence,
+    compose,
     history_documents,
     history_nodes,
     lexical_margin,
@@ -117,6 +118,14 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     p = DECISION[0].model("passage").proba(level_features(snap, ev, [snap.nodes[int(n)] for n in snap.passage_ids]))
     for name, sel in (("sec_in", in_sec), ("sec_out", ~in_sec), ("doc_in", in_doc), ("doc_out", ~in_doc)):
         flat[f"confidence_{name}"] = float(p[sel].max()) if sel.any() else 0.0  # over every passage, by where
+    # the same cheap confidence for the follow-up reading: the composed text's BM25 hits and the mixed vector
+    # (the question's + SHIPPED.mix x the last query's, normalised), as the walk of a follow-up reads them
+    mixed = qv + SHIPPED.mix * prev
+    mixed = (mixed / (float(np.linalg.norm(mixed)) or 1.0)).astype(np.float32)
+    composed = compose(SHIPPED.text, question, before)
+    flat["followup_confidence"] = alone_confidence(snap, mixed, lexical_search(shelf.store, snap)(composed),
+                                                   DECISION[0])
+    flat["confidence_gap"] = flat["confidence"] - flat["followup_confidence"]
     return {"cue": float(points_back(question)), "content": float(len(own)),
             "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
             "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,
@@ -126,7 +135,8 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
             "lex_sec_out": lex_sec_out, "lex_sec_doc_out": lex_sec_doc_out,
             "lex_sec_margin": lex_sec_in - lex_sec_out, "continues": float(bool(CONTINUE.match(question))),
             "rest_cue": float(points_back(rest)) if rest else 1.0, "rest_content": float(len(content_words(rest))),
-            "rest_full": float(bool(FULL_QUESTION.match(rest))), **flat}
+            "rest_full": float(bool(FULL_QUESTION.match(rest))),
+            "rest_content_all": float(len(content_words(CONTINUE.sub("", question, count=1)))), **flat}
 
 
 # a question that opens with its own question word or auxiliary ("how do I ...", "is there ...") rather than a
@@ -143,6 +153,17 @@ def walk_confidence(shelf: Any, question: str) -> float:
     return float(hits[0].score) if hits else 0.0
 
 
+def followup_walk_confidence(shelf: Any, snap: Any, question: str, before: list[Turn], rule: ReadingRule) -> float:
+    """The walk's calibrated score of its top passage for the follow-up reading (the forced play's walk, memoised)."""
+    from shelfwise.core.conversation.reading import read
+
+    reading, q_vec = read(question, before, snap, shelf.embedder, rule, search=lexical_search(shelf.store, snap))
+    answer = dialogues_mod.answer_question(shelf, reading.query, collection="default", generate=False,
+                                           prior=reading.prior or None, q_vec=q_vec)
+    hits = answer.search.hits if answer.search is not None else []
+    return float(hits[0].score) if hits else 0.0
+
+
 def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
     """What ``rule``'s topic-shift test decides from a turn's features (as ``reading.read`` does)."""
     cue = int(t["cue"])
@@ -151,9 +172,10 @@ def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
     score = t["doc_margin"] + rule.cue_weight * cue + rule.lexical_weight * t["lex_margin"]
     if rule.own_words and (t["cue"] < 0 or (t["cue"] == 0 and t["content"] >= rule.own_words)):
         return False
-    if rule.confidence and t["cue"] == 0:
-        return t["confidence"] < rule.confidence
-    return score >= rule.threshold
+    followup = t["confidence"] < rule.confidence if rule.confidence and t["cue"] == 0 else score >= rule.threshold
+    if followup and rule.alone_gap is not None:
+        return t["confidence"] - t["followup_confidence"] <= rule.alone_gap
+    return followup
 
 
 def simulate(turns: list[dict[str, Any]], rule: ReadingRule) -> dict[str, float]:
@@ -168,10 +190,11 @@ def simulate(turns: list[dict[str, Any]], rule: ReadingRule) -> dict[str, float]
     return out
 
 
-GRID = [dict(threshold=th, cue_weight=cw, lexical_weight=lw, own_words=ow, confidence=cf)
+GRID = [dict(threshold=th, cue_weight=cw, lexical_weight=lw, own_words=ow, confidence=cf, alone_gap=gap)
         for th in (-0.33, -0.3, -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05)
-        for cw in (0.0, 0.1, 0.2, 0.3) for lw in (0.0, 0.3, 0.6) for ow in (0, 3, 4, 5)
-        for cf in (0.0, 0.2, 0.3, 0.44, 0.55, 0.7)]
+        for cw in (0.0, 0.1, 0.2) for lw in (0.0, 0.3) for ow in (0, 4)
+        for cf in (0.0, 0.3, 0.44, 0.55)
+        for gap in (None, -0.05, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.1, 0.2)]
 
 
 def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
@@ -235,6 +258,8 @@ def main() -> None:
                              "question": d.turns[i].question, "alone": a.rows[i]["passage"],
                              "followup": f.rows[i]["passage"], "followup_query": f.rows[i]["query"],
                              "alone_conf": walk_confidence(shelf, d.turns[i].question),
+                             "followup_conf": followup_walk_confidence(shelf, snap, d.turns[i].question, f.turns[:i],
+                                                                       forced_rule),
                              **features(shelf, snap, d.turns[i].question, f.turns[:i])})
         report["turns"] = rows
         sims = [{"rule": g, **simulate(rows, replace(SHIPPED, **g))} for g in GRID]

@@ -10,7 +10,9 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    that points back is compared inside and outside the documents the last turn answered from: its best passage
    cosine inside minus elsewhere (``margin``), plus ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the
    words' cue (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and
-   is read alone, with no preferred branches.
+   is read alone, with no preferred branches. Last, where these say follow-up, the decision model picks between
+   the two readings: the question is read alone when :func:`alone_confidence` is surer of it alone than of the
+   follow-up reading by more than ``alone_gap``.
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`).
 3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
@@ -57,6 +59,9 @@ class ReadingRule:
     confidence: float = 0.0  # > 0: a question with no word pointing back and fewer own words is read alone when the
     # walk's passage model, for the question alone, gives its best passage at least this P(relevant)
     # (:func:`alone_confidence`), else as a follow-up; the margins decide only for questions that point back
+    alone_gap: float | None = None  # set: a question the tests above would read as a follow-up is read alone when
+    # :func:`alone_confidence` of the question alone exceeds the same confidence of the follow-up reading (its
+    # composed text's BM25 hits and the vector its walk reads) by more than this (None: no comparison)
 
 
 # chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
@@ -66,9 +71,10 @@ class ReadingRule:
 # least four content words) or announces a new topic; a shorter one with no word pointing back when the walk's
 # passage model is confident of its best passage for the question alone; one that points back when it matches the
 # rest of the collection clearly better than the last answer's documents (embedder margin + 0.3 x BM25 margin below
-# the threshold)
+# the threshold); and any of these the tests would read as a follow-up when the passage model is clearly surer of
+# the question alone than of the follow-up reading (``alone_gap``)
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
-                      lexical_weight=0.3, own_words=4, confidence=0.44)
+                      lexical_weight=0.3, own_words=4, confidence=0.44, alone_gap=0.03)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
 CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
 
@@ -210,6 +216,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         cue = 2
     scores: dict[str, float] = {"cue": float(cue)}
     q_vec = None
+    hits: dict[int, float] = {}
+    sure: float | None = None  # alone_confidence of the question alone, once computed
     followup = True
     why = "read with the conversation (every question after the first is)"
     if rule.gate and snap is not None:
@@ -218,7 +226,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         cin, cout = shift_margin(snap, q_vec, documents)
         margin = cin - cout
         score = margin + rule.cue_weight * cue
-        hits = search(question) if search is not None and (rule.lexical_weight or rule.confidence) else {}
+        wants_hits = rule.lexical_weight or rule.confidence or rule.alone_gap is not None
+        hits = search(question) if search is not None and wants_hits else {}
         if rule.lexical_weight and search is not None:
             lin, lout = lexical_margin(snap, hits, documents)
             scores.update(lexical_inside=round(lin, 4), lexical_outside=round(lout, 4))
@@ -236,29 +245,49 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             followup = False
             why = f"it says what it asks in {own} words of its own, none pointing back ({why})"
         elif rule.confidence and cue == 0:
-            conf = alone_confidence(snap, q_vec, hits, decision or DecisionModel())
+            conf = sure = alone_confidence(snap, q_vec, hits, decision or DecisionModel())
             scores["confidence"] = round(conf, 4)
             followup = conf < rule.confidence
             why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
                    f"({'<' if followup else '>='} {rule.confidence:.2f})")
+    query = compose(rule.text, question, turns)
+    mixed = followup_vector(question, q_vec, last, embedder, rule) if followup else None
+    if followup and rule.alone_gap is not None and snap is not None and q_vec is not None:
+        # the decision model picks between the two readings: how sure it is of the question alone against the
+        # follow-up reading (its composed text's BM25 hits, the vector its walk reads)
+        model_ = decision or DecisionModel()
+        if sure is None:
+            sure = alone_confidence(snap, q_vec, hits, model_)
+        f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
+        sure_f = alone_confidence(snap, f_vec, search(query) if search is not None else {}, model_)
+        scores.update(confidence=round(sure, 4), followup_confidence=round(sure_f, 4))
+        if sure - sure_f > rule.alone_gap:
+            followup = False
+            why = (f"alone its best passage is {sure:.2f} sure, read with the conversation {sure_f:.2f} "
+                   f"(more sure alone by > {rule.alone_gap:.2f}; {why})")
     if not followup:
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
                        vector_model=model if q_vec is not None else ""), q_vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
-    query = compose(rule.text, question, turns)
-    mixed = None
-    if rule.mix > 0:
-        # the last query's vector only for a follow-up (a shift does not pay for it): the one the last turn kept
-        # (a first, alone or shifted question's, stored with the turn, so a restart does not embed it again), else
-        # from the embedder's kept vectors or embedded here
-        before_text = last.reading.query or last.question
-        mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
-        before = kept_vector(last.reading, model, mine.shape[0])
-        if before is None:
-            before = query_vectors(embedder, [before_text])[0]
-        v = mine + rule.mix * before
-        mixed = (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+
+
+def followup_vector(question: str, q_vec: np.ndarray | None, last: Turn, embedder: Embedder,
+                    rule: ReadingRule) -> np.ndarray | None:
+    """The vector a follow-up's walk reads when it is not its text's own: the question's vector + ``rule.mix`` x
+    the last query's, normalised (None when ``rule.mix`` is 0). The last query's vector only for a follow-up (a
+    shift does not pay for it): the one the last turn kept (a first, alone or shifted question's, stored with the
+    turn, so a restart does not embed it again), else from the embedder's kept vectors or embedded here."""
+    if rule.mix <= 0:
+        return None
+    model = str(getattr(embedder, "model_id", ""))
+    before_text = last.reading.query or last.question
+    mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
+    before = kept_vector(last.reading, model, mine.shape[0])
+    if before is None:
+        before = query_vectors(embedder, [before_text])[0]
+    v = mine + rule.mix * before
+    return (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
 
 
 def kept_vector(reading: Reading, model: str, dim: int) -> np.ndarray | None:
