@@ -274,22 +274,23 @@ def test_a_short_question_pointing_nowhere_is_read_alone_when_the_library_is_sur
     store.close()
 
 
-def test_a_question_that_points_back_is_read_alone_when_the_model_is_surer_of_it_alone(tmp_path: Path) -> None:
+def test_alone_gap_reads_a_question_alone_when_the_model_is_surer_of_it_alone(tmp_path: Path) -> None:
     store, snap, _, history = _three_axes(tmp_path)
     moved = "And how do I request days?"  # opens with "And", its answer inside the last answer's document
     vague = "And any exceptions?"  # opens with "And", nothing stands out alone: the history says what it asks
     vec = _Vectors({moved: np.array([0.0, 1.0, 0.0], np.float32), vague: np.array([0.58, 0.58, 0.57], np.float32),
                     "How many days of annual leave?": np.array([1.0, 0.0, 0.0], np.float32)})
-    without = with_rule(SHIPPED, alone_gap=None)  # the margins alone: both inside the last answer's document
-    assert [read(q, history, snap, vec, without)[0].mode for q in (moved, vague)] == ["followup", "followup"]
-    reading, q_vec = read(moved, history, snap, vec, SHIPPED)
+    # what ships (the margins): both inside the last answer's document, both follow-ups
+    assert [read(q, history, snap, vec, SHIPPED)[0].mode for q in (moved, vague)] == ["followup", "followup"]
+    rule = with_rule(SHIPPED, alone_gap=0.03)
+    reading, q_vec = read(moved, history, snap, vec, rule)
     sure, sure_f = reading.scores["confidence"], reading.scores["followup_confidence"]
-    assert reading.mode == "shift" and sure - sure_f > (SHIPPED.alone_gap or 0.0) and not reading.prior
+    assert reading.mode == "shift" and sure - sure_f > 0.03 and not reading.prior
     assert q_vec is not None and np.allclose(q_vec, vec.table[moved]) and "read with the conversation" in reading.why
-    mixed = vec.table[moved] + SHIPPED.mix * vec.table["How many days of annual leave?"]
+    mixed = vec.table[moved] + rule.mix * vec.table["How many days of annual leave?"]
     want = alone_confidence(snap, mixed / np.linalg.norm(mixed), {}, DecisionModel())
     assert sure_f == pytest.approx(want, abs=1e-4)  # the follow-up reading as its walk would read it
-    follow = read(vague, history, snap, vec, SHIPPED)[0]
+    follow = read(vague, history, snap, vec, rule)[0]
     assert follow.mode == "followup" and follow.scores["followup_confidence"] > follow.scores["confidence"]
     store.close()
 
