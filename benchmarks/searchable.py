@@ -2,6 +2,7 @@
 
     python benchmarks/searchable.py --json            # 500 files
     python benchmarks/searchable.py --files 100
+    python benchmarks/searchable.py --files 100 --embedders minilm embeddinggemma --wait-index 0 --json
 
 A folder of ``--files`` Markdown files of real text is written to a temporary directory: the ConditionalQA guides
 (headings and passages as parsed) and SQuAD paragraphs, four consecutive paragraphs of one article per file. The real
@@ -12,7 +13,9 @@ CLI, as separate processes, on a fresh library (``SHELFWISE_HOME`` in the temp d
    passage each, seeded), timed from the ingest's return; a probe is found when its file is in the top 3;
 3. ``shelfwise status --json`` until the index is finished, to report how long the background indexing took.
 
-The machine's load is reported: the background indexer competes with the searches for the cores.
+The machine's load is reported: the background indexer competes with the searches for the cores. With
+``--embedders`` the same folder and probes run once per sentence encoder (``SHELFWISE_EMBEDDER``), each on its own
+fresh library, one after the other, so the figures sit side by side in one run.
 """
 
 from __future__ import annotations
@@ -80,9 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=5)
     ap.add_argument("--wait-index", type=float, default=1800.0, help="seconds to wait for the background index")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--embedders", nargs="+", default=None,
+                    help="run once per sentence encoder (minilm, embeddinggemma), side by side")
     args = ap.parse_args(argv)
+    if not args.embedders:
+        out = measure(args, None)
+    else:
+        out = {"load_average": os.getloadavg(), "cores": os.cpu_count(),
+               "by_embedder": {name: measure(args, name) for name in args.embedders}}
+        out["load_average_after"] = os.getloadavg()
+    print(json.dumps(out, indent=1) if args.json else out)
+    return 0
+
+
+def measure(args: argparse.Namespace, embedder: str | None) -> dict[str, Any]:
     rng = random.Random(16)
-    out: dict[str, Any] = {"load_average": os.getloadavg(), "cores": os.cpu_count()}
+    out: dict[str, Any] = {"load_average": os.getloadavg(), "cores": os.cpu_count(), "embedder": embedder or "default"}
     with tempfile.TemporaryDirectory(prefix="shelfwise-searchable-") as tmp:
         home = Path(tmp) / "home"
         shutil.copytree(models_dir(), home / "models")
@@ -90,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         out["files"] = len(files)
         out["bytes"] = sum(p.stat().st_size for p in files)
         env = {**os.environ, "SHELFWISE_HOME": str(home)}
+        if embedder:
+            env["SHELFWISE_EMBEDDER"] = embedder
         cli = [sys.executable, "-c", "from shelfwise.app.cli.main import main; main()", "--db", str(home / "lib.db")]
 
         def run(*a: str) -> subprocess.CompletedProcess[str]:
@@ -119,6 +137,17 @@ def main(argv: list[str] | None = None) -> int:
         out["first_search_seconds_after_parsing"] = searches[0]["seconds_since_ingest_returned"]
         out["all_searches_seconds_after_parsing"] = searches[-1]["seconds_since_ingest_returned"]
         out["found_in_top3"] = sum(s["found_in_top3"] for s in searches)
+        # a question (the walk: the sentence encoder loads and embeds it) right after the searches, no answer text
+        path, query = probes[0]
+        t_q = time.perf_counter()
+        a = run("ask", query, "--no-answer", "--json")
+        answer = json.loads(a.stdout) if a.returncode == 0 else {}
+        passages = answer.get("passages") or []
+        out["first_question"] = {
+            "query": query, "exit_code": a.returncode, "seconds": round(time.perf_counter() - t_q, 2),
+            "seconds_since_ingest_returned": round(time.perf_counter() - t_ret, 2),
+            "found_in_top3": any(Path(str(h.get("path", ""))).name == path.name for h in passages[:3]),
+        }
         st = json.loads(run("status", "--json").stdout)
         out["pending_after_searches"] = sum(ix["pending"] for ix in st["indexes"])
         deadline = time.perf_counter() + args.wait_index
@@ -137,8 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                 except OSError:
                     pass
     out["load_average_after"] = os.getloadavg()
-    print(json.dumps(out, indent=1) if args.json else out)
-    return 0
+    return out
 
 
 if __name__ == "__main__":
