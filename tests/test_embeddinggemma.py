@@ -75,21 +75,6 @@ def test_a_question_finds_its_passage_across_languages(gemma: Embedder,
     assert hits >= 0.9 * len(queries)  # the i-th question was written for the i-th passage
 
 
-def test_the_walk_over_a_library_it_embedded_uses_its_own_prior_weights(gemma: Embedder, tmp_path: Path) -> None:
-    """A collection with no calibration yet: the decision model a navigator loads for EmbeddingGemma is Gemma's
-    prior, not MiniLM's (docs/eval/combiner.md, "EmbeddingGemma")."""
-    from shelfwise.core.navigation.decision import prior_model
-    from shelfwise.core.navigation.snapshots import load_decision
-    from shelfwise.core.store.db import Store
-
-    with Store(tmp_path / "lib.db") as store:
-        cid = store.collection("default").id
-        model = load_decision(store, cid, gemma, None)
-    assert model.key == "prior" and model.encoder == "embeddinggemma"
-    assert np.array_equal(model.model("passage").weights, prior_model("passage", "embeddinggemma").weights)
-    assert not np.array_equal(model.model("passage").weights, prior_model("passage").weights)
-
-
 def test_a_damaged_gguf_is_refused_with_a_message(tmp_path: Path, embeddinggemma_model: Path) -> None:
     from shelfwise.core.models.backend import BackendError
 

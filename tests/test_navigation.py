@@ -178,40 +178,6 @@ def test_decision_model_roundtrip_and_feature_change_falls_back_to_prior():
     assert DecisionModel.from_json(json.dumps(other_prior)).key == "prior"
 
 
-def test_each_encoder_family_starts_from_its_own_prior_and_another_familys_calibration_is_stale():
-    """EmbeddingGemma's passage weights were re-fitted for its evidence; every other family (MiniLM, an encoder
-    without a profile) keeps the defaults and their fingerprint, so calibrations stored before stay valid."""
-    import numpy as np
-
-    from shelfwise.core.navigation.decision import DecisionModel, prior_fingerprint, prior_model
-
-    default = prior_model("passage")
-    gemma = prior_model("passage", "embeddinggemma")
-    assert not np.array_equal(gemma.weights, default.weights)
-    assert np.array_equal(prior_model("passage", "minilm").weights, default.weights)
-    assert np.array_equal(prior_model("section", "embeddinggemma").weights, prior_model("section").weights)
-    assert prior_fingerprint("minilm") == prior_fingerprint("") != prior_fingerprint("embeddinggemma")
-    m = DecisionModel(encoder="embeddinggemma")
-    assert np.array_equal(m.model("passage").weights, gemma.weights)
-    m.key, m.levels["passage"].bias = "decision:1:gemma", 0.5
-    back = DecisionModel.from_json(m.to_json(), "embeddinggemma")
-    assert back.key == "decision:1:gemma" and back.encoder == "embeddinggemma"
-    assert back.levels["passage"].bias == pytest.approx(0.5)
-    stale = DecisionModel.from_json(m.to_json(), "minilm")  # it scaled Gemma's weights: not MiniLM's calibration
-    assert stale.key == "prior" and np.array_equal(stale.model("passage").weights, default.weights)
-
-
-def test_encoder_family_comes_from_the_embedders_profile():
-    from types import SimpleNamespace
-
-    from shelfwise.core.models.backend import encoder_family
-    from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM
-
-    assert encoder_family(SimpleNamespace(profile=EMBEDDINGGEMMA)) == "embeddinggemma"
-    assert encoder_family(SimpleNamespace(profile=MINILM)) == "minilm"
-    assert encoder_family(SimpleNamespace()) == ""  # a test double or remote encoder without one: the defaults
-
-
 def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_store):
     """Platt scaling changes probabilities, not the order of candidates nor the parent evidence children get."""
     import numpy as np

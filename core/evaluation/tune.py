@@ -18,7 +18,6 @@ import numpy as np
 
 from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.evaluation.retrieval import Methods, judge
-from shelfwise.core.models.backend import encoder_family
 from shelfwise.core.navigation.calibrate import STRENGTHS, Probe, _fit, _mrr, _split, collect
 from shelfwise.core.navigation.decision import LEVEL_KINDS, DecisionModel
 from shelfwise.core.navigation.features import FEATURES
@@ -46,10 +45,9 @@ def fit_prior(m: Methods, questions: Sequence[EvalQuestion], log: Callable[[str]
     probes = gold_probes(m, questions)
     say(f"fit-prior: {len(probes)} tune questions with gold passages in the collection")
     wide = replace(m.settings.budgets, first_keep_ratio=0.5, keep=8, passages=30, hybrid=20)
-    family = encoder_family(m.embedder)
     nav = Navigator(m.store, None, m.embedder, replace(m.settings, readout="embedding", budgets=wide),
-                    decision=DecisionModel(encoder=family))
-    rows = collect(nav, m.snap, DecisionModel(encoder=family), probes, m.embedder)
+                    decision=DecisionModel())
+    rows = collect(nav, m.snap, DecisionModel(), probes, m.embedder)
     out: dict = {"questions": len(probes), "levels": {}}
     for kind in LEVEL_KINDS:
         r = rows[kind]
@@ -60,14 +58,14 @@ def fit_prior(m: Methods, questions: Sequence[EvalQuestion], log: Callable[[str]
             scores = []
             for fold in range(3):
                 train, test = _split(r, fold, 3)
-                fitted = _fit(train, True, kind=kind, strength=s, encoder=family)
+                fitted = _fit(train, True, kind=kind, strength=s)
                 if fitted is not None and test:
                     scores.append(_mrr(fitted, test, True))
             if scores:
                 cv["prior" if np.isinf(s) else f"l2={s:g}"] = round(float(np.mean(scores)), 4)
         best = max(cv, key=lambda k: cv[k])
         strength = float("inf") if best == "prior" else float(best.split("=")[1])
-        fitted = _fit(r, True, kind=kind, strength=strength, encoder=family)
+        fitted = _fit(r, True, kind=kind, strength=strength)
         if fitted is None:
             continue
         out["levels"][kind] = {

@@ -144,8 +144,7 @@ class Embedder(Protocol):
     differently (EmbeddingGemma's prompts); an encoder that embeds both alike derives from
     ``encoders.embedder.SymmetricEncoder`` and defines ``embed`` only. Implementations: ``models/encoders/embedder.py``
     (llama.cpp: all-MiniLM-L6-v2, EmbeddingGemma) and the test doubles. An optional ``window`` (tokens) enters the
-    vector-cache key (:func:`text_sha`); an optional ``profile`` names its family (:func:`encoder_family`);
-    optional ``n_threads``/``set_threads`` let indexing lend a core to a parser."""
+    vector-cache key (:func:`text_sha`); optional ``n_threads``/``set_threads`` let indexing lend a core to a parser."""
 
     @property
     def model_id(self) -> str: ...
@@ -167,13 +166,6 @@ class Embedder(Protocol):
     def close(self) -> None:
         """Free the model; idempotent (a model in this process raises :class:`BackendError` when used after)."""
         ...
-
-
-def encoder_family(embedder: Embedder) -> str:
-    """The name of the embedder's :class:`~shelfwise.core.models.encoders.embedder.EncoderProfile` ("minilm",
-    "embeddinggemma"; "" for an encoder without one): it picks the decision model's prior weights."""
-    profile = getattr(embedder, "profile", None)
-    return str(getattr(profile, "name", "") or "")
 
 
 def text_sha(embedder: Embedder, text: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from shelfwise.core.languages import has_unsegmented, word_count
-from shelfwise.core.models.backend import DecisionBackend, Embedder, encoder_family
+from shelfwise.core.models.backend import DecisionBackend, Embedder
 from shelfwise.core.navigation.decision import LEVEL_KINDS, DecisionModel, LevelModel, prior_model
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.navigation.navigator import Navigator
@@ -112,8 +112,7 @@ def _matrix(rows: Rows, drop_lm: bool) -> tuple[np.ndarray, np.ndarray]:
     return x, np.array([r[2] for r in rows], np.float64)
 
 
-def _fit(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = float("inf"),
-         encoder: str = "") -> LevelModel | None:
+def _fit(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = float("inf")) -> LevelModel | None:
     """Fit one level's model on probe rows, regularised toward the prior.
 
     The weights are ``a * prior + delta``: ``a > 0`` and the offset are fitted freely (Platt scaling: calibrated
@@ -128,7 +127,7 @@ def _fit(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = flo
     if len(rows) < 20 or len({r[2] for r in rows}) < 2:
         return None
     x, y = _matrix(rows, drop_lm)
-    prior = prior_model(kind, encoder)
+    prior = prior_model(kind)
     w0 = prior.weights.astype(np.float64)
     if drop_lm:
         w0[[FEATURES.index(f) for f in LM_FEATURES]] = 0.0
@@ -169,8 +168,7 @@ def _mrr(model: LevelModel, rows: Rows, drop_lm: bool = False) -> float:
     return float(np.mean([1.0 / (r + 1) for r, _ in ranks])) if ranks else 0.0
 
 
-def _choose_strength(rows: Rows, drop_lm: bool, kind: str, folds: int = 3,
-                     encoder: str = "") -> tuple[float, dict[str, float]]:
+def _choose_strength(rows: Rows, drop_lm: bool, kind: str, folds: int = 3) -> tuple[float, dict[str, float]]:
     """The regularisation strength whose fits rank best on held-out probes (probes split by query, so a probe's
     candidates are never in both halves); the prior's ranking (inf) unless a fitted one gains MIN_HELDOUT_GAIN."""
     scores: dict[float, list[float]] = {s: [] for s in STRENGTHS}
@@ -179,7 +177,7 @@ def _choose_strength(rows: Rows, drop_lm: bool, kind: str, folds: int = 3,
         if not train or not test:
             continue
         for s in STRENGTHS:
-            m = _fit(train, drop_lm, kind=kind, strength=s, encoder=encoder)
+            m = _fit(train, drop_lm, kind=kind, strength=s)
             if m is not None:
                 scores[s].append(_mrr(m, test, drop_lm))
     mean = {s: float(np.mean(v)) for s, v in scores.items() if v}
@@ -236,11 +234,10 @@ def calibrate(store: Store, collection_id: int, embedder: Embedder, backend: Dec
     wide = replace(settings.budgets, first_keep_ratio=0.5, keep=8, passages=30, hybrid=20)
     use_lm = try_lm and backend is not None
     s = replace(settings, budgets=wide, readout="fused" if use_lm else "embedding")
-    family = encoder_family(embedder)
-    prior = DecisionModel(lm_levels=("section", "passage") if use_lm else (), encoder=family)
+    prior = DecisionModel(lm_levels=("section", "passage") if use_lm else ())
     nav = Navigator(store, backend, embedder, s, decision=prior)
     rows = collect(nav, snap, prior, probes, embedder, progress)
-    model = DecisionModel(encoder=family)
+    model = DecisionModel()
     report: dict = {"probes": len(probes), "levels": {}}
     lm_levels = []
     for kind in LEVEL_KINDS:
@@ -250,14 +247,14 @@ def calibrate(store: Store, collection_id: int, embedder: Embedder, backend: Dec
         variants = [True, False] if use_lm else [True]  # drop_lm
         chosen: dict[bool, tuple[float, dict[str, float]]] = {}
         for drop in variants:
-            chosen[drop] = _choose_strength(r, drop, kind, encoder=family) if fit_ranking else (float("inf"), {})
+            chosen[drop] = _choose_strength(r, drop, kind) if fit_ranking else (float("inf"), {})
         with_lm = False
         if use_lm and False in chosen:
             best_with = max(chosen[False][1].values(), default=0.0)
             best_without = max(chosen[True][1].values(), default=0.0)
             with_lm = best_with > best_without + MIN_HELDOUT_GAIN  # the readout earns its tokens on held-out probes
         strength, cv = chosen[not with_lm]
-        fitted = _fit(r, drop_lm=not with_lm, kind=kind, strength=strength, encoder=family)
+        fitted = _fit(r, drop_lm=not with_lm, kind=kind, strength=strength)
         if fitted is not None:
             model.levels[kind] = fitted
         if with_lm:

@@ -33,18 +33,6 @@ _PRIOR: dict[str, float] = {
 _PRIOR_BY_KIND: dict[str, dict[str, float]] = {
     "passage": {"g_cos_max": 1.0, "g_lex_max": 0.25, "g_cos_nb": 0.2, "z_lm": 0.3, "z_judge": 1.0},
 }
-# Per encoder family (``EncoderProfile.name``, chosen by the GGUF's architecture, so a user's own EmbeddingGemma file
-# gets them too): the levels whose weights were re-fitted for that encoder's evidence, by the same
-# leave-one-collection-out as above (benchmarks/combiner_loco.py --embedder; docs/eval/combiner.md, "EmbeddingGemma").
-# A family or level not listed uses the weights above.
-_PRIOR_BY_ENCODER: dict[str, dict[str, dict[str, float]]] = {
-    "embeddinggemma": {
-        "passage": {
-            "g_cos_max": 1.041, "z_cos_q_max": 1.096, "z_lex_max": 0.499, "z_cos_max": -0.312, "rank_lex": 0.275,
-            "rank_cos": 0.149, "g_cos_nb": 0.148, "parent": 0.133, "g_lex_max": 0.129, "z_lm": 0.3, "z_judge": 1.0,
-        },
-    },
-}
 
 
 @dataclass
@@ -69,35 +57,25 @@ class LevelModel:
         return 1.0 / (1.0 + np.exp(-np.clip(self.logits(x), -30, 30)))
 
 
-def prior_weights(kind: str, encoder: str = "") -> dict[str, float]:
-    """The prior weights of one level kind for one encoder family ("" or an unlisted family: the defaults)."""
-    own = _PRIOR_BY_ENCODER.get(encoder, {})
-    return own.get(kind) or _PRIOR_BY_KIND.get(kind, _PRIOR)
+def prior_weights(kind: str) -> dict[str, float]:
+    return _PRIOR_BY_KIND.get(kind, _PRIOR)
 
 
-def prior_model(kind: str = "section", encoder: str = "") -> LevelModel:
+def prior_model(kind: str = "section") -> LevelModel:
     w = np.zeros(len(FEATURES), np.float32)
-    for name, val in prior_weights(kind, encoder).items():
+    for name, val in prior_weights(kind).items():
         w[FEATURES.index(name)] = val
     return LevelModel(weights=w, bias=-1.5)
 
 
 @dataclass
 class DecisionModel:
-    """Per level kind a :class:`LevelModel`; ``encoder`` is the family whose prior weights it starts from (and
-    that a stored calibration scaled). Levels not given are that family's priors."""
-
-    levels: dict[str, LevelModel] = field(default_factory=dict)
+    levels: dict[str, LevelModel] = field(default_factory=lambda: {k: prior_model(k) for k in LEVEL_KINDS})
     key: str = "prior"  # collection + model set it was fitted for
     lm_levels: tuple[str, ...] = ()  # level kinds where the generative model's readout earns its cost
     keep: dict[str, int] = field(default_factory=dict)  # calibrated per-level budgets
     first_keep_ratio: float | None = None
     report: dict = field(default_factory=dict)
-    encoder: str = ""
-
-    def __post_init__(self) -> None:
-        for k in LEVEL_KINDS:
-            self.levels.setdefault(k, prior_model(k, self.encoder))
 
     def model(self, kind: str) -> LevelModel:
         return self.levels.get(kind) or self.levels["passage"]
@@ -111,8 +89,7 @@ class DecisionModel:
 
     def to_json(self) -> str:
         return json.dumps({
-            "key": self.key, "prior": prior_fingerprint(self.encoder), "encoder": self.encoder,
-            "lm_levels": list(self.lm_levels), "keep": self.keep,
+            "key": self.key, "prior": prior_fingerprint(), "lm_levels": list(self.lm_levels), "keep": self.keep,
             "first_keep_ratio": self.first_keep_ratio, "report": self.report, "features": list(FEATURES),
             "levels": {k: {"weights": m.weights.tolist(), "bias": m.bias, "fitted": m.fitted, "n_train": m.n_train,
                                 "scale": m.scale}
@@ -120,23 +97,22 @@ class DecisionModel:
         })
 
     @classmethod
-    def from_json(cls, text: str, encoder: str = "") -> DecisionModel:
-        """A stored calibration for an embedder of family ``encoder``; the family's prior when the calibration
-        scaled other prior weights (features or weights changed since, or another family's) until recalibrated."""
+    def from_json(cls, text: str) -> DecisionModel:
         d = json.loads(text)
-        if list(d.get("features", [])) != list(FEATURES) or d.get("prior") != prior_fingerprint(encoder):
-            return cls(encoder=encoder)
+        if list(d.get("features", [])) != list(FEATURES) or d.get("prior") != prior_fingerprint():
+            return cls()  # features or prior weights changed since calibration: the prior until recalibrated
         levels = {k: LevelModel(np.asarray(v["weights"], np.float32), float(v["bias"]), bool(v["fitted"]),
                                 int(v.get("n_train", 0)), float(v.get("scale", 1.0))) for k, v in d["levels"].items()}
+        for k in LEVEL_KINDS:
+            levels.setdefault(k, prior_model(k))
         return cls(levels=levels, key=d.get("key", ""), lm_levels=tuple(d.get("lm_levels", ())),
                    keep={k: int(v) for k, v in d.get("keep", {}).items()},
-                   first_keep_ratio=d.get("first_keep_ratio"), report=d.get("report", {}), encoder=encoder)
+                   first_keep_ratio=d.get("first_keep_ratio"), report=d.get("report", {}))
 
 
-def prior_fingerprint(encoder: str = "") -> str:
-    """Identifies the prior weights a calibration scaled; a stored calibration of other weights is stale. The same
-    string for every family without weights of its own, so their calibrations stay valid."""
-    return ";".join(f"{kind}:" + ",".join(f"{k}={v}" for k, v in sorted(prior_weights(kind, encoder).items()))
+def prior_fingerprint() -> str:
+    """Identifies the prior weights a calibration scaled; a stored calibration of other weights is stale."""
+    return ";".join(f"{kind}:" + ",".join(f"{k}={v}" for k, v in sorted(prior_weights(kind).items()))
                     for kind in LEVEL_KINDS)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from shelfwise.core.models.backend import DecisionBackend, Embedder, encoder_family
+from shelfwise.core.models.backend import DecisionBackend, Embedder
 from shelfwise.core.navigation.decision import DecisionModel, meta_key
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import Snapshot, build_snapshot, tree_version
@@ -43,11 +43,11 @@ def load_decision(store: Store, collection_id: int, embedder: Embedder,
     for gen in (backend, None):
         text = store.get_meta(meta_key(collection_id, model_set(embedder, gen)), None)
         if text:
-            model = DecisionModel.from_json(text, encoder_family(embedder))
+            model = DecisionModel.from_json(text)
             if gen is None:
                 model.lm_levels = ()
             return model
-    return DecisionModel(encoder=encoder_family(embedder))
+    return DecisionModel()
 
 
 def save_decision(store: Store, collection_id: int, embedder: Embedder, backend: DecisionBackend | None,
