@@ -4,6 +4,7 @@ the same texts in the same run (the ceiling).
     python benchmarks/index.py --json                  # 1k and 10k passages
     python benchmarks/index.py --sizes 1000 --json     # quicker
     python benchmarks/index.py --rss-only --json       # just the peak RSS of `shelfwise ask`
+    python benchmarks/index.py --sizes 1000 --embedders minilm embeddinggemma --no-rss --json   # side by side
 
 Real text: the files of ``../shared/corpus`` parsed by the ingest runner in one run (parse worker process; smallest
 files first), then the evaluation sets' documents (ConditionalQA guides, then SQuAD paragraphs, written as parsed
@@ -155,7 +156,8 @@ def build_and_index(store: Store, n: int, emb: Recording, overlap: bool) -> dict
 def raw_ceiling(emb: Embedder, texts: list[str]) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, tokens) of llama_encode over ``texts`` (pre-tokenized) with the embedder's
     context and packing."""
-    seqs = [emb.tokenize(t) for t in texts]
+    prompt = emb.profile.document_prefix()  # what the indexer's embed() puts before each text ("" for MiniLM)
+    seqs = [emb.tokenize(t, prompt) for t in texts]
     t0, c0 = time.perf_counter(), cpu()
     emb.encode_tokens(seqs)
     return time.perf_counter() - t0, cpu() - c0, sum(len(s) for s in seqs)
@@ -219,6 +221,31 @@ def ask_peak_rss(threads: int | None) -> dict[str, Any]:
             "models_installed": sorted(p.name for p in models_dir().glob("*.gguf"))}
 
 
+def index_sizes(args: argparse.Namespace, model: str | None) -> dict[str, Any]:
+    """Every ``--sizes`` with one sentence encoder (None: the default, MiniLM)."""
+    out: dict[str, Any] = {}
+    embedders = {256: Embedder(model, n_threads=args.threads)}
+    for bt in args.ceiling_batch_tokens:
+        if bt not in embedders:
+            embedders[bt] = Embedder(model, n_threads=args.threads, batch_tokens=bt, max_seqs=max(16, bt // 16))
+    out["model_id"] = embedders[256].model_id
+    out["threads"] = embedders[256].n_threads
+    out["window"] = embedders[256].window
+    for n in args.sizes:
+        r = run_size(n, embedders, args.ceiling_batch_tokens, not args.no_overlap)
+        out[f"size_{n}"] = r
+        print(json.dumps({n: r}), file=sys.stderr, flush=True)
+    big = max(args.sizes)
+    out["seconds_10k"] = round(out[f"size_{big}"]["total_seconds"] * 10000 / out[f"size_{big}"]["passages"], 1)
+    out["seconds_10k_from_size"] = big
+    out["cpu_seconds_10k"] = round(out[f"size_{big}"]["total_cpu"] * 10000 / out[f"size_{big}"]["passages"], 1)
+    out["ratio_to_ceiling"] = out[f"size_{big}"]["ratio_to_ceiling"]
+    out["ratio_to_ceiling_cpu"] = out[f"size_{big}"]["ratio_to_ceiling_cpu"]
+    for e in embedders.values():
+        e.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -230,28 +257,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rss-only", action="store_true")
     p.add_argument("--no-rss", action="store_true", help="skip the peak RSS of ask")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--embedders", nargs="+", default=None,
+                   help="sentence encoders (minilm, embeddinggemma or GGUF paths), each through every size in turn")
     args = p.parse_args(argv)
     out: dict[str, Any] = {"cores": os.cpu_count(), "load_average": os.getloadavg()}
     if not args.rss_only:
-        embedders = {256: Embedder(n_threads=args.threads)}
-        for bt in args.ceiling_batch_tokens:
-            if bt not in embedders:
-                embedders[bt] = Embedder(n_threads=args.threads, batch_tokens=bt, max_seqs=max(16, bt // 16))
-        out["threads"] = embedders[256].n_threads
-        out["window"] = embedders[256].window
-        for n in args.sizes:
-            r = run_size(n, embedders, args.ceiling_batch_tokens, not args.no_overlap)
-            out[f"size_{n}"] = r
-            print(json.dumps({n: r}), file=sys.stderr, flush=True)
-        big = max(args.sizes)
-        out["seconds_10k"] = out[f"size_{big}"]["total_seconds"] * 10000 / out[f"size_{big}"]["passages"]
-        out["seconds_10k"] = round(out["seconds_10k"], 1)
-        out["seconds_10k_from_size"] = big
-        out["cpu_seconds_10k"] = round(out[f"size_{big}"]["total_cpu"] * 10000 / out[f"size_{big}"]["passages"], 1)
-        out["ratio_to_ceiling"] = out[f"size_{big}"]["ratio_to_ceiling"]
-        out["ratio_to_ceiling_cpu"] = out[f"size_{big}"]["ratio_to_ceiling_cpu"]
-        for e in embedders.values():
-            e.close()
+        if args.embedders:
+            out["by_embedder"] = {name: index_sizes(args, name) for name in args.embedders}
+        else:
+            out.update(index_sizes(args, None))
     if not args.no_rss:
         out.update(ask_peak_rss(args.threads))
     if SAVINGS.is_file():
