@@ -4,8 +4,9 @@ Plays every tune dialogue twice: each question alone, and each later question re
 before it (no topic-shift test). For every later turn it writes the evidence a topic-shift test can read (the words'
 cue, the question's own content words and those new to the conversation, the embedder's and BM25's margins inside
 vs outside the last answer's documents, its cited passages against the best passage elsewhere, the cosine with the
-last query) beside whether the question alone and the follow-up reading put the gold passage first. Walks are
-memoised by (query, query vector, prior), so a later rule replays only what it changes.
+last query, the flat confidence of the question alone and of the follow-up reading over the composed text's
+or the question's own BM25 hits) beside whether the question alone and the follow-up reading put the gold passage
+first. Walks are memoised by (query, query vector, prior), so a later rule replays only what it changes.
 
     .venv/bin/python benchmarks/conversation_gate.py --db LIB [--rules NAME=JSON ...]
 
@@ -126,6 +127,9 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     flat["followup_confidence"] = alone_confidence(snap, mixed, lexical_search(shelf.store, snap)(composed),
                                                    DECISION[0])
     flat["confidence_gap"] = flat["confidence"] - flat["followup_confidence"]
+    # undiluted: the mixed vector with the question's own BM25 hits (only the vector differs from "confidence")
+    flat["followup_confidence_own"] = alone_confidence(snap, mixed, hits, DECISION[0])
+    flat["confidence_gap_own"] = flat["confidence"] - flat["followup_confidence_own"]
     return {"cue": float(points_back(question)), "content": float(len(own)),
             "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
             "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,
@@ -174,7 +178,8 @@ def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
         return False
     followup = t["confidence"] < rule.confidence if rule.confidence and t["cue"] == 0 else score >= rule.threshold
     if followup and rule.alone_gap is not None:
-        return t["confidence"] - t["followup_confidence"] <= rule.alone_gap
+        key = "followup_confidence_own" if rule.gap_hits == "question" else "followup_confidence"
+        return t["confidence"] - t[key] <= rule.alone_gap
     return followup
 
 

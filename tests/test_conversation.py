@@ -295,6 +295,33 @@ def test_alone_gap_reads_a_question_alone_when_the_model_is_surer_of_it_alone(tm
     store.close()
 
 
+def test_gap_hits_question_reads_the_follow_up_confidence_from_the_questions_own_bm25_hits(tmp_path: Path) -> None:
+    store, snap, _, history = _three_axes(tmp_path)
+    moved = "And how do I request days?"
+    first = "How many days of annual leave?"
+    vec = _Vectors({moved: np.array([0.0, 1.0, 0.0], np.float32), first: np.array([1.0, 0.0, 0.0], np.float32)})
+    own = {int(snap.passage_ids[0]): 3.0}
+    asked: list[str] = []
+
+    def search(text: str) -> dict[int, float]:
+        asked.append(text)
+        return own if text == moved else {int(snap.passage_ids[-1]): 9.0}
+
+    rule = with_rule(SHIPPED, alone_gap=0.03, gap_hits="question")
+    reading = read(moved, history, snap, vec, rule, search=search)[0]
+    mixed = vec.table[moved] + rule.mix * vec.table[first]
+    want = alone_confidence(snap, mixed / np.linalg.norm(mixed), own, DecisionModel())
+    assert reading.scores["followup_confidence"] == pytest.approx(want, abs=1e-4)  # only the vector differs
+    assert asked == [moved]  # the composed text is not searched
+    composed = read(moved, history, snap, vec, with_rule(rule, gap_hits="composed"), search=search)[0]
+    theirs = alone_confidence(snap, mixed / np.linalg.norm(mixed), search(asked[-1]), DecisionModel())
+    assert asked[1] == moved and asked[2] != moved  # round 4's reading searches the composed text too
+    assert composed.scores["followup_confidence"] == pytest.approx(theirs, abs=1e-4)
+    with pytest.raises(ValueError):
+        read(moved, history, snap, vec, with_rule(rule, gap_hits="other"), search=search)
+    store.close()
+
+
 class _Counted(_Vectors):
     """The same fixed vectors, with every text it was asked to embed written down."""
 

@@ -12,7 +12,8 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    words' cue (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and
    is read alone, with no preferred branches. A rule may also let the decision model pick between the two
    readings where these say follow-up (``alone_gap``: read alone when :func:`alone_confidence` is surer of the
-   question alone than of the follow-up reading by more than it); what ships does not.
+   question alone than of the follow-up reading by more than it; ``gap_hits``: which BM25 hits the follow-up
+   reading's confidence reads); what ships does not.
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`).
 3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
@@ -62,6 +63,9 @@ class ReadingRule:
     alone_gap: float | None = None  # set: a question the tests above would read as a follow-up is read alone when
     # :func:`alone_confidence` of the question alone exceeds the same confidence of the follow-up reading (its
     # composed text's BM25 hits and the vector its walk reads) by more than this (None: no comparison)
+    gap_hits: str = "composed"  # the BM25 hits the follow-up reading's confidence reads in that comparison: the
+    # composed text's ("composed") or the question's own, the ones the question alone read ("question"), so that
+    # only the vector differs between the two confidences
 
 
 # chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
@@ -72,7 +76,9 @@ class ReadingRule:
 # passage model is confident of its best passage for the question alone; one that points back when it matches the
 # rest of the collection clearly better than the last answer's documents (embedder margin + 0.3 x BM25 margin below
 # the threshold). The comparison of the two readings (``alone_gap``) is not shipped: chosen on tune, it lost
-# follow-ups on the test split (docs/eval/conversation.md, "Round 4")
+# follow-ups on the test split (docs/eval/conversation.md, "Round 4"); nor is its undiluted form (the follow-up
+# reading's confidence from the question's own BM25 hits, ``gap_hits="question"``), which did not beat what ships on
+# the tune split ("Round 5")
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
                       lexical_weight=0.3, own_words=4, confidence=0.44)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
@@ -259,7 +265,13 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         if sure is None:
             sure = alone_confidence(snap, q_vec, hits, model_)
         f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
-        sure_f = alone_confidence(snap, f_vec, search(query) if search is not None else {}, model_)
+        if rule.gap_hits == "question":
+            f_hits = hits
+        elif rule.gap_hits == "composed":
+            f_hits = search(query) if search is not None else {}
+        else:
+            raise ValueError(f"unknown gap_hits {rule.gap_hits!r} (composed or question)")
+        sure_f = alone_confidence(snap, f_vec, f_hits, model_)
         scores.update(confidence=round(sure, 4), followup_confidence=round(sure_f, 4))
         if sure - sure_f > rule.alone_gap:
             followup = False
