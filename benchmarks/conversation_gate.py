@@ -40,6 +40,7 @@ from shelfwise.core.conversation.reading import (
     history_documents,
     history_nodes,
     lexical_margin,
+    mix_vectors,
     shift_margin,
 )
 from shelfwise.core.conversation.turn import lexical_search
@@ -121,8 +122,7 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
         flat[f"confidence_{name}"] = float(p[sel].max()) if sel.any() else 0.0  # over every passage, by where
     # the same cheap confidence for the follow-up reading: the composed text's BM25 hits and the mixed vector
     # (the question's + SHIPPED.mix x the last query's, normalised), as the walk of a follow-up reads them
-    mixed = qv + SHIPPED.mix * prev
-    mixed = (mixed / (float(np.linalg.norm(mixed)) or 1.0)).astype(np.float32)
+    mixed = mix_vectors(qv, prev, SHIPPED.mix)
     composed = compose(SHIPPED.text, question, before)
     flat["followup_confidence"] = alone_confidence(snap, mixed, lexical_search(shelf.store, snap)(composed),
                                                    DECISION[0])

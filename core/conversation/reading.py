@@ -257,7 +257,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
                    f"({'<' if followup else '>='} {rule.confidence:.2f})")
     query = compose(rule.text, question, turns)
-    mixed = followup_vector(question, q_vec, last, embedder, rule) if followup else None
+    mixed = followup_vector(question, q_vec, last, embedder, model, rule) if followup else None
     if followup and rule.alone_gap is not None and snap is not None and q_vec is not None:
         # the decision model picks between the two readings: how sure it is of the question alone against the
         # follow-up reading (its composed text's BM25 hits, the vector its walk reads)
@@ -284,21 +284,26 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
 
 
-def followup_vector(question: str, q_vec: np.ndarray | None, last: Turn, embedder: Embedder,
+def followup_vector(question: str, q_vec: np.ndarray | None, last: Turn, embedder: Embedder, model: str,
                     rule: ReadingRule) -> np.ndarray | None:
     """The vector a follow-up's walk reads when it is not its text's own: the question's vector + ``rule.mix`` x
     the last query's, normalised (None when ``rule.mix`` is 0). The last query's vector only for a follow-up (a
     shift does not pay for it): the one the last turn kept (a first, alone or shifted question's, stored with the
-    turn, so a restart does not embed it again), else from the embedder's kept vectors or embedded here."""
+    turn, so a restart does not embed it again), else from the embedder's kept vectors or embedded here. ``model``:
+    the embedder's model id (a kept vector of another model is not mixed in)."""
     if rule.mix <= 0:
         return None
-    model = str(getattr(embedder, "model_id", ""))
     before_text = last.reading.query or last.question
     mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
     before = kept_vector(last.reading, model, mine.shape[0])
     if before is None:
         before = query_vectors(embedder, [before_text])[0]
-    v = mine + rule.mix * before
+    return mix_vectors(mine, before, rule.mix)
+
+
+def mix_vectors(mine: np.ndarray, before: np.ndarray, mix: float) -> np.ndarray:
+    """The question's vector + ``mix`` x the last query's, L2-normalised: what a follow-up's walk reads."""
+    v = mine + mix * before
     return (v / (float(np.linalg.norm(v)) or 1.0)).astype(np.float32)
 
 
