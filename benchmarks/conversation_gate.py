@@ -28,7 +28,15 @@ import numpy as np
 
 import shelfwise.core.evaluation.dialogues as dialogues_mod
 import shelfwise.core.models.encoders.embedder as embedder_mod
-from shelfwise.core.conversation.cues import CONTINUE, LEAD, content_words, points_back
+from shelfwise.core.conversation.cues import (
+    CONTINUE,
+    LEAD,
+    content_words,
+    coverage,
+    names_referent,
+    own_words,
+    points_back,
+)
 from shelfwise.core.conversation.model import Turn
 from shelfwise.core.conversation.reading import (
     ALONE,
@@ -37,10 +45,12 @@ from shelfwise.core.conversation.reading import (
     ReadingRule,
     alone_confidence,
     compose,
+    flat_best,
     history_documents,
     history_nodes,
     lexical_margin,
     mix_vectors,
+    passage_words,
     shift_margin,
 )
 from shelfwise.core.conversation.turn import lexical_search
@@ -124,12 +134,17 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     # (the question's + SHIPPED.mix x the last query's, normalised), as the walk of a follow-up reads them
     mixed = mix_vectors(qv, prev, SHIPPED.mix)
     composed = compose(SHIPPED.text, question, before)
-    flat["followup_confidence"] = alone_confidence(snap, mixed, lexical_search(shelf.store, snap)(composed),
-                                                   DECISION[0])
+    composed_hits = lexical_search(shelf.store, snap)(composed)
+    flat["followup_confidence"] = alone_confidence(snap, mixed, composed_hits, DECISION[0])
     flat["confidence_gap"] = flat["confidence"] - flat["followup_confidence"]
     # undiluted: the mixed vector with the question's own BM25 hits (only the vector differs from "confidence")
     flat["followup_confidence_own"] = alone_confidence(snap, mixed, hits, DECISION[0])
     flat["confidence_gap_own"] = flat["confidence"] - flat["followup_confidence_own"]
+    # how much of the question's own words the best passage of each reading has (the flat pools' best)
+    stems = own_words(question)
+    flat["own_n"] = float(len(stems))
+    for name, vec, h in (("alone", qv, hits), ("followup", mixed, composed_hits), ("followup_own", mixed, hits)):
+        flat[f"cov_{name}_flat"] = coverage(stems, passage_words(snap, flat_best(snap, vec, h, DECISION[0])[1]))
     return {"cue": float(points_back(question)), "content": float(len(own)),
             "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
             "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,
@@ -147,6 +162,14 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
 # fragment ("the hotel cap?", "for part-time staff?")
 FULL_QUESTION = re.compile(r"^(?:who|whom|whose|what|when|where|why|how|which|can|could|do|does|did|is|are|was|"
                            r"were|will|would|should|shall|may|must|have|has)\b", re.I)
+
+
+def walk_coverage(snap: Any, question: str, alone: Turn, followup: Turn, gold: int) -> dict[str, float]:
+    """How much of the question's own words the top passage of each play's walk has, and the gold passage."""
+    stems = own_words(question)
+    top = {"alone": alone.hit_nodes[:1], "followup": followup.hit_nodes[:1], "gold": [gold]}
+    return {f"cov_{k}_walk" if k != "gold" else "cov_gold": coverage(stems, passage_words(snap, v[0] if v else None))
+            for k, v in top.items()}
 
 
 def walk_confidence(shelf: Any, question: str) -> float:
@@ -177,6 +200,10 @@ def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
     if rule.own_words and (t["cue"] < 0 or (t["cue"] == 0 and t["content"] >= rule.own_words)):
         return False
     followup = t["confidence"] < rule.confidence if rule.confidence and t["cue"] == 0 else score >= rule.threshold
+    if (followup and rule.coverage_gap is not None and not names_referent(t["question"])
+            and t["own_n"] >= rule.coverage_words
+            and t["cov_alone_flat"] - t["cov_followup_flat"] >= rule.coverage_gap - 1e-9):
+        return False
     if followup and rule.alone_gap is not None:
         key = "followup_confidence_own" if rule.gap_hits == "question" else "followup_confidence"
         return t["confidence"] - t[key] <= rule.alone_gap
@@ -265,7 +292,9 @@ def main() -> None:
                              "alone_conf": walk_confidence(shelf, d.turns[i].question),
                              "followup_conf": followup_walk_confidence(shelf, snap, d.turns[i].question, f.turns[:i],
                                                                        forced_rule),
-                             **features(shelf, snap, d.turns[i].question, f.turns[:i])})
+                             **features(shelf, snap, d.turns[i].question, f.turns[:i]),
+                             **walk_coverage(snap, d.turns[i].question, a.turns[i], f.turns[i],
+                                             golds[(d.id, i)].node_id)})
         report["turns"] = rows
         sims = [{"rule": g, **simulate(rows, replace(SHIPPED, **g))} for g in GRID]
         sims.sort(key=lambda r: (-r["both"], -r["followup"]))

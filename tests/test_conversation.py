@@ -16,7 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shelfwise.core.conversation.cues import points_back, rewrite, topic_of
+from shelfwise.core.conversation.cues import (
+    coverage,
+    names_referent,
+    own_words,
+    points_back,
+    rewrite,
+    topic_of,
+)
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.reading import (
@@ -319,6 +326,38 @@ def test_gap_hits_question_reads_the_follow_up_confidence_from_the_questions_own
     assert composed.scores["followup_confidence"] == pytest.approx(theirs, abs=1e-4)
     with pytest.raises(ValueError):
         read(moved, history, snap, vec, with_rule(rule, gap_hits="other"), search=search)
+    store.close()
+
+
+def test_own_word_coverage_matches_inflections_and_names_referents() -> None:
+    stems = own_words("Thanks. And who founded Northwind Labs?")
+    assert stems == ["found", "northwind", "lab"]
+    assert coverage(stems, "Northwind Labs: the founders") == 1.0
+    assert coverage(own_words("And how do I register a trip?"), "Registration of business trips") == 1.0
+    assert coverage(stems, "Founded in Lisbon") == pytest.approx(1 / 3)
+    assert coverage(["cat"], "concatenate") == 0.0 and coverage([], "anything") == 0.0
+    assert names_referent("And who approves it?") and names_referent("How do I order one?")
+    assert not names_referent("And who founded Northwind Labs?") and not names_referent("Daily working window?")
+
+
+def test_coverage_gap_reads_alone_a_follow_up_whose_reading_lost_the_questions_own_words(tmp_path: Path) -> None:
+    store, snap, (leave, _, hotel), history = _three_axes(tmp_path)
+    moved = "And where do I book hotels?"  # opens with "And", names what it asks: the hotel passage has its words
+    pointing = "And where do I book them?"  # a pronoun: the history says what it asks, the test is not applied
+    vec = _Vectors({q: np.array([0.7, 0.0, 0.7], np.float32) for q in (moved, pointing)}
+                   | {"How many days of annual leave?": np.array([1.0, 0.0, 0.0], np.float32)})
+
+    def search(text: str) -> dict[int, float]:  # alone: the hotel passage; the composed text: the leave passage
+        return {hotel: 9.0} if text in (moved, pointing) else {leave: 9.0}
+
+    assert read(moved, history, snap, vec, with_rule(SHIPPED, coverage_gap=None), search=search)[0].mode == "followup"
+    rule = with_rule(SHIPPED, coverage_gap=0.5)
+    reading, q_vec = read(moved, history, snap, vec, rule, search=search)
+    assert reading.mode == "shift" and not reading.prior and q_vec is not None
+    assert reading.scores["coverage_alone"] == 1.0 and reading.scores["coverage_followup"] == 0.0
+    assert "own words" in reading.why
+    assert read(pointing, history, snap, vec, rule, search=search)[0].mode == "followup"
+    assert read(moved, history, snap, vec, with_rule(rule, coverage_words=3), search=search)[0].mode == "followup"
     store.close()
 
 

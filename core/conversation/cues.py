@@ -49,6 +49,12 @@ def points_back(question: str) -> int:
     return 0
 
 
+def names_referent(question: str) -> bool:
+    """Whether the question stands a pronoun or "one" for something said before ("how do I request it?"), rather
+    than pointing back only by its opening ("And ...") or not at all."""
+    return any(w in ANAPHORA for w in words(question)) or bool(PRO_ONE.search(question))
+
+
 def topic_of(heading_path: Sequence[str], previous_question: str) -> str:
     """What the last answer was about, as a noun phrase: the heading of its section without its numbering
     ("3.1 Annual leave" -> "annual leave"), else the content words of the last question."""
@@ -80,3 +86,39 @@ def rewrite(question: str, previous_question: str, topic: str) -> str:
     if topic and not set(content_words(topic)) & set(content_words(core)):
         return f"{core.rstrip()} ({topic})"
     return core
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match a question's word with its inflections in a passage ("founded" /
+    "founder", "registering" / "registration"): a possessive and the commonest suffixes cut."""
+    w = word.lower().strip("'’-")
+    if w.endswith(("'s", "’s")):
+        w = w[:-2]
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
+            return w[: len(w) - len(suffix)] + repl
+    return w
+
+
+def own_words(question: str) -> list[str]:
+    """The question's content words once a leading "thanks - and" is dropped, stemmed: what it asks in its own
+    words."""
+    return list(dict.fromkeys(stem(w) for w in content_words(LEAD.sub("", question))))
+
+
+def coverage(stems: Sequence[str], text: str) -> float:
+    """The share of ``stems`` that ``text`` has: a stem matches a word of the text with the same stem, or one that
+    shares all but its last two letters with it (at least four: "register" / "registration")."""
+    if not stems:
+        return 0.0
+    have = {stem(w) for w in words(text)}
+
+    def near(a: str, b: str) -> bool:
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return n >= max(4, min(len(a), len(b)) - 2)
+
+    return sum(s in have or any(near(s, h) for h in have) for s in stems) / len(stems)

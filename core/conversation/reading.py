@@ -13,7 +13,9 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    is read alone, with no preferred branches. A rule may also let the decision model pick between the two
    readings where these say follow-up (``alone_gap``: read alone when :func:`alone_confidence` is surer of the
    question alone than of the follow-up reading by more than it; ``gap_hits``: which BM25 hits the follow-up
-   reading's confidence reads); what ships does not.
+   reading's confidence reads); what ships does not. What ships does check, for a follow-up whose words name no
+   referent, whether the conversation pulled its reading away from what it names (``coverage_gap``: the share of
+   its own words in the best passage read alone against read with the conversation).
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`).
 3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
@@ -30,7 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from shelfwise.core.conversation.cues import content_words, points_back, rewrite, topic_of
+from shelfwise.core.conversation.cues import (
+    content_words,
+    coverage,
+    names_referent,
+    own_words,
+    points_back,
+    rewrite,
+    topic_of,
+)
 from shelfwise.core.conversation.model import Reading, Turn
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.decision import DecisionModel
@@ -63,6 +73,12 @@ class ReadingRule:
     alone_gap: float | None = None  # set: a question the tests above would read as a follow-up is read alone when
     # :func:`alone_confidence` of the question alone exceeds the same confidence of the follow-up reading (its
     # composed text's BM25 hits and the vector its walk reads) by more than this (None: no comparison)
+    coverage_gap: float | None = None  # set: a follow-up by the tests above whose words hold no pronoun or "one"
+    # (only a continuing opening, or nothing, points back) and that has at least ``coverage_words`` content words
+    # of its own is read alone when the best passage for the question alone has a larger share of those words than
+    # the follow-up reading's best passage by at least this (:func:`cues.coverage`; both from the flat pool of
+    # :func:`flat_best`): the conversation pulled the reading away from what the question names
+    coverage_words: int = 2
     gap_hits: str = "composed"  # the BM25 hits the follow-up reading's confidence reads in that comparison: the
     # composed text's ("composed") or the question's own, the ones the question alone read ("question"), so that
     # only the vector differs between the two confidences
@@ -78,9 +94,11 @@ class ReadingRule:
 # the threshold). The comparison of the two readings (``alone_gap``) is not shipped: chosen on tune, it lost
 # follow-ups on the test split (docs/eval/conversation.md, "Round 4"); nor is its undiluted form (the follow-up
 # reading's confidence from the question's own BM25 hits, ``gap_hits="question"``), which did not beat what ships on
-# the tune split ("Round 5")
+# the tune split ("Round 5"). Round 6: a follow-up by these tests that names no referent (no pronoun or "one") and
+# has two or more content words of its own is read alone when the best passage for it alone holds at least half
+# more of those words than the follow-up reading's best passage (``coverage_gap``)
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
-                      lexical_weight=0.3, own_words=4, confidence=0.44)
+                      lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
 CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
 
@@ -192,12 +210,27 @@ def alone_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float], 
     evidence (no generative readout, no judge): the walk's passage level over a flat pool (the ``POOL`` passages
     nearest by cosine and the BM25 hits). How sure the library is that the question, read on its own, has its
     answer."""
+    return flat_best(snap, q_vec, hits, decision)[0]
+
+
+def flat_best(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float],
+              decision: DecisionModel) -> tuple[float, int | None]:
+    """:func:`alone_confidence` and the passage it is for (its node id; None in an empty or other-model
+    snapshot)."""
     if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
-        return 0.0
+        return 0.0, None
     ev = QueryEvidence.build(snap, q_vec, hits)
     rows = set(np.argsort(-ev.cos)[:POOL].tolist()) | {snap.row_of[n] for n in hits if n in snap.row_of}
     cands = [snap.nodes[int(snap.passage_ids[r])] for r in sorted(rows)]
-    return float(decision.model("passage").proba(level_features(snap, ev, cands)).max())
+    p = decision.model("passage").proba(level_features(snap, ev, cands))
+    best = int(np.argmax(p))
+    return float(p[best]), cands[best].id
+
+
+def passage_words(snap: Snapshot, node_id: int | None) -> str:
+    """A passage's heading path and text, the words :func:`cues.coverage` reads."""
+    node = snap.nodes.get(node_id) if node_id is not None else None
+    return " ".join([*node.heading_path, node.text]) if node is not None else ""
 
 
 def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: Embedder,
@@ -277,6 +310,20 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             followup = False
             why = (f"alone its best passage is {sure:.2f} sure, read with the conversation {sure_f:.2f} "
                    f"(more sure alone by > {rule.alone_gap:.2f}; {why})")
+    if (followup and rule.coverage_gap is not None and snap is not None and q_vec is not None
+            and not names_referent(question)):
+        stems = own_words(question)
+        if len(stems) >= rule.coverage_words:
+            model_ = decision or DecisionModel()
+            f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
+            f_hits = search(query) if search is not None else {}
+            cov_a = coverage(stems, passage_words(snap, flat_best(snap, q_vec, hits, model_)[1]))
+            cov_f = coverage(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
+            scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
+            if cov_a - cov_f >= rule.coverage_gap - 1e-9:
+                followup = False
+                why = (f"its own words are {cov_a:.0%} in the best passage read alone, {cov_f:.0%} in the best "
+                       f"read with the conversation ({why})")
     if not followup:
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
                        vector_model=model if q_vec is not None else ""), q_vec
