@@ -26,7 +26,7 @@ from typing import Any
 
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.conversation.model import Conversation
-from shelfwise.core.conversation.reading import SHIPPED, read
+from shelfwise.core.conversation.reading import SHIPPED, read, with_rule
 from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
 from shelfwise.core.evaluation.dialogues import load_dialogues
 from shelfwise.core.navigation.snapshots import snapshot_for
@@ -42,8 +42,10 @@ def main() -> None:
     ap.add_argument("--data", default=str(ROOT / "tests" / "data" / "dialogues.jsonl"))
     ap.add_argument("--split", default="test")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rule", default="{}", help="JSON of ReadingRule fields over SHIPPED (default: what ships)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "eval" / "conversation-cost.json"))
     args = ap.parse_args()
+    rule = with_rule(SHIPPED, **json.loads(args.rule))
     dialogues = load_dialogues(args.data, args.split)
     alone_s: list[float] = []
     turn_s: list[float] = []
@@ -71,8 +73,8 @@ def main() -> None:
                             if side is a:
                                 answer_question(shelf, t.question, generate=False)
                             else:
-                                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED,
-                                                      search=search, decision=decision_for(shelf, snap, SHIPPED))
+                                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, rule,
+                                                      search=search, decision=decision_for(shelf, snap, rule))
                                 answer_question(shelf, reading.query, generate=False, prior=reading.prior or None,
                                                 q_vec=q_vec)
                             side.append(time.perf_counter() - t0)
@@ -82,8 +84,8 @@ def main() -> None:
                     rows.append({"dialogue": d.id, "position": i + 1, "kind": t.kind, "mode": reading.mode,
                                  "alone_s": round(alone_s[-1], 4), "followup_s": round(turn_s[-1], 4),
                                  "followup_live_s": round(live_s[-1], 4)})
-                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, SHIPPED, search=search,
-                                      decision=decision_for(shelf, snap, SHIPPED))
+                reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, rule, search=search,
+                                      decision=decision_for(shelf, snap, rule))
                 answer = answer_question(shelf, reading.query, generate=False, prior=reading.prior or None,
                                          q_vec=q_vec)
                 conv.turns.append(turn_from(t.question, reading, answer))
@@ -94,7 +96,7 @@ def main() -> None:
               "ratio": round(ratio, 3), "followup_live_total_s": round(sum(live_s), 3),
               "live_ratio": round(sum(live_s) / sum(alone_s), 3), "median_ratio": round(statistics.median(
                   b / a for a, b in zip(alone_s, turn_s, strict=True)), 3),
-              "load_average": os.getloadavg(), "rule": asdict(SHIPPED), "rows": rows}
+              "load_average": os.getloadavg(), "rule": asdict(rule), "rows": rows}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"{len(rows)} follow-up turns: alone {sum(alone_s):.2f} s, as follow-ups {sum(turn_s):.2f} s, "
           f"ratio {ratio:.3f} (median per turn {report['median_ratio']}); live {sum(live_s):.2f} s, "
