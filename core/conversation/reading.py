@@ -257,6 +257,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     q_vec = None
     hits: dict[int, float] = {}
     sure: float | None = None  # alone_confidence of the question alone, once computed
+    alone_best: int | None = None  # the passage it is for
     followup = True
     why = "read with the conversation (every question after the first is)"
     if rule.gate and snap is not None:
@@ -284,7 +285,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             followup = False
             why = f"it says what it asks in {own} words of its own, none pointing back ({why})"
         elif rule.confidence and cue == 0:
-            conf = sure = alone_confidence(snap, q_vec, hits, decision or DecisionModel())
+            conf, alone_best = flat_best(snap, q_vec, hits, decision or DecisionModel())
+            sure = conf
             scores["confidence"] = round(conf, 4)
             followup = conf < rule.confidence
             why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
@@ -296,7 +298,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         # follow-up reading (its composed text's BM25 hits, the vector its walk reads)
         model_ = decision or DecisionModel()
         if sure is None:
-            sure = alone_confidence(snap, q_vec, hits, model_)
+            sure, alone_best = flat_best(snap, q_vec, hits, model_)
         f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
         if rule.gap_hits == "question":
             f_hits = hits
@@ -317,7 +319,9 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             model_ = decision or DecisionModel()
             f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
             f_hits = search(query) if search is not None else {}
-            cov_a = coverage(stems, passage_words(snap, flat_best(snap, q_vec, hits, model_)[1]))
+            if sure is None:
+                sure, alone_best = flat_best(snap, q_vec, hits, model_)
+            cov_a = coverage(stems, passage_words(snap, alone_best))
             cov_f = coverage(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
             scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
             if cov_a - cov_f >= rule.coverage_gap - 1e-9:
