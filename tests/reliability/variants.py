@@ -63,7 +63,10 @@ def hostile_name(rng: random.Random, ext: str = ".txt") -> str:
     if "\u202e" in stem:
         ext = ".txt"  # the classic: "report\u202etxt.exe" shown as "reportexe.txt"
     name = stem + ext
-    return name if len(os.fsencode(name)) < 250 else name[:200] + ext
+    name = name if len(os.fsencode(name)) < 250 else name[:200] + ext
+    # as a directory listing gives it back: two "bytes" tricks in a row can form a valid UTF-8 sequence
+    # (0xC7 0xBD is "ǽ"), which the file system then reports decoded
+    return os.fsdecode(os.fsencode(name))
 
 
 # --------------------------------------------------------------------------- encodings
