@@ -43,7 +43,6 @@ from shelfwise.core.conversation.reading import (
     FEW_WORDS,
     SHIPPED,
     ReadingRule,
-    alone_confidence,
     compose,
     flat_best,
     history_documents,
@@ -125,26 +124,29 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     lex_sec_out = max((v for k, v in hits.items() if k not in sec_ids), default=0.0) / best
     lex_sec_doc_out = max((v for k, v in hits.items() if k in rest_ids), default=0.0) / best
     rest = LEAD.sub("", question).strip()
-    flat = {"confidence": alone_confidence(snap, qv, hits, DECISION[0])}
+    # each reading's cheap confidence and best passage from one flat scoring: the question alone; the follow-up
+    # reading (the composed text's BM25 hits and the mixed vector, the question's + SHIPPED.mix x the last
+    # query's, normalised, as the walk of a follow-up reads them); undiluted, the mixed vector with the question's
+    # own BM25 hits (only the vector differs from the question alone's)
+    mixed = mix_vectors(qv, prev, SHIPPED.mix)
+    composed = compose(SHIPPED.text, question, before)
+    composed_hits = lexical_search(shelf.store, snap)(composed)
+    readings = (("alone", qv, hits), ("followup", mixed, composed_hits), ("followup_own", mixed, hits))
+    best = {name: flat_best(snap, vec, h, DECISION[0]) for name, vec, h in readings}
+    flat = {"confidence": best["alone"][0]}
     ev = QueryEvidence.build(snap, qv, hits)
     p = DECISION[0].model("passage").proba(level_features(snap, ev, [snap.nodes[int(n)] for n in snap.passage_ids]))
     for name, sel in (("sec_in", in_sec), ("sec_out", ~in_sec), ("doc_in", in_doc), ("doc_out", ~in_doc)):
         flat[f"confidence_{name}"] = float(p[sel].max()) if sel.any() else 0.0  # over every passage, by where
-    # the same cheap confidence for the follow-up reading: the composed text's BM25 hits and the mixed vector
-    # (the question's + SHIPPED.mix x the last query's, normalised), as the walk of a follow-up reads them
-    mixed = mix_vectors(qv, prev, SHIPPED.mix)
-    composed = compose(SHIPPED.text, question, before)
-    composed_hits = lexical_search(shelf.store, snap)(composed)
-    flat["followup_confidence"] = alone_confidence(snap, mixed, composed_hits, DECISION[0])
+    flat["followup_confidence"] = best["followup"][0]
     flat["confidence_gap"] = flat["confidence"] - flat["followup_confidence"]
-    # undiluted: the mixed vector with the question's own BM25 hits (only the vector differs from "confidence")
-    flat["followup_confidence_own"] = alone_confidence(snap, mixed, hits, DECISION[0])
+    flat["followup_confidence_own"] = best["followup_own"][0]
     flat["confidence_gap_own"] = flat["confidence"] - flat["followup_confidence_own"]
-    # how much of the question's own words the best passage of each reading has (the flat pools' best)
+    # how much of the question's own words the best passage of each reading has
     stems = own_words(question)
     flat["own_n"] = float(len(stems))
-    for name, vec, h in (("alone", qv, hits), ("followup", mixed, composed_hits), ("followup_own", mixed, hits)):
-        flat[f"cov_{name}_flat"] = coverage(stems, passage_words(snap, flat_best(snap, vec, h, DECISION[0])[1]))
+    for name, (_, node) in best.items():
+        flat[f"cov_{name}_flat"] = coverage(stems, passage_words(snap, node))
     return {"cue": float(points_back(question)), "content": float(len(own)),
             "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
             "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,

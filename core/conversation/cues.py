@@ -43,8 +43,7 @@ def points_back(question: str) -> int:
     said before, or an opening that continues the last question), -1 when they announce a new topic, 0 otherwise."""
     if SHIFT.search(question):
         return -1
-    ws = words(question)
-    if CONTINUE.match(question) or any(w in ANAPHORA for w in ws) or PRO_ONE.search(question):
+    if CONTINUE.match(question) or names_referent(question):
         return 1
     return 0
 
