@@ -382,30 +382,61 @@ class Store:
         """FTS5 BM25 over title, heading path and text. Score = -bm25 (higher is better). Any input is safe.
         ``document_ids`` limits it to those documents (a question's scope); ``match`` is an FTS5 expression used
         instead of the query's words (phrases and excluded words: ``core/navigation/scope.py``)."""
-        return [(h.node, h.score) for h in self.search_hits(query, limit, kinds, collection_id,
-                                                            document_ids=document_ids, match=match)]
+        _, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
+        return [(node_from_row(r), -float(r[12])) for r in rows]
 
     def search_hits(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
         *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[SearchHit]:
         """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``)."""
+        match, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
+        snippets = self._snippets(match, [int(r[0]) for r in rows]) if match is not None else {}
+        return [SearchHit(node_from_row(r), -float(r[12]), clean_snippet(snippets.get(int(r[0]), ""))) for r in rows]
+
+    def _ranked(
+        self, query: str, limit: int, kinds: Sequence[str], collection_id: int | None,
+        document_ids: Collection[int] | None, match: str | None,
+    ) -> tuple[str | None, list[tuple[Any, ...]]]:
+        """The FTS5 expression and the best ``limit`` matching node rows with their bm25, best first. No snippet
+        here: a snippet reads the node's text back through the index's source view, and asked for in the same
+        statement it would be made for every matching row before the sort (docs/benchmarks.md, "BM25 without
+        snippets")."""
         match = match or fts_query(query)
         if match is None or limit <= 0 or (document_ids is not None and not document_ids):
-            return []
+            return match, []
         where, params = self._filters(kinds, collection_id)
         where = where.replace("WHERE ", "AND ", 1)
         if document_ids is not None:
             where += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
             params.extend(sorted(document_ids))
-        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
-        rows = self.conn.execute(
-            f"SELECT {cols}, bm25(nodes_fts), snippet(nodes_fts, -1, '[', ']', '\u2026', 16) "
-            f"FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
+        ranked = self.conn.execute(
+            f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
             f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
             (match, *params, int(limit)),
-        )
-        return [SearchHit(node_from_row(r), -float(r[12]), clean_snippet(r[13])) for r in rows]
+        ).fetchall()
+        # the rows themselves only for the nodes returned (the sort would otherwise carry every match's text)
+        rows: dict[int, tuple[Any, ...]] = {}
+        ids = [int(r[0]) for r in ranked]
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            for r in self.conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id IN ({', '.join('?' * len(part))})",
+                                       part):
+                rows[int(r[0])] = tuple(r)
+        return match, [(*rows[i], score) for i, score in ranked if i in rows]
+
+    def _snippets(self, match: str, node_ids: Sequence[int]) -> dict[int, str]:
+        """Node id -> its FTS5 snippet for ``match`` (matched terms in ``[ ]``), made for these nodes only."""
+        out: dict[int, str] = {}
+        for i in range(0, len(node_ids), 500):
+            part = node_ids[i:i + 500]
+            marks = ", ".join("?" * len(part))
+            for rowid, snippet in self.conn.execute(
+                f"SELECT rowid, snippet(nodes_fts, -1, '[', ']', '\u2026', 16) FROM nodes_fts "
+                f"WHERE nodes_fts MATCH ? AND rowid IN ({marks})", (match, *part)
+            ):
+                out[int(rowid)] = snippet
+        return out
 
     # ----------------------------------------------------------------- embeddings
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
