@@ -28,11 +28,11 @@ import numpy as np
 
 import shelfwise.core.evaluation.dialogues as dialogues_mod
 import shelfwise.core.models.encoders.embedder as embedder_mod
+from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
     CONTINUE,
     LEAD,
     content_words,
-    coverage,
     names_referent,
     own_words,
     points_back,
@@ -47,6 +47,7 @@ from shelfwise.core.conversation.reading import (
     flat_best,
     history_documents,
     history_nodes,
+    in_documents,
     lexical_margin,
     mix_vectors,
     passage_words,
@@ -145,8 +146,9 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     # how much of the question's own words the best passage of each reading has
     stems = own_words(question)
     flat["own_n"] = float(len(stems))
+    flat["alone_best_inside"] = float(best["alone"][1] is not None and in_documents(snap, best["alone"][1], docs))
     for name, (_, node) in best.items():
-        flat[f"cov_{name}_flat"] = coverage(stems, passage_words(snap, node))
+        flat[f"cov_{name}_flat"] = share_held(stems, passage_words(snap, node))
     return {"cue": float(points_back(question)), "content": float(len(own)),
             "novel": float(len([w for w in own if w not in seen])), "doc_in": cin, "doc_out": cout,
             "doc_margin": cin - cout, "lex_in": lin, "lex_out": lout, "lex_margin": lin - lout,
@@ -170,7 +172,7 @@ def walk_coverage(snap: Any, question: str, alone: Turn, followup: Turn, gold: i
     """How much of the question's own words the top passage of each play's walk has, and the gold passage."""
     stems = own_words(question)
     top = {"alone": alone.hit_nodes[:1], "followup": followup.hit_nodes[:1], "gold": [gold]}
-    return {f"cov_{k}_walk" if k != "gold" else "cov_gold": coverage(stems, passage_words(snap, v[0] if v else None))
+    return {f"cov_{k}_walk" if k != "gold" else "cov_gold": share_held(stems, passage_words(snap, v[0] if v else None))
             for k, v in top.items()}
 
 
@@ -204,7 +206,8 @@ def gate_says_followup(t: dict[str, Any], rule: ReadingRule) -> bool:
     followup = t["confidence"] < rule.confidence if rule.confidence and t["cue"] == 0 else score >= rule.threshold
     if (followup and rule.coverage_gap is not None and not names_referent(t["question"])
             and t["own_n"] >= rule.coverage_words
-            and t["cov_alone_flat"] - t["cov_followup_flat"] >= rule.coverage_gap - 1e-9):
+            and t["cov_alone_flat"] - t["cov_followup_flat"] >= rule.coverage_gap - 1e-9
+            and (t["alone_best_inside"] or not rule.coverage_inside)):
         return False
     if followup and rule.alone_gap is not None:
         key = "followup_confidence_own" if rule.gap_hits == "question" else "followup_confidence"

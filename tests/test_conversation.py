@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
-    coverage,
     names_referent,
     own_words,
     points_back,
@@ -329,13 +329,15 @@ def test_gap_hits_question_reads_the_follow_up_confidence_from_the_questions_own
     store.close()
 
 
-def test_own_word_coverage_matches_inflections_and_names_referents() -> None:
-    stems = own_words("Thanks. And who founded Northwind Labs?")
-    assert stems == ["found", "northwind", "lab"]
-    assert coverage(stems, "Northwind Labs: the founders") == 1.0
-    assert coverage(own_words("And how do I register a trip?"), "Registration of business trips") == 1.0
-    assert coverage(stems, "Founded in Lisbon") == pytest.approx(1 / 3)
-    assert coverage(["cat"], "concatenate") == 0.0 and coverage([], "anything") == 0.0
+def test_own_word_coverage_uses_the_extractive_matcher_and_names_referents() -> None:
+    stems = own_words("Thanks. And who founded Northwind Labs?")  # the leading "thanks - and" is not its own
+    assert stems == ["found", "north", "labs"]  # the extractive answer's keys: content words cut to 5 letters
+    assert share_held(stems, "Northwind Labs: the founders") == 1.0
+    assert share_held(own_words("And how do I register my claims?"), "Registration of a claim") == 1.0
+    assert share_held(stems, "Founded in Lisbon") == pytest.approx(1 / 3)
+    assert share_held(["cat"], "concatenate") == 0.0 and share_held([], "anything") == 0.0
+    japanese = own_words("年次休暇は何日ですか？")  # an unsegmented script: its character bigrams
+    assert share_held(japanese, "年次休暇は27日です") > 0.5 and share_held(japanese, "出張の日当") == 0.0
     assert names_referent("And who approves it?") and names_referent("How do I order one?")
     assert not names_referent("And who founded Northwind Labs?") and not names_referent("Daily working window?")
 
@@ -351,13 +353,31 @@ def test_coverage_gap_reads_alone_a_follow_up_whose_reading_lost_the_questions_o
         return {hotel: 9.0} if text in (moved, pointing) else {leave: 9.0}
 
     assert read(moved, history, snap, vec, with_rule(SHIPPED, coverage_gap=None), search=search)[0].mode == "followup"
-    rule = with_rule(SHIPPED, coverage_gap=0.5)
+    rule = with_rule(SHIPPED, coverage_gap=0.5, coverage_inside=False)
     reading, q_vec = read(moved, history, snap, vec, rule, search=search)
     assert reading.mode == "shift" and not reading.prior and q_vec is not None
     assert reading.scores["coverage_alone"] == 1.0 and reading.scores["coverage_followup"] == 0.0
     assert "own words" in reading.why
     assert read(pointing, history, snap, vec, rule, search=search)[0].mode == "followup"
     assert read(moved, history, snap, vec, with_rule(rule, coverage_words=3), search=search)[0].mode == "followup"
+    # coverage_inside: the hotel passage lies outside the last answer's document, so the test leaves it a follow-up
+    inside = with_rule(rule, coverage_inside=True)
+    assert read(moved, history, snap, vec, inside, search=search)[0].mode == "followup"
+    store.close()
+
+
+def test_coverage_inside_reads_alone_a_question_that_moved_inside_the_last_answers_document(tmp_path: Path) -> None:
+    store, snap, (leave, request, _), history = _three_axes(tmp_path)
+    moved = "And the LeaveDesk portal?"  # its words are in the leave-request passage, the same document
+    vec = _Vectors({moved: np.array([0.4, 0.6, 0.0], np.float32),
+                    "How many days of annual leave?": np.array([1.0, 0.0, 0.0], np.float32)})
+
+    def search(text: str) -> dict[int, float]:  # alone: the request passage; the composed text: the leave passage
+        return {request: 9.0} if text == moved else {leave: 9.0}
+
+    assert SHIPPED.coverage_inside
+    reading = read(moved, history, snap, vec, SHIPPED, search=search)[0]
+    assert reading.mode == "shift" and reading.scores["coverage_alone"] > reading.scores["coverage_followup"]
     store.close()
 
 

@@ -222,6 +222,21 @@ def _content_words(text: str) -> list[str]:
     return [w for w in word_units(text) if has_unsegmented(w) or (w not in STOPWORDS and len(w) > 2)]
 
 
+def question_keys(question: str, prefix: int = PREFIX) -> list[str]:
+    """The question's content words as :func:`word_overlap` compares them (each cut to its first ``prefix``
+    letters; in order, once each): the project's one matcher of a question's words with a text's."""
+    return list(dict.fromkeys(w[:prefix] if prefix > 0 else w for w in _content_words(question)))
+
+
+def share_held(keys: Sequence[str], text: str, prefix: int = PREFIX) -> float:
+    """The share of ``keys`` (:func:`question_keys`) that ``text`` holds, words compared as :func:`word_overlap`
+    compares them, unweighted (0 for no keys)."""
+    if not keys:
+        return 0.0
+    bag = _words(text, prefix)
+    return sum(k in bag for k in keys) / len(keys)
+
+
 def type_cue(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.ndarray:
     """How many of the things the question asks for each text holds: a number or amount ("how many/much"), a date
     or time ("when", "what date", "what are the ... hours"), the action of a "how do you <verb>" question (its
@@ -245,7 +260,7 @@ def word_overlap(question: str, texts: Sequence[str], prefix: int = PREFIX, scop
     compared on their first ``prefix`` letters (see :func:`_words`). Words of ``scope`` (the titles of the
     documents the passages come from: "... at Northwind Labs?") are left out: the walk used them to find the
     document, they do not tell its sentences apart."""
-    q_words = {w[:prefix] if prefix > 0 else w for w in _content_words(question)} - _words(scope, prefix)
+    q_words = set(question_keys(question, prefix)) - _words(scope, prefix)
     bags = [_words(t, prefix) for t in texts]
     n = max(len(texts), 1)
     idf = {w: float(np.log(1 + n / (1 + sum(w in b for b in bags)))) for w in q_words}

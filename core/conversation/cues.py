@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from shelfwise.core.answers.extractive import question_keys
+
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 # words that stand for something said before ("how do I request it?", "who approves them?")
 ANAPHORA = frozenset("it its they them their theirs this that these those there he she him her his same".split())
@@ -87,37 +89,8 @@ def rewrite(question: str, previous_question: str, topic: str) -> str:
     return core
 
 
-def stem(word: str) -> str:
-    """A crude English stem, enough to match a question's word with its inflections in a passage ("founded" /
-    "founder", "registering" / "registration"): a possessive and the commonest suffixes cut."""
-    w = word.lower().strip("'’-")
-    if w.endswith(("'s", "’s")):
-        w = w[:-2]
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
-            return w[: len(w) - len(suffix)] + repl
-    return w
-
-
 def own_words(question: str) -> list[str]:
-    """The question's content words once a leading "thanks - and" is dropped, stemmed: what it asks in its own
-    words."""
-    return list(dict.fromkeys(stem(w) for w in content_words(LEAD.sub("", question))))
-
-
-def coverage(stems: Sequence[str], text: str) -> float:
-    """The share of ``stems`` that ``text`` has: a stem matches a word of the text with the same stem, or one that
-    shares all but its last two letters with it (at least four: "register" / "registration")."""
-    if not stems:
-        return 0.0
-    have = {stem(w) for w in words(text)}
-
-    def near(a: str, b: str) -> bool:
-        n = 0
-        for x, y in zip(a, b, strict=False):
-            if x != y:
-                break
-            n += 1
-        return n >= max(4, min(len(a), len(b)) - 2)
-
-    return sum(s in have or any(near(s, h) for h in have) for s in stems) / len(stems)
+    """What the question asks in its own words: its content words once a leading "thanks - and" is dropped, as the
+    extractive answer's matcher compares them with a text (:func:`shelfwise.core.answers.extractive.question_keys`:
+    words of any script, truncated to their first letters; a run of Chinese or Japanese gives its bigrams)."""
+    return question_keys(LEAD.sub("", question))

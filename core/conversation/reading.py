@@ -15,7 +15,8 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    question alone than of the follow-up reading by more than it; ``gap_hits``: which BM25 hits the follow-up
    reading's confidence reads); what ships does not. What ships does check, for a follow-up whose words name no
    referent, whether the conversation pulled its reading away from what it names (``coverage_gap``: the share of
-   its own words in the best passage read alone against read with the conversation).
+   its own words in the best passage read alone against read with the conversation, when the one read alone lies
+   in the last answer's documents: ``coverage_inside``).
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`).
 3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
@@ -32,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
     content_words,
-    coverage,
     names_referent,
     own_words,
     points_back,
@@ -76,9 +77,13 @@ class ReadingRule:
     coverage_gap: float | None = None  # set: a follow-up by the tests above whose words hold no pronoun or "one"
     # (only a continuing opening, or nothing, points back) and that has at least ``coverage_words`` content words
     # of its own is read alone when the best passage for the question alone has a larger share of those words than
-    # the follow-up reading's best passage by at least this (:func:`cues.coverage`; both from the flat pool of
+    # the follow-up reading's best passage by at least this (:func:`cues.own_words` against each passage's words
+    # with the extractive answer's matcher, :func:`extractive.share_held`; both passages from the flat pool of
     # :func:`flat_best`): the conversation pulled the reading away from what the question names
     coverage_words: int = 2
+    coverage_inside: bool = False  # True: the coverage test reads a question alone only when the best passage for
+    # it alone lies in the documents the last turn answered from (the question moved inside the document the
+    # conversation is in); one whose words are found elsewhere is left to the tests above
     gap_hits: str = "composed"  # the BM25 hits the follow-up reading's confidence reads in that comparison: the
     # composed text's ("composed") or the question's own, the ones the question alone read ("question"), so that
     # only the vector differs between the two confidences
@@ -96,9 +101,12 @@ class ReadingRule:
 # reading's confidence from the question's own BM25 hits, ``gap_hits="question"``), which did not beat what ships on
 # the tune split ("Round 5"). Round 6: a follow-up by these tests that names no referent (no pronoun or "one") and
 # has two or more content words of its own is read alone when the best passage for it alone holds at least half
-# more of those words than the follow-up reading's best passage (``coverage_gap``)
+# more of those words than the follow-up reading's best passage (``coverage_gap``). Round 7: the words compared by
+# the extractive answer's matcher (``cues.own_words``, ``extractive.share_held``), and only when the best passage for
+# the question alone lies in the last answer's documents (``coverage_inside``)
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
-                      lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2)
+                      lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2,
+                      coverage_inside=True)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
 CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
 
@@ -191,6 +199,12 @@ def shift_margin(snap: Snapshot, q_vec: np.ndarray, documents: set[int]) -> tupl
     return cin, cout
 
 
+def in_documents(snap: Snapshot, node_id: int, documents: set[int]) -> bool:
+    """Whether the node lies in one of ``documents`` (document node ids)."""
+    doc = snap.document_of(node_id) if node_id in snap.nodes else None
+    return doc is not None and doc.id in documents
+
+
 def lexical_margin(snap: Snapshot, hits: dict[int, float], documents: set[int]) -> tuple[float, float]:
     """The question alone's best BM25 score inside ``documents`` and outside them, as shares of its best."""
     if not hits:
@@ -228,7 +242,7 @@ def flat_best(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float],
 
 
 def passage_words(snap: Snapshot, node_id: int | None) -> str:
-    """A passage's heading path and text, the words :func:`cues.coverage` reads."""
+    """A passage's heading path and text, the words the coverage test reads (:func:`extractive.share_held`)."""
     node = snap.nodes.get(node_id) if node_id is not None else None
     return " ".join([*node.heading_path, node.text]) if node is not None else ""
 
@@ -259,6 +273,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     sure: float | None = None  # alone_confidence of the question alone, once computed
     alone_best: int | None = None  # the passage it is for
     followup = True
+    documents: set[int] = set()  # the last answer's documents (document node ids), once the gate reads them
     why = "read with the conversation (every question after the first is)"
     if rule.gate and snap is not None:
         q_vec = query_vectors(embedder, [question])[0]
@@ -321,10 +336,11 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             f_hits = search(query) if search is not None else {}
             if sure is None:
                 sure, alone_best = flat_best(snap, q_vec, hits, model_)
-            cov_a = coverage(stems, passage_words(snap, alone_best))
-            cov_f = coverage(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
+            cov_a = share_held(stems, passage_words(snap, alone_best))
+            cov_f = share_held(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
             scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
-            if cov_a - cov_f >= rule.coverage_gap - 1e-9:
+            inside = alone_best is not None and in_documents(snap, alone_best, documents)
+            if cov_a - cov_f >= rule.coverage_gap - 1e-9 and (inside or not rule.coverage_inside):
                 followup = False
                 why = (f"its own words are {cov_a:.0%} in the best passage read alone, {cov_f:.0%} in the best "
                        f"read with the conversation ({why})")
