@@ -375,8 +375,7 @@ def test_coverage_inside_reads_alone_a_question_that_moved_inside_the_last_answe
     def search(text: str) -> dict[int, float]:  # alone: the request passage; the composed text: the leave passage
         return {request: 9.0} if text == moved else {leave: 9.0}
 
-    assert SHIPPED.coverage_inside
-    reading = read(moved, history, snap, vec, SHIPPED, search=search)[0]
+    reading = read(moved, history, snap, vec, with_rule(SHIPPED, coverage_inside=True), search=search)[0]
     assert reading.mode == "shift" and reading.scores["coverage_alone"] > reading.scores["coverage_followup"]
     store.close()
 
