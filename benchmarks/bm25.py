@@ -3,9 +3,10 @@
 The full-text index reads its text through a view (``core/store/fts.py``), so a snippet costs a read of the node's
 text back through it. Asked for in the ranking statement itself (``SELECT ..., snippet(...) ... ORDER BY bm25
 LIMIT n``), SQLite makes one for every matching row before it sorts. This runs the same questions three ways on
-one library, interleaved: that single statement (as the store ran it before), ``Store.search`` (ranking only, what
-the walk and the conversation's topic-shift test read) and ``Store.search_hits`` (ranking, then snippets for the
-rows returned), and checks that all three give the same nodes, scores and snippets in the same order.
+one library, interleaved: that single statement (as the store ran it before), ``Store.search_ids`` (ranking only,
+what the walk and the conversation's topic-shift test read), ``Store.search`` (ranking, then the rows returned) and
+``Store.search_hits`` (ranking, then rows and snippets for the rows returned), and checks that all four give the
+same nodes, scores (and snippets) in the same order.
 
     .venv/bin/python benchmarks/bm25.py --db LIB [--questions tests/data/dialogues.jsonl] [--json OUT]
 """
@@ -60,25 +61,30 @@ def main() -> None:
         "SELECT count(*) FROM nodes WHERE kind = 'passage'").fetchone()[0], "load_average": os.getloadavg(),
         "limits": {}}
     for limit in args.limits:
-        seconds = {"single_statement": 0.0, "search": 0.0, "search_hits": 0.0}
+        seconds = {"single_statement": 0.0, "search_ids": 0.0, "search": 0.0, "search_hits": 0.0}
         differ = 0
         for q in qs:  # interleaved, so a change in load hits every side alike
             t0 = time.perf_counter()
             old = single_statement(store, q, limit)
             t1 = time.perf_counter()
+            ids = store.search_ids(q, limit=limit)
+            t15 = time.perf_counter()
             ranked = [(n.id, s) for n, s in store.search(q, limit=limit)]
             t2 = time.perf_counter()
             hits = [(h.node.id, h.score, h.snippet) for h in store.search_hits(q, limit=limit)]
             t3 = time.perf_counter()
             seconds["single_statement"] += t1 - t0
-            seconds["search"] += t2 - t1
+            seconds["search_ids"] += t15 - t1
+            seconds["search"] += t2 - t15
             seconds["search_hits"] += t3 - t2
-            differ += int(hits != old or ranked != [(i, s) for i, s, _ in old])
+            differ += int(hits != old or ranked != [(i, s) for i, s, _ in old] or ids != ranked)
         ms = {k: round(v / len(qs) * 1000, 3) for k, v in seconds.items()}
         report["limits"][str(limit)] = {"ms_per_query": ms, "results_differ": differ,
+                                        "ids_vs_single": round(ms["search_ids"] / ms["single_statement"], 3),
                                         "search_vs_single": round(ms["search"] / ms["single_statement"], 3),
                                         "hits_vs_single": round(ms["search_hits"] / ms["single_statement"], 3)}
         print(f"limit {limit}: {len(qs)} queries, ms per query: single statement {ms['single_statement']}, "
+              f"search_ids {ms['search_ids']} ({report['limits'][str(limit)]['ids_vs_single']}x), "
               f"search {ms['search']} ({report['limits'][str(limit)]['search_vs_single']}x), search_hits "
               f"{ms['search_hits']} ({report['limits'][str(limit)]['hits_vs_single']}x); results differ: {differ}")
     store.close()

@@ -274,3 +274,38 @@ def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
     r = m.hybrid(query, np.asarray(emb.embed_one(query), np.float32))
     top = snap.nodes[r.passages[0]]
     assert "z21x1x2" in top.text and len(r.passages) == len(set(r.passages)) > 10
+
+
+def test_passage_features_read_straight_off_the_arrays_match_their_subtree_slices(shelf_store):
+    """A one-passage candidate's features come from the per-passage arrays at once; a section holding the same
+    passage alone would slice them: both must agree, and the neighbour cosine is the best of the passages beside it
+    in the same section."""
+    import numpy as np
+
+    from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features
+
+    store, cid, emb = shelf_store
+    snap = snapshot_for(store, cid, emb.model_id)
+    nav = Navigator(store, None, emb, Settings())
+    ev = nav.evidence(snap, "I keep a garden. How do I prune a seedling?", cid)
+    assert isinstance(ev, QueryEvidence) and ev.cos_q is not None
+    passages = [n for n in snap.nodes.values() if n.kind == "passage"]
+    x = level_features(snap, ev, passages)
+    col = {f: x[:, FEATURES.index(f)] for f in FEATURES}
+    rows = np.array([p.span[0] for p in passages])
+    assert np.array_equal(col["cos_max"], ev.cos[rows]) and np.array_equal(col["cos_top3"], ev.cos[rows])
+    assert np.array_equal(col["lex_max"], ev.lex[rows]) and np.array_equal(col["cos_q_max"], ev.cos_q[rows])
+    assert np.allclose(col["lex_hits"], np.log1p((ev.lex[rows] > 0).astype(np.float64)))
+    assert (col["lex_hits"] > 0).any()
+    for i, r in enumerate(rows.tolist()):
+        beside = [ev.cos[o] for o in (r - 1, r + 1) if 0 <= o < len(snap.row_parent)
+                  and snap.row_parent[o] == snap.row_parent[r]]
+        want = max(beside) if beside else ev.cos[r]
+        assert col["g_cos_nb"][i] == ev.global_z(np.array([want], np.float32), "cos")[0]
+    # a section is sliced: its best passage's cosine is its cos_max
+    sections = [n for n in snap.nodes.values() if n.kind == "section"]
+    xs = level_features(snap, ev, sections)
+    for i, sec in enumerate(sections):
+        a, b = sec.span
+        assert xs[i, FEATURES.index("cos_max")] == ev.cos[a:b].max()
+        assert xs[i, FEATURES.index("g_cos_nb")] == xs[i, FEATURES.index("g_cos_max")]

@@ -267,6 +267,20 @@ def test_search_ranks_filters_and_stems(store: Store) -> None:
     assert "[Alcohol]" in hit.snippet and hit.score > 0
 
 
+def test_search_ids_rows_and_snippets_agree_on_order_and_scores(store: Store) -> None:
+    c = store.collection("default")
+    store.write_document(c.id, "/a.pdf", META, handbook())
+    store.write_document(c.id, "/b.pdf", META, ParsedDocument("B", "txt", [passage("claims claims claims")]))
+    for query in ("claims", "meal receipts alcohol", "submit claims within 30 days"):
+        ids = store.search_ids(query, limit=3)
+        rows = store.search(query, limit=3)
+        hits = store.search_hits(query, limit=3)
+        assert ids and ids == [(n.id, sc) for n, sc in rows] == [(h.node.id, h.score) for h in hits]
+        assert all(s1 >= s2 for (_, s1), (_, s2) in itertools.pairwise(ids))
+        assert all("[" in h.snippet for h in hits)  # each returned row has its own snippet
+    assert store.search_ids("claims", document_ids=[]) == [] and store.search_ids("", limit=5) == []
+
+
 @pytest.mark.parametrize(
     "query",
     ['"AND (', "AND", "NOT", "a OR", "*", "title:meal", "NEAR(meal receipts)", "", "   ", '"""', "(((", ")",

@@ -59,8 +59,7 @@ def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[
     """BM25 of a text over the snapshot's collection: passage node id -> score (for the topic-shift test)."""
     if snap is None:
         return None
-    return lambda text: {n.id: s for n, s in store.search(text, limit=50, kinds=("passage",),
-                                                          collection_id=snap.collection_id)}
+    return lambda text: dict(store.search_ids(text, limit=50, kinds=("passage",), collection_id=snap.collection_id))
 
 
 def ask_turn(

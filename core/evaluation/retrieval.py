@@ -135,8 +135,8 @@ class Methods:
 
     def bm25(self, query: str, q_vec: np.ndarray) -> Ranked:
         t = time.perf_counter()
-        hits = self.store.search(query, limit=100, kinds=("passage",), collection_id=self.collection_id)
-        return Ranked([n.id for n, _ in hits], time.perf_counter() - t)
+        hits = self.store.search_ids(query, limit=100, kinds=("passage",), collection_id=self.collection_id)
+        return Ranked([nid for nid, _ in hits], time.perf_counter() - t)
 
     def dense(self, query: str, q_vec: np.ndarray, n: int = 100) -> Ranked:
         t = time.perf_counter()
@@ -146,8 +146,7 @@ class Methods:
 
     def hybrid(self, query: str, q_vec: np.ndarray, n: int = 100, lexical_weight: float = 0.25) -> Ranked:
         t = time.perf_counter()
-        lexical = {node.id: score for node, score in self.store.search(
-            query, limit=200, kinds=("passage",), collection_id=self.collection_id)}
+        lexical = dict(self.store.search_ids(query, limit=200, kinds=("passage",), collection_id=self.collection_id))
         ev = QueryEvidence.build(self.snap, q_vec, lexical)  # the z-scores navigation's passage level uses
         fused = ev.global_z(ev.cos, "cos") + lexical_weight * ev.global_z(ev.lex, "lex")
         top = np.argsort(-fused)[:n]
@@ -156,8 +155,8 @@ class Methods:
     def rrf(self, query: str, q_vec: np.ndarray, n: int = 100, k: int = RRF_K) -> Ranked:
         """Reciprocal rank fusion of dense and BM25 (Cormack et al. 2009): parameter-free, the usual hybrid."""
         t = time.perf_counter()
-        lexical = [node.id for node, _ in self.store.search(
-            query, limit=200, kinds=("passage",), collection_id=self.collection_id)]
+        lexical = [nid for nid, _ in self.store.search_ids(query, limit=200, kinds=("passage",),
+                                                            collection_id=self.collection_id)]
         cos = self.snap.passage_vecs @ q_vec
         dense = [int(self.snap.passage_ids[i]) for i in np.argsort(-cos)[:200]]
         fused: dict[int, float] = {}

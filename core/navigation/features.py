@@ -94,6 +94,64 @@ def _rank_feature(values: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + ranks)
 
 
+def _subtree_stats(snap: Snapshot, ev: QueryEvidence, cands: Sequence[NodeInfo]) -> tuple[np.ndarray, ...]:
+    """Per candidate: best, top-3 mean and own-description cosine, best and count of BM25 hits, best cosine with
+    the question sentence, the neighbour cosine (a single passage's, :func:`_neighbour_cos`) and log size. A
+    candidate that is one passage (the last level, and every conversation test's flat pool) is read straight off
+    the per-passage arrays, all at once; the others slice their subtree. Both give the same values."""
+    n = len(cands)
+    spans = np.array([c.span for c in cands], dtype=np.int64).reshape(n, 2)
+    a, b = spans[:, 0], spans[:, 1]
+    vec_rows = np.array([c.vec_row for c in cands], dtype=np.int64)
+    cos_max = np.zeros(n, np.float32)
+    cos_top3 = np.zeros(n, np.float32)
+    lex_max = np.zeros(n, np.float32)
+    lex_hits = np.zeros(n, np.float32)
+    cos_q_max = np.zeros(n, np.float32)
+    cos_nb = np.zeros(n, np.float32)
+    one = np.flatnonzero(b - a == 1)
+    if len(one):
+        rows = a[one]
+        cos_max[one] = ev.cos[rows]
+        cos_top3[one] = ev.cos[rows]
+        lex_max[one] = ev.lex[rows]
+        lex_hits[one] = np.log1p((ev.lex[rows] > 0).astype(np.float64))
+        if ev.cos_q is not None:
+            cos_q_max[one] = ev.cos_q[rows]
+        cos_nb[one] = _neighbour_cos_rows(snap, ev, rows)
+    for i in np.flatnonzero(b - a > 1).tolist():
+        lo, hi = int(a[i]), int(b[i])
+        sl = ev.cos[lo:hi]
+        cos_max[i] = float(sl.max())
+        k = min(3, hi - lo)
+        cos_top3[i] = float(np.partition(sl, -k)[-k:].mean()) if hi - lo > k else float(sl.mean())
+        ls = ev.lex[lo:hi]
+        lex_max[i] = float(ls.max())
+        lex_hits[i] = float(np.log1p((ls > 0).sum()))
+        cos_q_max[i] = float(ev.cos_q[lo:hi].max()) if ev.cos_q is not None else 0.0
+        cos_nb[i] = cos_max[i]
+    size = np.log1p(np.maximum(b - a, 0)).astype(np.float32)
+    has_vec = vec_rows >= 0
+    cos_desc = cos_max.copy()
+    cos_desc[has_vec] = ev.node_cos[vec_rows[has_vec]]
+    return cos_max, cos_top3, cos_desc, lex_max, lex_hits, cos_q_max, cos_nb, size
+
+
+def _neighbour_cos_rows(snap: Snapshot, ev: QueryEvidence, rows: np.ndarray) -> np.ndarray:
+    """:func:`_neighbour_cos` of many passage rows at once."""
+    parents = snap.row_parent
+    n_rows = len(parents)
+    best = np.full(len(rows), -np.inf, np.float32)
+    for step in (-1, 1):
+        other = rows + step
+        ok = (other >= 0) & (other < n_rows)
+        ok[ok] = parents[other[ok]] == parents[rows[ok]]
+        best[ok] = np.maximum(best[ok], ev.cos[other[ok]])
+    none = np.isneginf(best)
+    best[none] = ev.cos[rows[none]]
+    return best
+
+
 def level_features(
     snap: Snapshot, ev: QueryEvidence, cands: Sequence[NodeInfo], parent_logit: dict[int, float] | None = None,
 ) -> np.ndarray:
@@ -102,28 +160,7 @@ def level_features(
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
         return out
-    cos_max = np.zeros(n, np.float32)
-    cos_top3 = np.zeros(n, np.float32)
-    cos_desc = np.zeros(n, np.float32)
-    lex_max = np.zeros(n, np.float32)
-    lex_hits = np.zeros(n, np.float32)
-    cos_q_max = np.zeros(n, np.float32)
-    cos_nb = np.zeros(n, np.float32)
-    size = np.zeros(n, np.float32)
-    for i, c in enumerate(cands):
-        a, b = c.span
-        if b > a:
-            sl = ev.cos[a:b]
-            cos_max[i] = float(sl.max())
-            k = min(3, b - a)
-            cos_top3[i] = float(np.partition(sl, -k)[-k:].mean()) if b - a > k else float(sl.mean())
-            ls = ev.lex[a:b]
-            lex_max[i] = float(ls.max())
-            lex_hits[i] = float(np.log1p((ls > 0).sum()))
-            cos_q_max[i] = float(ev.cos_q[a:b].max()) if ev.cos_q is not None else 0.0
-            cos_nb[i] = _neighbour_cos(snap, ev, a) if b - a == 1 else cos_max[i]
-        size[i] = float(np.log1p(b - a))
-        cos_desc[i] = float(ev.node_cos[c.vec_row]) if c.vec_row >= 0 else cos_max[i]
+    cos_max, cos_top3, cos_desc, lex_max, lex_hits, cos_q_max, cos_nb, size = _subtree_stats(snap, ev, cands)
     cols = {
         "cos_desc": cos_desc, "cos_max": cos_max, "cos_top3": cos_top3, "lex_max": lex_max, "lex_hits": lex_hits,
         "z_cos_max": _z(cos_max), "z_cos_top3": _z(cos_top3), "z_cos_desc": _z(cos_desc), "z_lex_max": _z(lex_max),

@@ -123,10 +123,10 @@ class Navigator:
         if q_vec is None:
             q_vec = self.embedder.embed_query(query)
         docs = scope.document_ids if scope is not None and scope.restricted else None
-        lexical = {n.id: s for n, s in self.store.search(query, limit=lexical_limit, kinds=("passage",),
-                                                          collection_id=collection_id, document_ids=docs,
-                                                          match=scope.lexical if scope is not None else None)
-                   if scope is None or n.id not in scope.excluded_passages}
+        lexical = {nid: s for nid, s in self.store.search_ids(query, limit=lexical_limit, kinds=("passage",),
+                                                              collection_id=collection_id, document_ids=docs,
+                                                              match=scope.lexical if scope is not None else None)
+                   if scope is None or nid not in scope.excluded_passages}
         question = question_part(query)
         question_vec = self.embedder.embed_query(question) if question else None
         return QueryEvidence.build(snap, q_vec, lexical, question_vec)

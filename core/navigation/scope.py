@@ -379,8 +379,8 @@ def resolve_scope(store: Store, collection_id: int, scope: Scope, *, cwd: str | 
     gone: set[int] = set()
     words = tuple(dict.fromkeys(w for x in excluded for w in _TERM.findall(x)))
     for w in words:
-        for node, _ in store.search(w, limit=1_000_000, collection_id=collection_id, document_ids=doc_ids):
-            gone.add(node.id)
+        gone.update(nid for nid, _ in store.search_ids(w, limit=1_000_000, collection_id=collection_id,
+                                                       document_ids=doc_ids))
     return ResolvedScope(scope=scope, document_ids=doc_ids, total=len(docs), excluded_passages=frozenset(gone),
                          excluded_words=words, lexical=lexical, names={d.id: Path(d.path).name for d in docs})
 

@@ -383,7 +383,7 @@ class Store:
         ``document_ids`` limits it to those documents (a question's scope); ``match`` is an FTS5 expression used
         instead of the query's words (phrases and excluded words: ``core/navigation/scope.py``)."""
         _, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
-        return [(node_from_row(r), -float(r[12])) for r in rows]
+        return [(node_from_row(r), score) for r, score in rows]
 
     def search_hits(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
@@ -391,39 +391,53 @@ class Store:
     ) -> list[SearchHit]:
         """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``)."""
         match, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
-        snippets = self._snippets(match, [int(r[0]) for r in rows]) if match is not None else {}
-        return [SearchHit(node_from_row(r), -float(r[12]), clean_snippet(snippets.get(int(r[0]), ""))) for r in rows]
+        snippets = self._snippets(match, [int(r[0]) for r, _ in rows]) if match is not None else {}
+        return [SearchHit(node_from_row(r), score, clean_snippet(snippets.get(int(r[0]), ""))) for r, score in rows]
 
-    def _ranked(
-        self, query: str, limit: int, kinds: Sequence[str], collection_id: int | None,
-        document_ids: Collection[int] | None, match: str | None,
-    ) -> tuple[str | None, list[tuple[Any, ...]]]:
-        """The FTS5 expression and the best ``limit`` matching node rows with their bm25, best first. No snippet
-        here: a snippet reads the node's text back through the index's source view, and asked for in the same
-        statement it would be made for every matching row before the sort (docs/benchmarks.md, "BM25 without
-        snippets")."""
-        match = match or fts_query(query)
+    def search_ids(
+        self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
+        *, document_ids: Collection[int] | None = None, match: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """Like :meth:`search`, node ids in place of the rows (what the walk's lexical evidence reads)."""
+        return self._rank(match or fts_query(query), limit, kinds, collection_id, document_ids)
+
+    def _rank(
+        self, match: str | None, limit: int, kinds: Sequence[str], collection_id: int | None,
+        document_ids: Collection[int] | None,
+    ) -> list[tuple[int, float]]:
+        """The best ``limit`` node ids matching the FTS5 expression ``match``, with -bm25, best first. No snippet
+        and no row here: a snippet reads the node's text back through the index's source view, and asked for in
+        the ranking statement it would be made for every matching row before the sort, as the rows' text would be
+        carried through it (docs/benchmarks.md, "BM25 without snippets")."""
         if match is None or limit <= 0 or (document_ids is not None and not document_ids):
-            return match, []
+            return []
         where, params = self._filters(kinds, collection_id)
         where = where.replace("WHERE ", "AND ", 1)
         if document_ids is not None:
             where += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
             params.extend(sorted(document_ids))
-        ranked = self.conn.execute(
+        return [(int(i), -float(score)) for i, score in self.conn.execute(
             f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
             f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
             (match, *params, int(limit)),
-        ).fetchall()
-        # the rows themselves only for the nodes returned (the sort would otherwise carry every match's text)
+        )]
+
+    def _ranked(
+        self, query: str, limit: int, kinds: Sequence[str], collection_id: int | None,
+        document_ids: Collection[int] | None, match: str | None,
+    ) -> tuple[str | None, list[tuple[tuple[Any, ...], float]]]:
+        """The FTS5 expression and the best ``limit`` matching node rows with their -bm25, best first
+        (:meth:`_rank`, then the rows of the nodes returned)."""
+        match = match or fts_query(query)
+        ranked = self._rank(match, limit, kinds, collection_id, document_ids)
         rows: dict[int, tuple[Any, ...]] = {}
-        ids = [int(r[0]) for r in ranked]
+        ids = [i for i, _ in ranked]
         for i in range(0, len(ids), 500):
             part = ids[i:i + 500]
             for r in self.conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id IN ({', '.join('?' * len(part))})",
                                        part):
                 rows[int(r[0])] = tuple(r)
-        return match, [(*rows[i], score) for i, score in ranked if i in rows]
+        return match, [(rows[i], score) for i, score in ranked if i in rows]
 
     def _snippets(self, match: str, node_ids: Sequence[int]) -> dict[int, str]:
         """Node id -> its FTS5 snippet for ``match`` (matched terms in ``[ ]``), made for these nodes only."""
