@@ -47,6 +47,8 @@ from shelfwise.core.store.types import (
 )
 from shelfwise.ingest.model import ParsedDocument
 
+SNIPPET_BATCH = 50  # search_hits makes snippets for at most this many rows by id; more, with the ranking
+
 __all__ = [
     "KEPT_SUFFIX", "STATUSES", "CollectionRow", "DocumentRow", "FileMeta", "NodeRow", "SearchHit", "Store",
     "StoreError", "StoreStats",
@@ -389,9 +391,21 @@ class Store:
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
         *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[SearchHit]:
-        """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``)."""
-        match, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
-        snippets = self._snippets(match, [int(r[0]) for r, _ in rows]) if match is not None else {}
+        """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``). Up to :data:`SNIPPET_BATCH` hits
+        the snippets are made for the returned rows only; for more, in the ranking statement itself (then for every
+        match: FTS5 would evaluate the whole expression again for each id of a ``rowid IN`` list; docs/benchmarks.md,
+        "BM25 without snippets")."""
+        match = match or fts_query(query)
+        if limit > SNIPPET_BATCH:
+            return [SearchHit(node_from_row(r), -float(r[12]), clean_snippet(r[13]))
+                    for r in self._rows_with_snippets(match, limit, kinds, collection_id, document_ids)]
+        _, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
+        snippets: dict[int, str] = {}
+        if match is not None and rows:
+            ids = [int(r[0]) for r, _ in rows]
+            snippets = {int(i): sn for i, sn in self.conn.execute(
+                "SELECT rowid, snippet(nodes_fts, -1, '[', ']', '\u2026', 16) FROM nodes_fts WHERE nodes_fts MATCH ? "
+                f"AND rowid IN ({', '.join('?' * len(ids))})", (match, *ids))}
         return [SearchHit(node_from_row(r), score, clean_snippet(snippets.get(int(r[0]), ""))) for r, score in rows]
 
     def search_ids(
@@ -411,11 +425,7 @@ class Store:
         carried through it (docs/benchmarks.md, "BM25 without snippets")."""
         if match is None or limit <= 0 or (document_ids is not None and not document_ids):
             return []
-        where, params = self._filters(kinds, collection_id)
-        where = where.replace("WHERE ", "AND ", 1)
-        if document_ids is not None:
-            where += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
-            params.extend(sorted(document_ids))
+        where, params = self._where(kinds, collection_id, document_ids)
         return [(int(i), -float(score)) for i, score in self.conn.execute(
             f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
             f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
@@ -439,18 +449,30 @@ class Store:
                 rows[int(r[0])] = tuple(r)
         return match, [(rows[i], score) for i, score in ranked if i in rows]
 
-    def _snippets(self, match: str, node_ids: Sequence[int]) -> dict[int, str]:
-        """Node id -> its FTS5 snippet for ``match`` (matched terms in ``[ ]``), made for these nodes only."""
-        out: dict[int, str] = {}
-        for i in range(0, len(node_ids), 500):
-            part = node_ids[i:i + 500]
-            marks = ", ".join("?" * len(part))
-            for rowid, snippet in self.conn.execute(
-                f"SELECT rowid, snippet(nodes_fts, -1, '[', ']', '\u2026', 16) FROM nodes_fts "
-                f"WHERE nodes_fts MATCH ? AND rowid IN ({marks})", (match, *part)
-            ):
-                out[int(rowid)] = snippet
-        return out
+    def _rows_with_snippets(
+        self, match: str | None, limit: int, kinds: Sequence[str], collection_id: int | None,
+        document_ids: Collection[int] | None,
+    ) -> list[tuple[Any, ...]]:
+        """The best ``limit`` matching node rows, each followed by its bm25 and snippet, in one statement."""
+        if match is None or limit <= 0 or (document_ids is not None and not document_ids):
+            return []
+        where, params = self._where(kinds, collection_id, document_ids)
+        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
+        return self.conn.execute(
+            f"SELECT {cols}, bm25(nodes_fts), snippet(nodes_fts, -1, '[', ']', '\u2026', 16) "
+            f"FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
+            f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?", (match, *params, int(limit)),
+        ).fetchall()
+
+    def _where(self, kinds: Sequence[str], collection_id: int | None,
+               document_ids: Collection[int] | None) -> tuple[str, list[Any]]:
+        """The ranking statements' filters on the joined node (``n``), after the MATCH."""
+        where, params = self._filters(kinds, collection_id)
+        where = where.replace("WHERE ", "AND ", 1)
+        if document_ids is not None:
+            where += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
+            params.extend(sorted(document_ids))
+        return where, params
 
     # ----------------------------------------------------------------- embeddings
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
