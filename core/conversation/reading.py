@@ -339,8 +339,8 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             cov_a = share_held(stems, passage_words(snap, alone_best))
             cov_f = share_held(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
             scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
-            inside = alone_best is not None and in_documents(snap, alone_best, documents)
-            if cov_a - cov_f >= rule.coverage_gap - 1e-9 and (inside or not rule.coverage_inside):
+            inside = not rule.coverage_inside or (alone_best is not None and in_documents(snap, alone_best, documents))
+            if cov_a - cov_f >= rule.coverage_gap - 1e-9 and inside:
                 followup = False
                 why = (f"its own words are {cov_a:.0%} in the best passage read alone, {cov_f:.0%} in the best "
                        f"read with the conversation ({why})")

@@ -68,18 +68,6 @@ class QueryEvidence:
         return ((values - mean) / sd).astype(np.float32)
 
 
-def _neighbour_cos(snap: Snapshot, ev: QueryEvidence, row: int) -> float:
-    """The best cosine of the passages just before and after ``row`` in the same section (its own if it has none):
-    a list item is read with its lead-in, a lead-in ("You can apply if:") with its items."""
-    parents = snap.row_parent
-    best = None
-    for r in (row - 1, row + 1):
-        if 0 <= r < len(parents) and parents[r] == parents[row]:
-            v = float(ev.cos[r])
-            best = v if best is None else max(best, v)
-    return float(ev.cos[row]) if best is None else best
-
-
 def _z(values: np.ndarray) -> np.ndarray:
     if len(values) < 2:
         return np.zeros_like(values)
@@ -96,7 +84,7 @@ def _rank_feature(values: np.ndarray) -> np.ndarray:
 
 def _subtree_stats(snap: Snapshot, ev: QueryEvidence, cands: Sequence[NodeInfo]) -> tuple[np.ndarray, ...]:
     """Per candidate: best, top-3 mean and own-description cosine, best and count of BM25 hits, best cosine with
-    the question sentence, the neighbour cosine (a single passage's, :func:`_neighbour_cos`) and log size. A
+    the question sentence, the neighbour cosine (a single passage's, :func:`_neighbour_cos_rows`) and log size. A
     candidate that is one passage (the last level, and every conversation test's flat pool) is read straight off
     the per-passage arrays, all at once; the others slice their subtree. Both give the same values."""
     n = len(cands)
@@ -138,7 +126,8 @@ def _subtree_stats(snap: Snapshot, ev: QueryEvidence, cands: Sequence[NodeInfo])
 
 
 def _neighbour_cos_rows(snap: Snapshot, ev: QueryEvidence, rows: np.ndarray) -> np.ndarray:
-    """:func:`_neighbour_cos` of many passage rows at once."""
+    """Per passage row, the best cosine of the passages just before and after it in the same section (its own if
+    it has none): a list item is read with its lead-in, a lead-in ("You can apply if:") with its items."""
     parents = snap.row_parent
     n_rows = len(parents)
     best = np.full(len(rows), -np.inf, np.float32)
