@@ -35,6 +35,7 @@ import numpy as np
 
 from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
+    CONTINUE,
     content_words,
     names_referent,
     own_words,
@@ -87,6 +88,16 @@ class ReadingRule:
     gap_hits: str = "composed"  # the BM25 hits the follow-up reading's confidence reads in that comparison: the
     # composed text's ("composed") or the question's own, the ones the question alone read ("question"), so that
     # only the vector differs between the two confidences
+    middle_words: int = 0  # > 0: a follow-up by the tests above whose words hold no pronoun or "one" (only a
+    # continuing opening, or nothing, points back) and that has at least this many own words (:func:`cues.own_words`)
+    # is read in the middle: the text ``middle_text`` builds (its own by default) and the vector ``middle_mix`` makes
+    # (its own when 0), but still in the last answer's documents (the prior, ``middle_bonus``). A same-document shift
+    # then keeps its document and finds its section by its own words (0: off)
+    middle_text: str = "alone"  # the text the middle reading reads (one of :data:`TEXTS`)
+    middle_mix: float = 0.0  # its vector: the question's + this x the last query's (0: the question's own)
+    middle_bonus: float | None = None  # its document bonus (None: ``document_bonus``)
+    middle_section: float = 0.0  # its section bonus: < 0 moves the walk off the last answer's sections
+    middle_opening: bool = False  # True: only questions that open with a continuing word ("And", "Also,", "OK, and")
 
 
 # chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
@@ -347,6 +358,19 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     if not followup:
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
                        vector_model=model if q_vec is not None else ""), q_vec
+    if (rule.middle_words and snap is not None and not names_referent(question)
+            and len(own_words(question)) >= rule.middle_words
+            and (not rule.middle_opening or CONTINUE.match(question))):
+        mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
+        text = compose(rule.middle_text, question, turns)
+        mid = followup_vector(question, mine, last, embedder, model, replace(rule, mix=rule.middle_mix))
+        vec = mine if mid is None else mid
+        bonus = rule.document_bonus if rule.middle_bonus is None else rule.middle_bonus
+        prior = prior_for(snap, last, replace(rule, document_bonus=bonus, section_bonus=rule.middle_section))
+        own_vec = text == question and rule.middle_mix <= 0
+        return Reading("followup", text, question, prior=prior, scores=scores,
+                       why="a follow-up in the last answer's documents, read in its own words: " + why,
+                       vector=mine if own_vec else None, vector_model=model if own_vec else ""), vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
 
