@@ -98,6 +98,9 @@ class ReadingRule:
     middle_bonus: float | None = None  # its document bonus (None: ``document_bonus``)
     middle_section: float = 0.0  # its section bonus: < 0 moves the walk off the last answer's sections
     middle_opening: bool = False  # True: only questions that open with a continuing word ("And", "Also,", "OK, and")
+    middle_gap: float | None = None  # set: the middle reading only when, for the question alone, the passage model's
+    # best P(relevant) in the rest of the last answer's documents exceeds its best in the last answer's sections by
+    # at least this (:func:`section_confidence`): its own words lead to another section of the same document
 
 
 # chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
@@ -360,7 +363,9 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
                        vector_model=model if q_vec is not None else ""), q_vec
     if (rule.middle_words and snap is not None and not names_referent(question)
             and len(own_words(question)) >= rule.middle_words
-            and (not rule.middle_opening or CONTINUE.match(question))):
+            and (not rule.middle_opening or CONTINUE.match(question))
+            and (rule.middle_gap is None or _moves_section(snap, question, q_vec, hits, last, rule.middle_gap, embedder,
+                                                           search, decision, scores))):
         mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
         text = compose(rule.middle_text, question, turns)
         mid = followup_vector(question, mine, last, embedder, model, replace(rule, mix=rule.middle_mix))
@@ -373,6 +378,38 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
                        vector=mine if own_vec else None, vector_model=model if own_vec else ""), vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+
+
+def section_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float], turn: Turn,
+                       decision: DecisionModel) -> tuple[float, float]:
+    """The passage model's best P(relevant) for a question (its vector and BM25 hits, every passage of the snapshot
+    scored as one level) inside the sections ``turn`` answered from and in the rest of its documents."""
+    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+        return 0.0, 0.0
+    ev = QueryEvidence.build(snap, q_vec, hits)
+    p = decision.model("passage").proba(level_features(snap, ev, [snap.nodes[int(n)] for n in snap.passage_ids]))
+    in_sec = np.zeros(len(p), bool)
+    in_doc = np.zeros(len(p), bool)
+    for nid in history_nodes(turn):
+        sec = snap.section_of(nid) if nid in snap.nodes else None
+        if sec is not None:
+            in_sec[slice(*sec.span)] = True
+    for d in history_documents(snap, turn):
+        in_doc[slice(*snap.nodes[d].span)] = True
+    rest = in_doc & ~in_sec
+    return (float(p[in_sec].max()) if in_sec.any() else 0.0), (float(p[rest].max()) if rest.any() else 0.0)
+
+
+def _moves_section(snap: Snapshot, question: str, q_vec: np.ndarray | None, hits: dict[int, float], last: Turn,
+                   gap: float, embedder: Embedder, search: Callable[[str], dict[int, float]] | None,
+                   decision: DecisionModel | None, scores: dict[str, float]) -> bool:
+    """Whether the question alone leads to another section of the last answer's documents than the one it
+    answered from, by at least ``gap`` in the passage model's P(relevant) (``middle_gap``)."""
+    vec = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
+    own_hits = hits or (search(question) if search is not None else {})
+    sec, rest = section_confidence(snap, vec, own_hits, last, decision or DecisionModel())
+    scores.update(section_confidence=round(sec, 4), rest_confidence=round(rest, 4))
+    return rest - sec >= gap - 1e-9
 
 
 def followup_vector(question: str, q_vec: np.ndarray | None, last: Turn, embedder: Embedder, model: str,
