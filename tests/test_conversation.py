@@ -33,6 +33,7 @@ from shelfwise.core.conversation.reading import (
     compose,
     prior_for,
     read,
+    section_confidence,
     with_rule,
 )
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
@@ -411,6 +412,24 @@ def test_middle_reading_keeps_the_documents_but_reads_the_questions_own_words(tm
     assert read(short, history, snap, vec, with_rule(rule, confidence=0.0, threshold=-9.0))[0].query == short
     assert read(short, history, snap, vec, opening)[0].query == f"{first} {short}"  # no continuing opening
     assert read(moved, history, snap, vec, opening)[0].query == moved
+    store.close()
+
+
+def test_middle_gap_reads_in_the_middle_only_a_question_that_leads_to_another_section(tmp_path: Path) -> None:
+    store, snap, _, history = _three_axes(tmp_path)
+    moved = "And how do I request days?"  # alone: the leave-request section, not the annual-leave one it answered from
+    stays = "And how many days do part-timers get?"  # alone: the annual-leave section itself
+    first = "How many days of annual leave?"
+    vec = _Vectors({moved: np.array([0.0, 1.0, 0.0], np.float32), stays: np.array([1.0, 0.1, 0.0], np.float32),
+                    first: np.array([1.0, 0.0, 0.0], np.float32)})
+    sec, rest = section_confidence(snap, vec.table[moved], {}, history[0], DecisionModel())
+    assert rest > sec
+    rule = with_rule(SHIPPED, middle_words=2, middle_gap=(rest - sec) / 2)
+    reading = read(moved, history, snap, vec, rule)[0]
+    assert reading.query == moved and reading.scores["rest_confidence"] == pytest.approx(rest, abs=1e-4)
+    assert read(moved, history, snap, vec, with_rule(rule, middle_gap=rest - sec + 0.01))[0].query == f"{first} {moved}"
+    s_sec, s_rest = section_confidence(snap, vec.table[stays], {}, history[0], DecisionModel())
+    assert s_sec > s_rest and read(stays, history, snap, vec, rule)[0].query == f"{first} {stays}"
     store.close()
 
 
