@@ -270,6 +270,8 @@ def main() -> None:
     ap.add_argument("--rules", nargs="*", default=[], help="NAME=JSON of ReadingRule fields over SHIPPED, played too")
     ap.add_argument("--guard-db", help="a library of the sample alone: each rule's sequence guard runs on it")
     ap.add_argument("--memo", help="file that keeps the memoised walks between runs (same library and code only)")
+    ap.add_argument("--plays-only", action="store_true",
+                    help="play the rules only: not alone nor forced, no per-turn features nor simulated grid")
     args = ap.parse_args()
     if args.split == "test":
         raise SystemExit("the gate is looked at on the tune split only")
@@ -283,13 +285,15 @@ def main() -> None:
         DECISION[:] = [load_decision(shelf.store, coll.id, shelf.embedder, shelf.backend)]
         golds = resolve_golds(shelf.store, coll.id, dialogues)
         t0 = time.perf_counter()
-        alone = [play(shelf, d, golds, ALONE, "default") for d in dialogues]
-        print(f"alone: {time.perf_counter() - t0:.0f} s", flush=True)
         forced_rule = replace(SHIPPED, gate=False)
-        forced = [play(shelf, d, golds, forced_rule, "default") for d in dialogues]
-        print(f"forced follow-up: {time.perf_counter() - t0:.0f} s", flush=True)
+        alone, forced = [], []
+        if not args.plays_only:
+            alone = [play(shelf, d, golds, ALONE, "default") for d in dialogues]
+            print(f"alone: {time.perf_counter() - t0:.0f} s", flush=True)
+            forced = [play(shelf, d, golds, forced_rule, "default") for d in dialogues]
+            print(f"forced follow-up: {time.perf_counter() - t0:.0f} s", flush=True)
         rows = []
-        for d, a, f in zip(dialogues, alone, forced, strict=True):
+        for d, a, f in zip(dialogues, alone, forced, strict=False):  # none in --plays-only
             for i in range(1, len(d.turns)):
                 rows.append({"dialogue": d.id, "position": i + 1, "kind": d.turns[i].kind,
                              "question": d.turns[i].question, "alone": a.rows[i]["passage"],
@@ -301,11 +305,12 @@ def main() -> None:
                              **walk_coverage(snap, d.turns[i].question, a.turns[i], f.turns[i],
                                              golds[(d.id, i)].node_id)})
         report["turns"] = rows
-        sims = [{"rule": g, **simulate(rows, replace(SHIPPED, **g))} for g in GRID]
-        sims.sort(key=lambda r: (-r["both"], -r["followup"]))
-        report["simulated"] = sims
-        print("simulated best:", *sims[:15], sep="\n  ", flush=True)
-        played = {"alone": alone, "forced": forced}
+        if not args.plays_only:
+            sims = [{"rule": g, **simulate(rows, replace(SHIPPED, **g))} for g in GRID]
+            sims.sort(key=lambda r: (-r["both"], -r["followup"]))
+            report["simulated"] = sims
+            print("simulated best:", *sims[:15], sep="\n  ", flush=True)
+        played = {} if args.plays_only else {"alone": alone, "forced": forced}
         for spec in args.rules:
             name, _, js = spec.partition("=")
             rule = replace(SHIPPED, **json.loads(js or "{}"))

@@ -33,6 +33,7 @@ from shelfwise.core.conversation.reading import (
     compose,
     prior_for,
     read,
+    section_confidence,
     with_rule,
 )
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
@@ -377,6 +378,58 @@ def test_coverage_inside_reads_alone_a_question_that_moved_inside_the_last_answe
 
     reading = read(moved, history, snap, vec, with_rule(SHIPPED, coverage_inside=True), search=search)[0]
     assert reading.mode == "shift" and reading.scores["coverage_alone"] > reading.scores["coverage_followup"]
+    store.close()
+
+
+def test_middle_reading_keeps_the_documents_but_reads_the_questions_own_words(tmp_path: Path) -> None:
+    store, snap, (leave, request, hotel), history = _three_axes(tmp_path)
+    moved = "And how do I request days?"  # opens with "And", two own words, its answer in the last answer's document
+    pointing = "And how do I request it?"  # a pronoun: the history says what it asks, read as what ships reads it
+    short = "Request days?"  # no pointer, no continuing opening
+    first = "How many days of annual leave?"
+    vec = _Vectors({moved: np.array([0.0, 1.0, 0.0], np.float32), pointing: np.array([0.0, 1.0, 0.0], np.float32),
+                    short: np.array([0.0, 1.0, 0.0], np.float32), first: np.array([1.0, 0.0, 0.0], np.float32)})
+    shipped, mixed = read(moved, history, snap, vec, SHIPPED)
+    assert shipped.mode == "followup" and shipped.query == f"{first} {moved}" and mixed is not None
+    rule = with_rule(SHIPPED, middle_words=2)
+    reading, q_vec = read(moved, history, snap, vec, rule)
+    handbook = snap.document_of(leave)
+    assert handbook is not None
+    assert reading.mode == "followup" and reading.query == moved and "own words" in reading.why
+    assert q_vec is not None and np.allclose(q_vec, vec.table[moved])  # its own vector, no mix
+    assert reading.vector is not None and np.allclose(reading.vector, vec.table[moved])  # kept for the next turn
+    assert reading.prior[handbook.id] == 1.0 and reading.prior[request] == 1.0 and hotel not in reading.prior
+    assert read(moved, history, snap, vec, with_rule(rule, middle_words=3))[0].query == shipped.query  # 2 own words
+    assert read(pointing, history, snap, vec, rule)[0].query == f"{first} {pointing}"  # names a referent
+    # the variants: the last query's text, half the mix, another document bonus, off the last answer's section
+    varied, v_vec = read(moved, history, snap, vec, with_rule(rule, middle_text="previous", middle_mix=0.25,
+                                                               middle_bonus=2.0, middle_section=-2.0))
+    want = vec.table[moved] + 0.25 * vec.table[first]
+    assert varied.query == shipped.query and v_vec is not None and varied.vector is None
+    assert np.allclose(v_vec, want / np.linalg.norm(want), atol=1e-6)
+    assert varied.prior[handbook.id] == 2.0 and varied.prior[request] == 2.0 and varied.prior[leave] == 0.0
+    opening = with_rule(rule, middle_opening=True, confidence=0.0, threshold=-9.0)  # the short one is a follow-up
+    assert read(short, history, snap, vec, with_rule(rule, confidence=0.0, threshold=-9.0))[0].query == short
+    assert read(short, history, snap, vec, opening)[0].query == f"{first} {short}"  # no continuing opening
+    assert read(moved, history, snap, vec, opening)[0].query == moved
+    store.close()
+
+
+def test_middle_gap_reads_in_the_middle_only_a_question_that_leads_to_another_section(tmp_path: Path) -> None:
+    store, snap, _, history = _three_axes(tmp_path)
+    moved = "And how do I request days?"  # alone: the leave-request section, not the annual-leave one it answered from
+    stays = "And how many days do part-timers get?"  # alone: the annual-leave section itself
+    first = "How many days of annual leave?"
+    vec = _Vectors({moved: np.array([0.0, 1.0, 0.0], np.float32), stays: np.array([1.0, 0.1, 0.0], np.float32),
+                    first: np.array([1.0, 0.0, 0.0], np.float32)})
+    sec, rest = section_confidence(snap, vec.table[moved], {}, history[0], DecisionModel())
+    assert rest > sec
+    rule = with_rule(SHIPPED, middle_words=2, middle_gap=(rest - sec) / 2)
+    reading = read(moved, history, snap, vec, rule)[0]
+    assert reading.query == moved and reading.scores["rest_confidence"] == pytest.approx(rest, abs=1e-4)
+    assert read(moved, history, snap, vec, with_rule(rule, middle_gap=rest - sec + 0.01))[0].query == f"{first} {moved}"
+    s_sec, s_rest = section_confidence(snap, vec.table[stays], {}, history[0], DecisionModel())
+    assert s_sec > s_rest and read(stays, history, snap, vec, rule)[0].query == f"{first} {stays}"
     store.close()
 
 

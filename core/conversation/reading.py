@@ -18,7 +18,9 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    its own words in the best passage read alone against read with the conversation; ``coverage_inside``, not
    shipped, applies it only when the one read alone lies in the last answer's documents).
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
-   built by ``text`` (one of :data:`TEXTS`).
+   built by ``text`` (one of :data:`TEXTS`). A follow-up whose words name no referent and say what it asks in
+   ``middle_words`` own words, and whose best passage alone lies in another section of the last answer's documents
+   (``middle_gap``), is read in the middle: its own text and vector, the branches below still preferred.
 3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
    clusters above them) get a logit at every level of the walk (``document_bonus``, ``section_bonus``,
    ``passage_bonus``; :meth:`Navigator.search`'s ``prior``).
@@ -35,6 +37,7 @@ import numpy as np
 
 from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
+    CONTINUE,
     content_words,
     names_referent,
     own_words,
@@ -87,6 +90,19 @@ class ReadingRule:
     gap_hits: str = "composed"  # the BM25 hits the follow-up reading's confidence reads in that comparison: the
     # composed text's ("composed") or the question's own, the ones the question alone read ("question"), so that
     # only the vector differs between the two confidences
+    middle_words: int = 0  # > 0: a follow-up by the tests above whose words hold no pronoun or "one" (only a
+    # continuing opening, or nothing, points back) and that has at least this many own words (:func:`cues.own_words`)
+    # is read in the middle: the text ``middle_text`` builds (its own by default) and the vector ``middle_mix`` makes
+    # (its own when 0), but still in the last answer's documents (the prior, ``middle_bonus``). A same-document shift
+    # then keeps its document and finds its section by its own words (0: off)
+    middle_text: str = "alone"  # the text the middle reading reads (one of :data:`TEXTS`)
+    middle_mix: float = 0.0  # its vector: the question's + this x the last query's (0: the question's own)
+    middle_bonus: float | None = None  # its document bonus (None: ``document_bonus``)
+    middle_section: float = 0.0  # its section bonus: < 0 moves the walk off the last answer's sections
+    middle_opening: bool = False  # True: only questions that open with a continuing word ("And", "Also,", "OK, and")
+    middle_gap: float | None = None  # set: the middle reading only when, for the question alone, the passage model's
+    # best P(relevant) in the rest of the last answer's documents exceeds its best in the last answer's sections by
+    # at least this (:func:`section_confidence`): its own words lead to another section of the same document
 
 
 # chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
@@ -104,9 +120,14 @@ class ReadingRule:
 # more of those words than the follow-up reading's best passage (``coverage_gap``). Round 7: the words compared by
 # the extractive answer's matcher (``cues.own_words``, ``extractive.share_held``). Restricting that test to questions
 # whose best passage alone lies in the last answer's documents (``coverage_inside``) was chosen on tune and lost
-# cross-document shifts on the test split, so it is not shipped ("Round 7")
+# cross-document shifts on the test split, so it is not shipped ("Round 7"). Round 9 (chosen on the tune split
+# only; no test figure yet): a follow-up by these tests that names no referent, has four or more own words and whose
+# best passage alone, among the last answer's documents, lies outside its cited sections by a passage-model P gap of
+# 0.1 or more (``middle_gap``) is read in its own words and vector, the walk still preferring the last answer's
+# documents (``middle_words``): a same-document "And" shift finds its own section
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
-                      lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2)
+                      lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2,
+                      middle_words=4, middle_gap=0.1)
 ALONE = ReadingRule(text="alone", document_bonus=0.0, gate=False)
 CONCATENATION = ReadingRule(text="all", document_bonus=0.0, gate=False)
 
@@ -347,8 +368,55 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     if not followup:
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
                        vector_model=model if q_vec is not None else ""), q_vec
+    if (rule.middle_words and snap is not None and not names_referent(question)
+            and len(own_words(question)) >= rule.middle_words
+            and (not rule.middle_opening or CONTINUE.match(question))
+            and (rule.middle_gap is None or _moves_section(snap, question, q_vec, hits, last, rule.middle_gap, embedder,
+                                                           search, decision, scores))):
+        mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
+        text = compose(rule.middle_text, question, turns)
+        mid = followup_vector(question, mine, last, embedder, model, replace(rule, mix=rule.middle_mix))
+        vec = mine if mid is None else mid
+        bonus = rule.document_bonus if rule.middle_bonus is None else rule.middle_bonus
+        prior = prior_for(snap, last, replace(rule, document_bonus=bonus, section_bonus=rule.middle_section))
+        own_vec = text == question and rule.middle_mix <= 0
+        return Reading("followup", text, question, prior=prior, scores=scores,
+                       why="a follow-up in the last answer's documents, read in its own words: " + why,
+                       vector=mine if own_vec else None, vector_model=model if own_vec else ""), vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+
+
+def section_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float], turn: Turn,
+                       decision: DecisionModel) -> tuple[float, float]:
+    """The passage model's best P(relevant) for a question (its vector and BM25 hits, every passage of the snapshot
+    scored as one level) inside the sections ``turn`` answered from and in the rest of its documents."""
+    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+        return 0.0, 0.0
+    ev = QueryEvidence.build(snap, q_vec, hits)
+    p = decision.model("passage").proba(level_features(snap, ev, [snap.nodes[int(n)] for n in snap.passage_ids]))
+    in_sec = np.zeros(len(p), bool)
+    in_doc = np.zeros(len(p), bool)
+    for nid in history_nodes(turn):
+        sec = snap.section_of(nid) if nid in snap.nodes else None
+        if sec is not None:
+            in_sec[slice(*sec.span)] = True
+    for d in history_documents(snap, turn):
+        in_doc[slice(*snap.nodes[d].span)] = True
+    rest = in_doc & ~in_sec
+    return (float(p[in_sec].max()) if in_sec.any() else 0.0), (float(p[rest].max()) if rest.any() else 0.0)
+
+
+def _moves_section(snap: Snapshot, question: str, q_vec: np.ndarray | None, hits: dict[int, float], last: Turn,
+                   gap: float, embedder: Embedder, search: Callable[[str], dict[int, float]] | None,
+                   decision: DecisionModel | None, scores: dict[str, float]) -> bool:
+    """Whether the question alone leads to another section of the last answer's documents than the one it
+    answered from, by at least ``gap`` in the passage model's P(relevant) (``middle_gap``)."""
+    vec = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
+    own_hits = hits or (search(question) if search is not None else {})
+    sec, rest = section_confidence(snap, vec, own_hits, last, decision or DecisionModel())
+    scores.update(section_confidence=round(sec, 4), rest_confidence=round(rest, 4))
+    return rest - sec >= gap - 1e-9
 
 
 def followup_vector(question: str, q_vec: np.ndarray | None, last: Turn, embedder: Embedder, model: str,
