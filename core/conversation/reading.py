@@ -121,10 +121,10 @@ class ReadingRule:
 # the extractive answer's matcher (``cues.own_words``, ``extractive.share_held``). Restricting that test to questions
 # whose best passage alone lies in the last answer's documents (``coverage_inside``) was chosen on tune and lost
 # cross-document shifts on the test split, so it is not shipped ("Round 7"). Round 9 (chosen on the tune split
-# only, then the test split run once, "Round 9"): a follow-up by these tests that names no referent, has four or more own words and whose
-# best passage alone, among the last answer's documents, lies outside its cited sections by a passage-model P gap of
-# 0.1 or more (``middle_gap``) is read in its own words and vector, the walk still preferring the last answer's
-# documents (``middle_words``): a same-document "And" shift finds its own section
+# only, then the test split run once): a follow-up by these tests that names no referent, has four or more own
+# words and whose best passage alone, among the last answer's documents, lies outside its cited sections by a
+# passage-model P gap of 0.1 or more (``middle_gap``) is read in its own words and vector, the walk still preferring
+# the last answer's documents (``middle_words``): a same-document "And" shift finds its own section
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
                       lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2,
                       middle_words=4, middle_gap=0.1)
