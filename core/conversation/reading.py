@@ -370,19 +370,19 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
                        vector_model=model if q_vec is not None else ""), q_vec
     if (rule.middle_words and snap is not None and not names_referent(question)
             and len(own_words(question)) >= rule.middle_words
-            and (not rule.middle_opening or CONTINUE.match(question))
-            and (rule.middle_gap is None or _moves_section(snap, question, q_vec, hits, last, rule.middle_gap, embedder,
-                                                           search, decision, scores))):
+            and (not rule.middle_opening or CONTINUE.match(question))):
         mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
-        text = compose(rule.middle_text, question, turns)
-        mid = followup_vector(question, mine, last, embedder, model, replace(rule, mix=rule.middle_mix))
-        vec = mine if mid is None else mid
-        bonus = rule.document_bonus if rule.middle_bonus is None else rule.middle_bonus
-        prior = prior_for(snap, last, replace(rule, document_bonus=bonus, section_bonus=rule.middle_section))
-        own_vec = text == question and rule.middle_mix <= 0
-        return Reading("followup", text, question, prior=prior, scores=scores,
-                       why="a follow-up in the last answer's documents, read in its own words: " + why,
-                       vector=mine if own_vec else None, vector_model=model if own_vec else ""), vec
+        own_hits = hits if hits or rule.middle_gap is None or search is None else search(question)
+        if rule.middle_gap is None or _moves_section(snap, mine, own_hits, last, rule.middle_gap, decision, scores):
+            text = compose(rule.middle_text, question, turns)
+            mid = followup_vector(question, mine, last, embedder, model, replace(rule, mix=rule.middle_mix))
+            vec = mine if mid is None else mid
+            bonus = rule.document_bonus if rule.middle_bonus is None else rule.middle_bonus
+            prior = prior_for(snap, last, replace(rule, document_bonus=bonus, section_bonus=rule.middle_section))
+            own_vec = text == question and rule.middle_mix <= 0
+            return Reading("followup", text, question, prior=prior, scores=scores,
+                           why="a follow-up in the last answer's documents, read in its own words: " + why,
+                           vector=mine if own_vec else None, vector_model=model if own_vec else ""), vec
     prior = prior_for(snap, last, rule) if snap is not None else {}
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
 
@@ -407,14 +407,12 @@ def section_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float]
     return (float(p[in_sec].max()) if in_sec.any() else 0.0), (float(p[rest].max()) if rest.any() else 0.0)
 
 
-def _moves_section(snap: Snapshot, question: str, q_vec: np.ndarray | None, hits: dict[int, float], last: Turn,
-                   gap: float, embedder: Embedder, search: Callable[[str], dict[int, float]] | None,
+def _moves_section(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float], last: Turn, gap: float,
                    decision: DecisionModel | None, scores: dict[str, float]) -> bool:
-    """Whether the question alone leads to another section of the last answer's documents than the one it
-    answered from, by at least ``gap`` in the passage model's P(relevant) (``middle_gap``)."""
-    vec = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
-    own_hits = hits or (search(question) if search is not None else {})
-    sec, rest = section_confidence(snap, vec, own_hits, last, decision or DecisionModel())
+    """Whether the question alone (its vector and BM25 hits) leads to another section of the last answer's
+    documents than the one it answered from, by at least ``gap`` in the passage model's P(relevant)
+    (``middle_gap``)."""
+    sec, rest = section_confidence(snap, q_vec, hits, last, decision or DecisionModel())
     scores.update(section_confidence=round(sec, 4), rest_confidence=round(rest, 4))
     return rest - sec >= gap - 1e-9
 
