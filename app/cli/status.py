@@ -9,6 +9,7 @@ import click
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
+from shelfwise.core.indexing.encoder import describe, encoder_for
 from shelfwise.core.indexing.state import index_status
 
 
@@ -22,7 +23,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
 
     Exit code 3 if the library is damaged (see shelfwise doctor).
     "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``.
-    ``--json`` prints {"documents": [...], "indexes": [...]}.
+    ``--json`` prints {"documents": [...], "indexes": [...], "embedder": NAME}; the last line names the sentence
+    encoder the library is built with.
 
     \b
     Example:
@@ -41,7 +43,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "ocr_pages": d.ocr_pages, "retry": d.retry,
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
-        click.echo(json_text({"documents": documents, "indexes": indexes}, indent=2))
+        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": encoder_for(store, None)},
+                             indent=2))
         ctx.exit(3 if store.damage else 0)
     if not docs:
         click.echo("No documents yet. Add some with: shelfwise ingest PATH")
@@ -68,6 +71,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         click.echo(f"{retrying} failed for a reason that may pass; the next ingest tries them again.")
     for line in status_lines(store):
         click.echo(line)
+    click.echo(f"Sentence encoder: {describe(encoder_for(store, None))}")
     if store.damage:
         ctx.exit(3)
 
