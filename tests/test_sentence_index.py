@@ -40,7 +40,7 @@ def test_indexing_embeds_every_sentence_once_and_questions_read_them(tmp_path: P
     from shelfwise.core.settings import Settings
     from shelfwise.core.shelf import Shelf
 
-    with Shelf(Settings(db_path=tmp_path / "lib.db")) as shelf:
+    with Shelf(Settings(db_path=tmp_path / "lib.db", embedder_path="minilm")) as shelf:
         shelf.ingest([resource_path("sample")], "default")
         store, emb = shelf.store, shelf.embedder
         cid = store.collection("default").id

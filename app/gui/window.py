@@ -239,6 +239,8 @@ class MainWindow(QMainWindow):
     def switch_encoder(self, encoder: str) -> EncoderJob:
         """Make ``encoder`` the library's and re-embed it with progress; questions asked meanwhile use it already
         (by words and the vectors made so far)."""
+        if self.settings.embedder_path is not None:  # a window opened with an encoder named follows the switch
+            self.settings = replace(self.settings, embedder_path=encoder)
         self.query_host.reset(replace(self.settings, embedder_path=encoder))
         if not self.ingest_host.busy:
             self.ingest_bar.start(f"Re-embedding the library with {label(encoder)}…")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
@@ -131,6 +132,7 @@ class IngestWorker(ShelfWorker):
             return
         record_encoder(shelf.store, job.encoder)
         self._close_shelf()
+        self._settings = replace(self._settings, embedder_path=job.encoder)
         shelf = self.shelf()
         for coll in shelf.store.collections():
             if job.cancel():
