@@ -10,9 +10,9 @@ font size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 import re
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from shelfwise.ingest.model import (
     PasswordProtected,
 )
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
-from shelfwise.ingest.pdf_headings import Heading, detect, merge_labels
+from shelfwise.ingest.pdf_headings import Heading, body_size, detect, merge_labels
 from shelfwise.ingest.pdf_layout import (
     Block,
     Furniture,
@@ -300,7 +300,7 @@ def _build_from_layout(
     if listings.pages:
         warnings.append(f"printed contents/index pages not stored as text: {page_ranges(sorted(listings.pages))}")
     heads = detect(pages, drop, listings)
-    first = title_on(pages[0]) if pages else ""
+    first = title_on(pages[0], body_size(pages, drop, listings.pages) or None) if pages else ""
     by_page: dict[int, list[Heading]] = defaultdict(list)
     for h in heads:
         by_page[h.page].append(h)

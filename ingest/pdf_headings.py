@@ -45,7 +45,7 @@ class Heading:
     lines: list[Line] = field(default_factory=list)  # its lines on the page: left out of the passages
     number: str = ""
     style: tuple[float, bool] = (0.0, False)
-    listing: bool = False  # the title of a printed contents or index page
+    listing: bool = False  # the title of an index page that is a numbered part ("Appendix D Function index")
     repeat: bool = False  # "(Cont. 1)", "(continued)": the section goes on; the line is left out, nothing opens
 
 
@@ -214,9 +214,10 @@ def detect(pages: list[PageText], furniture: Furniture, listings: Listings) -> l
         for item in pt.items(furniture):
             if isinstance(item, Block):
                 found.extend(_candidates(pt, item, body))
-        if pt.number in listings.pages:  # a contents or index page: only its own title, on its first page
+        if pt.number in listings.pages:  # a contents or index page: only its title, when it is a numbered part
             top = min(found, key=lambda x: x.y) if found and pt.number - 1 not in listings.pages else None
-            found = [top] if top is not None and not parse_entry(top.title) else []
+            entry = parse_entry(top.title) if top is not None else None
+            found = [top] if top is not None and top.number and (entry is None or entry.page is None) else []
             for h in found:
                 h.listing = True
         heads.extend(_join_labels(found))
