@@ -14,8 +14,9 @@ removed outline (nested by numbering where the outline is flat, as the parser do
 * placed: the share of passages whose nearest matched section is the outline entry the passage lies under when
   the same file is parsed with its outline (passages found in both parses by their text).
 
-Also reported: detected sections and passages whose text looks like a printed table-of-contents line (dotted
-leaders or a title followed by a page number, several in a row). Figures and commands: docs/eval/tree-quality.md.
+Also reported: stored section titles and passage lines that are printed contents lines (an outline title followed
+by dot leaders or its page number), and stored passage lines that are page furniture (a line found in the top or
+bottom tenth of 3 pages or more of the original, as PyMuPDF reads it). Figures and commands: docs/eval/tree-quality.md.
 """
 
 from __future__ import annotations
@@ -41,7 +42,31 @@ _LEAD_NUMBER = re.compile(
     r"(?:\s+|(?=[^\x00-\x7f]))",
     re.IGNORECASE,
 )
-_TOC_LINE = re.compile(r"(?:\.\s*){4,}\s*\d+|…\s*\d+\b|\s\d{1,4}\s+\d+(?:\.\d+)*\s+\S")
+_PAGE_TAIL = re.compile(r"(?:(?:\s*\.){3,}|\s*…|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
+
+
+def _is_toc_line(line: str, entry_keys: set[str]) -> bool:
+    """A printed contents line: an outline title followed by dot leaders and/or its page number."""
+    line = line.strip()
+    m = _PAGE_TAIL.search(line)
+    return bool(m) and bool(keys(line[: m.start()]) & entry_keys)
+
+
+def _furniture_lines(pdf: Path, band: float = 0.1) -> set[str]:
+    """Lines of text found in the top or bottom tenth of 3 pages or more of the original (running headers and
+    footers, as a reader sees them; page numbers are left aside)."""
+    seen: dict[str, set[int]] = {}
+    with pymupdf.open(str(pdf)) as doc:
+        for page in doc:
+            h = page.rect.height
+            for _x0, y0, _x1, y1, text, _n, kind in page.get_text("blocks"):
+                if kind != 0 or (y1 > h * band and y0 < h * (1 - band)):
+                    continue
+                for ln in text.split("\n"):
+                    ln = " ".join(unicodedata.normalize("NFKC", ln).split())
+                    if sum(ch.isalpha() for ch in ln) >= 4:
+                        seen.setdefault(ln, set()).add(page.number)
+    return {ln for ln, pages in seen.items() if len(pages) >= 3}
 
 
 def keys(title: str) -> set[str]:
@@ -125,19 +150,26 @@ def evaluate(pdf: Path, verbose: bool = False) -> dict:
     )
     # passages under the right heading
     matched_titles = {found[j].title: entries[i][1] for i, j in matches.items()}
-    ref_under: dict[str, str] = {}
-    for text, _page, path in ref_passages:
-        ref_under.setdefault(_text_key(text), path[-1] if path else "")
+    ref_under: dict[tuple[str, int], str] = {}  # by text and page: exhibits repeat the same rows
+    for text, page, path in ref_passages:
+        ref_under.setdefault((_text_key(text), page), path[-1] if path else "")
     placed = compared = 0
-    for text, _page, path in passages:
-        want = ref_under.get(_text_key(text))
+    misplaced: list[str] = []
+    for text, page, path in passages:
+        want = ref_under.get((_text_key(text), page))
         if want is None:
             continue
         compared += 1
         got = next((matched_titles[t] for t in reversed(path) if t in matched_titles), "")
         placed += got == want
-    toc_sections = [f.title for f in found if _TOC_LINE.search(f.title)]
-    toc_passages = [t for t, _p, _path in passages if len(_TOC_LINE.findall(t)) >= 3]
+        if got != want:
+            misplaced.append(f"p{page} under {got!r}, outline {want!r}: {text[:60]!r}")
+    entry_keys = set().union(*(keys(t) for _lv, t, _p in entries))
+    toc_sections = [f.title for f in found if _is_toc_line(f.title, entry_keys)]
+    toc_passages = [ln for t, _p, _path in passages for ln in t.splitlines() if _is_toc_line(ln, entry_keys)]
+    furniture = _furniture_lines(pdf)
+    stored_lines = {" ".join(ln.split()) for t, _p, _path in passages for ln in t.splitlines()}
+    furniture_stored = sorted(furniture & stored_lines)
     row = {
         "file": pdf.name,
         "outline": len(entries),
@@ -151,6 +183,7 @@ def evaluate(pdf: Path, verbose: bool = False) -> dict:
         "passages": len(passages),
         "toc_sections": len(toc_sections),
         "toc_passages": len(toc_passages),
+        "furniture_stored": len(furniture_stored),
     }
     if verbose:
         hit = set(matches)
@@ -161,6 +194,8 @@ def evaluate(pdf: Path, verbose: bool = False) -> dict:
         row["wrong_level"] = [f"{entries[i][0]}->{found[j].depth} {entries[i][1]}" for i, j in matches.items()
                               if entries[i][0] - base_o != found[j].depth - base_f][:30]
         row["toc_lines"] = (toc_sections + toc_passages)[:10]
+        row["furniture_lines"] = furniture_stored[:10]
+        row["misplaced"] = misplaced[:15]
     return row
 
 
@@ -183,11 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         row = evaluate(pdf, args.verbose)
         rows.append(row)
         print(json.dumps(row, ensure_ascii=False, indent=1 if args.verbose else None), flush=True)
-    print("\n| PDF | outline | detected | recall | precision | level | placed | TOC lines stored |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| PDF | outline | detected | recall | precision | level | placed | contents lines stored | "
+          "furniture lines stored |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['file']} | {r['outline']} | {r['detected']} | {r['recall']:.3f} | {r['precision']:.3f} | "
-              f"{r['level']:.3f} | {r['placed']:.3f} | {r['toc_sections'] + r['toc_passages']} |")
+              f"{r['level']:.3f} | {r['placed']:.3f} | {r['toc_sections'] + r['toc_passages']} | "
+              f"{r['furniture_stored']} |")
     if args.out:
         args.out.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n")
     return 0

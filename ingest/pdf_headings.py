@@ -33,7 +33,7 @@ _PAGE_NO = re.compile(r"^(?:page\s*)?[\divxlc]+(?:\s*(?:of|/)\s*\d+)?$", re.IGNO
 MAX_HEADING_CHARS = 150
 MAX_BOLD_HEADING_CHARS = 90
 MAX_HEADING_ROWS = 4
-COVER_BODY_CHARS = 300  # a first page with less body text than this is a cover (r-intro's holds ~110)
+COVER_BODY_CHARS = 300  # a first page with less body text is a cover; chosen on the corpus, docs/eval/tree-quality.md
 
 
 @dataclass
@@ -244,7 +244,7 @@ def _join_labels(found: list[Heading]) -> list[Heading]:
     return out
 
 
-RECUR_PAGES_LONG = 3  # in documents of 20 pages or more (2 in shorter ones): r-intro's plot titles span 2 pages
+RECUR_PAGES_LONG = 3  # in documents of 20 pages or more (2 in shorter ones); docs/eval/tree-quality.md
 
 
 def _recurring(heads: list[Heading], n_pages: int) -> list[Heading]:

@@ -21,7 +21,7 @@ _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|code|^cmtt|^sfti|lucidaconsole", re.IGNORECASE)
 MAX_HEADING_CHARS = 150
 MAX_BOLD_HEADING_CHARS = 90
-FURNITURE_BAND = 0.1  # top/bottom share of the page read for running lines (the IRS manual's header ends at 8.5%)
+FURNITURE_BAND = 0.1  # top/bottom share of the page read for running lines; docs/eval/tree-quality.md
 
 
 @dataclass(slots=True)
@@ -341,7 +341,7 @@ def _slot(ln: Line) -> tuple[int, float]:
     return (round(ln.y0 / 4), ln.style)
 
 
-RUNNING_MIN_PAGES = 3  # a margin text on this many pages is furniture (the IBM redpaper's copyright line: 4 of 18)
+RUNNING_MIN_PAGES = 3  # a margin text on this many pages is furniture; docs/eval/tree-quality.md
 SLOT_SHARE = 0.3  # a margin position holding running lines on this share of pages is furniture on every page
 
 

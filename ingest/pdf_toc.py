@@ -26,7 +26,7 @@ _CONTENTS = re.compile(
     re.IGNORECASE,
 )
 MIN_ROWS = 5  # a page with fewer rows is no listing
-ENTRY_SHARE = 0.5  # share of a page's rows that are entries (chosen on the corpus' three printed contents)
+ENTRY_SHARE = 0.5  # share of a page's rows that are entries; chosen on the corpus, docs/eval/tree-quality.md
 
 
 @dataclass

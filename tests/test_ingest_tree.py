@@ -164,3 +164,24 @@ def test_every_format_stores_folded_text(tmp_path: Path, kind: str) -> None:
         wb.save(str(path))
     body = _text(parse(path))
     assert "qualification" in body and "ID card" in body and "\ufb01" not in body
+
+
+def test_animation_builds_are_stored_once(tmp_path: Path) -> None:
+    import pptx
+
+    prs = pptx.Presentation()
+    bodies = [("Refactoring", "class Foo {\n}"), ("Refactoring", "class Foo {\n}\nclass Bar {\n}"),
+              ("Findings", "Programmers refactor often\n" + "R\n" * 8 + "Tools are underused")]
+    for title, body in bodies:
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    path = tmp_path / "deck.pptx"
+    prs.save(str(path))
+    doc = parse(path)
+    passages = [n.text for n in doc.nodes() if n.kind == "passage"]
+    assert sum("class Foo" in p for p in passages) == 1  # the build step and its last step: once
+    assert any("class Bar" in p and "}" in p for p in passages)  # braces of code are text
+    findings = next(p for p in passages if "Programmers" in p)
+    assert "\nR\n" not in findings and "Tools are underused" in findings  # the diagram's glyphs are not
+    assert any("animation build" in w for w in doc.warnings)
