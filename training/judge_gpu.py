@@ -78,8 +78,8 @@ RECIPES: dict[str, Recipe] = {
     "p160": Recipe(sets=_PERM),
     "p160-lr1e4": Recipe(sets=_PERM, lr=1e-4),
     "p256": Recipe(sets=_PERM, query_tokens=128, pair_tokens=256),
-    "p160-samedoc": Recipe(sets=_PERM, neg_mix=(7, 0, 0)),
-    "r160": Recipe(sets={**_PERM, "conditionalqa_train": 0.3}, shippable=False),
+    "p160-samedoc": Recipe(sets=_PERM, neg_mix=(7, 0, 0), share=0.7),
+    "r160": Recipe(sets={**_PERM, "conditionalqa_train": 0.3}, shippable=False, share=0.8),
 }
 
 
