@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
