@@ -188,12 +188,13 @@ class EncoderProfile:
     name: str
     query_prompt: str = ""
     document_prompt: str = ""
+    languages: tuple[str, ...] | None = None  # ISO 639-1 codes it reads well; None: many (not listed)
 
     def document_prefix(self, title: str | None = None) -> str:
         return self.document_prompt.format(title=title or "none")
 
 
-MINILM = EncoderProfile("minilm")
+MINILM = EncoderProfile("minilm", languages=("en",))  # trained on English pairs
 # The prompts of EmbeddingGemma's config_sentence_transformers.json (retrieval: query / document).
 EMBEDDINGGEMMA = EncoderProfile("embeddinggemma", "task: search result | query: ", "title: {title} | text: ")
 PROFILES = {"bert": MINILM, "gemma-embedding": EMBEDDINGGEMMA}
