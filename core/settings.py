@@ -56,7 +56,7 @@ class Settings:
     # "embeddinggemma" or a GGUF path switches the library to it (re-embedded by its next index run).
     embedder_path: str | None = None
     backend_url: str | None = None  # an OpenAI-compatible server instead of the in-process model
-    n_gpu_layers: int = 0
+    n_gpu_layers: int = -1  # -1: every layer on the GPU when this llama.cpp build can offload, else the CPU
     n_threads: int | None = None
     readout: Readout = "fused"
     budgets: Budgets = field(default_factory=Budgets)

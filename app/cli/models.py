@@ -57,6 +57,7 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, eg_wheels: Path |
     info: dict[str, Any] = {
         "generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
         "embedder": {"name": new_lib, "model_id": emb.model_id, "dim": emb.dim, "path": str(emb.path),
+                     "n_gpu_layers": emb.n_gpu_layers,
                      "for": "new libraries" if settings.embedder_path is None else "this command"},
         "library": {"path": str(own[0]), "embedder": own[1]} if own is not None else None,
         "gpu_offload": gpu_offload_supported(),
@@ -92,11 +93,12 @@ def table(info: dict[str, Any]) -> str:
     gen = info["generative"]
     where = "GPU" if gen.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
     emb = info["embedder"]
+    emb_where = "GPU" if emb.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
     rows = [("answer model", str(gen.get("model", gen.get("name", ""))),
              f"{gen['n_params'] / 1e6:.0f}M parameters" if "n_params" in gen else str(gen.get("url", "")),
              where if "n_params" in gen else "server", str(gen.get("path", "")))]
     rows.append((f"encoder, {emb['for']}", label(emb["name"]),
-                 f"{NOTES.get(emb['name'], 'embedding GGUF')}, {emb['dim']}-d", "CPU", emb["path"]))
+                 f"{NOTES.get(emb['name'], 'embedding GGUF')}, {emb['dim']}-d", emb_where, emb["path"]))
     lib = info["library"]
     if lib is not None:
         rows.append(("encoder, this library", label(lib["embedder"]), NOTES.get(lib["embedder"], "embedding GGUF"),
@@ -109,8 +111,10 @@ def table(info: dict[str, Any]) -> str:
     if lib is not None and lib["embedder"] != emb["name"] and emb["for"] == "new libraries":
         lines.append(f"This library keeps {label(lib['embedder'])}; to switch it (re-embeds it, with progress): "
                      f"shelfwise --embedder {emb['name']} index")
-    lines.append("GPU: " + ("this llama.cpp build can offload to a GPU" if info["gpu_offload"] else
-                            "none (this llama.cpp build runs on the CPU)"))
+    lines.append("GPU: " + ("this llama.cpp build offloads to a GPU: the models above marked GPU run there "
+                            "(--gpu-layers 0 or Settings keeps them on the CPU)" if info["gpu_offload"] else
+                            "none (this llama.cpp build runs on the CPU; packaging/setup.sh builds it for CUDA, "
+                            "Vulkan or Metal when the machine has the toolkit)"))
     if "check" in info:
         c = info["check"]
         lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")

@@ -105,9 +105,12 @@ class SettingsDialog(QDialog):
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(browse)
         self.gpu_layers = QSpinBox()
-        self.gpu_layers.setRange(0, 999)
+        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setSpecialValueText("automatic")
         self.gpu_layers.setValue(settings.n_gpu_layers)
-        self.gpu_layers.setToolTip("Layers offloaded to the GPU (0 = CPU only; needs a GPU build of llama.cpp)")
+        self.gpu_layers.setToolTip("Layers offloaded to the GPU: automatic puts every layer of the answer model and "
+                                   "the encoder there when llama.cpp was built for a GPU (CUDA, Vulkan, Metal); 0 "
+                                   "keeps them on the CPU")
         self.threads = QSpinBox()
         self.threads.setRange(0, 256)
         self.threads.setSpecialValueText("automatic")

@@ -36,7 +36,7 @@ from shelfwise.core.models.encoders.convert import (
     bundled_source_dir,
     convert,
 )
-from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, gpu_layers, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
@@ -246,6 +246,7 @@ class Embedder:
         window: int = 256,
         batch_tokens: int = 256,
         max_seqs: int = 16,
+        n_gpu_layers: int = -1,
     ) -> None:
         import llama_cpp
 
@@ -262,7 +263,8 @@ class Embedder:
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
         self.timing = EmbedTiming()
 
-        self._model = load_model(path, "embedder")
+        self._model = load_model(path, "embedder", n_gpu_layers)
+        self.n_gpu_layers = gpu_layers(n_gpu_layers)
         self._enc: EncoderContext | None = None
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
