@@ -12,7 +12,7 @@ from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, require_library
 from shelfwise.app.cli.index import before_question
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace, result_json
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
-from shelfwise.app.cli.shown import json_text
+from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.navigation.trace import SearchResult
 
 
@@ -98,7 +98,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             if as_json:
                 return
             if result.trace.scope:
-                click.echo(f"Scope: {result.trace.scope}")
+                click.echo(f"Scope: {shown(result.trace.scope)}")
             if result.trace.readout == "structure" or (not result.hits and result.trace.scope):
                 click.echo("Read from the documents' tables of contents.\n")
                 return
@@ -154,12 +154,12 @@ def typed_question(raw: str) -> str:
 def _print_passages(result: SearchResult) -> None:
     click.echo("Passages:")
     for i, h in enumerate(result.hits, 1):
-        where = " > ".join([h.title, *h.heading_path])
+        where = " > ".join(shown(x) for x in [h.title, *h.heading_path])
         loc = h.location.label()
         text = " ".join(h.text.split())
         click.echo(f"{i:>2}. {h.score:.2f}  {where}{' (' + loc + ')' if loc else ''}")
         click.echo(f"      {text[:200]}{'...' if len(text) > 200 else ''}")
-        click.echo(f"      {h.path}")
+        click.echo(f"      {shown(h.path)}")
 
 
 COMMANDS = (ask_cmd,)

@@ -11,7 +11,7 @@ import click
 
 from shelfwise.app.cli.group import err, settings_for
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
-from shelfwise.app.cli.shown import json_text
+from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
@@ -104,6 +104,17 @@ def _readline() -> Any:
     return readline
 
 
+def typed_line(prompt: str) -> str:
+    """One line from the user: ``input`` on the real stdout (readline's editing and history need it; the prompt is
+    Shelfwise's own text), not through the terminal door."""
+    wrapped = sys.stdout
+    sys.stdout = raw_stream(wrapped)
+    try:
+        return input(prompt)
+    finally:
+        sys.stdout = wrapped
+
+
 @click.command("chat")
 @click.option("--collection", default="default", show_default=True, help="Collection to search.")
 @click.option("--conversation", "conversation_id", default=None,
@@ -164,7 +175,7 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
     try:
         while True:
             try:
-                line = input("you> ")
+                line = typed_line("you> ")
             except EOFError:
                 click.echo("")
                 break
