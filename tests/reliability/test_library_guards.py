@@ -189,3 +189,49 @@ def test_an_encoder_gguf_as_the_answer_model_is_refused_by_its_header(tmp_path: 
     assert r.returncode == 1, r.stdout + r.stderr
     assert "is a sentence encoder (bert), not a generative model" in r.stderr, r.stderr
     assert "did not find an answer" not in r.stdout
+
+
+# --------------------------------------------------------------------------- weak: model files checked by hash
+def home_with_models(home: Path) -> Path:
+    """A SHELFWISE_HOME with copies (not links: they are damaged here) of the bundled models."""
+    from shelfwise.core.paths import models_dir
+
+    (home / "models").mkdir(parents=True)
+    for p in models_dir().iterdir():
+        if p.name.startswith(("gemma-3-270m", "all-MiniLM")):
+            shutil.copy(p, home / "models" / p.name)
+    return home / "models" / "gemma-3-270m-q4_k_m.gguf"
+
+
+def test_a_bundled_model_of_random_bytes_is_reassembled_and_a_flipped_one_is_repaired_by_check(tmp_path: Path) -> None:
+    gguf = home_with_models(tmp_path / "home")
+    size = gguf.stat().st_size
+    gguf.write_bytes(os.urandom(size))  # same size: the sidecar's size check alone passed it
+    r = cli("models", home=tmp_path / "home")
+    assert r.returncode == 0, r.stderr
+    assert gguf.read_bytes()[:4] == b"GGUF"
+    with gguf.open("r+b") as fh:  # 4 kB flipped inside the tensors: only the hash sees it
+        fh.seek(size // 2)
+        block = fh.read(4096)
+        fh.seek(size // 2)
+        fh.write(bytes(b ^ 0xFF for b in block))
+    r = cli("models", "--check", home=tmp_path / "home")
+    assert r.returncode == 0, r.stderr
+    assert "re-assembled from its package: it did not match its recorded sha256" in r.stdout, r.stdout
+    r = cli("models", "--check", home=tmp_path / "home")
+    assert "'answer model': 'sha256 matches its record'" in r.stdout, r.stdout
+
+
+def test_a_users_gguf_that_does_not_match_its_sha256_file_fails_the_check(tmp_path: Path) -> None:
+    from shelfwise.core.models.llama.bundled import bundled_model_path, sha256_of
+
+    mine = tmp_path / "mine.gguf"
+    shutil.copy(bundled_model_path(), mine)
+    (tmp_path / "mine.gguf.sha256").write_text(f"{sha256_of(mine)}  mine.gguf\n")
+    r = cli("models", "--check", "--model", str(mine), home=session_home(tmp_path))
+    assert r.returncode == 0 and "'answer model': 'sha256 matches its record'" in r.stdout, r.stdout + r.stderr
+    with mine.open("r+b") as fh:
+        fh.seek(mine.stat().st_size // 2)
+        fh.write(os.urandom(4096))
+    r = cli("models", "--check", "--model", str(mine), home=session_home(tmp_path))
+    assert r.returncode == 1 and "does not match its recorded sha256" in r.stderr, r.stdout + r.stderr
