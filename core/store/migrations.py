@@ -333,7 +333,8 @@ def migrate(
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                conn.execute("ROLLBACK")
             raise
         ran.append(name)
     return ran, backup_path
