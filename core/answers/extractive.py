@@ -73,8 +73,8 @@ LIST_WORDS = 80  # ... and up to this many words of them
 # other scripts (core/languages.py), bullets
 _BOUNDARY = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\s*[•▪]\s*")
 # an abbreviation's dot before a number or a capital ends no sentence ("see p. 3", "Dr. Lopez", "No. 12")
-_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:p|pp|no|nos|nr|vol|vols|ch|chap|sec|secs|fig|figs|para|paras|art|ref|cf|vs|"
-                           r"approx|dr|mr|mrs|ms|prof|st|tel|ext|ed|eds|e\.g|i\.e|incl|min|max|dept|jan|feb|mar|apr|"
+_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:p|pp|no|nos|nr|vol|vols|ch|chap|sec|secs|fig|figs|para|paras|art|ref|cf|"
+                           r"vs|approx|dr|mr|mrs|ms|prof|st|tel|ext|ed|eds|e\.g|i\.e|incl|min|max|dept|jan|feb|mar|apr|"
                            r"jun|jul|aug|sep|sept|oct|nov|dec)\.$", re.I)
 _QUANTITY = re.compile(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
                        r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
