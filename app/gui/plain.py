@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import Qt as QtGui
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 
@@ -24,10 +25,11 @@ def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
 
 
 def plain_tip(text: str) -> str:
-    """A tooltip showing ``text`` as it is: escaped and wrapped in markup of our own (a tooltip has no plain-text
-    mode; Qt guesses from the string); empty text gives no tooltip."""
-    if not text:
-        return ""
+    """A tooltip showing ``text`` as it is. A tooltip has no plain-text mode: Qt guesses from the string
+    (``Qt.mightBeRichText``), so text that looks like markup is escaped and wrapped in markup of our own; other text
+    is shown plain by Qt already and is returned unchanged."""
+    if not QtGui.mightBeRichText(text):
+        return text
     return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
 
 
