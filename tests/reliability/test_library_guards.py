@@ -34,8 +34,10 @@ def cli(*args: str, home: Path, db: Path | None = None, timeout: float = 600) ->
 
 
 def session_home(tmp_path: Path) -> Path:
-    """The test session's SHELFWISE_HOME (its models are assembled there once)."""
-    return Path(os.environ["SHELFWISE_HOME"])
+    """The test session's SHELFWISE_HOME (its models are assembled there once); the user data dir outside tests."""
+    from shelfwise.core.paths import data_dir
+
+    return Path(os.environ.get("SHELFWISE_HOME") or data_dir())
 
 
 def sha(path: Path) -> str:
