@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,20 @@ from shelfwise.ingest.model import (
     PasswordProtected,
 )
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
+from shelfwise.ingest.pdf_headings import Heading, body_size, detect, merge_labels
 from shelfwise.ingest.pdf_layout import (
     Block,
+    Furniture,
+    Line,
     PageText,
     _read_dict,
-    detect_headings,
     read_page,
     running_lines,
     title_on,
 )
 from shelfwise.ingest.pdf_ocr import line_boxes, page_ranges, read_scans
 from shelfwise.ingest.pdf_tables import TableItem
+from shelfwise.ingest.pdf_toc import find_listings
 
 # "2.3.59.1.1 Background", "2.3.59-4 Exhibit title" (an exhibit of 2.3.59 sits at the level of 2.3.59.1)
 _NUMBERED = re.compile(r"^\s*(\d+(?:\.\d+)+(?:-\d+)?)\.?\s")
@@ -163,6 +167,9 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         cover = _first_page_title(doc) if entries and not sensible_title(meta_title) else ""
     finally:
         doc.close()
+    glyphs = sum(p.glyphs_dropped for p in pages)
+    if glyphs:
+        warnings.append(f"{glyphs} characters of symbol or private-use glyphs (no text meaning) were left out")
     empty = [p.number for p in pages if not p.has_text]
     if empty:
         warnings.append(f"pages without text (scanned or images only): {page_ranges(empty)}")
@@ -173,7 +180,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         first_heading = cover or next((e[1] for e in entries if e[0] == min(x[0] for x in entries)), "")
         _build_from_outline(builder, pages, entries, drop, ocr_pages)
     else:
-        first_heading = _build_from_layout(builder, pages, drop, ocr_pages)
+        first_heading = _build_from_layout(builder, pages, drop, ocr_pages, warnings)
     children = builder.finish()
     title = sensible_title(meta_title) or first_heading or path.stem
     return ParsedDocument(title=title, format="pdf", children=children, pages=n_pages,
@@ -240,7 +247,7 @@ def _is_heading_echo(text: str, title: str) -> bool:
 
 
 def _build_from_outline(
-    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: set[str], ocr_pages: set[int]
+    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: Furniture, ocr_pages: set[int]
 ) -> None:
     by_page: dict[int, list[Entry]] = {}
     for e in entries:
@@ -283,25 +290,51 @@ def _first_page_title(doc: Any) -> str:
 
 
 def _build_from_layout(
-    builder: OutlineBuilder, pages: list[PageText], drop: set[str], ocr_pages: set[int]
+    builder: OutlineBuilder, pages: list[PageText], drop: Furniture, ocr_pages: set[int], warnings: list[str]
 ) -> str:
-    """Headings from font size/weight; returns the document title candidate (cover title or first heading)."""
-    styles = detect_headings(pages, drop)
-    first = styles.cover_title
+    """Headings from typography and numbering (:mod:`shelfwise.ingest.pdf_headings`); printed contents and index
+    pages are not stored. Returns the document title candidate (the cover's title or the first heading)."""
     for pt in pages:
-        cover = styles.cover_page and pt.number == 1
+        merge_labels(pt)
+    listings = find_listings(pages, drop)
+    if listings.pages:
+        warnings.append(f"printed contents/index pages not stored as text: {page_ranges(sorted(listings.pages))}")
+    heads = detect(pages, drop, listings)
+    first = title_on(pages[0], body_size(pages, drop, listings.pages) or None) if pages else ""
+    by_page: dict[int, list[Heading]] = defaultdict(list)
+    for h in heads:
+        by_page[h.page].append(h)
+    for pt in pages:
+        starts: dict[int, list[Heading]] = {}
+        waiting: list[Heading] = []  # headings taken from the printed contents (no line): before the next one
+        for h in by_page.get(pt.number, []):
+            waiting.append(h)
+            if h.lines:
+                starts[id(h.lines[0])], waiting = waiting, []
+        inside = {id(ln) for h in by_page.get(pt.number, []) for ln in h.lines}
         for item in pt.items(drop):
             if isinstance(item, TableItem):
-                _emit(builder, item, pt.number, ocr_pages)
+                if pt.number not in listings.pages:
+                    _emit(builder, item, pt.number, ocr_pages)
                 continue
-            loc = _loc(item, pt.number, ocr_pages)
-            if cover:
-                builder.paragraph(item.text, loc)
-                continue
-            for kind, text in item.split(styles):
-                if kind == 0:
-                    builder.paragraph(text, loc)
-                else:
-                    first = first or text
-                    builder.heading(text, kind, Location(page=pt.number))
+            run: list[Line] = []
+            for ln in item.lines:
+                heads_here = starts.get(id(ln))
+                if heads_here:
+                    _emit_lines(builder, run, pt.number, ocr_pages, listings.pages)
+                    run = []
+                    for head in heads_here:
+                        if head.repeat:
+                            continue
+                        first = first or head.title
+                        builder.heading(head.title, head.level, Location(page=pt.number))
+                elif id(ln) not in inside:
+                    run.append(ln)
+            _emit_lines(builder, run, pt.number, ocr_pages, listings.pages)
     return first
+
+
+def _emit_lines(builder: OutlineBuilder, lines: list[Line], page: int, ocr_pages: set[int], skip: set[int]) -> None:
+    if lines and page not in skip:
+        block = Block(lines)
+        builder.paragraph(block.text, _loc(block, page, ocr_pages))

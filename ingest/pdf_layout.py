@@ -12,14 +12,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from shelfwise.ingest.normalize import fold_compat, strip_glyphs
 from shelfwise.ingest.passages import join_lines
-from shelfwise.ingest.pdf_tables import MARGIN, TEXT_FLAGS, TableItem, find_tables, grid_area
+from shelfwise.ingest.pdf_tables import TEXT_FLAGS, TableItem, find_tables, grid_area
 
 _PAGE_NO = re.compile(r"^(?:page\s*)?[\divxlc]+(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|code|^cmtt|^sfti|lucidaconsole", re.IGNORECASE)
 MAX_HEADING_CHARS = 150
 MAX_BOLD_HEADING_CHARS = 90
+FURNITURE_BAND = 0.1  # top/bottom share of the page read for running lines; docs/eval/tree-quality.md
 
 
 @dataclass(slots=True)
@@ -127,24 +129,26 @@ class PageText:
     table_seconds: float = 0.0
     tables_skipped: int = 0  # 1 when the page looked tabular but the table time budget was spent
     table_calls: int = 0  # 1 when find_tables ran on this page
+    glyphs_dropped: int = 0  # symbol-font / private-use characters left out of the text
 
     @property
     def has_text(self) -> bool:
         return any(ln.text.strip() for b in self.blocks for ln in b.lines)
 
     def in_margin(self, ln: Line) -> bool:
-        return ln.y1 < self.height * MARGIN or ln.y0 > self.height * (1 - MARGIN)
+        """In the top or bottom band where running headers and footers live."""
+        return ln.y1 < self.height * FURNITURE_BAND or ln.y0 > self.height * (1 - FURNITURE_BAND)
 
-    def items(self, drop: set[str]) -> list[Block | TableItem]:
+    def items(self, drop: Furniture | set[str]) -> list[Block | TableItem]:
         """Blocks (without running headers/footers and table text) and tables, in reading order."""
+        if isinstance(drop, set):
+            drop = Furniture(drop)
         blocks: list[Block] = []
         for block in self.blocks:
             lines = [
                 ln
                 for ln in block.lines
-                if not (
-                    self.in_margin(ln) and (running_key(ln.text) in drop or _PAGE_NO.match(ln.text.strip()))
-                )
+                if not (self.in_margin(ln) and drop.holds(ln))
                 and not any(t.covers(ln) for t in self.tables)
             ]
             if lines:
@@ -187,12 +191,16 @@ def running_key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split()))
 
 
-def _clean(text: str) -> str:
-    """Strip a line; a bullet glyph without Unicode mapping (shown as U+FFFD) becomes "-"."""
+def _clean(text: str, pt: PageText | None = None) -> str:
+    """Strip a line; a bullet glyph without Unicode mapping (shown as U+FFFD, a control or private-use character)
+    becomes "-"; other such glyphs are dropped (counted on ``pt`` for a warning); ligatures are folded."""
     text = text.strip()
     if text.startswith("\ufffd"):
         text = "-" + text[1:]
-    return text
+    text, dropped = strip_glyphs(text)
+    if dropped and pt is not None:
+        pt.glyphs_dropped += dropped
+    return fold_compat(text.strip())
 
 
 _font_kinds: dict[str, tuple[bool, bool]] = {}
@@ -235,7 +243,7 @@ def _read_blocks(pt: PageText, page: Any, textpage: Any) -> None:
     for x0, y0, x1, y1, text, _no, kind in page.get_text("blocks", flags=TEXT_FLAGS, textpage=textpage):
         if kind != 0:
             continue
-        raw = [_clean(ln) for ln in text.split("\n")]
+        raw = [_clean(ln, pt) for ln in text.split("\n")]
         raw = [ln for ln in raw if ln]
         if not raw:
             continue
@@ -276,7 +284,7 @@ def _read_dict(pt: PageText, page: Any, textpage: Any) -> None:
             x0, y0, x1, y1 = rl["bbox"]
             lines.append(
                 Line(
-                    _clean("".join(parts)),
+                    _clean("".join(parts), pt),
                     size_sum / n,
                     bold_chars >= 0.6 * n,
                     x0,
@@ -309,19 +317,52 @@ def looks_tabular(pt: PageText) -> bool:
     return False
 
 
-def running_lines(pages: list[PageText]) -> set[str]:
-    """Texts (digits masked) repeated in the top/bottom margin of many pages: running headers and footers."""
+@dataclass
+class Furniture:
+    """Page furniture: texts (digits masked) repeated in the top/bottom margin of several pages, and the margin
+    *slots* (position and size) where such running lines sit on many pages. A slot's other texts are furniture too:
+    a running header that names the current chapter repeats on that chapter's pages only."""
+
+    keys: set[str] = field(default_factory=set)
+    slots: set[tuple[int, float]] = field(default_factory=set)
+
+    def holds(self, ln: Line) -> bool:
+        return (
+            running_key(ln.text) in self.keys
+            or bool(_PAGE_NO.match(ln.text.strip()))
+            or _slot(ln) in self.slots
+        )
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys
+
+
+def _slot(ln: Line) -> tuple[int, float]:
+    return (round(ln.y0 / 4), ln.style)
+
+
+RUNNING_MIN_PAGES = 3  # a margin text on this many pages is furniture; docs/eval/tree-quality.md
+SLOT_SHARE = 0.3  # a margin position holding running lines on this share of pages is furniture on every page
+
+
+def running_lines(pages: list[PageText]) -> Furniture:
+    """Running headers, footers and page numbers (see :class:`Furniture`)."""
     if len(pages) < 3:
-        return set()
+        return Furniture()
     counts: Counter[str] = Counter()
     for pt in pages:
         seen = {running_key(ln.text) for b in pt.blocks for ln in b.lines if pt.in_margin(ln)}
         counts.update(seen)
-    need = max(3, int(0.3 * len(pages)))
-    return {key for key, n in counts.items() if n >= need}
+    keys = {key for key, n in counts.items() if n >= RUNNING_MIN_PAGES and sum(ch.isalnum() for ch in key) >= 1}
+    slot_pages: Counter[tuple[int, float]] = Counter()
+    for pt in pages:
+        slot_pages.update({_slot(ln) for b in pt.blocks for ln in b.lines
+                           if pt.in_margin(ln) and (running_key(ln.text) in keys or _PAGE_NO.match(ln.text.strip()))})
+    slots = {slot for slot, n in slot_pages.items() if n >= max(RUNNING_MIN_PAGES, SLOT_SHARE * len(pages))}
+    return Furniture(keys, slots)
 
 
-def _size_chars(pt: PageText, drop: set[str] | None = None) -> Counter[float]:
+def _size_chars(pt: PageText, drop: Furniture | set[str] | None = None) -> Counter[float]:
     sizes: Counter[float] = Counter()
     blocks = pt.blocks if drop is None else [b for b in pt.items(drop) if isinstance(b, Block)]
     for b in blocks:
@@ -345,7 +386,7 @@ def title_on(pt: PageText, body: float | None = None) -> str:
     return ""
 
 
-def detect_headings(pages: list[PageText], drop: set[str]) -> HeadingStyles:
+def detect_headings(pages: list[PageText], drop: Furniture | set[str]) -> HeadingStyles:
     """Heading styles from the body's dominant font size (see :class:`HeadingStyles`)."""
     chars: Counter[float] = Counter()
     runs: dict[float, list[int]] = defaultdict(list)  # size -> run lengths in chars

@@ -4,11 +4,18 @@ A slide's title is its title placeholder's text; without one, the top-most short
 Body shapes are read sorted by (top, left), group shapes recursively; tables become Markdown (a merged cell
 appears once); speaker notes become their own passage prefixed ``Notes: ``. Every node has
 ``Location(slide=n)``.
+
+Animation builds (a slide whose title is the next slide's and whose body the next slide repeats, or nearly) are
+stored once, with the last step; their speaker notes are kept. Lines of one or two characters repeated on a slide
+(a diagram's shapes labelled "R") are not text.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +113,71 @@ def _notes(slide: Any) -> str:
     return frame.text.replace("\x0b", "\n").strip() if frame is not None else ""
 
 
+@dataclass
+class _Slide:
+    number: int
+    title: str
+    items: list[tuple[str, Any]] = field(default_factory=list)  # ("table", rows) or ("text", str)
+    notes: str = ""
+
+    def body(self) -> str:
+        return "\n".join(x if kind == "text" else "\n".join(" | ".join(r) for r in x) for kind, x in self.items)
+
+
+GLYPH_RUN = 5  # a one- or two-character line repeated this often on a slide is a drawing's glyphs, not text
+BUILD_SIMILARITY = 0.9  # a slide whose body is this similar to the next one's is an animation build of it
+
+
+def _drop_glyph_runs(texts: list[str]) -> list[str]:
+    """Lines of one or two letters or digits repeated on a slide (shapes labelled "R" in a diagram) are left out
+    (a code listing's closing braces are kept)."""
+    counts = Counter(ln.strip() for t in texts for ln in t.split("\n") if 0 < len(ln.strip()) <= 2
+                     and ln.strip().isalnum())
+    noise = {ln for ln, n in counts.items() if n >= GLYPH_RUN}
+    if not noise:
+        return texts
+    out = []
+    for t in texts:
+        kept = "\n".join(ln for ln in t.split("\n") if ln.strip() not in noise)
+        if kept.strip():
+            out.append(kept)
+    return out
+
+
+def _is_build(a: _Slide, b: _Slide) -> bool:
+    """``a`` shows part of what ``b`` shows: the same title and a body that ``b`` repeats (an animation step)."""
+    body_a, body_b = a.body(), b.body()
+    if a.title != b.title or not body_a.strip():
+        return False
+    lines_a = {ln.strip() for ln in body_a.split("\n") if ln.strip()}
+    lines_b = {ln.strip() for ln in body_b.split("\n") if ln.strip()}
+    if lines_a <= lines_b:
+        return True
+    return SequenceMatcher(None, body_a, body_b, autojunk=False).ratio() >= BUILD_SIMILARITY
+
+
+def _read_slide(n: int, slide: Any) -> _Slide:
+    shapes = list(_flatten(slide.shapes))
+    title, title_shape = _slide_title(shapes)
+    out = _Slide(n, title)
+    texts: list[tuple[int, str]] = []
+    for shape in shapes:
+        if shape is title_shape:
+            continue
+        if getattr(shape, "has_table", False) and shape.has_table:
+            out.items.append(("table", _table_rows(shape)))
+        elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+            text = _frame_text(shape)
+            if text:
+                texts.append((len(out.items), text))
+                out.items.append(("text", text))
+    kept = _drop_glyph_runs([t for _i, t in texts])
+    if len(kept) != len(texts) or kept != [t for _i, t in texts]:
+        out.items = [it for it in out.items if it[0] == "table"] + [("text", t) for t in kept]
+    out.notes = _notes(slide)
+    return out
+
+
 def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     check_office(path, "pptx", limits)
     import pptx  # python-pptx
@@ -113,43 +185,45 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     prs = pptx.Presentation(str(path))
     builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     warnings: list[str] = []
-    first_title = ""
+    slides: list[_Slide] = []
     count = 0
     for n, slide in enumerate(prs.slides, 1):
         count = n
-        if builder.truncated:  # the passage cap: the rest is not read
-            break
         if n > limits.max_pages:
             warnings.append(f"only the first {limits.max_pages} slides were read")
             break
-        loc = Location(slide=n)
         try:
-            shapes = list(_flatten(slide.shapes))
-            title, title_shape = _slide_title(shapes)
-            if n == 1:
-                first_title = title
-            builder.heading(title or f"Slide {n}", 1, loc)
-            for shape in shapes:
-                if shape is title_shape:
-                    continue
-                if getattr(shape, "has_table", False) and shape.has_table:
-                    builder.table(_table_rows(shape), loc)
-                elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
-                    text = _frame_text(shape)
-                    if text:
-                        builder.paragraph(text, loc)
-            notes = _notes(slide)
-            if notes:
-                builder.passage_break()
-                for piece in split_passages(notes, max(16, limits.passage_tokens - 4)):
-                    builder.block(f"Notes: {piece}", loc, alone=True)
+            slides.append(_read_slide(n, slide))
         except Exception as exc:
             warnings.append(f"slide {n} could not be read: {exc.__class__.__name__}: {exc}")
+    builds = 0
+    for i, sl in enumerate(slides):
+        if builder.truncated:  # the passage cap: the rest is not read
+            break
+        loc = Location(slide=sl.number)
+        build = i + 1 < len(slides) and _is_build(sl, slides[i + 1])
+        if build:
+            builds += 1
+            if not sl.notes:
+                continue  # stored once, with its last step
+        builder.heading(sl.title or f"Slide {sl.number}", 1, loc)
+        for kind, payload in ([] if build else sl.items):
+            if kind == "table":
+                builder.table(payload, loc)
+            else:
+                builder.paragraph(payload, loc)
+        if sl.notes:
+            builder.passage_break()
+            for piece in split_passages(sl.notes, max(16, limits.passage_tokens - 4)):
+                builder.block(f"Notes: {piece}", loc, alone=True)
+    if builds:
+        warnings.append(f"{builds} animation build slides stored once, with their last step")
     children = builder.finish()
     try:
         core_title = prs.core_properties.title
     except Exception:
         core_title = ""
+    first_title = slides[0].title if slides and slides[0].number == 1 else ""
     title = sensible_title(first_title) or sensible_title(core_title) or path.stem
     return ParsedDocument(title=title, format="pptx", children=children, pages=count,
                           warnings=warnings + builder.warnings)

@@ -28,6 +28,7 @@ from shelfwise.ingest.model import (
     TooLarge,
     UnsupportedFormat,
 )
+from shelfwise.ingest.normalize import normalize_document
 from shelfwise.ingest.sniff import IMAGE_KINDS, KIND_NAMES, describe, mismatch, sniff
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         raise CorruptFile(f"corrupt or unreadable file: {exc.__class__.__name__}: {_short(exc)}") from exc
     if not any(n.kind == "passage" and n.text.strip() for n in doc.nodes()):
         raise EmptyDocument("no text found")
+    normalize_document(doc)
     cap_passages(doc, limits.max_passages)
     return doc
 

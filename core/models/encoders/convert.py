@@ -192,6 +192,12 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
         w.add_file_type(file_type)
         w.add_token_type_count(int(cfg.get("type_vocab_size", 2)))
         w.add_uint32("shelfwise.converter_version", CONVERTER_VERSION)
+        # a judge trained with other caps than the defaults says so (cross_encoder.Judge reads these keys)
+        for key, val in (cfg.get("shelfwise_judge") or {}).items():
+            if key in ("query_tokens", "pair_tokens"):
+                w.add_uint32(f"shelfwise.judge.{key}", int(val))
+            elif key in ("query_tail", "whole_query"):
+                w.add_bool(f"shelfwise.judge.{key}", bool(val))
 
         w.add_tokenizer_model("bert")
         w.add_tokenizer_pre("jina-v2-en")

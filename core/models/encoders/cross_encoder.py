@@ -21,7 +21,6 @@ import hashlib
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
@@ -29,34 +28,11 @@ import numpy as np
 
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
+from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
+from shelfwise.core.models.encoders.pair_frame import PAIR_TOKENS, QUERY_TOKENS, PairFrame, pair_tokens
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 
-#: Token caps the judge is trained with: the query keeps at most QUERY_TOKENS, the whole pair at most PAIR_TOKENS.
-QUERY_TOKENS = 96
-PAIR_TOKENS = 160
 JUDGE_GLOB = "shelfwise-judge-*.gguf"
-
-
-@dataclass(frozen=True)
-class PairFrame:
-    """Special token ids and caps that shape a pair (BERT: [CLS] = 101, [SEP] = 102)."""
-
-    cls: int
-    sep: int
-    query_tokens: int = QUERY_TOKENS
-    pair_tokens: int = PAIR_TOKENS
-
-    def __post_init__(self) -> None:
-        if self.pair_tokens - self.query_tokens - 3 < 1:
-            raise ValueError("pair_tokens must leave room for a text after the query and three special tokens")
-
-
-def pair_tokens(query_ids: Sequence[int], text_ids: Sequence[int], frame: PairFrame) -> list[int]:
-    """``[CLS] q [SEP] t [SEP]`` with the query clipped to ``frame.query_tokens`` and the text to what is left of
-    ``frame.pair_tokens`` (ids without specials in, ids with specials out). Pure: no model needed."""
-    q = list(query_ids[: frame.query_tokens])
-    room = frame.pair_tokens - len(q) - 3
-    return [frame.cls, *q, frame.sep, *text_ids[:room], frame.sep]
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -108,11 +84,18 @@ class Judge:
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
+            # the caps the judge was trained with (GGUF keys shelfwise.judge.*; the first judge has none)
+            query_cap = int(_meta(self._model, "shelfwise.judge.query_tokens") or QUERY_TOKENS)
+            pair_cap = int(_meta(self._model, "shelfwise.judge.pair_tokens") or PAIR_TOKENS)
             self.frame = PairFrame(
                 cls=int(llama_cpp.llama_vocab_bos(self._vocab)),
                 sep=int(llama_cpp.llama_vocab_sep(self._vocab)),
-                pair_tokens=min(PAIR_TOKENS, n_train),
+                query_tokens=query_cap,
+                pair_tokens=min(pair_cap, n_train),
+                query_tail=_meta(self._model, "shelfwise.judge.query_tail") == "true",
             )
+            #: the judge reads the whole query (a scenario and its question), not only the question sentence
+            self.whole_query = _meta(self._model, "shelfwise.judge.whole_query") == "true"
             self.batch_tokens = max(batch_tokens, self.frame.pair_tokens)
             self._enc = EncoderContext(self._model, pooling=llama_cpp.LLAMA_POOLING_TYPE_RANK, width=1,
                                        batch_tokens=self.batch_tokens, max_seqs=max_seqs, n_threads=n_threads,

@@ -37,6 +37,7 @@ from shelfwise.core.models.encoders.convert import (
     convert,
 )
 from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
+from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import EMBEDDER_NAMES
 
@@ -113,17 +114,6 @@ def bundled_embedder_path() -> Path:
         tmp.write_text(json.dumps(info, indent=1), encoding="utf-8")
         os.replace(tmp, _sidecar(out))
         return out
-
-
-def _meta(model: object, key: str) -> str:
-    """A string value of a loaded model's GGUF metadata ("" when absent)."""
-    import ctypes
-
-    import llama_cpp
-
-    buf = ctypes.create_string_buffer(256)
-    n = llama_cpp.llama_model_meta_val_str(model, key.encode(), buf, len(buf))
-    return buf.value.decode("utf-8", "replace") if n >= 0 else ""
 
 
 def _verify_gguf(path: Path) -> None:

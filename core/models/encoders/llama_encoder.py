@@ -153,4 +153,15 @@ class EncoderContext:
             self._ctx = None
 
 
-__all__ = ["EncoderContext", "load_model", "pack"]
+def meta_str(model: object, key: str) -> str:
+    """A string value of a loaded model's GGUF metadata ("" when absent; booleans read "true"/"false")."""
+    import ctypes
+
+    import llama_cpp
+
+    buf = ctypes.create_string_buffer(256)
+    n = llama_cpp.llama_model_meta_val_str(model, key.encode(), buf, len(buf))
+    return buf.value.decode("utf-8", "replace") if n >= 0 else ""
+
+
+__all__ = ["EncoderContext", "load_model", "meta_str", "pack"]

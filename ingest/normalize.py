@@ -1,0 +1,70 @@
+"""Text as a reader reads it: compatibility characters folded, symbol-font and private-use glyphs dropped.
+
+PDF writers keep typographic ligatures (``ﬁ`` for "fi"), and Japanese text mixes full-width and half-width forms;
+stored as they are, ``qualification`` does not find "quali\ufb01cation". :func:`fold_compat` applies the Unicode
+compatibility mapping (NFKC) to the characters that are only a different glyph of ordinary text (ligatures, wide
+and narrow forms, mathematical alphanumerics, odd spaces) and leaves the ones that carry meaning (superscripts,
+fractions, circled numbers, the ellipsis). :func:`normalize_document` applies it to every title and passage of a
+parsed document, whatever its format (``registry.parse`` calls it).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from shelfwise.ingest.model import ParsedDocument
+
+
+def _table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    codes = [*range(0xFB00, 0xFB07), *range(0xFB13, 0xFB18), *range(0xFF01, 0xFFEF), 0x3000, 0x00A0,
+             *range(0x2000, 0x200B), 0x202F, 0x205F, *range(0x1D400, 0x1D800)]
+    codes += [ord(c) for c in "ĲĳĿŀŉſǄǅǆǇǈǉǊǋǌǱǲǳ"]
+    for code in codes:
+        ch = chr(code)
+        tag = unicodedata.decomposition(ch).split(" ", 1)[0]
+        if code < 0x1D400 or tag == "<font>":
+            folded = unicodedata.normalize("NFKC", ch)
+            if folded != ch:
+                table[code] = folded
+    return table
+
+
+_FOLD = _table()
+_NEEDS = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_FOLD) if c < 0x10000) + "\U0001d400-\U0001d7ff]")
+# private use (symbol fonts mapped nowhere) and C0/C1 controls other than tab and newline
+_GLYPHS = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def fold_compat(text: str) -> str:
+    """``text`` with ligatures, full-width/half-width forms, mathematical letters and odd spaces made ordinary."""
+    if text.isascii() or not _NEEDS.search(text):
+        return text
+    return text.translate(_FOLD)
+
+
+def strip_glyphs(text: str) -> tuple[str, int]:
+    """``text`` without private-use and control characters (a symbol font's glyphs, shown as mojibake), and how
+    many were dropped. A glyph that opens a line (a bullet) becomes ``-``."""
+    if text.isascii() and text.isprintable():
+        return text, 0
+    dropped = 0
+    lines = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        bullet = bool(stripped) and bool(_GLYPHS.match(stripped[0])) and len(stripped) > 1
+        line, n = _GLYPHS.subn("", line)
+        dropped += n
+        if bullet and line.strip():
+            line = "- " + line.strip()
+        lines.append(line)
+    return "\n".join(lines), dropped
+
+
+def normalize_document(doc: ParsedDocument) -> None:
+    """Fold every title and text of ``doc`` in place (see :func:`fold_compat`)."""
+    doc.title = fold_compat(doc.title)
+    for node in doc.nodes():
+        node.title = fold_compat(node.title)
+        node.text = fold_compat(node.text)

@@ -1,0 +1,187 @@
+"""The tree of a PDF without bookmarks (real files made with PyMuPDF), and text as a reader reads it in every format
+(ligatures, full-width forms, symbol glyphs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shelfwise.ingest.model import ParsedDocument, ParsedNode
+from shelfwise.ingest.normalize import fold_compat, strip_glyphs
+from shelfwise.ingest.pdf_toc import parse_entry
+from shelfwise.ingest.registry import parse
+
+BODY = ("The committee reviews every request for funding within ten working days and writes to the person who "
+        "asked, giving reasons when a request is refused.")
+
+
+def _sections(doc: ParsedDocument) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+
+    def walk(nodes: list[ParsedNode], depth: int) -> None:
+        for n in nodes:
+            if n.kind == "section":
+                out.append((depth, n.title))
+                walk(n.children, depth + 1)
+
+    walk(doc.children, 1)
+    return out
+
+
+def _text(doc: ParsedDocument) -> str:
+    return "\n".join(n.text for n in doc.nodes() if n.kind == "passage")
+
+
+CHAPTERS = [("1", "Funding requests", ["1.1 Who may apply", "1.2 Deadlines"]),
+            ("2", "Reviews", ["2.1 The committee", "2.2 Appeals"]),
+            ("3", "Payments", ["3.1 Schedules", "3.2 Refunds"])]
+
+
+@pytest.fixture(scope="module")
+def manual(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 9-page manual without bookmarks: a title page, a printed contents page (dot leaders, page numbers), then
+    chapters with numbered sections; a running header and page numbers on every body page."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    cover = doc.new_page()
+    cover.insert_text((72, 200), "Grants Handbook", fontsize=28, fontname="hebo")
+    cover.insert_text((72, 240), "Edition 2026", fontsize=11, fontname="helv")
+    contents = doc.new_page()
+    contents.insert_text((72, 100), "Contents", fontsize=18, fontname="hebo")
+    y = 140.0
+    page = 3
+    for number, title, subs in CHAPTERS:
+        for label, size in [(f"{number} {title}", 12), *((s, 11) for s in subs)]:
+            contents.insert_text((72, y), f"{label} " + ". " * 20 + str(page), fontsize=size, fontname="helv")
+            y += 20
+        page += 2
+    for number, title, subs in CHAPTERS:
+        for half in range(2):
+            pg = doc.new_page()
+            pg.insert_text((72, 40), "Grants Handbook - internal use", fontsize=9, fontname="helv")
+            pg.insert_text((300, 810), str(doc.page_count - 2), fontsize=9, fontname="helv")
+            y = 100.0
+            if half == 0:
+                pg.insert_text((72, y), f"{number} {title}", fontsize=20, fontname="hebo")
+                y += 40
+            for sub in subs[half:half + 1]:
+                pg.insert_text((72, y), sub, fontsize=14, fontname="hebo")
+                y += 26
+                for _ in range(6):
+                    pg.insert_text((72, y), BODY[:95], fontsize=10, fontname="helv")
+                    pg.insert_text((72, y + 13), BODY[95:], fontsize=10, fontname="helv")
+                    y += 30
+    path = tmp_path_factory.mktemp("tree") / "handbook.pdf"
+    doc.save(str(path))
+    doc.close()
+    return path
+
+
+def test_headings_from_typography_and_numbering(manual: Path) -> None:
+    doc = parse(manual)
+    assert _sections(doc) == [
+        (1, "1 Funding requests"), (2, "1.1 Who may apply"), (2, "1.2 Deadlines"),
+        (1, "2 Reviews"), (2, "2.1 The committee"), (2, "2.2 Appeals"),
+        (1, "3 Payments"), (2, "3.1 Schedules"), (2, "3.2 Refunds"),
+    ]  # no wrapper section for the title page, no section for the contents page or its lines
+    assert doc.title == "Grants Handbook"
+
+
+def test_contents_and_furniture_are_not_passages(manual: Path) -> None:
+    doc = parse(manual)
+    text = _text(doc)
+    assert ". . ." not in text and "Funding requests" not in text  # the printed contents are not stored
+    assert "internal use" not in text  # the running header
+    assert not any(line.strip().isdigit() for line in text.splitlines())  # page numbers
+    assert any("contents" in w for w in doc.warnings)
+    reviews = next(n for n in doc.nodes() if n.title == "2.1 The committee")
+    assert reviews.children and reviews.children[0].text.startswith("The committee reviews")
+
+
+def test_a_pdf_without_headings_stays_a_flat_run(tmp_path: Path) -> None:
+    import pymupdf
+
+    doc = pymupdf.open()
+    for _ in range(3):
+        page = doc.new_page()
+        for i in range(8):
+            page.insert_text((72, 100 + 30 * i), BODY[:90], fontsize=10, fontname="helv")
+    path = tmp_path / "plain.pdf"
+    doc.save(str(path))
+    parsed = parse(path)
+    assert _sections(parsed) == [] and parsed.count("passage") >= 1
+    assert {n.location.page for n in parsed.nodes()} == {1, 2, 3}
+
+
+def test_contents_entries_are_read() -> None:
+    entry = parse_entry("1.2 Deadlines . . . . . . . . 7")
+    assert entry is not None and (entry.number, entry.title, entry.page) == ("1.2", "Deadlines", 7)
+    entry = parse_entry("Appendix B Invoking R . . . 92")
+    assert entry is not None and (entry.number, entry.title) == ("Appendix B", "Invoking R")
+    assert parse_entry("4 認証とアクセスの制御 91") is not None
+    assert parse_entry("just a sentence of text") is None
+
+
+def test_compatibility_characters_are_folded() -> None:
+    assert fold_compat("quali\ufb01cation \ufb02ow o\ufb03ce \ufb00") == "qualification flow office ff"
+    assert fold_compat("ＡＢＣ（１）ｶﾀｶﾅ") == "ABC(1)カタカナ"
+    assert fold_compat("m² ½ … ①") == "m² ½ … ①"  # characters that carry meaning stay
+
+
+def test_symbol_glyphs_are_dropped() -> None:
+    assert strip_glyphs("\x02 Security fundamentals\nplain") == ("- Security fundamentals\nplain", 1)
+    assert strip_glyphs("price \uf0b7 list") == ("price  list", 1)
+
+
+@pytest.mark.parametrize("kind", ["md", "docx", "pptx", "xlsx"])
+def test_every_format_stores_folded_text(tmp_path: Path, kind: str) -> None:
+    text = "Proof of quali\ufb01cation: ＩＤ card"
+    path = tmp_path / f"f.{kind}"
+    if kind == "md":
+        path.write_text(f"# Intro\n\n{text}\n", encoding="utf-8")
+    elif kind == "docx":
+        import docx
+
+        d = docx.Document()
+        d.add_paragraph(text)
+        d.save(str(path))
+    elif kind == "pptx":
+        import pptx
+
+        prs = pptx.Presentation()
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = "Intro"
+        slide.placeholders[1].text = text
+        prs.save(str(path))
+    else:
+        import openpyxl
+
+        wb = openpyxl.Workbook()
+        wb.active.append(["Item", "Note"])
+        wb.active.append(["card", text])
+        wb.save(str(path))
+    body = _text(parse(path))
+    assert "qualification" in body and "ID card" in body and "\ufb01" not in body
+
+
+def test_animation_builds_are_stored_once(tmp_path: Path) -> None:
+    import pptx
+
+    prs = pptx.Presentation()
+    bodies = [("Refactoring", "class Foo {\n}"), ("Refactoring", "class Foo {\n}\nclass Bar {\n}"),
+              ("Findings", "Programmers refactor often\n" + "R\n" * 8 + "Tools are underused")]
+    for title, body in bodies:
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    path = tmp_path / "deck.pptx"
+    prs.save(str(path))
+    doc = parse(path)
+    passages = [n.text for n in doc.nodes() if n.kind == "passage"]
+    assert sum("class Foo" in p for p in passages) == 1  # the build step and its last step: once
+    assert any("class Bar" in p and "}" in p for p in passages)  # braces of code are text
+    findings = next(p for p in passages if "Programmers" in p)
+    assert "\nR\n" not in findings and "Tools are underused" in findings  # the diagram's glyphs are not
+    assert any("animation build" in w for w in doc.warnings)
