@@ -77,7 +77,7 @@ class ShelfwiseGroup(click.Group):
         from shelfwise.app.cli.shown import TerminalStream
 
         saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)  # type: ignore[assignment]
+        sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
         try:
             return super().main(*args, **kwargs)
         finally:
