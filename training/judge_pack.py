@@ -131,7 +131,11 @@ def pack_set(root: Path, name: str, limit: int | None, bm25_k: int, rng: random.
                     lo = rng.randrange(max(1, len(words) - 60))
                     text = " ".join(words[lo : lo + 60])
                 negs.append(add(text, d if d >= 0 else len(docs) + 10**6 + len(recs)))
-            recs.append({"q": squash(r["question"]), "pos": pos, "same": [n for n in negs if n not in pos]})
+            rec = {"q": squash(r["question"]), "pos": pos, "same": [n for n in negs if n not in pos]}
+            scen = [squash(x) for x in r.get("scenarios") or [] if squash(x)]
+            if scen:  # OR-ShARC: the asker's situations, read before the question as ConditionalQA's queries are
+                rec["scen"] = scen
+            recs.append(rec)
             if limit and len(recs) >= limit:
                 break
     # BM25 negatives: leave out positives of the question and of every question with the same text

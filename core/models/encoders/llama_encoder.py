@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, default_threads
+from shelfwise.core.models.gguf_meta import require_kind
 from shelfwise.core.models.llama.logs import route_llama_log
 
 
@@ -39,8 +40,11 @@ def pack(lengths: Sequence[int], batch_tokens: int, max_seqs: int) -> Iterator[l
 
 
 def load_model(path: Path, what: str) -> Any:
-    """Load a GGUF on the CPU with llama.cpp's log routed to ours; a clear BackendError when it cannot be."""
+    """Load a GGUF on the CPU with llama.cpp's log routed to ours; a clear BackendError when it cannot be, or when
+    its header says it is not an encoder (:func:`~shelfwise.core.models.gguf_meta.require_kind`)."""
     import llama_cpp
+
+    require_kind(Path(path), "encoder", what)
 
     route_llama_log()  # llama.cpp's log to the log file (stderr only with --verbose)
     llama_cpp.llama_backend_init()
