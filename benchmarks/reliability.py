@@ -287,6 +287,76 @@ def cases(work: Path, fuzz_n: int, n_kills: int, variant_n: int = 1000, n_comman
     }
 
 
+def issue38_cases(work: Path, n_hostile: int) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Issue 38: hostile names and text (controls, bidi, markup) drawn anew each run through every command, with
+    every output byte scanned; then its cases, each run as its test in tests/reliability."""
+    from tests.reliability import hostile_text as ht
+    from tests.reliability import test_hostile_output as out
+    from tests.reliability import test_library_guards as guards
+
+    n = [0]
+
+    def fresh() -> Path:
+        n[0] += 1
+        d = work / f"i38-{n[0]}"
+        d.mkdir()
+        return d
+
+    def hostile_names_and_text() -> dict[str, Any]:
+        seed = variants.seed_from_env()
+        print(f"hostile text seed: {seed} (replay: SHELFWISE_FUZZ_SEED={seed})", file=sys.stderr, flush=True)
+        base = fresh()
+        files = base / "files"
+        out.write_issue_files(files)
+        made = ht.hostile_files(files / "seeded", seed, n_hostile)
+        db = base / "lib.db"
+        runs = [["ingest", str(files)], ["status"], ["tree"], ["tree", "--json"], ["search", "policy", "-n", "50"],
+                ["search", "vault"], ["search", "alarm", "--json"]]
+        runs += [["ask", q, "--trace"] for q in ("Who keeps the vault code?", "How do I call the guard?",
+                                                 "Where do visitors park?", "Which policy covers travel claims?")]
+        found: list[str] = []
+        codes: list[int] = []
+        for args in runs:
+            r = out.run(db, *args)
+            codes.append(r.returncode)
+            found += [f"{args[0]}: {x}" for x in ht.terminal_unsafe(r.stdout) + ht.terminal_unsafe(r.stderr)]
+        r = out.run(db, "chat", stdin="Where do visitors park?\n/quit\n")
+        codes.append(r.returncode)
+        found += [f"chat: {x}" for x in ht.terminal_unsafe(r.stdout) + ht.terminal_unsafe(r.stderr)]
+        return {"clean": not found and set(codes) == {0}, "seed": seed, "hostile_files": len(made) + 4,
+                "commands": len(codes), "exit_codes": sorted(set(codes)), "control_or_bidi_in_output": len(found),
+                "examples": found[:5], "peak_rss_mb": None}
+
+    def as_case(fn: Callable[..., None], *args: Any) -> Callable[[], dict[str, Any]]:
+        """``fn`` run with a fresh folder first, then ``args``."""
+        def run() -> dict[str, Any]:
+            try:
+                fn(fresh(), *args)
+            except AssertionError as exc:
+                return {"clean": False, "detail": str(exc)[:300], "peak_rss_mb": None}
+            return {"clean": True, "detail": "", "peak_rss_mb": None}
+        return run
+
+    return {
+        "hostile names and text through every command": hostile_names_and_text,
+        "--db naming another program's database with a migrations table":
+            as_case(guards.test_another_programs_database_with_a_migrations_table_is_not_written, guards.laravel_db),
+        "SHELFWISE_HOME naming a file": as_case(guards.test_shelfwise_home_naming_a_file_is_said_plainly),
+        "--db naming a device or a FIFO":
+            as_case(guards.test_db_naming_a_device_or_a_fifo_is_refused_without_writing_beside_it),
+        "doctor --rebuild on a healthy library":
+            as_case(guards.test_doctor_rebuild_leaves_a_healthy_library_alone_without_force),
+        "doctor --rebuild keeps conversations":
+            as_case(guards.test_doctor_rebuild_keeps_the_conversations, True),
+        "generative GGUF as the encoder":
+            as_case(guards.test_a_generative_gguf_as_the_encoder_is_refused_by_its_header),
+        "encoder GGUF as the answer model":
+            as_case(guards.test_an_encoder_gguf_as_the_answer_model_is_refused_by_its_header),
+        "damaged bundled model repaired":
+            as_case(guards.test_a_bundled_model_of_random_bytes_is_reassembled_and_a_flipped_one_is_repaired_by_check),
+    }
+
+
 def issue27_cases(work: Path) -> dict[str, Callable[[], dict[str, Any]]]:
     """Issue 27's cases, each run as its test in tests/reliability (clean when the test's assertions hold)."""
     from tests.reliability import test_cli_edges as edges
@@ -367,7 +437,10 @@ def issue27_cases(work: Path) -> dict[str, Callable[[], dict[str, Any]]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--fuzz", type=int, default=1000, help="fuzzed files (default 1000)")
+    ap.add_argument("--fuzz", type=int, default=2000, help="fuzzed files (default 2000)")
+    ap.add_argument("--hostile", type=int, default=60,
+                    help="files with hostile names and text run through every command (default 60; seed: "
+                         "SHELFWISE_FUZZ_SEED)")
     ap.add_argument("--kills", type=int, default=20, help="kill -9 points aimed at ingest's stages (default 20)")
     ap.add_argument("--variants", type=int, default=1000,
                     help="generated names, encodings and special files (default 1000; seed: SHELFWISE_FUZZ_SEED)")
@@ -387,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         return report(results, 0.0, args.json)
     with tempfile.TemporaryDirectory(prefix="shelfwise-reliability-") as tmp:
         work = Path(tmp)
-        todo = cases(work, args.fuzz, args.kills, args.variants, args.command_kills)
+        todo = cases(work, args.fuzz, args.kills, args.variants, args.command_kills) | issue38_cases(work, args.hostile)
         for name, fn in todo.items():
             if args.only and not any(s.strip() in name for s in args.only.split(",")):
                 continue

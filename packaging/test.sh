@@ -3,5 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh >/dev/null
+# the judge's training pipeline is tested on a tiny slice (tests/test_judge_training.py): development extras only,
+# never the app's (CPU PyTorch; pip resolves torch==2.13.0 to the CPU wheel where one is offered)
+if ! .venv/bin/python -c "import torch, tokenizers" >/dev/null 2>&1; then
+  echo "test: installing the train extra (CPU PyTorch) for the judge's training tests"
+  .venv/bin/python -m pip install -q -e '.[train]' >>.venv/setup-pip.log 2>&1 \
+    || { echo "test: 'pip install -e .[train]' failed; see .venv/setup-pip.log" >&2; exit 1; }
+fi
 export QT_QPA_PLATFORM=offscreen
 exec .venv/bin/python -m pytest -q "$@"

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from shelfwise.app.cli.main import main
+from shelfwise.app.cli.shown import raw_stream
 from shelfwise.core.models import factory
 from shelfwise.core.models.backend import CancelCheck, Cost, Generation
 from shelfwise.core.models.fake import FakeBackend
@@ -41,7 +42,8 @@ class Watching(FakeBackend):
         def pieces() -> Generator[bytes, None, str]:
             for i, word in enumerate(self.reply.split(" ")):
                 sys.stdout.flush()
-                self.screens.append(sys.stdout.buffer.getvalue().decode())  # type: ignore[attr-defined]
+                screen = raw_stream(sys.stdout)  # what reaches the terminal, under the output door
+                self.screens.append(screen.buffer.getvalue().decode())  # type: ignore[attr-defined]
                 cost.tokens += 1
                 yield (word if i == 0 else " " + word).encode()
             return "eos"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from shelfwise.core.answers.extractive import (
     candidates,
     embedder_scorer,
@@ -138,3 +140,15 @@ def test_a_list_cut_at_the_passage_boundary_is_read_on_from_the_store(tmp_path: 
     assert wide[0].text == "Your State Pension can be paid into:\n- an account in your name\n- a joint account"
     assert wide[1] == hits[1]  # not a lead-in: as it was
     assert widen_lists(None, hits) == hits
+
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("See the handbook p. 3 for the rules. Leave is 27 days.", ["See the handbook p. 3 for the rules.",
+                                                                "Leave is 27 days."]),
+    ("Ask Dr. Lopez in room 4. She decides.", ["Ask Dr. Lopez in room 4.", "She decides."]),
+    ("Claims (see No. 12 and pp. 4-5) go to HR. Then wait.", ["Claims (see No. 12 and pp. 4-5) go to HR.",
+                                                              "Then wait."]),
+])
+def test_an_abbreviation_does_not_end_a_sentence(text: str, sentences: list[str]) -> None:
+    """Issue 38: "p." before a page number split the extractive answer's sentence in two."""
+    assert [text[a:b] for a, b in passage_sentences(text)] == sentences

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from shelfwise.core.answers.grounding import (
@@ -119,3 +122,38 @@ def test_amounts_with_a_currency_and_echoed_questions() -> None:
     assert not verdict.ok and [f.text for f in verdict.unsupported] == ["140 eur"]
     echoed = check_grounding("By what date must carried-over days be taken?", [CARRY])
     assert not echoed.ok and echoed.dropped == ["By what date must carried-over days be taken?"]
+
+
+# --------------------------------------------------------------------------- issue 38, case 5: does it answer?
+TRAPS = [json.loads(line) for line in (Path(__file__).parent / "data" / "answer_traps.jsonl").read_text().splitlines()
+         if line.strip()]
+
+
+def test_a_number_from_the_source_that_does_not_answer_the_question_is_not_kept() -> None:
+    """Issue 38, case 5: the port, which is in the source, was kept as the VPN server's address."""
+    src = ["The VPN server address is vpn.northwind.example and it uses port 1194."]
+    verdict = check_grounding("1194 [1]", src, "What is the VPN server address?")
+    assert not verdict.ok and "bare number" in verdict.reason
+    assert check_grounding("The VPN server address is vpn.northwind.example [1].", src,
+                           "What is the VPN server address?").ok
+    assert check_grounding("1194 [1]", src, "What port does the VPN use?").ok
+
+
+@pytest.mark.parametrize("trap", TRAPS, ids=[t["question"] for t in TRAPS])
+def test_the_answer_must_hold_what_the_question_asks_for(trap: dict[str, str]) -> None:
+    """Each trap: a wrong answer whose facts are all in the source (rejected) and a right one (kept)."""
+    if trap["wrong"]:
+        wrong = check_grounding(trap["wrong"], [trap["source"]], trap["question"])
+        assert not wrong.ok, trap
+    assert check_grounding(trap["right"], [trap["source"]], trap["question"]).ok, trap
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("What is the VPN server address?", "address"), ("When is the deadline?", "date"),
+    ("How many days of leave do I get?", "number"), ("Who approves travel?", "person"),
+    ("What is the travel policy about?", ""),
+])
+def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
+    from shelfwise.core.answers.grounding import asked_kind
+
+    assert asked_kind(question) == kind

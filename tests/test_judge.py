@@ -95,9 +95,10 @@ def test_shipped_judge_is_small_q8_and_a_rank_model(judge_path: Path) -> None:
 def test_gguf_matches_pytorch_on_50_pairs(judge: object, judge_path: Path) -> None:
     """The q8_0 GGUF on llama.cpp against the PyTorch model it was exported from, on 50 fixed pairs.
 
-    P(relevant) = sigmoid(logit) agrees within 0.05; raw logits within 0.25 (measured 0.164 for the shipped q8_0
-    file, whose logits span about -7..+6; the f32 and f16 exports of the same weights agree within 0.01, so the
-    graph is exact and the rest is q8_0 rounding of weights and activations)."""
+    P(relevant) = sigmoid(logit) agrees within 0.05; raw logits within 2% of the reference logits' span (at least
+    0.25): q8_0 rounding of weights and activations grows with the logits' scale (the shipped file's logits span
+    about -13..+9; measured figures in its model card); the f16 export of the same weights agrees far closer, so
+    the graph is exact."""
     ref = _reference(judge_path)
     pairs = ref["pairs"]
     assert len(pairs) == 50
@@ -116,7 +117,8 @@ def test_gguf_matches_pytorch_on_50_pairs(judge: object, judge_path: Path) -> No
     dp = np.abs(sigmoid(got) - sigmoid(want))
     assert dp.max() < TOLERANCE, f"max |P gguf - P torch| = {dp.max():.4f} at pair {int(dp.argmax())}"
     dl = np.abs(got - want)
-    assert dl.max() < 0.25, f"max |logit gguf - logit torch| = {dl.max():.4f}"
+    span = float(want.max() - want.min())
+    assert dl.max() < max(0.25, 0.02 * span), f"max |logit gguf - logit torch| = {dl.max():.4f} (span {span:.1f})"
     # the pairs carry both labels: the judge must separate them as the torch model does
     assert np.corrcoef(got, want)[0, 1] > 0.99
     # many pairs per decode give the same scores as one pair per decode

@@ -275,3 +275,23 @@ def test_bundled_model_reassembled_when_corrupt(tmp_path: Path, bundled_model: P
     again = bundled_model_path(tmp_path)
     assert again.stat().st_size == bundled_model.stat().st_size
     shutil.rmtree(tmp_path)
+
+
+def _generated(backend: LlamaBackend, prompt: str) -> str:
+    return "".join(backend.generate(prompt, max_tokens=12, repeat_penalty=1.15))
+
+
+def test_greedy_generation_depends_on_the_prompt_only_not_on_what_ran_before(llama_backend: LlamaBackend) -> None:
+    """Issue 38: one question, then others (generation, binary, likelihood), then the first again through one
+    loaded backend gives the same answer. The prompt is one whose greedy continuation is a near-tie: when the
+    second call reused the cached prompt and evaluated its last token alone, the logits differed in the last bits
+    and the answer changed (" on level 2.\\n[4] The restaurant is" then " on level 2.\\n[4] Visitors park at")."""
+    first = ("[1] The helpdesk is on floor 4.\n[2] Visitors park on level two.\n[3] Meals are refunded up to 40 "
+             "euros a day.\nVisitors park")
+    answers = [_generated(llama_backend, first), _generated(llama_backend, first)]
+    _generated(llama_backend, "[1] The capital of France is Paris.\nThe capital of France is")
+    llama_backend.binary(listing_context(["Parking", "Meals", "Helpdesk"], "Where do visitors park?"),
+                         [item_question(i) for i in range(3)])
+    llama_backend.likelihood("Documents:", ["Parking rules", "Meal allowance"], "Where do visitors park?")
+    answers += [_generated(llama_backend, first), _generated(llama_backend, first)]
+    assert len(set(answers)) == 1, answers

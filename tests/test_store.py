@@ -370,3 +370,19 @@ def test_two_first_ingests_into_one_new_library_at_once_both_land(tmp_path: Path
         assert [p.returncode for p in procs] == [0, 0], outs
         with Store(db) as store:
             assert len(store.documents()) == 2 and len(store.collections()) == 1
+
+
+def test_a_full_disk_inside_a_transaction_is_reported_as_a_full_disk(tmp_path: Path) -> None:
+    """Issue 38: SQLite rolls a transaction back by itself on a full disk; the store's own ROLLBACK then failed and
+    "cannot rollback - no transaction is active" replaced the real error. (The database is capped with
+    max_page_count, which fails the same way a full disk does.)"""
+    store = Store(tmp_path / "lib.db")
+    store.conn.execute("PRAGMA max_page_count = 60")
+    with pytest.raises(sqlite3.OperationalError, match="full"), store.transaction() as conn:
+        for i in range(2000):
+            conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (str(i), "x" * 3000))
+    assert not store.conn.in_transaction
+    store.conn.execute("PRAGMA max_page_count = 1000000")
+    with store.transaction() as conn:  # the library is usable again once there is room
+        conn.execute("INSERT INTO meta(key, value) VALUES ('after', '1')")
+    store.close()

@@ -12,11 +12,24 @@ from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, require_library
 from shelfwise.app.cli.index import before_question
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace, result_json
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
-from shelfwise.app.cli.shown import json_text
+from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.navigation.trace import SearchResult
 
 
-@click.command("ask")
+class QuestionCommand(click.Command):
+    """A command whose argument is a question: an argument that starts with "-" but holds a space ("- how do I
+    reset my password?", a list item pasted from notes) is the question, never an option (options hold no
+    spaces)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            texts = [a for a in args if a.startswith("-") and any(ch.isspace() for ch in a)]
+            if texts:
+                args = [a for a in args if a not in texts] + ["--", *texts]
+        return super().parse_args(ctx, args)
+
+
+@click.command("ask", cls=QuestionCommand)
 @click.argument("question")
 @click.option("--collection", default="default", show_default=True, help="Collection to search.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (passages, trace, answer, citations).")
@@ -67,9 +80,12 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
 
     scope = scope_from(in_paths, types, since, until)
     try:
-        parse_question(question)  # a malformed inline filter stops here, before any indexing or model load
+        parsed = parse_question(question)  # a malformed inline filter stops here, before any indexing or model load
     except ScopeError as exc:
         raise scope_error(exc) from exc
+    if not any(ch.isalnum() for ch in parsed.text):
+        raise click.UsageError("The question is only filters: type what you want to know after them, e.g. "
+                               f'shelfwise ask "{question.strip()} How many days of annual leave do I get?"')
 
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
@@ -98,7 +114,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             if as_json:
                 return
             if result.trace.scope:
-                click.echo(f"Scope: {result.trace.scope}")
+                click.echo(f"Scope: {shown(result.trace.scope)}")
             if result.trace.readout == "structure" or (not result.hits and result.trace.scope):
                 click.echo("Read from the documents' tables of contents.\n")
                 return
@@ -154,12 +170,12 @@ def typed_question(raw: str) -> str:
 def _print_passages(result: SearchResult) -> None:
     click.echo("Passages:")
     for i, h in enumerate(result.hits, 1):
-        where = " > ".join([h.title, *h.heading_path])
+        where = " > ".join(shown(x) for x in [h.title, *h.heading_path])
         loc = h.location.label()
         text = " ".join(h.text.split())
         click.echo(f"{i:>2}. {h.score:.2f}  {where}{' (' + loc + ')' if loc else ''}")
         click.echo(f"      {text[:200]}{'...' if len(text) > 200 else ''}")
-        click.echo(f"      {h.path}")
+        click.echo(f"      {shown(h.path)}")
 
 
 COMMANDS = (ask_cmd,)

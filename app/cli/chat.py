@@ -11,7 +11,7 @@ import click
 
 from shelfwise.app.cli.group import err, settings_for
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
-from shelfwise.app.cli.shown import json_text
+from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
@@ -64,6 +64,10 @@ def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, ques
             click.echo(line)
 
     streamed = not as_json
+    if only_filters(question):
+        err("Nothing asked: the question is only filters (in:, type:, since:, until:); type what you want to know "
+            "after them.")
+        return False
     try:
         turn, answer = ask_turn(shelf.walk, conv, question, alone=alone, on_reading=on_reading, store=convs,
                                 on_extract=shown.on_extract if streamed else None,
@@ -72,6 +76,8 @@ def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, ques
     except EmptyQuestion as exc:
         err(f"Nothing asked: {exc}.")
         return False
+    for note in answer.notes:  # e.g. the question was clipped to what the model reads (and stored so)
+        err(f"Note: {note}")
     if as_json:
         out = answer_json(answer)
         out["conversation"] = reading_json(turn.reading, conv) | {"question": turn.question}
@@ -79,6 +85,18 @@ def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, ques
         return True
     shown.finish(answer)
     return True
+
+
+def only_filters(question: str) -> bool:
+    """Whether ``question`` holds inline filters and nothing to ask (a malformed filter is left to the walk's own
+    message)."""
+    from shelfwise.core.navigation.scope import ScopeError, parse_question
+
+    try:
+        parsed = parse_question(question)
+    except ScopeError:
+        return False
+    return bool(question.strip()) and not any(ch.isalnum() for ch in parsed.text)
 
 
 def _history_file() -> Path | None:
@@ -102,6 +120,17 @@ def _readline() -> Any:
         except OSError:
             pass
     return readline
+
+
+def typed_line(prompt: str) -> str:
+    """One line from the user: ``input`` on the real stdout (readline's editing and history need it; the prompt is
+    Shelfwise's own text), not through the terminal door."""
+    wrapped = sys.stdout
+    sys.stdout = raw_stream(wrapped)
+    try:
+        return input(prompt)
+    finally:
+        sys.stdout = wrapped
 
 
 @click.command("chat")
@@ -164,7 +193,7 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
     try:
         while True:
             try:
-                line = input("you> ")
+                line = typed_line("you> ")
             except EOFError:
                 click.echo("")
                 break
@@ -200,6 +229,10 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
                 click.echo(HELP)
                 continue
             question = text[len("/alone "):] if alone else line
+            if only_filters(question):  # said before a conversation is made for it
+                err("Nothing asked: the question is only filters (in:, type:, since:, until:); type what you want "
+                    "to know after them.")
+                continue
             if conv is None:
                 conv = convs.create(collection)
             answer_turn(shelf, convs, conv, question, alone=alone)

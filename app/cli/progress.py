@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from shelfwise.app.cli.shown import shown
+from shelfwise.app.cli.shown import raw_stream, shown
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.ingestion.runner import IngestProgress
 
@@ -57,7 +57,8 @@ class ProgressLine:
 
     def show(self, text: str, step: object = None) -> None:
         if self.tty:
-            self.stream.write("\r" + text[: self.width - 1].ljust(self.width - 1))
+            raw_stream(self.stream).write("\r")  # the redraw's own control; the text passes the terminal's door
+            self.stream.write(text[: self.width - 1].ljust(self.width - 1))
             self.drawn = True
         elif step is None or step != self.step:
             self.stream.write(text + "\n")
@@ -67,7 +68,8 @@ class ProgressLine:
     def finish(self) -> None:
         """Clear a drawn line (a terminal); nothing otherwise."""
         if self.tty and self.drawn:
-            self.stream.write("\r" + " " * (self.width - 1) + "\r")
+            raw = raw_stream(self.stream)
+            raw.write("\r" + " " * (self.width - 1) + "\r")
             self.stream.flush()
             self.drawn = False
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from shelfwise.app.cli.shown import shown
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
 
@@ -29,7 +30,7 @@ def render_path(result: SearchResult) -> list[str]:
     for lvl in result.trace.levels:
         on_path = [c for c in lvl.candidates if c.node_id in chain]
         for c in on_path[:1]:
-            lines.append(f"  {lvl.label:<10} {c.score:5.2f}  {c.title}")
+            lines.append(f"  {lvl.label:<10} {c.score:5.2f}  {shown(c.title)}")
     return lines
 
 
@@ -45,7 +46,7 @@ def render_trace(trace: Trace) -> list[str]:
             mark = "+" if c.kept else "-"
             src = "" if c.source == "tree" else f" ({c.source})"
             jl = f"  [judge {c.features['judge']:+.1f}]" if "judge" in c.features else ""
-            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {c.title[:80]}{src}{jl}")
+            lines.append(f"   {mark} {bar:<20} {c.score:5.2f}  {shown(c.title[:80])}{src}{jl}")
         if len(lvl.candidates) > 12:
             lines.append(f"     ... {len(lvl.candidates) - 12} more")
     lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
@@ -88,15 +89,16 @@ def answer_json(answer: Answer) -> dict[str, Any]:
 
 
 def source_line(c: Citation) -> str:
-    """``[1] title > heading > ... (p. 4) path``."""
+    """``[1] title > heading > ... (p. 4) path``, each name escaped (:func:`shown`): a name's newline cannot forge a
+    source line."""
     h = c.hit
     parts: list[str] = []
     for x in [h.title, *h.heading_path]:  # a document's title is often its first heading too
         if x and (not parts or x != parts[-1]):
             parts.append(x)
-    where = " > ".join(parts)
+    where = " > ".join(shown(x) for x in parts)
     loc = h.location.label()
-    return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {h.path}" if h.path else "")
+    return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {shown(h.path)}" if h.path else "")
 
 
 def render_sources(answer: Answer) -> list[str]:

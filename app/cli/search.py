@@ -9,7 +9,7 @@ import click
 
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
-from shelfwise.app.cli.shown import json_text
+from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.store.db import Store
 
 
@@ -82,7 +82,7 @@ def search_cmd(
         click.echo(f"No matches for {query!r}.")
         return
     for r in rows:
-        where = " > ".join([Path(r["path"]).name, *r["heading_path"]])
+        where = " > ".join(shown(x) for x in [Path(r["path"]).name, *r["heading_path"]])
         loc = f"  [{r['location_label']}]" if r["location_label"] else ""
         click.echo(f"{r['rank']:>3}. {r['score']:7.2f}  {where}{loc}")
         click.echo(f"     {r['snippet']}")

@@ -7,14 +7,14 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import collection_id, open_store
-from shelfwise.app.cli.shown import json_text
+from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.store.db import NodeRow
 
 
 def _label(node: NodeRow, width: int = 70) -> str:
     text = node.title or node.description or node.text
     text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "\u2026"
+    return shown(text if len(text) <= width else text[: width - 1] + "\u2026")
 
 
 def _tree_json(node: NodeRow, kids: dict[int, list[NodeRow]], max_depth: int | None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shelfwise.app.gui.plain import plain_label, plain_tip
 from shelfwise.core.answers.export import source_label
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -111,7 +112,7 @@ class AnswerView(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_requested)
 
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setObjectName("answerStatus")
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.browser = QTextBrowser()
@@ -251,7 +252,7 @@ class AnswerView(QWidget):
         where = f"Scope {scope} · " if scope else ""
         kind = "from the outline · " if answer.kind else ""
         self.status.setText(f"{where}{kind}{clipped}{found}{first}{answer.tokens} tokens · {answer.seconds:.1f} s")
-        self.status.setToolTip("\n".join(notes))
+        self.status.setToolTip(plain_tip("\n".join(notes)))
 
     def show_cancelled(self) -> None:
         self.status.setText("Cancelled")
@@ -305,7 +306,7 @@ class AnswerView(QWidget):
             item = QListWidgetItem(f"[{number}] {source_label(hit)}")
             item.setData(Qt.ItemDataRole.UserRole, number)
             item.setData(ROLE_SNIPPET, f"“{snippet[:400]}”")
-            item.setToolTip(f"{hit.path}\n\n{snippet[:500]}")
+            item.setToolTip(plain_tip(f"{hit.path}\n\n{snippet[:500]}"))
             self.sources.addItem(item)
 
     def _on_anchor(self, url: QUrl) -> None:

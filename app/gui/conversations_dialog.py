@@ -11,13 +11,13 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QListWidget,
     QListWidgetItem,
-    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from shelfwise.app.gui.conversation_session import ConversationSession
+from shelfwise.app.gui.plain import warn
 
 
 class ConversationsDialog(QDialog):
@@ -87,5 +87,5 @@ class ConversationsDialog(QDialog):
             out.write_text(self.session.export_markdown(cid), encoding="utf-8")
             return out
         except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Export", str(exc))
+            warn(self, "Export", str(exc))
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
+from shelfwise.app.gui.plain import plain_label
 from shelfwise.app.gui.walk_view import Reveal, WalkView
 from shelfwise.core.navigation.trace import Trace
 
@@ -45,7 +46,7 @@ class DemoBar(QWidget):
         self.speed.setValue(4)
         self.speed.setToolTip("Replay speed")
         self.speed.valueChanged.connect(self._apply_speed)
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setObjectName("hint")
 
         row = QHBoxLayout(self)

@@ -10,6 +10,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
+from shelfwise.app.gui.plain import plain_label, plain_tip
+
 
 def format_eta(seconds: float | None) -> str:
     """``ETA 2m 05s`` / ``ETA 40s`` / empty when unknown."""
@@ -33,7 +35,7 @@ class IngestBar(QWidget):
         self.bar = QProgressBar()
         self.bar.setTextVisible(True)
         self.bar.setFormat("ingest: %p%")
-        self.file_label = QLabel()
+        self.file_label = plain_label()
         self.file_label.setObjectName("ingestFile")
         self.file_label.setMinimumWidth(40)
         self.eta_label = QLabel()
@@ -98,9 +100,7 @@ class IngestBar(QWidget):
         if status == "working" and message:  # the parser's own progress, e.g. "OCR page 3/12"
             text = f"{name} · {message}"
         self.file_label.setText(text)
-        self.file_label.setToolTip(str(path or ""))
-        if message:
-            self.file_label.setToolTip(f"{path}\n{message}")
+        self.file_label.setToolTip(plain_tip(f"{path}\n{message}" if message else str(path or "")))
         self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
 
     def update_index(self, progress: Any) -> None:

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shelfwise.app.gui.plain import plain_tip
+
 ROLE_KIND = Qt.ItemDataRole.UserRole  # "collection" | "document"
 ROLE_OBJ = Qt.ItemDataRole.UserRole + 1
 MAX_WATCHED_DIRS = 2000
@@ -254,7 +256,7 @@ class LibraryView(QWidget):
         else:
             tip = doc.message or STATUS_TEXT.get(doc.status, doc.status)
             item.setForeground(0, QColor("#d93025") if doc.status == "error" else QColor("#a06c00"))
-        item.setToolTip(0, tip)
+        item.setToolTip(0, plain_tip(tip))
         return item
 
     def collections(self) -> list[str]:

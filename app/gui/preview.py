@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.open_target import OpenTarget, open_target
+from shelfwise.app.gui.plain import plain_label, plain_tip
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
@@ -124,7 +125,7 @@ class PreviewPane(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.header = QLabel("Preview: click a citation, a source or a passage in the walk")
+        self.header = plain_label("Preview: click a citation, a source or a passage in the walk")
         self.header.setObjectName("paneTitle")
         self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.prev_button = QPushButton("◀")
@@ -189,8 +190,8 @@ class PreviewPane(QWidget):
         self.open_button.setEnabled(bool(hit.path) and Path(hit.path).exists())
         if hit.path:
             target = open_target(hit.path, hit.location)
-            self.open_button.setToolTip(f"Open at {target.place}" if target.exact and target.place else
-                                        target.note or "Open the file")
+            self.open_button.setToolTip(plain_tip(f"Open at {target.place}" if target.exact and target.place else
+                                                  target.note or "Open the file"))
         self._passage = hit.text
         self._boxes = tuple(getattr(hit.location, "boxes", None) or ())
         where = hit.location_label()
@@ -264,7 +265,7 @@ class PreviewPane(QWidget):
         self.header.setText(
             " · ".join(x for x in (f"Preview: {name}", f"page {self.current_page} of {self.page_count}", found) if x)
         )
-        self.header.setToolTip(self._label)
+        self.header.setToolTip(plain_tip(self._label))
         self._set_paging(True)
         QTimer.singleShot(0, lambda: self._scroll_to(first_y, image.height()))
 

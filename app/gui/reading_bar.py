@@ -4,9 +4,10 @@ alone instead. Emits ``ask_alone(question)``."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QWidget
 
 from shelfwise.app.gui.conversation_session import ReadingNote
+from shelfwise.app.gui.plain import plain_label, plain_tip
 
 
 class ReadingBar(QWidget):
@@ -15,7 +16,7 @@ class ReadingBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("readingBar")
-        self.label = QLabel()
+        self.label = plain_label()
         self.label.setObjectName("hint")
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -35,7 +36,7 @@ class ReadingBar(QWidget):
             self.hide()
             return
         self.label.setText(note.text)
-        self.label.setToolTip(note.text)
+        self.label.setToolTip(plain_tip(note.text))
         self.alone_button.setEnabled(True)
         self.show()
 

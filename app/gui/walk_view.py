@@ -227,7 +227,7 @@ class WalkView(QWidget):
         self.trace = None
         self.outline = None
         self.tree.clear()
-        self.summary.setText(message)
+        self.summary.setText(html.escape(message))  # a rich label (the summaries below): escaped
         self.replay_button.setEnabled(False)
 
     def show_trace(self, trace: Trace, reveal: Reveal | None = None, forced: set[int] | None = None) -> None:

@@ -31,6 +31,7 @@ from shelfwise.app.gui.ingest_ledger import IngestLedger
 from shelfwise.app.gui.jobs import EncoderJob, IngestJob, QueryJob, RemoveJob
 from shelfwise.app.gui.library import LibraryView
 from shelfwise.app.gui.library_lookup import LibraryLookup, NodeText
+from shelfwise.app.gui.plain import warn
 from shelfwise.app.gui.preview import PreviewPane
 from shelfwise.app.gui.query_session import QuerySession
 from shelfwise.app.gui.reading_bar import ReadingBar
@@ -496,7 +497,7 @@ class MainWindow(QMainWindow):
             try:
                 self.statusBar().showMessage(f"Exported to {self.export_conversation(path)}", 8000)
             except (OSError, ValueError) as exc:
-                QMessageBox.warning(self, "Export", str(exc))
+                warn(self, "Export", str(exc))
 
     # -- preview ------------------------------------------------------------------------------------------------
     def _on_hit_activated(self, hit: Hit) -> None:
@@ -541,7 +542,7 @@ class MainWindow(QMainWindow):
             try:
                 self.statusBar().showMessage(f"Exported to {self.export_markdown(path)}", 8000)
             except (OSError, ValueError) as exc:
-                QMessageBox.warning(self, "Export", str(exc))
+                warn(self, "Export", str(exc))
 
     def settings_dialog(self) -> None:
         current = self.library_encoder()

@@ -72,6 +72,10 @@ LIST_WORDS = 80  # ... and up to this many words of them
 # ". ! ?" before a capital, a digit or a quote (or before a non-ASCII character that opens a sentence), the ends of
 # other scripts (core/languages.py), bullets
 _BOUNDARY = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\s*[•▪]\s*")
+# an abbreviation's dot before a number or a capital ends no sentence ("see p. 3", "Dr. Lopez", "No. 12")
+_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:p|pp|no|nos|nr|vol|vols|ch|chap|sec|secs|fig|figs|para|paras|art|ref|cf|"
+                           r"vs|approx|dr|mr|mrs|ms|prof|st|tel|ext|ed|eds|e\.g|i\.e|incl|min|max|dept|jan|feb|mar|apr|"
+                           r"jun|jul|aug|sep|sept|oct|nov|dec)\.$", re.I)
 _QUANTITY = re.compile(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
                        r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
 _WHEN = re.compile(r"\b(when|what (date|day|time|year|month)|by what date|which (date|day|year))\b", re.I)
@@ -140,7 +144,8 @@ def passage_sentences(text: str) -> list[tuple[int, int]]:
             spans.append((base + lead, base + len(line.rstrip())))
             continue
         pos = 0
-        for m in [*boundaries(_BOUNDARY, line), None]:
+        cuts = [m for m in boundaries(_BOUNDARY, line) if not _ABBREVIATION.search(line[:m.start()].rstrip("\"')]"))]
+        for m in [*cuts, None]:
             end = m.start() if m is not None else len(line)
             piece = line[pos:end]
             lead = len(piece) - len(piece.lstrip())

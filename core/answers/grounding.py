@@ -21,8 +21,14 @@ and whether the text may be shown. The rules:
   sentence found gives the same unit with other numbers only ("27 days"), the text is rejected even if its number
   occurs elsewhere in the passage (the issue's "10 days" came from "10 working days in advance").
 
+* the text must answer what was asked (:func:`off_the_question`): when the question names the kind of thing it wants
+  (an address, a date, an amount, a person), the text must hold one; a bare number ("1194 [1]") is kept only when
+  the question asks for a number. "What is the VPN server address?" answered "1194" (the port, which is in the
+  source) was kept before this rule.
+
 One unsupported fact rejects the whole text (``ok`` False with ``reason``): the extractive answer stands. Pure
-functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule.
+functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule; ``benchmarks/answer_kind.py``
+measures the last one on recorded answers (docs/eval/answer-kind.json).
 """
 
 from __future__ import annotations
@@ -361,6 +367,98 @@ def cut_repetition(text: str, n: int = 5) -> str:
     return " ".join(kept)
 
 
+# --------------------------------------------------------------------------- does it answer the question?
+# the kind of thing a question asks for, by its wording (first match wins)
+_ASKS = (
+    ("address", re.compile(r"\b(?:address(?:es)?|url|urls|web ?site|web ?page|link|server|host(?: ?name)?|domain|"
+                           r"e-?mail|ip)\b", re.I)),
+    ("date", re.compile(r"\b(?:when|what (?:date|day|year|month)|which (?:date|day|year|month)|deadline|due date)\b",
+                        re.I)),
+    ("number", re.compile(r"\b(?:how (?:many|much|long|often|old|far|big|large|high|tall|fast|soon)|"
+                          r"(?:what|which) (?:floor|room|level|page|chapter|section|step|line|gate|platform|grade|"
+                          r"score|age|sum)|number|phone|extension|pin|port|percentage|percent|amount|quantity|total|"
+                          r"count|rate|price|cost|fee|salary|budget|limit|allowance|size|capacity|version)s?\b",
+                          re.I)),
+    ("person", re.compile(r"\b(?:who|whom|whose)\b", re.I)),
+)
+_URL_OR_HOST = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.[a-z]{2,}|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
+                          r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z][a-z0-9-]+\b", re.I)
+_STREET = re.compile(r"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Way|Drive|Dr|"
+                     r"Boulevard|Blvd|Place|Pl|Square|Sq|Court|Ct|Close|Crescent|Terrace|Park|House|Building)\b|"
+                     r"\b(?:PO|P\.O\.) Box\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")  # a street, a PO box, a postcode
+_WHEN_WORDS = re.compile(
+    r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|several)\s+(?:working\s+|calendar\s+|"
+    r"business\s+)?(?:second|minute|hour|day|week|fortnight|month|quarter|year)s?\b|"
+    r"\b(?:before|after|within|until|till|by|every|each|daily|weekly|monthly|quarterly|annually|yearly|"
+    r"immediately|today|tomorrow|yesterday|now|once|whenever|while|during|if|since|soon|later|end of|start of|"
+    r"beginning of|morning|afternoon|evening|night|noon|midnight|weekend|weekday|spring|summer|autumn|fall|"
+    r"winter)\b|\b(?:19|20)\d{2}\b", re.I)
+_WEEKDAYS = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
+_AMOUNT_WORDS = re.compile(r"\b(?:no|none|zero|unlimited|all|half|quarter|double|twice|once|every|each|a few|"
+                           r"several|many|most)\b", re.I)
+_ROLE_WORDS = frozenset("""you your yourself we they them he she someone anyone everyone nobody person people staff team
+department office desk manager managers head lead director officer supervisor employee employees employer owner
+landlord tenant council court government company business member members committee board authority agency service
+helpdesk admin administrator hr parent partner child children spouse doctor nurse solicitor lawyer applicant
+claimant""".split())
+_BARE_NUMBER = re.compile(r"^\W*(?:(?:EUR|USD|GBP|CHF|€|\$|£)\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?\W*$", re.I)
+
+
+_YES_NO = re.compile(r"^\W*(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|"
+                     r"has|had|am|isn't|aren't|don't|doesn't|can't|won't)\b", re.I)
+
+
+def asked_sentence(question: str) -> str:
+    """The sentence that asks: the last one ending in "?" (a scenario often comes first), else the whole text."""
+    asking = [s for s in split_sentences(question) if s.rstrip().endswith("?")]
+    return asking[-1] if asking else question
+
+
+def asked_kind(question: str) -> str:
+    """The kind of thing ``question`` asks for: ``address``, ``date``, ``number``, ``person``, or "" (none named, or
+    a yes/no question: "Do I have to pay ...?")."""
+    asking = asked_sentence(question)
+    if _YES_NO.match(asking):
+        return ""
+    for kind, pattern in _ASKS:
+        if pattern.search(asking):
+            return kind
+    return ""
+
+
+def holds_kind(kind: str, text: str) -> bool:
+    """Whether ``text`` holds a thing of ``kind`` (see :func:`asked_kind`); True for no kind."""
+    if kind == "address":
+        return bool(_URL_OR_HOST.search(text) or _STREET.search(text))
+    if kind == "date":
+        return bool(dates_in(text) or times_in(text) or _WEEKDAYS.search(text) or _WHEN_WORDS.search(text)
+                    or any(re.search(rf"\b{m}\b", text, re.I) for m in MONTHS if len(m) > 3))
+    if kind == "number":
+        return bool(numbers_in(text) or _AMOUNT_WORDS.search(text))
+    if kind == "person":
+        words = [w for w in _NAME_WORD.findall(text)]
+        return bool(names_in(text) or any(
+            w.lower() in _ROLE_WORDS or (len(w) >= 5 and w.lower().endswith(("er", "or", "ist", "ent", "ant", "ee")))
+            or (i == 0 and w[0].isupper() and w.lower() not in STOPWORDS) for i, w in enumerate(words)))
+    return True
+
+
+def off_the_question(text: str, question: str) -> str:
+    """Why ``text`` does not answer ``question`` ("" when it may): the question asks for a kind of thing the text
+    does not hold, or the text is a bare number and the question does not ask for a number."""
+    if not question:
+        return ""
+    body = _CITATION.sub("", text).strip()
+    kind = asked_kind(question)
+    if _BARE_NUMBER.match(body) and kind != "number" and not (kind == "date" and holds_kind("date", body)):
+        return f"it is a bare number (\u201c{body.strip(' .')}\u201d) and the question does not ask for a number"
+    if not holds_kind(kind, body):
+        what = {"address": "an address", "date": "a date or time", "number": "a number or amount",
+                "person": "who"}[kind]
+        return f"it does not answer what was asked: the question asks for {what}, and the answer gives none"
+    return ""
+
+
 def check_grounding(text: str, sources: Sequence[str], question: str = "", evidence: str = "") -> Grounding:
     """The verdict on ``text`` given the cited passages ``sources`` (see the module doc) and, when given, the
     extracted answer ``evidence``, which its quantities must not contradict (:func:`conflicts`)."""
@@ -383,4 +481,7 @@ def check_grounding(text: str, sources: Sequence[str], question: str = "", evide
     if bad:
         listed = ", ".join(f"\u201c{f.text}\u201d" for f in bad[:3])
         return Grounding(False, shown, bad, dropped, f"it says {listed}, which the cited passages do not")
+    off = off_the_question(shown, question)
+    if off:
+        return Grounding(False, shown, [], dropped, off)
     return Grounding(True, shown, [], dropped)

@@ -86,7 +86,7 @@ def ask_turn(
         adaptive=shelf.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
         generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep, on_generated=on_generated)
     answer.notes[:0] = [n for n in notes if n not in answer.notes]
-    turn = turn_from(question, reading, answer)
+    turn = turn_from(asked, reading, answer)  # the question as it was read (clipped, with the note), not 1 MB
     (store or ConversationStore(shelf.store)).add_turn(conversation, turn)
     return turn, answer
 

@@ -29,7 +29,7 @@ from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.models.backend import Cost, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence
-from shelfwise.core.navigation.navigator import Navigator, question_part
+from shelfwise.core.navigation.navigator import Navigator, judge_query
 from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
@@ -184,7 +184,7 @@ class Methods:
             raise ValueError("rerank_judge needs a relevance judge (--judge)")
         t = time.perf_counter()
         pids = self.dense(query, q_vec, n).passages
-        asked = question_part(query) or query  # what the judge reads in the walk too
+        asked = judge_query(self.judge, query)  # what the judge reads in the walk too
         logits = self.judge.score(asked, [judge_text(self.snap, self.snap.nodes[p]) for p in pids])
         order = np.argsort(-np.asarray(logits), kind="stable")
         return Ranked([pids[i] for i in order], time.perf_counter() - t, Cost(judged=len(pids)))

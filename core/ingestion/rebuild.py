@@ -3,12 +3,14 @@
 :func:`diagnose` runs SQLite's full ``integrity_check`` (and FTS5's, when the library can be written) on a library
 that may be damaged. :func:`salvage` reads what is still readable from a damaged library: the collections, which
 file belongs to which collection, and the settings kept in ``meta`` (derived entries such as calibrations and the
-topic hierarchy are rebuilt, not copied). :func:`rebuild` moves the damaged file aside (never deletes it), creates
-a fresh library with the same collections and settings, and ingests every file again.
+topic hierarchy are rebuilt, not copied) and the conversations with their turns. :func:`rebuild` moves the damaged
+file aside (never deletes it), creates a fresh library with the same collections, settings and conversations, and
+ingests every file again; a kept turn's citations point at the re-read documents (found by path).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,8 +50,12 @@ class Diagnosis:
 class Salvage:
     collections: dict[int, str] = field(default_factory=dict)  # id -> name
     documents: dict[int, list[str]] = field(default_factory=dict)  # collection id -> file paths
+    document_keys: dict[int, tuple[int, str]] = field(default_factory=dict)  # document id -> (collection id, path key)
     meta: dict[str, str] = field(default_factory=dict)  # settings (raw JSON text)
     problems: list[str] = field(default_factory=list)
+    # the conversations and their turns, as rows: (column names, rows) per table
+    conversations: tuple[list[str], list[tuple[Any, ...]]] = ([], [])
+    turns: tuple[list[str], list[tuple[Any, ...]]] = ([], [])
 
     @property
     def n_documents(self) -> int:
@@ -65,6 +71,8 @@ class RebuildReport:
     ingest_reports: list[IngestReport]  # one per collection
     problems: list[str]
     settings_kept: int
+    conversations_kept: int = 0
+    turns_kept: int = 0
 
 
 FTS_NOT_CHECKED = "not checked (the library is read-only)"
@@ -102,11 +110,14 @@ def salvage(path: Path) -> Salvage:
     try:
         for cid, name in _rows(conn, "collections", "id, name", out.problems):
             out.collections[int(cid)] = str(name)
-        for cid, p in _rows(conn, "documents", "collection_id, path", out.problems):
+        for did, cid, p in _rows(conn, "documents", "id, collection_id, path", out.problems):
             out.documents.setdefault(int(cid), []).append(path_from_key(str(p)))
+            out.document_keys[int(did)] = (int(cid), str(p))
         for key, value in _rows(conn, "meta", "key, value", out.problems):
             if not str(key).startswith(DERIVED_META_PREFIXES):
                 out.meta[str(key)] = value
+        out.conversations = _whole_table(conn, "conversations", out.problems)
+        out.turns = _whole_table(conn, "conversation_turns", out.problems)
     finally:
         conn.close()
     for cid in out.documents:
@@ -114,6 +125,65 @@ def salvage(path: Path) -> Salvage:
             out.collections[cid] = f"recovered-{cid}"
             out.problems.append(f"collection {cid}: name unreadable; its files go to 'recovered-{cid}'")
     return out
+
+
+def _whole_table(conn: sqlite3.Connection, table: str, problems: list[str]) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every readable row of ``table`` with all its columns (none when the library is older than the table)."""
+    try:
+        cols = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")]
+    except sqlite3.DatabaseError as exc:
+        problems.append(f"{table}: {exc}")
+        return [], []
+    if not cols:
+        return [], []
+    return cols, list(_rows(conn, table, ", ".join(cols), problems))
+
+
+def _keep_conversations(store: Store, found: Salvage, new_ids: dict[tuple[str, str], int],
+                        old_docs: dict[int, tuple[str, str]]) -> tuple[int, int]:
+    """Copy the salvaged conversations and turns into the new library (same ids), each turn's citations and hit
+    documents pointed at the re-read documents by (collection, path); node ids of hits are gone with the old tree.
+    Returns (conversations, turns) kept."""
+    conv_cols, conv_rows = found.conversations
+    turn_cols, turn_rows = found.turns
+    have_conv = {str(r[1]) for r in store.conn.execute("PRAGMA table_info(conversations)")}
+    have_turn = {str(r[1]) for r in store.conn.execute("PRAGMA table_info(conversation_turns)")}
+    conv_use = [c for c in conv_cols if c in have_conv]
+    turn_use = [c for c in turn_cols if c in have_turn]
+    collection_of = {}
+    for row in conv_rows:
+        d = dict(zip(conv_cols, row, strict=True))
+        collection_of[d.get("id")] = str(d.get("collection", ""))
+
+    def new_doc(collection: str, old_id: int, path: str = "") -> int:
+        path = path or old_docs.get(old_id, ("", ""))[1]
+        return new_ids.get((collection, path), 0)
+
+    kept_turns = 0
+    with store.transaction() as conn:
+        for row in conv_rows:
+            d = dict(zip(conv_cols, row, strict=True))
+            conn.execute(f"INSERT INTO conversations({', '.join(conv_use)}) VALUES ({', '.join('?' * len(conv_use))})",
+                         [d[c] for c in conv_use])
+        for row in turn_rows:
+            d = dict(zip(turn_cols, row, strict=True))
+            if d.get("conversation_id") not in collection_of:
+                continue
+            collection = collection_of[d["conversation_id"]]
+            try:
+                cites = json.loads(d.get("citations") or "[]")
+                for c in cites:
+                    c["document_id"] = new_doc(collection, int(c.get("document_id", 0)), str(c.get("path", "")))
+                d["citations"] = json.dumps(cites)
+                hits = json.loads(d.get("hits") or "{}")
+                docs = [new_doc(collection, int(x)) for x in hits.get("documents", [])]
+                d["hits"] = json.dumps({"nodes": [], "documents": [x for x in docs if x]})
+            except (ValueError, TypeError, AttributeError):
+                pass  # a damaged row keeps what it had; reading it shows its citations as missing
+            conn.execute(f"INSERT INTO conversation_turns({', '.join(turn_use)}) "
+                         f"VALUES ({', '.join('?' * len(turn_use))})", [d[c] for c in turn_use])
+            kept_turns += 1
+    return len(conv_rows), kept_turns
 
 
 def diagnose(path: Path, writable: bool) -> Diagnosis:
@@ -146,10 +216,10 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
         conn.close()
 
 
-def move_aside(path: Path) -> Path:
-    """Rename the library (and its -wal/-shm files) to ``<name>.damaged-<time>``; returns the new path. (Renamed,
+def move_aside(path: Path, label: str = "damaged") -> Path:
+    """Rename the library (and its -wal/-shm files) to ``<name>.<label>-<time>``; returns the new path. (Renamed,
     not copied like a migration's backup: the backup API would stop at the damaged pages.)"""
-    target = free_sibling(path, lambda stamp: f"{path.name}.damaged-{stamp}")
+    target = free_sibling(path, lambda stamp: f"{path.name}.{label}-{stamp}")
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
         if side.exists():
@@ -160,11 +230,13 @@ def move_aside(path: Path) -> Path:
 
 def rebuild(
     path: Path, *, progress: Callable[[IngestProgress], None] | None = None, found: Salvage | None = None,
+    healthy: bool = False,
 ) -> RebuildReport:
-    """Move the damaged library aside and make a new one from its source files, keeping collections and
-    settings. Files that no longer exist are listed in ``missing``."""
+    """Move the library aside (``.damaged-*``, or ``.replaced-*`` when ``healthy``) and make a new one from its
+    source files, keeping collections, settings and conversations. Files that no longer exist are listed in
+    ``missing``."""
     found = found or salvage(path)
-    damaged_copy = move_aside(path)
+    damaged_copy = move_aside(path, "replaced" if healthy else "damaged")
     store = Store(path)
     reports: list[IngestReport] = []
     missing: list[str] = []
@@ -184,7 +256,11 @@ def rebuild(
             missing.extend(str(p) for p in files if not p.exists())
             if present:
                 reports.append(ingest(store, present, name, progress=progress))
+        new_ids = {(str(r[0]), str(r[1])): int(r[2]) for r in store.conn.execute(
+            "SELECT c.name, d.path, d.id FROM documents d JOIN collections c ON c.id = d.collection_id")}
+        old_docs = {did: (found.collections.get(cid, ""), key) for did, (cid, key) in found.document_keys.items()}
+        n_conv, n_turns = _keep_conversations(store, found, new_ids, old_docs)
     finally:
         store.close()
     return RebuildReport(damaged_copy, names, found.n_documents, missing, reports, found.problems,
-                         len(found.meta))
+                         len(found.meta), n_conv, n_turns)

@@ -304,7 +304,7 @@ class Navigator:
         t = time.perf_counter()
         top = [int(i) for i in np.argsort(-pre, kind="stable")[: self.settings.judge_top]]
         texts = [judge_text(snap, cands[i]) for i in top]
-        logits = self.judge.score(question_part(query) or query, texts)
+        logits = self.judge.score(judge_query(self.judge, query), texts)
         set_judge(x, top, [float(v) for v in logits])
         return top, Cost(seconds=time.perf_counter() - t, judged=len(top))
 
@@ -403,6 +403,12 @@ def question_part(query: str) -> str | None:
         return None
     asked = [s for s in sentences if is_question(s)]
     return asked[-1] if asked else sentences[-1]
+
+
+def judge_query(judge: RelevanceJudge, query: str) -> str:
+    """What the relevance judge reads of a query: the whole of it for a judge trained on situations with their
+    question (``whole_query``), else the question sentence (the first judge was trained on questions alone)."""
+    return query if judge.whole_query else (question_part(query) or query)
 
 
 def snap_collection(snap: Snapshot) -> int:

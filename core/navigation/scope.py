@@ -46,7 +46,7 @@ IN_ACCEPTS = ("accepts a file or folder that exists, or the name of a document o
               "(e.g. in:handbook.pdf)")
 
 # key:value or key:"quoted value", at the start or after whitespace
-_FILTER = re.compile(r'(?<!\S)(in|type|since|until):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+_FILTER = re.compile(r'(?<!\S)(in|type|since|until):(?:"([^"]*)"|(\S+)|(?=\s|$))', re.IGNORECASE)
 _PHRASE = re.compile(r'"([^"]+)"')
 _EXCLUDE = re.compile(r"(?<!\S)-([^\W\d_][\w'-]*)")
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -217,7 +217,7 @@ def parse_question(question: str) -> ParsedQuestion:
     def take(m: re.Match[str]) -> str:
         nonlocal since, until
         key = m.group(1).lower()
-        value = m.group(2) if m.group(2) is not None else m.group(3)
+        value = m.group(2) if m.group(2) is not None else m.group(3) or ""  # "in:" with nothing after it: ""
         tail = ""
         if m.group(2) is None:  # a bare value: the question's own punctuation is not part of it
             stripped = value.rstrip("?,;!" if key == "in" else "?,;!.")

@@ -107,11 +107,18 @@ class Store:
             yield self.conn
         except BaseException:
             self._depth -= 1
-            if level == 0:
-                self.conn.execute("ROLLBACK")
-            else:
-                self.conn.execute(f"ROLLBACK TO sp{level}")
-                self.conn.execute(f"RELEASE sp{level}")
+            # SQLite may have rolled the transaction back itself (a full disk, an I/O error): then there is
+            # nothing to roll back, and trying would replace the real error with "no transaction is active"
+            if self.conn.in_transaction:
+                try:
+                    if level == 0:
+                        self.conn.execute("ROLLBACK")
+                    else:
+                        self.conn.execute(f"ROLLBACK TO sp{level}")
+                        self.conn.execute(f"RELEASE sp{level}")
+                except sqlite3.OperationalError:
+                    if level == 0 and self.conn.in_transaction:
+                        raise
             raise
         self._depth -= 1
         self.conn.execute("COMMIT" if level == 0 else f"RELEASE sp{level}")

@@ -35,10 +35,25 @@ class NotALibrary(SchemaTooNew):
 
 
 def foreign_tables(conn: sqlite3.Connection) -> list[str]:
-    """The tables of a database that is not a Shelfwise library (no ``migrations`` table, other tables), else []."""
+    """The tables of a database that is not a Shelfwise library, else []. A Shelfwise library has a ``migrations``
+    table (name, applied_at) whose first row is Shelfwise's first migration; another program's database may have a
+    ``migrations`` table too (Rails, Django, Flyway...), with other names in it. An empty database, or one with
+    only an empty ``migrations`` table (a first open that stopped there), is a new library."""
     names = [str(r[0]) for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-    return [] if not names or "migrations" in names else names
+    if not names:
+        return []
+    if "migrations" not in names:
+        return names
+    try:
+        cols = {str(r[1]) for r in conn.execute("PRAGMA table_info(migrations)")}
+        first = conn.execute("SELECT name FROM migrations ORDER BY rowid LIMIT 1").fetchone() if {
+            "name", "applied_at"} <= cols else ("",)
+    except sqlite3.DatabaseError:
+        return names
+    if first is None:  # an empty migrations table: ours only when nothing else is there
+        return [] if names == ["migrations"] else names
+    return [] if first[0] == MIGRATIONS[0][0] else names
 
 
 def refuse_foreign(conn: sqlite3.Connection) -> None:
@@ -325,7 +340,8 @@ def migrate(
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                conn.execute("ROLLBACK")
             raise
         ran.append(name)
     return ran, backup_path

@@ -86,6 +86,11 @@ class OpenedLibrary:
             why = _not_writable(self.path)
             if why:
                 self.read_only, self.read_only_reason = True, why
+        if self.path is not None and self.path.exists() and not self.path.is_file():
+            from shelfwise.core.paths import path_kind
+
+            raise StoreError(f"Cannot open the library {path}: it is {path_kind(self.path)}, not a library file; "
+                             "give the path of a library file (a new name makes a new library) with --db")
         if self.path is not None and self.read_only and not self.path.exists():
             raise StoreError(f"Cannot open the library {path}: no such file")
         self.conn = self._connect()

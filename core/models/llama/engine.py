@@ -32,6 +32,7 @@ import llama_cpp
 
 from shelfwise.core.models.backend import BackendError, Cost, default_threads
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
+from shelfwise.core.models.gguf_meta import require_kind
 from shelfwise.core.models.llama.batch import TokenBatch
 from shelfwise.core.models.llama.bundled import resolve_model
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
@@ -91,6 +92,7 @@ class LlamaEngine:
         self._batch: TokenBatch | None = None
         self._lock = threading.Lock()
         self.model_path = resolve_model(model_path)
+        require_kind(self.model_path, "generator", "answer model")  # an encoder here answered nothing, silently
         if n_seq_max < 2:
             raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
         _init_llama(verbose)

@@ -1,0 +1,120 @@
+"""What kind of model a GGUF file holds, read from its header before llama.cpp is given it.
+
+llama.cpp trusts the file it is given: a generative model loaded as a sentence encoder crashed the process
+(segmentation fault, no message), and an encoder loaded as the answer model answered "the model did not find an
+answer". :func:`require_kind` reads ``general.architecture`` from the GGUF header (the first keys; the tokenizer's
+large arrays after it are not read) and refuses a file of the wrong kind for its role with a message that says
+which file to give instead. The format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from shelfwise.core.models.backend import BackendError
+
+GGUF_MAGIC = b"GGUF"
+# llama.cpp's encoder-only architectures (sentence encoders, cross-encoders): no text generation
+ENCODER_ARCHITECTURES = frozenset({
+    "bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "neo-bert", "modern-bert", "eurobert",
+    "gemma-embedding", "t5encoder",
+})
+_SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUF value type -> bytes
+_STRING, _ARRAY = 8, 9
+_MAX_KEYS = 256  # general.architecture is among the first keys of every converter's output
+
+Kind = Literal["encoder", "generator"]
+
+
+class NotGguf(ValueError):
+    """The file is not a GGUF model, or its header is damaged."""
+
+
+def _u32(fh: BinaryIO) -> int:
+    data = fh.read(4)
+    if len(data) != 4:
+        raise NotGguf("the header ends early")
+    return int(struct.unpack("<I", data)[0])
+
+
+def _u64(fh: BinaryIO) -> int:
+    data = fh.read(8)
+    if len(data) != 8:
+        raise NotGguf("the header ends early")
+    return int(struct.unpack("<Q", data)[0])
+
+
+def _string(fh: BinaryIO, size: int) -> bytes:
+    n = _u64(fh)
+    if n > size:
+        raise NotGguf("a string in the header is longer than the file")
+    data = fh.read(n)
+    if len(data) != n:
+        raise NotGguf("the header ends early")
+    return data
+
+
+def _skip(fh: BinaryIO, vtype: int, size: int) -> None:
+    if vtype in _SCALAR:
+        fh.seek(_SCALAR[vtype], 1)
+    elif vtype == _STRING:
+        _string(fh, size)
+    elif vtype == _ARRAY:
+        item, count = _u32(fh), _u64(fh)
+        if item in _SCALAR:
+            if count * _SCALAR[item] > size:
+                raise NotGguf("an array in the header is longer than the file")
+            fh.seek(count * _SCALAR[item], 1)
+        else:
+            if count > size:
+                raise NotGguf("an array in the header is longer than the file")
+            for _ in range(count):
+                _skip(fh, item, size)
+    else:
+        raise NotGguf(f"unknown value type {vtype} in the header")
+
+
+def gguf_architecture(path: Path) -> str:
+    """``general.architecture`` of the GGUF at ``path`` (``gemma3``, ``bert``...); :class:`NotGguf` when the file
+    is not one or its header is damaged."""
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        if fh.read(4) != GGUF_MAGIC:
+            raise NotGguf("it does not start with the GGUF magic")
+        version = _u32(fh)
+        if version < 2:
+            raise NotGguf(f"GGUF version {version} is too old")
+        _u64(fh)  # tensors
+        n_kv = _u64(fh)
+        for _ in range(min(n_kv, _MAX_KEYS)):
+            key = _string(fh, size)
+            vtype = _u32(fh)
+            if key == b"general.architecture" and vtype == _STRING:
+                return _string(fh, size).decode("utf-8", errors="replace")
+            _skip(fh, vtype, size)
+    raise NotGguf("its header names no architecture")
+
+
+def model_kind(architecture: str) -> Kind:
+    return "encoder" if architecture in ENCODER_ARCHITECTURES else "generator"
+
+
+def require_kind(path: Path, kind: Kind, role: str) -> str:
+    """The architecture of ``path`` when it is a GGUF of ``kind``; else a :class:`BackendError` naming the
+    ``role`` (``"answer model"``, ``"embedder"``, ``"judge"``) and what to give instead."""
+    try:
+        arch = gguf_architecture(path)
+    except OSError as exc:
+        raise BackendError(f"cannot read the {role} {path}: {exc.strerror or exc}") from exc
+    except NotGguf as exc:
+        raise BackendError(f"the {role} {path} is not a usable GGUF model file: {exc}") from exc
+    if model_kind(arch) == kind:
+        return arch
+    if kind == "encoder":
+        raise BackendError(f"the {role} {path} is a generative model ({arch}), not a sentence encoder: give an "
+                           "embedding GGUF (or minilm / embeddinggemma) as the embedder, and generative models with "
+                           "--model")
+    raise BackendError(f"the {role} {path} is a sentence encoder ({arch}), not a generative model: give a "
+                       "generative GGUF with --model (encoders go with --embedder)")
