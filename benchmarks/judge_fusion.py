@@ -150,7 +150,10 @@ def choose(pools: Path, out: Path | None) -> dict:
     cands = [r for r in res["rules"] if ok(r)] if "cqa-tune" in data else []
     if cands:
         best = max(cands, key=lambda r: (r["cqa-tune"][0], r["cqa-tune"][1], -r["top"]))
-        res["chosen"] = best
+        # the judge is read only where it wins: a rule must beat the walk without it on the tune half
+        base = res["collections"]["cqa-tune"]["offline_no_judge"]
+        res["chosen"] = best if (best["cqa-tune"][0], best["cqa-tune"][1]) > (base[0], base[1]) else \
+            {"top": 0, "mult": 0.0, "cqa-tune": base, "why": f"no rule beats the walk without the judge; best {best}"}
     text = json.dumps(res, indent=1)
     if out:
         out.write_text(text, encoding="utf-8")
