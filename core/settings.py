@@ -68,8 +68,8 @@ class Settings:
     # rankings lost to the prior on ConditionalQA's tune half (docs/benchmarks.md, "Ranking refit on probes").
     rank_fit: bool = False
     # The relevance judge (core/models/encoders/judges.py): None/"off", "bundled", a GGUF path or a rerank server
-    # URL. Off by default: the judge that ships ranks passages below the embedder's cosine on the ConditionalQA tune
-    # half.
+    # URL. Off by default: read beside the shipped encoder, the judge that ships costs passage Hit@1 on ConditionalQA's
+    # tune half under every rule tried (docs/eval/judge.md).
     judge: str | None = None
     judge_levels: tuple[str, ...] = ("section", "passage")
     judge_top: int = 24  # candidates per level the judge reads (the best by the other evidence)
