@@ -159,6 +159,10 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             click.echo(json_text(answer_json(answer), indent=1))
             return
         shown.finish(answer)
+        said = set(answer.search.trace.notes) if answer.search else set()
+        for note in answer.notes:  # e.g. a source whose file is gone or changed since it was read
+            if note not in said:
+                err(f"Note: {note}")
         if answer.search:
             click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
                        f"{answer.seconds:.1f} s)")

@@ -10,6 +10,15 @@ from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.indexing.state import index_status
+from shelfwise.core.store.on_disk import on_disk
+from shelfwise.core.store.types import KEPT_SUFFIX
+
+STATE_LINES = {
+    "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "
+               "to remove it",
+    "empty": "the file is now empty: answers quote the version read before; ingest it again once it is restored",
+    "changed": "the file changed since it was read: answers quote the version read before; ingest it again",
+}
 
 
 @click.command("status")
@@ -21,7 +30,9 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     far each collection's index is (nodes still without vectors; a background indexer's stage, done/total, ETA).
 
     Exit code 3 if the library is damaged (see shelfwise doctor).
-    "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``.
+    "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``. "stale" marks
+    one whose file changed or was emptied since it was read (the library keeps the version it read), "gone" one
+    whose file is no longer there.
     ``--json`` prints {"documents": [...], "indexes": [...]}.
 
     \b
@@ -39,6 +50,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
             "ocr_pages": d.ocr_pages, "retry": d.retry,
+            "file": (on_disk(d.path, d.size, d.mtime) or "as read") if d.status == "ok" else "",
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
         click.echo(json_text({"documents": documents, "indexes": indexes}, indent=2))
@@ -49,10 +61,15 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6}  PATH")
     for d in docs:
         status = f"{d.status} (OCR)" if d.ocr_pages else d.status  # the message says how many pages
+        state = on_disk(d.path, d.size, d.mtime) if d.status == "ok" else ""
+        if state or d.message.endswith(KEPT_SUFFIX):
+            status = "gone" if state == "missing" else "stale"  # not a plain ok: the file is not what was read
         click.echo(f"{status:<9} {shown(d.format):<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  "
                    f"{shown(d.path)}")
         if d.message:
             click.echo(f"{'':<36}{shown(d.message)}")
+        if state:
+            click.echo(f"{'':<36}{STATE_LINES[state]}")
         if d.status != "ok":
             click.echo(f"{'':<36}({d.retry_label()})")
         elif d.warnings:
