@@ -115,3 +115,38 @@ def test_no_widget_of_the_window_renders_document_text_as_rich_text(qtbot, windo
         window.preview.show_document(item.data(0, Qt.ItemDataRole.UserRole + 1))
         assert not markup_widgets(window)
     assert not markup_widgets(window)
+
+
+@pytest.mark.parametrize("what", ["another program's database", "a device"])
+def test_the_window_on_a_library_it_cannot_open_says_why(qapp, tmp_path: Path, what: str) -> None:
+    """Issue 38: ``shelfwise-app`` on a library it cannot open exited with a traceback and no window."""
+    import sqlite3
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from shelfwise.app.gui.main import main
+
+    if what == "a device":
+        db = Path("/dev/null")
+    else:
+        db = tmp_path / "contacts.sqlite"
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE contacts (name TEXT)")
+        conn.commit()
+        conn.close()
+    seen: list[str] = []
+
+    def close_box() -> None:
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+        if not boxes:
+            QTimer.singleShot(100, close_box)
+            return
+        seen.append(boxes[0].text())
+        assert boxes[0].textFormat() == Qt.TextFormat.PlainText
+        boxes[0].done(0)
+
+    QTimer.singleShot(100, close_box)
+    assert main(["--db", str(db)]) == 1
+    assert seen and "--db FILE" in seen[0], seen
+    assert ("not a Shelfwise library" if what != "a device" else "it is a device") in seen[0]
