@@ -5,7 +5,11 @@ Headings are paragraphs whose style is ``Heading N`` (or based on one), or whose
 The first ``Title``-style paragraph is the title candidate (not a section). List items (``w:numPr`` in the
 paragraph or its style) get a ``- `` prefix. Tables become Markdown: a cell spanning columns appears once (the
 spanned columns stay empty); a cell spanning rows is repeated in each row, so every row chunk stands alone.
-Word has no pages, so locations are empty; a passage is placed by its section path.
+Word has no pages, so locations are empty; a passage is placed by its section path. A file with fewer than
+``MIN_STYLE_HEADINGS`` heading-style paragraphs (or a stretch of ``LONG_PREFIX`` blocks before the first one that
+numbers its bold headings 1., 2., 3. and prints no contents) gets its headings from their look instead: a short
+paragraph in bold throughout, at the level of its numbering (``4.1.`` is level 2), else 1 when centred and 2
+otherwise.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class StyleInfo:
     based_on: str | None
     outline: int | None  # 1-based outline level from w:outlineLvl (None: not set; 0: body text)
     numbered: bool | None  # w:numPr present (None: not set)
+    bold: bool | None = None  # w:b in the style's run properties (None: not set)
 
 
 def _val(el: Any, tag: str) -> str | None:
@@ -45,6 +50,50 @@ def _outline(ppr: Any) -> int | None:
         return None
     lvl = int(raw)
     return lvl + 1 if 0 <= lvl <= 8 else 0
+
+
+def _on(rpr: Any, tag: str) -> bool | None:
+    """A toggle property (``w:b``) of run properties: True, False, or None when not set."""
+    el = rpr.find(tag) if rpr is not None else None
+    if el is None:
+        return None
+    return el.get(f"{W}val") not in ("0", "false", "off")
+
+
+def _all_bold(p: Any, style_bold: bool) -> bool:
+    """Every run with text in the paragraph is bold (its own ``w:b`` or the paragraph style's)."""
+    runs = [r for r in p.iter(f"{W}r") if "".join(t.text or "" for t in r.iter(f"{W}t")).strip()]
+    if not runs:
+        return False
+    for r in runs:
+        own = _on(r.find(f"{W}rPr"), f"{W}b")
+        if not (own if own is not None else style_bold):
+            return False
+    return True
+
+
+_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?\s")
+MIN_STYLE_HEADINGS = 3  # fewer paragraphs in heading styles than this: headings are found by their look
+
+
+def _looks_like_heading(p: Any, text: str, styles: Styles, sid: str | None) -> int:
+    """In a file without heading styles: the level of a short bold paragraph (its numbering depth, else 1 when
+    centred and 2 otherwise), or 0 for body text."""
+    flat = " ".join(text.split())
+    if len(flat) > MAX_FALLBACK_CHARS or sum(ch.isalpha() for ch in flat) < 3 or flat.endswith((",", ";")):
+        return 0
+    if not _all_bold(p, styles.bold(sid)):
+        return 0
+    number = _NUMBER.match(flat)
+    ppr = p.find(f"{W}pPr")
+    centred = _val(ppr, f"{W}jc") in ("center", "centre")
+    if flat.endswith(".") and not (number or centred):
+        return 0
+    return number.group(1).count(".") + 1 if number else (1 if centred else 2)
+
+
+MAX_FALLBACK_CHARS = 120
+LONG_PREFIX = 100  # body blocks before the first heading-style paragraph that are read for headings by their look
 
 
 def _numbered(ppr: Any) -> bool | None:
@@ -73,6 +122,7 @@ class Styles:
                 based_on=_val(st, f"{W}basedOn"),
                 outline=_outline(ppr),
                 numbered=_numbered(ppr),
+                bold=_on(st.find(f"{W}rPr"), f"{W}b"),
             )
             if st.get(f"{W}default") in ("1", "true", "on"):
                 self.default = sid
@@ -107,6 +157,12 @@ class Styles:
                     break
             self._level[sid] = level
         return self._level[sid]
+
+    def bold(self, sid: str | None) -> bool:
+        for info in self._chain(sid or self.default):
+            if info.bold is not None:
+                return info.bold
+        return False
 
     def numbered(self, sid: str | None) -> bool:
         for info in self._chain(sid or self.default):
@@ -208,6 +264,34 @@ def _body_blocks(container: Any) -> Iterator[Any]:
             yield from _body_blocks(child)
 
 
+_CONTENTS = re.compile(r"^(table of )?contents$|^содержание$|^оглавление$|^inhalt(sverzeichnis)?$|^sommaire$",
+                       re.IGNORECASE)
+
+
+def _numbered_prefix(blocks: list[Any], styles: Styles) -> bool:
+    """Does a stretch before the first heading style hold its own headings: bold paragraphs numbered 1., 2., 3. in
+    order, and no printed table of contents (whose entries look the same)?"""
+    tops: list[int] = []
+    for b in blocks:
+        if b.tag != f"{W}p":
+            continue
+        text = " ".join(run_text(b).split())
+        if _CONTENTS.match(text):
+            return False
+        number = _NUMBER.match(text)
+        if number and "." not in number.group(1) and _looks_like_heading(b, text, styles, _val(b.find(f"{W}pPr"),
+                                                                                                  f"{W}pStyle")):
+            tops.append(int(number.group(1)))
+    return len(tops) >= 3 and tops[:3] == [1, 2, 3]
+
+
+def _level(p: Any, styles: Styles) -> int:
+    """A paragraph's heading level from its own outline level or its style (0: body text)."""
+    ppr = p.find(f"{W}pPr")
+    own = _outline(ppr)
+    return own if own is not None else styles.level(_val(ppr, f"{W}pStyle"))
+
+
 def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     check_office(path, "docx", limits)
     import docx  # python-docx; imported here so a folder walk does not load it
@@ -220,7 +304,14 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     builder = OutlineBuilder(limits.passage_tokens, limits.max_passages)
     title_para = ""
     warnings: list[str] = []
-    for block in _body_blocks(document.element.body):
+    blocks = list(_body_blocks(document.element.body))
+    styled = [i for i, b in enumerate(blocks) if b.tag == f"{W}p" and _level(b, styles) >= 1 and run_text(b).strip()]
+    # headings by their look: in a file with (almost) no heading styles, or in a long stretch before the first one
+    look_until = len(blocks) if len(styled) < MIN_STYLE_HEADINGS else 0
+    if styled and styled[0] >= LONG_PREFIX and _numbered_prefix(blocks[: styled[0]], styles):
+        look_until = styled[0]
+    for index, block in enumerate(blocks):
+        by_look = index < look_until
         if builder.truncated:  # the passage cap: the rest is not read
             break
         if block.tag == f"{W}tbl":
@@ -235,8 +326,9 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         if style_name == "title" and not title_para:
             title_para = " ".join(text.split())
             continue
-        own = _outline(ppr)
-        level = own if own is not None else styles.level(sid)
+        level = _level(block, styles)
+        if level == 0 and by_look:
+            level = _looks_like_heading(block, text, styles, sid)
         if 1 <= level <= 9 and len(text) <= MAX_HEADING_CHARS:
             builder.heading(text, level)
             continue

@@ -28,6 +28,9 @@ _DATE = re.compile(r"^\(?\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\)?$")
 _DATE_IN = re.compile(r"\s*\(\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\)\s*")
 _FIGURE = re.compile(r"^(?:figure|fig\.|table|tab\.|listing|chart|diagram|图|図|表)\s*[\dA-Z]+(?:[-.:]\d+)*\b",
                      re.IGNORECASE)
+_FRAGMENT_END = re.compile(r"\s(?:and|or|of|the|to|for|in|with|a|an)$")  # lower case: "Appendix A" is a label
+_DATE_ONLY = re.compile(r"^(?:(?:january|february|march|april|may|june|july|august|september|october|november|"
+                        r"december)\s+)?(?:\d{1,2},?\s+)?\d{4}$", re.IGNORECASE)
 _CONTINUED = re.compile(r"\((?:cont\.?|continued|suite|fortsetzung|forts\.)[^)]*\)|\bcontinued$", re.IGNORECASE)
 _PAGE_NO = re.compile(r"^(?:page\s*)?[\divxlc]+(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 MAX_HEADING_CHARS = 150
@@ -161,6 +164,8 @@ def _accept(title: str, key: tuple[float, bool], body: float, whole: bool, n_row
     size, _bold = key
     if len(title) > MAX_HEADING_CHARS or title.rstrip().endswith((",", ";")) or _FIGURE.match(title):
         return False
+    if (title[:1].islower() and title.isascii()) or _FRAGMENT_END.search(title) or _DATE_ONLY.match(title):
+        return False  # a line broken out of a sentence or a table cell, or a date
     if size >= body * 1.12 and size >= body + 0.9:
         return True
     # bold at body size: a heading only if it stands alone and is short

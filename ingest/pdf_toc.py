@@ -100,7 +100,7 @@ def find_listings(pages: list[PageText], furniture: Furniture) -> Listings:
         keep = {id(ln) for b in pt.blocks for ln in b.lines if not (pt.in_margin(ln) and furniture.holds(ln))}
         page_rows = [row_text(r) for r in rows(pt, keep)]
         page_rows = [r for r in page_rows if r]
-        if len(page_rows) < MIN_ROWS:
+        if len(page_rows) < (1 if previous else MIN_ROWS):  # the last page of a contents may hold a few rows
             previous = False
             continue
         entries = [parse_entry(r) for r in page_rows]

@@ -185,3 +185,24 @@ def test_animation_builds_are_stored_once(tmp_path: Path) -> None:
     findings = next(p for p in passages if "Programmers" in p)
     assert "\nR\n" not in findings and "Tools are underused" in findings  # the diagram's glyphs are not
     assert any("animation build" in w for w in doc.warnings)
+
+
+def test_word_file_without_heading_styles(tmp_path: Path) -> None:
+    import docx
+    from docx.enum.text import WD_ALIGN_PARAGRAPH
+
+    d = docx.Document()
+    title = d.add_paragraph()
+    title.add_run("SERVICE AGREEMENT").bold = True
+    title.alignment = WD_ALIGN_PARAGRAPH.CENTER
+    for number, name, subs in [("1.", "SCOPE", ["1.1. The supplier must:"]), ("2.", "PRICE", [])]:
+        d.add_paragraph().add_run(f"{number}\t{name}").bold = True
+        d.add_paragraph("The supplier delivers the maintenance work described in the annex.")
+        for sub in subs:
+            d.add_paragraph().add_run(sub).bold = True
+            p = d.add_paragraph("keep the site clean, ")
+            p.add_run("always").bold = True  # bold inside a sentence: not a heading
+    path = tmp_path / "agreement.docx"
+    d.save(str(path))
+    assert _sections(parse(path)) == [
+        (1, "SERVICE AGREEMENT"), (1, "1. SCOPE"), (2, "1.1. The supplier must:"), (1, "2. PRICE")]
