@@ -76,9 +76,13 @@ def _readable_copy(path: Path, pages: int) -> Path:
     import shutil
     import tempfile
 
+    def remove_copies() -> None:
+        for p in _READABLE_COPIES:
+            shutil.rmtree(p, ignore_errors=True)
+
     folder = Path(tempfile.mkdtemp(prefix="shelfwise-truncated-"))
     if not _READABLE_COPIES:
-        atexit.register(lambda: [shutil.rmtree(p, ignore_errors=True) for p in _READABLE_COPIES])
+        atexit.register(remove_copies)
     _READABLE_COPIES.append(folder)
     copy = folder / path.name
     shutil.copyfile(path, copy)
