@@ -142,6 +142,21 @@ def _given(raw: Path) -> tuple[Path, Path]:
         return given, Path(os.path.abspath(given))
 
 
+def _owners(files: Sequence[Path]) -> dict[tuple[int, int], str]:
+    """For each file (device, inode), the path it is stored under when it is reached by several: the first that is
+    not a symbolic link, else the first."""
+    out: dict[tuple[int, int], str] = {}
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key not in out or (os.path.islink(out[key]) and not os.path.islink(f)):
+            out[key] = str(f)
+    return out
+
+
 def plan(
     store: Store, paths: Sequence[Path], collection_id: int, is_candidate: CandidateFn, *, force: bool = False
 ) -> Plan:
@@ -177,7 +192,7 @@ def plan(
             else:
                 out.problems.append(FileResult(str(p), "failed", "error", "no such file or folder"))
     seen: set[str] = set()
-    same: dict[tuple[int, int], str] = {}  # (device, inode) -> the first path it was reached by
+    same = _owners(files)  # (device, inode) -> the one path a file reached several times is stored under
     for f in files:
         key = str(f)
         if key in seen:
@@ -190,8 +205,8 @@ def plan(
             out.problems.append(FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}",
                                            retry=True))
             continue
-        first = same.setdefault((st.st_dev, st.st_ino), key)
-        if first != key:  # a hard link, or the same folder mounted twice (a bind mount): stored once
+        first = same.get((st.st_dev, st.st_ino), key)
+        if first != key:  # a hard link, a link inside the folder, the same folder mounted twice: stored once
             out.problems.append(FileResult(key, "duplicate", "ignored", f"the same file as {first} (a hard link, or "
                                            "a folder mounted twice): stored once"))
             if key in stored:
