@@ -118,14 +118,13 @@ def test_no_widget_of_the_window_renders_document_text_as_rich_text(qtbot, windo
 
 
 @pytest.mark.parametrize("what", ["another program's database", "a device"])
-def test_the_window_on_a_library_it_cannot_open_says_why(qapp, tmp_path: Path, what: str) -> None:
+def test_the_window_on_a_library_it_cannot_open_says_why(qapp, qtbot, tmp_path: Path, what: str) -> None:
     """Issue 38: ``shelfwise-app`` on a library it cannot open exited with a traceback and no window."""
     import sqlite3
 
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox
+    from PySide6.QtWidgets import QMessageBox
 
-    from shelfwise.app.gui.main import main
+    from shelfwise.app.gui.main import open_window
 
     if what == "a device":
         db = Path("/dev/null")
@@ -135,18 +134,10 @@ def test_the_window_on_a_library_it_cannot_open_says_why(qapp, tmp_path: Path, w
         conn.execute("CREATE TABLE contacts (name TEXT)")
         conn.commit()
         conn.close()
-    seen: list[str] = []
-
-    def close_box() -> None:
-        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
-        if not boxes:
-            QTimer.singleShot(100, close_box)
-            return
-        seen.append(boxes[0].text())
-        assert boxes[0].textFormat() == Qt.TextFormat.PlainText
-        boxes[0].done(0)
-
-    QTimer.singleShot(100, close_box)
-    assert main(["--db", str(db)]) == 1
-    assert seen and "--db FILE" in seen[0], seen
-    assert ("not a Shelfwise library" if what != "a device" else "it is a device") in seen[0]
+    shown = open_window(Settings(db_path=db), QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    assert isinstance(shown, QMessageBox) and shown.isVisible()
+    qtbot.addWidget(shown)
+    assert shown.textFormat() == Qt.TextFormat.PlainText
+    assert "--db FILE" in shown.text()
+    assert ("not a Shelfwise library" if what != "a device" else "it is a device") in shown.text()
+    shown.done(0)
