@@ -129,6 +129,7 @@ def table(info: dict[str, Any]) -> str:
     if "check" in info:
         c = info["check"]
         lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")
+        lines += [f"File of the {what}: {verdict}" for what, verdict in c.get("files", {}).items()]
     return "\n".join(lines)
 
 
