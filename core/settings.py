@@ -10,6 +10,8 @@ Readout = Literal["fused", "likelihood", "binary", "embedding"]
 READOUTS: tuple[Readout, ...] = get_args(Readout)
 #: Sentence encoders Shelfwise installs itself (``Settings.embedder_path`` may also be an embedding GGUF's path).
 EMBEDDER_NAMES = ("minilm", "embeddinggemma")
+#: The encoder every new library gets (an existing library keeps its own: ``shelfwise.core.indexing.encoder``).
+DEFAULT_EMBEDDER = "embeddinggemma"
 
 
 def as_readout(value: str) -> Readout:
@@ -50,10 +52,11 @@ class Budgets:
 class Settings:
     db_path: Path | None = None  # None = the user data dir's library.db
     model_path: str | None = None  # None = the bundled Gemma 3 270M
-    # The sentence encoder: None (= "minilm", the bundled all-MiniLM-L6-v2), "embeddinggemma" or a GGUF path.
+    # The sentence encoder: None = the library's own (DEFAULT_EMBEDDER for a new library); "minilm",
+    # "embeddinggemma" or a GGUF path switches the library to it (re-embedded by its next index run).
     embedder_path: str | None = None
     backend_url: str | None = None  # an OpenAI-compatible server instead of the in-process model
-    n_gpu_layers: int = 0
+    n_gpu_layers: int = -1  # -1: every layer on the GPU when this llama.cpp build can offload, else the CPU
     n_threads: int | None = None
     readout: Readout = "fused"
     budgets: Budgets = field(default_factory=Budgets)
@@ -65,8 +68,8 @@ class Settings:
     # rankings lost to the prior on ConditionalQA's tune half (docs/benchmarks.md, "Ranking refit on probes").
     rank_fit: bool = False
     # The relevance judge (core/models/encoders/judges.py): None/"off", "bundled", a GGUF path or a rerank server
-    # URL. Off by default: the judge that ships ranks passages below the embedder's cosine on the ConditionalQA tune
-    # half.
+    # URL. Off by default: read beside the shipped encoder, the judge that ships costs passage Hit@1 on ConditionalQA's
+    # tune half under every rule tried (docs/eval/judge.md).
     judge: str | None = None
     judge_levels: tuple[str, ...] = ("section", "passage")
     judge_top: int = 24  # candidates per level the judge reads (the best by the other evidence)

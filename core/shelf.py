@@ -8,6 +8,7 @@ it inside its worker thread). No Qt here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn
+from shelfwise.core.indexing.encoder import encoder_for, record_encoder
 from shelfwise.core.ingestion.runner import IngestReport
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.models.loaded import Models
@@ -38,9 +40,12 @@ class Shelf:
         judge: RelevanceJudge | None = None,
         store: Store | None = None,
     ) -> None:
-        self.settings = settings or Settings()
+        settings = settings or Settings()
         self._owns_store = store is None  # a store the caller opened (the CLI's) is the caller's to close
-        self.store = store if store is not None else Store(self.settings.db_path or default_db())
+        self.store = store if store is not None else Store(settings.db_path or default_db())
+        # the library's own encoder unless the settings switch it (a new library: the default)
+        self.settings = replace(settings, embedder_path=encoder_for(self.store, settings.embedder_path))
+        self._own_encoder = embedder is None
         self.models = Models(self.settings, backend=backend, embedder=embedder, judge=judge)
         self.walk = LibraryWalk(self.store, self.models)  # what the answer path is handed (never the facade)
 
@@ -86,6 +91,7 @@ class Shelf:
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
+        self._record()
         along = None
         if embed and not self.store.read_only and self.store.path is not None:
             embedder = self.embedder_or_none()  # refresh() reports why when it cannot load
@@ -114,7 +120,13 @@ class Shelf:
         if self.store.read_only:
             return {"embedded": 0, "clusters": 0}
         cid = self.store.collection(collection).id
+        self._record()
         return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel)
+
+    def _record(self) -> None:
+        """The library is built with the settings' encoder from now on (one handed in, a test double, is not)."""
+        if self._own_encoder and self.settings.embedder_path is not None:
+            record_encoder(self.store, self.settings.embedder_path)
 
     # -- questions ----------------------------------------------------------------------------------------------
     def search(

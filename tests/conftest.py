@@ -2,6 +2,11 @@
 
 ``SHELFWISE_HOME`` is set for the whole test session to a persistent directory (``~/.cache/shelfwise-test-home``)
 unless already set, so the bundled GGUF is assembled once and reused across runs.
+
+``SHELFWISE_EMBEDDER`` is ``minilm`` for the session unless already set: tests that are not about the sentence
+encoder keep the fast MiniLM (every CLI run and subprocess reads the variable; a test that builds a ``Settings``
+names it, ``embedder_path="minilm"``). The tests of the defaults remove it (``tests/test_sample_answers.py``,
+``tests/test_encoder.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
+os.environ.setdefault("SHELFWISE_EMBEDDER", "minilm")
 
 from shelfwise.core.models.llama.openmp import tune_openmp
 

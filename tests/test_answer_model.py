@@ -76,7 +76,7 @@ def real_shelf(tmp_path_factory: pytest.TempPathFactory, llama_backend: Any) -> 
     docs.mkdir()
     for name, text in DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
-    shelf = Shelf(Settings(db_path=root / "lib.db"), backend=_Shared(llama_backend))
+    shelf = Shelf(Settings(db_path=root / "lib.db", embedder_path="minilm"), backend=_Shared(llama_backend))
     shelf.ingest([docs], "default")
     yield shelf
     shelf.close()

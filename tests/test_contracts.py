@@ -238,7 +238,7 @@ def _minilm(request: pytest.FixtureRequest) -> Any:
     _models_or_skip("MiniLM")
     from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
 
-    return LlamaEmbedder()
+    return LlamaEmbedder("minilm")
 
 
 def _embeddinggemma(request: pytest.FixtureRequest) -> Any:

@@ -33,13 +33,14 @@ REQUEST_PASSAGE = "All leave is requested in the LeaveDesk portal"
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("conv-sample") / "library.db"
-    with Shelf(Settings(db_path=db)) as shelf:
+    with Shelf(Settings(db_path=db, embedder_path="minilm")) as shelf:
         shelf.ingest([resources.path("sample")], "default")
     return db
 
 
 def make_window(db: Path, ui_ini: Path) -> MainWindow:
-    w = MainWindow(Settings(db_path=db, answer_generate=False), QSettings(str(ui_ini), QSettings.Format.IniFormat))
+    w = MainWindow(Settings(db_path=db, answer_generate=False, embedder_path="minilm"),
+                   QSettings(str(ui_ini), QSettings.Format.IniFormat))
     w.resize(1400, 900)
     w.show()
     return w

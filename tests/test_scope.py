@@ -105,7 +105,7 @@ def library(tmp_path_factory):
         os.utime(f, (stamp, stamp))
     empty = root / "Reports"
     empty.mkdir()
-    shelf = Shelf(Settings(db_path=root / "lib.db", answer_generate=False))
+    shelf = Shelf(Settings(db_path=root / "lib.db", answer_generate=False, embedder_path="minilm"))
     shelf.ingest([docs])
     yield shelf, docs, empty
     shelf.close()

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, settings_for
 from shelfwise.app.cli.shown import raw_stream
-from shelfwise.core.settings import Budgets
+from shelfwise.core.settings import DEFAULT_EMBEDDER, Budgets
 
 
 @click.command("eval")
@@ -100,6 +101,9 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
 
     settings = settings_for(ctx, readout=readout, budgets=Budgets(passages=10), rank_fit=rank_fit,
                             answer_generate=generate, judge=judge)
+    if not dataset.endswith(".jsonl") and settings.embedder_path is None:
+        # a public dataset is measured with what a new library gets, whatever the user's own library uses
+        settings = replace(settings, embedder_path=DEFAULT_EMBEDDER)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     with Shelf(settings) as shelf:
         bar = None

@@ -27,7 +27,7 @@ class CliState:
 
     db: Path | None
     verbose: bool = False
-    embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the default)
+    embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the library's own)
     _store: Store | None = None
 
     def library_path(self) -> Path:
@@ -132,10 +132,11 @@ def require_library(ctx: click.Context) -> None:
     "the SHELFWISE_DB variable sets this option).",
 )
 @click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF",
-              help="Sentence encoder that judges every level: minilm (the default), embeddinggemma (installed by "
-              "packaging/setup.sh) or an embedding GGUF. A library embedded with another one is re-embedded by "
-              "the next index run (shelfwise index); until then it is searched by its words and the vectors made "
-              "so far. The SHELFWISE_EMBEDDER variable sets it too.")
+              help="Sentence encoder that judges every level. Not given: the library's own (a new library gets "
+              "embeddinggemma, multilingual, installed by packaging/setup.sh). minilm is faster and reads English "
+              "only; an embedding GGUF's path works too. Naming another one than the library's switches it: the "
+              "next index run (shelfwise index) re-embeds it; until then it is searched by its words and the "
+              "vectors made so far. The SHELFWISE_EMBEDDER variable sets it too.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print llama.cpp's own log (and debug messages) on stderr; "
               "it always goes to the log file (shelfwise.log in the data dir's logs folder).")
 @click.pass_context
@@ -146,7 +147,7 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     Example:
         shelfwise --db library.db ingest ~/Documents/handbooks
         shelfwise --db library.db search "travel meal allowance"
-        shelfwise --embedder embeddinggemma ask "Wie beantrage ich Urlaub?"
+        shelfwise --db english.db --embedder minilm ingest ~/Documents/english-only
     """
     from shelfwise.core.models.llama.openmp import tune_openmp
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
-from shelfwise.app.cli.group import err, settings_for
+from shelfwise.app.cli.group import CliState, err, settings_for
+from shelfwise.core.indexing.encoder import NOTES, canonical, encoder_for, label
 from shelfwise.core.settings import Settings
 
 
@@ -25,7 +28,8 @@ from shelfwise.core.settings import Settings
 @click.pass_context
 def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str | None,
                eg_wheels: Path | None) -> None:
-    """Prepare the bundled models (offline) and show what is loaded and whether a GPU can be used.
+    """Prepare the bundled models (offline) and show them as a table: the answer model, the sentence encoder every
+    new library gets (and this library's, when it has another), and whether a GPU can be used.
 
     \b
     Example:
@@ -37,6 +41,7 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
     from shelfwise.core.models.encoders.embedder import Embedder
     from shelfwise.core.models.encoders.embeddinggemma import install
     from shelfwise.core.models.factory import make_backend
+    from shelfwise.core.models.llama.engine import gpu_offload_supported
 
     if eg_wheels is not None:
         last = [""]
@@ -53,13 +58,21 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
         click.echo(f"EmbeddingGemma-300M: {path} ({path.stat().st_size / 1e6:.0f} MB)")
         return
     settings = settings_for(ctx, model_path=model_path)
+    new_lib = canonical(settings.embedder_path)  # --embedder, else what a new library gets
     files: dict[str, str] = {}
     if check:
-        files = check_model_files(settings)
+        files = check_model_files(replace(settings, embedder_path=new_lib))
     backend = make_backend(settings)
-    emb = Embedder(settings.embedder_path)
-    info = {"generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
-            "embedder": {"model_id": emb.model_id, "dim": emb.dim}}
+    own = library_encoder_of(ctx)
+    emb = Embedder(new_lib, n_threads=settings.n_threads)
+    info: dict[str, Any] = {
+        "generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
+        "embedder": {"name": new_lib, "model_id": emb.model_id, "dim": emb.dim, "path": str(emb.path),
+                     "n_gpu_layers": emb.n_gpu_layers,
+                     "for": "new libraries" if settings.embedder_path is None else "this command"},
+        "library": {"path": str(own[0]), "embedder": own[1]} if own is not None else None,
+        "gpu_offload": gpu_offload_supported(),
+    }
     if check:
         # loading alone does not run llama.cpp's compute kernels: a build for another CPU (pip's cached wheel)
         # loads, then dies on the first evaluated token; packaging/setup.sh rebuilds it when this fails
@@ -70,8 +83,54 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
                          "seconds": round(time.perf_counter() - t0, 2), "files": files}
         if not info["check"]["ok"]:
             raise click.ClickException(f"the embedder returned {vec.shape}, not (1, {emb.dim})")
-    click.echo(json.dumps(info, indent=1, default=str) if as_json else
-               "\n".join(f"{k}: {v}" for k, v in info.items()))
+    emb.close()
+    click.echo(json.dumps(info, indent=1, default=str) if as_json else table(info))
+
+
+def library_encoder_of(ctx: click.Context) -> tuple[Path, str] | None:
+    """This invocation's library and the encoder it is built with, when the library exists (nothing is created)."""
+    from shelfwise.core.store.db import Store
+
+    state = ctx.find_object(CliState)
+    db = state.library_path() if state is not None else None
+    if db is None or str(db) == ":memory:" or not Path(db).exists():
+        return None
+    with Store(db) as store:
+        return Path(db), encoder_for(store, None)
+
+
+def table(info: dict[str, Any]) -> str:
+    """The models as a table a person reads: role, model, what it is, where it runs, its file."""
+    gen = info["generative"]
+    where = "GPU" if gen.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
+    emb = info["embedder"]
+    emb_where = "GPU" if emb.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
+    rows = [("answer model", str(gen.get("model", gen.get("name", ""))),
+             f"{gen['n_params'] / 1e6:.0f}M parameters" if "n_params" in gen else str(gen.get("url", "")),
+             where if "n_params" in gen else "server", str(gen.get("path", "")))]
+    rows.append((f"encoder, {emb['for']}", label(emb["name"]),
+                 f"{NOTES.get(emb['name'], 'embedding GGUF')}, {emb['dim']}-d", emb_where, emb["path"]))
+    lib = info["library"]
+    if lib is not None:
+        rows.append(("encoder, this library", label(lib["embedder"]), NOTES.get(lib["embedder"], "embedding GGUF"),
+                     "", lib["path"]))
+    heads = ("role", "model", "what", "runs on", "file")
+    widths = [max(len(r[i]) for r in (heads, *rows)) for i in range(len(heads) - 1)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
+             for r in (heads, *rows)]
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  ----")
+    if lib is not None and lib["embedder"] != emb["name"] and emb["for"] == "new libraries":
+        lines.append(f"This library keeps {label(lib['embedder'])}; to switch it (re-embeds it, with progress): "
+                     f"shelfwise --embedder {emb['name']} index")
+    lines.append("GPU: " + ("this llama.cpp build offloads to a GPU: the models above marked GPU run there "
+                            "(--gpu-layers 0 or Settings keeps them on the CPU)" if info["gpu_offload"] else
+                            "none (this llama.cpp build runs on the CPU; packaging/setup.sh builds it for CUDA, "
+                            "Vulkan or Metal when the machine has the toolkit)"))
+    if "check" in info:
+        c = info["check"]
+        lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")
+        lines += [f"File of the {what}: {verdict}" for what, verdict in c.get("files", {}).items()]
+    return "\n".join(lines)
 
 
 def check_model_files(settings: Settings) -> dict[str, str]:

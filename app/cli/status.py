@@ -9,6 +9,7 @@ import click
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
+from shelfwise.core.indexing.encoder import describe, encoder_for
 from shelfwise.core.indexing.state import index_status
 from shelfwise.core.store.on_disk import on_disk
 from shelfwise.core.store.types import KEPT_SUFFIX
@@ -29,11 +30,13 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     """Show every document in the library with its status (ok, error, needs_ocr) and size of its tree, and how
     far each collection's index is (nodes still without vectors; a background indexer's stage, done/total, ETA).
 
-    Exit code 3 if the library is damaged (see shelfwise doctor).
+    LANG is each document's languages, detected when it is indexed (main first; "?" not detected yet, "-" no text to
+    tell). Exit code 3 if the library is damaged (see shelfwise doctor).
     "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``. "stale" marks
     one whose file changed or was emptied since it was read (the library keeps the version it read), "gone" one
-    whose file is no longer there.
-    ``--json`` prints {"documents": [...], "indexes": [...]}.
+    whose file is no longer there (``--json``: ``file``).
+    ``--json`` prints {"documents": [...], "indexes": [...], "embedder": NAME}; the last line names the sentence
+    encoder the library is built with.
 
     \b
     Example:
@@ -49,32 +52,33 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "id": d.id, "collection": names.get(d.collection_id, ""), "path": d.path, "status": d.status,
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
-            "ocr_pages": d.ocr_pages, "retry": d.retry,
+            "ocr_pages": d.ocr_pages, "retry": d.retry, "languages": d.languages,
             "file": (on_disk(d.path, d.size, d.mtime) or "as read") if d.status == "ok" else "",
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
-        click.echo(json_text({"documents": documents, "indexes": indexes}, indent=2))
+        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": encoder_for(store, None)},
+                             indent=2))
         ctx.exit(3 if store.damage else 0)
     if not docs:
         click.echo("No documents yet. Add some with: shelfwise ingest PATH")
         ctx.exit(3 if store.damage else 0)
-    click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6}  PATH")
+    click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6} {'LANG':<5}  PATH")
     for d in docs:
         status = f"{d.status} (OCR)" if d.ocr_pages else d.status  # the message says how many pages
         state = on_disk(d.path, d.size, d.mtime) if d.status == "ok" else ""
         if state or d.message.endswith(KEPT_SUFFIX):
             status = "gone" if state == "missing" else "stale"  # not a plain ok: the file is not what was read
-        click.echo(f"{status:<9} {shown(d.format):<6} {d.pages:>5} {d.sections:>5} {d.passages:>6}  "
-                   f"{shown(d.path)}")
+        click.echo(f"{status:<9} {shown(d.format):<6} {d.pages:>5} {d.sections:>5} {d.passages:>6} "
+                   f"{language_label(d.languages):<5}  {shown(d.path)}")
         if d.message:
-            click.echo(f"{'':<36}{shown(d.message)}")
+            click.echo(f"{'':<42}{shown(d.message)}")
         if state:
-            click.echo(f"{'':<36}{STATE_LINES[state]}")
+            click.echo(f"{'':<42}{STATE_LINES[state]}")
         if d.status != "ok":
-            click.echo(f"{'':<36}({d.retry_label()})")
+            click.echo(f"{'':<42}({d.retry_label()})")
         elif d.warnings:
             extra = f" (+{len(d.warnings) - 1} more warnings: status --json)" if len(d.warnings) > 1 else ""
-            click.echo(f"{'':<36}warning: {shown(d.warnings[0])}{extra}")
+            click.echo(f"{'':<42}warning: {shown(d.warnings[0])}{extra}")
     by = store.stats().documents_by_status
     click.echo(f"{len(docs)} documents: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items())))
     warned = sum(1 for d in docs if d.status == "ok" and d.warnings)
@@ -85,8 +89,16 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         click.echo(f"{retrying} failed for a reason that may pass; the next ingest tries them again.")
     for line in status_lines(store):
         click.echo(line)
+    click.echo(f"Sentence encoder: {describe(encoder_for(store, None))}")
     if store.damage:
         ctx.exit(3)
+
+
+def language_label(languages: list[str] | None) -> str:
+    """``de``, ``en,fr``; ``?`` before detection, ``-`` when the document has too little text to tell."""
+    if languages is None:
+        return "?"
+    return ",".join(languages) or "-"
 
 
 COMMANDS = (status_cmd,)

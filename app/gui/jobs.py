@@ -36,6 +36,15 @@ class IngestJob:
 
 
 @dataclass
+class EncoderJob:
+    """Switch the library to another sentence encoder (``estimate``: only measure what the switch would take)."""
+
+    encoder: str
+    estimate: bool = False
+    cancel: CancelFlag = field(default_factory=CancelFlag)
+
+
+@dataclass
 class RemoveJob:
     document_ids: list[int]
     collection: str = "default"

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shelfwise.core.settings import EMBEDDER_NAMES, READOUTS, Budgets, Settings, as_readout
+from shelfwise.core.indexing.encoder import canonical
+from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES, READOUTS, Budgets, Settings, as_readout
 
 BUDGET_HELP = {
     "first_keep_ratio": "Share of the first level kept (leans to recall)",
@@ -66,7 +67,6 @@ def load_settings(qs: QSettings, base: Settings | None = None) -> Settings:
     return replace(
         base,
         model_path=_value(qs, "model/path", base.model_path or "") or None,
-        embedder_path=_embedder(_value(qs, "model/embedder", base.embedder_path or "")),
         n_gpu_layers=_value(qs, "model/gpu_layers", base.n_gpu_layers),
         n_threads=threads or None,
         readout=readout if readout in READOUTS else base.readout,
@@ -76,15 +76,8 @@ def load_settings(qs: QSettings, base: Settings | None = None) -> Settings:
     )
 
 
-def _embedder(text: str) -> str | None:
-    """The embedder setting as typed: empty or ``minilm`` is the default (None), anything else is kept."""
-    text = text.strip()
-    return None if not text or text.lower() == "minilm" else text
-
-
 def save_settings(qs: QSettings, settings: Settings) -> None:
     qs.setValue("model/path", settings.model_path or "")
-    qs.setValue("model/embedder", settings.embedder_path or "")
     qs.setValue("model/gpu_layers", settings.n_gpu_layers)
     qs.setValue("model/threads", settings.n_threads or 0)
     qs.setValue("search/readout", settings.readout)
@@ -96,7 +89,10 @@ def save_settings(qs: QSettings, settings: Settings) -> None:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+    """The settings, and the library's sentence encoder (``encoder``): choosing another one is a switch the window
+    measures and asks about (:meth:`encoder_choice`); it is the library's, not a setting of the app."""
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None, encoder: str = DEFAULT_EMBEDDER) -> None:
         super().__init__(parent)
         self.setWindowTitle("Shelfwise settings")
         self._base = settings
@@ -109,9 +105,12 @@ class SettingsDialog(QDialog):
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(browse)
         self.gpu_layers = QSpinBox()
-        self.gpu_layers.setRange(0, 999)
+        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setSpecialValueText("automatic")
         self.gpu_layers.setValue(settings.n_gpu_layers)
-        self.gpu_layers.setToolTip("Layers offloaded to the GPU (0 = CPU only; needs a GPU build of llama.cpp)")
+        self.gpu_layers.setToolTip("Layers offloaded to the GPU: automatic puts every layer of the answer model and "
+                                   "the encoder there when llama.cpp was built for a GPU (CUDA, Vulkan, Metal); 0 "
+                                   "keeps them on the CPU")
         self.threads = QSpinBox()
         self.threads.setRange(0, 256)
         self.threads.setSpecialValueText("automatic")
@@ -119,11 +118,12 @@ class SettingsDialog(QDialog):
         self.embedder = QComboBox()
         self.embedder.setEditable(True)
         self.embedder.addItems(list(EMBEDDER_NAMES))
-        self.embedder.setCurrentText(settings.embedder_path or "minilm")
-        self.embedder.setToolTip("The sentence encoder that judges every level: minilm (fast, English), "
-                                 "embeddinggemma (multilingual, slower to index) or an embedding GGUF path. "
-                                 "Changing it re-embeds the library (with progress); until then questions are "
-                                 "answered from its words and the new vectors made so far.")
+        self.embedder.setCurrentText(encoder)
+        self.embedder.setToolTip("This library's sentence encoder, which judges every level: embeddinggemma "
+                                 "(multilingual; every new library gets it), minilm (faster, English only) or an "
+                                 "embedding GGUF path. Changing it re-embeds the library, after showing how long "
+                                 "that takes; until then questions are answered from its words and the new "
+                                 "vectors made so far.")
         model_box = QGroupBox("Model")
         model_form = QFormLayout(model_box)
         model_form.addRow("Model file (GGUF)", model_row)
@@ -184,7 +184,6 @@ class SettingsDialog(QDialog):
         return replace(
             self._base,
             model_path=self.model_path.text().strip() or None,
-            embedder_path=_embedder(self.embedder.currentText()),
             n_gpu_layers=self.gpu_layers.value(),
             n_threads=self.threads.value() or None,
             readout=as_readout(self.readout.currentText()),
@@ -193,10 +192,14 @@ class SettingsDialog(QDialog):
             budgets=budgets,
         )
 
+    def encoder_choice(self) -> str:
+        """The encoder chosen for this library (``minilm``, ``embeddinggemma`` or a GGUF path)."""
+        return canonical(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
+
     def _defaults(self) -> None:
         d = Settings()
         self.model_path.clear()
-        self.embedder.setCurrentText("minilm")
+        self.embedder.setCurrentText(DEFAULT_EMBEDDER)
         self.gpu_layers.setValue(d.n_gpu_layers)
         self.threads.setValue(0)
         self.readout.setCurrentText(d.readout)

@@ -25,9 +25,10 @@ from shelfwise.app.gui.answer_view import AnswerView
 from shelfwise.app.gui.conversation_session import ConversationSession
 from shelfwise.app.gui.conversations_dialog import ConversationsDialog
 from shelfwise.app.gui.demo import DemoBar
+from shelfwise.app.gui.encoder_bar import EncoderBar, switch_question
 from shelfwise.app.gui.ingest_bar import IngestBar
 from shelfwise.app.gui.ingest_ledger import IngestLedger
-from shelfwise.app.gui.jobs import IngestJob, QueryJob, RemoveJob
+from shelfwise.app.gui.jobs import EncoderJob, IngestJob, QueryJob, RemoveJob
 from shelfwise.app.gui.library import LibraryView
 from shelfwise.app.gui.library_lookup import LibraryLookup, NodeText
 from shelfwise.app.gui.plain import warn
@@ -39,6 +40,7 @@ from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
+from shelfwise.core.indexing.encoder import encoder_for, label
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.ingestion.lock import ingest_running
 from shelfwise.core.navigation.scope import in_filter
@@ -81,6 +83,7 @@ class MainWindow(QMainWindow):
         self.conversation = ConversationSession(self.store)  # the thread the next question continues
         self._opened_for: Any = None  # the query job whose answer sentence the preview opened
         self.ledger = IngestLedger()
+        self.last_estimate: Any = None  # what the last measured encoder switch would take (SwitchEstimate)
         self._closed = False
         self.setWindowTitle(f"Shelfwise — {Path(db_path).name}")
         self.setStyleSheet(STYLE)
@@ -88,6 +91,8 @@ class MainWindow(QMainWindow):
         self.library = LibraryView()
         self.ingest_bar = IngestBar()
         self.library.add_bottom(self.ingest_bar)
+        self.encoder_bar = EncoderBar()
+        self.library.add_bottom(self.encoder_bar)
         self.answer_view = AnswerView()
         self.reading_bar = ReadingBar()
         self.thread_view = ThreadView()
@@ -143,6 +148,7 @@ class MainWindow(QMainWindow):
         self.preview.opened.connect(self._on_opened)
         lib.watcher.folder_changed.connect(lambda root, coll: self.ingest([root], coll))
         self.ingest_bar.cancel_requested.connect(self.ingest_host.cancel)
+        self.encoder_bar.switch_requested.connect(self.estimate_switch)
 
         iw = self.ingest_host.worker
         assert isinstance(iw, IngestWorker)
@@ -150,6 +156,7 @@ class MainWindow(QMainWindow):
         # Worker signals go to bound methods of this window, so they run on the UI thread (a lambda connected to
         # a signal of an object in another thread would run in that thread).
         iw.done.connect(self._on_ingest_done)
+        iw.estimated.connect(self._on_estimated)
         iw.cancelled.connect(self._on_ingest_cancelled)
         iw.error.connect(self._on_ingest_error)
         iw.finished.connect(self._on_ingest_finished)  # after the host's own handler: busy is already updated
@@ -209,6 +216,36 @@ class MainWindow(QMainWindow):
         self.library.refresh(self.store)
         names = self.library.collections()
         self.answer_view.set_collections(names)
+        self.encoder_bar.set_encoder(self.library_encoder(), busy=self.ingest_host.busy or self.store.read_only)
+
+    def library_encoder(self) -> str:
+        """The sentence encoder this library is built with (a new library: the default)."""
+        return encoder_for(self.store, None)
+
+    # -- the sentence encoder: which one, and switching it --------------------------------------------------------
+    def estimate_switch(self, encoder: str) -> EncoderJob:
+        """Measure what re-embedding the library with ``encoder`` takes; :meth:`_on_estimated` then asks."""
+        self.encoder_bar.switch_button.setEnabled(False)
+        self.statusBar().showMessage(f"Measuring what switching to {label(encoder)} takes on this machine…")
+        return self.ingest_host.submit(EncoderJob(encoder, estimate=True))
+
+    def _on_estimated(self, job: Any, estimate: Any) -> None:
+        if self._closed:
+            return
+        self.last_estimate = estimate
+        answer = QMessageBox.question(self, "Sentence encoder", switch_question(estimate))
+        if answer == QMessageBox.StandardButton.Yes:
+            self.switch_encoder(job.encoder)
+
+    def switch_encoder(self, encoder: str) -> EncoderJob:
+        """Make ``encoder`` the library's and re-embed it with progress; questions asked meanwhile use it already
+        (by words and the vectors made so far)."""
+        if self.settings.embedder_path is not None:  # a window opened with an encoder named follows the switch
+            self.settings = replace(self.settings, embedder_path=encoder)
+        self.query_host.reset(replace(self.settings, embedder_path=encoder))
+        if not self.ingest_host.busy:
+            self.ingest_bar.start(f"Re-embedding the library with {label(encoder)}…")
+        return self.ingest_host.submit(EncoderJob(encoder))
 
     def resume_unfinished_index(self) -> list[str]:
         """At start: finish indexing that a quit or a crash interrupted (with the ingest bar's progress); returns
@@ -253,11 +290,17 @@ class MainWindow(QMainWindow):
         outcome = self.ledger.finished(job)
         if self._closed:
             return
+        if isinstance(job, EncoderJob) and job.estimate:
+            if outcome.kind == "error":
+                self.statusBar().showMessage(*outcome.status())
+            self.refresh_library()
+            return
         self.refresh_library()
         self.statusBar().showMessage(*outcome.status())
         self.ingest_finished.emit(outcome.report)
 
     def _on_ingest_busy(self, busy: bool) -> None:
+        self.encoder_bar.switch_button.setEnabled(not busy and not self.store.read_only)
         if not busy:
             self.ingest_bar.finish()
 
@@ -502,23 +545,21 @@ class MainWindow(QMainWindow):
                 warn(self, "Export", str(exc))
 
     def settings_dialog(self) -> None:
-        dialog = SettingsDialog(self.settings, self)
+        current = self.library_encoder()
+        dialog = SettingsDialog(self.settings, self, encoder=current)
         if dialog.exec():
             self.apply_settings(dialog.settings())
+            chosen = dialog.encoder_choice()
+            if chosen != current and not self.store.read_only:  # measured and asked before anything changes
+                self.estimate_switch(chosen)
 
     def apply_settings(self, settings: Settings) -> None:
         settings = replace(settings, db_path=self.settings.db_path)
-        switched = settings.embedder_path != self.settings.embedder_path
         self.settings = settings
         save_settings(self.qsettings, settings)
         self.query_host.reset(settings)
         self.ingest_host.reset(settings)
         self.statusBar().showMessage("Settings saved; the model reloads on the next question", 8000)
-        if switched and not self.store.read_only:  # re-embed every collection with the new encoder, with progress
-            for coll in self.store.collections():
-                if not self.ingest_host.busy:
-                    self.ingest_bar.start(f"Re-embedding {coll.name} with {settings.embedder_path or 'minilm'}…")
-                self.ingest_host.submit(IngestJob([], coll.name))
 
     def _about(self) -> None:
         QMessageBox.about(self, "About Shelfwise",

@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from shelfwise.app.gui.jobs import IngestJob, QueryJob, RemoveJob
+from shelfwise.app.gui.jobs import EncoderJob, IngestJob, QueryJob, RemoveJob
 from shelfwise.core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -89,15 +90,19 @@ class IngestWorker(ShelfWorker):
     progress = Signal(object)  # IngestProgress from core/ingestion/runner.py
     done = Signal(object, object)  # (job, report)
     cancelled = Signal(object)  # job
+    estimated = Signal(object, object)  # (EncoderJob, SwitchEstimate): what switching the encoder would take
 
     @Slot(object)
-    def run(self, job: IngestJob | RemoveJob) -> None:
+    def run(self, job: IngestJob | RemoveJob | EncoderJob) -> None:
         try:
             if job.cancel():
                 self.cancelled.emit(job)
                 return
             shelf = self.shelf()
-            if isinstance(job, RemoveJob):
+            if isinstance(job, EncoderJob):
+                self._encoder(shelf, job)
+                report = None
+            elif isinstance(job, RemoveJob):
                 for doc_id in job.document_ids:
                     shelf.store.remove_document(doc_id)
                 shelf.refresh(job.collection)
@@ -116,6 +121,23 @@ class IngestWorker(ShelfWorker):
                 self.error.emit(_message(exc))
         finally:
             self.finished.emit(job)
+
+    def _encoder(self, shelf: Any, job: EncoderJob) -> None:
+        """Measure what switching to ``job.encoder`` would take, or switch: record it as the library's encoder,
+        then re-embed every collection with a Shelf that reads it (progress as for an ingest)."""
+        from shelfwise.core.indexing.encoder import measure_switch, record_encoder
+
+        if job.estimate:
+            self.estimated.emit(job, measure_switch(shelf.store, job.encoder, self._settings.n_threads))
+            return
+        record_encoder(shelf.store, job.encoder)
+        self._close_shelf()
+        self._settings = replace(self._settings, embedder_path=job.encoder)
+        shelf = self.shelf()
+        for coll in shelf.store.collections():
+            if job.cancel():
+                return
+            shelf.refresh(coll.name, progress=self.progress.emit, cancel=job.cancel)
 
 
 class QueryWorker(ShelfWorker):

@@ -1,6 +1,7 @@
 """The extractive answer's reading of the sentence vectors made at indexing
 (:func:`shelfwise.core.indexing.sentences.embed_sentences`): their cache key (:func:`sentence_model`) and the
-scorer that reads them (:func:`cached_scorer`), embedding only the question and any sentence the cache lacks.
+scorer that reads them (:func:`cached_scorer`), embedding only any sentence the cache lacks (the question's vector is
+the one the walk made, kept by ``Embedder.embed_query``).
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ def sentence_model(embedder: Embedder) -> str:
 
 def cached_scorer(embedder: Embedder, store: Any | None) -> Scorer:
     """Cosine of the question with each text: the texts' vectors from the sentence cache when there, else from
-    the embedder (one call with the question)."""
+    the embedder; the question's from ``embed_query`` (kept from the walk when it embedded the same text)."""
 
     def score(question: str, texts: Sequence[str]) -> np.ndarray:
         shas = [text_sha(embedder, t) for t in texts]
         have = store.cached_vectors(sentence_model(embedder), shas, touch=False) if store is not None else {}
         missing = [t for t, h in zip(texts, shas, strict=True) if h not in have]
-        m = np.asarray(embedder.embed_query_and_documents(question, missing), dtype=np.float32)
-        fresh = dict(zip(missing, m[1:], strict=True))
+        # the walk embedded this question already: embed_query gives its kept vector without running the encoder
+        q = np.asarray(embedder.embed_query(question), dtype=np.float32)
+        fresh = dict(zip(missing, np.asarray(embedder.embed(missing), dtype=np.float32), strict=True)) \
+            if missing else {}
         vecs = np.stack([have[h] if h in have else fresh[t] for t, h in zip(texts, shas, strict=True)]) \
-            if texts else np.zeros((0, m.shape[1]), dtype=np.float32)
-        return vecs @ m[0]
+            if texts else np.zeros((0, q.shape[0]), dtype=np.float32)
+        return vecs @ q
 
     return score

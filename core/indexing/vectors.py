@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from shelfwise.core.indexing.languages import detect_document_languages
 from shelfwise.core.indexing.topics import (
     ClusterPlan,
     document_vectors,
@@ -169,6 +170,7 @@ def refresh_collection(store: Store, collection_id: int, embedder: Embedder, bud
     tree version is bumped every quarter of the way, so questions asked meanwhile walk with the vectors that exist
     (their snapshot is rebuilt), not only with words."""
     budgets = budgets or Budgets()
+    detect_document_languages(store, collection_id)  # cheap; the walk and `status` read them
     shown = [0]
 
     def step(done: int, total: int) -> None:

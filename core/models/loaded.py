@@ -35,7 +35,8 @@ class Models:
         if self._embedder is None:
             from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
 
-            self._embedder = LlamaEmbedder(self.settings.embedder_path, n_threads=self.settings.n_threads)
+            self._embedder = LlamaEmbedder(self.settings.embedder_path, n_threads=self.settings.n_threads,
+                                           n_gpu_layers=self.settings.n_gpu_layers)
         return self._embedder
 
     @property

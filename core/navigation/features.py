@@ -38,7 +38,9 @@ class QueryEvidence:
 
     @classmethod
     def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float],
-              question_vec: np.ndarray | None = None) -> QueryEvidence:
+              question_vec: np.ndarray | None = None, words_only: WordsOnly | None = None) -> QueryEvidence:
+        """``words_only``: passages (and the nodes above them) in languages the encoder does not read; their cosine
+        is replaced by their BM25 evidence on the cosine's scale (:func:`lean_on_words`)."""
         cos = snap.passage_vecs @ q_vec if snap.passage_vecs.shape[1] == q_vec.shape[0] else np.zeros(
             len(snap.passage_ids), np.float32)
         node_cos = snap.node_vecs @ q_vec if snap.node_vecs.shape[1] == q_vec.shape[0] else np.zeros(
@@ -53,8 +55,10 @@ class QueryEvidence:
         cos_q = None
         if question_vec is not None and snap.passage_vecs.shape[1] == question_vec.shape[0]:
             cos_q = (snap.passage_vecs @ question_vec).astype(np.float32)
-        return cls(q_vec=q_vec, cos=cos.astype(np.float32), lex=lex, node_cos=node_cos.astype(np.float32),
-                   cos_q=cos_q)
+        cos, node_cos = cos.astype(np.float32), node_cos.astype(np.float32)
+        if words_only is not None:
+            cos, node_cos, cos_q = lean_on_words(words_only, cos, node_cos, lex, cos_q)
+        return cls(q_vec=q_vec, cos=cos, lex=lex, node_cos=node_cos, cos_q=cos_q)
 
     def global_z(self, values: np.ndarray, which: str) -> np.ndarray:
         """``values`` (a slice statistic of ``cos`` or ``lex``) as z-scores against every passage of the collection
@@ -66,6 +70,55 @@ class QueryEvidence:
             stats[which] = (float(arr.mean()) if len(arr) else 0.0, sd if sd > 1e-6 else 1.0)
         mean, sd = stats[which]
         return ((values - mean) / sd).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class WordsOnly:
+    """The parts of a snapshot whose language the encoder does not read (:func:`words_only`)."""
+
+    passages: np.ndarray  # (n_passages,) bool
+    nodes: np.ndarray  # (n_node_vecs,) bool: description vectors of nodes inside those documents
+    languages: tuple[str, ...]  # the languages concerned, most passages first
+    documents: int  # how many documents
+
+
+def words_only(snap: Snapshot, covered: Sequence[str] | None) -> WordsOnly | None:
+    """The passages of documents whose main language is not in ``covered`` (the encoder's languages; None: it
+    reads them all), or None when there are none."""
+    if covered is None or not snap.doc_languages:
+        return None
+    docs = {d: langs[0] for d, langs in snap.doc_languages.items() if langs and langs[0] not in covered}
+    if not docs:
+        return None
+    row_doc = [snap.nodes[int(p)].document_id for p in snap.passage_ids]
+    passages = np.array([d in docs for d in row_doc], dtype=bool)
+    nodes = np.zeros(len(snap.node_vecs), dtype=bool)
+    for n in snap.nodes.values():
+        if n.vec_row >= 0 and n.document_id in docs:
+            nodes[n.vec_row] = True
+    counts: dict[str, int] = {}
+    for d, on in zip(row_doc, passages, strict=True):
+        if on and d is not None:
+            counts[docs[d]] = counts.get(docs[d], 0) + 1
+    return WordsOnly(passages, nodes, tuple(sorted(counts, key=lambda k: -counts[k])), len(docs))
+
+
+def lean_on_words(w: WordsOnly, cos: np.ndarray, node_cos: np.ndarray, lex: np.ndarray,
+                  cos_q: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Cosines where the encoder cannot read the language, replaced by the passage's BM25 evidence mapped onto the
+    cosine's own scale: no lexical hit -> the median cosine of the passages it reads (all passages when it reads
+    none), the best hit -> their best cosine. Descriptions of nodes inside such documents get the median (no
+    evidence either way); their passages carry the words below them."""
+    cos, node_cos = cos.copy(), node_cos.copy()
+    ref = cos[~w.passages] if (~w.passages).any() else cos
+    lo = float(np.median(ref)) if len(ref) else 0.0
+    hi = max(float(ref.max()) if len(ref) else 0.0, lo + 1e-3)
+    cos[w.passages] = lo + lex[w.passages] * (hi - lo)
+    node_cos[w.nodes] = lo
+    if cos_q is not None:
+        cos_q = cos_q.copy()
+        cos_q[w.passages] = cos[w.passages]
+    return cos, node_cos, cos_q
 
 
 def _z(values: np.ndarray) -> np.ndarray:

@@ -35,7 +35,15 @@ from shelfwise.core.models.backend import (
     Scores,
 )
 from shelfwise.core.navigation.decision import DecisionModel, LevelModel
-from shelfwise.core.navigation.features import FEATURES, QueryEvidence, level_features, set_judge, set_lm
+from shelfwise.core.navigation.features import (
+    FEATURES,
+    QueryEvidence,
+    WordsOnly,
+    level_features,
+    set_judge,
+    set_lm,
+    words_only,
+)
 from shelfwise.core.navigation.parallel import (
     pool_likelihoods,
     pool_scores,
@@ -116,6 +124,13 @@ class Navigator:
             result.trace.scope = scope.label()
         if asked.clipped:
             result.trace.notes.append(asked.note)
+        lean = self.words_only(snap)
+        if lean is not None:
+            profile = getattr(self.embedder, "profile", None)
+            result.trace.notes.append(
+                f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
+                f"({getattr(profile, 'name', 'this one')}) does not read: their passages were judged by their words "
+                "(BM25).")
         return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
@@ -129,7 +144,12 @@ class Navigator:
                    if scope is None or nid not in scope.excluded_passages}
         question = question_part(query)
         question_vec = self.embedder.embed_query(question) if question else None
-        return QueryEvidence.build(snap, q_vec, lexical, question_vec)
+        return QueryEvidence.build(snap, q_vec, lexical, question_vec, self.words_only(snap))
+
+    def words_only(self, snap: Snapshot) -> WordsOnly | None:
+        """The documents whose language the encoder does not read (their passages are judged by their words)."""
+        profile = getattr(self.embedder, "profile", None)
+        return words_only(snap, getattr(profile, "languages", None))
 
     # -- the walk -----------------------------------------------------------------------------------------------
     def walk(

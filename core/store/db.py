@@ -216,10 +216,10 @@ class Store:
             values = (
                 file_meta.size, file_meta.mtime, file_meta.sha256, parsed.format, "ok", "", title, parsed.pages,
                 parsed.count("section"), parsed.count("passage"), now(), json.dumps(parsed.warnings),
-                parsed.ocr_pages, 0,
+                parsed.ocr_pages, 0, None,
             )
             cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings, ocr_pages, retry"
+                "warnings, ocr_pages, retry, languages"
             if old is not None:
                 prev = self.conn.execute(
                     "SELECT p.id, p.depth FROM nodes d JOIN nodes p ON p.id = d.parent_id "
@@ -482,6 +482,18 @@ class Store:
         return where, params
 
     # ----------------------------------------------------------------- embeddings
+    def documents_without_languages(self, collection_id: int) -> list[int]:
+        """Ids of the collection's stored (ok) documents whose languages are not detected yet."""
+        return [int(r[0]) for r in self.conn.execute(
+            "SELECT id FROM documents WHERE collection_id = ? AND status = 'ok' AND languages IS NULL ORDER BY id",
+            (collection_id,))]
+
+    def set_document_languages(self, items: Sequence[tuple[int, Sequence[str]]]) -> None:
+        """Each document's detected languages (main first; empty: none found)."""
+        with self.transaction():
+            self.conn.executemany("UPDATE documents SET languages = ? WHERE id = ?",
+                                  [(",".join(langs), doc_id) for doc_id, langs in items])
+
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
         """Store (or replace) one float32 vector per node for ``model``. A node deleted meanwhile (its document
         re-ingested while another thread or process embedded it) is skipped."""

@@ -247,6 +247,12 @@ def _m008_turn_vectors(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE conversation_turns ADD COLUMN vector_model TEXT NOT NULL DEFAULT ''")
 
 
+def _m009_document_languages(conn: sqlite3.Connection) -> None:
+    """Each document's languages (ISO 639-1 codes, main first, comma-separated; NULL until detected: the next index
+    run detects them, ``core/indexing/languages.py``)."""
+    conn.execute("ALTER TABLE documents ADD COLUMN languages TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
@@ -256,6 +262,7 @@ MIGRATIONS: list[Migration] = [
     ("0006_failure_retry", _m006_failure_retry),
     ("0007_conversations", _m007_conversations),
     ("0008_turn_vectors", _m008_turn_vectors),
+    ("0009_document_languages", _m009_document_languages),
 ]
 
 

@@ -44,6 +44,7 @@ class Snapshot:
     version: str = ""
     row_of: dict[int, int] = field(default_factory=dict)  # passage node id -> row
     row_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (n_passages,) parent node id
+    doc_languages: dict[int, list[str]] = field(default_factory=dict)  # document id -> its languages, main first
 
     def children(self, node_id: int) -> list[NodeInfo]:
         return [self.nodes[c] for c in self.nodes[node_id].children]
@@ -139,4 +140,6 @@ def build_snapshot(store: Store, collection_id: int, embed_model: str | None) ->
         collection_id=collection_id, root=root, nodes=nodes, passage_ids=passage_ids, passage_vecs=passage_vecs,
         node_vecs=node_vecs, version=tree_version(store, collection_id), row_of=row_of,
         row_parent=np.array([nodes[p].parent or -1 for p in order], dtype=np.int64),
+        doc_languages={int(d): langs.split(",") for d, langs in store.conn.execute(
+            "SELECT id, languages FROM documents WHERE collection_id = ? AND languages != ''", [collection_id])},
     )

@@ -15,7 +15,7 @@ KEPT_SUFFIX = " (previous version kept)"
 NODE_COLS = "id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, text, location, " \
     "heading_path"
 DOC_COLS = "id, collection_id, path, size, mtime, sha256, format, status, message, title, pages, sections, " \
-    "passages, ingested_at, warnings, ocr_pages, retry"
+    "passages, ingested_at, warnings, ocr_pages, retry, languages"
 
 
 class StoreError(RuntimeError):
@@ -58,6 +58,8 @@ class DocumentRow:
     warnings: list[str] = field(default_factory=list)
     ocr_pages: int = 0  # pages whose text was read by OCR
     retry: bool = False  # a failure that may pass (disk full, worker killed, ...): the next ingest tries again
+    # ISO 639-1 codes of its languages, main first ([] none found, e.g. no text; None: not detected yet)
+    languages: list[str] | None = None
 
     def retry_label(self) -> str:
         """For a failed document: whether the next ingest tries it again (see IngestError.passing)."""
@@ -190,6 +192,7 @@ def doc_from_row(r: Sequence[Any]) -> DocumentRow:
         id=r[0], collection_id=r[1], path=path_from_key(r[2]), size=r[3], mtime=r[4], sha256=r[5], format=r[6],
         status=r[7], message=r[8], title=r[9], pages=r[10], sections=r[11], passages=r[12], ingested_at=r[13],
         warnings=json.loads(r[14]), ocr_pages=r[15], retry=bool(r[16]),
+        languages=r[17].split(",") if r[17] else ([] if r[17] == "" else None),
     )
 
 

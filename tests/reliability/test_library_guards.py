@@ -221,7 +221,7 @@ def test_a_bundled_model_of_random_bytes_is_reassembled_and_a_flipped_one_is_rep
     assert r.returncode == 0, r.stderr
     assert "re-assembled from its package: it did not match its recorded sha256" in r.stdout, r.stdout
     r = cli("models", "--check", home=tmp_path / "home")
-    assert "'answer model': 'sha256 matches its record'" in r.stdout, r.stdout
+    assert "File of the answer model: sha256 matches its record" in r.stdout, r.stdout
 
 
 def test_a_users_gguf_that_does_not_match_its_sha256_file_fails_the_check(tmp_path: Path) -> None:
@@ -231,7 +231,8 @@ def test_a_users_gguf_that_does_not_match_its_sha256_file_fails_the_check(tmp_pa
     shutil.copy(bundled_model_path(), mine)
     (tmp_path / "mine.gguf.sha256").write_text(f"{sha256_of(mine)}  mine.gguf\n")
     r = cli("models", "--check", "--model", str(mine), home=session_home(tmp_path))
-    assert r.returncode == 0 and "'answer model': 'sha256 matches its record'" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "File of the answer model: sha256 matches its record" in r.stdout, \
+        r.stdout + r.stderr
     with mine.open("r+b") as fh:
         fh.seek(mine.stat().st_size // 2)
         fh.write(os.urandom(4096))

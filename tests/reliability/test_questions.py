@@ -49,7 +49,7 @@ def sample_shelf(tmp_path_factory: pytest.TempPathFactory, llama_backend: object
     db = tmp_path_factory.mktemp("ask") / "lib.db"
     with Store(db) as store:
         ingest(store, [SAMPLE], isolate=False)
-    shelf = Shelf(Settings(db_path=db), backend=llama_backend)  # type: ignore[arg-type]
+    shelf = Shelf(Settings(db_path=db, embedder_path="minilm"), backend=llama_backend)  # type: ignore[arg-type]
     shelf.refresh("default")
     try:
         yield shelf

@@ -7,7 +7,7 @@ tokenized and cut to an explicit window (``[CLS]`` + at most ``window - 2`` toke
 marker is never dropped), a few texts are packed into one small batch (attention cost grows with the square of a
 packed batch), and llama.cpp mean-pools each sequence; vectors come back L2-normalised as float32.
 
-    >>> emb = Embedder()
+    >>> emb = Embedder("minilm")
     >>> emb.embed(["How do I claim travel expenses?", "Meal allowance rules"]).shape
     (2, 384)
 """
@@ -36,10 +36,10 @@ from shelfwise.core.models.encoders.convert import (
     bundled_source_dir,
     convert,
 )
-from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, gpu_layers, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.paths import models_dir
-from shelfwise.core.settings import EMBEDDER_NAMES
+from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
 BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
 
@@ -188,24 +188,28 @@ class EncoderProfile:
     name: str
     query_prompt: str = ""
     document_prompt: str = ""
+    languages: tuple[str, ...] | None = None  # ISO 639-1 codes it reads well; None: many (not listed)
 
     def document_prefix(self, title: str | None = None) -> str:
         return self.document_prompt.format(title=title or "none")
 
 
-MINILM = EncoderProfile("minilm")
+MINILM = EncoderProfile("minilm", languages=("en",))  # trained on English pairs
 # The prompts of EmbeddingGemma's config_sentence_transformers.json (retrieval: query / document).
 EMBEDDINGGEMMA = EncoderProfile("embeddinggemma", "task: search result | query: ", "title: {title} | text: ")
 PROFILES = {"bert": MINILM, "gemma-embedding": EMBEDDINGGEMMA}
 
 
 def resolve_embedder(spec: str | Path | None) -> Path:
-    """The GGUF for ``spec``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``embeddinggemma`` (installed by
-    setup), or the path of an embedding GGUF (BackendError when it is none of them)."""
+    """The GGUF for ``spec``: ``minilm`` (the bundled all-MiniLM-L6-v2), ``embeddinggemma`` (installed by setup),
+    None (:data:`~shelfwise.core.settings.DEFAULT_EMBEDDER`, what a new library gets), or the path of an embedding
+    GGUF (BackendError when it is none of them)."""
     from shelfwise.core.models.encoders.embeddinggemma import embeddinggemma_path
     from shelfwise.core.models.llama.bundled import check_gguf
 
-    if spec is None or str(spec).lower() == "minilm":
+    if spec is None:
+        spec = DEFAULT_EMBEDDER
+    if str(spec).lower() == "minilm":
         return bundled_embedder_path()
     if str(spec).lower() == "embeddinggemma":
         return embeddinggemma_path()
@@ -220,7 +224,7 @@ QUERY_CACHE = 16  # question vectors kept by Embedder.embed_query
 
 
 class Embedder:
-    """Sentence vectors from an embedding GGUF run by llama.cpp (default: the bundled all-MiniLM-L6-v2 q8_0).
+    """Sentence vectors from an embedding GGUF run by llama.cpp (default: EmbeddingGemma-300M, see resolve_embedder).
 
     One class for every encoder family: the file's architecture picks its :class:`EncoderProfile` (the prompts
     that go before questions and stored texts). ``embed`` / ``embed_documents`` embed stored texts (items,
@@ -242,6 +246,7 @@ class Embedder:
         window: int = 256,
         batch_tokens: int = 256,
         max_seqs: int = 16,
+        n_gpu_layers: int = -1,
     ) -> None:
         import llama_cpp
 
@@ -258,7 +263,8 @@ class Embedder:
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
         self.timing = EmbedTiming()
 
-        self._model = load_model(path, "embedder")
+        self._model = load_model(path, "embedder", n_gpu_layers)
+        self.n_gpu_layers = gpu_layers(n_gpu_layers)
         self._enc: EncoderContext | None = None
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)

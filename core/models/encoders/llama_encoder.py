@@ -39,9 +39,23 @@ def pack(lengths: Sequence[int], batch_tokens: int, max_seqs: int) -> Iterator[l
         yield group
 
 
-def load_model(path: Path, what: str) -> Any:
-    """Load a GGUF on the CPU with llama.cpp's log routed to ours; a clear BackendError when it cannot be, or when
-    its header says it is not an encoder (:func:`~shelfwise.core.models.gguf_meta.require_kind`)."""
+ALL_LAYERS = 999  # more than any model here has: llama.cpp offloads them all
+
+
+def gpu_layers(requested: int) -> int:
+    """Layers to offload: ``requested`` when set (>= 0), else (-1, the default) every layer when the installed
+    llama.cpp build can offload to a GPU (CUDA, Vulkan, Metal) and none on a CPU build."""
+    import llama_cpp
+
+    if requested >= 0:
+        return requested
+    return ALL_LAYERS if llama_cpp.llama_supports_gpu_offload() else 0
+
+
+def load_model(path: Path, what: str, n_gpu_layers: int = -1) -> Any:
+    """Load a GGUF (on the GPU when the build can: :func:`gpu_layers`) with llama.cpp's log routed to ours; a clear
+    BackendError when it cannot be, or when its header says it is not an encoder
+    (:func:`~shelfwise.core.models.gguf_meta.require_kind`)."""
     import llama_cpp
 
     require_kind(Path(path), "encoder", what)
@@ -49,7 +63,7 @@ def load_model(path: Path, what: str) -> Any:
     route_llama_log()  # llama.cpp's log to the log file (stderr only with --verbose)
     llama_cpp.llama_backend_init()
     params = llama_cpp.llama_model_default_params()
-    params.n_gpu_layers = 0
+    params.n_gpu_layers = gpu_layers(n_gpu_layers)
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
     if not model:
         raise BackendError(f"llama.cpp could not load the {what} {path}")

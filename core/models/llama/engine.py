@@ -31,6 +31,7 @@ from typing import Any, Self
 import llama_cpp
 
 from shelfwise.core.models.backend import BackendError, Cost, default_threads
+from shelfwise.core.models.encoders.llama_encoder import gpu_layers
 from shelfwise.core.models.gguf_meta import require_kind
 from shelfwise.core.models.llama.batch import TokenBatch
 from shelfwise.core.models.llama.bundled import resolve_model
@@ -79,7 +80,7 @@ class LlamaEngine:
         n_ubatch: int = 512,
         n_seq_max: int = 64,
         n_threads: int | None = None,
-        n_gpu_layers: int = 0,
+        n_gpu_layers: int = -1,
         cache_bytes: int = 256 * 1024 * 1024,
         max_outputs: int = 256,
         swa_full: bool = True,
@@ -96,9 +97,9 @@ class LlamaEngine:
             raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
         _init_llama(verbose)
         self.n_threads = n_threads or default_threads()
-        self.n_gpu_layers = n_gpu_layers
+        self.n_gpu_layers = gpu_layers(n_gpu_layers)  # -1: all on a GPU build, none on a CPU one
         mparams = llama_cpp.llama_model_default_params()
-        mparams.n_gpu_layers = n_gpu_layers
+        mparams.n_gpu_layers = self.n_gpu_layers
         self._model = llama_cpp.llama_model_load_from_file(str(self.model_path).encode(), mparams)
         if not self._model:
             raise BackendError(

@@ -1,0 +1,149 @@
+"""Which sentence encoder a library is built with, and what switching it would cost.
+
+A new library gets :data:`~shelfwise.core.settings.DEFAULT_EMBEDDER` (EmbeddingGemma-300M). An existing library
+keeps the encoder it was built with until its owner switches (``--embedder NAME`` on a command that indexes, or the
+window's switch): the name is kept in the library's meta table under :data:`META_KEY`. A library made before the
+key existed is read from its vectors (the model that made most of them). Rankings never mix two encoders' vectors,
+so a switch re-embeds the library; until then it is searched by its words and the new vectors made so far.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from shelfwise.core.models.backend import Embedder
+from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+from shelfwise.core.store.db import Store
+
+META_KEY = "embedder"
+# The GGUF file each named encoder is installed as (its model ids in the embeddings table begin with it).
+FILES = {"minilm": "all-MiniLM-L6-v2-q8_0.gguf", "embeddinggemma": "embeddinggemma-300m-q8_0.gguf"}
+LABELS = {"minilm": "all-MiniLM-L6-v2", "embeddinggemma": "EmbeddingGemma-300M"}
+NOTES = {"minilm": "faster, English only", "embeddinggemma": "multilingual, 100+ languages"}
+
+
+def canonical(spec: str | Path | None) -> str:
+    """``minilm``, ``embeddinggemma`` or a GGUF path as given; None is the default for new libraries."""
+    if spec is None:
+        return DEFAULT_EMBEDDER
+    text = str(spec)
+    if text.lower() in EMBEDDER_NAMES:
+        return text.lower()
+    for name, file in FILES.items():
+        if Path(text).name == file:
+            return name
+    return text
+
+
+def label(spec: str | Path | None) -> str:
+    """A name for people: ``EmbeddingGemma-300M``, ``all-MiniLM-L6-v2``, or the GGUF's file name."""
+    name = canonical(spec)
+    return LABELS.get(name, Path(name).name)
+
+
+def describe(spec: str | Path | None) -> str:
+    """``EmbeddingGemma-300M (multilingual (100+ languages))``-style: the label with what it is good at."""
+    name = canonical(spec)
+    return f"{label(name)} ({NOTES[name]})" if name in NOTES else label(name)
+
+
+def name_of_model_id(model_id: str) -> str | None:
+    """The encoder name behind a stored vector's model id (``file name:sha prefix``); None for another GGUF."""
+    file = model_id.split(":", 1)[0]
+    for name, known in FILES.items():
+        if file == known:
+            return name
+    return None
+
+
+def library_encoder(store: Store) -> str | None:
+    """The encoder the library is built with: the one recorded, else the one that made most of its node vectors
+    (a library from before the record), else None (a library with no vectors yet gets the default)."""
+    recorded = store.get_meta(META_KEY)
+    if recorded:
+        return str(recorded)
+    by_model = store.stats().embeddings_by_model
+    for model_id, _ in sorted(by_model.items(), key=lambda kv: -kv[1]):
+        name = name_of_model_id(model_id)
+        if name is not None:
+            return name
+    return None
+
+
+def encoder_for(store: Store | None, requested: str | None) -> str:
+    """What a command on ``store`` embeds with: the encoder asked for (a switch), else the library's own, else the
+    default for new libraries."""
+    if requested is not None:
+        return canonical(requested)
+    own = library_encoder(store) if store is not None else None
+    return own or DEFAULT_EMBEDDER
+
+
+def record_encoder(store: Store, spec: str) -> None:
+    """Record ``spec`` as the library's encoder (a no-op when it already is, or the library is read-only)."""
+    name = canonical(spec)
+    if store.read_only or store.get_meta(META_KEY) == name:
+        return
+    store.set_meta(META_KEY, name)
+
+
+@dataclass(frozen=True)
+class SwitchEstimate:
+    """What re-embedding a library with another encoder would take, measured on this machine now."""
+
+    encoder: str
+    texts: int  # node texts and answer sentences the encoder has no vector for
+    tokens: int  # their tokens as that encoder reads them (prompt included)
+    tokens_per_second: float  # measured on a sample of them
+    seconds: float  # tokens / rate (calibration and topics add a little)
+
+
+def switch_estimate(store: Store, embedder: Embedder, sample: int = 8) -> SwitchEstimate:
+    """Count what ``embedder`` would have to embed in ``store`` (every collection) and time it on ``sample`` of
+    those texts. ``embedder`` is the target encoder, loaded (the caller owns and closes it)."""
+    from shelfwise.core.answers.sentence_vectors import sentence_model
+    from shelfwise.core.indexing.sentences import passage_contexts
+    from shelfwise.core.models.backend import text_sha
+
+    texts: list[str] = []
+    model_id = embedder.model_id
+    for coll in store.collections():
+        texts += [n.text for n in store.nodes_missing_embedding(model_id, coll.id, kinds=["document", "section",
+                                                                                           "passage"])]
+        contexts = list(dict.fromkeys(c for p in store.iter_nodes(("passage",), coll.id)
+                                      for c in passage_contexts(p.text, p.heading_path)))
+        have = store.cached_vectors(sentence_model(embedder), [text_sha(embedder, c) for c in contexts])
+        texts += [c for c in contexts if text_sha(embedder, c) not in have]
+    tokens = _tokens(embedder, texts)
+    if not texts:
+        return SwitchEstimate(canonical(getattr(embedder, "path", None)), 0, 0, 0.0, 0.0)
+    step = max(1, len(texts) // sample)
+    probe = texts[::step][:sample]
+    t0 = time.perf_counter()
+    embedder.embed(probe)
+    spent = max(time.perf_counter() - t0, 1e-6)
+    rate = _tokens(embedder, probe) / spent
+    return SwitchEstimate(canonical(getattr(embedder, "path", None)), len(texts), tokens, rate, tokens / rate)
+
+
+def measure_switch(store: Store, spec: str, n_threads: int | None = None) -> SwitchEstimate:
+    """:func:`switch_estimate` with the encoder ``spec`` loaded for it (and closed after)."""
+    from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
+
+    with LlamaEmbedder(spec, n_threads=n_threads) as embedder:
+        return replace(switch_estimate(store, embedder), encoder=canonical(spec))
+
+
+def _tokens(embedder: Any, texts: list[str]) -> int:
+    tokenize = getattr(embedder, "tokenize", None)
+    if tokenize is None:  # an encoder that cannot say (a test double): words stand in for tokens
+        return sum(len(t.split()) + 2 for t in texts)
+    prompt = embedder.profile.document_prefix() if hasattr(embedder, "profile") else ""
+    return sum(len(tokenize(t, prompt)) for t in texts)
+
+
+__all__ = ["META_KEY", "SwitchEstimate", "canonical", "describe", "encoder_for", "label", "library_encoder",
+           "measure_switch", "name_of_model_id", "record_encoder", "switch_estimate"]
