@@ -128,6 +128,13 @@ def cases(work: Path, fuzz_n: int, n_kills: int, variant_n: int = 1000, n_comman
         p = hostile.expanding_docx(gen / "big-ok.docx", 39 * MiB, ratio=35)
         return parse_case(p, "ok")
 
+    def big_ordinary_xml() -> dict[str, Any]:
+        # issue 38: a 50 MB document.xml at about 32x, normal for XML: too large to read, and not called a zip bomb
+        p = hostile.expanding_docx(gen / "big-report.docx", 50 * MiB, ratio=18)
+        out = parse_case(p, "TooLarge")
+        out["clean"] = out["clean"] and "zip bomb" not in out["detail"]
+        return out
+
     def long_question() -> dict[str, Any]:
         db, _ = library(work, "question", index=True)
         return cli_case(db, "ask", hostile.long_question(100_000), must="only its first")
@@ -276,6 +283,7 @@ def cases(work: Path, fuzz_n: int, n_kills: int, variant_n: int = 1000, n_comman
         **issue27_cases(work),
         "damaged library": damaged, "read-only library": read_only, "zip bomb 900 MB at 122x": zip_bomb,
         "zip member lying about its size": lying_zip, "largest XML within the limits": big_xml_within_limits,
+        "50 MB XML at about 32x (too large, not a zip bomb)": big_ordinary_xml,
         "100 kB question": long_question, "non-UTF-8 file name": non_utf8_name, "UTF-16 without BOM": utf16,
         "random bytes named .txt": random_bytes, "PNG renamed .pdf": png_pdf,
         "50 MB one-line text": one_line_50mb, "corpus files one by one": corpus_each,

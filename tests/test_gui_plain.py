@@ -115,3 +115,29 @@ def test_no_widget_of_the_window_renders_document_text_as_rich_text(qtbot, windo
         window.preview.show_document(item.data(0, Qt.ItemDataRole.UserRole + 1))
         assert not markup_widgets(window)
     assert not markup_widgets(window)
+
+
+@pytest.mark.parametrize("what", ["another program's database", "a device"])
+def test_the_window_on_a_library_it_cannot_open_says_why(qapp, qtbot, tmp_path: Path, what: str) -> None:
+    """Issue 38: ``shelfwise-app`` on a library it cannot open exited with a traceback and no window."""
+    import sqlite3
+
+    from PySide6.QtWidgets import QMessageBox
+
+    from shelfwise.app.gui.main import open_window
+
+    if what == "a device":
+        db = Path("/dev/null")
+    else:
+        db = tmp_path / "contacts.sqlite"
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE contacts (name TEXT)")
+        conn.commit()
+        conn.close()
+    shown = open_window(Settings(db_path=db), QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    assert isinstance(shown, QMessageBox) and shown.isVisible()
+    qtbot.addWidget(shown)
+    assert shown.textFormat() == Qt.TextFormat.PlainText
+    assert "--db FILE" in shown.text()
+    assert ("not a Shelfwise library" if what != "a device" else "it is a device") in shown.text()
+    shown.done(0)

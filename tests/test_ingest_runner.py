@@ -58,7 +58,8 @@ def test_first_run_then_incremental_run_ingests_nothing(store: Store, folder: Pa
     assert all(r.passages >= 1 and r.seconds >= 0 for r in first.results)
     assert store.search("giraffes")
     second = ingest(store, [folder], isolate=False)
-    assert second.counts == {"added": 0, "updated": 0, "skipped": 3, "removed": 0, "failed": 0, "ignored": 0}
+    assert second.counts == {"added": 0, "updated": 0, "skipped": 3, "removed": 0, "failed": 0, "ignored": 0,
+                             "duplicate": 0}
     assert {r.status for r in second.results} == {"ok"}
 
 

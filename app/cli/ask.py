@@ -8,7 +8,14 @@ import sys
 
 import click
 
-from shelfwise.app.cli.group import JUDGE_OPTION, READOUTS, err, require_library, settings_for
+from shelfwise.app.cli.group import (
+    JUDGE_OPTION,
+    READOUTS,
+    err,
+    require_library,
+    settings_for,
+    warn_if_degraded,
+)
 from shelfwise.app.cli.index import before_question
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace, result_json
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
@@ -93,6 +100,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
                             answer_generate=generate, judge=judge)
     with Shelf(settings) as shelf:
+        warn_if_degraded(shelf.store)  # a damaged library answers too, read-only, with this warning
         found = shelf.store.find_collection(collection)
         if found is None or not shelf.store.documents(found.id):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
@@ -151,6 +159,10 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             click.echo(json_text(answer_json(answer), indent=1))
             return
         shown.finish(answer)
+        said = set(answer.search.trace.notes) if answer.search else set()
+        for note in answer.notes:  # e.g. a source whose file is gone or changed since it was read
+            if note not in said:
+                err(f"Note: {note}")
         if answer.search:
             click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
                        f"{answer.seconds:.1f} s)")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shelfwise.app.cli.group import err, settings_for
+from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.conversation.export import conversation_markdown
@@ -160,6 +160,7 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
     from shelfwise.core.shelf import Shelf
 
     with Shelf(settings_for(ctx)) as shelf:
+        warn_if_degraded(shelf.store)
         convs = ConversationStore(shelf.store)
         if list_only:
             for s in convs.list():

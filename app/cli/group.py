@@ -62,9 +62,9 @@ def warn_if_degraded(store: Store) -> None:
     if store.damage:
         click.echo(
             f"Warning: the library {store.path} is damaged (SQLite quick_check: {store.damage}).\n"
-            "It is open read-only: you can browse and search what is still readable. Your files are the truth:\n"
-            f"rebuild it from them, keeping collections and settings, with: shelfwise --db {store.path} doctor "
-            "--rebuild", err=True)
+            "It is open read-only: you can browse and search what is still readable, and answers may miss what was "
+            "lost.\nYour files are the truth: rebuild it from them, keeping collections, settings and "
+            f"conversations, with: shelfwise --db {store.path} doctor --rebuild", err=True)
     elif store.read_only:
         click.echo(f"Note: {store.read_only_reason}; browsing and searching only.", err=True)
 

@@ -39,6 +39,7 @@ def retry_note(retry: bool) -> str:
 def _print_summary(report: IngestReport) -> None:
     c = report.counts
     ignored = f", {c['ignored']} not files" if c["ignored"] else ""
+    ignored += f", {c['duplicate']} reached twice (stored once)" if c["duplicate"] else ""
     click.echo(
         f"Collection '{shown(report.collection)}': {c['added']} added, {c['updated']} updated, {c['skipped']} "
         f"unchanged, {c['removed']} removed, {c['failed']} failed{ignored} in {report.seconds:.1f} s"
@@ -61,6 +62,8 @@ def _print_summary(report: IngestReport) -> None:
         click.echo(f"{len(ignored_rows)} entries of the folders given are not regular files and were not read:")
         for r in ignored_rows:
             click.echo(f"  {'not read':<9} {shown(r.path)}: {shown(r.message)}")
+    for r in (r for r in report.results if r.action == "duplicate"):
+        click.echo(f"  {'twice':<9} {shown(r.path)}: {shown(r.message)}")
 
 
 @click.command("ingest")

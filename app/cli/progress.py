@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -46,7 +47,10 @@ def describe_progress(p: IndexProgress) -> str:
 
 class ProgressLine:
     """One progress line on ``stream`` (default stderr): redrawn on a terminal; elsewhere printed when ``step``
-    changes (``step=None``: always)."""
+    changes (``step=None``: always), and at least every ``heartbeat`` seconds while it does not (a long step, such
+    as a tenth of a large collection's embedding, then still shows it is moving)."""
+
+    heartbeat: float | None = None
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -54,15 +58,18 @@ class ProgressLine:
         self.width = shutil.get_terminal_size((100, 20)).columns
         self.drawn = False
         self.step: object = object()
+        self.shown_at = 0.0
 
     def show(self, text: str, step: object = None) -> None:
         if self.tty:
             raw_stream(self.stream).write("\r")  # the redraw's own control; the text passes the terminal's door
             self.stream.write(text[: self.width - 1].ljust(self.width - 1))
             self.drawn = True
-        elif step is None or step != self.step:
+        elif step is None or step != self.step or (
+                self.heartbeat is not None and time.monotonic() - self.shown_at >= self.heartbeat):
             self.stream.write(text + "\n")
             self.step = step
+            self.shown_at = time.monotonic()
         self.stream.flush()
 
     def finish(self) -> None:
@@ -93,7 +100,9 @@ class IngestLine(ProgressLine):
 
 class IndexLine(ProgressLine):
     """``Indexing: embedding 120/3400 (4%), ETA 3m10s``, then the calibration's probes: redrawn on a terminal,
-    every 10% otherwise."""
+    every 10% otherwise, and every ``heartbeat`` seconds between (a tenth of 20,000 passages takes minutes)."""
+
+    heartbeat = 10.0
 
     def __call__(self, p: IndexProgress) -> None:
         if p.stage in ("embedding", "sentences", "calibrating"):

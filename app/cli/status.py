@@ -11,6 +11,15 @@ from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.indexing.encoder import describe, encoder_for
 from shelfwise.core.indexing.state import index_status
+from shelfwise.core.store.on_disk import on_disk
+from shelfwise.core.store.types import KEPT_SUFFIX
+
+STATE_LINES = {
+    "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "
+               "to remove it",
+    "empty": "the file is now empty: answers quote the version read before; ingest it again once it is restored",
+    "changed": "the file changed since it was read: answers quote the version read before; ingest it again",
+}
 
 
 @click.command("status")
@@ -23,7 +32,9 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
 
     LANG is each document's languages, detected when it is indexed (main first; "?" not detected yet, "-" no text to
     tell). Exit code 3 if the library is damaged (see shelfwise doctor).
-    "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``.
+    "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``. "stale" marks
+    one whose file changed or was emptied since it was read (the library keeps the version it read), "gone" one
+    whose file is no longer there (``--json``: ``file``).
     ``--json`` prints {"documents": [...], "indexes": [...], "embedder": NAME}; the last line names the sentence
     encoder the library is built with.
 
@@ -42,6 +53,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
             "ocr_pages": d.ocr_pages, "retry": d.retry, "languages": d.languages,
+            "file": (on_disk(d.path, d.size, d.mtime) or "as read") if d.status == "ok" else "",
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
         click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": encoder_for(store, None)},
@@ -53,10 +65,15 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6} {'LANG':<5}  PATH")
     for d in docs:
         status = f"{d.status} (OCR)" if d.ocr_pages else d.status  # the message says how many pages
+        state = on_disk(d.path, d.size, d.mtime) if d.status == "ok" else ""
+        if state or d.message.endswith(KEPT_SUFFIX):
+            status = "gone" if state == "missing" else "stale"  # not a plain ok: the file is not what was read
         click.echo(f"{status:<9} {shown(d.format):<6} {d.pages:>5} {d.sections:>5} {d.passages:>6} "
                    f"{language_label(d.languages):<5}  {shown(d.path)}")
         if d.message:
             click.echo(f"{'':<42}{shown(d.message)}")
+        if state:
+            click.echo(f"{'':<42}{STATE_LINES[state]}")
         if d.status != "ok":
             click.echo(f"{'':<42}({d.retry_label()})")
         elif d.warnings:

@@ -59,6 +59,30 @@ def ask_when_idle(window: Any, question: str) -> None:
     QTimer.singleShot(0, go)
 
 
+def open_window(settings: Any, qsettings: Any, fake: bool = False) -> Any:
+    """The main window on ``settings``' library, or, when that library cannot be opened (another program's
+    database, a device, a data folder that is a file), a shown message box saying why and how to start with
+    another library (``main`` then exits with code 1 once it is closed)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    from shelfwise.app.gui.window import MainWindow
+    from shelfwise.core.paths import DataDirError
+    from shelfwise.core.store.types import StoreError
+
+    try:
+        return MainWindow(settings, qsettings, shelf_factory=fake_shelf_factory if fake else None)
+    except (StoreError, DataDirError) as exc:
+        message = str(exc)
+    box = QMessageBox(QMessageBox.Icon.Critical, "Shelfwise: cannot open the library",
+                      f"{message}\n\nStart Shelfwise with another library file (a new name makes a new library):\n"
+                      "    shelfwise-app --db FILE", QMessageBox.StandardButton.Close)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setObjectName("cannotOpen")
+    box.show()
+    return box
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import multiprocessing
 
@@ -85,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setStyle("Fusion")
     qsettings = QSettings("shelfwise", "shelfwise")
     settings = load_settings(qsettings, Settings(db_path=args.db.expanduser().resolve() if args.db else None))
-    window = MainWindow(settings, qsettings, shelf_factory=fake_shelf_factory if args.fake else None)
+    window = open_window(settings, qsettings, fake=args.fake)
+    if not isinstance(window, MainWindow):  # a library that cannot be opened: said in a window, not a traceback
+        window.finished.connect(lambda _result: app.exit(1))
+        app.exec()
+        return 1
     window.show()
 
     if args.sample and window.library_is_empty():

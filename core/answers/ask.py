@@ -64,6 +64,25 @@ def answer_from_tree(shelf: Library, answer: Answer, *, on_token: TokenCallback 
     return answer
 
 
+def stale_sources(shelf: Library, answer: Answer) -> list[str]:
+    """Notes on the answer's sources whose files are gone or changed since they were read (a deleted file, a file
+    truncated to 0 bytes whose previous version the library kept)."""
+    from shelfwise.core.store.on_disk import on_disk, source_note
+
+    store = getattr(shelf, "store", None)
+    if store is None:
+        return []
+    notes = []
+    for c in answer.citations:
+        doc = store.document(c.hit.document_id)
+        if doc is None or not doc.path:
+            continue
+        state = on_disk(doc.path, doc.size, doc.mtime)
+        if state:
+            notes.append(source_note(c.number, doc.path, state))
+    return notes
+
+
 def answer_question(
     shelf: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
@@ -109,5 +128,6 @@ def answer_question(
 
     answer = answer_from_search(shelf, question, result, t0, on_extract=noted, on_token=on_token,
                                 on_generated=on_generated, generate=generate, cancel=cancel)
+    answer.notes += [n for n in stale_sources(shelf, answer) if n not in answer.notes]
     answer.seconds = time.perf_counter() - t0
     return answer

@@ -49,7 +49,9 @@ class IngestProgress:
 @dataclass
 class FileResult:
     path: str
-    action: str  # 'added' | 'updated' | 'skipped' | 'removed' | 'failed' | 'ignored' (not a file, in a folder)
+    # 'added' | 'updated' | 'skipped' | 'removed' | 'failed' | 'ignored' (not a file, in a folder) | 'duplicate' (a
+    # file reached a second time: a hard link, a bind mount)
+    action: str
     status: str  # 'ok' | 'error' | 'needs_ocr' | 'ignored' (for 'skipped': the stored status)
     message: str = ""
     sections: int = 0
@@ -73,7 +75,7 @@ class IngestReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {a: 0 for a in ("added", "updated", "skipped", "removed", "failed", "ignored")}
+        out = {a: 0 for a in ("added", "updated", "skipped", "removed", "failed", "ignored", "duplicate")}
         for r in self.results:
             out[r.action] += 1
         return out
@@ -82,7 +84,7 @@ class IngestReport:
     def failed(self) -> list[FileResult]:
         """Files without an OK tree from this run: failures now, and unchanged files that failed before."""
         return [r for r in self.results
-                if r.action == "failed" or (r.action not in ("removed", "ignored") and r.status != "ok")]
+                if r.action == "failed" or (r.action not in ("removed", "ignored", "duplicate") and r.status != "ok")]
 
     @property
     def ignored(self) -> list[FileResult]:
@@ -140,6 +142,21 @@ def _given(raw: Path) -> tuple[Path, Path]:
         return given, Path(os.path.abspath(given))
 
 
+def _owners(files: Sequence[Path]) -> dict[tuple[int, int], str]:
+    """For each file (device, inode), the path it is stored under when it is reached by several: the first that is
+    not a symbolic link, else the first."""
+    out: dict[tuple[int, int], str] = {}
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key not in out or (os.path.islink(out[key]) and not os.path.islink(f)):
+            out[key] = str(f)
+    return out
+
+
 def plan(
     store: Store, paths: Sequence[Path], collection_id: int, is_candidate: CandidateFn, *, force: bool = False
 ) -> Plan:
@@ -175,6 +192,7 @@ def plan(
             else:
                 out.problems.append(FileResult(str(p), "failed", "error", "no such file or folder"))
     seen: set[str] = set()
+    same = _owners(files)  # (device, inode) -> the one path a file reached several times is stored under
     for f in files:
         key = str(f)
         if key in seen:
@@ -186,6 +204,13 @@ def plan(
         except OSError as exc:
             out.problems.append(FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}",
                                            retry=True))
+            continue
+        first = same.get((st.st_dev, st.st_ino), key)
+        if first != key:  # a hard link, a link inside the folder, the same folder mounted twice: stored once
+            out.problems.append(FileResult(key, "duplicate", "ignored", f"the same file as {first} (a hard link, or "
+                                           "a folder mounted twice): stored once"))
+            if key in stored:
+                gone[key] = stored[key]
             continue
         old = stored.get(key)
         item = WorkItem(f, st.st_size, old, skip=False)

@@ -213,11 +213,16 @@ def parse_question(question: str) -> ParsedQuestion:
     paths: list[str] = []
     types: list[str] = []
     since = until = None
+    taken = 0
 
     def take(m: re.Match[str]) -> str:
-        nonlocal since, until
+        nonlocal since, until, taken
         key = m.group(1).lower()
         value = m.group(2) if m.group(2) is not None else m.group(3) or ""  # "in:" with nothing after it: ""
+        if m.group(2) is None and m.group(3) is None and key == "in" and m.start() > 0 and \
+                question[m.end():].strip(" ?.!,;"):
+            return m.group(0)  # "log in: from home" is English; an empty in: is a filter at the start or the end
+        taken += 1
         tail = ""
         if m.group(2) is None:  # a bare value: the question's own punctuation is not part of it
             stripped = value.rstrip("?,;!" if key == "in" else "?,;!.")
@@ -235,7 +240,7 @@ def parse_question(question: str) -> ParsedQuestion:
             until = parse_date(value, "until")
         return " " + tail
 
-    rest, taken = _FILTER.subn(take, question)
+    rest = _FILTER.sub(take, question)
     phrases = tuple(p.strip() for p in _PHRASE.findall(rest) if p.strip())
     excluded = tuple(_EXCLUDE.findall(rest))
     if taken or excluded:  # phrases keep their quotes: what the models read is changed only where it must be

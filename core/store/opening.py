@@ -46,10 +46,71 @@ def _pending_migrations(conn: sqlite3.Connection) -> list[str]:
     return [name for name, _ in MIGRATIONS if name not in done]
 
 
+def _truncated_pages(path: Path) -> tuple[int, int] | None:
+    """(pages the header records, pages the file holds) when the library file is shorter than its header says (a
+    copy or a disk that stopped half-way), else None. SQLite then calls every read "malformed"."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        return None
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    recorded = int.from_bytes(head[28:32], "big")
+    valid = head[24:28] == head[92:96]  # the header's page count is SQLite's word only when this holds
+    if not page_size or not valid or recorded * page_size <= size:
+        return None
+    return recorded, size // page_size
+
+
+_READABLE_COPIES: list[Path] = []
+
+
+def _readable_copy(path: Path, pages: int) -> Path:
+    """A copy of a truncated library whose header records the pages it really has, so SQLite reads what is there
+    (the tables whose pages survived); the original is never changed. Removed when the process ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    def remove_copies() -> None:
+        for p in _READABLE_COPIES:
+            shutil.rmtree(p, ignore_errors=True)
+
+    folder = Path(tempfile.mkdtemp(prefix="shelfwise-truncated-"))
+    if not _READABLE_COPIES:
+        atexit.register(remove_copies)
+    _READABLE_COPIES.append(folder)
+    copy = folder / path.name
+    shutil.copyfile(path, copy)
+    with copy.open("r+b") as fh:
+        fh.seek(28)
+        fh.write(pages.to_bytes(4, "big"))
+    return copy
+
+
+def truncation(path: Path) -> str:
+    """In words, how much of the library file is missing ("" when none is)."""
+    found = _truncated_pages(path)
+    if found is None:
+        return ""
+    recorded, pages = found
+    return f"the file is truncated: it holds {pages} of its {recorded} pages"
+
+
 def connect_read_only(path: Path, timeout: float = 30.0) -> sqlite3.Connection:
     """A read-only connection to the library at ``path``; on read-only media, where SQLite cannot make a WAL
-    library's -shm index, the file is read as immutable (nothing can change it there). Errors other than that are
+    library's -shm index, the file is read as immutable (nothing can change it there). A truncated library is read
+    from a copy whose header records the pages that are there (:func:`_readable_copy`). Errors other than these are
     left to the caller's first query."""
+    found = _truncated_pages(path)
+    if found is not None:
+        copy = _readable_copy(path, found[1])
+        return sqlite3.connect(f"{copy.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                               timeout=timeout)
     uri = f"{path.resolve().as_uri()}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
     try:
@@ -154,7 +215,7 @@ class OpenedLibrary:
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc) or "encrypted" in str(exc):
                 raise StoreError(f"Cannot open the library {self.path}: {exc}") from exc
-            rows = [str(exc)]
+            rows = [truncation(self.path) if self.path is not None and truncation(self.path) else str(exc)]
         self.quick_check_seconds = time.perf_counter() - t0
         if rows == ["ok"]:
             return

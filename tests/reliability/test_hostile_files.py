@@ -146,3 +146,14 @@ def test_50_mb_one_line_text_stops_reading_at_the_cap(tmp_path: Path) -> None:
         peak = worker.peak_rss_bytes
     assert doc.count("passage") == Limits().max_passages and "was not read" in doc.warnings[-1]
     assert peak < 300 * MiB, f"worker peak {peak / MiB:.0f} MB"
+
+
+def test_a_large_ordinary_xml_part_is_too_large_to_read_not_a_zip_bomb(tmp_path: Path) -> None:
+    """Issue 38: a 50 MB document.xml at 32x (ordinary XML compresses about that much) was called a zip bomb."""
+    doc = hostile.expanding_docx(tmp_path / "big-report.docx", 50 * MiB, ratio=18)  # comes out at about 32x
+    info = zipfile.ZipFile(doc).getinfo("word/document.xml")
+    assert info.file_size > 49 * MiB and 25 < info.file_size / info.compress_size < 40
+    with ParseWorker() as worker:
+        with pytest.raises(TooLarge, match="more than Shelfwise reads from one part") as err:
+            worker(doc)
+    assert "zip bomb" not in str(err.value) and "split the document" in str(err.value)

@@ -238,3 +238,35 @@ def test_a_users_gguf_that_does_not_match_its_sha256_file_fails_the_check(tmp_pa
         fh.write(os.urandom(4096))
     r = cli("models", "--check", "--model", str(mine), home=session_home(tmp_path))
     assert r.returncode == 1 and "does not match its recorded sha256" in r.stderr, r.stdout + r.stderr
+
+
+# --------------------------------------------------------------------------- weak: damaged libraries
+def sample_library(folder: Path) -> Path:
+    shutil.copytree(SAMPLE, folder / "files")
+    db = folder / "lib.db"
+    with Store(db) as store:
+        ingest(store, [folder / "files"], "default")
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return db
+
+
+def test_a_half_truncated_library_opens_read_only_with_a_warning_and_is_rebuilt(tmp_path: Path) -> None:
+    db = sample_library(tmp_path)
+    os.truncate(db, db.stat().st_size // 2)
+    before = sha(db)
+    r = cli("status", db=db, home=session_home(tmp_path))
+    assert r.returncode == 3, r.stderr  # status's code for a damaged library
+    assert "is damaged" in r.stderr and "truncated" in r.stderr and "read-only" in r.stderr, r.stderr
+    assert "facilities.md" in r.stdout, r.stdout  # what survived is listed
+    r = cli("ask", "How many days of annual leave do I get?", db=db, home=session_home(tmp_path))
+    assert "is damaged" in r.stderr and "doctor --rebuild" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert sha(db) == before  # read from a copy; the damaged file is kept as it was for the rebuild
+    r = cli("doctor", "--rebuild", "--yes", "--no-index", db=db, home=session_home(tmp_path))
+    assert r.returncode == 0 and "6 documents ingested" in r.stdout, r.stdout + r.stderr
+
+
+def test_ask_on_a_library_with_overwritten_pages_warns(tmp_path: Path) -> None:
+    db = sample_library(tmp_path)
+    hostile.damage_table(db, "embeddings")
+    r = cli("ask", "How many days of annual leave do I get?", "--no-answer", db=db, home=session_home(tmp_path))
+    assert "is damaged" in r.stderr and "doctor --rebuild" in r.stderr, r.stdout + r.stderr

@@ -74,12 +74,15 @@ def test_special_entries_in_a_folder_each_get_a_status_line_and_the_rest_is_inge
     outside = tmp_path / "elsewhere.txt"
     outside.write_text("Not in the folder.\n")
     (folder / "out.txt").symlink_to(outside)
-    (folder / "inside-link.txt").symlink_to(folder / "real.txt")  # a link that stays inside: read
+    # a link that stays inside is read, but it is real.txt reached a second time: stored once (issue 38)
+    (folder / "inside-link.txt").symlink_to(folder / "real.txt")
     (folder / "sub").symlink_to(tmp_path)
     r = run("ingest", str(folder), "--no-index", db=tmp_path / "lib.db", timeout=60)
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 0, r.stdout + r.stderr  # the folder's own files all went in
-    assert "2 added" in r.stdout and "6 not files" in r.stdout, r.stdout
+    assert "1 added" in r.stdout and "6 not files" in r.stdout and "1 reached twice (stored once)" in r.stdout, \
+        r.stdout
+    assert any("the same file as" in ln for ln in lines_about(r.stdout, f"{os.sep}inside-link.txt:")), r.stdout
     want = {"pipe.txt": "named pipe", "zero.txt": "character device", "loop1.txt": "loop", "loop2.txt": "loop",
             "out.txt": "leaves the folder", "sub": "link to a folder"}
     for name, why in want.items():
