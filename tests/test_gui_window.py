@@ -47,7 +47,7 @@ def pump_until(predicate: Callable[[], object], timeout: float) -> None:
 
 
 def make_window(db: Path, ui_ini: Path, **settings) -> MainWindow:
-    settings.setdefault("embedder_path", "minilm")  # the window's own encoder switch: test_encoder_switch_...
+    settings.setdefault("embedder_path", "minilm")  # the window's encoder switch: tests/test_gui_encoder.py
     window = MainWindow(Settings(db_path=db, **settings), QSettings(str(ui_ini), QSettings.Format.IniFormat))
     window.resize(1400, 900)
     window.show()
