@@ -24,19 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.retrieval import Methods, judge
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, build_collection, load_dataset
+from shelfwise.core.evaluation.retrieval import judge
+from shelfwise.core.evaluation.run import eval_collection
 from shelfwise.core.evaluation.tune import GRANULARITIES, PASSAGE_FREE, Pool, fit_listwise, hit1, loco
 from shelfwise.core.models.encoders.embedder import resolve_embedder
 from shelfwise.core.models.llama.openmp import tune_openmp
-from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.navigation.decision import prior_model
 from shelfwise.core.navigation.features import FEATURES
-from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
-from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.shelf import Shelf
-from shelfwise.core.store.db import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNING = {"cqa-tune": ("conditionalqa", "tune", None), "covidqa": ("traindata:covidqa", "all", 250),
@@ -60,15 +56,9 @@ def collect(out: Path, names: list[str], embedder_name: str | None = None, threa
         for name in names:
             dataset, split, limit = {**TUNING, **EVALUATION}[name]
             t0 = time.perf_counter()
-            ds = load_dataset(dataset, limit, split=split)
-            store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
-            try:
-                cid = build_collection(store, ds, embedder, settings, progress=print)
-                ensure_calibrated(store, cid, embedder, None, settings, log=print)
-                snap = snapshot_for(store, cid, embedder.model_id)
-                decision = load_decision(store, cid, embedder, None)
-                m = Methods(store, cid, snap, embedder, None, settings, decision)
-                q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
+            with eval_collection(dataset, split, limit, embedder, settings) as ec:
+                ds, m, q_vecs = ec.ds, ec.methods, ec.q_vecs
+                snap, decision, cid = m.snap, m.decision, m.collection_id
                 xs, golds, walk = [], [], []
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
                     nav = m.navigator(settings.readout)
@@ -88,8 +78,6 @@ def collect(out: Path, names: list[str], embedder_name: str | None = None, threa
                                     features=np.array(FEATURES), qids=np.array([q.qid for q in ds.questions]))
                 print(f"{name}: {len(ds.questions)} questions, mean pool {sizes.mean():.1f}, walk Hit@1 "
                       f"{np.array(walk).mean(0).round(4).tolist()}, {time.perf_counter() - t0:.0f} s", flush=True)
-            finally:
-                store.close()
 
 
 def load_pools(path: Path) -> tuple[list[Pool], np.ndarray]:

@@ -27,19 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.retrieval import Methods, judge
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, build_collection, load_dataset
+from shelfwise.core.evaluation.retrieval import judge
+from shelfwise.core.evaluation.run import eval_collection
 from shelfwise.core.models.encoders.cross_encoder import Judge
 from shelfwise.core.models.encoders.embedder import resolve_embedder
-from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.navigation.navigator import judge_query
 from shelfwise.core.navigation.readout_prompts import judge_text
-from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
-from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.shelf import Shelf
-from shelfwise.core.store.db import Store
 
 COLLECTIONS = {"cqa-tune": ("conditionalqa", "tune", None), "covidqa": ("traindata:covidqa", "all", 250),
                "medquad": ("traindata:medquad", "all", 250), "pubmedqa": ("traindata:pubmedqa", "all", 250),
@@ -65,16 +61,10 @@ def collect(out: Path, names: list[str], embedder_name: str | None, judge_path: 
         for name in names:
             dataset, split, limit = COLLECTIONS[name]
             t0 = time.perf_counter()
-            ds = load_dataset(dataset, limit, split=split)
-            store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
-            try:
-                cid = build_collection(store, ds, embedder, settings, progress=print)
-                ensure_calibrated(store, cid, embedder, None, settings, log=print)
-                snap = snapshot_for(store, cid, embedder.model_id)
-                decision = load_decision(store, cid, embedder, None)
+            with eval_collection(dataset, split, limit, embedder, settings) as ec:
+                ds, m, q_vecs = ec.ds, ec.methods, ec.q_vecs
+                snap, decision, cid = m.snap, m.decision, m.collection_id
                 w = float(decision.levels["passage"].weights[FEATURES.index("z_judge")])
-                m = Methods(store, cid, snap, embedder, None, settings, decision)
-                q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
                 pre, jl, gold, sizes, walk, jsec = [], [], [], [], [], 0.0
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
                     nav = m.navigator(settings.readout)
@@ -103,8 +93,6 @@ def collect(out: Path, names: list[str], embedder_name: str | None, judge_path: 
                 print(f"{name}: {len(ds.questions)} questions, walk Hit@1 {np.mean(walk, 0).round(4).tolist()}, "
                       f"judge {jsec:.0f} s for {sum(min(READ, n) for n in sizes)} pairs, "
                       f"{time.perf_counter() - t0:.0f} s", flush=True)
-            finally:
-                store.close()
     jd.close()
 
 

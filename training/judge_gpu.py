@@ -247,10 +247,13 @@ class Tok:
         self.cls = self.tok.token_to_id("[CLS]")
         self.sep = self.tok.token_to_id("[SEP]")
 
-    def ids(self, texts: list[str], cap: int) -> list[list[int]]:
-        # the same character clip as the run-time judge (cross_encoder.Judge._raw_tokens) before tokenizing
+    def ids(self, texts: list[str], cap: int | None = None) -> list[list[int]]:
+        """Token ids without specials; with ``cap``, clipped as the run-time judge clips them
+        (cross_encoder.Judge._raw_tokens: the first ``8 * cap`` characters, then ``cap`` tokens)."""
+        if cap is None:
+            return [e.ids for e in self.tok.encode_batch(texts, add_special_tokens=False)]
         enc = self.tok.encode_batch([t[: cap * 8] for t in texts], add_special_tokens=False)
-        return [e.ids[:cap] if cap < 10**6 else e.ids for e in enc]
+        return [e.ids[:cap] for e in enc]
 
 
 def _read_xz(path: Path) -> Any:
@@ -267,10 +270,10 @@ def load_sets(pack: Path, tok: Tok, names: set[str], cap: int) -> dict[str, Trai
         recs = s["records"]
         out[name] = TrainSet(
             name=name, passages=tok.ids(s["passages"], cap), pdoc=np.array(s["pdoc"], dtype=np.int64),
-            questions=tok.ids([r["q"] for r in recs], 10**6), qtext=[r["q"] for r in recs],
+            questions=tok.ids([r["q"] for r in recs]), qtext=[r["q"] for r in recs],
             pos=[r["pos"] for r in recs], same=[r["same"] for r in recs], bm25=[r["bm25"] for r in recs])
         flat = [(i, f"{sc} {r['q']}") for i, r in enumerate(recs) for sc in r.get("scen", [])]
-        ids = tok.ids([t for _, t in flat], 10**6) if flat else []
+        ids = tok.ids([t for _, t in flat]) if flat else []
         out[name].scen = [[] for _ in recs]
         for (i, _), x in zip(flat, ids, strict=True):
             out[name].scen[i].append(x)
@@ -291,7 +294,7 @@ class Tune:
 def load_tune(pack: Path, tok: Tok, cap: int) -> Tune:
     t = _read_xz(pack / "tune.json.xz")
     return Tune(tok.ids(t["passages"], cap), np.array(t["pdoc"], dtype=np.int64),
-                tok.ids([q["q"] for q in t["questions"]], 10**6), [q["doc"] for q in t["questions"]],
+                tok.ids([q["q"] for q in t["questions"]]), [q["doc"] for q in t["questions"]],
                 [set(q["gold"]) for q in t["questions"]])
 
 
@@ -582,7 +585,7 @@ def reference_logits(state: dict, cfg: dict, pack: Path, tok: Tok, r: Recipe, de
     frame = frame_of(tok, r)
     out = []
     for p in pairs:
-        q = tok.ids([p["query"]], 10**6)[0]
+        q = tok.ids([p["query"]])[0]
         t = tok.ids([p["text"]], r.pair_tokens)[0]
         with torch.no_grad():
             ids, keep = batch([PF.pair_tokens(q, t, frame)], device)
@@ -632,9 +635,7 @@ def main(argv: list[str] | None = None) -> int:
     stats = mine(base, tok, sets, device)
     pv = embed_all(base, tok, tune.passages, device)
     qv = embed_all(base, tok, tune.questions, device)
-    import torch as _t
-
-    tune.top20 = _t.topk(qv @ pv.T, min(20, pv.shape[0]), dim=1).indices.tolist()
+    tune.top20 = torch.topk(qv @ pv.T, min(20, pv.shape[0]), dim=1).indices.tolist()
     tune.cos = (qv @ pv.T).float().cpu().numpy()
     cos_a = np.mean([max(np.nonzero(tune.pdoc == tune.doc[i])[0], key=lambda j: tune.cos[i, j]) in tune.gold[i]
                      for i in range(len(tune.questions))])

@@ -22,12 +22,11 @@ import numpy as np
 from training.judge_gpu import dequantize, write_safetensors
 
 
-def assemble(pack: Path, run: Path, tag: str) -> Path:
+def assemble(pack: Path, run: Path, results: dict, tag: str) -> Path:
     """``run/hf-<tag>``: model.safetensors (float32, HF BERT names), config.json and the tokenizer files."""
     from shelfwise.core.models.encoders.safetensors import read_safetensors
     from training.train_judge import bundled_src
 
-    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     info = results["exported"][tag]
     recipe = results["recipes"][info["recipe"]]
     with np.load(pack / "base.npz") as z:
@@ -55,9 +54,8 @@ def assemble(pack: Path, run: Path, tag: str) -> Path:
 def unpack(pack: Path, run: Path, tag: str, out: Path, ftype: str = "q8_0") -> Path:
     from shelfwise.core.models.encoders.convert import convert
 
-    hf = assemble(pack, run, tag)
-    gguf = convert(hf, out, ftype)  # type: ignore[arg-type]
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    gguf = convert(assemble(pack, run, results, tag), out, ftype)  # type: ignore[arg-type]
     info = results["exported"][tag]
     ref = {"model": gguf.name, "recipe": info["recipe"], "tune": info["best"],
            "pairs": [{"query": p["query"], "text": p["text"], "torch_logit": p["torch_logit"]}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,36 @@ def build_collection(store: Store, ds: EvalSet, embedder: Embedder, settings: Se
     refresh_collection(store, coll.id, embedder, settings.budgets,
                        progress=(lambda d, t: progress(f"embedding {d}/{t}")) if progress else None)
     return coll.id
+
+
+@dataclass
+class EvalCollection:
+    """A public dataset's collection, indexed and calibrated, ready to walk (what the tuning benchmarks replay)."""
+
+    ds: EvalSet
+    methods: Methods
+    q_vecs: np.ndarray  # the questions' vectors, in ``ds.questions`` order
+
+
+@contextmanager
+def eval_collection(dataset: str, split: str, limit: int | None, embedder: Embedder,
+                    settings: Settings) -> Iterator[EvalCollection]:
+    """The dataset's eval library in the user data dir (built and calibrated once, as ``shelfwise eval`` does, with
+    no generative model), its walk methods and the questions' vectors; the store is closed on exit."""
+    ds = load_dataset(dataset, limit, split=split)
+    store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
+    try:
+        from shelfwise.core.navigation.calibrate import ensure_calibrated
+
+        cid = build_collection(store, ds, embedder, settings, progress=print)
+        ensure_calibrated(store, cid, embedder, None, settings, log=print)
+        snap = snapshot_for(store, cid, embedder.model_id)
+        decision = load_decision(store, cid, embedder, None)
+        m = Methods(store, cid, snap, embedder, None, settings, decision)
+        q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
+        yield EvalCollection(ds, m, q_vecs)
+    finally:
+        store.close()
 
 
 @dataclass
