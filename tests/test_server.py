@@ -81,6 +81,7 @@ class _Fake:
         self.active = 0
         self.max_active = 0
         self.seen: list[list[int]] = []
+        self.down = False  # hang up on every request, kept-alive connections included (a killed server)
 
 
 def _tok(word: str) -> int:
@@ -107,7 +108,14 @@ def _handler(fake: _Fake) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def _hang_up(self) -> bool:
+            if fake.down:
+                self.close_connection = True
+            return fake.down
+
         def do_GET(self) -> None:
+            if self._hang_up():
+                return
             if self.path == "/v1/models":
                 self._send(200, {"data": [{"id": fake.alias, "meta": {"n_params": 1, "size": 2, "n_embd": DIM,
                                                                       "n_ctx": 512}}]})
@@ -118,6 +126,8 @@ def _handler(fake: _Fake) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self._hang_up():
+                return
             if self.path == "/tokenize":
                 assert body["parse_special"] is False
                 ids = [_tok(w) for w in body["content"].split()]
@@ -224,6 +234,60 @@ def test_a_server_that_is_not_there_says_how_to_start_one() -> None:
         port = s.getsockname()[1]  # closed again: nothing listens there
     with pytest.raises(BackendError, match=r"cannot reach the encoder server .*packaging/server.sh start"):
         RemoteEmbedder(f"http://127.0.0.1:{port}", retries=0)
+
+
+# --------------------------------------------------------------------------- the fallback: the same weights in process
+
+
+def test_without_a_local_copy_a_stopped_server_is_an_error_that_says_what_to_do() -> None:
+    from shelfwise.core.models.remote.fallback import open_served_embedder
+
+    f = _Fake()
+    with _serving(f) as url:
+        served = open_served_embedder(url, retries=0)
+        assert served.ran == "server" and served.model_id == f.alias
+        served.embed(["before"])
+        f.down = True
+    with pytest.raises(BackendError, match=r"cannot reach the encoder server.*No copy of its model"):
+        served.embed(["after the server stopped"])
+    served.close()
+    with pytest.raises(BackendError, match="No copy of its model"):  # down at start: the id it gave last time
+        open_served_embedder(url, retries=0)
+
+
+def test_a_server_never_reached_has_no_fallback() -> None:
+    from shelfwise.core.models.remote.fallback import open_served_embedder
+
+    with pytest.raises(BackendError, match="never reached from this machine"):
+        open_served_embedder(f"http://127.0.0.1:{_free_port()}", retries=0)
+
+
+@pytest.mark.model
+def test_the_same_weights_in_process_stand_in_for_a_stopped_server() -> None:
+    from shelfwise.core.models.encoders.embedder import Embedder, bundled_embedder_path
+    from shelfwise.core.models.remote.fallback import open_served_embedder
+
+    path = bundled_embedder_path()
+    f = _Fake()
+    f.alias = _alias(path)  # the stand-in claims MiniLM's identity: its local copy is the twin
+    with _serving(f) as url:
+        served = open_served_embedder(url, retries=0, n_threads=1)
+        from_server = served.embed(["a passage"])
+        f.down = True
+    try:
+        assert served.ran == "server" and np.allclose(from_server[0], _expected("a passage"), atol=1e-6)
+        after = served.embed(["a passage"])  # the server is gone: MiniLM in process, same model id
+        assert served.ran == "in process" and served.model_id == f.alias
+        with Embedder(path, n_threads=1) as local:
+            np.testing.assert_allclose(after, local.embed(["a passage"]), atol=1e-6)
+    finally:
+        served.close()
+    restarted = open_served_embedder(url, retries=0, n_threads=1)  # down at start: its last id finds the twin
+    try:
+        assert restarted.ran == "in process" and restarted.model_id == f.alias
+        assert "did not answer" in restarted.describe()
+    finally:
+        restarted.close()
 
 
 # --------------------------------------------------------------------------- a real llama-server

@@ -33,6 +33,11 @@ RETRY_STATUS = frozenset({500, 502, 503, 504})
 _DOWN = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
 
 
+class ServerUnavailable(BackendError):
+    """The server could not be reached, did not answer in time, or kept failing (5xx): another copy of the model
+    may stand in. A refusal (4xx: the request itself is wrong) is a plain :class:`BackendError`."""
+
+
 class Endpoint:
     """One server: its base URL, an httpx client with keep-alive connections, and its requests in flight."""
 
@@ -118,7 +123,7 @@ class ServerPool:
 
     def _unreachable(self, url: str, last: str, attempts: int, down: bool) -> BackendError:
         hint = f" Is it running? e.g. {self.start_hint}" if down else ""
-        return BackendError(f"cannot reach the {self.role} at {url} ({last}; {attempts} attempts).{hint}")
+        return ServerUnavailable(f"cannot reach the {self.role} at {url} ({last}; {attempts} attempts).{hint}")
 
     # ------------------------------------------------------------------ requests
 
@@ -140,7 +145,7 @@ class ServerPool:
                 try:
                     resp = target.client.request(method, path, json=payload)
                 except httpx.TimeoutException as exc:
-                    raise BackendError(
+                    raise ServerUnavailable(
                         f"the {self.role} at {url} did not answer {path} within {self.timeout:g} s"
                     ) from exc
                 except httpx.TransportError as exc:
