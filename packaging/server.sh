@@ -210,14 +210,17 @@ do_stop() {
   done
 }
 
-case "$mode" in
-  build) do_build ;;
-  start) do_start "$@" ;;
-  status) do_status ;;
-  stop) do_stop ;;
-  path)
-    b="$(binary)"
-    if [ -x "$b" ] && [ -f "$(build_dir)/.shelfwise-built" ]; then echo "$b"; else
-      echo "server: llama-server is not built (bash packaging/server.sh build)" >&2; exit 1; fi ;;
-  *) echo "usage: bash packaging/server.sh build|path|start [--judge]|status|stop" >&2; exit 2 ;;
-esac
+main() {  # the dispatch runs after the whole file is read (an edit or git pull during a build is harmless)
+  case "$mode" in
+    build) do_build ;;
+    start) do_start "$@" ;;
+    status) do_status ;;
+    stop) do_stop ;;
+    path)
+      b="$(binary)"
+      if [ -x "$b" ] && [ -f "$(build_dir)/.shelfwise-built" ]; then echo "$b"; else
+        echo "server: llama-server is not built (bash packaging/server.sh build)" >&2; exit 1; fi ;;
+    *) echo "usage: bash packaging/server.sh build|path|start [--judge]|status|stop" >&2; exit 2 ;;
+  esac
+}
+main "$@"; exit $?
