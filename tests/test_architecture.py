@@ -331,6 +331,8 @@ PROBES_ALLOWED = {
     ("core/navigation/trace.py", "obj"): "a dataclass's fields, iterated",
     ("core/store/types.py", "loc"): "a dataclass's fields, iterated",
     ("core/settings.py", "cls()"): "a dataclass's fields, iterated",
+    ("core/settings.py", "base"): "the settings' persisted fields, by name",
+    ("core/settings.py", "settings"): "the settings' persisted fields, by name",
     ("core/ingestion/files.py", "os"): "open flags one platform lacks",
     ("core/ingestion/worker.py", "importlib.import_module(module)"): "a parser function by its module name",
     ("core/ingestion/worker.py", "model"): "a class of ingest.model by name",
