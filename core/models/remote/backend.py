@@ -263,7 +263,6 @@ class RemoteBackend(BackendBase):
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-        seed: int | None = None,
         repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         """Stream text pieces over server-sent events (``repeat_penalty`` sent as llama.cpp's server names it).
@@ -284,8 +283,6 @@ class RemoteBackend(BackendBase):
             payload["stop"] = list(stop)
         if repeat_penalty != 1.0:
             payload["repeat_penalty"] = repeat_penalty
-        if seed is not None:
-            payload["seed"] = seed
         cost = Cost(requests=1)
 
         def pieces() -> Generator[bytes, None, str]:
