@@ -50,7 +50,7 @@ def read_turn(shelf: Library, conversation: Conversation, question: str, *, alon
 
 def decision_for(shelf: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
     """The collection's decision model as the walk loads it, when the rule's topic-shift test reads it."""
-    if snap is None or not rule.gate or (not rule.confidence and rule.alone_gap is None and rule.coverage_gap is None):
+    if snap is None or not rule.gate or (not rule.confidence and rule.coverage_gap is None):
         return None
     return load_decision(shelf.store, snap.collection_id, shelf.embedder, shelf.backend)
 

@@ -211,7 +211,6 @@ class LlamaBackend(LlamaEngine):
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-        seed: int | None = None,
         repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         """Stream text pieces (greedy unless ``temperature > 0``); ``repeat_penalty`` as in the protocol, over the
@@ -225,7 +224,7 @@ class LlamaBackend(LlamaEngine):
             tokens = self._tok(prompt, add_bos=True, special=True)
         if len(tokens) >= self.n_ctx:
             raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng()
 
         n_prompt = len(tokens)
 

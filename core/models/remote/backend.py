@@ -51,6 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
 from shelfwise.core.models.backend import (
+    BackendBase,
     BackendError,
     CancelCheck,
     Cancelled,
@@ -79,7 +80,7 @@ _R = TypeVar("_R")
 # --------------------------------------------------------------------------- the backend
 
 
-class RemoteBackend:
+class RemoteBackend(BackendBase):
     """:class:`~shelfwise.core.models.backend.DecisionBackend` over an OpenAI-compatible ``/v1/completions`` server.
 
     ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form
@@ -262,7 +263,6 @@ class RemoteBackend:
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-        seed: int | None = None,
         repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         """Stream text pieces over server-sent events (``repeat_penalty`` sent as llama.cpp's server names it).
@@ -283,8 +283,6 @@ class RemoteBackend:
             payload["stop"] = list(stop)
         if repeat_penalty != 1.0:
             payload["repeat_penalty"] = repeat_penalty
-        if seed is not None:
-            payload["seed"] = seed
         cost = Cost(requests=1)
 
         def pieces() -> Generator[bytes, None, str]:
