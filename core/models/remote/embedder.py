@@ -118,6 +118,8 @@ class RemoteEmbedder(SymmetricEncoder):
     Thread-safe.
     """
 
+    profile: EncoderProfile
+
     def __init__(self, url: str, *, window: int = 256, batch: int = 32, concurrency: int = 4,
                  timeout: float = 60.0, retries: int = 2, backoff: float = 0.5) -> None:
         from shelfwise.core.models.remote.pool import ServerPool
@@ -127,12 +129,16 @@ class RemoteEmbedder(SymmetricEncoder):
         self.window = window
         self.batch = max(1, batch)
         self.concurrency = max(1, concurrency)
-        # one extra connection: a tokenize call of the next batch need not wait for a slot an embedding holds
-        self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=self.concurrency + 1,
-                               slots_per_server=self.concurrency + 1, backoff=backoff, role="encoder server",
-                               start_hint=START_HINT)
-        self.url = self.pool.url
         self._workers = ThreadPoolExecutor(max_workers=self.concurrency + 1, thread_name_prefix="remote-embed")
+        try:
+            # one extra connection: a tokenize call of the next batch need not wait for a slot an embedding holds
+            self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=self.concurrency + 1,
+                                   slots_per_server=self.concurrency + 1, backoff=backoff, role="encoder server",
+                                   start_hint=START_HINT)
+        except BaseException:
+            self._workers.shutdown(wait=False)
+            raise
+        self.url = self.pool.url
         try:
             self.server = server_model(self.pool.request("GET", "/v1/models"), self._props())
             if self.server.n_ctx and window > self.server.n_ctx:
@@ -254,12 +260,9 @@ class RemoteEmbedder(SymmetricEncoder):
         return self._embed([query, *texts], [self.profile.query_prompt] + [self.profile.document_prefix()] * len(texts))
 
     def close(self) -> None:
-        workers = getattr(self, "_workers", None)
-        if workers is not None:
-            workers.shutdown(wait=False, cancel_futures=True)
-        pool = getattr(self, "pool", None)
-        if pool is not None:
-            pool.close()
+        """Close the connections (idempotent)."""
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        self.pool.close()
 
 
 __all__ = ["RemoteEmbedder", "ServerModel", "cut_points", "is_server_url", "server_model"]

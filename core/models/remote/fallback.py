@@ -22,8 +22,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from shelfwise.core.models.backend import BackendError, Embedder
-from shelfwise.core.models.encoders.embedder import MINILM, EncoderProfile
+from shelfwise.core.models.backend import BackendError, Embedder, EmbedderBase, EncoderProfile
 from shelfwise.core.models.remote.embedder import RemoteEmbedder
 from shelfwise.core.models.remote.pool import ServerUnavailable
 from shelfwise.core.paths import models_dir
@@ -82,7 +81,7 @@ def local_twin(model_id: str, n_threads: int | None = None, n_gpu_layers: int = 
     return local
 
 
-class ServedEmbedder:
+class ServedEmbedder(EmbedderBase):
     """An :class:`~shelfwise.core.models.backend.Embedder`: the server while it answers, the same weights in this
     process once it does not (see the module doc). ``remote`` is None when the server was down at start."""
 
@@ -98,15 +97,11 @@ class ServedEmbedder:
         self.ran = "server" if remote is not None else "in process"
         self.path: Path | None = None
         self.n_threads: int | None = None
+        self.profile: EncoderProfile | None = remote.profile if remote is not None else None
 
     @property
     def model_id(self) -> str:
         return self._model_id
-
-    @property
-    def profile(self) -> EncoderProfile:
-        active = self._remote if self._remote is not None else self._local
-        return getattr(active, "profile", MINILM)
 
     def describe(self) -> str:
         if self._remote is not None:
@@ -126,6 +121,7 @@ class ServedEmbedder:
                 log.warning("%s Embedding in this process with the same weights (%s) from now on.", why,
                             self._model_id)
                 self._local = local
+                self.profile = local.profile
                 self.ran = "in process"
                 remote, self._remote = self._remote, None
                 if remote is not None:
@@ -152,6 +148,9 @@ class ServedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._call(lambda e: e.embed_query(text))
 
+    def embed_queries_kept(self, texts: Sequence[str]) -> np.ndarray:
+        return self._call(lambda e: e.embed_queries_kept(texts))
+
     def embed_one(self, text: str) -> np.ndarray:
         return self._call(lambda e: e.embed_one(text))
 
@@ -162,12 +161,12 @@ class ServedEmbedder:
         return self._call(lambda e: e.embed_documents(texts, titles))  # type: ignore[attr-defined]
 
     def document_tokens(self, texts: Sequence[str]) -> int:
-        return self._call(lambda e: e.document_tokens(texts))  # type: ignore[attr-defined]
+        return self._call(lambda e: e.document_tokens(texts))
 
     def set_threads(self, n_threads: int) -> None:
         """Only the in-process fallback has threads to lend."""
         if self._local is not None:
-            self._local.set_threads(n_threads)  # type: ignore[attr-defined]
+            self._local.set_threads(n_threads)
 
     def close(self) -> None:
         for e in (self._remote, self._local):
