@@ -34,7 +34,7 @@ import numpy as np
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM, EncoderProfile, SymmetricEncoder
 
-START_HINT = "bash packaging/server.sh start (docs/server.md)"
+START_HINT = "bash packaging/server.sh start (see docs/server.md)"
 _ALIAS = re.compile(r"^(?P<file>[^:/\\]+\.gguf):(?P<sha>[0-9a-f]{16})$")
 
 

@@ -122,7 +122,7 @@ class ServerPool:
         time.sleep(self.backoff * 2**attempt)
 
     def _unreachable(self, url: str, last: str, attempts: int, down: bool) -> BackendError:
-        hint = f" Is it running? e.g. {self.start_hint}" if down else ""
+        hint = f" Is it running? e.g. {self.start_hint}." if down else ""
         return ServerUnavailable(f"cannot reach the {self.role} at {url} ({last}; {attempts} attempts).{hint}")
 
     # ------------------------------------------------------------------ requests
