@@ -21,11 +21,11 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 from httpx_sse import EventSource
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError
 
 RETRY_STATUS = frozenset({500, 502, 503, 504})
@@ -131,11 +131,11 @@ class ServerPool:
         self,
         method: str,
         path: str,
-        payload: dict[str, Any] | None = None,
+        payload: JSONObject | None = None,
         *,
         ep: Endpoint | None = None,
         retries: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """One JSON request, retried as the module doc says; the decoded JSON answer."""
         attempts = 1 + (self.retries if retries is None else max(0, retries))
         last, down, url = "", False, (ep or self.endpoints[0]).url
@@ -171,7 +171,7 @@ class ServerPool:
         raise self._unreachable(url, last, attempts, down)
 
     @contextlib.contextmanager
-    def stream_events(self, path: str, payload: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
+    def stream_events(self, path: str, payload: JSONObject) -> Iterator[Iterator[JSONObject]]:
         """POST ``payload`` and read the answer as server-sent events: the JSON object of each ``data:`` line up
         to ``data: [DONE]``. Holds one slot while open. Connection errors and 5xx are retried before the stream
         starts, never after; leaving the ``with`` block early closes the connection, which stops the server."""
@@ -182,7 +182,7 @@ class ServerPool:
             finally:
                 resp.close()
 
-    def _open_stream(self, ep: Endpoint, path: str, payload: dict[str, Any]) -> httpx.Response:
+    def _open_stream(self, ep: Endpoint, path: str, payload: JSONObject) -> httpx.Response:
         last, down = "", False
         for attempt in range(1 + self.retries):
             request = ep.client.build_request("POST", path, json=payload, headers={"Accept": "text/event-stream"})
@@ -211,7 +211,7 @@ class ServerPool:
         raise self._unreachable(ep.url, last, 1 + self.retries, down)
 
 
-def _events(source: EventSource, url: str, timeout: float) -> Iterator[dict[str, Any]]:
+def _events(source: EventSource, url: str, timeout: float) -> Iterator[JSONObject]:
     try:
         for sse in source.iter_sse():
             if sse.data == "[DONE]":
