@@ -153,7 +153,7 @@ class RemoteEmbedder(SymmetricEncoder):
         except BaseException:
             self.close()
             raise
-        self.ran = "server"  # for traces: where the vectors were computed
+        self.ran = f"on the encoder server at {self.url}"  # for the trace
 
     path: Path | None = None  # no GGUF file in this process
     n_threads: int | None = None  # not a llama.cpp encoder in this process

@@ -6,8 +6,8 @@ from it (:class:`~.embedder.RemoteEmbedder`). When it cannot be reached (down, r
 model id (``FILE:SHA16``, ``packaging/server.sh`` declares it) is loaded and used only when its own id is equal,
 so a library never gets vectors of two models. The last id each server gave is kept in the data dir
 (``models/servers.json``), so a server that is down when Shelfwise starts still has its twin found. Without a twin
-the error says what to do. The switch is logged once, and :attr:`ServedEmbedder.ran` says which ran (``server``
-or ``in process``) for the trace and ``shelfwise models``.
+the error says what to do. The switch is logged once, and :attr:`ServedEmbedder.ran` says which ran (``on the
+encoder server at URL`` or ``in process: the encoder server at URL did not answer``): the walk's trace shows it.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class ServedEmbedder(EmbedderBase):
         self._local: Embedder | None = None
         self._lock = threading.Lock()
         self.window = remote.window if remote is not None else 256
-        self.ran = "server" if remote is not None else "in process"
+        self.ran = f"on the encoder server at {url}"
         self.path: Path | None = None
         self.n_threads: int | None = None
         self.profile: EncoderProfile | None = remote.profile if remote is not None else None
@@ -122,7 +122,7 @@ class ServedEmbedder(EmbedderBase):
                             self._model_id)
                 self._local = local
                 self.profile = local.profile
-                self.ran = "in process"
+                self.ran = f"in process: the encoder server at {self.url} did not answer"
                 remote, self._remote = self._remote, None
                 if remote is not None:
                     remote.close()
