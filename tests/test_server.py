@@ -200,7 +200,8 @@ def test_texts_are_framed_batched_and_normalised(fake: tuple[str, _Fake]) -> Non
 def test_requests_run_side_by_side(fake: tuple[str, _Fake]) -> None:
     url, f = fake
     f.delay = 0.05
-    with contextlib.closing(RemoteEmbedder(url, batch=2, concurrency=4)) as emb:
+    with contextlib.closing(RemoteEmbedder(url, batch=2, concurrency=8)) as emb:
+        assert emb.concurrency == 4  # no more in flight than the server's 4 slots
         emb.embed([f"t {i}" for i in range(16)])
     assert f.max_active >= 2  # 8 requests of 2 texts, several in flight
 

@@ -36,6 +36,12 @@ def _record_path() -> Path:
     return models_dir() / RECORD
 
 
+def as_sentence(exc: Exception) -> str:
+    """An error's message ending as a sentence, so that advice can follow it."""
+    text = str(exc).rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def remembered_id(url: str) -> str | None:
     """The model id the encoder server at ``url`` gave last time (None: never reached from here)."""
     try:
@@ -114,12 +120,12 @@ class ServedEmbedder(EmbedderBase):
                 local = self._twin()
                 if local is None:
                     raise BackendError(
-                        f"{why} No copy of its model ({self._model_id}) is on this machine to stand in: start the "
-                        "server (bash packaging/server.sh start), or name a local encoder with --embedder "
+                        f"{as_sentence(why)} No copy of its model ({self._model_id}) is on this machine to stand in: "
+                        "start the server (bash packaging/server.sh start), or name a local encoder with --embedder "
                         "(a library switched to another model is re-embedded)."
                     ) from why
-                log.warning("%s Embedding in this process with the same weights (%s) from now on.", why,
-                            self._model_id)
+                log.warning("%s Embedding in this process with the same weights (%s) from now on.",
+                            as_sentence(why), self._model_id)
                 self._local = local
                 self.profile = local.profile
                 self.ran = f"in process: the encoder server at {self.url} did not answer"
@@ -197,8 +203,8 @@ def open_served_embedder(url: str, *, n_threads: int | None = None, n_gpu_layers
     except ServerUnavailable as exc:
         known = remembered_id(_normal(url))
         if known is None:
-            raise BackendError(f"{exc} Its model is not known here yet (it was never reached from this machine), "
-                               "so no local copy can stand in.") from exc
+            raise BackendError(f"{as_sentence(exc)} Its model is not known here yet (it was never reached from "
+                               "this machine), so no local copy can stand in.") from exc
         served = ServedEmbedder(url, None, known, twin(known))
         served._fallback(exc)
         return served
@@ -206,4 +212,4 @@ def open_served_embedder(url: str, *, n_threads: int | None = None, n_gpu_layers
     return ServedEmbedder(url, remote, remote.model_id, twin(remote.model_id))
 
 
-__all__ = ["ServedEmbedder", "local_twin", "open_served_embedder", "remember_id", "remembered_id"]
+__all__ = ["ServedEmbedder", "as_sentence", "local_twin", "open_served_embedder", "remember_id", "remembered_id"]

@@ -28,6 +28,7 @@ import numpy as np
 from shelfwise.core.models.backend import BackendError, RelevanceJudge
 from shelfwise.core.models.encoders.pair_frame import PAIR_TOKENS, QUERY_TOKENS, PairFrame
 from shelfwise.core.models.remote.embedder import START_HINT, server_model
+from shelfwise.core.models.remote.fallback import as_sentence
 from shelfwise.core.models.remote.pool import ServerPool, ServerUnavailable
 
 log = logging.getLogger(__name__)
@@ -161,12 +162,13 @@ class ServerJudge:
         with self._lock:
             if self._local is None:
                 if self.file is None:
-                    raise BackendError(f"{why} No copy of its judge ({self._model_id}) is on this machine to stand "
-                                       "in: start the server, or set the judge to 'bundled' or off.") from why
+                    raise BackendError(f"{as_sentence(why)} No copy of its judge ({self._model_id}) is on this "
+                                       "machine to stand in: start the server, or set the judge to 'bundled' or "
+                                       "off.") from why
                 from shelfwise.core.models.encoders.cross_encoder import Judge
 
-                log.warning("%s Judging in this process with the same weights (%s) from now on.", why,
-                            self._model_id)
+                log.warning("%s Judging in this process with the same weights (%s) from now on.",
+                            as_sentence(why), self._model_id)
                 self._local = Judge(self.file, n_threads=self._n_threads)
                 self.ran = f"in process: the judge server at {self.url} did not answer"
             return self._local
