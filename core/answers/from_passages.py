@@ -115,7 +115,7 @@ def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], li
     ``benchmarks/answer_models.py`` (docs/eval/answer-models.md)."""
     keep: dict[int, list[str]] = {}
     for s in answer.sentences:
-        keep.setdefault(s.number, []).append(" ".join(s.text.split()))
+        keep.setdefault(s.number, []).append(" ".join(s.shown.split()))
     numbers = sorted(keep)
     return [replace(hits[n - 1], text=" ".join(keep[n])) for n in numbers], numbers
 
