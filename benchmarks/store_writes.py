@@ -7,10 +7,11 @@ Every file of the corpus is parsed once (outside the timing). Each round then wr
 a fresh library once per write path, each variant first in turn: ``Store.write_document`` (the document row, its
 node tree in bulk, the FTS5 index of the new range), one ``cache_vectors`` per document (a 384-float vector per
 passage, as indexing keeps them) and one ``set_meta``. "old" is the hand-written SQL the store had before
-(``executemany`` of one-row INSERTs, INSERT OR REPLACE, INSERT ... ON CONFLICT), patched in for its half of the
-round; "new" is the code as it is (sqlite-utils, ``core/store/lite.py``: ``insert``/``update`` of the document row,
-``insert_all(replace=True)`` for the vector cache, ``upsert`` for meta; the node rows stay an ``executemany``); "all" is the code as it is with the node rows
-through sqlite-utils' ``insert_all`` as well (tried, and slower). The figure is the ratio of the medians, new / old
+(INSERT/UPDATE built from column names, ``executemany`` of one-row INSERTs, INSERT OR REPLACE, INSERT ... ON
+CONFLICT), patched in for its turn; "new" is the code as it is (sqlite-utils, ``core/store/lite.py``: ``insert`` /
+``update`` of the document row, ``insert_all(replace=True)`` for the vector cache, ``upsert`` for meta; the node
+rows stay an ``executemany``); "all" is "new" with the node rows through sqlite-utils' ``insert_all`` as well
+(tried, and slower). The figure is the ratio of the medians, new / old
 (issue 36 asks for <= 1.1); docs/benchmarks.md has the figures.
 """
 
