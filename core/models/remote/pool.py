@@ -33,6 +33,11 @@ RETRY_STATUS = frozenset({500, 502, 503, 504})
 _DOWN = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
 
 
+class ServerUnavailable(BackendError):
+    """The server could not be reached, did not answer in time, or kept failing (5xx): another copy of the model
+    may stand in. A refusal (4xx: the request itself is wrong) is a plain :class:`BackendError`."""
+
+
 class Endpoint:
     """One server: its base URL, an httpx client with keep-alive connections, and its requests in flight."""
 
@@ -66,8 +71,12 @@ class ServerPool:
         max_concurrency: int,
         slots_per_server: int | None,
         backoff: float,
+        role: str = "decision server",
+        start_hint: str = "python -m llama_cpp.server --model MODEL.gguf --port PORT",
     ) -> None:
         urls = [u for u in url.split(",") if u.strip()]
+        self.role = role  # what the messages call the server
+        self.start_hint = start_hint
         if not urls:
             raise BackendError("no server URL given")
         self.timeout = float(timeout)
@@ -113,8 +122,8 @@ class ServerPool:
         time.sleep(self.backoff * 2**attempt)
 
     def _unreachable(self, url: str, last: str, attempts: int, down: bool) -> BackendError:
-        hint = " Is it running? e.g. python -m llama_cpp.server --model MODEL.gguf --port PORT" if down else ""
-        return BackendError(f"cannot reach the decision server at {url} ({last}; {attempts} attempts).{hint}")
+        hint = f" Is it running? e.g. {self.start_hint}." if down else ""
+        return ServerUnavailable(f"cannot reach the {self.role} at {url} ({last}; {attempts} attempts).{hint}")
 
     # ------------------------------------------------------------------ requests
 
@@ -136,8 +145,8 @@ class ServerPool:
                 try:
                     resp = target.client.request(method, path, json=payload)
                 except httpx.TimeoutException as exc:
-                    raise BackendError(
-                        f"the decision server at {url} did not answer {path} within {self.timeout:g} s"
+                    raise ServerUnavailable(
+                        f"the {self.role} at {url} did not answer {path} within {self.timeout:g} s"
                     ) from exc
                 except httpx.TransportError as exc:
                     last, down = _describe(exc), isinstance(exc, _DOWN)
@@ -146,15 +155,15 @@ class ServerPool:
                 if resp.status_code not in RETRY_STATUS:
                     if resp.status_code >= 400:
                         raise BackendError(
-                            f"the decision server at {url} refused {path}: HTTP {resp.status_code}: "
+                            f"the {self.role} at {url} refused {path}: HTTP {resp.status_code}: "
                             f"{error_detail(resp.content)}"
                         )
                     try:
                         data = resp.json()
                     except ValueError as exc:
-                        raise BackendError(f"the decision server at {url} sent invalid JSON for {path}") from exc
+                        raise BackendError(f"the {self.role} at {url} sent invalid JSON for {path}") from exc
                     if not isinstance(data, dict):
-                        raise BackendError(f"the decision server at {url} sent {type(data).__name__} for {path}")
+                        raise BackendError(f"the {self.role} at {url} sent {type(data).__name__} for {path}")
                     return data
                 last, down = f"HTTP {resp.status_code}: {error_detail(resp.content)}", False
             if attempt + 1 < attempts:
@@ -180,7 +189,7 @@ class ServerPool:
             try:
                 resp = ep.client.send(request, stream=True)
             except httpx.TimeoutException as exc:
-                raise BackendError(f"the decision server at {ep.url} did not answer within {self.timeout:g} s") from exc
+                raise BackendError(f"the {self.role} at {ep.url} did not answer within {self.timeout:g} s") from exc
             except httpx.TransportError as exc:
                 last, down = _describe(exc), isinstance(exc, _DOWN)
             else:
@@ -194,7 +203,7 @@ class ServerPool:
                     resp.close()
                 if resp.status_code not in RETRY_STATUS:
                     raise BackendError(
-                        f"the decision server at {ep.url} refused generation: HTTP {resp.status_code}: {detail}"
+                        f"the {self.role} at {ep.url} refused generation: HTTP {resp.status_code}: {detail}"
                     )
                 last, down = f"HTTP {resp.status_code}: {detail}", False
             if attempt < self.retries:
