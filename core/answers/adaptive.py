@@ -43,7 +43,6 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from shelfwise.core.answers.answer import (
     NOT_FOUND_TEXT,
@@ -295,8 +294,11 @@ class Runner:
     def search(self, question: str) -> SearchResult:
         """The walk for ``question`` (reported through ``on_search`` the first time)."""
         if question not in self._searched:
-            extra: dict[str, Any] = {"prior": self.prior} if self.prior else {}
-            result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel, **extra)
+            if self.prior:
+                result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel,
+                                           prior=self.prior)
+            else:  # a library that knows no prior is asked without one
+                result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
             if self.on_search is not None:
