@@ -28,6 +28,7 @@ class CliState:
     db: Path | None
     verbose: bool = False
     embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the library's own)
+    settings_noted: bool = False  # a damaged settings file was reported (once per command)
     _store: Store | None = None
 
     def library_path(self) -> Path:
@@ -131,10 +132,11 @@ def require_library(ctx: click.Context) -> None:
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
     "the SHELFWISE_DB variable sets this option).",
 )
-@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF",
+@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF|URL",
               help="Sentence encoder that judges every level. Not given: the library's own (a new library gets "
               "embeddinggemma, multilingual, installed by packaging/setup.sh). minilm is faster and reads English "
-              "only; an embedding GGUF's path works too. Naming another one than the library's switches it: the "
+              "only; an embedding GGUF's path works too, and so does an encoder server's http://host:port "
+              "(llama-server --embedding: docs/server.md). Naming another one than the library's switches it: the "
               "next index run (shelfwise index) re-embeds it; until then it is searched by its words and the "
               "vectors made so far. The SHELFWISE_EMBEDDER variable sets it too.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print llama.cpp's own log (and debug messages) on stderr; "
@@ -161,8 +163,10 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     from shelfwise.core.models.llama.logs import setup_logging
 
     setup_logging(verbose)
-    if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file():
-        raise click.BadParameter(f"{embedder!r} is neither {' nor '.join(EMBEDDER_NAMES)} nor a GGUF file",
+    if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file() \
+            and not embedder.lower().startswith(("http://", "https://")):
+        raise click.BadParameter(f"{embedder!r} is neither {' nor '.join(EMBEDDER_NAMES)} nor a GGUF file nor an "
+                                 "encoder server's http:// URL",
                                  param_hint="--embedder")
     state = CliState(db, verbose, embedder)
     ctx.obj = state
@@ -170,15 +174,22 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
 
 
 def settings_for(ctx: click.Context, **changes: Any) -> Settings:
-    """Default settings on this invocation's database, with the options the user gave (None = not given)."""
+    """The user's settings file (``Shelf.load_settings``; a damaged one: the defaults and a note on stderr) on
+    this invocation's database, with the options the user gave overriding it for this run (None = not given)."""
+    from shelfwise.core.shelf import Shelf
+
     state = ctx.find_object(CliState)
     db = state.db if state else None
     if db is None:
         from shelfwise.core.paths import default_db
 
         db = default_db()
-    base = Settings(db_path=Path(db), embedder_path=state.embedder if state else None)
-    return replace(base, **{k: v for k, v in changes.items() if v is not None})
+    loaded = Shelf.load_settings(Settings(db_path=Path(db), embedder_path=state.embedder if state else None))
+    if loaded.problem and not (state is not None and state.settings_noted):
+        err(f"Note: {loaded.problem}")
+        if state is not None:
+            state.settings_noted = True
+    return replace(loaded.settings, **{k: v for k, v in changes.items() if v is not None})
 
 
 def err(msg: str) -> None:

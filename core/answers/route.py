@@ -47,7 +47,7 @@ def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
 
 def route(shelf: Library, question: str, collection: str | None, *, scope: Scope | None = None,
           adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None,
-          structural: bool = True) -> Route:
+          ) -> Route:
     """Read the question once (ScopeError for a malformed filter) and answer what can be answered without the
     walk. ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
     store = getattr(shelf, "store", None)
@@ -61,7 +61,7 @@ def route(shelf: Library, question: str, collection: str | None, *, scope: Scope
         return r
     if adaptive and prepared.resolved is not None and prepared.resolved.restricted:
         r.notes.append("Adaptive retrieval does not take a scope: answered by one walk within the scope.")
-    if not structural or keep:
+    if keep:
         return r
     intent = recognise(r.text)
     coll = store.find_collection(collection or "default")

@@ -67,6 +67,7 @@ from shelfwise.core.store.snapshot import NodeInfo, Snapshot
 
 LABELS = {"cluster": "topics", "document": "documents", "section": "sections", "passage": "passages"}
 FLATTEN_LIMIT = 64  # a document with at most this many sections shows them all in one level
+LM_TOP = 6  # candidates of a level the generative readout re-reads in the fused readout (best by the decision model)
 
 
 @dataclass
@@ -89,7 +90,6 @@ class Navigator:
         settings: Settings | None = None,
         *,
         decision: DecisionModel | None = None,
-        lm_top: int = 6,
         judge: RelevanceJudge | None = None,
     ) -> None:
         self.store = store
@@ -97,7 +97,6 @@ class Navigator:
         self.embedder = embedder
         self.settings = settings or Settings()
         self.decision = decision
-        self.lm_top = lm_top
         self.judge = judge  # the relevance judge, read at the levels Settings.judge_levels names
 
     # -- public -------------------------------------------------------------------------------------------------
@@ -126,11 +125,11 @@ class Navigator:
             result.trace.notes.append(asked.note)
         lean = self.words_only(snap)
         if lean is not None:
-            profile = getattr(self.embedder, "profile", None)
+            profile = self.embedder.profile
+            encoder = profile.name if profile is not None else "this one"
             result.trace.notes.append(
                 f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
-                f"({getattr(profile, 'name', 'this one')}) does not read: their passages were judged by their words "
-                "(BM25).")
+                f"({encoder}) does not read: their passages were judged by their words (BM25).")
         return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
@@ -148,8 +147,8 @@ class Navigator:
 
     def words_only(self, snap: Snapshot) -> WordsOnly | None:
         """The documents whose language the encoder does not read (their passages are judged by their words)."""
-        profile = getattr(self.embedder, "profile", None)
-        return words_only(snap, getattr(profile, "languages", None))
+        profile = self.embedder.profile
+        return words_only(snap, profile.languages if profile is not None else None)
 
     # -- the walk -----------------------------------------------------------------------------------------------
     def walk(
@@ -265,7 +264,7 @@ class Navigator:
         read: list[int] = []
         if readout == "fused" and kind in decision.lm_levels and self.backend is not None and len(cands) > 1:
             pre = model.logits(x)
-            top = [int(i) for i in np.argsort(-pre)[: self.lm_top]]
+            top = [int(i) for i in np.argsort(-pre)[:LM_TOP]]
             lm, c = self._likelihood(snap, query, [cands[i] for i in top], cancel)
             set_lm(x, top, lm)
             cost.add(c)

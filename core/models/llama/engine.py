@@ -26,13 +26,14 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import llama_cpp
 
-from shelfwise.core.models.backend import BackendError, Cost, default_threads
+from shelfwise.core.json_types import JSONObject
+from shelfwise.core.models.backend import BackendBase, BackendError, Cost, default_threads
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
-from shelfwise.core.models.gguf_meta import require_kind
+from shelfwise.core.models.gguf_meta import gguf_identity, require_kind
 from shelfwise.core.models.llama.batch import TokenBatch
 from shelfwise.core.models.llama.bundled import resolve_model
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
@@ -60,7 +61,7 @@ def gpu_offload_supported() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
-class LlamaEngine:
+class LlamaEngine(BackendBase):
     """One GGUF model and one multi-sequence llama.cpp context (see the module doc).
 
     ``model_path=None`` uses the bundled Gemma 3 270M. ``max_outputs`` caps the rows of logits per request (each
@@ -70,6 +71,7 @@ class LlamaEngine:
     """
 
     name = "llama.cpp"
+    model_path: Path
 
     def __init__(
         self,
@@ -87,12 +89,13 @@ class LlamaEngine:
         flash_attn: bool | None = None,
         verbose: bool = False,
     ) -> None:
-        self._model: Any = None
-        self._ctx: Any = None
+        self._model: llama_cpp.llama_model_p | None = None
+        self._ctx: llama_cpp.llama_context_p | None = None
         self._batch: TokenBatch | None = None
         self._lock = threading.Lock()
         self.model_path = resolve_model(model_path)
         require_kind(self.model_path, "generator", "answer model")  # an encoder here answered nothing, silently
+        self._model_id = gguf_identity(self.model_path)
         if n_seq_max < 2:
             raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
         _init_llama(verbose)
@@ -180,6 +183,18 @@ class LlamaEngine:
         if self._ctx is None:
             raise BackendError("the backend is closed")
 
+    @property
+    def _live(self) -> llama_cpp.llama_context_p:
+        """The context, which must still be open."""
+        if self._ctx is None:
+            raise BackendError("the backend is closed")
+        return self._ctx
+
+    @property
+    def model_id(self) -> str:
+        """The GGUF's content identity (:func:`gguf_identity`): another file loaded is another model."""
+        return self._model_id
+
     def meta(self, key: str) -> str | None:
         """A GGUF metadata value as a string (e.g. ``general.name``), or None."""
         buf = ctypes.create_string_buffer(4096)
@@ -196,7 +211,7 @@ class LlamaEngine:
         raw = llama_cpp.llama_model_chat_template(self._model, None)
         return raw.decode("utf-8", errors="replace") if raw else None
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         desc = ctypes.create_string_buffer(256)
         llama_cpp.llama_model_desc(self._model, desc, len(desc))
         return {

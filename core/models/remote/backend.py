@@ -48,9 +48,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import (
+    BackendBase,
     BackendError,
     CancelCheck,
     Cancelled,
@@ -79,7 +81,7 @@ _R = TypeVar("_R")
 # --------------------------------------------------------------------------- the backend
 
 
-class RemoteBackend:
+class RemoteBackend(BackendBase):
     """:class:`~shelfwise.core.models.backend.DecisionBackend` over an OpenAI-compatible ``/v1/completions`` server.
 
     ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form
@@ -246,7 +248,7 @@ class RemoteBackend:
         cost.seconds = time.perf_counter() - t0
         return Likelihoods([t for t, _, _ in results], [t / n for t, n, _ in results], results[0][1], cost)
 
-    def _top(self, choice: dict[str, Any]) -> dict[str, float]:
+    def _top(self, choice: JSONObject) -> dict[str, float]:
         try:
             return top_logprobs(choice)
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
@@ -262,7 +264,6 @@ class RemoteBackend:
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-        seed: int | None = None,
         repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         """Stream text pieces over server-sent events (``repeat_penalty`` sent as llama.cpp's server names it).
@@ -272,7 +273,7 @@ class RemoteBackend:
         piece."""
         t0 = time.perf_counter()
         self.api.probe_models()
-        payload: dict[str, Any] = {
+        payload: JSONObject = {
             "model": self.api.model_id,
             "prompt": prompt,
             "max_tokens": max_tokens,
@@ -283,8 +284,6 @@ class RemoteBackend:
             payload["stop"] = list(stop)
         if repeat_penalty != 1.0:
             payload["repeat_penalty"] = repeat_penalty
-        if seed is not None:
-            payload["seed"] = seed
         cost = Cost(requests=1)
 
         def pieces() -> Generator[bytes, None, str]:
@@ -306,7 +305,7 @@ class RemoteBackend:
 
         return (yield from guarded_stream(pieces(), stop, cancel, cost, t0))
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         return {
             "backend": self.name,
             "url": self.url,
