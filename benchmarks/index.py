@@ -48,6 +48,7 @@ from shelfwise.core.evaluation.run import load_dataset
 from shelfwise.core.indexing.alongside import EmbedAlongside
 from shelfwise.core.indexing.vectors import embed_missing, rebuild_hierarchy
 from shelfwise.core.ingestion.runner import ingest
+from shelfwise.core.models.backend import EmbedderBase
 from shelfwise.core.models.encoders.embedder import Embedder
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import Budgets
@@ -70,7 +71,7 @@ def _passages(store: Store, cid: int) -> int:
         "SELECT count(*) FROM nodes WHERE collection_id = ? AND kind = 'passage'", (cid,)).fetchone()[0])
 
 
-class Recording:
+class Recording(EmbedderBase):
     """The embedder, recording every text the indexer asks it to embed (the ceiling embeds exactly these)."""
 
     def __init__(self, emb: Embedder) -> None:

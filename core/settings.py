@@ -1,8 +1,19 @@
-"""User-facing settings shared by the CLI and the GUI (the GUI persists them with QSettings)."""
+"""User-facing settings shared by the CLI and the GUI, and the one file that keeps them.
+
+The file is ``settings.json`` in the data dir, beside the libraries (``SHELFWISE_SETTINGS`` names another file):
+one JSON object with a ``version`` and the fields of :data:`PERSISTED`. Both front ends read it through the facade
+(``Shelf.load_settings``); the window writes it from its Settings dialog, the command line only reads it and its
+flags override it for that run. Keys this version does not know are kept when the file is written again (a newer
+Shelfwise's settings survive an older one); a value of the wrong type is dropped (its default is used); a damaged
+file gives the defaults and a message that says so, never an exception. The encoder is not here: it is the
+library's (``shelfwise.core.indexing.encoder``).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -73,3 +84,143 @@ class Settings:
     judge: str | None = None
     judge_levels: tuple[str, ...] = ("section", "passage")
     judge_top: int = 24  # candidates per level the judge reads (the best by the other evidence)
+
+
+#: The version of the settings file's schema (written as ``version``); a file of a newer version is read for the
+#: keys this one knows.
+SETTINGS_VERSION = 1
+SETTINGS_FILE = "settings.json"
+#: The fields of :class:`Settings` the file keeps: not the library (``db_path``, the front end's choice) and not the
+#: encoder (the library's own).
+PERSISTED = ("model_path", "backend_url", "n_gpu_layers", "n_threads", "readout", "budgets", "adaptive",
+             "answer_passages", "answer_generate", "use_calibration", "rank_fit", "judge", "judge_levels",
+             "judge_top")
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """What reading the settings file gave: the settings, where the file is, whether it was there, and a message
+    for the user when it could not be read (empty when it was fine or absent)."""
+
+    settings: Settings
+    path: Path
+    found: bool = False
+    problem: str = ""
+
+
+def settings_path() -> Path:
+    """The settings file: ``SHELFWISE_SETTINGS`` when set, else ``settings.json`` in the data dir."""
+    env = os.environ.get("SHELFWISE_SETTINGS")
+    if env:
+        return Path(env).expanduser()
+    from shelfwise.core.paths import data_dir
+
+    return data_dir() / SETTINGS_FILE
+
+
+def _typed(name: str, value: object, default: object) -> object:
+    """``value`` as the field ``name`` holds it; ValueError/TypeError when it cannot be."""
+    if name == "budgets":
+        if not isinstance(value, dict):
+            raise TypeError("budgets must be an object")
+        return Budgets.from_dict(value)
+    if name == "readout":
+        return as_readout(str(value))
+    if name == "judge_levels":
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise TypeError("judge_levels must be a list of names")
+        return tuple(value)
+    if name in ("model_path", "backend_url", "judge", "n_threads"):
+        if value is None:
+            return None
+        if name == "n_threads":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError("n_threads must be a whole number")
+            return value or None
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be text")
+        return value or None
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be true or false")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be a whole number")
+        return value
+    return value
+
+
+def settings_from_dict(data: dict[str, object], base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """The persisted fields of ``data`` over ``base``, and the keys whose values were unusable (their default
+    stays)."""
+    base = base or Settings()
+    changes: dict[str, Any] = {}
+    bad: list[str] = []
+    for name in PERSISTED:
+        if name not in data:
+            continue
+        try:
+            changes[name] = _typed(name, data[name], getattr(base, name))
+        except (TypeError, ValueError):
+            bad.append(name)
+    return replace(base, **changes), bad
+
+
+def settings_to_dict(settings: Settings) -> dict[str, object]:
+    """The persisted fields as JSON values."""
+    out: dict[str, object] = {}
+    for name in PERSISTED:
+        value = getattr(settings, name)
+        out[name] = value.to_dict() if isinstance(value, Budgets) else list(value) if isinstance(value, tuple) \
+            else value
+    return out
+
+
+def _read(path: Path) -> tuple[dict[str, object] | None, str]:
+    """The file's object (None when absent or unreadable) and what was wrong with it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read the settings file {path} ({exc}); using the default settings"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, (f"the settings file {path} is damaged ({exc.msg}, line {exc.lineno}); using the default "
+                      "settings (saving them from the window's Settings writes a new file)")
+    if not isinstance(data, dict):
+        return None, f"the settings file {path} does not hold settings (not a JSON object); using the defaults"
+    return data, ""
+
+
+def load_settings(path: Path | None = None, base: Settings | None = None) -> LoadedSettings:
+    """The settings in the file at ``path`` (default :func:`settings_path`) over ``base``. Never raises for what
+    is in the file: a damaged one gives ``base`` and :attr:`LoadedSettings.problem`."""
+    path = path if path is not None else settings_path()
+    base = base or Settings()
+    data, problem = _read(path)
+    if data is None:
+        return LoadedSettings(base, path, found=path.exists(), problem=problem)
+    settings, bad = settings_from_dict(data, base)
+    if bad:
+        problem = f"the settings file {path} has unusable values for {', '.join(bad)}; their defaults are used"
+    return LoadedSettings(settings, path, found=True, problem=problem)
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write the persisted fields of ``settings`` to the file (atomically: a temporary file renamed over it),
+    keeping the keys of the file this version does not know. Returns the path; OSError when it cannot be
+    written."""
+    path = path if path is not None else settings_path()
+    old, _ = _read(path)
+    known = {"version", *PERSISTED}
+    data: dict[str, object] = {k: v for k, v in (old or {}).items() if k not in known}
+    data.update({"version": SETTINGS_VERSION, **settings_to_dict(settings)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+

@@ -16,7 +16,7 @@ import numpy as np
 
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn
-from shelfwise.core.indexing.encoder import encoder_for, record_encoder
+from shelfwise.core.indexing.encoder import canonical, encoder_for, record_encoder
 from shelfwise.core.ingestion.runner import IngestReport
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.models.loaded import Models
@@ -24,8 +24,11 @@ from shelfwise.core.navigation.scope import ResolvedScope, Scope
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import default_db
-from shelfwise.core.settings import Settings
+from shelfwise.core.settings import LoadedSettings, Settings
+from shelfwise.core.settings import load_settings as load_settings_file
+from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.export import LibraryExport, export_rows
 
 ProgressCallback = Callable[[Any], None]
 
@@ -209,3 +212,41 @@ class Shelf:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- settings, the library's encoder, export (added for issue 36 items 4 and 6) -----------------------------
+    @staticmethod
+    def load_settings(base: Settings | None = None, path: Path | None = None) -> LoadedSettings:
+        """The user's settings (the one settings file in the data dir, ``core/settings.py``) over ``base``; a
+        damaged file gives ``base`` and :attr:`LoadedSettings.problem`, never an exception."""
+        return load_settings_file(path, base)
+
+    @staticmethod
+    def save_settings(settings: Settings, path: Path | None = None) -> Path:
+        """Write the settings file (the window's Settings dialog); OSError when it cannot be written."""
+        return save_settings_file(settings, path)
+
+    @staticmethod
+    def encoder_of(store: Store) -> str:
+        """The sentence encoder the library in ``store`` is built with (a new library: the default)."""
+        return encoder_for(store, None)
+
+    @staticmethod
+    def encoder_name(spec: str | None) -> str:
+        """``minilm``, ``embeddinggemma`` or a GGUF path, as the library records an encoder."""
+        return canonical(spec)
+
+    @property
+    def library_encoder(self) -> str:
+        """The sentence encoder this library is built with (what its rankings read)."""
+        return encoder_for(self.store, None)
+
+    def export(self, collection: str | None = None) -> LibraryExport:
+        """The library's documents, sections and passages as rows (of ``collection`` when given; KeyError when
+        there is no such collection), for ``shelfwise export``."""
+        cid = None
+        if collection is not None:
+            found = self.store.find_collection(collection)
+            if found is None:
+                raise KeyError(collection)
+            cid = found.id
+        return export_rows(self.store.conn, cid)

@@ -25,6 +25,13 @@ from shelfwise.core.models.llama.openmp import tune_openmp
 tune_openmp()  # as the CLI and the window do when they start: the tests load llama.cpp in this process
 
 
+@pytest.fixture(autouse=True)
+def _own_settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test reads and writes its own settings file (``SHELFWISE_SETTINGS``), never the shared test home's: a
+    window test that saves its settings must not change what a later command-line test runs with."""
+    monkeypatch.setenv("SHELFWISE_SETTINGS", str(tmp_path / "settings.json"))
+
+
 @pytest.fixture(scope="session")
 def bundled_model() -> Path:
     """The bundled Gemma 3 270M GGUF (assembled on first use)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -92,10 +93,15 @@ def test_threshold_is_stored_per_model(tmp_path) -> None:
     assert get_threshold(s.store, s.backend) == 0.31
     assert s.store.get_meta("adaptive_threshold:fake") == 0.31
 
-    class Named(FakeBackend):
-        model_path = "/x/my-model.gguf"
+    class Named(FakeBackend):  # the one identity rule: a backend's model_id, whatever its file is called
+        model_path = Path("/x/my-model.gguf")
 
-    assert model_id(Named()) == "my-model.gguf"
+        @property
+        def model_id(self) -> str:
+            return "gguf:0123456789abcdef"
+
+    assert model_id(Named()) == "gguf:0123456789abcdef"
+    assert get_threshold(s.store, Named()) == DEFAULT_THRESHOLD  # another model: its own threshold
     s.store.close()
 
 

@@ -376,7 +376,7 @@ def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tm
 
     monkeypatch.delenv("SHELFWISE_JUDGE", raising=False)
     monkeypatch.setattr(judge_module, "Judge", no_load)
-    with Shelf(Settings(db_path=tmp_path / "lib.db"), embedder=object()) as shelf:
+    with Shelf(Settings(db_path=tmp_path / "lib.db"), embedder=HashEmbedder()) as shelf:
         assert shelf.judge is None  # not even looked for: the Judge class was never called
         assert from_passages.sentence_scorer(shelf).__qualname__.startswith("cached_scorer.")  # the embedder ranks
 

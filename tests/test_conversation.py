@@ -38,6 +38,7 @@ from shelfwise.core.conversation.reading import (
 )
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
 from shelfwise.core.conversation.turn import trace_dict, trace_from_dict
+from shelfwise.core.models.backend import EmbedderBase
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.trace import Candidate, Level, Trace
 from shelfwise.core.store import fts
@@ -185,7 +186,7 @@ def test_rewrite_fills_in_the_referent() -> None:
 
 
 # ----------------------------------------------------------------------------- reading
-class _Vectors:
+class _Vectors(EmbedderBase):
     """An embedder for the reading's logic: a fixed vector per text (unit axes), nothing learnt."""
 
     model_id = "test-vectors"

@@ -14,13 +14,14 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtWidgets import QLabel
 
 from shelfwise.app.gui.answer_view import AnswerView, answer_html
 from shelfwise.app.gui.demo import DemoBar, demo_steps
 from shelfwise.app.gui.ingest_bar import IngestBar, format_eta
 from shelfwise.app.gui.jobs import CancelFlag, IngestJob, QueryJob
 from shelfwise.app.gui.preview import PreviewPane, text_chunks
-from shelfwise.app.gui.settings_dialog import SettingsDialog, load_settings, save_settings
+from shelfwise.app.gui.settings_dialog import ADVANCED_NOTE, SettingsDialog, window_settings
 from shelfwise.app.gui.walk_view import COL_ACTION, COL_TITLE, ROLE_ROW, WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, WorkerHost
 from shelfwise.core.answers.export import answer_to_markdown, source_label
@@ -29,6 +30,7 @@ from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.models.backend import Cancelled
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
 from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.shelf import Shelf
 from shelfwise.ingest.model import Location
 
 PASSAGE = "Meals on business trips are reimbursed up to 40 euros a day when receipts are attached to the claim."
@@ -215,31 +217,74 @@ def test_ingest_bar_progress(qtbot) -> None:
 
 
 def test_settings_roundtrip(qtbot, tmp_path: Path) -> None:
+    """The window's settings live in the core's settings file (QSettings keeps the geometry only); the dialog shows
+    the models, GPU layers and threads, and keeps the budgets and research options under a collapsed Advanced."""
     qs = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    path = tmp_path / "settings.json"
     base = Settings(db_path=tmp_path / "x.db")
-    assert load_settings(qs, base) == base
+    loaded = window_settings(qs, base, path)
+    assert loaded.settings == base and not loaded.found and not path.exists()
     changed = Settings(db_path=base.db_path, model_path="/m.gguf", n_gpu_layers=8, n_threads=3, readout="likelihood",
-                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3)
-    save_settings(qs, changed)
-    again = load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), base)
+                       budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3,
+                       judge="bundled")
+    Shelf.save_settings(changed, path)
+    again = window_settings(qs, base, path).settings
     assert again == changed
     # the encoder is the library's, not the app's: a switch is never saved as a setting
-    save_settings(qs, replace(changed, embedder_path="minilm"))
-    assert load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), base).embedder_path is None
+    Shelf.save_settings(replace(changed, embedder_path="minilm"), path)
+    assert window_settings(qs, base, path).settings.embedder_path is None
+    assert qs.allKeys() == []  # nothing of the settings in QSettings
     dialog = SettingsDialog(again, encoder="minilm")
     qtbot.addWidget(dialog)
+    dialog.show()
     assert dialog.settings() == changed and dialog.encoder_choice() == "minilm"
+    assert dialog.judge.currentText() == "bundled"
+    assert not dialog.advanced.isVisible() and not dialog.budgets["keep"].isVisible()  # collapsed
+    qtbot.mouseClick(dialog.advanced_toggle, Qt.MouseButton.LeftButton)
+    assert dialog.advanced.isVisible() and dialog.budgets["keep"].isVisible()
+    assert dialog.findChild(QLabel, "advancedNote").text() == ADVANCED_NOTE and "calibration" in ADVANCED_NOTE.lower()
     dialog.budgets["keep"].setValue(9)
     dialog.readout.setCurrentText("embedding")
+    dialog.judge.setCurrentText("off")
     out = dialog.settings()
     assert out.budgets.keep == 9 and out.readout == "embedding" and out.db_path == base.db_path
-    assert out.embedder_path is None
+    assert out.embedder_path is None and out.judge is None
     dialog.embedder.setCurrentText("EmbeddingGemma")
     assert dialog.encoder_choice() == "embeddinggemma"
     dialog.embedder.setCurrentText(" /models/my-encoder.gguf ")
     assert dialog.encoder_choice() == "/models/my-encoder.gguf"
     dialog._defaults()
     assert dialog.encoder_choice() == "embeddinggemma"  # what a new library gets
+
+
+def test_an_older_windows_qsettings_move_into_the_settings_file_once(tmp_path: Path) -> None:
+    qs = QSettings(str(tmp_path / "old.ini"), QSettings.Format.IniFormat)
+    qs.setValue("window/geometry", b"kept")
+    qs.setValue("model/path", "/old.gguf")
+    qs.setValue("model/threads", 6)
+    qs.setValue("search/readout", "binary")
+    qs.setValue("budgets/keep", 7)
+    qs.sync()
+    path = tmp_path / "settings.json"
+    base = Settings(db_path=tmp_path / "x.db")
+    moved = window_settings(qs, base, path)
+    assert moved.found and path.exists() and not moved.problem
+    s = moved.settings
+    assert (s.model_path, s.n_threads, s.readout, s.budgets.keep) == ("/old.gguf", 6, "binary", 7)
+    assert s.db_path == base.db_path
+    assert qs.allKeys() == ["window/geometry"]  # QSettings keeps the window's own state only
+    # the file is the truth from now on: a value written there later is what the next start reads
+    Shelf.save_settings(replace(s, n_threads=2), path)
+    assert window_settings(qs, base, path).settings.n_threads == 2
+
+
+def test_a_damaged_settings_file_opens_the_window_with_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{not json", encoding="utf-8")
+    qs = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    base = Settings(db_path=tmp_path / "x.db")
+    loaded = window_settings(qs, base, path)
+    assert loaded.settings == base and "damaged" in loaded.problem and str(path) in loaded.problem
 
 
 def test_preview_pdf_page_highlight_and_text(qtbot, tmp_path: Path) -> None:

@@ -326,7 +326,9 @@ def test_silent_server_times_out_within_the_timeout_without_retrying() -> None:
 
 def test_request_concurrency_of_backends() -> None:
     assert request_concurrency(RemoteBackend("http://127.0.0.1:9", max_concurrency=4)) == 4
-    assert request_concurrency(object()) == 1
+    from shelfwise.core.models.fake import FakeBackend
+
+    assert request_concurrency(FakeBackend()) == 1
 
 
 # --------------------------------------------------------------------------- a real llama-cpp-python server

@@ -68,3 +68,53 @@ def test_the_reader_walk_finds_a_missing_reader() -> None:
     read = _attributes_read_outside_settings()
     assert "request_size" in read and "answer_generate" in read
     assert "no_such_setting_anywhere" not in read
+
+
+def test_the_settings_file_round_trips_and_keeps_what_it_does_not_know(tmp_path: Path) -> None:
+    import json
+
+    from shelfwise.core.settings import SETTINGS_VERSION, load_settings, save_settings
+
+    path = tmp_path / "settings.json"
+    assert load_settings(path).settings == Settings() and not load_settings(path).found
+    path.write_text(json.dumps({"version": 99, "from_a_newer_version": {"x": 1}, "n_threads": 3}), encoding="utf-8")
+    s = Settings(db_path=tmp_path / "lib.db", model_path="/m.gguf", n_threads=4, readout="binary", judge="bundled",
+                 budgets=Budgets(keep=7), judge_levels=("passage",), embedder_path="minilm")
+    save_settings(s, path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["version"] == SETTINGS_VERSION and data["from_a_newer_version"] == {"x": 1}
+    assert "db_path" not in data and "embedder_path" not in data  # the library's, not the user's
+    loaded = load_settings(path, Settings(db_path=tmp_path / "lib.db"))
+    assert loaded.found and not loaded.problem
+    assert loaded.settings == dataclasses.replace(s, embedder_path=None)
+
+
+def test_a_damaged_settings_file_gives_the_defaults_and_says_so(tmp_path: Path) -> None:
+    import json
+
+    from shelfwise.core.settings import load_settings
+
+    path = tmp_path / "settings.json"
+    for text in ("{\"n_threads\": 4", "[1, 2]", "\xff\xfe"):
+        path.write_bytes(text.encode("latin-1"))
+        loaded = load_settings(path)
+        assert loaded.settings == Settings() and str(path) in loaded.problem
+    path.write_text(json.dumps({"n_threads": "many", "readout": "yes-no", "keep": 3, "adaptive": True,
+                                "budgets": {"keep": "x"}}), encoding="utf-8")
+    loaded = load_settings(path)
+    assert loaded.settings == Settings(adaptive=True)  # what was usable is used
+    assert "n_threads" in loaded.problem and "readout" in loaded.problem and "budgets" in loaded.problem
+
+
+def test_the_command_line_reads_the_settings_file_and_its_flags_override_it(tmp_path: Path) -> None:
+    import click
+
+    from shelfwise.app.cli.group import CliState, settings_for
+    from shelfwise.core.settings import save_settings, settings_path
+
+    save_settings(Settings(n_threads=5, readout="binary", answer_passages=3))  # SHELFWISE_SETTINGS: conftest's
+    assert settings_path() == tmp_path / "settings.json"
+    ctx = click.Context(click.Command("x"), obj=CliState(tmp_path / "lib.db"))
+    with ctx:
+        s = settings_for(ctx, readout="fused", n_gpu_layers=None)
+    assert (s.n_threads, s.readout, s.answer_passages, s.db_path) == (5, "fused", 3, tmp_path / "lib.db")

@@ -28,6 +28,7 @@ class CliState:
     db: Path | None
     verbose: bool = False
     embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the library's own)
+    settings_noted: bool = False  # a damaged settings file was reported (once per command)
     _store: Store | None = None
 
     def library_path(self) -> Path:
@@ -170,15 +171,22 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
 
 
 def settings_for(ctx: click.Context, **changes: Any) -> Settings:
-    """Default settings on this invocation's database, with the options the user gave (None = not given)."""
+    """The user's settings file (``Shelf.load_settings``; a damaged one: the defaults and a note on stderr) on
+    this invocation's database, with the options the user gave overriding it for this run (None = not given)."""
+    from shelfwise.core.shelf import Shelf
+
     state = ctx.find_object(CliState)
     db = state.db if state else None
     if db is None:
         from shelfwise.core.paths import default_db
 
         db = default_db()
-    base = Settings(db_path=Path(db), embedder_path=state.embedder if state else None)
-    return replace(base, **{k: v for k, v in changes.items() if v is not None})
+    loaded = Shelf.load_settings(Settings(db_path=Path(db), embedder_path=state.embedder if state else None))
+    if loaded.problem and not (state is not None and state.settings_noted):
+        err(f"Note: {loaded.problem}")
+        if state is not None:
+            state.settings_noted = True
+    return replace(loaded.settings, **{k: v for k, v in changes.items() if v is not None})
 
 
 def err(msg: str) -> None:

@@ -29,6 +29,7 @@ from shelfwise.app.cli import (
     calibrate,
     chat,
     doctor,
+    export,
     index,
     ingest,
     models,
@@ -39,7 +40,8 @@ from shelfwise.app.cli import (
 from shelfwise.app.cli import eval as evaluate
 from shelfwise.app.cli.group import main
 
-COMMAND_MODULES = (ingest, status, tree, search, index, ask, calibrate, evaluate, models, doctor, app, chat)
+COMMAND_MODULES = (ingest, status, tree, search, index, ask, calibrate, evaluate, models, doctor, app, chat,
+                   export)
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from shelfwise.app.gui.settings_dialog import load_settings
+    from shelfwise.app.gui.settings_dialog import window_settings
     from shelfwise.app.gui.window import MainWindow
     from shelfwise.core.settings import Settings
 
@@ -108,13 +108,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setOrganizationName("shelfwise")
     app.setStyle("Fusion")
     qsettings = QSettings("shelfwise", "shelfwise")
-    settings = load_settings(qsettings, Settings(db_path=args.db.expanduser().resolve() if args.db else None))
-    window = open_window(settings, qsettings, fake=args.fake)
+    loaded = window_settings(qsettings, Settings(db_path=args.db.expanduser().resolve() if args.db else None))
+    window = open_window(loaded.settings, qsettings, fake=args.fake)
     if not isinstance(window, MainWindow):  # a library that cannot be opened: said in a window, not a traceback
         window.finished.connect(lambda _result: app.exit(1))
         app.exec()
         return 1
     window.show()
+    if loaded.problem:  # a damaged settings file: the defaults, and a message that says so
+        window.statusBar().showMessage(loaded.problem.capitalize(), 15000)
+        logging.getLogger(__name__).warning("%s", loaded.problem)
 
     if args.sample and window.library_is_empty():
         window.ingest([sample_path()], SAMPLE_COLLECTION)

@@ -1,7 +1,9 @@
-"""Settings: model file, GPU layers, threads, the walk's budgets, readout, adaptive retrieval.
+"""Settings: the models (answer model, the library's sentence encoder, the relevance judge), GPU layers, threads;
+under a collapsed "Advanced", the research options and the walk's budgets, which calibration sets per collection.
 
-Persisted with QSettings and mapped to the core's :class:`~shelfwise.core.settings.Settings` by two plain
-functions, :func:`load_settings` and :func:`save_settings`, so the mapping is testable without the dialog.
+The settings live in the core's one settings file (``Shelf.load_settings`` / ``Shelf.save_settings``, read by the
+command line too); the window keeps QSettings for its geometry only. :func:`window_settings` moves the values an
+older window kept in QSettings into that file once, so an upgrade loses nothing.
 """
 
 from __future__ import annotations
@@ -21,15 +23,25 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from shelfwise.core.indexing.encoder import canonical
-from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES, READOUTS, Budgets, Settings, as_readout
+from shelfwise.core.settings import (
+    DEFAULT_EMBEDDER,
+    EMBEDDER_NAMES,
+    READOUTS,
+    Budgets,
+    LoadedSettings,
+    Settings,
+    as_readout,
+)
+from shelfwise.core.shelf import Shelf
 
 BUDGET_HELP = {
     "first_keep_ratio": "Share of the first level kept (leans to recall)",
@@ -39,6 +51,11 @@ BUDGET_HELP = {
     "hybrid": "Dense + lexical candidates added to the last level (0 = off)",
     "branching": "Most children a node may have before it is grouped",
 }
+JUDGES = ("off", "bundled")
+ADVANCED_NOTE = ("Calibration sets the walk's budgets per collection when it indexes, so these values apply only to "
+                 "a collection that is not calibrated yet. The readout and adaptive retrieval are research options.")
+#: The QSettings groups an older window kept its settings in (moved into the settings file once).
+LEGACY_GROUPS = ("model", "search", "budgets")
 
 
 def _value(qs: QSettings, key: str, default: Any) -> Any:
@@ -57,9 +74,12 @@ def _value(qs: QSettings, key: str, default: Any) -> Any:
     return str(raw)
 
 
-def load_settings(qs: QSettings, base: Settings | None = None) -> Settings:
-    """The persisted settings over ``base`` (which carries what is not persisted here, such as the database)."""
-    base = base or Settings()
+def legacy_settings(qs: QSettings, base: Settings) -> Settings | None:
+    """The settings an older window kept in QSettings, over ``base``; None when it kept none."""
+    if not any(qs.contains(f"{group}/{key}") for group in LEGACY_GROUPS for key in
+               ("path", "gpu_layers", "threads", "readout", "adaptive", "answer_passages",
+                *(f.name for f in fields(Budgets)))):
+        return None
     budgets = Budgets(**{f.name: _value(qs, f"budgets/{f.name}", getattr(base.budgets, f.name))
                          for f in fields(Budgets)})
     readout = _value(qs, "search/readout", base.readout)
@@ -76,16 +96,24 @@ def load_settings(qs: QSettings, base: Settings | None = None) -> Settings:
     )
 
 
-def save_settings(qs: QSettings, settings: Settings) -> None:
-    qs.setValue("model/path", settings.model_path or "")
-    qs.setValue("model/gpu_layers", settings.n_gpu_layers)
-    qs.setValue("model/threads", settings.n_threads or 0)
-    qs.setValue("search/readout", settings.readout)
-    qs.setValue("search/adaptive", settings.adaptive)
-    qs.setValue("search/answer_passages", settings.answer_passages)
-    for f in fields(Budgets):
-        qs.setValue(f"budgets/{f.name}", getattr(settings.budgets, f.name))
+def window_settings(qs: QSettings, base: Settings, path: Path | None = None) -> LoadedSettings:
+    """The settings the window opens with: the settings file over ``base``. When there is no file yet and
+    QSettings holds an older window's settings, they are written to the file first and removed from QSettings
+    (once: QSettings keeps only the window's geometry from then on)."""
+    loaded = Shelf.load_settings(base, path)
+    if loaded.found:
+        return loaded
+    old = legacy_settings(qs, base)
+    if old is None:
+        return loaded
+    try:
+        Shelf.save_settings(old, loaded.path)
+    except OSError as exc:
+        return LoadedSettings(old, loaded.path, problem=f"could not write the settings file {loaded.path}: {exc}")
+    for group in LEGACY_GROUPS:
+        qs.remove(group)
     qs.sync()
+    return Shelf.load_settings(base, loaded.path)
 
 
 class SettingsDialog(QDialog):
@@ -104,6 +132,21 @@ class SettingsDialog(QDialog):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(browse)
+        self.embedder = QComboBox()
+        self.embedder.setEditable(True)
+        self.embedder.addItems(list(EMBEDDER_NAMES))
+        self.embedder.setCurrentText(encoder)
+        self.embedder.setToolTip("This library's sentence encoder, which judges every level: embeddinggemma "
+                                 "(multilingual; every new library gets it), minilm (faster, English only) or an "
+                                 "embedding GGUF path. Changing it re-embeds the library, after showing how long "
+                                 "that takes; until then questions are answered from its words and the new "
+                                 "vectors made so far.")
+        self.judge = QComboBox()
+        self.judge.setEditable(True)
+        self.judge.addItems(list(JUDGES))
+        self.judge.setCurrentText(settings.judge or "off")
+        self.judge.setToolTip("A relevance judge read beside the encoder: off (the default), bundled, a "
+                              "cross-encoder GGUF path or a rerank server URL")
         self.gpu_layers = QSpinBox()
         self.gpu_layers.setRange(-1, 999)
         self.gpu_layers.setSpecialValueText("automatic")
@@ -115,22 +158,20 @@ class SettingsDialog(QDialog):
         self.threads.setRange(0, 256)
         self.threads.setSpecialValueText("automatic")
         self.threads.setValue(settings.n_threads or 0)
-        self.embedder = QComboBox()
-        self.embedder.setEditable(True)
-        self.embedder.addItems(list(EMBEDDER_NAMES))
-        self.embedder.setCurrentText(encoder)
-        self.embedder.setToolTip("This library's sentence encoder, which judges every level: embeddinggemma "
-                                 "(multilingual; every new library gets it), minilm (faster, English only) or an "
-                                 "embedding GGUF path. Changing it re-embeds the library, after showing how long "
-                                 "that takes; until then questions are answered from its words and the new "
-                                 "vectors made so far.")
-        model_box = QGroupBox("Model")
+        model_box = QGroupBox("Models")
         model_form = QFormLayout(model_box)
-        model_form.addRow("Model file (GGUF)", model_row)
+        model_form.addRow("Answer model (GGUF)", model_row)
         model_form.addRow("Sentence encoder", self.embedder)
+        model_form.addRow("Relevance judge", self.judge)
         model_form.addRow("GPU layers", self.gpu_layers)
         model_form.addRow("Threads", self.threads)
 
+        self.advanced_toggle = QToolButton()
+        self.advanced_toggle.setText("Advanced")
+        self.advanced_toggle.setCheckable(True)
+        self.advanced_toggle.setChecked(False)
+        self.advanced = QWidget()
+        self.advanced_toggle.toggled.connect(self._show_advanced)
         self.readout = QComboBox()
         self.readout.addItems(list(READOUTS))
         self.readout.setCurrentText(settings.readout)
@@ -140,14 +181,14 @@ class SettingsDialog(QDialog):
         self.answer_passages = QSpinBox()
         self.answer_passages.setRange(1, 20)
         self.answer_passages.setValue(settings.answer_passages)
-        search_box = QGroupBox("Search")
-        search_form = QFormLayout(search_box)
-        search_form.addRow("Readout", self.readout)
-        search_form.addRow("Passages for the answer", self.answer_passages)
-        search_form.addRow(self.adaptive)
-
-        budget_box = QGroupBox("Budgets of the walk")
-        budget_form = QFormLayout(budget_box)
+        note = QLabel(ADVANCED_NOTE)
+        note.setWordWrap(True)
+        note.setObjectName("advancedNote")
+        advanced_form = QFormLayout(self.advanced)
+        advanced_form.addRow(note)
+        advanced_form.addRow("Readout", self.readout)
+        advanced_form.addRow("Passages for the answer", self.answer_passages)
+        advanced_form.addRow(self.adaptive)
         self.budgets: dict[str, QSpinBox | QDoubleSpinBox] = {}
         for f in fields(Budgets):
             value = getattr(settings.budgets, f.name)
@@ -163,7 +204,8 @@ class SettingsDialog(QDialog):
             box.setValue(value)
             box.setToolTip(BUDGET_HELP.get(f.name, ""))
             self.budgets[f.name] = box
-            budget_form.addRow(f.name.replace("_", " "), box)
+            advanced_form.addRow(f.name.replace("_", " "), box)
+        self.advanced.setVisible(False)
 
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
@@ -174,16 +216,22 @@ class SettingsDialog(QDialog):
         buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._defaults)
         layout = QVBoxLayout(self)
         layout.addWidget(model_box)
-        layout.addWidget(search_box)
-        layout.addWidget(budget_box)
+        layout.addWidget(self.advanced_toggle)
+        layout.addWidget(self.advanced)
         layout.addWidget(buttons)
+
+    def _show_advanced(self, shown: bool) -> None:
+        self.advanced.setVisible(shown)
+        self.adjustSize()
 
     def settings(self) -> Settings:
         """The settings as edited (everything the dialog does not show comes from the ones it was opened with)."""
         budgets = Budgets.from_dict({name: box.value() for name, box in self.budgets.items()})
+        judge = self.judge.currentText().strip()
         return replace(
             self._base,
             model_path=self.model_path.text().strip() or None,
+            judge=None if judge in ("", "off") else judge,
             n_gpu_layers=self.gpu_layers.value(),
             n_threads=self.threads.value() or None,
             readout=as_readout(self.readout.currentText()),
@@ -194,12 +242,13 @@ class SettingsDialog(QDialog):
 
     def encoder_choice(self) -> str:
         """The encoder chosen for this library (``minilm``, ``embeddinggemma`` or a GGUF path)."""
-        return canonical(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
+        return Shelf.encoder_name(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
 
     def _defaults(self) -> None:
         d = Settings()
         self.model_path.clear()
         self.embedder.setCurrentText(DEFAULT_EMBEDDER)
+        self.judge.setCurrentText("off")
         self.gpu_layers.setValue(d.n_gpu_layers)
         self.threads.setValue(0)
         self.readout.setCurrentText(d.readout)

@@ -35,18 +35,19 @@ from shelfwise.app.gui.plain import warn
 from shelfwise.app.gui.preview import PreviewPane
 from shelfwise.app.gui.query_session import QuerySession
 from shelfwise.app.gui.reading_bar import ReadingBar
-from shelfwise.app.gui.settings_dialog import SettingsDialog, save_settings
+from shelfwise.app.gui.settings_dialog import SettingsDialog
 from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.indexing.encoder import encoder_for, label
+from shelfwise.core.indexing.encoder import label
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.ingestion.lock import ingest_running
 from shelfwise.core.navigation.scope import in_filter
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
+from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -220,7 +221,7 @@ class MainWindow(QMainWindow):
 
     def library_encoder(self) -> str:
         """The sentence encoder this library is built with (a new library: the default)."""
-        return encoder_for(self.store, None)
+        return Shelf.encoder_of(self.store)
 
     # -- the sentence encoder: which one, and switching it --------------------------------------------------------
     def estimate_switch(self, encoder: str) -> EncoderJob:
@@ -556,9 +557,13 @@ class MainWindow(QMainWindow):
     def apply_settings(self, settings: Settings) -> None:
         settings = replace(settings, db_path=self.settings.db_path)
         self.settings = settings
-        save_settings(self.qsettings, settings)
         self.query_host.reset(settings)
         self.ingest_host.reset(settings)
+        try:  # the one settings file, which the command line reads too (QSettings keeps the geometry only)
+            Shelf.save_settings(settings)
+        except OSError as exc:
+            warn(self, "Settings", f"The settings apply to this session but could not be saved: {exc}")
+            return
         self.statusBar().showMessage("Settings saved; the model reloads on the next question", 8000)
 
     def _about(self) -> None:

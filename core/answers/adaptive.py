@@ -43,7 +43,6 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.answer import (
@@ -72,6 +71,7 @@ from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.types import Answer, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.trace import Hit, SearchResult
+from shelfwise.core.store.db import Store
 
 DEFAULT_THRESHOLD = 0.5
 MAX_SUB = 3
@@ -93,27 +93,21 @@ _STOPWORDS = frozenset({
 
 
 # --------------------------------------------------------------------------- model identity and threshold
-def model_id(backend: Any) -> str:
-    """A stable name of the generative model (its ``model_id``, else its GGUF file name, else the backend name)."""
-    explicit = getattr(backend, "model_id", None)
-    if explicit:
-        return str(explicit)
-    path = getattr(backend, "model_path", None)
-    if path:
-        return Path(str(path)).name
-    return str(getattr(backend, "name", "unknown"))
+def model_id(backend: DecisionBackend) -> str:
+    """The generative model's identity (its ``model_id``: the rule calibration keys by too)."""
+    return backend.model_id
 
 
-def threshold_key(backend: Any) -> str:
+def threshold_key(backend: DecisionBackend) -> str:
     return META_PREFIX + model_id(backend)
 
 
-def get_threshold(store: Any, backend: Any) -> float:
+def get_threshold(store: Store, backend: DecisionBackend) -> float:
     value = store.get_meta(threshold_key(backend), None)
     return DEFAULT_THRESHOLD if value is None else float(value)
 
 
-def set_threshold(store: Any, backend: Any, value: float) -> None:
+def set_threshold(store: Store, backend: DecisionBackend, value: float) -> None:
     store.set_meta(threshold_key(backend), float(value))
 
 
@@ -284,7 +278,7 @@ class Runner:
         self.keep = keep
         self.cancel = cancel
         self.on_search = on_search
-        self.n_passages = max(1, int(getattr(shelf.settings, "answer_passages", 5)))
+        self.n_passages = max(1, int(shelf.settings.answer_passages))
         self.cost = Cost()
         self.searches: list[SearchResult] = []
         self._decisions: dict[str, Decision] = {}

@@ -42,7 +42,6 @@ import re
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
 from shelfwise.core.answers.types import Citation
@@ -145,25 +144,22 @@ def render_chat(family: str, user: str) -> str:
 _INSTRUCT_WORDS = {"it", "instruct", "chat", "sft", "dpo", "rlhf", "orpo", "assistant"}
 
 
-def is_instruction_tuned(backend: Any) -> bool:
+def is_instruction_tuned(backend: DecisionBackend) -> bool:
     """Whether the GGUF's name/finetune metadata or file name says it was instruction-tuned ("-it", "instruct"...).
 
     Base models often ship their family's chat template too, so a template alone does not decide the prompt."""
     names = []
-    meta = getattr(backend, "meta", None)
-    if callable(meta):
-        for key in ("general.finetune", "general.name", "general.basename"):
-            with contextlib.suppress(Exception):  # metadata is a hint only
-                names.append(meta(key) or "")
-    names.append(str(getattr(backend, "model_path", "")).rsplit("/", 1)[-1])
+    for key in ("general.finetune", "general.name", "general.basename"):
+        with contextlib.suppress(Exception):  # metadata is a hint only
+            names.append(backend.meta(key) or "")
+    names.append(str(backend.model_path or "").rsplit("/", 1)[-1])
     words = {w for n in names for w in re.split(r"[^a-z0-9]+", n.lower()) if w}
     return bool(words & _INSTRUCT_WORDS)
 
 
-def prompt_family(backend: Any) -> str | None:
+def prompt_family(backend: DecisionBackend) -> str | None:
     """The chat family to prompt ``backend`` with, or None for the plain completion prompt."""
-    get = getattr(backend, "chat_template", None)
-    family = detect_family(get() if callable(get) else None)
+    family = detect_family(backend.chat_template())
     if family is None or not is_instruction_tuned(backend):
         return None
     return family

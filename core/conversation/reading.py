@@ -276,7 +276,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     the query text's own (the question's, already embedded, when read alone; the mix of ``rule.mix``), else None.
     ``alone=True``: the person asked to read it alone; ``search``: BM25 of a text (the gate's lexical margin);
     ``decision``: the collection's decision model (:func:`alone_confidence`; the prior when None)."""
-    model = str(getattr(embedder, "model_id", ""))
+    model = embedder.model_id
     if not turns or alone:
         # the question's vector, kept with the turn for the next one's mix; the walk embeds what it reads itself
         # (the question without its inline filters), finding this in the embedder's kept vectors when that is the
@@ -449,11 +449,9 @@ def kept_vector(reading: Reading, model: str, dim: int) -> np.ndarray | None:
 
 
 def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
-    """The questions' vectors in one embedder call where the embedder can (``embed_queries_kept``; the kept
-    vectors reused), else one :meth:`Embedder.embed_query` each."""
-    kept = getattr(embedder, "embed_queries_kept", None)
-    rows = kept(list(texts)) if kept is not None else [embedder.embed_query(t) for t in texts]
-    return [np.asarray(r, np.float32) for r in rows]
+    """The questions' vectors in one embedder call where the embedder can (``embed_queries_kept``: the kept
+    vectors reused; an encoder that keeps none embeds each with :meth:`Embedder.embed_query`)."""
+    return [np.asarray(r, np.float32) for r in embedder.embed_queries_kept(list(texts))]
 
 
 def with_rule(rule: ReadingRule, **changes: Any) -> ReadingRule:

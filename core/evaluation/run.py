@@ -223,7 +223,7 @@ def run_eval(
         return EvalReport(
             dataset=ds.name, split=split, questions=len(ds.questions), methods=results, sweep=sweep_rows,
             calibration=decision.report, settings={"readout": settings.readout, **settings.budgets.to_dict(),
-                                                   "embedder": getattr(embedder, "model_id", ""),
+                                                   "embedder": embedder.model_id,
                                                    "lm_levels": list(decision.lm_levels), "keep": decision.keep,
                                                    "judge": judge.model_id if judge is not None else None,
                                                    "judge_levels": list(settings.judge_levels) if judge else [],

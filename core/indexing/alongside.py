@@ -39,7 +39,7 @@ class EmbedAlongside:
         self.db = db
         self.collection_id = collection_id
         self.embedder = embedder
-        self.threads_before: int | None = getattr(embedder, "n_threads", None)
+        self.threads_before: int | None = embedder.n_threads
         if threads_while_parsing is None and self.threads_before is not None:
             threads_while_parsing = max(1, self.threads_before - 1)
         self.threads_while_parsing = threads_while_parsing
@@ -54,7 +54,7 @@ class EmbedAlongside:
     def start(self) -> None:
         if self.db is None or self._thread is not None:  # an in-memory store cannot be shared across connections
             return
-        if self.threads_while_parsing is not None and hasattr(self.embedder, "set_threads"):
+        if self.threads_while_parsing is not None:
             self.embedder.set_threads(self.threads_while_parsing)
         self._thread = threading.Thread(target=self._loop, name="shelfwise-embed-alongside", daemon=True)
         self._thread.start()
@@ -70,7 +70,7 @@ class EmbedAlongside:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if self.threads_before is not None and hasattr(self.embedder, "set_threads"):
+        if self.threads_before is not None:
             self.embedder.set_threads(self.threads_before)
         return self.embedded
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
@@ -119,14 +118,14 @@ def switch_estimate(store: Store, embedder: Embedder, sample: int = 8) -> Switch
         texts += [c for c in contexts if text_sha(embedder, c) not in have]
     tokens = _tokens(embedder, texts)
     if not texts:
-        return SwitchEstimate(canonical(getattr(embedder, "path", None)), 0, 0, 0.0, 0.0)
+        return SwitchEstimate(canonical(embedder.path), 0, 0, 0.0, 0.0)
     step = max(1, len(texts) // sample)
     probe = texts[::step][:sample]
     t0 = time.perf_counter()
     embedder.embed(probe)
     spent = max(time.perf_counter() - t0, 1e-6)
     rate = _tokens(embedder, probe) / spent
-    return SwitchEstimate(canonical(getattr(embedder, "path", None)), len(texts), tokens, rate, tokens / rate)
+    return SwitchEstimate(canonical(embedder.path), len(texts), tokens, rate, tokens / rate)
 
 
 def measure_switch(store: Store, spec: str, n_threads: int | None = None) -> SwitchEstimate:
@@ -137,12 +136,8 @@ def measure_switch(store: Store, spec: str, n_threads: int | None = None) -> Swi
         return replace(switch_estimate(store, embedder), encoder=canonical(spec))
 
 
-def _tokens(embedder: Any, texts: list[str]) -> int:
-    tokenize = getattr(embedder, "tokenize", None)
-    if tokenize is None:  # an encoder that cannot say (a test double): words stand in for tokens
-        return sum(len(t.split()) + 2 for t in texts)
-    prompt = embedder.profile.document_prefix() if hasattr(embedder, "profile") else ""
-    return sum(len(tokenize(t, prompt)) for t in texts)
+def _tokens(embedder: Embedder, texts: list[str]) -> int:
+    return embedder.document_tokens(texts)
 
 
 __all__ = ["META_KEY", "SwitchEstimate", "canonical", "describe", "encoder_for", "label", "library_encoder",

@@ -11,6 +11,7 @@ import hashlib
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -89,9 +90,31 @@ def check_cancel(cancel: CancelCheck | None, message: str = "cancelled") -> None
 
 @runtime_checkable
 class DecisionBackend(Protocol):
-    """The protocol. Implementations: ``models/llama/backend.py``, ``models/fake.py``, ``models/remote/backend.py``."""
+    """The protocol. Implementations: ``models/llama/backend.py``, ``models/fake.py``, ``models/remote/backend.py``;
+    each derives from :class:`BackendBase`, which declares the capabilities a backend may lack with their
+    defaults."""
 
     name: str
+
+    @property
+    def n_ctx(self) -> int:
+        """The model's context in tokens; 0 when not known (a server)."""
+        ...
+
+    @property
+    def max_concurrency(self) -> int:
+        """Requests of one level worth sending at once (1: one after another)."""
+        ...
+
+    @property
+    def model_path(self) -> Path | None:
+        """The GGUF file when the model runs in this process."""
+        ...
+
+    @property
+    def model_id(self) -> str:
+        """The model's identity: what calibration and the adaptive threshold are keyed by (see BackendBase)."""
+        ...
 
     def binary(
         self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
@@ -118,10 +141,50 @@ class DecisionBackend(Protocol):
     def count_tokens(self, text: str) -> int:
         ...
 
+    def chat_template(self) -> str | None:
+        """The model's chat template (GGUF ``tokenizer.chat_template``), or None."""
+        ...
+
+    def meta(self, key: str) -> str | None:
+        """A metadata value of the model (GGUF ``general.name``...), or None."""
+        ...
+
     def close(self) -> None:
         """Free the model or the connections; idempotent. A backend holding a model in this process raises
         :class:`BackendError` when called after it."""
         ...
+
+
+class BackendBase:
+    """The capabilities of :class:`DecisionBackend` a backend may lack, declared with their defaults; a backend
+    overrides what it has.
+
+    ``model_id`` is the one rule for a model's identity: the in-process backend's is its GGUF's content identity
+    (:func:`shelfwise.core.models.gguf_meta.gguf_identity`), a server's the model name it serves, the fake's its
+    name. Calibration (``navigation/snapshots.model_set``) and the adaptive threshold (``answers/adaptive``) are
+    both keyed by it, so loading another model redoes both."""
+
+    name: str = "backend"
+    n_ctx: int = 0
+    max_concurrency: int = 1
+    model_path: Path | None = None
+
+    @property
+    def model_id(self) -> str:
+        return self.name
+
+    def count_tokens(self, text: str) -> int:
+        """Whitespace words stand in for tokens where the backend cannot count them."""
+        return len(text.split())
+
+    def chat_template(self) -> str | None:
+        return None
+
+    def meta(self, key: str) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass
 
 
 class RelevanceJudge(Protocol):
@@ -143,16 +206,53 @@ class RelevanceJudge(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class EncoderProfile:
+    """How one family of embedding GGUFs is asked (chosen by the file's ``general.architecture``).
+
+    ``query_prompt`` goes before a question, ``document_prompt`` before a stored text (``{title}`` is the text's
+    title, ``none`` without one); both are plain text the model was trained with. MiniLM has none."""
+
+    name: str
+    query_prompt: str = ""
+    document_prompt: str = ""
+    languages: tuple[str, ...] | None = None  # ISO 639-1 codes it reads well; None: many (not listed)
+
+    def document_prefix(self, title: str | None = None) -> str:
+        return self.document_prompt.format(title=title or "none")
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """A sentence encoder: texts -> one L2-normalised float32 row each. Questions and stored texts may be embedded
     differently (EmbeddingGemma's prompts); an encoder that embeds both alike derives from
     ``encoders.embedder.SymmetricEncoder`` and defines ``embed`` only. Implementations: ``models/encoders/embedder.py``
-    (llama.cpp: all-MiniLM-L6-v2, EmbeddingGemma) and the test doubles. An optional ``window`` (tokens) enters the
-    vector-cache key (:func:`text_sha`); optional ``n_threads``/``set_threads`` let indexing lend a core to a parser."""
+    (llama.cpp: all-MiniLM-L6-v2, EmbeddingGemma) and the test doubles, each deriving from :class:`EmbedderBase`
+    (the defaults of what an encoder may lack). ``window`` (tokens; 0: not cut) enters the vector-cache key
+    (:func:`text_sha`); ``n_threads``/``set_threads`` let indexing lend a core to a parser."""
+
+    @property
+    def window(self) -> int:
+        """Tokens a text is cut to (0: not cut)."""
+        ...
+
+    @property
+    def path(self) -> Path | None:
+        """The GGUF file, where there is one."""
+        ...
+
+    @property
+    def n_threads(self) -> int | None:
+        """llama.cpp threads; None: not a llama.cpp encoder."""
+        ...
 
     @property
     def model_id(self) -> str: ...
+
+    @property
+    def profile(self) -> EncoderProfile | None:
+        """How the family is asked and which languages it reads; None: not known (reads them all)."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Stored texts (passages, descriptions), in order."""
@@ -162,21 +262,57 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
+    def embed_queries_kept(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions' vectors, rows in input order, reusing the ones the encoder kept where it keeps any."""
+        ...
+
     def embed_one(self, text: str) -> np.ndarray: ...
 
     def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """Row 0: the question; rows 1..: the texts (one call)."""
         ...
 
+    def document_tokens(self, texts: Sequence[str]) -> int:
+        """Tokens the texts take as stored texts (with the document prompt)."""
+        ...
+
+    def set_threads(self, n_threads: int) -> None: ...
+
     def close(self) -> None:
         """Free the model; idempotent (a model in this process raises :class:`BackendError` when used after)."""
         ...
 
 
+class EmbedderBase:
+    """What an :class:`Embedder` may lack, declared with its defaults (an encoder overrides what it has)."""
+
+    window: int = 0
+    path: Path | None = None
+    n_threads: int | None = None
+    profile: EncoderProfile | None = None
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_queries_kept(self, texts: Sequence[str]) -> np.ndarray:
+        """One :meth:`embed_query` per text (an encoder that keeps no vectors)."""
+        rows = [self.embed_query(t) for t in texts]
+        return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
+
+    def document_tokens(self, texts: Sequence[str]) -> int:
+        """An encoder that cannot tokenize: its words and two special tokens stand in for a text's tokens."""
+        return sum(len(t.split()) + 2 for t in texts)
+
+    def set_threads(self, n_threads: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def text_sha(embedder: Embedder, text: str) -> str:
     """Key of a cached vector: the text and what the embedder makes of it (its window)."""
-    window = getattr(embedder, "window", 0)
-    return hashlib.sha256(f"{window}\x00{text}".encode("utf-8", errors="surrogatepass")).hexdigest()
+    return hashlib.sha256(f"{embedder.window}\x00{text}".encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def default_threads() -> int:

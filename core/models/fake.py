@@ -26,6 +26,7 @@ import time
 from collections.abc import Generator, Sequence
 
 from shelfwise.core.models.backend import (
+    BackendBase,
     BackendError,
     CancelCheck,
     Cost,
@@ -60,7 +61,7 @@ def overlap(text: str, query: str) -> float:
     return len(words(text) & q) / len(q) if q else 0.0
 
 
-class FakeBackend:
+class FakeBackend(BackendBase):
     """Deterministic word-overlap backend implementing the DecisionBackend protocol (see the module doc)."""
 
     name = "fake"

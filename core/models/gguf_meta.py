@@ -9,6 +9,7 @@ which file to give instead. The format: https://github.com/ggml-org/ggml/blob/ma
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -118,3 +119,29 @@ def require_kind(path: Path, kind: Kind, role: str) -> str:
                            "--model")
     raise BackendError(f"the {role} {path} is a sentence encoder ({arch}), not a generative model: give a "
                        "generative GGUF with --model (encoders go with --embedder)")
+
+
+IDENTITY_HEAD = 4 << 20  # the header (metadata, tokenizer, tensor table) and the first weights
+IDENTITY_SAMPLES = 32  # chunks of the weights read at even steps through the rest of the file
+IDENTITY_CHUNK = 64 << 10
+
+
+def gguf_identity(path: Path) -> str:
+    """The content identity of a model file, cheap for any size: sha256 over the file's size, its first 4 MiB
+    (every GGUF metadata key a converter writes first: name, architecture, tokenizer; then the tensor table) and
+    32 chunks of 64 KiB at even steps through the rest (weights: another fine-tune or quantization of the same
+    model differs there). About 6 MiB read whatever the size; the file's name and place do not count, so a copy
+    is the same model and a changed file is another one."""
+    size = path.stat().st_size
+    h = hashlib.sha256(size.to_bytes(8, "little"))
+    with path.open("rb") as fh:
+        h.update(fh.read(IDENTITY_HEAD))
+        rest = size - IDENTITY_HEAD
+        if rest > 0:
+            step = max(IDENTITY_CHUNK, rest // IDENTITY_SAMPLES)
+            for offset in range(IDENTITY_HEAD, size, step):
+                fh.seek(offset)
+                h.update(fh.read(IDENTITY_CHUNK))
+            fh.seek(max(IDENTITY_HEAD, size - IDENTITY_CHUNK))
+            h.update(fh.read(IDENTITY_CHUNK))  # the last weights
+    return f"gguf:{h.hexdigest()[:16]}"

@@ -60,9 +60,8 @@ class Models:
 
     def close(self) -> None:
         for obj in (self._backend, self._embedder, *(self._judge or [])):
-            close = getattr(obj, "close", None)
-            if close is not None:
-                close()
+            if obj is not None:
+                obj.close()
         self._backend = None
         self._embedder = None
         self._judge = None

@@ -121,11 +121,11 @@ class Navigator:
         result.trace.notes.extend(request.notes)
         lean = self.words_only(snap)
         if lean is not None:
-            profile = getattr(self.embedder, "profile", None)
+            profile = self.embedder.profile
+            encoder = profile.name if profile is not None else "this one"
             result.trace.notes.append(
                 f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
-                f"({getattr(profile, 'name', 'this one')}) does not read: their passages were judged by their words "
-                "(BM25).")
+                f"({encoder}) does not read: their passages were judged by their words (BM25).")
         return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
@@ -143,8 +143,8 @@ class Navigator:
 
     def words_only(self, snap: Snapshot) -> WordsOnly | None:
         """The documents whose language the encoder does not read (their passages are judged by their words)."""
-        profile = getattr(self.embedder, "profile", None)
-        return words_only(snap, getattr(profile, "languages", None))
+        profile = self.embedder.profile
+        return words_only(snap, profile.languages if profile is not None else None)
 
     # -- the walk -----------------------------------------------------------------------------------------------
     def walk(

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from shelfwise.core.models.backend import Cost, Likelihoods, Scores
+from shelfwise.core.models.backend import Cost, DecisionBackend, Likelihoods, Scores
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-def request_concurrency(backend: Any) -> int:
-    """How many requests of a level to run at once for ``backend``: its ``max_concurrency`` (remote backends),
-    else 1."""
-    return max(1, int(getattr(backend, "max_concurrency", 1) or 1))
+def request_concurrency(backend: DecisionBackend) -> int:
+    """How many requests of a level to run at once for ``backend``: its ``max_concurrency`` (more than 1 for
+    remote backends)."""
+    return max(1, backend.max_concurrency or 1)
 
 
 def score_requests(fn: Callable[[T], R], chunks: Sequence[T], max_concurrency: int) -> list[R]:

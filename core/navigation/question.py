@@ -11,7 +11,6 @@ walk and the answer use, and the trace and answer carry a note that says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shelfwise.core.models.backend import DecisionBackend
 
@@ -32,17 +31,14 @@ class Question:
 
 
 def question_budget(backend: DecisionBackend | None) -> int:
-    n_ctx = getattr(backend, "n_ctx", None)
-    if isinstance(n_ctx, int) and n_ctx > 0:
+    n_ctx = backend.n_ctx if backend is not None else 0
+    if n_ctx > 0:
         return max(16, min(MAX_QUESTION_TOKENS, n_ctx // QUESTION_CONTEXT_SHARE))
     return MAX_QUESTION_TOKENS
 
 
-def _count(backend: Any, text: str) -> int:
-    count = getattr(backend, "count_tokens", None)
-    if count is None:
-        return len(text.split())
-    return int(count(text))
+def _count(backend: DecisionBackend | None, text: str) -> int:
+    return len(text.split()) if backend is None else int(backend.count_tokens(text))
 
 
 def clip_question(question: str, backend: DecisionBackend | None) -> Question:

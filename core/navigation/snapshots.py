@@ -30,10 +30,10 @@ def snapshot_for(store: Store, collection_id: int, embed_model: str | None) -> S
 
 
 def model_set(embedder: Embedder, backend: DecisionBackend | None) -> str:
-    """Identifies the models a calibration was fitted with: it is redone when either changes."""
-    emb = getattr(embedder, "model_id", "none")
-    gen = getattr(backend, "model_id", None) or getattr(backend, "name", "none")
-    return f"{emb}|{gen}"
+    """Identifies the models a calibration was fitted with (each one's ``model_id``): it is redone when either
+    changes."""
+    gen = backend.model_id if backend is not None else "none"
+    return f"{embedder.model_id}|{gen}"
 
 
 def load_decision(store: Store, collection_id: int, embedder: Embedder,

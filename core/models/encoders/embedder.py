@@ -29,7 +29,7 @@ from typing import Self
 
 import numpy as np
 
-from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.backend import BackendError, EmbedderBase, EncoderProfile
 from shelfwise.core.models.encoders.convert import (
     BUNDLED_PACKAGE,
     CONVERTER_VERSION,
@@ -158,7 +158,7 @@ class EmbedTiming:
         self.tokenize_seconds = self.encode_seconds = 0.0
 
 
-class SymmetricEncoder:
+class SymmetricEncoder(EmbedderBase):
     """The query-side methods for an encoder whose questions and stored texts are embedded alike (no prompts):
     a subclass defines ``embed(texts)`` only (logic-test doubles, wrappers)."""
 
@@ -176,22 +176,6 @@ class SymmetricEncoder:
 
     def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
         return self.embed([query, *texts])
-
-
-@dataclass(frozen=True)
-class EncoderProfile:
-    """How one family of embedding GGUFs is asked (chosen by the file's ``general.architecture``).
-
-    ``query_prompt`` goes before a question, ``document_prompt`` before a stored text (``{title}`` is the text's
-    title, ``none`` without one); both are plain text the model was trained with. MiniLM has none."""
-
-    name: str
-    query_prompt: str = ""
-    document_prompt: str = ""
-    languages: tuple[str, ...] | None = None  # ISO 639-1 codes it reads well; None: many (not listed)
-
-    def document_prefix(self, title: str | None = None) -> str:
-        return self.document_prompt.format(title=title or "none")
 
 
 MINILM = EncoderProfile("minilm", languages=("en",))  # trained on English pairs
@@ -223,7 +207,7 @@ def resolve_embedder(spec: str | Path | None) -> Path:
 QUERY_CACHE = 16  # question vectors kept by Embedder.embed_query
 
 
-class Embedder:
+class Embedder(EmbedderBase):
     """Sentence vectors from an embedding GGUF run by llama.cpp (default: EmbeddingGemma-300M, see resolve_embedder).
 
     One class for every encoder family: the file's architecture picks its :class:`EncoderProfile` (the prompts
@@ -238,6 +222,10 @@ class Embedder:
     (``benchmarks/embedder.py --threads N``; docs/benchmarks.md).
     Calls are serialised by a lock.
     """
+
+    profile: EncoderProfile
+    path: Path
+    n_threads: int
 
     def __init__(
         self,
@@ -340,6 +328,11 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         return len(self._raw_tokens(text.encode("utf-8", errors="replace"), True))
+
+    def document_tokens(self, texts: Sequence[str]) -> int:
+        """Tokens the texts take as stored texts: each with the document prompt, cut to the window."""
+        prompt = self.profile.document_prefix()
+        return sum(len(self.tokenize(t, prompt)) for t in texts)
 
     # -- embedding ----------------------------------------------------------------------------------------------
     def encode_tokens(self, seqs: list[list[int]]) -> np.ndarray:

@@ -30,9 +30,9 @@ from typing import Any, Self
 
 import llama_cpp
 
-from shelfwise.core.models.backend import BackendError, Cost, default_threads
+from shelfwise.core.models.backend import BackendBase, BackendError, Cost, default_threads
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
-from shelfwise.core.models.gguf_meta import require_kind
+from shelfwise.core.models.gguf_meta import gguf_identity, require_kind
 from shelfwise.core.models.llama.batch import TokenBatch
 from shelfwise.core.models.llama.bundled import resolve_model
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
@@ -60,7 +60,7 @@ def gpu_offload_supported() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
-class LlamaEngine:
+class LlamaEngine(BackendBase):
     """One GGUF model and one multi-sequence llama.cpp context (see the module doc).
 
     ``model_path=None`` uses the bundled Gemma 3 270M. ``max_outputs`` caps the rows of logits per request (each
@@ -70,6 +70,7 @@ class LlamaEngine:
     """
 
     name = "llama.cpp"
+    model_path: Path
 
     def __init__(
         self,
@@ -93,6 +94,7 @@ class LlamaEngine:
         self._lock = threading.Lock()
         self.model_path = resolve_model(model_path)
         require_kind(self.model_path, "generator", "answer model")  # an encoder here answered nothing, silently
+        self._model_id = gguf_identity(self.model_path)
         if n_seq_max < 2:
             raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
         _init_llama(verbose)
@@ -179,6 +181,11 @@ class LlamaEngine:
     def _check_open(self) -> None:
         if self._ctx is None:
             raise BackendError("the backend is closed")
+
+    @property
+    def model_id(self) -> str:
+        """The GGUF's content identity (:func:`gguf_identity`): another file loaded is another model."""
+        return self._model_id
 
     def meta(self, key: str) -> str | None:
         """A GGUF metadata value as a string (e.g. ``general.name``), or None."""

@@ -51,6 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
 from shelfwise.core.models.backend import (
+    BackendBase,
     BackendError,
     CancelCheck,
     Cancelled,
@@ -79,7 +80,7 @@ _R = TypeVar("_R")
 # --------------------------------------------------------------------------- the backend
 
 
-class RemoteBackend:
+class RemoteBackend(BackendBase):
     """:class:`~shelfwise.core.models.backend.DecisionBackend` over an OpenAI-compatible ``/v1/completions`` server.
 
     ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form
