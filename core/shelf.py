@@ -7,12 +7,10 @@ it inside its worker thread). No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn
@@ -20,7 +18,8 @@ from shelfwise.core.indexing.encoder import canonical, encoder_for, record_encod
 from shelfwise.core.ingestion.runner import IngestReport
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.models.loaded import Models
-from shelfwise.core.navigation.scope import ResolvedScope, Scope
+from shelfwise.core.navigation.request import request_for
+from shelfwise.core.navigation.scope import Scope
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import default_db
@@ -132,20 +131,14 @@ class Shelf:
             record_encoder(self.store, self.settings.embedder_path)
 
     # -- questions ----------------------------------------------------------------------------------------------
-    def search(
-        self,
-        question: str,
-        collection: str | None = None,
-        *,
-        keep: Sequence[int] = (),
-        cancel: CancelCheck | None = None,
-        scope: Scope | ResolvedScope | None = None,
-        prior: Mapping[int, float] | None = None,
-        q_vec: np.ndarray | None = None,
-    ) -> SearchResult:
-        """Walk the tree level by level (:meth:`LibraryWalk.search`)."""
-        return self.walk.search(question, collection, keep=keep, cancel=cancel, scope=scope, prior=prior,
-                                q_vec=q_vec)
+    def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
+               cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
+        """Walk the tree level by level for ``question`` as typed: read once (its inline filters with ``scope``,
+        the CLI's options; ScopeError for a malformed one), clipped once (``core/navigation/request.py``);
+        ``keep`` forces branches (node ids) open ("look here too"). A scope that admits no document returns no
+        passage and says so in the trace's notes."""
+        request = request_for(self.store, self.backend, question, collection, scope=scope, keep=keep)
+        return self.walk.search(request, cancel)
 
     def ask(
         self,

@@ -344,12 +344,6 @@ PROBES_ALLOWED = {
     ("core/evaluation/answer_modes.py", "q"): "an evaluation question of one of several dataset shapes",
     ("core/evaluation/answers.py", "eval_set"): "an evaluation set or a list of its questions",
 }
-# The facade's parts still reached by name in the answer path: the door work types them (may only shrink).
-PROBES_PENDING = {("core/answers/from_passages.py", "shelf"), ("core/answers/route.py", "shelf"),
-                  ("core/answers/adaptive.py", "shelf"), ("core/answers/ask.py", "shelf"),
-                  ("core/evaluation/answers.py", "shelf")}
-
-
 def attribute_probes(root: Path = ROOT, folder: str = "core") -> list[tuple[str, str, int]]:
     """Every ``getattr(x, ...)``/``hasattr(x, ...)`` under ``folder``: (file, the source of ``x``, line)."""
     found = []
@@ -367,7 +361,7 @@ def test_capabilities_are_declared_not_probed() -> None:
     declared on its protocol with a default in ``BackendBase``/``EmbedderBase`` (core/models/backend.py). Each
     other probe is allowed by name with the reason it is legitimate."""
     bad = [f"{rel}:{line}: getattr on {obj}" for rel, obj, line in attribute_probes()
-           if (rel, obj) not in PROBES_ALLOWED and (rel, obj) not in PROBES_PENDING]
+           if (rel, obj) not in PROBES_ALLOWED]
     assert not bad, "declare the capability on the protocol (core/models/backend.py) instead, or allow a " \
         "legitimate probe in PROBES_ALLOWED:\n" + "\n".join(bad)
 

@@ -136,7 +136,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, o
             click.echo(f"[{done}/{total}] {mark:<8} retrievals={outcome.tree.retrievals} "
                        f"{outcome.seconds:.1f}s  {outcome.item.question[:70]}", err=True)
 
-        report = calibrate_adaptive(shelf, items, collection=collection, out_dir=out, max_sub=max_sub,
+        report = calibrate_adaptive(shelf.walk, items, collection=collection, out_dir=out, max_sub=max_sub,
                                     max_expansions=max_expansions, save=not dry_run, progress=progress)
     if as_json:
         click.echo(json_text(report.to_json(), indent=1))

@@ -263,11 +263,11 @@ class CalibrationReport:
         return d
 
 
-def search_question(shelf: Library, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
+def search_question(library: Library, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
                     max_expansions: int = MAX_EXPANSIONS) -> QuestionOutcome:
     """Decompose one labelled question and find its cheapest correct trajectory with the real models."""
     t0 = time.perf_counter()
-    runner = Runner(shelf, collection=item.collection or collection)
+    runner = Runner(library, collection=item.collection or collection)
     subs = decompose(runner.backend, item.question, max_sub=max_sub, cost=runner.cost)
     finals: dict[tuple[str, ...], str] = {}
 
@@ -286,17 +286,17 @@ def search_question(shelf: Library, item: QAItem, *, collection: str | None = No
 
 
 def calibrate_adaptive(
-    shelf: Library, items: Sequence[QAItem], *, collection: str | None = None, out_dir: Path | None = None,
+    library: Library, items: Sequence[QAItem], *, collection: str | None = None, out_dir: Path | None = None,
     max_sub: int = MAX_SUB, max_expansions: int = MAX_EXPANSIONS, save: bool = True,
     progress: Callable[[int, int, QuestionOutcome], None] | None = None,
 ) -> CalibrationReport:
     """Search every item, fit and (``save``) store the threshold, write the two JSONL files into ``out_dir``."""
     t0 = time.perf_counter()
-    backend = shelf.backend
-    previous = get_threshold(shelf.store, backend)
+    backend = library.backend
+    previous = get_threshold(library.store, backend)
     outcomes = []
     for n, item in enumerate(items, 1):
-        outcome = search_question(shelf, item, collection=collection, max_sub=max_sub,
+        outcome = search_question(library, item, collection=collection, max_sub=max_sub,
                                   max_expansions=max_expansions)
         outcomes.append(outcome)
         if progress is not None:
@@ -308,7 +308,7 @@ def calibrate_adaptive(
         fitted = (round(fitted[0], 6), fitted[1])
     saved = bool(save and fitted is not None)
     if saved and fitted is not None:
-        set_threshold(shelf.store, backend, fitted[0])
+        set_threshold(library.store, backend, fitted[0])
     files: dict[str, str] = {}
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -82,12 +82,12 @@ class ModeReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_mode_eval(shelf: Library, questions: Sequence[Any], *, collection: str | None = None,
+def run_mode_eval(library: Library, questions: Sequence[Any], *, collection: str | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ModeReport:
     """Answer each question (``EvalQuestion``: query, answers, not_answerable) once and score the four modes."""
     rows: list[dict[str, Any]] = []
     for i, q in enumerate(questions):
-        ans = answer_question(shelf, q.query, collection=collection)
+        ans = answer_question(library, q.query, collection=collection)
         texts = mode_texts(ans)
         sources = cited_texts(ans)
         kind = ("unanswerable" if getattr(q, "not_answerable", False) else

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +50,6 @@ from shelfwise.core.navigation.parallel import (
     request_concurrency,
     score_requests,
 )
-from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.readout_prompts import (
     binary_prompt,
     candidate_text,
@@ -58,6 +57,7 @@ from shelfwise.core.navigation.readout_prompts import (
     likelihood_context,
     likelihood_query,
 )
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace

@@ -3,7 +3,7 @@
 
 The question in a request is already read: its inline filters are taken out and resolved into ``scope``
 (:func:`~shelfwise.core.navigation.scope.prepare_question`, once) and its text is clipped to the model's budget
-(:func:`~shelfwise.core.navigation.question.clip_question`, once, in :func:`prepared_request`). Nothing below
+(:func:`~shelfwise.core.navigation.question.clip_question`, once, in :func:`clipped_request`). Nothing below
 the door parses or clips it again. :func:`request_for` is that door for a text as typed.
 """
 
@@ -40,10 +40,18 @@ class SearchRequest:
 def prepared_request(prepared: Prepared, collection: str | None, backend: DecisionBackend | None, *,
                      keep: Sequence[int] = (), prior: Mapping[int, float] | None = None,
                      q_vec: np.ndarray | None = None) -> SearchRequest:
-    """The walk's request for a question already read: its text clipped to ``backend``'s budget (the note that
-    says so, when clipped, travels in ``notes``)."""
-    asked = clip_question(prepared.question, backend)
-    return SearchRequest(asked.text, collection, prepared.resolved, tuple(keep), prior, q_vec,
+    """The walk's request for a question already read (:func:`clipped_request` on its text and scope)."""
+    return clipped_request(prepared.question, collection, backend, scope=prepared.resolved, keep=keep, prior=prior,
+                           q_vec=q_vec)
+
+
+def clipped_request(text: str, collection: str | None, backend: DecisionBackend | None, *,
+                    scope: ResolvedScope | None = None, keep: Sequence[int] = (),
+                    prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None) -> SearchRequest:
+    """The one place a question is clipped: ``text`` (read already, its filters out) cut to ``backend``'s budget,
+    the note that says so in ``notes``."""
+    asked = clip_question(text, backend)
+    return SearchRequest(asked.text, collection, scope, tuple(keep), prior, q_vec,
                          (asked.note,) if asked.clipped else ())
 
 
@@ -56,4 +64,4 @@ def request_for(store: Store, backend: DecisionBackend | None, question: str, co
     return prepared_request(prepared, collection, backend, keep=keep, prior=prior)
 
 
-__all__ = ["SearchRequest", "prepared_request", "request_for"]
+__all__ = ["SearchRequest", "clipped_request", "prepared_request", "request_for"]
