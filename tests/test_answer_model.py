@@ -86,7 +86,8 @@ def test_answer_streams_and_cites_real_passages(real_shelf: Any) -> None:
     events: list[str] = []
     tokens: list[str] = []
     t0 = time.perf_counter()
-    ans = answer_question(real_shelf.walk, "What is the company VPN called?", on_search=lambda r: events.append("search"),
+    ans = answer_question(real_shelf.walk, "What is the company VPN called?",
+                          on_search=lambda r: events.append("search"),
                           on_extract=lambda a: events.append("extract"),
                           on_token=lambda t: (events.append("token"), tokens.append(t)),
                           on_generated=lambda a: events.append("generated"))
