@@ -103,9 +103,7 @@ class IngestWorker(ShelfWorker):
                 self._encoder(shelf, job)
                 report = None
             elif isinstance(job, RemoveJob):
-                for doc_id in job.document_ids:
-                    shelf.store.remove_document(doc_id)
-                shelf.refresh(job.collection)
+                shelf.remove_documents(job.document_ids, job.collection)
                 report = None
             else:
                 report = _ingest(shelf, job, self.progress.emit)
@@ -161,6 +159,7 @@ class QueryWorker(ShelfWorker):
                 return
             shelf = self.shelf()
             collection = job.collection or None
+            shelf.before_question(job.collection or "default")  # answer from what exists, or finish the index
             if job.answer and job.conversation is not None:
                 answer = self._turn(shelf, job)
                 if job.cancel():
