@@ -24,10 +24,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from reading_research import SHIPPED, decision_for, read, with_rule
+
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.conversation.model import Conversation
-from shelfwise.core.conversation.reading import SHIPPED, read, with_rule
-from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
+from shelfwise.core.conversation.turn import lexical_search, turn_from
 from shelfwise.core.evaluation.dialogues import load_dialogues
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from reading_research import ALONE, SHIPPED, in_documents, install
+from reading_research import ResearchRule as ReadingRule
 
 import shelfwise.core.evaluation.dialogues as dialogues_mod
 import shelfwise.core.models.encoders.embedder as embedder_mod
@@ -39,15 +41,11 @@ from shelfwise.core.conversation.cues import (
 )
 from shelfwise.core.conversation.model import Turn
 from shelfwise.core.conversation.reading import (
-    ALONE,
     FEW_WORDS,
-    SHIPPED,
-    ReadingRule,
     compose,
     flat_best,
     history_documents,
     history_nodes,
-    in_documents,
     lexical_margin,
     mix_vectors,
     passage_words,
@@ -186,7 +184,7 @@ def walk_confidence(shelf: Any, question: str) -> float:
 
 def followup_walk_confidence(shelf: Any, snap: Any, question: str, before: list[Turn], rule: ReadingRule) -> float:
     """The walk's calibrated score of its top passage for the follow-up reading (the forced play's walk, memoised)."""
-    from shelfwise.core.conversation.reading import read
+    from reading_research import read
 
     reading, q_vec = read(question, before, snap, shelf.embedder, rule, search=lexical_search(shelf.store, snap))
     answer = dialogues_mod.answer_question(shelf, reading.query, collection="default", generate=False,
@@ -237,10 +235,11 @@ GRID = [dict(threshold=th, cue_weight=cw, lexical_weight=lw, own_words=ow, confi
 def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
     """The bundled sample questions asked one after another in one conversation on a library of the sample alone
     (as tests/test_gui_window.py asks them): the ones whose extracted answer misses its gold answer."""
+    from reading_research import decision_for, read
+
     from shelfwise import resources
     from shelfwise.core.conversation.model import Conversation
-    from shelfwise.core.conversation.reading import read
-    from shelfwise.core.conversation.turn import decision_for, turn_from
+    from shelfwise.core.conversation.turn import turn_from
     from shelfwise.core.evaluation.answer_modes import fact_match
 
     wrong = []
@@ -277,6 +276,7 @@ def main() -> None:
     if args.split == "test":
         raise SystemExit("the gate is looked at on the tune split only")
     memo = memoise_walks(args.memo)
+    install()  # play() reads with the research rules (the --rules may name their fields)
     dialogues = load_dialogues(args.data, args.split)
     report: dict[str, Any] = {"data": args.data, "split": args.split, "dialogues": len(dialogues)}
     with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as opened:

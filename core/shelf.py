@@ -197,7 +197,6 @@ class Shelf:
         *,
         on_token: Callable[[str], None] | None = None,
         on_search: Callable[[SearchResult], None] | None = None,
-        adaptive: bool | None = None,
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
         on_extract: Callable[[Answer], None] | None = None,
@@ -210,8 +209,8 @@ class Shelf:
 
         return answer_question(
             self.walk, question, collection=collection, on_token=on_token, on_search=on_search,
-            adaptive=self.settings.adaptive if adaptive is None else adaptive, keep=keep, cancel=cancel,
-            on_extract=on_extract, scope=scope, on_generated=on_generated,
+            adaptive=self.settings.adaptive, keep=keep, cancel=cancel, on_extract=on_extract, scope=scope,
+            on_generated=on_generated,
         )
 
     def ask_in_conversation(

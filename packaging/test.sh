@@ -10,5 +10,11 @@ if ! .venv/bin/python -c "import torch, tokenizers" >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q -e '.[train]' >>.venv/setup-pip.log 2>&1 \
     || { echo "test: 'pip install -e .[train]' failed; see .venv/setup-pip.log" >&2; exit 1; }
 fi
+# llama.cpp's llama-server for tests/test_server.py (packaging/server.sh: built once into ~/.cache/shelfwise-server,
+# about 9 minutes on 2 cores the first time, a check of the binary after that; SHELFWISE_SERVER_BUILD=0 skips it,
+# and those tests then skip saying so)
+if [ "${SHELFWISE_SERVER_BUILD:-1}" != 0 ]; then
+  bash packaging/server.sh build
+fi
 export QT_QPA_PLATFORM=offscreen
 exec .venv/bin/python -m pytest -q "$@"

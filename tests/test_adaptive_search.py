@@ -1,4 +1,5 @@
-"""DeepRAG's calibration tree search (core/adaptive_search.py): ordering, threshold fitting, exports, command."""
+"""DeepRAG's calibration tree search (core/adaptive_search.py): ordering, threshold fitting, command (the training
+data export: tests/test_adaptive_export.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,10 @@ from shelfwise.core.answers.adaptive_search import (
     calibrate_adaptive,
     fit_threshold,
     load_qa,
-    preference_records,
-    supervised_record,
 )
 from shelfwise.core.answers.types import Step
 from tests.test_adaptive import _router
-from tests.test_answer import HITS, FakeShelf
+from tests.test_answer import FakeShelf
 
 
 # --------------------------------------------------------------------------- the search, with an oracle
@@ -79,40 +78,6 @@ def test_fit_threshold_separates_choices() -> None:
     assert t == 0.15  # all retrieved: midpoint of [0, 0.3]
 
 
-# --------------------------------------------------------------------------- exports
-def _solved_tree() -> TreeResult:
-    s0 = Step("Who leads the team?", "Ann Lee", "model", 0.2, [])
-    s1 = Step("Where does it meet?", "Room 4B [1].", "documents", 0.8, [HITS[0]])
-    alt0 = Step("Who leads the team?", "Bob [2].", "documents", 0.2, [HITS[1]])
-    alt1 = Step("Where does it meet?", "In Paris", "model", 0.8, [])
-    children = {("model",): s0, ("documents",): alt0, ("model", "model"): alt1, ("model", "documents"): s1}
-    return TreeResult([s0, s1], ("model", "documents"), "Room 4B [1].", 2, [], children)
-
-
-def test_supervised_record_fields() -> None:
-    rec = supervised_record("Where does Ann's team meet?", ["room 4B"], _solved_tree())
-    assert [m["role"] for m in rec["messages"]] == ["user", "assistant"]
-    assert rec["messages"][0]["content"] == "Where does Ann's team meet?"
-    content = rec["messages"][1]["content"]
-    assert content.startswith("Follow up: Who leads the team?\nDecision: answer from own knowledge\n")
-    assert "Decision: retrieve\nIntermediate answer: Room 4B [1]." in content
-    assert content.endswith("So the final answer is: Room 4B [1].")
-    assert rec["answer"] == ["room 4B"] and rec["retrievals"] == 1
-    step = rec["trajectory"][1]
-    assert set(step) == {"question", "answer", "source", "p_retrieve", "passages"}
-    assert step["passages"][0]["path"] == "/docs/hr.pdf" and step["passages"][0]["location"]["label"] == "p. 1"
-    json.dumps(rec)
-
-
-def test_preference_records_prefer_the_cheaper_correct_choice() -> None:
-    recs = preference_records("Where does Ann's team meet?", _solved_tree())
-    assert [set(r) for r in recs] == [{"prompt", "chosen", "rejected"}] * 2
-    assert recs[0]["prompt"].endswith("Follow up: Who leads the team?\nDecision:")
-    assert recs[0]["chosen"].startswith(" answer from own knowledge") and "Bob [2]." in recs[0]["rejected"]
-    assert "Intermediate answer: Ann Lee" in recs[1]["prompt"]
-    assert recs[1]["chosen"].startswith(" retrieve") and recs[1]["rejected"].endswith("In Paris")
-
-
 def test_load_qa(tmp_path: Path) -> None:
     p = tmp_path / "qa.jsonl"
     p.write_text('{"question": "Q1?", "answer": "a"}\n\n{"question": "Q2?", "answer": ["b", "c"], '
@@ -130,19 +95,16 @@ def _labelled_shelf(tmp_path: Path) -> FakeShelf:
     return FakeShelf(tmp_path, _router(closed, docs_answer="25 days [1]."))
 
 
-def test_calibrate_adaptive_fits_stores_and_exports(tmp_path: Path) -> None:
+def test_calibrate_adaptive_fits_and_stores(tmp_path: Path) -> None:
     s = _labelled_shelf(tmp_path)
     items = [QAItem("What is the capital of France?", ["Paris"]),
              QAItem("How much leave do new staff get?", ["25 days"]),
              QAItem("What colour is the sky on Mars?", ["butterscotch"])]
-    report = calibrate_adaptive(s, items, out_dir=tmp_path / "out")
+    report = calibrate_adaptive(s, items)
     assert report.questions == 3 and report.solved == 2 and report.pairs == 2
     assert report.mean_retrievals == 0.5 and report.agreement == 1.0
     assert report.threshold == 0.5 and report.saved and get_threshold(s.store, s.backend) == 0.5
-    sup = [json.loads(x) for x in (tmp_path / "out" / "supervised.jsonl").read_text().splitlines()]
-    pref = [json.loads(x) for x in (tmp_path / "out" / "preference.jsonl").read_text().splitlines()]
-    assert [r["trajectory"][0]["source"] for r in sup] == ["model", "documents"]
-    assert len(pref) == 2 and pref[1]["chosen"].startswith(" retrieve")
+    assert [o.tree.trajectory[0].source for o in report.outcomes if o.solved] == ["model", "documents"]
     json.dumps(report.to_json())
     s.store.close()
 
@@ -152,9 +114,9 @@ def test_calibrate_adaptive_moves_a_bad_threshold(tmp_path: Path) -> None:
     set_threshold(s.store, s.backend, 0.9)
     items = [QAItem("What is the capital of France?", ["Paris"]),
              QAItem("How much leave do new staff get?", ["25 days"])]
-    report = calibrate_adaptive(s, items, out_dir=None)
+    report = calibrate_adaptive(s, items)
     assert report.previous_threshold == 0.9 and report.threshold is not None and 0.14 < report.threshold < 0.73
-    assert get_threshold(s.store, s.backend) == report.threshold and report.files == {}
+    assert get_threshold(s.store, s.backend) == report.threshold
     s.store.close()
 
 
@@ -163,7 +125,7 @@ def test_command_is_registered_with_an_example() -> None:
 
     result = CliRunner().invoke(main, ["calibrate-adaptive", "--help"])
     assert result.exit_code == 0
-    assert "Example:" in result.output and "supervised.jsonl" in result.output and "preference.jsonl" in result.output
+    assert "Example:" in result.output and "--out" not in result.output  # training data: training/
 
 
 def test_command_rejects_a_missing_collection(tmp_path: Path) -> None:

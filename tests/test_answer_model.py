@@ -117,7 +117,7 @@ def test_calibrate_adaptive_with_the_real_model(real_shelf: Any, tmp_path: Path)
              QAItem("What is the company VPN called?", ["NorthGate"]),
              QAItem("How many days of paid annual leave do new employees get?", ["27 days", "27"])]
     t0 = time.perf_counter()
-    report = calibrate_adaptive(real_shelf.walk, items, out_dir=tmp_path, max_expansions=4)
+    report = calibrate_adaptive(real_shelf.walk, items, max_expansions=4)
     seconds = time.perf_counter() - t0
     summary = {k: v for k, v in report.to_json().items() if k != "per_question"}
     print(f"\ncalibration in {seconds:.1f} s: {json.dumps(summary)}")
@@ -128,6 +128,9 @@ def test_calibrate_adaptive_with_the_real_model(real_shelf: Any, tmp_path: Path)
     assert report.threshold is not None and 0.0 <= report.threshold <= 1.0 + 1e-5
     assert real_shelf.store.get_meta(threshold_key(real_shelf.backend)) == report.threshold
     assert get_threshold(real_shelf.store, real_shelf.backend) == report.threshold
+    from training.adaptive_export import export
+
+    export(report.outcomes, tmp_path)
     sup = [json.loads(line) for line in (tmp_path / "supervised.jsonl").read_text().splitlines()]
     pref = [json.loads(line) for line in (tmp_path / "preference.jsonl").read_text().splitlines()]
     assert len(sup) == report.solved and len(pref) == report.pairs

@@ -21,11 +21,13 @@ FOLDERS = {"core": "shelfwise.core", "ingest": "shelfwise.ingest", "app": "shelf
 QT = ("PySide6", "shiboken6", "PyQt5", "PyQt6")
 
 # What each part of the core may import from Shelfwise besides itself. ``shelfwise.resources`` (packaged files)
-# and the shared leaf modules ``shelfwise.core.paths``, ``shelfwise.core.settings`` and ``shelfwise.core.languages``
-# are open to all of the core.
-SHARED = ("shelfwise.resources", "shelfwise.core.paths", "shelfwise.core.settings", "shelfwise.core.languages")
+# and the shared leaf modules ``shelfwise.core.paths``, ``shelfwise.core.settings``, ``shelfwise.core.languages``
+# and ``shelfwise.core.json_types`` are open to all of the core.
+SHARED = ("shelfwise.resources", "shelfwise.core.paths", "shelfwise.core.settings", "shelfwise.core.languages",
+          "shelfwise.core.json_types")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "shelfwise.core.paths": (),
+    "shelfwise.core.json_types": (),
     "shelfwise.core.settings": (),
     "shelfwise.core.languages": (),
     "shelfwise.core.store": ("shelfwise.ingest.model",),
@@ -341,7 +343,6 @@ PROBES_ALLOWED = {
     ("core/models/llama/engine.py", "self"): "close() of a half-built instance",
     ("core/models/encoders/embedder.py", "self"): "close() of a half-built instance",
     ("core/models/encoders/cross_encoder.py", "self"): "close() of a half-built instance",
-    ("core/evaluation/answer_modes.py", "q"): "an evaluation question of one of several dataset shapes",
     ("core/evaluation/answers.py", "eval_set"): "an evaluation set or a list of its questions",
 }
 def attribute_probes(root: Path = ROOT, folder: str = "core") -> list[tuple[str, str, int]]:

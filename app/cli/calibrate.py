@@ -75,37 +75,27 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
               'of accepted answers), "collection": "..." (optional)}.')
 @click.option("--collection", "-c", default="default", show_default=True,
               help="Collection for questions that do not name one.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("adaptive-data"),
-              show_default=True, help="Folder for supervised.jsonl and preference.jsonl.")
 @click.option("--max-sub", type=click.IntRange(1, 6), default=3, show_default=True,
               help="Most sub-questions per question.")
 @click.option("--max-expansions", type=click.IntRange(1, 256), default=16, show_default=True,
               help="Most tree-search expansions per question.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions.")
-@click.option("--dry-run", is_flag=True, help="Fit and export, but do not store the threshold.")
+@click.option("--dry-run", is_flag=True, help="Fit, but do not store the threshold.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, out: Path, max_sub: int,
+def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, max_sub: int,
                            max_expansions: int, limit: int | None, dry_run: bool, as_json: bool) -> None:
     """Find the cheapest correct trajectory of each labelled question, fit the retrieve/answer threshold of
-    adaptive retrieval (stored per model in the library), and export training data.
+    adaptive retrieval (stored per model in the library).
 
     Each question is split into sub-questions; a best-first search over "answer from the model" vs "retrieve,
     then answer" per sub-question finds the trajectory with the fewest retrievals whose final answer matches the
     gold (normalised; exact or contained). The threshold on P(retrieve) that best reproduces those choices is
-    stored. Files written to --out:
-
-    \b
-      supervised.jsonl  one trajectory per line: messages (user question, assistant narrative of
-                        "Follow up / Decision / Intermediate answer" lines and "So the final answer is"),
-                        question, answer (gold), final_answer, retrievals, trajectory (per step: question,
-                        answer, source, p_retrieve, passages)
-      preference.jsonl  one pair per sub-question (TRL DPO format): prompt, chosen (the cheaper correct
-                        choice and its answer), rejected (the other branch)
+    stored. (Training data from the same search: training/adaptive_export.py, outside the product.)
 
     \b
     Example:
-        shelfwise calibrate-adaptive --qa labelled.jsonl --collection handbooks --out training/
+        shelfwise calibrate-adaptive --qa labelled.jsonl --collection handbooks
     """
     from shelfwise.core.answers.adaptive_search import calibrate_adaptive, load_qa
     from shelfwise.core.settings import Settings
@@ -136,7 +126,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, o
             click.echo(f"[{done}/{total}] {mark:<8} retrievals={outcome.tree.retrievals} "
                        f"{outcome.seconds:.1f}s  {outcome.item.question[:70]}", err=True)
 
-        report = calibrate_adaptive(shelf.walk, items, collection=collection, out_dir=out, max_sub=max_sub,
+        report = calibrate_adaptive(shelf.walk, items, collection=collection, max_sub=max_sub,
                                     max_expansions=max_expansions, save=not dry_run, progress=progress)
     if as_json:
         click.echo(json_text(report.to_json(), indent=1))
@@ -150,8 +140,6 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, o
         verb = "stored" if report.saved else "not stored (--dry-run)"
         click.echo(f"Threshold for {report.model}: {report.threshold:.4f} ({verb}; was "
                    f"{report.previous_threshold}), agreement {report.agreement:.0%} on {report.pairs} decisions")
-    for kind, path in report.files.items():
-        click.echo(f"{kind}: {path}")
     sys.stdout.flush()
 
 

@@ -132,10 +132,11 @@ def require_library(ctx: click.Context) -> None:
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
     "the SHELFWISE_DB variable sets this option).",
 )
-@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF",
+@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF|URL",
               help="Sentence encoder that judges every level. Not given: the library's own (a new library gets "
               "embeddinggemma, multilingual, installed by packaging/setup.sh). minilm is faster and reads English "
-              "only; an embedding GGUF's path works too. Naming another one than the library's switches it: the "
+              "only; an embedding GGUF's path works too, and so does an encoder server's http://host:port "
+              "(llama-server --embedding: docs/server.md). Naming another one than the library's switches it: the "
               "next index run (shelfwise index) re-embeds it; until then it is searched by its words and the "
               "vectors made so far. The SHELFWISE_EMBEDDER variable sets it too.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print llama.cpp's own log (and debug messages) on stderr; "
@@ -162,8 +163,10 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     from shelfwise.core.models.llama.logs import setup_logging
 
     setup_logging(verbose)
-    if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file():
-        raise click.BadParameter(f"{embedder!r} is neither {' nor '.join(EMBEDDER_NAMES)} nor a GGUF file",
+    if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file() \
+            and not embedder.lower().startswith(("http://", "https://")):
+        raise click.BadParameter(f"{embedder!r} is neither {' nor '.join(EMBEDDER_NAMES)} nor a GGUF file nor an "
+                                 "encoder server's http:// URL",
                                  param_hint="--embedder")
     state = CliState(db, verbose, embedder)
     ctx.obj = state

@@ -13,20 +13,8 @@ or a list of accepted strings), optional ``"collection"``):
    threshold that best separates them (most agreement; ties: the value of the best interval nearest the current
    default 0.5, or that interval's midpoint) is stored as ``adaptive_threshold:<model id>``.
 
-Exported (``--out DIR``):
-
-* ``supervised.jsonl``, one found trajectory per line, the chat-messages format common fine-tuning tools read:
-  ``messages`` = ``[{"role": "user", "content": question}, {"role": "assistant", "content": narrative}]`` where
-  the narrative is ``Follow up: <sub-question>`` / ``Decision: retrieve`` or ``Decision: answer from own knowledge``
-  / ``Intermediate answer: <answer>`` per step, then ``So the final answer is: <answer>``; plus ``question``,
-  ``answer`` (the gold), ``final_answer``, ``retrievals`` and ``trajectory``: per step ``question``, ``answer``,
-  ``source`` ("documents" | "model"), ``p_retrieve``, ``passages`` (``node_id``, ``path``, ``title``,
-  ``heading_path``, ``location``, ``text`` of the passages retrieved for it; empty for model steps).
-* ``preference.jsonl``, one line per step of a found trajectory, the DPO format TRL reads: ``prompt`` (the question
-  and the narrative so far, ending with ``Decision:``), ``chosen`` (the cheaper-correct choice and its
-  intermediate answer), ``rejected`` (the other branch and its answer). A step that answered from the model
-  prefers not retrieving (it was enough); a step that retrieved prefers retrieving (the cheaper branch, explored
-  first, did not lead to the gold answer).
+The trajectories found are exported for fine-tuning by ``training/adaptive_export.py`` (research, not the
+product).
 """
 
 from __future__ import annotations
@@ -38,17 +26,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from shelfwise.core.answers.adaptive import MAX_SUB, Runner, decompose, get_threshold, model_id, set_threshold
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Step
-from shelfwise.core.navigation.trace import to_dict
 
 MAX_EXPANSIONS = 16
 CHOICES = ("model", "documents")  # cheaper first
-DECISION_TEXT = {"model": "answer from own knowledge", "documents": "retrieve"}
 
 StepFn = Callable[[int, str, list[Step]], Step]
 FinalFn = Callable[[list[Step]], str]
@@ -168,63 +153,6 @@ def fit_threshold(pairs: Iterable[tuple[float, bool]], prior: float = 0.5) -> tu
     return t, best_agree / len(data)
 
 
-# --------------------------------------------------------------------------- exports
-def narrative(steps: Sequence[Step]) -> str:
-    lines = []
-    for s in steps:
-        lines += [f"Follow up: {s.question}", f"Decision: {DECISION_TEXT[s.source]}",
-                  f"Intermediate answer: {s.answer}"]
-    return "\n".join(lines)
-
-
-def _passage(h: Any) -> dict[str, Any]:
-    return {"node_id": h.node_id, "path": h.path, "title": h.title, "heading_path": list(h.heading_path),
-            "location": to_dict(h.location), "text": h.text}
-
-
-def supervised_record(question: str, gold: Sequence[str], tree: TreeResult) -> dict[str, Any]:
-    assert tree.trajectory is not None
-    steps = tree.trajectory
-    content = narrative(steps) + f"\nSo the final answer is: {tree.final_answer}"
-    return {
-        "messages": [{"role": "user", "content": question}, {"role": "assistant", "content": content}],
-        "question": question, "answer": list(gold), "final_answer": tree.final_answer,
-        "retrievals": tree.retrievals,
-        "trajectory": [{"question": s.question, "answer": s.answer, "source": s.source,
-                        "p_retrieve": round(s.p_retrieve, 6), "passages": [_passage(h) for h in s.hits]}
-                       for s in steps],
-    }
-
-
-def preference_records(question: str, tree: TreeResult) -> list[dict[str, str]]:
-    """One DPO pair per step of the found trajectory: the choice taken vs the other branch at the same point."""
-    assert tree.trajectory is not None
-    out = []
-    for i, (choice, step) in enumerate(zip(tree.choices, tree.trajectory, strict=True)):
-        other = "documents" if choice == "model" else "model"
-        alt = tree.children.get((*tree.choices[:i], other))
-        if alt is None:
-            continue
-        prefix = narrative(tree.trajectory[:i])
-        prompt = f"Question: {question}\n" + (prefix + "\n" if prefix else "") + f"Follow up: {step.question}\n"
-        prompt += "Decision:"
-        out.append({
-            "prompt": prompt,
-            "chosen": f" {DECISION_TEXT[choice]}\nIntermediate answer: {step.answer}",
-            "rejected": f" {DECISION_TEXT[other]}\nIntermediate answer: {alt.answer}",
-        })
-    return out
-
-
-def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
-    n = 0
-    with path.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    return n
-
-
 # --------------------------------------------------------------------------- the command's engine
 @dataclass
 class QuestionOutcome:
@@ -249,11 +177,10 @@ class CalibrationReport:
     agreement: float | None
     previous_threshold: float
     saved: bool
-    files: dict[str, str]
     seconds: float
     outcomes: list[QuestionOutcome] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         d = {k: v for k, v in self.__dict__.items() if k != "outcomes"}
         d["per_question"] = [{
             "question": o.item.question, "solved": o.solved, "subquestions": o.subquestions,
@@ -286,11 +213,11 @@ def search_question(library: Library, item: QAItem, *, collection: str | None = 
 
 
 def calibrate_adaptive(
-    library: Library, items: Sequence[QAItem], *, collection: str | None = None, out_dir: Path | None = None,
+    library: Library, items: Sequence[QAItem], *, collection: str | None = None,
     max_sub: int = MAX_SUB, max_expansions: int = MAX_EXPANSIONS, save: bool = True,
     progress: Callable[[int, int, QuestionOutcome], None] | None = None,
 ) -> CalibrationReport:
-    """Search every item, fit and (``save``) store the threshold, write the two JSONL files into ``out_dir``."""
+    """Search every item, fit and (``save``) store the threshold (the report keeps every outcome's tree)."""
     t0 = time.perf_counter()
     backend = library.backend
     previous = get_threshold(library.store, backend)
@@ -309,17 +236,10 @@ def calibrate_adaptive(
     saved = bool(save and fitted is not None)
     if saved and fitted is not None:
         set_threshold(library.store, backend, fitted[0])
-    files: dict[str, str] = {}
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        sup, pref = out_dir / "supervised.jsonl", out_dir / "preference.jsonl"
-        write_jsonl(sup, (supervised_record(o.item.question, o.item.answers, o.tree) for o in solved))
-        write_jsonl(pref, (r for o in solved for r in preference_records(o.item.question, o.tree)))
-        files = {"supervised": str(sup), "preference": str(pref)}
     mean_r = sum(o.tree.retrievals for o in solved) / len(solved) if solved else 0.0
     return CalibrationReport(
         model=model_id(backend), questions=len(items), solved=len(solved), mean_retrievals=round(mean_r, 3),
         pairs=len(pairs), threshold=None if fitted is None else fitted[0],
         agreement=None if fitted is None else round(fitted[1], 4), previous_threshold=previous, saved=saved,
-        files=files, seconds=round(time.perf_counter() - t0, 2), outcomes=outcomes,
+        seconds=round(time.perf_counter() - t0, 2), outcomes=outcomes,
     )

@@ -33,10 +33,8 @@ docs/benchmarks.md, "The extracted answer".
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -273,11 +271,6 @@ def word_overlap(question: str, texts: Sequence[str], prefix: int = PREFIX, scop
     return np.array([sum(v for w, v in idf.items() if w in bag) / total for bag in bags], dtype=np.float32)
 
 
-def cue_scores(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.ndarray:
-    """:func:`type_cue` plus :func:`word_overlap` (0..2)."""
-    return type_cue(question, texts, prefix) + word_overlap(question, texts, prefix)
-
-
 def embedder_scorer(embedder: Embedder) -> Scorer:
     """Cosine of the question with each text, from the embedder (vectors are L2-normalised by it)."""
 
@@ -372,9 +365,3 @@ def extract_text(sentences: Sequence[Extracted]) -> str:
         parts.append(f"{text} [{s.number}]" if last_of_passage else text)
     return " ".join(parts)
 
-
-def timed_extract(question: str, hits: Sequence[Hit], scorer: Scorer,
-                  **kwargs: Any) -> tuple[list[Extracted], float]:
-    t0 = time.perf_counter()
-    out = extract_answer(question, hits, scorer, **kwargs)
-    return out, time.perf_counter() - t0

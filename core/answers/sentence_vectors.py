@@ -7,12 +7,12 @@ the one the walk made, kept by ``Embedder.embed_query``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from shelfwise.core.answers.extractive import Scorer
 from shelfwise.core.models.backend import Embedder, text_sha
+from shelfwise.core.store.db import Store
 
 
 def sentence_model(embedder: Embedder) -> str:
@@ -20,7 +20,7 @@ def sentence_model(embedder: Embedder) -> str:
     return f"{embedder.model_id}#sentences"
 
 
-def cached_scorer(embedder: Embedder, store: Any | None) -> Scorer:
+def cached_scorer(embedder: Embedder, store: Store | None) -> Scorer:
     """Cosine of the question with each text: the texts' vectors from the sentence cache when there, else from
     the embedder; the question's from ``embed_query`` (kept from the walk when it embedded the same text)."""
 

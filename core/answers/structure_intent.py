@@ -41,7 +41,7 @@ def _c(pattern: str) -> re.Pattern[str]:
 class Intent:
     """``kind`` from KINDS; ``document`` the words naming the document (or folder) asked about, ``topic`` what is
     looked for (mentions, where), ``unit`` what is counted or listed (pages, slides, sections, or a kind of
-    documents), ``section`` a section number ("3.2") or topic ("leave") the question points into. Any may be
+    documents), ``section`` a section number ("3.2") or topic ("leave") the question points into. Each may be
     empty."""
 
     kind: str

@@ -4,10 +4,10 @@ dataclasses; :mod:`shelfwise.core.conversation.storage` keeps them in the librar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.ingest.model import Location
 
 
@@ -35,12 +35,12 @@ class Reading:
     def is_followup(self) -> bool:
         return self.mode == "followup"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"mode": self.mode, "query": self.query, "question": self.question,
                 "prior": {str(k): v for k, v in self.prior.items()}, "why": self.why, "scores": self.scores}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Reading:
+    def from_dict(cls, d: JSONObject) -> Reading:
         return cls(mode=str(d.get("mode", "first")), query=str(d.get("query", "")),
                    question=str(d.get("question", "")),
                    prior={int(k): float(v) for k, v in (d.get("prior") or {}).items()},
@@ -62,13 +62,13 @@ class TurnCitation:
     quote: str  # the sentence of the passage that answered (the passage's start when none was extracted)
     missing: bool = False  # set on reading: the cited document is no longer in the library
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"number": self.number, "node_id": self.node_id, "document_id": self.document_id, "path": self.path,
                 "title": self.title, "heading_path": list(self.heading_path), "location": self.location.to_dict(),
                 "quote": self.quote}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TurnCitation:
+    def from_dict(cls, d: JSONObject) -> TurnCitation:
         return cls(number=int(d.get("number", 0)), node_id=int(d.get("node_id", 0)),
                    document_id=int(d.get("document_id", 0)), path=str(d.get("path", "")),
                    title=str(d.get("title", "")), heading_path=[str(h) for h in d.get("heading_path") or []],
@@ -98,7 +98,7 @@ class Turn:
     found: bool
     citations: list[TurnCitation] = field(default_factory=list)
     generated: str = ""
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: JSONObject = field(default_factory=dict)
     hit_nodes: list[int] = field(default_factory=list)  # the walk's top passages (node ids), best first
     hit_documents: list[int] = field(default_factory=list)  # their documents, in the same order
     created_at: str = ""

@@ -10,20 +10,19 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    that points back is compared inside and outside the documents the last turn answered from: its best passage
    cosine inside minus elsewhere (``margin``), plus ``lexical_weight`` x the same for BM25 and ``cue_weight`` x the
    words' cue (:func:`shelfwise.core.conversation.cues.points_back`). Below ``threshold`` the question moved on and
-   is read alone, with no preferred branches. A rule may also let the decision model pick between the two
-   readings where these say follow-up (``alone_gap``: read alone when :func:`alone_confidence` is surer of the
-   question alone than of the follow-up reading by more than it; ``gap_hits``: which BM25 hits the follow-up
-   reading's confidence reads); what ships does not. What ships does check, for a follow-up whose words name no
-   referent, whether the conversation pulled its reading away from what it names (``coverage_gap``: the share of
-   its own words in the best passage read alone against read with the conversation; ``coverage_inside``, not
-   shipped, applies it only when the one read alone lies in the last answer's documents).
+   is read alone, with no preferred branches. A follow-up whose words name no referent is also checked for whether
+   the conversation pulled its reading away from what it names (``coverage_gap``: the share of its own words in
+   the best passage read alone against read with the conversation).
 2. **The text read.** For a follow-up, the query the embedder, BM25, the judge and the extractive answer read is
    built by ``text`` (one of :data:`TEXTS`). A follow-up whose words name no referent and say what it asks in
    ``middle_words`` own words, and whose best passage alone lies in another section of the last answer's documents
    (``middle_gap``), is read in the middle: its own text and vector, the branches below still preferred.
-3. **The branches preferred.** The last turn's cited passages, their sections and documents (and the topic
-   clusters above them) get a logit at every level of the walk (``document_bonus``, ``section_bonus``,
-   ``passage_bonus``; :meth:`Navigator.search`'s ``prior``).
+3. **The branches preferred.** The last turn's cited passages' sections and documents (and the topic clusters
+   above them) get a logit at every level of the walk (``document_bonus``, ``section_bonus``;
+   :meth:`Navigator.search`'s ``prior``).
+
+The variants tried and not shipped (``alone_gap``, ``gap_hits``, ``coverage_inside``, the middle reading's own text,
+mix, bonuses and opening, ``passage_bonus``) live in ``benchmarks/reading_research.py``, which the benchmarks use.
 """
 
 from __future__ import annotations
@@ -31,13 +30,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
-    CONTINUE,
     content_words,
     names_referent,
     own_words,
@@ -61,7 +58,6 @@ class ReadingRule:
     text: str = "previous"
     document_bonus: float = 1.0
     section_bonus: float = 0.0
-    passage_bonus: float = 0.0
     threshold: float = -0.15
     cue_weight: float = 0.0
     gate: bool = True  # False: every question after the first is read as a follow-up (no topic-shift test)
@@ -74,9 +70,6 @@ class ReadingRule:
     confidence: float = 0.0  # > 0: a question with no word pointing back and fewer own words is read alone when the
     # walk's passage model, for the question alone, gives its best passage at least this P(relevant)
     # (:func:`alone_confidence`), else as a follow-up; the margins decide only for questions that point back
-    alone_gap: float | None = None  # set: a question the tests above would read as a follow-up is read alone when
-    # :func:`alone_confidence` of the question alone exceeds the same confidence of the follow-up reading (its
-    # composed text's BM25 hits and the vector its walk reads) by more than this (None: no comparison)
     coverage_gap: float | None = None  # set: a follow-up by the tests above whose words hold no pronoun or "one"
     # (only a continuing opening, or nothing, points back) and that has at least ``coverage_words`` content words
     # of its own is read alone when the best passage for the question alone has a larger share of those words than
@@ -84,22 +77,11 @@ class ReadingRule:
     # with the extractive answer's matcher, :func:`extractive.share_held`; both passages from the flat pool of
     # :func:`flat_best`): the conversation pulled the reading away from what the question names
     coverage_words: int = 2
-    coverage_inside: bool = False  # True: the coverage test reads a question alone only when the best passage for
-    # it alone lies in the documents the last turn answered from (the question moved inside the document the
-    # conversation is in); one whose words are found elsewhere is left to the tests above
-    gap_hits: str = "composed"  # the BM25 hits the follow-up reading's confidence reads in that comparison: the
-    # composed text's ("composed") or the question's own, the ones the question alone read ("question"), so that
-    # only the vector differs between the two confidences
     middle_words: int = 0  # > 0: a follow-up by the tests above whose words hold no pronoun or "one" (only a
     # continuing opening, or nothing, points back) and that has at least this many own words (:func:`cues.own_words`)
-    # is read in the middle: the text ``middle_text`` builds (its own by default) and the vector ``middle_mix`` makes
-    # (its own when 0), but still in the last answer's documents (the prior, ``middle_bonus``). A same-document shift
-    # then keeps its document and finds its section by its own words (0: off)
-    middle_text: str = "alone"  # the text the middle reading reads (one of :data:`TEXTS`)
-    middle_mix: float = 0.0  # its vector: the question's + this x the last query's (0: the question's own)
-    middle_bonus: float | None = None  # its document bonus (None: ``document_bonus``)
-    middle_section: float = 0.0  # its section bonus: < 0 moves the walk off the last answer's sections
-    middle_opening: bool = False  # True: only questions that open with a continuing word ("And", "Also,", "OK, and")
+    # is read in the middle: its own text and vector, but still in the last answer's documents (the prior's
+    # ``document_bonus``, no section bonus). A same-document shift then keeps its document and finds its section by
+    # its own words (0: off)
     middle_gap: float | None = None  # set: the middle reading only when, for the question alone, the passage model's
     # best P(relevant) in the rest of the last answer's documents exceeds its best in the last answer's sections by
     # at least this (:func:`section_confidence`): its own words lead to another section of the same document
@@ -163,8 +145,8 @@ def history_nodes(turn: Turn) -> list[int]:
 
 def prior_for(snap: Snapshot, turn: Turn, rule: ReadingRule) -> dict[int, float]:
     """Node id -> logit for the branches the last turn was in: its documents (and the topic clusters above them)
-    and everything inside them get ``document_bonus``, its sections and what they hold ``section_bonus`` more,
-    its cited passages ``passage_bonus`` more. Nodes no longer in the tree are skipped."""
+    and everything inside them get ``document_bonus``, its sections and what they hold ``section_bonus`` more.
+    Nodes no longer in the tree are skipped."""
     prior: dict[int, float] = {}
 
     def add(node_id: int, bonus: float) -> None:
@@ -192,8 +174,6 @@ def prior_for(snap: Snapshot, turn: Turn, rule: ReadingRule) -> dict[int, float]
                 n = stack.pop()
                 add(n, bonus)
                 stack.extend(snap.nodes[n].children)
-    for nid in cited:
-        add(nid, rule.passage_bonus)
     return prior
 
 
@@ -218,12 +198,6 @@ def shift_margin(snap: Snapshot, q_vec: np.ndarray, documents: set[int]) -> tupl
     cin = float(cos[inside].max()) if inside.any() else -1.0
     cout = float(cos[~inside].max()) if (~inside).any() else -1.0
     return cin, cout
-
-
-def in_documents(snap: Snapshot, node_id: int, documents: set[int]) -> bool:
-    """Whether the node lies in one of ``documents`` (document node ids)."""
-    doc = snap.document_of(node_id) if node_id in snap.nodes else None
-    return doc is not None and doc.id in documents
 
 
 def lexical_margin(snap: Snapshot, hits: dict[int, float], documents: set[int]) -> tuple[float, float]:
@@ -302,7 +276,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         cin, cout = shift_margin(snap, q_vec, documents)
         margin = cin - cout
         score = margin + rule.cue_weight * cue
-        wants_hits = rule.lexical_weight or rule.confidence or rule.alone_gap is not None
+        wants_hits = rule.lexical_weight or rule.confidence
         hits = search(question) if search is not None and wants_hits else {}
         if rule.lexical_weight and search is not None:
             lin, lout = lexical_margin(snap, hits, documents)
@@ -329,25 +303,6 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
                    f"({'<' if followup else '>='} {rule.confidence:.2f})")
     query = compose(rule.text, question, turns)
     mixed = followup_vector(question, q_vec, last, embedder, model, rule) if followup else None
-    if followup and rule.alone_gap is not None and snap is not None and q_vec is not None:
-        # the decision model picks between the two readings: how sure it is of the question alone against the
-        # follow-up reading (its composed text's BM25 hits, the vector its walk reads)
-        model_ = decision or DecisionModel()
-        if sure is None:
-            sure, alone_best = flat_best(snap, q_vec, hits, model_)
-        f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
-        if rule.gap_hits == "question":
-            f_hits = hits
-        elif rule.gap_hits == "composed":
-            f_hits = search(query) if search is not None else {}
-        else:
-            raise ValueError(f"unknown gap_hits {rule.gap_hits!r} (composed or question)")
-        sure_f = alone_confidence(snap, f_vec, f_hits, model_)
-        scores.update(confidence=round(sure, 4), followup_confidence=round(sure_f, 4))
-        if sure - sure_f > rule.alone_gap:
-            followup = False
-            why = (f"alone its best passage is {sure:.2f} sure, read with the conversation {sure_f:.2f} "
-                   f"(more sure alone by > {rule.alone_gap:.2f}; {why})")
     if (followup and rule.coverage_gap is not None and snap is not None and q_vec is not None
             and not names_referent(question)):
         stems = own_words(question)
@@ -360,8 +315,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
             cov_a = share_held(stems, passage_words(snap, alone_best))
             cov_f = share_held(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
             scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
-            inside = not rule.coverage_inside or (alone_best is not None and in_documents(snap, alone_best, documents))
-            if cov_a - cov_f >= rule.coverage_gap - 1e-9 and inside:
+            if cov_a - cov_f >= rule.coverage_gap - 1e-9:
                 followup = False
                 why = (f"its own words are {cov_a:.0%} in the best passage read alone, {cov_f:.0%} in the best "
                        f"read with the conversation ({why})")
@@ -369,20 +323,14 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
                        vector_model=model if q_vec is not None else ""), q_vec
     if (rule.middle_words and snap is not None and not names_referent(question)
-            and len(own_words(question)) >= rule.middle_words
-            and (not rule.middle_opening or CONTINUE.match(question))):
+            and len(own_words(question)) >= rule.middle_words):
         mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
         own_hits = hits if hits or rule.middle_gap is None or search is None else search(question)
         if rule.middle_gap is None or _moves_section(snap, mine, own_hits, last, rule.middle_gap, decision, scores):
-            text = compose(rule.middle_text, question, turns)
-            mid = followup_vector(question, mine, last, embedder, model, replace(rule, mix=rule.middle_mix))
-            vec = mine if mid is None else mid
-            bonus = rule.document_bonus if rule.middle_bonus is None else rule.middle_bonus
-            prior = prior_for(snap, last, replace(rule, document_bonus=bonus, section_bonus=rule.middle_section))
-            own_vec = text == question and rule.middle_mix <= 0
-            return Reading("followup", text, question, prior=prior, scores=scores,
+            prior = prior_for(snap, last, replace(rule, section_bonus=0.0))
+            return Reading("followup", question, question, prior=prior, scores=scores,
                            why="a follow-up in the last answer's documents, read in its own words: " + why,
-                           vector=mine if own_vec else None, vector_model=model if own_vec else ""), vec
+                           vector=mine, vector_model=model), mine
     prior = prior_for(snap, last, rule) if snap is not None else {}
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
 
@@ -453,6 +401,3 @@ def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
     vectors reused; an encoder that keeps none embeds each with :meth:`Embedder.embed_query`)."""
     return [np.asarray(r, np.float32) for r in embedder.embed_queries_kept(list(texts))]
 
-
-def with_rule(rule: ReadingRule, **changes: Any) -> ReadingRule:
-    return replace(rule, **changes)

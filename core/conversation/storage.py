@@ -8,11 +8,11 @@ marks each citation whose document is no longer in the library (``TurnCitation.m
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import numpy as np
 
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn, TurnCitation
+from shelfwise.core.json_types import JSONValue
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.types import now
 
@@ -108,7 +108,7 @@ class ConversationStore:
     def list(self, collection: str | None = None) -> list[ConversationSummary]:
         sql = ("SELECT c.id, c.collection, c.title, c.updated_at, "
                "(SELECT count(*) FROM conversation_turns t WHERE t.conversation_id = c.id) FROM conversations c")
-        params: tuple[Any, ...] = ()
+        params: tuple[str, ...] = ()
         if collection is not None:
             sql += " WHERE c.collection = ?"
             params = (collection,)
@@ -134,7 +134,7 @@ class ConversationStore:
                                                                      "status = 'ok'")}
 
 
-def _loads(text: str, default: Any) -> Any:
+def _loads(text: str, default: JSONValue) -> JSONValue:
     try:
         return json.loads(text) if text else default
     except ValueError:  # a damaged row reads as empty rather than stopping the whole conversation

@@ -5,7 +5,6 @@ the turn in the library database before returning it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.storage import ConversationStore
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
@@ -63,7 +63,7 @@ def _read(library: Library, conversation: Conversation, question: str, *, alone:
 
 def decision_for(library: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
     """The collection's decision model as the walk loads it, when the rule's topic-shift test reads it."""
-    if snap is None or not rule.gate or (not rule.confidence and rule.alone_gap is None and rule.coverage_gap is None):
+    if snap is None or not rule.gate or (not rule.confidence and rule.coverage_gap is None):
         return None
     return load_decision(library.store, snap.collection_id, library.embedder, library.backend)
 
@@ -121,7 +121,7 @@ def turn_from(question: str, reading: Reading, answer: Answer) -> Turn:
                 hit_nodes=[h.node_id for h in hits], hit_documents=[h.document_id for h in hits])
 
 
-def trace_dict(trace: Trace) -> dict[str, Any]:
+def trace_dict(trace: Trace) -> JSONObject:
     """The trace's JSON form, each level cut to its kept candidates and the best pruned ones
     (:data:`TRACE_CANDIDATES` in all): what the walk view shows again for a stored turn."""
     d = to_dict(trace)
@@ -134,7 +134,7 @@ def trace_dict(trace: Trace) -> dict[str, Any]:
     return d
 
 
-def trace_from_dict(d: dict[str, Any]) -> Trace:
+def trace_from_dict(d: JSONObject) -> Trace:
     """A stored turn's trace back as the :class:`Trace` the CLI and the walk view render."""
     levels = []
     for lv in d.get("levels", []):

@@ -23,7 +23,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
@@ -31,6 +30,8 @@ from shelfwise.core.answers.grounding import content_words, unsupported_facts
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Answer
+from shelfwise.core.evaluation.datasets import EvalQuestion
+from shelfwise.core.json_types import JSONObject
 
 MODES = ("extractive", "generated", "grounded_generated", "shown")
 
@@ -78,19 +79,19 @@ def fact_violations(text: str, sources: Sequence[str]) -> list[str]:
 @dataclass
 class ModeReport:
     questions: int
-    metrics: dict[str, Any]
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    metrics: JSONObject
+    rows: list[JSONObject] = field(default_factory=list)
 
 
-def run_mode_eval(library: Library, questions: Sequence[Any], *, collection: str | None = None,
+def run_mode_eval(library: Library, questions: Sequence[EvalQuestion], *, collection: str | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ModeReport:
-    """Answer each question (``EvalQuestion``: query, answers, not_answerable) once and score the four modes."""
-    rows: list[dict[str, Any]] = []
+    """Answer each question (query, answers, not_answerable) once and score the four modes."""
+    rows: list[JSONObject] = []
     for i, q in enumerate(questions):
         ans = answer_question(library, q.query, collection=collection)
         texts = mode_texts(ans)
         sources = cited_texts(ans)
-        kind = ("unanswerable" if getattr(q, "not_answerable", False) else
+        kind = ("unanswerable" if q.not_answerable else
                 "yes_no" if q.answers and all(is_yes_no(a) for a in q.answers) else
                 "span" if q.answers else "unlabelled")
         rows.append({
@@ -109,11 +110,11 @@ def run_mode_eval(library: Library, questions: Sequence[Any], *, collection: str
     return ModeReport(len(rows), summarise_modes(rows), rows)
 
 
-def summarise_modes(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise_modes(rows: Sequence[JSONObject]) -> JSONObject:
     span = [r for r in rows if r["kind"] == "span"]
     unanswerable = [r for r in rows if r["kind"] == "unanswerable"]
     offered = [r for r in rows if r["generated_offered"]]
-    out: dict[str, Any] = {"questions": len(rows), "span_questions": len(span),
+    out: JSONObject = {"questions": len(rows), "span_questions": len(span),
                            "yes_no_questions_marked": sum(r["kind"] == "yes_no" for r in rows),
                            "unanswerable_questions": len(unanswerable)}
     for m in MODES:

@@ -22,14 +22,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.library import Library
 from shelfwise.core.conversation.model import Conversation, Turn
 from shelfwise.core.conversation.reading import ALONE, CONCATENATION, SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.navigation.snapshots import snapshot_for
+from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.store.db import Store
+from shelfwise.core.store.types import DocumentRow, NodeRow
 
 KINDS = ("first", "followup", "shift")
 LEVELS = ("passage", "section", "document")
@@ -91,13 +94,13 @@ def load_dialogues(path: str | Path, split: str = "all") -> list[Dialogue]:
     return out
 
 
-def resolve_golds(store: Any, collection_id: int, dialogues: Sequence[Dialogue]) -> dict[tuple[str, int], Gold]:
+def resolve_golds(store: Store, collection_id: int, dialogues: Sequence[Dialogue]) -> dict[tuple[str, int], Gold]:
     """Each turn's gold passage in the stored tree (its evidence in exactly one passage of its file); raises
     :class:`GoldError` naming every turn that does not resolve."""
-    docs: dict[str, Any] = {}
+    docs: dict[str, DocumentRow] = {}
     for d in store.documents(collection_id):
         docs.setdefault(Path(d.path).name, d)
-    passages: dict[int, list[Any]] = {}
+    passages: dict[int, list[NodeRow]] = {}
     out: dict[tuple[str, int], Gold] = {}
     errors = []
     for dlg in dialogues:
@@ -121,7 +124,7 @@ def resolve_golds(store: Any, collection_id: int, dialogues: Sequence[Dialogue])
     return out
 
 
-def score_hit(hits: Sequence[Any], gold: Gold) -> dict[str, float]:
+def score_hit(hits: Sequence[Hit], gold: Gold) -> dict[str, float]:
     if not hits:
         return dict.fromkeys(LEVELS, 0.0)
     top = hits[0]
@@ -137,7 +140,7 @@ class Played:
 
     dialogue: str
     split: str
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[JSONObject] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)  # the turns as played (history of each next one)
 
 
@@ -166,12 +169,12 @@ def play(library: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], G
     return played
 
 
-def summarise(played: Sequence[Played]) -> dict[str, Any]:
+def summarise(played: Sequence[Played]) -> JSONObject:
     """Hit@1 per level by turn position, by kind, and over every non-first turn; with counts."""
     rows = [r for p in played for r in p.rows]
 
-    def mean(sel: list[dict[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {"n": len(sel)}
+    def mean(sel: list[JSONObject]) -> JSONObject:
+        out: JSONObject = {"n": len(sel)}
         for lv in LEVELS:
             out[lv] = round(sum(r[lv] for r in sel) / len(sel), 3) if sel else None
         return out
@@ -190,7 +193,7 @@ def summarise(played: Sequence[Played]) -> dict[str, Any]:
 
 def run_dialogue_eval(library: Library, path: str | Path, *, collection: str = "default", split: str = "all",
                       rules: Mapping[str, ReadingRule] | None = None,
-                      log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                      log: Callable[[str], None] | None = None) -> JSONObject:
     """Play every dialogue of ``path`` under each rule (default: alone, concatenation, shipped); the report."""
     rules = dict(rules or DEFAULT_RULES)
     dialogues = load_dialogues(path, split)
@@ -198,7 +201,7 @@ def run_dialogue_eval(library: Library, path: str | Path, *, collection: str = "
     if coll is None:
         raise GoldError(f"no collection {collection!r} in this library")
     golds = resolve_golds(library.store, coll.id, dialogues)
-    report: dict[str, Any] = {"dataset": str(path), "split": split, "dialogues": len(dialogues),
+    report: JSONObject = {"dataset": str(path), "split": split, "dialogues": len(dialogues),
                               "turns": sum(len(d.turns) for d in dialogues), "methods": {}, "rules": {}}
     for name, rule in rules.items():
         t0 = time.perf_counter()
@@ -212,7 +215,7 @@ def run_dialogue_eval(library: Library, path: str | Path, *, collection: str = "
     return report
 
 
-def markdown(report: dict[str, Any]) -> str:
+def markdown(report: JSONObject) -> str:
     """Per turn position and per kind, passage / section / document Hit@1 of each method."""
     names = list(report["methods"])
     lines = [f"Dialogues: {report['dialogues']} ({report['turns']} turns), split {report['split']}", "",

@@ -21,7 +21,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TypedDict, Unpack
 
 import numpy as np
 
@@ -34,6 +34,17 @@ from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+
+
+class BudgetChanges(TypedDict, total=False):
+    """Fields of :class:`~shelfwise.core.settings.Budgets` one evaluated walk overrides."""
+
+    first_keep_ratio: float
+    keep: int
+    passages: int
+    request_size: int
+    hybrid: int
+    branching: int
 
 
 @dataclass
@@ -128,7 +139,7 @@ class Methods:
         self.judge = judge
         self.doc_path = {d.id: d.path for d in store.documents(collection_id)}
 
-    def navigator(self, readout: Readout, **budget_changes: Any) -> Navigator:
+    def navigator(self, readout: Readout, **budget_changes: Unpack[BudgetChanges]) -> Navigator:
         budgets = replace(self.settings.budgets, **budget_changes)
         s = replace(self.settings, readout=readout, budgets=budgets)
         return Navigator(self.store, self.backend, self.embedder, s, decision=self.decision, judge=self.judge)
@@ -190,7 +201,7 @@ class Methods:
         return Ranked([pids[i] for i in order], time.perf_counter() - t, Cost(judged=len(pids)))
 
     def navigation(self, query: str, q_vec: np.ndarray, readout: Readout | None = None, sweep: bool = False,
-                   **budget_changes: Any) -> Ranked:
+                   **budget_changes: Unpack[BudgetChanges]) -> Ranked:
         """One walk. ``sweep=True`` lets ``budget_changes`` override the calibrated first-level keep ratio."""
         t = time.perf_counter()
         nav = self.navigator(readout or self.settings.readout, **budget_changes)

@@ -109,10 +109,9 @@ class _Reporter:
 def finish_index(
     store: Store, collection_id: int, embedder: Embedder, settings: Settings | None = None,
     progress: Callable[[IndexProgress], None] | None = None, cancel: Callable[[], bool] | None = None,
-    sentences: bool = True,
 ) -> dict[str, int]:
     """Embed what has no vector, rebuild topic clusters if needed, embed the extractive answer's sentences
-    (:func:`~shelfwise.core.indexing.sentences.embed_sentences`, unless ``sentences`` is False), recalibrate; then
+    (:func:`~shelfwise.core.indexing.sentences.embed_sentences`), recalibrate; then
     clear the pending mark (unless a document was written meanwhile). ``cancel()`` stops between embedding batches
     (the mark stays; the next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
     settings = settings or Settings()
@@ -123,10 +122,9 @@ def finish_index(
                                 lambda done, total: report("embedding", done, total), cancel)
     if cancel is not None and cancel():
         return result
-    if sentences:
-        embed_sentences(store, collection_id, embedder, lambda done, total: report("sentences", done, total), cancel)
-        if cancel is not None and cancel():
-            return result
+    embed_sentences(store, collection_id, embedder, lambda done, total: report("sentences", done, total), cancel)
+    if cancel is not None and cancel():
+        return result
     log.debug("stage: calibration")
     report("calibrating", 0, 1)
     if settings.use_calibration:

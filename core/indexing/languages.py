@@ -14,7 +14,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Protocol
 
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import bump_tree_version
@@ -26,10 +26,16 @@ CHARS = 600
 SHARE = 0.25
 MIN_LETTERS = 20  # a shorter text (a table cell, a number) says nothing about its language
 
+class _Classifier(Protocol):
+    """langid's ``LanguageIdentifier`` (langid is untyped): ``classify(text)`` -> (language, score)."""
+
+    def classify(self, text: str) -> tuple[str, float]: ...
+
+
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_identifier: list[Any] = []
+_identifier: list[_Classifier] = []
 _lock = threading.Lock()
 
 

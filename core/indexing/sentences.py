@@ -13,13 +13,13 @@ saves: docs/benchmarks.md, "Sentence vectors".
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from shelfwise.core.answers.extractive import CONTEXT_VERSION, candidates
 from shelfwise.core.answers.sentence_vectors import sentence_model
 from shelfwise.core.indexing.topics import signature
 from shelfwise.core.models.backend import Embedder, text_sha
 from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.store.db import Store
 
 BATCH = 32
 
@@ -30,7 +30,7 @@ def passage_contexts(text: str, heading_path: Sequence[str]) -> list[str]:
     return [c.context for c in candidates([hit])]
 
 
-def embed_sentences(store: Any, collection_id: int, embedder: Embedder,
+def embed_sentences(store: Store, collection_id: int, embedder: Embedder,
                     progress: Callable[[int, int], None] | None = None,
                     cancel: Callable[[], bool] | None = None) -> int:
     """Embed the candidate sentences of every passage of the collection that the cache lacks; returns how many

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shelfwise.core.models.backend import BackendError, DecisionBackend
+from shelfwise.core.models.backend import BackendError, DecisionBackend, Embedder
 from shelfwise.core.settings import Settings
 
 
@@ -18,3 +18,19 @@ def make_backend(settings: Settings) -> DecisionBackend:
     from shelfwise.core.models.llama.backend import LlamaBackend
 
     return LlamaBackend(settings.model_path, n_gpu_layers=settings.n_gpu_layers, n_threads=settings.n_threads)
+
+
+def make_embedder(spec: str | None, *, n_threads: int | None = None, n_gpu_layers: int = -1) -> Embedder:
+    """The sentence encoder a setting names: ``http(s)://host:port``, a ``llama-server --embedding``
+    (``core/models/remote/embedder.py``) with the same weights in process as its fallback
+    (``core/models/remote/fallback.py``); else the in-process llama.cpp encoder (``minilm``, ``embeddinggemma``, a
+    GGUF path, None for the default)."""
+    from shelfwise.core.models.remote.embedder import is_server_url
+
+    if spec is not None and is_server_url(spec):
+        from shelfwise.core.models.remote.fallback import open_served_embedder
+
+        return open_served_embedder(spec, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
+    from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
+
+    return LlamaEmbedder(spec, n_threads=n_threads, n_gpu_layers=n_gpu_layers)

@@ -33,9 +33,9 @@ class Models:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
+            from shelfwise.core.models.factory import make_embedder
 
-            self._embedder = LlamaEmbedder(self.settings.embedder_path, n_threads=self.settings.n_threads,
+            self._embedder = make_embedder(self.settings.embedder_path, n_threads=self.settings.n_threads,
                                            n_gpu_layers=self.settings.n_gpu_layers)
         return self._embedder
 

@@ -67,6 +67,7 @@ from shelfwise.core.store.snapshot import NodeInfo, Snapshot
 
 LABELS = {"cluster": "topics", "document": "documents", "section": "sections", "passage": "passages"}
 FLATTEN_LIMIT = 64  # a document with at most this many sections shows them all in one level
+LM_TOP = 6  # candidates of a level the generative readout re-reads in the fused readout (best by the decision model)
 
 
 @dataclass
@@ -89,7 +90,6 @@ class Navigator:
         settings: Settings | None = None,
         *,
         decision: DecisionModel | None = None,
-        lm_top: int = 6,
         judge: RelevanceJudge | None = None,
     ) -> None:
         self.store = store
@@ -97,7 +97,6 @@ class Navigator:
         self.embedder = embedder
         self.settings = settings or Settings()
         self.decision = decision
-        self.lm_top = lm_top
         self.judge = judge  # the relevance judge, read at the levels Settings.judge_levels names
 
     # -- public -------------------------------------------------------------------------------------------------
@@ -260,7 +259,7 @@ class Navigator:
         read: list[int] = []
         if readout == "fused" and kind in decision.lm_levels and self.backend is not None and len(cands) > 1:
             pre = model.logits(x)
-            top = [int(i) for i in np.argsort(-pre)[: self.lm_top]]
+            top = [int(i) for i in np.argsort(-pre)[:LM_TOP]]
             lm, c = self._likelihood(snap, query, [cands[i] for i in top], cancel)
             set_lm(x, top, lm)
             cost.add(c)

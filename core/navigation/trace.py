@@ -7,8 +7,8 @@ The CLI (``app/cli``) and the GUI (``app/gui``) render exactly these objects and
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
+from shelfwise.core.json_types import JSONValue
 from shelfwise.ingest.model import Location
 
 
@@ -117,7 +117,7 @@ class Outline:
     entries: list[OutlineEntry] = field(default_factory=list)
 
 
-def to_dict(obj: Any) -> Any:
+def to_dict(obj: object) -> JSONValue:
     """JSON-ready form of any of the dataclasses above (locations as dicts, properties included for levels)."""
     if isinstance(obj, Location):
         return obj.to_dict() | {"label": obj.label()}

@@ -172,14 +172,6 @@ def path_from_key(key: str) -> str:
     return "".join(out)
 
 
-def display_path(path: object) -> str:
-    """A path for messages and terminals: undecodable bytes shown as ``\\xe9``."""
-    s = str(path)
-    if not _has_surrogates(s):
-        return s
-    return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def node_from_row(r: Sequence[Any]) -> NodeRow:
     return NodeRow(
         r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],

@@ -90,7 +90,7 @@ class LlamaBackend(LlamaEngine):
                         last_index.append(start + len(suffixes[i]) - 1)
                     self._decode()
                     for i, bi in zip(group, last_index, strict=True):
-                        y, n = logit_values(self._ctx, bi, (yes_id, no_id))
+                        y, n = logit_values(self._live, bi, (yes_id, no_id))
                         values[i] = yes_probability(y, n)
                 finally:
                     self._clear_seqs(len(group))
@@ -180,7 +180,7 @@ class LlamaBackend(LlamaEngine):
                 out_index += range(start + first_out, start + len(suffix[i]) - 1)
                 targets += q
             self._decode()
-            lp = token_logprobs(self._ctx, out_index, targets, self.n_vocab)
+            lp = token_logprobs(self._live, out_index, targets, self.n_vocab)
             for j, i in enumerate(group):
                 total[i] = float(lp[j * len(q) : (j + 1) * len(q)].sum())
             for j, i in enumerate(group):
@@ -211,7 +211,6 @@ class LlamaBackend(LlamaEngine):
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-        seed: int | None = None,
         repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         """Stream text pieces (greedy unless ``temperature > 0``); ``repeat_penalty`` as in the protocol, over the
@@ -225,7 +224,7 @@ class LlamaBackend(LlamaEngine):
             tokens = self._tok(prompt, add_bos=True, special=True)
         if len(tokens) >= self.n_ctx:
             raise BackendError(f"the prompt is {len(tokens)} tokens; the model's context holds {self.n_ctx}")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng()
 
         n_prompt = len(tokens)
 
@@ -239,7 +238,7 @@ class LlamaBackend(LlamaEngine):
                     evaluated, last = self._generation_step(tokens, n_prompt)
                     cost.requests += 1
                     cost.tokens += evaluated
-                    logits = logits_row(self._ctx, last, self.n_vocab)
+                    logits = logits_row(self._live, last, self.n_vocab)
                     if repeat_penalty != 1.0 and generated:
                         logits = penalise_repeats(logits, generated, repeat_penalty)
                     tok = sample_token(logits, temperature, rng) if temperature > 0 else int(np.argmax(logits))

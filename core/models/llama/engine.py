@@ -26,10 +26,11 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import llama_cpp
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendBase, BackendError, Cost, default_threads
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
 from shelfwise.core.models.gguf_meta import gguf_identity, require_kind
@@ -88,8 +89,8 @@ class LlamaEngine(BackendBase):
         flash_attn: bool | None = None,
         verbose: bool = False,
     ) -> None:
-        self._model: Any = None
-        self._ctx: Any = None
+        self._model: llama_cpp.llama_model_p | None = None
+        self._ctx: llama_cpp.llama_context_p | None = None
         self._batch: TokenBatch | None = None
         self._lock = threading.Lock()
         self.model_path = resolve_model(model_path)
@@ -183,6 +184,13 @@ class LlamaEngine(BackendBase):
             raise BackendError("the backend is closed")
 
     @property
+    def _live(self) -> llama_cpp.llama_context_p:
+        """The context, which must still be open."""
+        if self._ctx is None:
+            raise BackendError("the backend is closed")
+        return self._ctx
+
+    @property
     def model_id(self) -> str:
         """The GGUF's content identity (:func:`gguf_identity`): another file loaded is another model."""
         return self._model_id
@@ -203,7 +211,7 @@ class LlamaEngine(BackendBase):
         raw = llama_cpp.llama_model_chat_template(self._model, None)
         return raw.decode("utf-8", errors="replace") if raw else None
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         desc = ctypes.create_string_buffer(256)
         llama_cpp.llama_model_desc(self._model, desc, len(desc))
         return {

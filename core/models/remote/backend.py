@@ -48,8 +48,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import (
     BackendBase,
     BackendError,
@@ -247,7 +248,7 @@ class RemoteBackend(BackendBase):
         cost.seconds = time.perf_counter() - t0
         return Likelihoods([t for t, _, _ in results], [t / n for t, n, _ in results], results[0][1], cost)
 
-    def _top(self, choice: dict[str, Any]) -> dict[str, float]:
+    def _top(self, choice: JSONObject) -> dict[str, float]:
         try:
             return top_logprobs(choice)
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
@@ -263,7 +264,6 @@ class RemoteBackend(BackendBase):
         stop: Sequence[str] = (),
         temperature: float = 0.0,
         cancel: CancelCheck | None = None,
-        seed: int | None = None,
         repeat_penalty: float = 1.0,
     ) -> Generator[str, None, Generation]:
         """Stream text pieces over server-sent events (``repeat_penalty`` sent as llama.cpp's server names it).
@@ -273,7 +273,7 @@ class RemoteBackend(BackendBase):
         piece."""
         t0 = time.perf_counter()
         self.api.probe_models()
-        payload: dict[str, Any] = {
+        payload: JSONObject = {
             "model": self.api.model_id,
             "prompt": prompt,
             "max_tokens": max_tokens,
@@ -284,8 +284,6 @@ class RemoteBackend(BackendBase):
             payload["stop"] = list(stop)
         if repeat_penalty != 1.0:
             payload["repeat_penalty"] = repeat_penalty
-        if seed is not None:
-            payload["seed"] = seed
         cost = Cost(requests=1)
 
         def pieces() -> Generator[bytes, None, str]:
@@ -307,7 +305,7 @@ class RemoteBackend(BackendBase):
 
         return (yield from guarded_stream(pieces(), stop, cancel, cost, t0))
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         return {
             "backend": self.name,
             "url": self.url,

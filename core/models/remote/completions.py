@@ -10,13 +10,13 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError, Cost
 from shelfwise.core.models.remote.pool import Endpoint, ServerPool
 
 
-def top_logprobs(choice: dict[str, Any]) -> dict[str, float]:
+def top_logprobs(choice: JSONObject) -> dict[str, float]:
     """token text -> logprob at the first generated position of one completion choice.
 
     Accepts the legacy completions format (``logprobs.top_logprobs[0]`` a dict: llama-cpp-python, vLLM,
@@ -48,7 +48,7 @@ def readout_logprobs(top: dict[str, float], words: Sequence[str]) -> tuple[list[
     return out, bounded
 
 
-def query_logprobs(choice: dict[str, Any], start: int, end: int) -> list[float]:
+def query_logprobs(choice: JSONObject, start: int, end: int) -> list[float]:
     """log P of the echoed prompt tokens that overlap the characters ``[start, end)`` of the prompt.
 
     ``choice.logprobs`` holds ``tokens``, ``text_offset`` and ``token_logprobs`` for the prompt followed by
@@ -83,7 +83,7 @@ class Capabilities:
     bos_tokens: int = 0  # tokens the tokenize endpoint adds to any text
 
 
-def usage_cost(data: dict[str, Any]) -> Cost:
+def usage_cost(data: JSONObject) -> Cost:
     """The request's cost from the answer's ``usage`` (and llama.cpp's ``timings``): prompt tokens served from the
     server's cache go to ``reused_tokens``."""
     usage = data.get("usage") or {}
@@ -189,12 +189,12 @@ class CompletionsAPI:
 
     def complete(
         self,
-        params: dict[str, Any],
+        params: JSONObject,
         *,
         ep: Endpoint | None = None,
         retries: int | None = None,
         what: str = "",
-    ) -> tuple[dict[str, Any], Cost]:
+    ) -> tuple[JSONObject, Cost]:
         self.probe_models()
         payload = {"model": self.caps.model_id, "temperature": 0.0, **params}
         try:

@@ -21,16 +21,21 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 from httpx_sse import EventSource
 
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError
 
 RETRY_STATUS = frozenset({500, 502, 503, 504})
 # transport errors after which the server is probably not running (the message then says how to start one)
 _DOWN = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
+
+
+class ServerUnavailable(BackendError):
+    """The server could not be reached, did not answer in time, or kept failing (5xx): another copy of the model
+    may stand in. A refusal (4xx: the request itself is wrong) is a plain :class:`BackendError`."""
 
 
 class Endpoint:
@@ -66,8 +71,12 @@ class ServerPool:
         max_concurrency: int,
         slots_per_server: int | None,
         backoff: float,
+        role: str = "decision server",
+        start_hint: str = "python -m llama_cpp.server --model MODEL.gguf --port PORT",
     ) -> None:
         urls = [u for u in url.split(",") if u.strip()]
+        self.role = role  # what the messages call the server
+        self.start_hint = start_hint
         if not urls:
             raise BackendError("no server URL given")
         self.timeout = float(timeout)
@@ -113,8 +122,8 @@ class ServerPool:
         time.sleep(self.backoff * 2**attempt)
 
     def _unreachable(self, url: str, last: str, attempts: int, down: bool) -> BackendError:
-        hint = " Is it running? e.g. python -m llama_cpp.server --model MODEL.gguf --port PORT" if down else ""
-        return BackendError(f"cannot reach the decision server at {url} ({last}; {attempts} attempts).{hint}")
+        hint = f" Is it running? e.g. {self.start_hint}." if down else ""
+        return ServerUnavailable(f"cannot reach the {self.role} at {url} ({last}; {attempts} attempts).{hint}")
 
     # ------------------------------------------------------------------ requests
 
@@ -122,11 +131,11 @@ class ServerPool:
         self,
         method: str,
         path: str,
-        payload: dict[str, Any] | None = None,
+        payload: JSONObject | None = None,
         *,
         ep: Endpoint | None = None,
         retries: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """One JSON request, retried as the module doc says; the decoded JSON answer."""
         attempts = 1 + (self.retries if retries is None else max(0, retries))
         last, down, url = "", False, (ep or self.endpoints[0]).url
@@ -136,8 +145,8 @@ class ServerPool:
                 try:
                     resp = target.client.request(method, path, json=payload)
                 except httpx.TimeoutException as exc:
-                    raise BackendError(
-                        f"the decision server at {url} did not answer {path} within {self.timeout:g} s"
+                    raise ServerUnavailable(
+                        f"the {self.role} at {url} did not answer {path} within {self.timeout:g} s"
                     ) from exc
                 except httpx.TransportError as exc:
                     last, down = _describe(exc), isinstance(exc, _DOWN)
@@ -146,15 +155,15 @@ class ServerPool:
                 if resp.status_code not in RETRY_STATUS:
                     if resp.status_code >= 400:
                         raise BackendError(
-                            f"the decision server at {url} refused {path}: HTTP {resp.status_code}: "
+                            f"the {self.role} at {url} refused {path}: HTTP {resp.status_code}: "
                             f"{error_detail(resp.content)}"
                         )
                     try:
                         data = resp.json()
                     except ValueError as exc:
-                        raise BackendError(f"the decision server at {url} sent invalid JSON for {path}") from exc
+                        raise BackendError(f"the {self.role} at {url} sent invalid JSON for {path}") from exc
                     if not isinstance(data, dict):
-                        raise BackendError(f"the decision server at {url} sent {type(data).__name__} for {path}")
+                        raise BackendError(f"the {self.role} at {url} sent {type(data).__name__} for {path}")
                     return data
                 last, down = f"HTTP {resp.status_code}: {error_detail(resp.content)}", False
             if attempt + 1 < attempts:
@@ -162,7 +171,7 @@ class ServerPool:
         raise self._unreachable(url, last, attempts, down)
 
     @contextlib.contextmanager
-    def stream_events(self, path: str, payload: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
+    def stream_events(self, path: str, payload: JSONObject) -> Iterator[Iterator[JSONObject]]:
         """POST ``payload`` and read the answer as server-sent events: the JSON object of each ``data:`` line up
         to ``data: [DONE]``. Holds one slot while open. Connection errors and 5xx are retried before the stream
         starts, never after; leaving the ``with`` block early closes the connection, which stops the server."""
@@ -173,14 +182,14 @@ class ServerPool:
             finally:
                 resp.close()
 
-    def _open_stream(self, ep: Endpoint, path: str, payload: dict[str, Any]) -> httpx.Response:
+    def _open_stream(self, ep: Endpoint, path: str, payload: JSONObject) -> httpx.Response:
         last, down = "", False
         for attempt in range(1 + self.retries):
             request = ep.client.build_request("POST", path, json=payload, headers={"Accept": "text/event-stream"})
             try:
                 resp = ep.client.send(request, stream=True)
             except httpx.TimeoutException as exc:
-                raise BackendError(f"the decision server at {ep.url} did not answer within {self.timeout:g} s") from exc
+                raise BackendError(f"the {self.role} at {ep.url} did not answer within {self.timeout:g} s") from exc
             except httpx.TransportError as exc:
                 last, down = _describe(exc), isinstance(exc, _DOWN)
             else:
@@ -194,7 +203,7 @@ class ServerPool:
                     resp.close()
                 if resp.status_code not in RETRY_STATUS:
                     raise BackendError(
-                        f"the decision server at {ep.url} refused generation: HTTP {resp.status_code}: {detail}"
+                        f"the {self.role} at {ep.url} refused generation: HTTP {resp.status_code}: {detail}"
                     )
                 last, down = f"HTTP {resp.status_code}: {detail}", False
             if attempt < self.retries:
@@ -202,7 +211,7 @@ class ServerPool:
         raise self._unreachable(ep.url, last, 1 + self.retries, down)
 
 
-def _events(source: EventSource, url: str, timeout: float) -> Iterator[dict[str, Any]]:
+def _events(source: EventSource, url: str, timeout: float) -> Iterator[JSONObject]:
     try:
         for sse in source.iter_sse():
             if sse.data == "[DONE]":
