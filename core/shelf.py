@@ -13,29 +13,105 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shelfwise.core.answers.export import (
+    answer_to_markdown,
+    level_summary,
+    source_label,
+    trace_to_markdown,
+)
 from shelfwise.core.answers.types import Answer
+from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
 from shelfwise.core.conversation.turn import EmptyQuestion
-from shelfwise.core.indexing.encoder import canonical, encoder_for, record_encoder
+from shelfwise.core.indexing.encoder import (
+    LABELS,
+    NOTES,
+    SwitchEstimate,
+    canonical,
+    describe,
+    encoder_for,
+    label,
+    record_encoder,
+)
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.indexing.state import IndexState
-from shelfwise.core.ingestion.runner import IngestReport
-from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
+from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
+from shelfwise.core.models.backend import (
+    BackendError,
+    CancelCheck,
+    Cancelled,
+    DecisionBackend,
+    Embedder,
+    RelevanceJudge,
+)
 from shelfwise.core.models.loaded import Models
 from shelfwise.core.navigation.request import request_for
-from shelfwise.core.navigation.scope import Scope, ScopeError, prepare_question
+from shelfwise.core.navigation.scope import (
+    FORMATS,
+    Scope,
+    ScopeError,
+    in_filter,
+    make_scope,
+    prepare_question,
+)
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
-from shelfwise.core.paths import default_db
+from shelfwise.core.paths import DataDirError, default_db
 from shelfwise.core.settings import LoadedSettings, Settings
 from shelfwise.core.settings import load_settings as load_settings_file
 from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
-from shelfwise.core.store.types import NodeRow
+from shelfwise.core.store.types import NodeRow, StoreError
 
-__all__ = ["BeforeQuestion", "EmptyQuestion", "NoSuchConversation", "ScopeError", "Shelf", "WordHit", "WordSearch"]
+# What the front ends use besides Shelf's methods: the types those take and return, the errors they raise, and how
+# answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
+__all__ = [
+    "FORMATS",
+    "LABELS",
+    "NOTES",
+    "REMOVED",
+    "BackendError",
+    "BeforeQuestion",
+    "Cancelled",
+    "DataDirError",
+    "EmptyQuestion",
+    "IndexProgress",
+    "IndexState",
+    "IngestCancelled",
+    "IngestProgress",
+    "IngestReport",
+    "NoSuchConversation",
+    "NodeRow",
+    "Scope",
+    "ScopeError",
+    "Shelf",
+    "StoreError",
+    "SwitchEstimate",
+    "WordHit",
+    "WordSearch",
+    "answer_to_markdown",
+    "asked_text",
+    "conversation_markdown",
+    "describe",
+    "in_filter",
+    "label",
+    "level_summary",
+    "make_scope",
+    "source_label",
+    "trace_to_markdown",
+]
+
+
+def asked_text(question: str) -> str:
+    """What ``question`` asks besides its inline filters (ScopeError for a malformed filter): the front ends say
+    "only filters" before loading anything."""
+    from shelfwise.core.navigation.scope import parse_question
+
+    return parse_question(question).text
+
 
 ProgressCallback = Callable[[Any], None]
 
@@ -297,8 +373,6 @@ class Shelf:
         ConversationStore(self.store).delete(conversation_id)
 
     def conversation_markdown(self, conversation_id: int) -> str:
-        from shelfwise.core.conversation.export import conversation_markdown
-
         return conversation_markdown(self.conversation(conversation_id))
 
     # -- the index before a question, and one indexer at a time ---------------------------------------------------
@@ -369,6 +443,17 @@ class Shelf:
                 if on_start is not None:
                     on_start(index_state(self.store, coll.id, self.embedder.model_id))
                 return self.refresh(collection, progress=progress, cancel=cancel)
+
+    # -- the sentence encoder --------------------------------------------------------------------------------------
+    def measure_encoder_switch(self, encoder: str) -> SwitchEstimate:
+        """What re-embedding the library with ``encoder`` would take on this machine (measured on a sample)."""
+        from shelfwise.core.indexing.encoder import measure_switch
+
+        return measure_switch(self.store, encoder, self.settings.n_threads)
+
+    def switch_encoder(self, encoder: str) -> None:
+        """Record ``encoder`` as the library's: a Shelf opened from now on reads it (and re-embeds on refresh)."""
+        record_encoder(self.store, encoder)
 
     def close(self) -> None:
         self.models.close()

@@ -39,9 +39,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
         shelfwise calibrate --lm --probes 60
     """
     from shelfwise.app.cli.progress import IndexLine
-    from shelfwise.core.indexing.finish import IndexProgress
     from shelfwise.core.navigation.calibrate import calibrate
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.shelf import IndexProgress, Shelf
 
     require_library(ctx)
     with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:

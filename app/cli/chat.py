@@ -91,13 +91,13 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str, *, as_json: boo
 def only_filters(question: str) -> bool:
     """Whether ``question`` holds inline filters and nothing to ask (a malformed filter is left to the walk's own
     message)."""
-    from shelfwise.core.navigation.scope import ScopeError, parse_question
+    from shelfwise.core.shelf import ScopeError, asked_text
 
     try:
-        parsed = parse_question(question)
+        asked = asked_text(question)
     except ScopeError:
         return False
-    return bool(question.strip()) and not any(ch.isalnum() for ch in parsed.text)
+    return bool(question.strip()) and not any(ch.isalnum() for ch in asked)
 
 
 def _history_file() -> Path | None:

@@ -12,9 +12,9 @@ import click
 
 from shelfwise.app.cli.group import open_store, settings_for
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.indexing.finish import IndexProgress, mark_started
-from shelfwise.core.indexing.state import IndexState, index_status
-from shelfwise.core.shelf import BeforeQuestion, Shelf
+from shelfwise.core.indexing.finish import mark_started
+from shelfwise.core.indexing.state import index_status
+from shelfwise.core.shelf import BeforeQuestion, IndexProgress, IndexState, Shelf
 from shelfwise.core.store.db import Store
 
 

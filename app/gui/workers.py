@@ -32,8 +32,7 @@ def default_shelf_factory(settings: Settings) -> Any:
 
 
 def _is_cancelled(exc: BaseException) -> bool:
-    from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
-    from shelfwise.core.models.backend import Cancelled
+    from shelfwise.core.shelf import Cancelled, IngestCancelled
 
     return isinstance(exc, (Cancelled, IngestCancelled))
 
@@ -123,12 +122,10 @@ class IngestWorker(ShelfWorker):
     def _encoder(self, shelf: Any, job: EncoderJob) -> None:
         """Measure what switching to ``job.encoder`` would take, or switch: record it as the library's encoder,
         then re-embed every collection with a Shelf that reads it (progress as for an ingest)."""
-        from shelfwise.core.indexing.encoder import measure_switch, record_encoder
-
         if job.estimate:
-            self.estimated.emit(job, measure_switch(shelf.store, job.encoder, self._settings.n_threads))
+            self.estimated.emit(job, shelf.measure_encoder_switch(job.encoder))
             return
-        record_encoder(shelf.store, job.encoder)
+        shelf.switch_encoder(job.encoder)
         self._close_shelf()
         self._settings = replace(self._settings, embedder_path=job.encoder)
         shelf = self.shelf()
