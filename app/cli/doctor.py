@@ -63,6 +63,8 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     click.echo(f"  integrity_check: {'; '.join(diag.integrity)}")
     click.echo(f"  search index check: {diag.fts}")
     click.echo(f"  {diag.collections} collections, {diag.documents} documents")
+    if diag.tables:
+        click.echo("  tables: " + ", ".join(f"{t.name} {t.rows}" for t in diag.tables))
     for u in diag.unreadable:
         click.echo(f"  unreadable: {u}")
     if reason and not do_rebuild:

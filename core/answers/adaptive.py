@@ -103,7 +103,13 @@ def threshold_key(backend: DecisionBackend) -> str:
 
 
 def get_threshold(store: Store, backend: DecisionBackend) -> float:
+    """The threshold stored for the model (under its ``model_id``, else one of its ``legacy_ids``), else the
+    default."""
     value = store.get_meta(threshold_key(backend), None)
+    for legacy in backend.legacy_ids:
+        if value is not None:
+            break
+        value = store.get_meta(META_PREFIX + legacy, None)
     return DEFAULT_THRESHOLD if value is None else float(value)
 
 
