@@ -67,3 +67,69 @@ def test_fts_rebuild_and_the_table_listing(tmp_path: Path) -> None:
     assert "nodes_fts" not in listed and not any(n.startswith("nodes_fts_") for n in listed)
     assert fts_tables(store.conn) == ["nodes_fts"]
     store.close()
+
+
+def _old_put_document(self: Store, collection_id: int, path: str, record: dict[str, object],
+                      doc_id: int | None) -> int:
+    """The document row as the store wrote it before sqlite-utils (an UPDATE / INSERT built from column names)."""
+    from shelfwise.core.store.types import path_key
+
+    if doc_id is not None:
+        sets = ", ".join(f"{c} = ?" for c in record)
+        self.conn.execute(f"UPDATE documents SET {sets} WHERE id = ?", (*record.values(), doc_id))
+        return doc_id
+    cur = self.conn.execute(
+        f"INSERT INTO documents(collection_id, path, {', '.join(record)}) VALUES (?, ?{', ?' * len(record)})",
+        (collection_id, path_key(path), *record.values()))
+    return int(cur.lastrowid or 0)
+
+
+def _old_insert_rows(conn, table, columns, rows, *, replace=False):  # type: ignore[no-untyped-def]
+    verb = "INSERT OR REPLACE" if replace else "INSERT"
+    conn.executemany(f"{verb} INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
+
+
+def _old_set_meta(self: Store, key: str, value: object) -> None:
+    import json
+
+    with self.transaction():
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, json.dumps(value, ensure_ascii=False)))
+
+
+def _everything(store: Store) -> dict[str, list[tuple[object, ...]]]:
+    out = {}
+    for table in ("collections", "documents", "nodes", "vector_cache", "meta"):
+        cols = [r[1] for r in store.conn.execute(f"PRAGMA table_info({table})")
+                if r[1] not in ("ingested_at", "created_at", "used")]
+        out[table] = store.conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY 1, 2").fetchall()
+    return out
+
+
+def test_sqlite_utils_writes_the_same_rows_as_the_sql_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same documents, failures, cached vectors and meta written through sqlite-utils and through the SQL the
+    store had before give the same rows (timestamps aside)."""
+    from shelfwise.core.store import db as store_db
+
+    def fill(store: Store) -> dict[str, list[tuple[object, ...]]]:
+        cid = store.collection("c").id
+        store.write_document(cid, tmp_path / "a.md", META, handbook())
+        store.write_document(cid, tmp_path / "b.md", META, handbook("allowance"))
+        store.write_document(cid, tmp_path / "a.md", META, handbook("mileage"))  # replaced in place
+        store.record_failure(cid, tmp_path / "c.pdf", META, "needs_ocr", "scanned", retry=False)
+        store.record_failure(cid, tmp_path / "c.pdf", META, "error", "still broken", retry=True)
+        store.cache_vectors("m", [("s1", np.ones(3, dtype=np.float32)), ("s2", np.zeros(3, dtype=np.float32))])
+        store.cache_vectors("m", [("s1", np.full(3, 5.0, dtype=np.float32))])
+        store.set_meta("k", {"a": [1, "é"]})
+        store.set_meta("k", "again")
+        return _everything(store)
+
+    with Store(tmp_path / "new.db") as new:
+        now = fill(new)
+    monkeypatch.setattr(Store, "_put_document", _old_put_document)
+    monkeypatch.setattr(store_db, "insert_rows", _old_insert_rows)
+    monkeypatch.setattr(Store, "set_meta", _old_set_meta)
+    with Store(tmp_path / "old.db") as old:
+        before = fill(old)
+    assert now == before and now["documents"] and now["nodes"]
