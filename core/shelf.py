@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from shelfwise.core.answers.export import (
     answer_to_markdown,
@@ -113,7 +112,7 @@ def asked_text(question: str) -> str:
     return parse_question(question).text
 
 
-ProgressCallback = Callable[[Any], None]
+IndexCallback = Callable[[IndexProgress], None]
 
 
 @dataclass(frozen=True)
@@ -204,7 +203,8 @@ class Shelf:
         paths: Sequence[Path],
         collection: str = "default",
         *,
-        progress: ProgressCallback | None = None,
+        progress: Callable[[IngestProgress], None] | None = None,
+        index_progress: IndexCallback | None = None,
         cancel: CancelCheck | None = None,
         force: bool = False,
         embed: bool = True,
@@ -214,8 +214,8 @@ class Shelf:
         so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
         calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
         whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
-        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, then :class:`IndexProgress` updates
-        while indexing; ``cancel`` also stops the indexing between batches (the next refresh goes on from there)."""
+        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, ``index_progress`` the
+        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next refresh goes on from there)."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
@@ -233,10 +233,10 @@ class Shelf:
             if along is not None:
                 along.stop()
         if index and not (cancel is not None and cancel()):
-            self.refresh(collection, progress=progress, cancel=cancel)
+            self.refresh(collection, progress=index_progress, cancel=cancel)
         return report
 
-    def refresh(self, collection: str = "default", progress: ProgressCallback | None = None,
+    def refresh(self, collection: str = "default", progress: IndexCallback | None = None,
                 cancel: CancelCheck | None = None) -> dict[str, int]:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
@@ -377,7 +377,7 @@ class Shelf:
 
     # -- the index before a question, and one indexer at a time ---------------------------------------------------
     def before_question(self, collection: str, *, said: Callable[[BeforeQuestion], None] | None = None,
-                        progress: ProgressCallback | None = None) -> BeforeQuestion:
+                        progress: IndexCallback | None = None) -> BeforeQuestion:
         """What a question does with the index first: answer from what exists while an ingest or a background
         indexer runs (or the library is read-only); otherwise finish unfinished indexing (``progress``), a no-op
         when the index is current. ``said`` hears the decision before any work (and ``disk_full`` when a full
@@ -421,7 +421,7 @@ class Shelf:
                 return say("disk_full", str(exc))
             return told
 
-    def index(self, collection: str = "default", *, progress: ProgressCallback | None = None,
+    def index(self, collection: str = "default", *, progress: IndexCallback | None = None,
               cancel: CancelCheck | None = None, wait: float = 0.0, on_wait: Callable[[], None] | None = None,
               on_start: Callable[[IndexState], None] | None = None,
               hold_ingest_lock: bool = False) -> dict[str, int] | None:

@@ -343,7 +343,6 @@ PROBES_ALLOWED = {
     ("core/models/llama/engine.py", "self"): "close() of a half-built instance",
     ("core/models/encoders/embedder.py", "self"): "close() of a half-built instance",
     ("core/models/encoders/cross_encoder.py", "self"): "close() of a half-built instance",
-    ("core/evaluation/answers.py", "eval_set"): "an evaluation set or a list of its questions",
 }
 def attribute_probes(root: Path = ROOT, folder: str = "core") -> list[tuple[str, str, int]]:
     """Every ``getattr(x, ...)``/``hasattr(x, ...)`` under ``folder``: (file, the source of ``x``, line)."""
