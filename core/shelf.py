@@ -215,7 +215,8 @@ class Shelf:
         calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
         whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
         indexer). ``progress`` gets the runner's ``IngestProgress`` per file, ``index_progress`` the
-        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next refresh goes on from there)."""
+        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next
+        refresh goes on from there)."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 

@@ -102,8 +102,8 @@ def _questions(eval_set: EvalSet | Sequence[EvalQuestion]) -> list[EvalQuestion]
 
 
 def run_answer_eval(
-    library: Library, eval_set: EvalSet | Sequence[EvalQuestion], strategies: Sequence[str] = STRATEGIES, limit: int | None = None, *,
-    collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
+    library: Library, eval_set: EvalSet | Sequence[EvalQuestion], strategies: Sequence[str] = STRATEGIES,
+    limit: int | None = None, *, collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
 ) -> AnswerEvalReport:
     """Answer every question (``EvalSet`` or a list of ``EvalQuestion``: ``query``, ``answers``) with each
     strategy and score it. ``library`` is a shelf's ``walk`` or a
