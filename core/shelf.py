@@ -34,7 +34,8 @@ from shelfwise.core.indexing.encoder import (
     record_encoder,
 )
 from shelfwise.core.indexing.finish import IndexProgress
-from shelfwise.core.indexing.state import IndexState
+from shelfwise.core.indexing.state import CollectionIndex, IndexState, index_status
+from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
 from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
 from shelfwise.core.models.backend import (
@@ -45,6 +46,9 @@ from shelfwise.core.models.backend import (
     Embedder,
     RelevanceJudge,
 )
+from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.llama.logs import log_file, setup_logging
+from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.loaded import Models
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.scope import (
@@ -57,26 +61,30 @@ from shelfwise.core.navigation.scope import (
 )
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
-from shelfwise.core.paths import DataDirError, default_db
+from shelfwise.core.paths import DataDirError, data_dir, default_db, models_dir
 from shelfwise.core.settings import LoadedSettings, Settings
 from shelfwise.core.settings import load_settings as load_settings_file
 from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
-from shelfwise.core.store.types import NodeRow, StoreError
+from shelfwise.core.store.on_disk import on_disk
+from shelfwise.core.store.types import KEPT_SUFFIX, NodeRow, StoreError
 
 # What the front ends use besides Shelf's methods: the types those take and return, the errors they raise, and how
 # answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
 __all__ = [
     "FORMATS",
+    "KEPT_SUFFIX",
     "LABELS",
     "NOTES",
     "REMOVED",
     "BackendError",
     "BeforeQuestion",
     "Cancelled",
+    "CollectionIndex",
     "DataDirError",
     "EmptyQuestion",
+    "FakeBackend",
     "IndexProgress",
     "IndexState",
     "IngestCancelled",
@@ -94,13 +102,24 @@ __all__ = [
     "answer_to_markdown",
     "asked_text",
     "conversation_markdown",
+    "data_dir",
+    "default_db",
     "describe",
+    "diagnose",
     "in_filter",
+    "index_status",
     "label",
     "level_summary",
+    "log_file",
     "make_scope",
+    "models_dir",
+    "on_disk",
+    "rebuild",
+    "salvage",
+    "setup_logging",
     "source_label",
     "trace_to_markdown",
+    "tune_openmp",
 ]
 
 
@@ -446,6 +465,20 @@ class Shelf:
                 return self.refresh(collection, progress=progress, cancel=cancel)
 
     # -- the sentence encoder --------------------------------------------------------------------------------------
+    def index_unfinished(self, collection: str) -> bool:
+        """Whether the collection has nodes without vectors or an interrupted index (False: no such collection)."""
+        from shelfwise.core.indexing.state import index_state
+
+        coll = self.store.find_collection(collection)
+        return coll is not None and index_state(self.store, coll.id).unfinished
+
+    def mark_indexer(self, collection: str, pid: int) -> None:
+        """Record process ``pid`` as the collection's indexer (``shelfwise status`` and questions see it)."""
+        from shelfwise.core.indexing.finish import mark_started
+
+        coll = self.store.collection(collection)
+        mark_started(self.store, coll.id, pid, self.store.nodes_without_vectors(coll.id))
+
     def measure_encoder_switch(self, encoder: str) -> SwitchEstimate:
         """What re-embedding the library with ``encoder`` would take on this machine (measured on a sample)."""
         from shelfwise.core.indexing.encoder import measure_switch

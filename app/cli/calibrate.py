@@ -110,7 +110,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
-        from shelfwise.core.paths import default_db
+        from shelfwise.core.shelf import default_db
 
         db = default_db()
     with Shelf(Settings(db_path=Path(db))) as shelf:
