@@ -12,6 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from shelfwise.core.answers.adaptive import MAX_SUB
+from shelfwise.core.answers.adaptive_search import (
+    MAX_EXPANSIONS,
+    CalibrationReport,
+    QAItem,
+    QuestionOutcome,
+    load_qa,
+)
 from shelfwise.core.answers.export import (
     answer_to_markdown,
     level_summary,
@@ -50,6 +58,7 @@ from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.llama.logs import log_file, setup_logging
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.loaded import Models
+from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.scope import (
     FORMATS,
@@ -110,6 +119,7 @@ __all__ = [
     "index_status",
     "label",
     "level_summary",
+    "load_qa",
     "log_file",
     "make_scope",
     "models_dir",
@@ -465,6 +475,30 @@ class Shelf:
                 return self.refresh(collection, progress=progress, cancel=cancel)
 
     # -- the sentence encoder --------------------------------------------------------------------------------------
+    # -- calibration ----------------------------------------------------------------------------------------------
+    def calibrate(self, collection: str, *, use_lm: bool = False, probes: int = 240, target_recall: float = 0.9,
+                  progress: Callable[[int, int], None] | None = None) -> DecisionModel:
+        """Fit the collection's decision model on probe queries and keep it (``shelfwise calibrate``; ``use_lm``
+        also tries the generative model's readouts). KeyError when there is no such collection."""
+        from shelfwise.core.navigation.calibrate import calibrate
+
+        coll = self.store.find_collection(collection)
+        if coll is None:
+            raise KeyError(collection)
+        return calibrate(self.store, coll.id, self.embedder, self.backend if use_lm else None, self.settings,
+                         n_probes=probes, target_recall=target_recall, try_lm=use_lm, progress=progress)
+
+    def calibrate_adaptive(self, items: Sequence[QAItem], collection: str = "default", *, max_sub: int = MAX_SUB,
+                           max_expansions: int = MAX_EXPANSIONS, save: bool = True,
+                           progress: Callable[[int, int, QuestionOutcome], None] | None = None,
+                           ) -> CalibrationReport:
+        """Fit (and ``save``) the adaptive retrieval threshold on labelled questions (``shelfwise
+        calibrate-adaptive``; ``core/answers/adaptive_search.py``)."""
+        from shelfwise.core.answers.adaptive_search import calibrate_adaptive
+
+        return calibrate_adaptive(self.walk, items, collection=collection, max_sub=max_sub,
+                                  max_expansions=max_expansions, save=save, progress=progress)
+
     def index_unfinished(self, collection: str) -> bool:
         """Whether the collection has nodes without vectors or an interrupted index (False: no such collection)."""
         from shelfwise.core.indexing.state import index_state
