@@ -62,6 +62,7 @@ from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.scope import (
     FORMATS,
+    Prepared,
     Scope,
     ScopeError,
     in_filter,
@@ -287,7 +288,13 @@ class Shelf:
             record_encoder(self.store, self.settings.embedder_path)
 
     # -- questions ----------------------------------------------------------------------------------------------
-    def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
+    def prepare(self, question: str, collection: str | None = None, scope: Scope | None = None) -> Prepared:
+        """Read ``question`` once, at the door: its inline filters with ``scope`` (the CLI's options) resolved in
+        the collection (ScopeError for a malformed one). :meth:`ask` and :meth:`search` take the result as read;
+        ``Prepared.text`` is what it asks besides its filters."""
+        return prepare_question(self.store, collection, question, scope)
+
+    def search(self, question: str | Prepared, collection: str | None = None, *, keep: Sequence[int] = (),
                cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
         """Walk the tree level by level for ``question`` as typed: read once (its inline filters with ``scope``,
         the CLI's options; ScopeError for a malformed one), clipped once (``core/navigation/request.py``);
@@ -298,7 +305,7 @@ class Shelf:
 
     def ask(
         self,
-        question: str,
+        question: str | Prepared,
         collection: str | None = None,
         *,
         on_token: Callable[[str], None] | None = None,
@@ -310,7 +317,8 @@ class Shelf:
         on_generated: Callable[[Answer], None] | None = None,
     ) -> Answer:
         """Find passages (``on_search``), give the sentence(s) that answer (``on_extract``), then stream the
-        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``."""
+        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``. A
+        question from :meth:`prepare` is not read again (its scope is the one it was prepared with)."""
         from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
