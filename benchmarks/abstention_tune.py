@@ -20,6 +20,7 @@ from shelfwise.core.answers.answer import passage_cosines
 from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
+from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -36,7 +37,7 @@ def main() -> None:
         for q in ds.questions:
             if not (q.answers or q.not_answerable):
                 continue
-            r = parts.search(q.query)
+            r = parts.search(clipped_request(q.query, None, parts.backend))
             hits = r.hits[:5]
             cos = passage_cosines(r, hits)
             feats[q.not_answerable].append((max(cos.values(), default=0.0), hits[0].score if hits else 0.0))

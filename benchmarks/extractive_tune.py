@@ -29,6 +29,7 @@ from shelfwise.core.evaluation.answer_modes import fact_match, is_yes_no
 from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
+from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -44,8 +45,9 @@ def collect(sample_db: Path) -> list[dict[str, Any]]:
                            judge=shelf.judge)
         for q in ds.questions:
             if q.answers and not all(is_yes_no(a) for a in q.answers):
+                found = parts.search(clipped_request(q.query, None, parts.backend))
                 rows.append({"set": "tune", "query": q.query, "answers": q.answers,
-                             "hits": widen_lists(store, parts.search(q.query).hits[: ex.PASSAGES])})
+                             "hits": widen_lists(store, found.hits[: ex.PASSAGES])})
         store.close()
         for q in load_jsonl(Path("resources/sample_questions.jsonl")):
             rows.append({"set": "sample", "query": q.query, "answers": q.answers,

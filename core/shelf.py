@@ -7,30 +7,155 @@ it inside its worker thread). No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from shelfwise.core.answers.export import (
+    answer_to_markdown,
+    level_summary,
+    source_label,
+    trace_to_markdown,
+)
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.conversation.model import Conversation, Reading, Turn
-from shelfwise.core.indexing.encoder import canonical, encoder_for, record_encoder
-from shelfwise.core.ingestion.runner import IngestReport
-from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.conversation.export import REMOVED, conversation_markdown
+from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
+from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
+from shelfwise.core.conversation.turn import EmptyQuestion
+from shelfwise.core.indexing.encoder import (
+    LABELS,
+    NOTES,
+    SwitchEstimate,
+    canonical,
+    describe,
+    encoder_for,
+    label,
+    record_encoder,
+)
+from shelfwise.core.indexing.finish import IndexProgress
+from shelfwise.core.indexing.state import IndexState
+from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
+from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
+from shelfwise.core.models.backend import (
+    BackendError,
+    CancelCheck,
+    Cancelled,
+    DecisionBackend,
+    Embedder,
+    RelevanceJudge,
+)
 from shelfwise.core.models.loaded import Models
-from shelfwise.core.navigation.scope import ResolvedScope, Scope
+from shelfwise.core.navigation.request import request_for
+from shelfwise.core.navigation.scope import (
+    FORMATS,
+    Scope,
+    ScopeError,
+    in_filter,
+    make_scope,
+    prepare_question,
+)
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
-from shelfwise.core.paths import default_db
+from shelfwise.core.paths import DataDirError, default_db
 from shelfwise.core.settings import LoadedSettings, Settings
 from shelfwise.core.settings import load_settings as load_settings_file
 from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
+from shelfwise.core.store.types import NodeRow, StoreError
+
+# What the front ends use besides Shelf's methods: the types those take and return, the errors they raise, and how
+# answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
+__all__ = [
+    "FORMATS",
+    "LABELS",
+    "NOTES",
+    "REMOVED",
+    "BackendError",
+    "BeforeQuestion",
+    "Cancelled",
+    "DataDirError",
+    "EmptyQuestion",
+    "IndexProgress",
+    "IndexState",
+    "IngestCancelled",
+    "IngestProgress",
+    "IngestReport",
+    "NoSuchConversation",
+    "NodeRow",
+    "Scope",
+    "ScopeError",
+    "Shelf",
+    "StoreError",
+    "SwitchEstimate",
+    "WordHit",
+    "WordSearch",
+    "answer_to_markdown",
+    "asked_text",
+    "conversation_markdown",
+    "describe",
+    "in_filter",
+    "label",
+    "level_summary",
+    "make_scope",
+    "source_label",
+    "trace_to_markdown",
+]
+
+
+def asked_text(question: str) -> str:
+    """What ``question`` asks besides its inline filters (ScopeError for a malformed filter): the front ends say
+    "only filters" before loading anything."""
+    from shelfwise.core.navigation.scope import parse_question
+
+    return parse_question(question).text
+
 
 ProgressCallback = Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class WordHit:
+    """One passage (or section, document) a word search found, with its document's path."""
+
+    rank: int
+    score: float
+    node: NodeRow
+    path: str
+    snippet: str  # the matched terms in [ ]
+
+
+@dataclass(frozen=True)
+class WordSearch:
+    """What :meth:`Shelf.search_words` found for ``query`` (the text without its filters); ``no_match`` says why
+    nothing was searched (a scope that admits no document)."""
+
+    query: str
+    hits: list[WordHit]
+    no_match: str = ""
+
+
+@dataclass(frozen=True)
+class BeforeQuestion:
+    """What :meth:`Shelf.before_question` did with the index: ``busy`` (an ingest or a background indexer runs:
+    answered from the ``documents`` stored so far; ``progress`` the indexer's), ``read_only`` (unfinished and
+    cannot be finished), ``finishing`` (``without_vectors`` nodes to embed, then topics and calibration),
+    ``disk_full`` (stopped by a full disk), ``current`` or ``none`` (no such collection)."""
+
+    kind: str
+    collection: str
+    without_vectors: int = 0
+    documents: int = 0
+    progress: IndexProgress | None = None
+    error: str = ""  # what stopped the indexing (``disk_full``)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL (or the I/O error a full disk gives while the WAL index grows)."""
+    code = exc.sqlite_errorcode if isinstance(exc, sqlite3.Error) else None
+    return (code is not None and code & 0xFF == sqlite3.SQLITE_FULL) or "disk is full" in str(exc)
 
 
 class Shelf:
@@ -132,20 +257,14 @@ class Shelf:
             record_encoder(self.store, self.settings.embedder_path)
 
     # -- questions ----------------------------------------------------------------------------------------------
-    def search(
-        self,
-        question: str,
-        collection: str | None = None,
-        *,
-        keep: Sequence[int] = (),
-        cancel: CancelCheck | None = None,
-        scope: Scope | ResolvedScope | None = None,
-        prior: Mapping[int, float] | None = None,
-        q_vec: np.ndarray | None = None,
-    ) -> SearchResult:
-        """Walk the tree level by level (:meth:`LibraryWalk.search`)."""
-        return self.walk.search(question, collection, keep=keep, cancel=cancel, scope=scope, prior=prior,
-                                q_vec=q_vec)
+    def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
+               cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
+        """Walk the tree level by level for ``question`` as typed: read once (its inline filters with ``scope``,
+        the CLI's options; ScopeError for a malformed one), clipped once (``core/navigation/request.py``);
+        ``keep`` forces branches (node ids) open ("look here too"). A scope that admits no document returns no
+        passage and says so in the trace's notes."""
+        request = request_for(self.store, self.backend, question, collection, scope=scope, keep=keep)
+        return self.walk.search(request, cancel)
 
     def ask(
         self,
@@ -200,6 +319,141 @@ class Shelf:
                                 on_reading=on_reading, on_token=on_token, on_search=on_search,
                                 on_extract=on_extract, on_generated=on_generated)
         return conv, turn, answer
+
+    # -- word search --------------------------------------------------------------------------------------------
+    def search_words(self, text: str, collection: str | None = None, *, kinds: Sequence[str] = ("passage",),
+                     limit: int = 10, scope: Scope | None = None) -> WordSearch:
+        """Lexical search (FTS5, BM25) for ``text`` as typed: "a phrase" must occur, -word must not, inline
+        filters and ``scope`` (the CLI's options) limit it to some documents (ScopeError for a malformed one); a
+        scope that admits nothing is said in ``no_match`` instead of searching elsewhere."""
+        store = self.store
+        found = store.find_collection(collection) if collection is not None else None
+        cid = found.id if found is not None else None
+        prepared = prepare_question(store, collection or "default", text, scope)
+        resolved = prepared.resolved
+        if resolved is not None and resolved.empty:
+            return WordSearch(prepared.text, [], resolved.no_match_message())
+        if resolved is not None and cid is None:  # the collection the scope was resolved in
+            default = store.find_collection(collection or "default")
+            cid = default.id if default is not None else None
+        hits = store.search_hits(prepared.text, limit=limit, kinds=kinds, collection_id=cid,
+                                 document_ids=resolved.document_ids if resolved is not None else None,
+                                 match=prepared.parsed.lexical_match())
+        if resolved is not None and resolved.excluded_passages:
+            hits = [h for h in hits if h.node.id not in resolved.excluded_passages]
+        paths: dict[int, str] = {}
+        rows = []
+        for rank, h in enumerate(hits, 1):
+            did = h.node.document_id
+            if did is not None and did not in paths:
+                doc = store.document(did)
+                paths[did] = doc.path if doc else ""
+            rows.append(WordHit(rank, h.score, h.node, paths.get(did, "") if did is not None else "",
+                                " ".join(h.snippet.split())))
+        return WordSearch(prepared.text, rows)
+
+    # -- documents and conversations ----------------------------------------------------------------------------
+    def remove_documents(self, document_ids: Sequence[int], collection: str = "default") -> None:
+        """Remove documents from the library, then bring the collection's index up to date."""
+        for doc_id in document_ids:
+            self.store.remove_document(doc_id)
+        self.refresh(collection)
+
+    def conversations(self) -> list[ConversationSummary]:
+        return ConversationStore(self.store).list()
+
+    def conversation(self, conversation_id: int) -> Conversation:
+        """The stored conversation (NoSuchConversation when there is none with that id)."""
+        return ConversationStore(self.store).get(conversation_id)
+
+    def new_conversation(self, collection: str = "default") -> Conversation:
+        return ConversationStore(self.store).create(collection)
+
+    def delete_conversation(self, conversation_id: int) -> None:
+        ConversationStore(self.store).delete(conversation_id)
+
+    def conversation_markdown(self, conversation_id: int) -> str:
+        return conversation_markdown(self.conversation(conversation_id))
+
+    # -- the index before a question, and one indexer at a time ---------------------------------------------------
+    def before_question(self, collection: str, *, said: Callable[[BeforeQuestion], None] | None = None,
+                        progress: ProgressCallback | None = None) -> BeforeQuestion:
+        """What a question does with the index first: answer from what exists while an ingest or a background
+        indexer runs (or the library is read-only); otherwise finish unfinished indexing (``progress``), a no-op
+        when the index is current. ``said`` hears the decision before any work (and ``disk_full`` when a full
+        disk stopped the indexing: the question is then answered from what is indexed)."""
+        from shelfwise.core.indexing.finish import indexer_alive, stored_progress
+        from shelfwise.core.indexing.state import exclusive_indexer, index_state
+        from shelfwise.core.ingestion.lock import ingest_running
+
+        store = self.store
+        coll = store.find_collection(collection)
+        if coll is None:
+            return BeforeQuestion("none", collection)
+        try:
+            model: str | None = self.embedder.model_id  # another embedder's vectors do not count (never mixed)
+        except Exception:
+            model = None
+        state = index_state(store, coll.id, model)
+        p = stored_progress(store, coll.id)
+        background = state.unfinished and indexer_alive(p)
+
+        def say(kind: str, error: str = "") -> BeforeQuestion:
+            docs = sum(1 for d in store.documents(coll.id) if d.status == "ok") if kind == "busy" else 0
+            out = BeforeQuestion(kind, collection, state.without_vectors, docs, p if background else None, error)
+            if said is not None and kind != "current":
+                said(out)
+            return out
+
+        if background or ingest_running(store.path):
+            return say("busy")
+        if store.read_only:
+            return say("read_only" if state.unfinished else "current")
+        with exclusive_indexer(store.path) as alone:  # one indexer at a time: another one's index is answered from
+            if not alone:
+                return say("busy")
+            told = say("finishing" if state.unfinished else "current")
+            try:
+                self.refresh(collection, progress=progress if state.unfinished else None)
+            except sqlite3.OperationalError as exc:
+                if not disk_full(exc):
+                    raise
+                return say("disk_full", str(exc))
+            return told
+
+    def index(self, collection: str = "default", *, progress: ProgressCallback | None = None,
+              cancel: CancelCheck | None = None, wait: float = 0.0, on_wait: Callable[[], None] | None = None,
+              on_start: Callable[[IndexState], None] | None = None,
+              hold_ingest_lock: bool = False) -> dict[str, int] | None:
+        """Finish the collection's index as the library's only indexer (:meth:`refresh` under the one-indexer
+        lock): None when another process indexes it (after waiting up to ``wait`` seconds, ``on_wait`` called
+        once when it must), an empty dict when there is nothing this library can index (no such collection, or
+        read-only). ``on_start`` hears the index's state once the lock is held; ``hold_ingest_lock``: questions
+        asked meanwhile are told indexing runs and answer from what exists (``shelfwise index``)."""
+        from shelfwise.core.indexing.state import exclusive_indexer, index_state
+        from shelfwise.core.ingestion.lock import ingest_lock
+
+        with exclusive_indexer(self.store.path, wait=wait, on_wait=on_wait) as alone:
+            if not alone:
+                return None
+            coll = self.store.find_collection(collection)
+            if coll is None or self.store.read_only:
+                return {}
+            with ingest_lock(self.store.path if hold_ingest_lock else None):
+                if on_start is not None:
+                    on_start(index_state(self.store, coll.id, self.embedder.model_id))
+                return self.refresh(collection, progress=progress, cancel=cancel)
+
+    # -- the sentence encoder --------------------------------------------------------------------------------------
+    def measure_encoder_switch(self, encoder: str) -> SwitchEstimate:
+        """What re-embedding the library with ``encoder`` would take on this machine (measured on a sample)."""
+        from shelfwise.core.indexing.encoder import measure_switch
+
+        return measure_switch(self.store, encoder, self.settings.n_threads)
+
+    def switch_encoder(self, encoder: str) -> None:
+        """Record ``encoder`` as the library's: a Shelf opened from now on reads it (and re-embeds on refresh)."""
+        record_encoder(self.store, encoder)
 
     def close(self) -> None:
         self.models.close()

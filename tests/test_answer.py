@@ -29,6 +29,7 @@ from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import StreamText
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -94,15 +95,17 @@ class FakeShelf:
         self.embedder = HashEmbedder()
         self._hits = hits if callable(hits) else (lambda _q, h=list(hits): h)
         self.searches: list[str] = []
+        self.judge = None
 
-    def search(self, question, collection=None, *, keep=(), cancel=None) -> SearchResult:
+    def search(self, request: SearchRequest, cancel=None) -> SearchResult:
+        question = request.question
         self.searches.append(question)
         return SearchResult(question, list(self._hits(question)), Trace(question))
 
 
 def written(shelf: FakeShelf, question: str, **kwargs) -> Written:
     """The model's answer as ``write_answer`` gives it (what ``answer_question`` then checks for grounding)."""
-    result = shelf.search(question)
+    result = shelf.search(SearchRequest(question))
     return write_answer(shelf.backend, question, result.hits[: shelf.settings.answer_passages], result=result,
                         **kwargs)
 
@@ -321,8 +324,9 @@ def _with_cosines(hits: list[Hit], cosines: list[float]):
     cands = [Candidate(h.node_id, "passage", h.text[:20], h.text, h.score, True,
                        features={"cos_max": c} if c else {}) for h, c in zip(hits, cosines, strict=True)]
 
-    def search(question, collection=None, *, keep=(), cancel=None) -> SearchResult:
-        return SearchResult(question, list(hits), Trace(question, levels=[Level(1, "passages", cands)]))
+    def search(request, cancel=None) -> SearchResult:
+        return SearchResult(request.question, list(hits),
+                            Trace(request.question, levels=[Level(1, "passages", cands)]))
 
     return search
 

@@ -310,6 +310,13 @@ class StubShelf:
         self.thread = threading.get_ident()
         self.closed_in: int | None = None
         self.store = SimpleNamespace(remove_document=lambda _id: None)
+        self.removed: list[int] = []
+
+    def before_question(self, collection, **_):
+        return None
+
+    def remove_documents(self, document_ids, collection="default"):
+        self.removed.extend(document_ids)
 
     def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
             on_generated=None):

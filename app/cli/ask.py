@@ -79,18 +79,17 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.navigation.scope import ScopeError, parse_question
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.shelf import ScopeError, Shelf, asked_text
 
     question = typed_question(question)
     require_library(ctx)
 
     scope = scope_from(in_paths, types, since, until)
     try:
-        parsed = parse_question(question)  # a malformed inline filter stops here, before any indexing or model load
+        asked = asked_text(question)  # a malformed inline filter stops here, before any indexing or model load
     except ScopeError as exc:
         raise scope_error(exc) from exc
-    if not any(ch.isalnum() for ch in parsed.text):
+    if not any(ch.isalnum() for ch in asked):
         raise click.UsageError("The question is only filters: type what you want to know after them, e.g. "
                                f'shelfwise ask "{question.strip()} How many days of annual leave do I get?"')
 

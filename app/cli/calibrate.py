@@ -39,9 +39,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
         shelfwise calibrate --lm --probes 60
     """
     from shelfwise.app.cli.progress import IndexLine
-    from shelfwise.core.indexing.finish import IndexProgress
     from shelfwise.core.navigation.calibrate import calibrate
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.shelf import IndexProgress, Shelf
 
     require_library(ctx)
     with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
@@ -126,7 +125,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
             click.echo(f"[{done}/{total}] {mark:<8} retrievals={outcome.tree.retrievals} "
                        f"{outcome.seconds:.1f}s  {outcome.item.question[:70]}", err=True)
 
-        report = calibrate_adaptive(shelf, items, collection=collection, max_sub=max_sub,
+        report = calibrate_adaptive(shelf.walk, items, collection=collection, max_sub=max_sub,
                                     max_expansions=max_expansions, save=not dry_run, progress=progress)
     if as_json:
         click.echo(json_text(report.to_json(), indent=1))

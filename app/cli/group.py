@@ -13,10 +13,9 @@ from typing import Any
 
 import click
 
-from shelfwise.core.models.backend import BackendError
-from shelfwise.core.paths import DataDirError
 from shelfwise.core.settings import EMBEDDER_NAMES, Settings
-from shelfwise.core.store.db import Store, StoreError
+from shelfwise.core.shelf import BackendError, DataDirError, StoreError
+from shelfwise.core.store.db import Store
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 

@@ -14,7 +14,7 @@ from shelfwise.app.cli.index import index_after_ingest, start_background_index
 from shelfwise.app.cli.progress import IngestLine
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.indexing.state import index_state
-from shelfwise.core.ingestion.runner import IngestReport
+from shelfwise.core.shelf import IngestReport
 
 FIRST_LINES = 5  # warnings and refused entries: this many printed, then a count (--json keeps all)
 

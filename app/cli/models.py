@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
-from shelfwise.core.indexing.encoder import NOTES, canonical, label
 from shelfwise.core.settings import Settings
+from shelfwise.core.shelf import NOTES, canonical, label
 
 
 @click.command("models")

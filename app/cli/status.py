@@ -9,8 +9,8 @@ import click
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.indexing.encoder import describe
 from shelfwise.core.indexing.state import index_status
+from shelfwise.core.shelf import describe
 from shelfwise.core.store.on_disk import on_disk
 from shelfwise.core.store.types import KEPT_SUFFIX
 

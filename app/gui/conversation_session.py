@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.storage import ConversationStore
 from shelfwise.core.conversation.turn import trace_from_dict
 from shelfwise.core.navigation.trace import Hit, Trace
+from shelfwise.core.shelf import conversation_markdown
 from shelfwise.core.store.db import Store
 
 

@@ -67,8 +67,7 @@ def open_window(settings: Any, qsettings: Any, fake: bool = False) -> Any:
     from PySide6.QtWidgets import QMessageBox
 
     from shelfwise.app.gui.window import MainWindow
-    from shelfwise.core.paths import DataDirError
-    from shelfwise.core.store.types import StoreError
+    from shelfwise.core.shelf import DataDirError, StoreError
 
     try:
         return MainWindow(settings, qsettings, shelf_factory=fake_shelf_factory if fake else None)

@@ -40,14 +40,12 @@ from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.indexing.encoder import label
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.ingestion.lock import ingest_running
-from shelfwise.core.navigation.scope import in_filter
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf
+from shelfwise.core.shelf import Shelf, in_filter, label
 from shelfwise.core.store.db import Store
 
 log = logging.getLogger(__name__)
