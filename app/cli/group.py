@@ -144,6 +144,9 @@ def require_library(ctx: click.Context) -> None:
 def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | None) -> None:
     """Shelfwise: find answers in your own documents, offline.
 
+    Every command reads your settings file (settings.json in the data dir, or the file SHELFWISE_SETTINGS names;
+    the window's Settings write it); options given on the command line override it for that run.
+
     \b
     Example:
         shelfwise --db library.db ingest ~/Documents/handbooks
