@@ -43,9 +43,8 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.ingestion.lock import ingest_running
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
-from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf, in_filter, label
+from shelfwise.core.shelf import Shelf, default_db, in_filter, label
 from shelfwise.core.store.db import Store
 
 log = logging.getLogger(__name__)
