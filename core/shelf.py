@@ -30,7 +30,7 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
-from shelfwise.core.conversation.turn import EmptyQuestion
+from shelfwise.core.conversation.turn import EmptyQuestion, trace_from_dict
 from shelfwise.core.indexing.encoder import (
     LABELS,
     NOTES,
@@ -69,7 +69,7 @@ from shelfwise.core.navigation.scope import (
     make_scope,
     prepare_question,
 )
-from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.navigation.trace import Hit, SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import DataDirError, data_dir, default_db, models_dir
 from shelfwise.core.settings import LoadedSettings, Settings
@@ -129,6 +129,7 @@ __all__ = [
     "salvage",
     "setup_logging",
     "source_label",
+    "trace_from_dict",
     "trace_to_markdown",
     "tune_openmp",
 ]
@@ -397,6 +398,15 @@ class Shelf:
             self.store.remove_document(doc_id)
         self.refresh(collection)
 
+    def passage_hit(self, node_id: int, document_id: int) -> Hit | None:
+        """A stored passage of a document as a :class:`Hit` (score 0), None when either has left the library."""
+        node = self.store.node(node_id)
+        doc = self.store.document(document_id)
+        if node is None or doc is None:
+            return None
+        return Hit(node_id=node.id, document_id=doc.id, text=node.text, score=0.0, path=doc.path, title=doc.title,
+                   heading_path=list(node.heading_path), location=node.location)
+
     def conversations(self) -> list[ConversationSummary]:
         return ConversationStore(self.store).list()
 
@@ -506,6 +516,12 @@ class Shelf:
 
         return calibrate_adaptive(self.walk, items, collection=collection, max_sub=max_sub,
                                   max_expansions=max_expansions, save=save, progress=progress)
+
+    def ingest_running(self) -> bool:
+        """Whether another process (or thread) is ingesting into this library now."""
+        from shelfwise.core.ingestion.lock import ingest_running
+
+        return ingest_running(self.store.path)
 
     def index_unfinished(self, collection: str) -> bool:
         """Whether the collection has nodes without vectors or an interrupted index (False: no such collection)."""

@@ -397,12 +397,7 @@ APP_NOT_YET_THROUGH_THE_DOOR: set[tuple[str, str]] = {
     ("shelfwise.app.cli.models", "shelfwise.core.models.llama.bundled"),
     ("shelfwise.app.cli.models", "shelfwise.core.models.llama.engine"),
     ("shelfwise.app.cli.models", "shelfwise.core.store.db"),
-    ("shelfwise.app.gui.conversation_session", "shelfwise.core.conversation.storage"),
-    ("shelfwise.app.gui.conversation_session", "shelfwise.core.conversation.turn"),
-    ("shelfwise.app.gui.conversation_session", "shelfwise.core.store.db"),
     ("shelfwise.app.gui.library_lookup", "shelfwise.core.store.db"),
-    ("shelfwise.app.gui.window", "shelfwise.core.indexing.state"),
-    ("shelfwise.app.gui.window", "shelfwise.core.ingestion.lock"),
     ("shelfwise.app.gui.window", "shelfwise.core.store.db"),
 }
 
