@@ -11,8 +11,15 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from shelfwise.core.answers.adaptive import MAX_SUB
+from shelfwise.core.answers.adaptive_search import (
+    MAX_EXPANSIONS,
+    CalibrationReport,
+    QAItem,
+    QuestionOutcome,
+    load_qa,
+)
 from shelfwise.core.answers.export import (
     answer_to_markdown,
     level_summary,
@@ -23,7 +30,7 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
-from shelfwise.core.conversation.turn import EmptyQuestion
+from shelfwise.core.conversation.turn import EmptyQuestion, trace_from_dict
 from shelfwise.core.indexing.encoder import (
     LABELS,
     NOTES,
@@ -35,7 +42,8 @@ from shelfwise.core.indexing.encoder import (
     record_encoder,
 )
 from shelfwise.core.indexing.finish import IndexProgress
-from shelfwise.core.indexing.state import IndexState
+from shelfwise.core.indexing.state import CollectionIndex, IndexState, index_status
+from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
 from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
 from shelfwise.core.models.backend import (
@@ -46,38 +54,47 @@ from shelfwise.core.models.backend import (
     Embedder,
     RelevanceJudge,
 )
+from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.llama.logs import log_file, setup_logging
+from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.loaded import Models
+from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.scope import (
     FORMATS,
+    Prepared,
     Scope,
     ScopeError,
     in_filter,
     make_scope,
     prepare_question,
 )
-from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.navigation.trace import Hit, SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
-from shelfwise.core.paths import DataDirError, default_db
+from shelfwise.core.paths import DataDirError, data_dir, default_db, models_dir
 from shelfwise.core.settings import LoadedSettings, Settings
 from shelfwise.core.settings import load_settings as load_settings_file
 from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
-from shelfwise.core.store.types import NodeRow, StoreError
+from shelfwise.core.store.on_disk import on_disk
+from shelfwise.core.store.types import KEPT_SUFFIX, NodeRow, StoreError
 
 # What the front ends use besides Shelf's methods: the types those take and return, the errors they raise, and how
 # answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
 __all__ = [
     "FORMATS",
+    "KEPT_SUFFIX",
     "LABELS",
     "NOTES",
     "REMOVED",
     "BackendError",
     "BeforeQuestion",
     "Cancelled",
+    "CollectionIndex",
     "DataDirError",
     "EmptyQuestion",
+    "FakeBackend",
     "IndexProgress",
     "IndexState",
     "IngestCancelled",
@@ -95,13 +112,26 @@ __all__ = [
     "answer_to_markdown",
     "asked_text",
     "conversation_markdown",
+    "data_dir",
+    "default_db",
     "describe",
+    "diagnose",
     "in_filter",
+    "index_status",
     "label",
     "level_summary",
+    "load_qa",
+    "log_file",
     "make_scope",
+    "models_dir",
+    "on_disk",
+    "rebuild",
+    "salvage",
+    "setup_logging",
     "source_label",
+    "trace_from_dict",
     "trace_to_markdown",
+    "tune_openmp",
 ]
 
 
@@ -113,7 +143,7 @@ def asked_text(question: str) -> str:
     return parse_question(question).text
 
 
-ProgressCallback = Callable[[Any], None]
+IndexCallback = Callable[[IndexProgress], None]
 
 
 @dataclass(frozen=True)
@@ -204,7 +234,8 @@ class Shelf:
         paths: Sequence[Path],
         collection: str = "default",
         *,
-        progress: ProgressCallback | None = None,
+        progress: Callable[[IngestProgress], None] | None = None,
+        index_progress: IndexCallback | None = None,
         cancel: CancelCheck | None = None,
         force: bool = False,
         embed: bool = True,
@@ -214,8 +245,9 @@ class Shelf:
         so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
         calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
         whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
-        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, then :class:`IndexProgress` updates
-        while indexing; ``cancel`` also stops the indexing between batches (the next refresh goes on from there)."""
+        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, ``index_progress`` the
+        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next
+        refresh goes on from there)."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
@@ -233,10 +265,10 @@ class Shelf:
             if along is not None:
                 along.stop()
         if index and not (cancel is not None and cancel()):
-            self.refresh(collection, progress=progress, cancel=cancel)
+            self.refresh(collection, progress=index_progress, cancel=cancel)
         return report
 
-    def refresh(self, collection: str = "default", progress: ProgressCallback | None = None,
+    def refresh(self, collection: str = "default", progress: IndexCallback | None = None,
                 cancel: CancelCheck | None = None) -> dict[str, int]:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
@@ -257,7 +289,13 @@ class Shelf:
             record_encoder(self.store, self.settings.embedder_path)
 
     # -- questions ----------------------------------------------------------------------------------------------
-    def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
+    def prepare(self, question: str, collection: str | None = None, scope: Scope | None = None) -> Prepared:
+        """Read ``question`` once, at the door: its inline filters with ``scope`` (the CLI's options) resolved in
+        the collection (ScopeError for a malformed one). :meth:`ask` and :meth:`search` take the result as read;
+        ``Prepared.text`` is what it asks besides its filters."""
+        return prepare_question(self.store, collection, question, scope)
+
+    def search(self, question: str | Prepared, collection: str | None = None, *, keep: Sequence[int] = (),
                cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
         """Walk the tree level by level for ``question`` as typed: read once (its inline filters with ``scope``,
         the CLI's options; ScopeError for a malformed one), clipped once (``core/navigation/request.py``);
@@ -268,7 +306,7 @@ class Shelf:
 
     def ask(
         self,
-        question: str,
+        question: str | Prepared,
         collection: str | None = None,
         *,
         on_token: Callable[[str], None] | None = None,
@@ -280,7 +318,8 @@ class Shelf:
         on_generated: Callable[[Answer], None] | None = None,
     ) -> Answer:
         """Find passages (``on_search``), give the sentence(s) that answer (``on_extract``), then stream the
-        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``."""
+        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``. A
+        question from :meth:`prepare` is not read again (its scope is the one it was prepared with)."""
         from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
@@ -359,6 +398,15 @@ class Shelf:
             self.store.remove_document(doc_id)
         self.refresh(collection)
 
+    def passage_hit(self, node_id: int, document_id: int) -> Hit | None:
+        """A stored passage of a document as a :class:`Hit` (score 0), None when either has left the library."""
+        node = self.store.node(node_id)
+        doc = self.store.document(document_id)
+        if node is None or doc is None:
+            return None
+        return Hit(node_id=node.id, document_id=doc.id, text=node.text, score=0.0, path=doc.path, title=doc.title,
+                   heading_path=list(node.heading_path), location=node.location)
+
     def conversations(self) -> list[ConversationSummary]:
         return ConversationStore(self.store).list()
 
@@ -377,7 +425,7 @@ class Shelf:
 
     # -- the index before a question, and one indexer at a time ---------------------------------------------------
     def before_question(self, collection: str, *, said: Callable[[BeforeQuestion], None] | None = None,
-                        progress: ProgressCallback | None = None) -> BeforeQuestion:
+                        progress: IndexCallback | None = None) -> BeforeQuestion:
         """What a question does with the index first: answer from what exists while an ingest or a background
         indexer runs (or the library is read-only); otherwise finish unfinished indexing (``progress``), a no-op
         when the index is current. ``said`` hears the decision before any work (and ``disk_full`` when a full
@@ -421,7 +469,7 @@ class Shelf:
                 return say("disk_full", str(exc))
             return told
 
-    def index(self, collection: str = "default", *, progress: ProgressCallback | None = None,
+    def index(self, collection: str = "default", *, progress: IndexCallback | None = None,
               cancel: CancelCheck | None = None, wait: float = 0.0, on_wait: Callable[[], None] | None = None,
               on_start: Callable[[IndexState], None] | None = None,
               hold_ingest_lock: bool = False) -> dict[str, int] | None:
@@ -445,6 +493,50 @@ class Shelf:
                 return self.refresh(collection, progress=progress, cancel=cancel)
 
     # -- the sentence encoder --------------------------------------------------------------------------------------
+    # -- calibration ----------------------------------------------------------------------------------------------
+    def calibrate(self, collection: str, *, use_lm: bool = False, probes: int = 240, target_recall: float = 0.9,
+                  progress: Callable[[int, int], None] | None = None) -> DecisionModel:
+        """Fit the collection's decision model on probe queries and keep it (``shelfwise calibrate``; ``use_lm``
+        also tries the generative model's readouts). KeyError when there is no such collection."""
+        from shelfwise.core.navigation.calibrate import calibrate
+
+        coll = self.store.find_collection(collection)
+        if coll is None:
+            raise KeyError(collection)
+        return calibrate(self.store, coll.id, self.embedder, self.backend if use_lm else None, self.settings,
+                         n_probes=probes, target_recall=target_recall, try_lm=use_lm, progress=progress)
+
+    def calibrate_adaptive(self, items: Sequence[QAItem], collection: str = "default", *, max_sub: int = MAX_SUB,
+                           max_expansions: int = MAX_EXPANSIONS, save: bool = True,
+                           progress: Callable[[int, int, QuestionOutcome], None] | None = None,
+                           ) -> CalibrationReport:
+        """Fit (and ``save``) the adaptive retrieval threshold on labelled questions (``shelfwise
+        calibrate-adaptive``; ``core/answers/adaptive_search.py``)."""
+        from shelfwise.core.answers.adaptive_search import calibrate_adaptive
+
+        return calibrate_adaptive(self.walk, items, collection=collection, max_sub=max_sub,
+                                  max_expansions=max_expansions, save=save, progress=progress)
+
+    def ingest_running(self) -> bool:
+        """Whether another process (or thread) is ingesting into this library now."""
+        from shelfwise.core.ingestion.lock import ingest_running
+
+        return ingest_running(self.store.path)
+
+    def index_unfinished(self, collection: str) -> bool:
+        """Whether the collection has nodes without vectors or an interrupted index (False: no such collection)."""
+        from shelfwise.core.indexing.state import index_state
+
+        coll = self.store.find_collection(collection)
+        return coll is not None and index_state(self.store, coll.id).unfinished
+
+    def mark_indexer(self, collection: str, pid: int) -> None:
+        """Record process ``pid`` as the collection's indexer (``shelfwise status`` and questions see it)."""
+        from shelfwise.core.indexing.finish import mark_started
+
+        coll = self.store.collection(collection)
+        mark_started(self.store, coll.id, pid, self.store.nodes_without_vectors(coll.id))
+
     def measure_encoder_switch(self, encoder: str) -> SwitchEstimate:
         """What re-embedding the library with ``encoder`` would take on this machine (measured on a sample)."""
         from shelfwise.core.indexing.encoder import measure_switch

@@ -348,7 +348,7 @@ class StubShelf:
         turn.id = turn.position = 1
         return Conversation(conversation_id or 1, collection, question, [turn]), turn, answer
 
-    def ingest(self, paths, collection, *, progress, cancel, force=False):
+    def ingest(self, paths, collection, *, progress, cancel, force=False, index_progress=None):
         for i in range(3):
             progress(SimpleNamespace(done=i, total=3, path=str(paths[0]), status="working", message="",
                                      eta_seconds=1.0, elapsed=0.1))

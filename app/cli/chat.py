@@ -102,7 +102,7 @@ def only_filters(question: str) -> bool:
 
 def _history_file() -> Path | None:
     try:
-        from shelfwise.core.paths import data_dir
+        from shelfwise.core.shelf import data_dir
 
         return data_dir() / "chat_history"
     except Exception:  # no writable data dir: history for this session only

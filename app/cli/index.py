@@ -12,9 +12,7 @@ import click
 
 from shelfwise.app.cli.group import open_store, settings_for
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.indexing.finish import mark_started
-from shelfwise.core.indexing.state import index_status
-from shelfwise.core.shelf import BeforeQuestion, IndexProgress, IndexState, Shelf
+from shelfwise.core.shelf import BeforeQuestion, IndexProgress, IndexState, Shelf, index_status
 from shelfwise.core.store.db import Store
 
 
@@ -76,13 +74,13 @@ def index_after_ingest(shelf: Shelf, collection: str, quiet: bool) -> None:
                    "question (see: shelfwise status).", err=True)
 
 
-def start_background_index(store: Store, collection: str, embedder: str | None = None) -> int:
+def start_background_index(shelf: Shelf, collection: str, embedder: str | None = None) -> int:
     """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
     the log file) and record it as the collection's indexer. Returns its pid."""
-    from shelfwise.core.models.llama.logs import log_file
+    from shelfwise.core.shelf import log_file
 
-    db = store.path
-    coll = store.find_collection(collection)
+    db = shelf.store.path
+    coll = shelf.store.find_collection(collection)
     if db is None or coll is None:
         raise click.ClickException("nothing to index in the background")
     with open(log_file().with_name("index-background.log"), "ab") as out:
@@ -91,7 +89,7 @@ def start_background_index(store: Store, collection: str, embedder: str | None =
              *(["--embedder", embedder] if embedder else []), "index", "--collection", collection, "--quiet"],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
         )
-    mark_started(store, coll.id, proc.pid, store.nodes_without_vectors(coll.id))
+    shelf.mark_indexer(collection, proc.pid)
     return proc.pid
 
 

@@ -145,7 +145,7 @@ def check_model_files(settings: Settings) -> dict[str, str]:
         is_installed,
     )
     from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, bundled_model_path, verify_model_file
-    from shelfwise.core.paths import models_dir
+    from shelfwise.core.shelf import models_dir
 
     out: dict[str, str] = {}
     try:

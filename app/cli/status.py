@@ -9,10 +9,7 @@ import click
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.indexing.state import index_status
-from shelfwise.core.shelf import describe
-from shelfwise.core.store.on_disk import on_disk
-from shelfwise.core.store.types import KEPT_SUFFIX
+from shelfwise.core.shelf import KEPT_SUFFIX, describe, index_status, on_disk
 
 STATE_LINES = {
     "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "

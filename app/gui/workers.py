@@ -82,7 +82,8 @@ class ShelfWorker(QObject):
 
 def _ingest(shelf: Any, job: IngestJob, progress: Callable[[Any], None]) -> Any:
     """``Shelf.ingest`` of one job (``force`` re-reads unchanged files too)."""
-    return shelf.ingest(job.paths, job.collection, progress=progress, cancel=job.cancel, force=job.force)
+    return shelf.ingest(job.paths, job.collection, progress=progress, index_progress=progress, cancel=job.cancel,
+                        force=job.force)
 
 
 class IngestWorker(ShelfWorker):

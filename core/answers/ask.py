@@ -31,7 +31,7 @@ from shelfwise.core.answers.route import route
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.request import prepared_request
-from shelfwise.core.navigation.scope import Scope
+from shelfwise.core.navigation.scope import Prepared, Scope
 from shelfwise.core.navigation.trace import SearchResult
 
 
@@ -82,7 +82,7 @@ def stale_sources(library: Library, answer: Answer) -> list[str]:
 
 
 def answer_question(
-    library: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    library: Library, question: str | Prepared, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
     scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None,
@@ -92,8 +92,9 @@ def answer_question(
     (the events: the module doc). An over-long question is clipped to what the model's context holds;
     ``Answer.notes`` and the trace say so. ``scope`` and the question's inline filters limit where it looks; a
     structural question is answered from the tree (:mod:`shelfwise.core.answers.route`); a malformed filter raises
-    ScopeError. ``prior`` (branches the walk prefers) and ``q_vec`` (the question's vector, when already embedded)
-    come from a conversation (:mod:`shelfwise.core.conversation.turn`)."""
+    ScopeError; a :class:`Prepared` question (read at the door, its scope resolved) is not read again. ``prior``
+    (branches the walk prefers) and ``q_vec`` (the question's vector, when already embedded) come from a
+    conversation (:mod:`shelfwise.core.conversation.turn`)."""
     routed = route(library, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
     if generate is None:
         generate = library.settings.answer_generate

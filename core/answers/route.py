@@ -41,13 +41,15 @@ def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
     return Answer(question, message, [], False, search=SearchResult(question, [], trace), notes=[message])
 
 
-def route(library: Library, question: str, collection: str | None, *, scope: Scope | None = None,
+def route(library: Library, question: str | Prepared, collection: str | None, *, scope: Scope | None = None,
           adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None) -> Route:
-    """Read the question once (ScopeError for a malformed filter) and answer what can be answered without the
-    walk. ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
+    """Read the question once (ScopeError for a malformed filter; a question the door read already, a
+    :class:`Prepared` with its scope, is taken as read) and answer what can be answered without the walk.
+    ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
     store = library.store
-    prepared = prepare_question(store, collection, question, scope)
-    r = Route(prepared.text or question, prepared)
+    prepared = question if isinstance(question, Prepared) else prepare_question(store, collection, question, scope)
+    question = prepared.parsed.raw
+    r = Route(prepared.question, prepared)
     if prepared.matches_nothing:
         assert prepared.resolved is not None
         r.answer = no_match_answer(question, prepared.resolved)

@@ -24,12 +24,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, stream
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import exact_match, f1_score
+from shelfwise.core.evaluation.datasets import EvalQuestion, EvalSet
+from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import SearchResult
@@ -64,7 +65,7 @@ class ShelfParts:
 class StrategyResult:
     name: str
     metrics: dict[str, float]
-    per_query: list[dict[str, Any]] = field(default_factory=list)
+    per_query: list[JSONObject] = field(default_factory=list)
 
 
 @dataclass
@@ -73,7 +74,7 @@ class AnswerEvalReport:
     strategies: dict[str, StrategyResult]
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"questions": self.questions, "seconds": round(self.seconds, 1),
                 "strategies": {k: v.metrics for k, v in self.strategies.items()}}
 
@@ -96,13 +97,13 @@ def closed_book_answer(backend: DecisionBackend, question: str) -> tuple[str, in
     return gen.text.strip(), gen.cost.tokens
 
 
-def _questions(eval_set: Any) -> list[Any]:
-    return list(getattr(eval_set, "questions", eval_set))
+def _questions(eval_set: EvalSet | Sequence[EvalQuestion]) -> list[EvalQuestion]:
+    return list(eval_set.questions if isinstance(eval_set, EvalSet) else eval_set)
 
 
 def run_answer_eval(
-    library: Library, eval_set: Any, strategies: Sequence[str] = STRATEGIES, limit: int | None = None, *,
-    collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
+    library: Library, eval_set: EvalSet | Sequence[EvalQuestion], strategies: Sequence[str] = STRATEGIES,
+    limit: int | None = None, *, collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
 ) -> AnswerEvalReport:
     """Answer every question (``EvalSet`` or a list of ``EvalQuestion``: ``query``, ``answers``) with each
     strategy and score it. ``library`` is a shelf's ``walk`` or a
@@ -139,7 +140,7 @@ def run_answer_eval(
     return AnswerEvalReport(len(questions), results, time.perf_counter() - t0)
 
 
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+def summarise(rows: Sequence[JSONObject]) -> dict[str, float]:
     if not rows:
         return {"questions": 0}
 
@@ -156,7 +157,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 def run_answer_eval_cli(library: Library, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None, split: str = "all",
-                        collection: str | None = None) -> dict[str, Any]:
+                        collection: str | None = None) -> JSONObject:
     """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.core.evaluation.answer_modes`)
     on the evaluation collection ``run_eval`` built (its database under the data dir unless ``db_path``), the
     library's models. ConditionalQA: the ``split`` half's span, yes/no and not-answerable questions (the first

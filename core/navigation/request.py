@@ -55,12 +55,13 @@ def clipped_request(text: str, collection: str | None, backend: DecisionBackend 
                          (asked.note,) if asked.clipped else ())
 
 
-def request_for(store: Store, backend: DecisionBackend | None, question: str, collection: str | None = None, *,
-                scope: Scope | None = None, keep: Sequence[int] = (),
+def request_for(store: Store, backend: DecisionBackend | None, question: str | Prepared,
+                collection: str | None = None, *, scope: Scope | None = None, keep: Sequence[int] = (),
                 prior: Mapping[int, float] | None = None) -> SearchRequest:
     """``question`` as typed, read once: its filters (with ``scope``, the CLI's options) resolved in the
-    collection (ScopeError for a malformed one) and its text clipped to ``backend``'s budget."""
-    prepared = prepare_question(store, collection, question, scope)
+    collection (ScopeError for a malformed one) and its text clipped to ``backend``'s budget. A question read
+    already (:class:`Prepared`) is only clipped."""
+    prepared = question if isinstance(question, Prepared) else prepare_question(store, collection, question, scope)
     return prepared_request(prepared, collection, backend, keep=keep, prior=prior)
 
 
