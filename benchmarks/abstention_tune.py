@@ -3,9 +3,11 @@
 Walks every tune-half question with a gold answer or marked ``not_answerable`` (the evaluation collection
 ``shelfwise eval conditionalqa`` built), and prints, for thresholds on the two evidence signals (the best shown
 passage's query cosine, ``cos_max``; the walk's P(relevant) of its top passage), how many not-answerable questions
-would abstain against how many answerable ones would wrongly abstain. The rule kept in
-``core/answers/answer.py`` (``ABSTAIN_MAX_P``) abstains most on not-answerable questions while abstaining on at most
-10% of answerable ones.
+would abstain against how many answerable ones would wrongly abstain. The rule kept per encoder in
+``core/answers/tuning.py`` (``found_min_cosine``, ``abstain_max_p``) abstains most on not-answerable questions while
+abstaining on at most 10% of answerable ones (for EmbeddingGemma: of the tune half's and the sample's answerable
+questions together; docs/eval/embeddinggemma.md). Run it with the encoder whose values you choose (the evaluation
+collection is built with the default encoder; ``SHELFWISE_HOME`` keeps one per encoder apart).
 
     .venv/bin/python benchmarks/abstention_tune.py
 """

@@ -71,16 +71,22 @@ def main() -> None:
     embedder: Any = None
 
     def scorer(question: str, texts: Any) -> np.ndarray:
+        # as the product scores (core/answers/sentence_vectors.cached_scorer): the question through embed_query
+        # (EmbeddingGemma's query prompt), the sentences through embed; cached apart ("q:" keys)
         nonlocal embedder
-        need = [t for t in dict.fromkeys([question, *texts]) if t not in vectors]
-        if need:
+        qkey = "q:" + question
+        need = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if need or qkey not in vectors:
             if embedder is None:
                 from shelfwise.core.models.encoders.embedder import Embedder
 
                 embedder = Embedder(Settings().embedder_path)
-            vectors.update(zip(need, embedder.embed(need), strict=True))
-        m = np.stack([vectors[t] for t in [question, *texts]])
-        return m[1:] @ m[0]
+            if need:
+                vectors.update(zip(need, embedder.embed(need), strict=True))
+            if qkey not in vectors:
+                vectors[qkey] = embedder.embed_query(question)
+        m = np.stack([vectors[t] for t in texts])
+        return m @ np.asarray(vectors[qkey], dtype=np.float32)
 
     if args.diagnose:
         for name in ("tune", "sample"):

@@ -332,7 +332,9 @@ def _with_cosines(hits: list[Hit], cosines: list[float]):
 
 
 def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
-    from shelfwise.core.answers.answer import FOUND_MIN_COSINE
+    from shelfwise.core.answers.tuning import MINILM
+
+    FOUND_MIN_COSINE = MINILM.found_min_cosine  # the test shelf's encoder is a MiniLM-like double
 
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)  # every hit has P(relevant) >= 0.2: the relative score alone would answer
@@ -386,7 +388,9 @@ def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tm
 
 
 def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:
-    from shelfwise.core.answers.answer import ABSTAIN_MAX_P, FOUND_MIN_COSINE
+    from shelfwise.core.answers.tuning import MINILM
+
+    ABSTAIN_MAX_P, FOUND_MIN_COSINE = MINILM.abstain_max_p, MINILM.found_min_cosine
 
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)
@@ -410,3 +414,20 @@ def test_citation_stream_renumbers_citations_split_across_pieces() -> None:
     assert "".join(out) == "Yes [2, 5] and see [x] [5]."
     assert out[:2] == ["Yes", " [2, 5]"]  # a piece is held only while it may still be a citation
 
+
+
+def test_the_thresholds_and_weights_are_the_encoders_own() -> None:
+    """EmbeddingGemma's cosines sit on another scale than MiniLM's: each family gets the values chosen with its
+    own (core/answers/tuning.py); a test double or an unknown family gets MiniLM's."""
+    from shelfwise.core.answers.tuning import EMBEDDINGGEMMA, MINILM, tuning_for
+    from shelfwise.core.models.backend import EncoderProfile
+
+    class Encoder(HashEmbedder):
+        def __init__(self, name: str | None) -> None:
+            super().__init__()
+            self.profile = EncoderProfile(name) if name else None
+
+    assert tuning_for(Encoder("embeddinggemma")) == EMBEDDINGGEMMA
+    assert tuning_for(Encoder("minilm")) == MINILM
+    assert tuning_for(Encoder("nomic-bert")) == MINILM and tuning_for(Encoder(None)) == MINILM
+    assert EMBEDDINGGEMMA != MINILM

@@ -67,6 +67,7 @@ from shelfwise.core.answers.from_passages import (
     write_checked,
 )
 from shelfwise.core.answers.library import Library
+from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.request import request_for
@@ -280,6 +281,7 @@ class Runner:
         self.prior = prior  # a conversation's branches, preferred by every sub-question's walk
         self.backend: DecisionBackend = library.backend
         self.family = prompt_family(self.backend)
+        self.tuning = tuning_for(library.embedder)
         self.collection = collection
         self.keep = keep
         self.cancel = cancel
@@ -317,6 +319,7 @@ class Runner:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
             written = write_answer(self.backend, question, hits, on_token=on_token, family=self.family,
+                                   tuning=self.tuning,
                                    cancel=self.cancel, result=result)
             self.cost.add(written.cost)
             self._retrieved[question] = Retrieved(result, hits, written)
@@ -347,6 +350,7 @@ class Runner:
         hits = merge_hits(found, self.n_passages)
         if hits:
             w = write_answer(self.backend, question, hits, on_token=on_token, family=self.family, facts=facts,
+                             tuning=self.tuning,
                              cancel=self.cancel, check_evidence=False)
         else:
             facts_text = "\n".join(f"- {q} {a}" for q, a in facts)

@@ -46,6 +46,7 @@ from shelfwise.core.answers.extractive import (
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.sentence_vectors import cached_scorer
+from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -97,10 +98,12 @@ def extractive_answer(library: Library, question: str, result: SearchResult | No
     if cosines is None:
         cosines = passage_cosines(result, hits)
     tokens = result.trace.tokens if result is not None else 0
-    if weak_evidence(hits, cosines):
+    tuning = tuning_for(library.embedder)
+    if weak_evidence(hits, cosines, tuning=tuning):
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
-    sentences = extract_answer(question, hits, sentence_scorer(library))
+    sentences = extract_answer(question, hits, sentence_scorer(library), passage_weight=tuning.passage_weight,
+                               cue_weight=tuning.cue_weight, lexical_weight=tuning.lexical_weight)
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
@@ -115,7 +118,7 @@ def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], li
     ``benchmarks/answer_models.py`` (docs/eval/answer-models.md)."""
     keep: dict[int, list[str]] = {}
     for s in answer.sentences:
-        keep.setdefault(s.number, []).append(" ".join(s.text.split()))
+        keep.setdefault(s.number, []).append(" ".join(s.shown.split()))
     numbers = sorted(keep)
     return [replace(hits[n - 1], text=" ".join(keep[n])) for n in numbers], numbers
 

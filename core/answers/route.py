@@ -78,6 +78,7 @@ def _where(library: Library, r: Route, collection: str | None, collection_id: in
     """The walk for the topic (within the named document when the question names one), answered with the best
     passages' section paths."""
     from shelfwise.core.answers.answer import passage_cosines, weak_evidence
+    from shelfwise.core.answers.tuning import tuning_for
 
     store = library.store
     scope = r.resolved
@@ -94,6 +95,6 @@ def _where(library: Library, r: Route, collection: str | None, collection_id: in
     request = clipped_request(topic, collection, library.backend, scope=scope)
     result: SearchResult = library.search(request, cancel)
     hits = result.hits[: max(1, library.settings.answer_passages)]
-    if not hits or weak_evidence(hits, passage_cosines(result, hits)):
+    if not hits or weak_evidence(hits, passage_cosines(result, hits), tuning=tuning_for(library.embedder)):
         return None
     return where_answer(store, r.text, hits, result)
