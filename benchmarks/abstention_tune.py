@@ -3,9 +3,11 @@
 Walks every tune-half question with a gold answer or marked ``not_answerable`` (the evaluation collection
 ``shelfwise eval conditionalqa`` built), and prints, for thresholds on the two evidence signals (the best shown
 passage's query cosine, ``cos_max``; the walk's P(relevant) of its top passage), how many not-answerable questions
-would abstain against how many answerable ones would wrongly abstain. The rule kept in
-``core/answers/answer.py`` (``ABSTAIN_MAX_P``) abstains most on not-answerable questions while abstaining on at most
-10% of answerable ones.
+would abstain against how many answerable ones would wrongly abstain. The rule kept per encoder in
+``core/answers/tuning.py`` (``found_min_cosine``, ``abstain_max_p``) abstains most on not-answerable questions while
+abstaining on at most 10% of answerable ones (for EmbeddingGemma: of the tune half's and the sample's answerable
+questions together; docs/eval/embeddinggemma.md). Run it with the encoder whose values you choose (the evaluation
+collection is built with the default encoder; ``SHELFWISE_HOME`` keeps one per encoder apart).
 
     .venv/bin/python benchmarks/abstention_tune.py
 """
@@ -20,6 +22,7 @@ from shelfwise.core.answers.answer import passage_cosines
 from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
+from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -36,7 +39,7 @@ def main() -> None:
         for q in ds.questions:
             if not (q.answers or q.not_answerable):
                 continue
-            r = parts.search(q.query)
+            r = parts.search(clipped_request(q.query, None, parts.backend))
             hits = r.hits[:5]
             cos = passage_cosines(r, hits)
             feats[q.not_answerable].append((max(cos.values(), default=0.0), hits[0].score if hits else 0.0))

@@ -33,6 +33,7 @@ from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.models.llama.backend import LlamaBackend
+from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
@@ -63,7 +64,7 @@ def questions(sample_db: Path, tune: int, yes_no: int, sample: int) -> list[dict
         yns = [q for q in ds.questions if q.answers and all(is_yes_no(a) for a in q.answers)][:yes_no]
         for kind, qs in (("span", spans), ("yes_no", yns)):
             for q in qs:
-                hits = parts.search(q.query).hits[:5]
+                hits = parts.search(clipped_request(q.query, None, parts.backend)).hits[:5]
                 rows.append({"set": "tune", "kind": kind, "query": q.query, "answers": q.answers, "hits": hits,
                              "sentences": ex.extract_answer(q.query, hits, scorer)})
         store.close()

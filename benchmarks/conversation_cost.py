@@ -52,7 +52,8 @@ def main() -> None:
     turn_s: list[float] = []
     live_s: list[float] = []
     rows = []
-    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as shelf:
+    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as opened:
+        shelf = opened.walk  # the answer path's library
         coll = shelf.store.find_collection("default")
         assert coll is not None
         snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)

@@ -243,7 +243,8 @@ def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
     from shelfwise.core.evaluation.answer_modes import fact_match
 
     wrong = []
-    with Shelf(Settings(db_path=Path(db), answer_generate=False)) as shelf:
+    with Shelf(Settings(db_path=Path(db), answer_generate=False)) as opened:
+        shelf = opened.walk  # the answer path's library
         coll = shelf.store.find_collection("default")
         assert coll is not None
         snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
@@ -278,7 +279,8 @@ def main() -> None:
     install()  # play() reads with the research rules (the --rules may name their fields)
     dialogues = load_dialogues(args.data, args.split)
     report: dict[str, Any] = {"data": args.data, "split": args.split, "dialogues": len(dialogues)}
-    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as shelf:
+    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as opened:
+        shelf = opened.walk  # the answer path's library
         coll = shelf.store.find_collection("default")
         assert coll is not None
         snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)

@@ -39,7 +39,8 @@ def main() -> None:
     args = ap.parse_args()
     before = json.loads(Path(args.out).read_text()) if args.resume else None
     dialogues = load_dialogues(args.data, "tune")
-    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as shelf:
+    with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as opened:
+        shelf = opened.walk  # the answer path's library
         coll = shelf.store.find_collection("default")
         assert coll is not None
         golds = resolve_golds(shelf.store, coll.id, dialogues)

@@ -29,6 +29,7 @@ from shelfwise.core.evaluation.answer_modes import fact_match, is_yes_no
 from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
+from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -44,8 +45,9 @@ def collect(sample_db: Path) -> list[dict[str, Any]]:
                            judge=shelf.judge)
         for q in ds.questions:
             if q.answers and not all(is_yes_no(a) for a in q.answers):
+                found = parts.search(clipped_request(q.query, None, parts.backend))
                 rows.append({"set": "tune", "query": q.query, "answers": q.answers,
-                             "hits": widen_lists(store, parts.search(q.query).hits[: ex.PASSAGES])})
+                             "hits": widen_lists(store, found.hits[: ex.PASSAGES])})
         store.close()
         for q in load_jsonl(Path("resources/sample_questions.jsonl")):
             rows.append({"set": "sample", "query": q.query, "answers": q.answers,
@@ -69,16 +71,22 @@ def main() -> None:
     embedder: Any = None
 
     def scorer(question: str, texts: Any) -> np.ndarray:
+        # as the product scores (core/answers/sentence_vectors.cached_scorer): the question through embed_query
+        # (EmbeddingGemma's query prompt), the sentences through embed; cached apart ("q:" keys)
         nonlocal embedder
-        need = [t for t in dict.fromkeys([question, *texts]) if t not in vectors]
-        if need:
+        qkey = "q:" + question
+        need = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if need or qkey not in vectors:
             if embedder is None:
                 from shelfwise.core.models.encoders.embedder import Embedder
 
                 embedder = Embedder(Settings().embedder_path)
-            vectors.update(zip(need, embedder.embed(need), strict=True))
-        m = np.stack([vectors[t] for t in [question, *texts]])
-        return m[1:] @ m[0]
+            if need:
+                vectors.update(zip(need, embedder.embed(need), strict=True))
+            if qkey not in vectors:
+                vectors[qkey] = embedder.embed_query(question)
+        m = np.stack([vectors[t] for t in texts])
+        return m @ np.asarray(vectors[qkey], dtype=np.float32)
 
     if args.diagnose:
         for name in ("tune", "sample"):

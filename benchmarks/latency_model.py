@@ -25,6 +25,7 @@ from shelfwise.core.models.encoders.embedder import Embedder
 from shelfwise.core.models.llama.backend import LlamaBackend
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.navigator import Navigator
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import Store
@@ -54,7 +55,7 @@ def main() -> None:
         tokens, requests, judged, seconds, levels = [], [], [], [], []
         for q in range(args.queries):
             t = time.perf_counter()
-            res = nav.search(f"question {q} about {tree.kinds[-1]} number {q * 7 + 3}", coll)
+            res = nav.search(SearchRequest(f"question {q} about {tree.kinds[-1]} number {q * 7 + 3}", coll))
             seconds.append(time.perf_counter() - t)
             tokens.append(res.trace.tokens)
             requests.append(res.trace.requests)

@@ -7,30 +7,185 @@ it inside its worker thread). No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
+from shelfwise.core.answers.adaptive import MAX_SUB
+from shelfwise.core.answers.adaptive_search import (
+    MAX_EXPANSIONS,
+    CalibrationReport,
+    QAItem,
+    QuestionOutcome,
+    load_qa,
+)
+from shelfwise.core.answers.export import (
+    answer_to_markdown,
+    level_summary,
+    source_label,
+    trace_to_markdown,
+)
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.conversation.model import Conversation, Reading, Turn
-from shelfwise.core.indexing.encoder import canonical, encoder_for, record_encoder
-from shelfwise.core.ingestion.runner import IngestReport
-from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.conversation.export import REMOVED, conversation_markdown
+from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
+from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
+from shelfwise.core.conversation.turn import EmptyQuestion, trace_from_dict
+from shelfwise.core.indexing.encoder import (
+    LABELS,
+    NOTES,
+    SwitchEstimate,
+    canonical,
+    describe,
+    encoder_for,
+    label,
+    record_encoder,
+)
+from shelfwise.core.indexing.finish import IndexProgress
+from shelfwise.core.indexing.state import CollectionIndex, IndexState, index_status
+from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
+from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
+from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
+from shelfwise.core.models.backend import (
+    BackendError,
+    CancelCheck,
+    Cancelled,
+    DecisionBackend,
+    Embedder,
+    RelevanceJudge,
+)
+from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.llama.logs import log_file, setup_logging
+from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.loaded import Models
-from shelfwise.core.navigation.scope import ResolvedScope, Scope
-from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.navigation.request import request_for
+from shelfwise.core.navigation.scope import (
+    FORMATS,
+    Prepared,
+    Scope,
+    ScopeError,
+    in_filter,
+    make_scope,
+    prepare_question,
+)
+from shelfwise.core.navigation.trace import Hit, SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
-from shelfwise.core.paths import default_db
+from shelfwise.core.paths import DataDirError, data_dir, default_db, models_dir
 from shelfwise.core.settings import LoadedSettings, Settings
 from shelfwise.core.settings import load_settings as load_settings_file
 from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
+from shelfwise.core.store.on_disk import on_disk
+from shelfwise.core.store.types import KEPT_SUFFIX, NodeRow, StoreError
 
-ProgressCallback = Callable[[Any], None]
+# What the front ends use besides Shelf's methods: the types those take and return, the errors they raise, and how
+# answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
+__all__ = [
+    "FORMATS",
+    "KEPT_SUFFIX",
+    "LABELS",
+    "NOTES",
+    "REMOVED",
+    "BackendError",
+    "BeforeQuestion",
+    "Cancelled",
+    "CollectionIndex",
+    "DataDirError",
+    "EmptyQuestion",
+    "FakeBackend",
+    "IndexProgress",
+    "IndexState",
+    "IngestCancelled",
+    "IngestProgress",
+    "IngestReport",
+    "NoSuchConversation",
+    "NodeRow",
+    "Scope",
+    "ScopeError",
+    "Shelf",
+    "StoreError",
+    "SwitchEstimate",
+    "WordHit",
+    "WordSearch",
+    "answer_to_markdown",
+    "asked_text",
+    "conversation_markdown",
+    "data_dir",
+    "default_db",
+    "describe",
+    "diagnose",
+    "in_filter",
+    "index_status",
+    "label",
+    "level_summary",
+    "load_qa",
+    "log_file",
+    "make_scope",
+    "models_dir",
+    "on_disk",
+    "rebuild",
+    "salvage",
+    "setup_logging",
+    "source_label",
+    "trace_from_dict",
+    "trace_to_markdown",
+    "tune_openmp",
+]
+
+
+def asked_text(question: str) -> str:
+    """What ``question`` asks besides its inline filters (ScopeError for a malformed filter): the front ends say
+    "only filters" before loading anything."""
+    from shelfwise.core.navigation.scope import parse_question
+
+    return parse_question(question).text
+
+
+IndexCallback = Callable[[IndexProgress], None]
+
+
+@dataclass(frozen=True)
+class WordHit:
+    """One passage (or section, document) a word search found, with its document's path."""
+
+    rank: int
+    score: float
+    node: NodeRow
+    path: str
+    snippet: str  # the matched terms in [ ]
+
+
+@dataclass(frozen=True)
+class WordSearch:
+    """What :meth:`Shelf.search_words` found for ``query`` (the text without its filters); ``no_match`` says why
+    nothing was searched (a scope that admits no document)."""
+
+    query: str
+    hits: list[WordHit]
+    no_match: str = ""
+
+
+@dataclass(frozen=True)
+class BeforeQuestion:
+    """What :meth:`Shelf.before_question` did with the index: ``busy`` (an ingest or a background indexer runs:
+    answered from the ``documents`` stored so far; ``progress`` the indexer's), ``read_only`` (unfinished and
+    cannot be finished), ``finishing`` (``without_vectors`` nodes to embed, then topics and calibration),
+    ``disk_full`` (stopped by a full disk), ``current`` or ``none`` (no such collection)."""
+
+    kind: str
+    collection: str
+    without_vectors: int = 0
+    documents: int = 0
+    progress: IndexProgress | None = None
+    error: str = ""  # what stopped the indexing (``disk_full``)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL (or the I/O error a full disk gives while the WAL index grows)."""
+    code = exc.sqlite_errorcode if isinstance(exc, sqlite3.Error) else None
+    return (code is not None and code & 0xFF == sqlite3.SQLITE_FULL) or "disk is full" in str(exc)
 
 
 class Shelf:
@@ -79,7 +234,8 @@ class Shelf:
         paths: Sequence[Path],
         collection: str = "default",
         *,
-        progress: ProgressCallback | None = None,
+        progress: Callable[[IngestProgress], None] | None = None,
+        index_progress: IndexCallback | None = None,
         cancel: CancelCheck | None = None,
         force: bool = False,
         embed: bool = True,
@@ -89,8 +245,9 @@ class Shelf:
         so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
         calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
         whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
-        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, then :class:`IndexProgress` updates
-        while indexing; ``cancel`` also stops the indexing between batches (the next refresh goes on from there)."""
+        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, ``index_progress`` the
+        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next
+        refresh goes on from there)."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
@@ -108,10 +265,10 @@ class Shelf:
             if along is not None:
                 along.stop()
         if index and not (cancel is not None and cancel()):
-            self.refresh(collection, progress=progress, cancel=cancel)
+            self.refresh(collection, progress=index_progress, cancel=cancel)
         return report
 
-    def refresh(self, collection: str = "default", progress: ProgressCallback | None = None,
+    def refresh(self, collection: str = "default", progress: IndexCallback | None = None,
                 cancel: CancelCheck | None = None) -> dict[str, int]:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
@@ -132,24 +289,24 @@ class Shelf:
             record_encoder(self.store, self.settings.embedder_path)
 
     # -- questions ----------------------------------------------------------------------------------------------
-    def search(
-        self,
-        question: str,
-        collection: str | None = None,
-        *,
-        keep: Sequence[int] = (),
-        cancel: CancelCheck | None = None,
-        scope: Scope | ResolvedScope | None = None,
-        prior: Mapping[int, float] | None = None,
-        q_vec: np.ndarray | None = None,
-    ) -> SearchResult:
-        """Walk the tree level by level (:meth:`LibraryWalk.search`)."""
-        return self.walk.search(question, collection, keep=keep, cancel=cancel, scope=scope, prior=prior,
-                                q_vec=q_vec)
+    def prepare(self, question: str, collection: str | None = None, scope: Scope | None = None) -> Prepared:
+        """Read ``question`` once, at the door: its inline filters with ``scope`` (the CLI's options) resolved in
+        the collection (ScopeError for a malformed one). :meth:`ask` and :meth:`search` take the result as read;
+        ``Prepared.text`` is what it asks besides its filters."""
+        return prepare_question(self.store, collection, question, scope)
+
+    def search(self, question: str | Prepared, collection: str | None = None, *, keep: Sequence[int] = (),
+               cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
+        """Walk the tree level by level for ``question`` as typed: read once (its inline filters with ``scope``,
+        the CLI's options; ScopeError for a malformed one), clipped once (``core/navigation/request.py``);
+        ``keep`` forces branches (node ids) open ("look here too"). A scope that admits no document returns no
+        passage and says so in the trace's notes."""
+        request = request_for(self.store, self.backend, question, collection, scope=scope, keep=keep)
+        return self.walk.search(request, cancel)
 
     def ask(
         self,
-        question: str,
+        question: str | Prepared,
         collection: str | None = None,
         *,
         on_token: Callable[[str], None] | None = None,
@@ -161,7 +318,8 @@ class Shelf:
         on_generated: Callable[[Answer], None] | None = None,
     ) -> Answer:
         """Find passages (``on_search``), give the sentence(s) that answer (``on_extract``), then stream the
-        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``."""
+        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``. A
+        question from :meth:`prepare` is not read again (its scope is the one it was prepared with)."""
         from shelfwise.core.answers.ask import answer_question
 
         return answer_question(
@@ -200,6 +358,194 @@ class Shelf:
                                 on_reading=on_reading, on_token=on_token, on_search=on_search,
                                 on_extract=on_extract, on_generated=on_generated)
         return conv, turn, answer
+
+    # -- word search --------------------------------------------------------------------------------------------
+    def search_words(self, text: str, collection: str | None = None, *, kinds: Sequence[str] = ("passage",),
+                     limit: int = 10, scope: Scope | None = None) -> WordSearch:
+        """Lexical search (FTS5, BM25) for ``text`` as typed: "a phrase" must occur, -word must not, inline
+        filters and ``scope`` (the CLI's options) limit it to some documents (ScopeError for a malformed one); a
+        scope that admits nothing is said in ``no_match`` instead of searching elsewhere."""
+        store = self.store
+        found = store.find_collection(collection) if collection is not None else None
+        cid = found.id if found is not None else None
+        prepared = prepare_question(store, collection or "default", text, scope)
+        resolved = prepared.resolved
+        if resolved is not None and resolved.empty:
+            return WordSearch(prepared.text, [], resolved.no_match_message())
+        if resolved is not None and cid is None:  # the collection the scope was resolved in
+            default = store.find_collection(collection or "default")
+            cid = default.id if default is not None else None
+        hits = store.search_hits(prepared.text, limit=limit, kinds=kinds, collection_id=cid,
+                                 document_ids=resolved.document_ids if resolved is not None else None,
+                                 match=prepared.parsed.lexical_match())
+        if resolved is not None and resolved.excluded_passages:
+            hits = [h for h in hits if h.node.id not in resolved.excluded_passages]
+        paths: dict[int, str] = {}
+        rows = []
+        for rank, h in enumerate(hits, 1):
+            did = h.node.document_id
+            if did is not None and did not in paths:
+                doc = store.document(did)
+                paths[did] = doc.path if doc else ""
+            rows.append(WordHit(rank, h.score, h.node, paths.get(did, "") if did is not None else "",
+                                " ".join(h.snippet.split())))
+        return WordSearch(prepared.text, rows)
+
+    # -- documents and conversations ----------------------------------------------------------------------------
+    def remove_documents(self, document_ids: Sequence[int], collection: str = "default") -> None:
+        """Remove documents from the library, then bring the collection's index up to date."""
+        for doc_id in document_ids:
+            self.store.remove_document(doc_id)
+        self.refresh(collection)
+
+    def passage_hit(self, node_id: int, document_id: int) -> Hit | None:
+        """A stored passage of a document as a :class:`Hit` (score 0), None when either has left the library."""
+        node = self.store.node(node_id)
+        doc = self.store.document(document_id)
+        if node is None or doc is None:
+            return None
+        return Hit(node_id=node.id, document_id=doc.id, text=node.text, score=0.0, path=doc.path, title=doc.title,
+                   heading_path=list(node.heading_path), location=node.location)
+
+    def conversations(self) -> list[ConversationSummary]:
+        return ConversationStore(self.store).list()
+
+    def conversation(self, conversation_id: int) -> Conversation:
+        """The stored conversation (NoSuchConversation when there is none with that id)."""
+        return ConversationStore(self.store).get(conversation_id)
+
+    def new_conversation(self, collection: str = "default") -> Conversation:
+        return ConversationStore(self.store).create(collection)
+
+    def delete_conversation(self, conversation_id: int) -> None:
+        ConversationStore(self.store).delete(conversation_id)
+
+    def conversation_markdown(self, conversation_id: int) -> str:
+        return conversation_markdown(self.conversation(conversation_id))
+
+    # -- the index before a question, and one indexer at a time ---------------------------------------------------
+    def before_question(self, collection: str, *, said: Callable[[BeforeQuestion], None] | None = None,
+                        progress: IndexCallback | None = None) -> BeforeQuestion:
+        """What a question does with the index first: answer from what exists while an ingest or a background
+        indexer runs (or the library is read-only); otherwise finish unfinished indexing (``progress``), a no-op
+        when the index is current. ``said`` hears the decision before any work (and ``disk_full`` when a full
+        disk stopped the indexing: the question is then answered from what is indexed)."""
+        from shelfwise.core.indexing.finish import indexer_alive, stored_progress
+        from shelfwise.core.indexing.state import exclusive_indexer, index_state
+        from shelfwise.core.ingestion.lock import ingest_running
+
+        store = self.store
+        coll = store.find_collection(collection)
+        if coll is None:
+            return BeforeQuestion("none", collection)
+        try:
+            model: str | None = self.embedder.model_id  # another embedder's vectors do not count (never mixed)
+        except Exception:
+            model = None
+        state = index_state(store, coll.id, model)
+        p = stored_progress(store, coll.id)
+        background = state.unfinished and indexer_alive(p)
+
+        def say(kind: str, error: str = "") -> BeforeQuestion:
+            docs = sum(1 for d in store.documents(coll.id) if d.status == "ok") if kind == "busy" else 0
+            out = BeforeQuestion(kind, collection, state.without_vectors, docs, p if background else None, error)
+            if said is not None and kind != "current":
+                said(out)
+            return out
+
+        if background or ingest_running(store.path):
+            return say("busy")
+        if store.read_only:
+            return say("read_only" if state.unfinished else "current")
+        with exclusive_indexer(store.path) as alone:  # one indexer at a time: another one's index is answered from
+            if not alone:
+                return say("busy")
+            told = say("finishing" if state.unfinished else "current")
+            try:
+                self.refresh(collection, progress=progress if state.unfinished else None)
+            except sqlite3.OperationalError as exc:
+                if not disk_full(exc):
+                    raise
+                return say("disk_full", str(exc))
+            return told
+
+    def index(self, collection: str = "default", *, progress: IndexCallback | None = None,
+              cancel: CancelCheck | None = None, wait: float = 0.0, on_wait: Callable[[], None] | None = None,
+              on_start: Callable[[IndexState], None] | None = None,
+              hold_ingest_lock: bool = False) -> dict[str, int] | None:
+        """Finish the collection's index as the library's only indexer (:meth:`refresh` under the one-indexer
+        lock): None when another process indexes it (after waiting up to ``wait`` seconds, ``on_wait`` called
+        once when it must), an empty dict when there is nothing this library can index (no such collection, or
+        read-only). ``on_start`` hears the index's state once the lock is held; ``hold_ingest_lock``: questions
+        asked meanwhile are told indexing runs and answer from what exists (``shelfwise index``)."""
+        from shelfwise.core.indexing.state import exclusive_indexer, index_state
+        from shelfwise.core.ingestion.lock import ingest_lock
+
+        with exclusive_indexer(self.store.path, wait=wait, on_wait=on_wait) as alone:
+            if not alone:
+                return None
+            coll = self.store.find_collection(collection)
+            if coll is None or self.store.read_only:
+                return {}
+            with ingest_lock(self.store.path if hold_ingest_lock else None):
+                if on_start is not None:
+                    on_start(index_state(self.store, coll.id, self.embedder.model_id))
+                return self.refresh(collection, progress=progress, cancel=cancel)
+
+    # -- the sentence encoder --------------------------------------------------------------------------------------
+    # -- calibration ----------------------------------------------------------------------------------------------
+    def calibrate(self, collection: str, *, use_lm: bool = False, probes: int = 240, target_recall: float = 0.9,
+                  progress: Callable[[int, int], None] | None = None) -> DecisionModel:
+        """Fit the collection's decision model on probe queries and keep it (``shelfwise calibrate``; ``use_lm``
+        also tries the generative model's readouts). KeyError when there is no such collection."""
+        from shelfwise.core.navigation.calibrate import calibrate
+
+        coll = self.store.find_collection(collection)
+        if coll is None:
+            raise KeyError(collection)
+        return calibrate(self.store, coll.id, self.embedder, self.backend if use_lm else None, self.settings,
+                         n_probes=probes, target_recall=target_recall, try_lm=use_lm, progress=progress)
+
+    def calibrate_adaptive(self, items: Sequence[QAItem], collection: str = "default", *, max_sub: int = MAX_SUB,
+                           max_expansions: int = MAX_EXPANSIONS, save: bool = True,
+                           progress: Callable[[int, int, QuestionOutcome], None] | None = None,
+                           ) -> CalibrationReport:
+        """Fit (and ``save``) the adaptive retrieval threshold on labelled questions (``shelfwise
+        calibrate-adaptive``; ``core/answers/adaptive_search.py``)."""
+        from shelfwise.core.answers.adaptive_search import calibrate_adaptive
+
+        return calibrate_adaptive(self.walk, items, collection=collection, max_sub=max_sub,
+                                  max_expansions=max_expansions, save=save, progress=progress)
+
+    def ingest_running(self) -> bool:
+        """Whether another process (or thread) is ingesting into this library now."""
+        from shelfwise.core.ingestion.lock import ingest_running
+
+        return ingest_running(self.store.path)
+
+    def index_unfinished(self, collection: str) -> bool:
+        """Whether the collection has nodes without vectors or an interrupted index (False: no such collection)."""
+        from shelfwise.core.indexing.state import index_state
+
+        coll = self.store.find_collection(collection)
+        return coll is not None and index_state(self.store, coll.id).unfinished
+
+    def mark_indexer(self, collection: str, pid: int) -> None:
+        """Record process ``pid`` as the collection's indexer (``shelfwise status`` and questions see it)."""
+        from shelfwise.core.indexing.finish import mark_started
+
+        coll = self.store.collection(collection)
+        mark_started(self.store, coll.id, pid, self.store.nodes_without_vectors(coll.id))
+
+    def measure_encoder_switch(self, encoder: str) -> SwitchEstimate:
+        """What re-embedding the library with ``encoder`` would take on this machine (measured on a sample)."""
+        from shelfwise.core.indexing.encoder import measure_switch
+
+        return measure_switch(self.store, encoder, self.settings.n_threads)
+
+    def switch_encoder(self, encoder: str) -> None:
+        """Record ``encoder`` as the library's: a Shelf opened from now on reads it (and re-embeds on refresh)."""
+        record_encoder(self.store, encoder)
 
     def close(self) -> None:
         self.models.close()

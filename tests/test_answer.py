@@ -29,6 +29,7 @@ from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import StreamText
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -94,15 +95,17 @@ class FakeShelf:
         self.embedder = HashEmbedder()
         self._hits = hits if callable(hits) else (lambda _q, h=list(hits): h)
         self.searches: list[str] = []
+        self.judge = None
 
-    def search(self, question, collection=None, *, keep=(), cancel=None) -> SearchResult:
+    def search(self, request: SearchRequest, cancel=None) -> SearchResult:
+        question = request.question
         self.searches.append(question)
         return SearchResult(question, list(self._hits(question)), Trace(question))
 
 
 def written(shelf: FakeShelf, question: str, **kwargs) -> Written:
     """The model's answer as ``write_answer`` gives it (what ``answer_question`` then checks for grounding)."""
-    result = shelf.search(question)
+    result = shelf.search(SearchRequest(question))
     return write_answer(shelf.backend, question, result.hits[: shelf.settings.answer_passages], result=result,
                         **kwargs)
 
@@ -321,14 +324,17 @@ def _with_cosines(hits: list[Hit], cosines: list[float]):
     cands = [Candidate(h.node_id, "passage", h.text[:20], h.text, h.score, True,
                        features={"cos_max": c} if c else {}) for h, c in zip(hits, cosines, strict=True)]
 
-    def search(question, collection=None, *, keep=(), cancel=None) -> SearchResult:
-        return SearchResult(question, list(hits), Trace(question, levels=[Level(1, "passages", cands)]))
+    def search(request, cancel=None) -> SearchResult:
+        return SearchResult(request.question, list(hits),
+                            Trace(request.question, levels=[Level(1, "passages", cands)]))
 
     return search
 
 
 def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
-    from shelfwise.core.answers.answer import FOUND_MIN_COSINE
+    from shelfwise.core.answers.tuning import MINILM
+
+    FOUND_MIN_COSINE = MINILM.found_min_cosine  # the test shelf's encoder is a MiniLM-like double
 
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)  # every hit has P(relevant) >= 0.2: the relative score alone would answer
@@ -382,7 +388,9 @@ def test_the_shipped_judge_ranks_sentences_only_when_switched_on(monkeypatch, tm
 
 
 def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:
-    from shelfwise.core.answers.answer import ABSTAIN_MAX_P, FOUND_MIN_COSINE
+    from shelfwise.core.answers.tuning import MINILM
+
+    ABSTAIN_MAX_P, FOUND_MIN_COSINE = MINILM.abstain_max_p, MINILM.found_min_cosine
 
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)
@@ -406,3 +414,20 @@ def test_citation_stream_renumbers_citations_split_across_pieces() -> None:
     assert "".join(out) == "Yes [2, 5] and see [x] [5]."
     assert out[:2] == ["Yes", " [2, 5]"]  # a piece is held only while it may still be a citation
 
+
+
+def test_the_thresholds_and_weights_are_the_encoders_own() -> None:
+    """EmbeddingGemma's cosines sit on another scale than MiniLM's: each family gets the values chosen with its
+    own (core/answers/tuning.py); a test double or an unknown family gets MiniLM's."""
+    from shelfwise.core.answers.tuning import EMBEDDINGGEMMA, MINILM, tuning_for
+    from shelfwise.core.models.backend import EncoderProfile
+
+    class Encoder(HashEmbedder):
+        def __init__(self, name: str | None) -> None:
+            super().__init__()
+            self.profile = EncoderProfile(name) if name else None
+
+    assert tuning_for(Encoder("embeddinggemma")) == EMBEDDINGGEMMA
+    assert tuning_for(Encoder("minilm")) == MINILM
+    assert tuning_for(Encoder("nomic-bert")) == MINILM and tuning_for(Encoder(None)) == MINILM
+    assert EMBEDDINGGEMMA != MINILM

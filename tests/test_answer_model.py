@@ -86,7 +86,8 @@ def test_answer_streams_and_cites_real_passages(real_shelf: Any) -> None:
     events: list[str] = []
     tokens: list[str] = []
     t0 = time.perf_counter()
-    ans = answer_question(real_shelf, "What is the company VPN called?", on_search=lambda r: events.append("search"),
+    ans = answer_question(real_shelf.walk, "What is the company VPN called?",
+                          on_search=lambda r: events.append("search"),
                           on_extract=lambda a: events.append("extract"),
                           on_token=lambda t: (events.append("token"), tokens.append(t)),
                           on_generated=lambda a: events.append("generated"))
@@ -107,7 +108,7 @@ def test_answer_streams_and_cites_real_passages(real_shelf: Any) -> None:
 
 
 def test_unrelated_question_is_not_found(real_shelf: Any) -> None:
-    ans = answer_question(real_shelf, "How do I bake sourdough bread?")
+    ans = answer_question(real_shelf.walk, "How do I bake sourdough bread?")
     assert not ans.found and ans.text == NOT_FOUND_TEXT and ans.citations == []
 
 
@@ -116,7 +117,7 @@ def test_calibrate_adaptive_with_the_real_model(real_shelf: Any, tmp_path: Path)
              QAItem("What is the company VPN called?", ["NorthGate"]),
              QAItem("How many days of paid annual leave do new employees get?", ["27 days", "27"])]
     t0 = time.perf_counter()
-    report = calibrate_adaptive(real_shelf, items, max_expansions=4)
+    report = calibrate_adaptive(real_shelf.walk, items, max_expansions=4)
     seconds = time.perf_counter() - t0
     summary = {k: v for k, v in report.to_json().items() if k != "per_question"}
     print(f"\ncalibration in {seconds:.1f} s: {json.dumps(summary)}")

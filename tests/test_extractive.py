@@ -152,3 +152,30 @@ def test_a_list_cut_at_the_passage_boundary_is_read_on_from_the_store(tmp_path: 
 def test_an_abbreviation_does_not_end_a_sentence(text: str, sentences: list[str]) -> None:
     """Issue 38: "p." before a page number split the extractive answer's sentence in two."""
     assert [text[a:b] for a, b in passage_sentences(text)] == sentences
+
+
+def test_a_table_row_answer_reads_with_its_column_names() -> None:
+    text = ("| City | Country | Daily allowance | Hotel cap per night |\n|---|---|---|---|\n"
+            "| Berlin | Germany | EUR 55 | EUR 160 |\n| Singapore | Singapore | SGD 90 | |")
+    got = extract_answer("What is the daily allowance in Berlin?", [hit(text, "Per diems")],
+                         embedder_scorer(HashEmbedder()), sentences=1)
+    assert got[0].text == "| Berlin | Germany | EUR 55 | EUR 160 |"  # as written: the offsets highlight it
+    assert text[got[0].start:got[0].end] == got[0].text
+    assert extract_text(got) == "Berlin, Germany: daily allowance EUR 55, hotel cap per night EUR 160 [1]"
+
+
+@pytest.mark.parametrize(("header", "row", "read"), [
+    ("| Date | Day | Holiday |", "| 2026-01-01 | Thursday | New Year's Day |",
+     "2026-01-01, Thursday: holiday New Year's Day"),
+    # a long second cell is not part of the label; a cell with a comma parts the cells by semicolons
+    ("| Level | Examples | Handling |", "| Public | Product brochures, blog posts | No restrictions |",
+     "Public: examples Product brochures, blog posts; handling No restrictions"),
+    ("| Item | VAT rate |", "| Books | 9% |", "Books: VAT rate 9%"),  # an acronym keeps its capitals
+    ("| Item | Note |", "| a \\| b | empty next |", "a | b: note empty next"),  # an escaped pipe is text
+    ("| One | Two |", "| x | y | z |", "| x | y | z |"),  # cells do not line up: the row as written
+    ("| | |", "| x | y |", "| x | y |"),  # no column names
+])
+def test_read_row(header: str, row: str, read: str) -> None:
+    from shelfwise.core.answers.table_rows import read_row
+
+    assert read_row(header, row) == read

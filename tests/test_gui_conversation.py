@@ -118,7 +118,7 @@ def test_ask_it_alone_instead_replaces_the_follow_up(qtbot, window: MainWindow) 
     turns = window.conversation.turns()
     assert [t.question for t in turns] == [FIRST, FOLLOW]
     assert turns[1].reading.mode == "alone" and turns[1].reading.query == FOLLOW
-    stored = window.conversation.conversations.get(window.conversation.conversation_id)
+    stored = window.conversation.shelf.conversation(window.conversation.conversation_id)
     assert [t.reading.mode for t in stored.turns] == ["first", "alone"]
     window.new_conversation()  # Ctrl+N
     assert window.conversation.conversation_id == 0 and not window.thread_view.isVisible()

@@ -310,6 +310,13 @@ class StubShelf:
         self.thread = threading.get_ident()
         self.closed_in: int | None = None
         self.store = SimpleNamespace(remove_document=lambda _id: None)
+        self.removed: list[int] = []
+
+    def before_question(self, collection, **_):
+        return None
+
+    def remove_documents(self, document_ids, collection="default"):
+        self.removed.extend(document_ids)
 
     def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
             on_generated=None):
@@ -341,7 +348,7 @@ class StubShelf:
         turn.id = turn.position = 1
         return Conversation(conversation_id or 1, collection, question, [turn]), turn, answer
 
-    def ingest(self, paths, collection, *, progress, cancel, force=False):
+    def ingest(self, paths, collection, *, progress, cancel, force=False, index_progress=None):
         for i in range(3):
             progress(SimpleNamespace(done=i, total=3, path=str(paths[0]), status="working", message="",
                                      eta_seconds=1.0, elapsed=0.1))

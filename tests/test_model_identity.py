@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise.core.answers.adaptive import threshold_key
+from shelfwise.core.answers.adaptive import DEFAULT_THRESHOLD, get_threshold, set_threshold, threshold_key
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.models.backend import DecisionBackend
 from shelfwise.core.models.fake import FakeBackend
@@ -50,9 +50,10 @@ def test_the_identity_is_the_content_not_the_name(tmp_path: Path) -> None:
 
 
 class _Named(FakeBackend):
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, legacy_ids: tuple[str, ...] = ()) -> None:
         super().__init__()
         self._id = model_id
+        self.legacy_ids = legacy_ids
 
     @property
     def model_id(self) -> str:
@@ -108,6 +109,24 @@ def test_another_model_redoes_calibration_and_has_its_own_threshold(tmp_path: Pa
     store.close()
 
 
+def test_a_library_written_before_the_rule_keeps_its_calibration_and_threshold(tmp_path: Path) -> None:
+    """Calibrations were keyed by the in-process backend's name ("llama.cpp", whatever file) and thresholds by the
+    file name: the bundled model (whose legacy ids name them) still reads them until it is calibrated again."""
+    store, cid, emb = _library(tmp_path)
+    old = DecisionModel()
+    old.report = {"made": "before the content identity"}
+    store.set_meta(f"decision:{cid}:{emb.model_id}|llama.cpp", old.to_json())
+    store.set_meta("adaptive_threshold:gemma-3-270m-q4_k_m.gguf", 0.3)
+    bundled = _Named("gguf:aaaa", legacy_ids=("gemma-3-270m-q4_k_m.gguf", "llama.cpp"))
+    other = _Named("gguf:bbbb", legacy_ids=("mine.gguf",))
+    assert load_decision(store, cid, emb, bundled).report == {"made": "before the content identity"}
+    assert load_decision(store, cid, emb, other).key == "prior" and get_threshold(store, other) == DEFAULT_THRESHOLD
+    assert get_threshold(store, bundled) == 0.3
+    set_threshold(store, bundled, 0.6)  # written under the identity, which is read first from now on
+    assert get_threshold(store, bundled) == 0.6
+    store.close()
+
+
 def _renamed_model(source: Path, target: Path) -> Path:
     """A copy of the GGUF at ``source`` whose ``general.name`` differs by one letter (same length: the file stays
     valid)."""
@@ -137,6 +156,7 @@ def test_loading_another_gguf_redoes_calibration(bundled_model: Path, llama_back
     with LlamaBackend(_renamed_model(bundled_model, tmp_path / "other.gguf"), n_ctx=512) as other:
         assert other.meta("general.name") != llama_backend.meta("general.name")
         assert other.model_id != llama_backend.model_id
+        assert "llama.cpp" in llama_backend.legacy_ids and "llama.cpp" not in other.legacy_ids
         _calibrate_with(store, cid, emb, other)
         assert threshold_key(other) != threshold_key(llama_backend)
     assert fitted == [f"{emb.model_id}|{llama_backend.model_id}", f"{emb.model_id}|{other.model_id}"]

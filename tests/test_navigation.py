@@ -9,6 +9,7 @@ from shelfwise.core.evaluation.retrieval import judge
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.navigation.calibrate import calibrate, make_probes
 from shelfwise.core.navigation.navigator import Navigator
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import FileMeta, Store
@@ -73,7 +74,7 @@ def test_clusters_bound_branching_and_spans_are_contiguous(shelf_store):
 
 def test_walk_finds_unique_passage_and_records_levels(shelf_store):
     store, _cid, emb = shelf_store
-    res = _nav(store, emb, keep=2, passages=5, hybrid=0).search("z21x1x2 compost mulch", "default")
+    res = _nav(store, emb, keep=2, passages=5, hybrid=0).search(SearchRequest("z21x1x2 compost mulch", "default"))
     assert res.hits and "z21x1x2" in res.hits[0].text
     labels = [lvl.label for lvl in res.trace.levels]
     assert labels[0] == "topics" and labels[-1] == "passages"
@@ -88,10 +89,10 @@ def test_walk_finds_unique_passage_and_records_levels(shelf_store):
 def test_forced_branch_is_expanded(shelf_store):
     store, _cid, emb = shelf_store
     nav = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
-    first = nav.search("telescope galaxy", "default")
+    first = nav.search(SearchRequest("telescope galaxy", "default"))
     pruned = [c for c in first.trace.levels[0].candidates if not c.kept]
     assert pruned
-    forced = nav.search("telescope galaxy", "default", keep=[pruned[0].node_id])
+    forced = nav.search(SearchRequest("telescope galaxy", "default", keep=(pruned[0].node_id,)))
     kept_ids = {c.node_id for c in forced.trace.levels[0].kept}
     assert pruned[0].node_id in kept_ids
 
@@ -101,10 +102,10 @@ def test_hybrid_candidates_rescue_pruned_branch(shelf_store):
     nav_off = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
     nav_on = _nav(store, emb, keep=1, passages=5, hybrid=10, first_keep_ratio=0.01)
     q = "z33x2x0"  # a token only lexical search can find (hash cosine of one rare word is weak but nonzero)
-    on = nav_on.search(q, "default")
+    on = nav_on.search(SearchRequest(q, "default"))
     assert any("z33x2x0" in h.text for h in on.hits)
     assert any(c.source in ("lexical", "dense") for c in on.trace.levels[-1].candidates)
-    off = nav_off.search(q, "default")
+    off = nav_off.search(SearchRequest(q, "default"))
     assert len(off.trace.levels[-1].candidates) <= len(on.trace.levels[-1].candidates)
 
 
@@ -254,8 +255,8 @@ def test_calibration_changes_the_order_when_the_probes_favour_another_feature(sh
     assert "passage" in fitted_levels, model.report["levels"]
     nav_fit = Navigator(store, None, emb, settings, decision=model)
     query = "the telescope and the galaxy matter here"
-    before = nav_prior.search(query, "default")
-    after = nav_fit.search(query, "default")
+    before = nav_prior.search(SearchRequest(query, "default"))
+    after = nav_fit.search(SearchRequest(query, "default"))
     assert [h.node_id for h in after.hits] != [h.node_id for h in before.hits]
     assert "telescope" in after.hits[0].text
     assert "fitted" in after.trace.calibration and "not calibrated" in before.trace.calibration

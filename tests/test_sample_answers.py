@@ -55,20 +55,9 @@ def rows(library: tuple[Path, dict[str, str]]) -> list[dict]:
     return json.loads((folder / "reports" / "answers-sample_questions-all.json").read_text())["rows"]
 
 
-# Shown wrong with EmbeddingGemma (right passage, another sentence; or an abstention): the extracted answer's weights
-# and the abstention threshold were chosen with MiniLM's cosines (docs/eval/embeddinggemma.md, "The sample with the
-# defaults"). Strict: a fix makes these pass and the mark must go.
-WRONG_WITH_EMBEDDINGGEMMA = {
-    "What are the core working hours at Northwind Labs?": "another sentence of the core-hours passage",
-    "When is the holiday allowance paid and how much is it?": "abstains: Not found",
-    "How do you book a parking space at the Rotterdam office?": "another sentence of the parking passage",
-}
-
-
-@pytest.mark.parametrize("n", [
-    pytest.param(n, id=q["question"][:40], marks=[pytest.mark.xfail(strict=True, reason=WRONG_WITH_EMBEDDINGGEMMA[
-        q["question"]])] if q["question"] in WRONG_WITH_EMBEDDINGGEMMA else [])
-    for n, q in enumerate(QUESTIONS)])
+# Each question of the sample, with EmbeddingGemma's own answer thresholds and weights (core/answers/tuning.py;
+# with MiniLM's, three were shown wrong: docs/eval/embeddinggemma.md, "The sample with the defaults").
+@pytest.mark.parametrize("n", [pytest.param(n, id=q["question"][:40]) for n, q in enumerate(QUESTIONS)])
 def test_each_sample_question_is_answered_with_its_gold(rows: list[dict], n: int) -> None:
     row, q = rows[n], QUESTIONS[n]
     assert row["gold"] == [q["answer"]] and row["found"]

@@ -79,20 +79,18 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.navigation.scope import ScopeError, parse_question
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.shelf import ScopeError, Shelf, asked_text
 
     question = typed_question(question)
     require_library(ctx)
 
     scope = scope_from(in_paths, types, since, until)
-    try:
-        parsed = parse_question(question)  # a malformed inline filter stops here, before any indexing or model load
-    except ScopeError as exc:
-        raise scope_error(exc) from exc
-    if not any(ch.isalnum() for ch in parsed.text):
-        raise click.UsageError("The question is only filters: type what you want to know after them, e.g. "
-                               f'shelfwise ask "{question.strip()} How many days of annual leave do I get?"')
+    if conversation_id is not None:
+        try:  # a malformed inline filter stops here, before any indexing or model load (the turn reads it after)
+            asked = asked_text(question)
+        except ScopeError as exc:
+            raise scope_error(exc) from exc
+        only_filters(question, asked)
 
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
@@ -105,6 +103,13 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         if found is None or not shelf.store.documents(found.id):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
+        prepared = None
+        if conversation_id is None:
+            try:  # read once, here: a malformed filter stops before any indexing or model load
+                prepared = shelf.prepare(question, collection, scope)
+            except ScopeError as exc:
+                raise scope_error(exc) from exc
+            only_filters(question, prepared.text)
         before_question(shelf, collection)
         if conversation_id is not None:
             if not scope.is_empty():
@@ -114,6 +119,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
 
             continue_conversation(shelf, conversation_id, question, collection, as_json)
             return
+        assert prepared is not None
         streamed = not as_json
 
         def on_search(result: SearchResult) -> None:
@@ -137,7 +143,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
 
         if no_answer:
             try:
-                result = shelf.search(question, collection, scope=scope)
+                result = shelf.search(prepared, collection)
             except ScopeError as exc:
                 raise scope_error(exc) from exc
             on_search(result)
@@ -149,7 +155,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
 
         shown = StreamedAnswer(click.echo)
         try:
-            answer = shelf.ask(question, collection, on_search=on_search, scope=scope,
+            answer = shelf.ask(prepared, collection, on_search=on_search,
                                on_extract=shown.on_extract if streamed else None,
                                on_token=shown.on_token if streamed else None,
                                on_generated=shown.on_generated if streamed else None)
@@ -166,6 +172,13 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         if answer.search:
             click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
                        f"{answer.seconds:.1f} s)")
+
+
+def only_filters(question: str, asked: str) -> None:
+    """A usage error when ``question`` is only filters (``asked``: what it asks besides them)."""
+    if not any(ch.isalnum() for ch in asked):
+        raise click.UsageError("The question is only filters: type what you want to know after them, e.g. "
+                               f'shelfwise ask "{question.strip()} How many days of annual leave do I get?"')
 
 
 def typed_question(raw: str) -> str:

@@ -39,9 +39,7 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
         shelfwise calibrate --lm --probes 60
     """
     from shelfwise.app.cli.progress import IndexLine
-    from shelfwise.core.indexing.finish import IndexProgress
-    from shelfwise.core.navigation.calibrate import calibrate
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.shelf import IndexProgress, Shelf
 
     require_library(ctx)
     with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
@@ -57,8 +55,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
         def progress(done: int, total: int) -> None:
             line(IndexProgress("calibrating", done, total, None))
 
-        model = calibrate(shelf.store, coll.id, shelf.embedder, shelf.backend if use_lm else None, shelf.settings,
-                          n_probes=probes, target_recall=target_recall, try_lm=use_lm, progress=progress)
+        model = shelf.calibrate(collection, use_lm=use_lm, probes=probes, target_recall=target_recall,
+                                progress=progress)
         line.finish()
         if as_json:
             click.echo(json.dumps(model.report, indent=1))
@@ -97,9 +95,8 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
     Example:
         shelfwise calibrate-adaptive --qa labelled.jsonl --collection handbooks
     """
-    from shelfwise.core.answers.adaptive_search import calibrate_adaptive, load_qa
     from shelfwise.core.settings import Settings
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.shelf import Shelf, load_qa
 
     try:
         items = load_qa(qa_file)
@@ -111,7 +108,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
-        from shelfwise.core.paths import default_db
+        from shelfwise.core.shelf import default_db
 
         db = default_db()
     with Shelf(Settings(db_path=Path(db))) as shelf:
@@ -126,8 +123,8 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
             click.echo(f"[{done}/{total}] {mark:<8} retrievals={outcome.tree.retrievals} "
                        f"{outcome.seconds:.1f}s  {outcome.item.question[:70]}", err=True)
 
-        report = calibrate_adaptive(shelf, items, collection=collection, max_sub=max_sub,
-                                    max_expansions=max_expansions, save=not dry_run, progress=progress)
+        report = shelf.calibrate_adaptive(items, collection, max_sub=max_sub, max_expansions=max_expansions,
+                                          save=not dry_run, progress=progress)
     if as_json:
         click.echo(json_text(report.to_json(), indent=1))
         return

@@ -12,10 +12,8 @@ import click
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.app.cli.shown import json_text, raw_stream
-from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, Reading
-from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
-from shelfwise.core.conversation.turn import EmptyQuestion, ask_turn
+from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation
 
 if TYPE_CHECKING:
     from shelfwise.core.shelf import Shelf
@@ -38,24 +36,25 @@ def reading_json(reading: Reading, conversation: Conversation) -> dict[str, Any]
     return {"id": conversation.id, "turn": len(conversation.turns), "reading": reading.to_dict()}
 
 
-def open_conversation(convs: ConversationStore, spec: str | None, collection: str) -> Conversation:
+def open_conversation(shelf: Shelf, spec: str | None, collection: str) -> Conversation:
     """``new`` (or nothing): a new conversation; else the stored one with that id (a clear message if none)."""
     if spec is None or spec == "new":
-        return convs.create(collection)
+        return shelf.new_conversation(collection)
     try:
         cid = int(spec)
     except ValueError:
         raise click.BadParameter(f"{spec!r} is not a conversation id (a number, or 'new')",
                                  param_hint="--conversation") from None
     try:
-        return convs.get(cid)
+        return shelf.conversation(cid)
     except NoSuchConversation as exc:
         raise click.ClickException(str(exc)) from exc
 
 
-def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, question: str, *, as_json: bool = False,
-                alone: bool = False) -> bool:
-    """Ask one turn and print it (streamed text, or one JSON object); False when the question was empty."""
+def answer_turn(shelf: Shelf, conv: Conversation, question: str, *, as_json: bool = False,
+                alone: bool = False) -> Conversation | None:
+    """Ask one turn of ``conv`` through the facade and print it (streamed text, or one JSON object); the
+    conversation with the turn, or None when the question was empty."""
     shown = StreamedAnswer(click.echo)
 
     def on_reading(reading: Reading) -> None:
@@ -67,41 +66,43 @@ def answer_turn(shelf: Shelf, convs: ConversationStore, conv: Conversation, ques
     if only_filters(question):
         err("Nothing asked: the question is only filters (in:, type:, since:, until:); type what you want to know "
             "after them.")
-        return False
+        return None
+    assert conv.id is not None
     try:
-        turn, answer = ask_turn(shelf.walk, conv, question, alone=alone, on_reading=on_reading, store=convs,
-                                on_extract=shown.on_extract if streamed else None,
-                                on_token=shown.on_token if streamed else None,
-                                on_generated=shown.on_generated if streamed else None)
+        conv, turn, answer = shelf.ask_in_conversation(conv.id, question, conv.collection, alone=alone,
+                                                       on_reading=on_reading,
+                                                       on_extract=shown.on_extract if streamed else None,
+                                                       on_token=shown.on_token if streamed else None,
+                                                       on_generated=shown.on_generated if streamed else None)
     except EmptyQuestion as exc:
         err(f"Nothing asked: {exc}.")
-        return False
+        return None
     for note in answer.notes:  # e.g. the question was clipped to what the model reads (and stored so)
         err(f"Note: {note}")
     if as_json:
         out = answer_json(answer)
         out["conversation"] = reading_json(turn.reading, conv) | {"question": turn.question}
         click.echo(json_text(out, indent=1))
-        return True
+        return conv
     shown.finish(answer)
-    return True
+    return conv
 
 
 def only_filters(question: str) -> bool:
     """Whether ``question`` holds inline filters and nothing to ask (a malformed filter is left to the walk's own
     message)."""
-    from shelfwise.core.navigation.scope import ScopeError, parse_question
+    from shelfwise.core.shelf import ScopeError, asked_text
 
     try:
-        parsed = parse_question(question)
+        asked = asked_text(question)
     except ScopeError:
         return False
-    return bool(question.strip()) and not any(ch.isalnum() for ch in parsed.text)
+    return bool(question.strip()) and not any(ch.isalnum() for ch in asked)
 
 
 def _history_file() -> Path | None:
     try:
-        from shelfwise.core.paths import data_dir
+        from shelfwise.core.shelf import data_dir
 
         return data_dir() / "chat_history"
     except Exception:  # no writable data dir: history for this session only
@@ -161,9 +162,8 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
 
     with Shelf(settings_for(ctx)) as shelf:
         warn_if_degraded(shelf.store)
-        convs = ConversationStore(shelf.store)
         if list_only:
-            for s in convs.list():
+            for s in shelf.conversations():
                 click.echo(f"{s.id:>4}  {s.updated_at}  {s.turns:>2} turn(s)  [{s.collection}] {s.title}")
             return
         for cid, what in ((delete_id, "delete"), (export_id, "export")):
@@ -171,10 +171,10 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
                 continue
             try:
                 if what == "delete":
-                    convs.delete(cid)
+                    shelf.delete_conversation(cid)
                     click.echo(f"Deleted conversation {cid}.")
                 else:
-                    click.echo(conversation_markdown(convs.get(cid)), nl=False)
+                    click.echo(shelf.conversation_markdown(cid), nl=False)
             except NoSuchConversation as exc:
                 raise click.ClickException(str(exc)) from exc
             return
@@ -182,11 +182,11 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
         if found is None or not shelf.store.documents(found.id):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
-        conv = open_conversation(convs, conversation_id, collection) if conversation_id else None
-        chat_loop(shelf, convs, conv, collection)
+        conv = open_conversation(shelf, conversation_id, collection) if conversation_id else None
+        chat_loop(shelf, conv, collection)
 
 
-def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None, collection: str) -> None:
+def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
     rl = _readline()
     click.echo(HELP)
     if conv is not None and conv.turns:
@@ -208,7 +208,7 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
                 click.echo("New conversation.")
                 continue
             if text == "/list":
-                for s in convs.list():
+                for s in shelf.conversations():
                     click.echo(f"{s.id:>4}  {s.turns:>2} turn(s)  {s.title}")
                 continue
             if text.startswith("/export"):
@@ -219,7 +219,7 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
                     click.echo("Nothing to export yet: ask a question first.")
                 else:
                     try:
-                        Path(target).expanduser().write_text(conversation_markdown(convs.get(conv.id)),
+                        Path(target).expanduser().write_text(shelf.conversation_markdown(conv.id),
                                                              encoding="utf-8")
                         click.echo(f"Exported {len(conv.turns)} turn(s) to {target}")
                     except OSError as exc:
@@ -235,8 +235,8 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
                     "to know after them.")
                 continue
             if conv is None:
-                conv = convs.create(collection)
-            answer_turn(shelf, convs, conv, question, alone=alone)
+                conv = shelf.new_conversation(collection)
+            conv = answer_turn(shelf, conv, question, alone=alone) or conv
             click.echo("")
     finally:
         path = _history_file()
@@ -250,12 +250,13 @@ def chat_loop(shelf: Shelf, convs: ConversationStore, conv: Conversation | None,
 
 def continue_conversation(shelf: Shelf, spec: str, question: str, collection: str, as_json: bool) -> None:
     """``shelfwise ask --conversation ID "..."``: the next turn of a stored conversation (or of a new one)."""
-    convs = ConversationStore(shelf.store)
-    conv = open_conversation(convs, spec, collection)
+    conv = open_conversation(shelf, spec, collection)
     if conv.collection != collection and conv.turns:
         err(f"Note: conversation {conv.id} is about collection {conv.collection!r}; asking there.")
-    if not answer_turn(shelf, convs, conv, question, as_json=as_json):
+    asked = answer_turn(shelf, conv, question, as_json=as_json)
+    if asked is None:
         sys.exit(2)
+    conv = asked
     if not as_json:
         err(f"(conversation {conv.id}, turn {len(conv.turns)}: continue it with --conversation {conv.id})")
 

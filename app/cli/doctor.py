@@ -10,7 +10,7 @@ import click
 
 from shelfwise.app.cli.group import CliState
 from shelfwise.app.cli.shown import shown
-from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
+from shelfwise.core.shelf import diagnose, rebuild, salvage
 from shelfwise.core.store.db import Store, StoreError
 
 
@@ -43,7 +43,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
-        from shelfwise.core.paths import default_db
+        from shelfwise.core.shelf import default_db
 
         db = default_db()
     db = Path(db)
@@ -63,6 +63,8 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     click.echo(f"  integrity_check: {'; '.join(diag.integrity)}")
     click.echo(f"  search index check: {diag.fts}")
     click.echo(f"  {diag.collections} collections, {diag.documents} documents")
+    if diag.tables:
+        click.echo("  tables: " + ", ".join(f"{t.name} {t.rows}" for t in diag.tables))
     for u in diag.unreadable:
         click.echo(f"  unreadable: {u}")
     if reason and not do_rebuild:

@@ -132,7 +132,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
         if answers:
             from shelfwise.core.evaluation.answers import run_answer_eval_cli
 
-            result["answers"] = run_answer_eval_cli(shelf, dataset, limit=limit, log=err, split=split,
+            result["answers"] = run_answer_eval_cli(shelf.walk, dataset, limit=limit, log=err, split=split,
                                                     collection=collection)
         paths = write_reports(report, out)
         if answers:  # every question's texts and verdicts beside the report; the summary in the output
@@ -157,7 +157,7 @@ def eval_dialogues(ctx: click.Context, dataset: str, collection: str, split: str
 
     with Shelf(settings_for(ctx, answer_generate=False)) as shelf:
         try:
-            report = run_dialogue_eval(shelf, dataset, collection=collection, split=split, log=err)
+            report = run_dialogue_eval(shelf.walk, dataset, collection=collection, split=split, log=err)
         except GoldError as exc:
             raise click.ClickException(str(exc)) from exc
     out.mkdir(parents=True, exist_ok=True)

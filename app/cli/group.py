@@ -13,10 +13,9 @@ from typing import Any
 
 import click
 
-from shelfwise.core.models.backend import BackendError
-from shelfwise.core.paths import DataDirError
 from shelfwise.core.settings import EMBEDDER_NAMES, Settings
-from shelfwise.core.store.db import Store, StoreError
+from shelfwise.core.shelf import BackendError, DataDirError, StoreError
+from shelfwise.core.store.db import Store
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -33,7 +32,7 @@ class CliState:
 
     def library_path(self) -> Path:
         if self.db is None:
-            from shelfwise.core.paths import default_db
+            from shelfwise.core.shelf import default_db
 
             self.db = default_db()
         return self.db
@@ -145,13 +144,16 @@ def require_library(ctx: click.Context) -> None:
 def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | None) -> None:
     """Shelfwise: find answers in your own documents, offline.
 
+    Every command reads your settings file (settings.json in the data dir, or the file SHELFWISE_SETTINGS names;
+    the window's Settings write it); options given on the command line override it for that run.
+
     \b
     Example:
         shelfwise --db library.db ingest ~/Documents/handbooks
         shelfwise --db library.db search "travel meal allowance"
         shelfwise --db english.db --embedder minilm ingest ~/Documents/english-only
     """
-    from shelfwise.core.models.llama.openmp import tune_openmp
+    from shelfwise.core.shelf import tune_openmp
 
     tune_openmp()  # before any command loads llama.cpp
     from shelfwise.app.cli.shown import raw_stream
@@ -160,7 +162,7 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
         reconfigure = getattr(raw_stream(stream), "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    from shelfwise.core.models.llama.logs import setup_logging
+    from shelfwise.core.shelf import setup_logging
 
     setup_logging(verbose)
     if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file() \
@@ -181,7 +183,7 @@ def settings_for(ctx: click.Context, **changes: Any) -> Settings:
     state = ctx.find_object(CliState)
     db = state.db if state else None
     if db is None:
-        from shelfwise.core.paths import default_db
+        from shelfwise.core.shelf import default_db
 
         db = default_db()
     loaded = Shelf.load_settings(Settings(db_path=Path(db), embedder_path=state.embedder if state else None))

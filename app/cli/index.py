@@ -4,88 +4,58 @@
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
-from typing import Any
+from collections.abc import Callable
 
 import click
 
 from shelfwise.app.cli.group import open_store, settings_for
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.indexing.finish import (
-    IndexProgress,
-    indexer_alive,
-    mark_started,
-    stored_progress,
-)
-from shelfwise.core.indexing.state import exclusive_indexer, index_state, index_status
-from shelfwise.core.ingestion.lock import ingest_lock, ingest_running
-from shelfwise.core.shelf import Shelf
+from shelfwise.core.shelf import BeforeQuestion, IndexProgress, IndexState, Shelf, index_status
 from shelfwise.core.store.db import Store
 
 
-def index_collection(shelf: Shelf, collection: str, quiet: bool) -> None:
-    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate (``Shelf.refresh``),
-    with progress (no generative model needed: calibration of the embedding and lexical evidence takes seconds)."""
-    store = shelf.store
-    coll = store.find_collection(collection)
-    if coll is None or store.read_only:
-        return
-    state = index_state(store, coll.id, shelf.embedder.model_id)
-    if state.unfinished and not quiet:
-        click.echo(f"Indexing '{collection}': {state.without_vectors} nodes to embed, then topics and "
-                   "calibration.", err=True)
-    done = shelf.refresh(collection, progress=None if quiet else IndexLine())
-    if not quiet:
+def index_collection(shelf: Shelf, collection: str, quiet: bool, *, wait: float = 0.0,
+                     on_wait: Callable[[], None] | None = None, hold_ingest_lock: bool = False) -> bool:
+    """Embed new nodes, rebuild topic clusters if the documents changed, and self-calibrate, as the library's only
+    indexer (:meth:`Shelf.index`), with progress (no generative model needed: calibration of the embedding and
+    lexical evidence takes seconds). False when another process indexes the library."""
+    def starting(state: IndexState) -> None:
+        if state.unfinished and not quiet:
+            click.echo(f"Indexing '{collection}': {state.without_vectors} nodes to embed, then topics and "
+                       "calibration.", err=True)
+
+    done = shelf.index(collection, progress=None if quiet else IndexLine(), wait=wait, on_wait=on_wait,
+                       on_start=starting, hold_ingest_lock=hold_ingest_lock)
+    if done is None:
+        return False
+    if done and not quiet:
         click.echo(f"Indexed: {done['embedded']} nodes embedded, {done['clusters']} topic clusters.", err=True)
+    return True
 
 
-def before_question(shelf: Any, collection: str) -> None:
-    """What a question does with the index first, said on stderr: answer from what exists while an ingest runs;
-    otherwise finish unfinished indexing with progress (a no-op when the index is current)."""
-    store: Store = shelf.store
-    coll = store.find_collection(collection)
-    if coll is None:
-        return
-    try:
-        model: str | None = shelf.embedder.model_id  # another embedder's vectors do not count (never mixed)
-    except Exception:
-        model = None
-    state = index_state(store, coll.id, model)
-    p = stored_progress(store, coll.id)
-    background = state.unfinished and indexer_alive(p)
-    if background or ingest_running(store.path):
-        docs = sum(1 for d in store.documents(coll.id) if d.status == "ok")
-        note = (f"; {state.without_vectors} sections and passages not embedded yet are found by their words only"
-                if state.without_vectors else "")
-        what = (f"The library is being indexed in the background ({describe_progress(p)})" if background and p
-                else "An ingest is running on this library")
-        click.echo(f"{what}: answering from the {docs} documents stored so far{note}.", err=True)
-        return
-    if store.read_only:
-        if state.unfinished:
-            click.echo(f"The library is read-only and its index is unfinished ({state.without_vectors} nodes "
-                       "without vectors): answering from what is indexed.", err=True)
-        return
-    try:
-        if state.unfinished:
-            click.echo(f"Finishing the index of '{collection}' before answering (it was interrupted or is new): "
-                       f"{state.without_vectors} nodes to embed, then topics and calibration.", err=True)
-            shelf.refresh(collection, progress=IndexLine())
-        else:
-            shelf.refresh(collection)
-    except sqlite3.OperationalError as exc:
-        if not disk_full(exc):
-            raise
-        click.echo(f"The disk holding the library is full ({exc}): answering from what is indexed; free some "
-                   "space to let indexing finish.", err=True)
+def before_question(shelf: Shelf, collection: str) -> None:
+    """What a question does with the index first (:meth:`Shelf.before_question`), said on stderr."""
+    shelf.before_question(collection, said=say_before_question, progress=IndexLine())
 
 
-def disk_full(exc: BaseException) -> bool:
-    """SQLite's SQLITE_FULL (or the I/O error a full disk gives while the WAL index grows)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return (code is not None and code & 0xFF == sqlite3.SQLITE_FULL) or "disk is full" in str(exc)
+def say_before_question(what: BeforeQuestion) -> None:
+    if what.kind == "busy":
+        note = (f"; {what.without_vectors} sections and passages not embedded yet are found by their words only"
+                if what.without_vectors else "")
+        doing = (f"The library is being indexed in the background ({describe_progress(what.progress)})"
+                 if what.progress is not None else "An ingest is running on this library")
+        click.echo(f"{doing}: answering from the {what.documents} documents stored so far{note}.", err=True)
+    elif what.kind == "read_only":
+        click.echo(f"The library is read-only and its index is unfinished ({what.without_vectors} nodes "
+                   "without vectors): answering from what is indexed.", err=True)
+    elif what.kind == "finishing":
+        click.echo(f"Finishing the index of '{what.collection}' before answering (it was interrupted or is new): "
+                   f"{what.without_vectors} nodes to embed, then topics and calibration.", err=True)
+    elif what.kind == "disk_full":
+        click.echo(f"The disk holding the library is full ({what.error}): answering from what is indexed; free "
+                   "some space to let indexing finish.", err=True)
 
 
 # --------------------------------------------------------------------------- background indexing
@@ -99,21 +69,18 @@ def index_after_ingest(shelf: Shelf, collection: str, quiet: bool) -> None:
         click.echo(f"Another process is indexing this library; waiting for it to finish (it indexes the files "
                    f"just stored in '{collection}' too), then finishing what is left.", err=True)
 
-    with exclusive_indexer(shelf.store.path, wait=INDEX_WAIT_SECONDS, on_wait=waiting) as alone:
-        if not alone:
-            click.echo("The other indexer is still running: this collection is finished by it, or by the next "
-                       "question (see: shelfwise status).", err=True)
-            return
-        index_collection(shelf, collection, quiet=quiet)
+    if not index_collection(shelf, collection, quiet=quiet, wait=INDEX_WAIT_SECONDS, on_wait=waiting):
+        click.echo("The other indexer is still running: this collection is finished by it, or by the next "
+                   "question (see: shelfwise status).", err=True)
 
 
-def start_background_index(store: Store, collection: str, embedder: str | None = None) -> int:
+def start_background_index(shelf: Shelf, collection: str, embedder: str | None = None) -> int:
     """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
     the log file) and record it as the collection's indexer. Returns its pid."""
-    from shelfwise.core.models.llama.logs import log_file
+    from shelfwise.core.shelf import log_file
 
-    db = store.path
-    coll = store.find_collection(collection)
+    db = shelf.store.path
+    coll = shelf.store.find_collection(collection)
     if db is None or coll is None:
         raise click.ClickException("nothing to index in the background")
     with open(log_file().with_name("index-background.log"), "ab") as out:
@@ -122,7 +89,7 @@ def start_background_index(store: Store, collection: str, embedder: str | None =
              *(["--embedder", embedder] if embedder else []), "index", "--collection", collection, "--quiet"],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
         )
-    mark_started(store, coll.id, proc.pid, store.nodes_without_vectors(coll.id))
+    shelf.mark_indexer(collection, proc.pid)
     return proc.pid
 
 
@@ -159,14 +126,10 @@ def index_cmd(ctx: click.Context, collection: str, quiet: bool) -> None:
     store = open_store(ctx)
     if store.read_only:
         raise click.ClickException(f"cannot index: {store.why_read_only()}")
-    with exclusive_indexer(store.path) as alone:
-        if not alone:
-            if not quiet:
-                click.echo("Another process is indexing this library; see: shelfwise status", err=True)
-            return
-        with ingest_lock(store.path), Shelf(settings_for(ctx), store=store) as shelf:
-            # questions asked meanwhile answer from what exists
-            index_collection(shelf, collection, quiet=quiet)
+    with Shelf(settings_for(ctx), store=store) as shelf:
+        # questions asked meanwhile answer from what exists (the ingest lock is held)
+        if not index_collection(shelf, collection, quiet=quiet, hold_ingest_lock=True) and not quiet:
+            click.echo("Another process is indexing this library; see: shelfwise status", err=True)
 
 
 COMMANDS = (index_cmd,)

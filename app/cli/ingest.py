@@ -13,8 +13,7 @@ from shelfwise.app.cli.group import CliState, open_store, settings_for
 from shelfwise.app.cli.index import index_after_ingest, start_background_index
 from shelfwise.app.cli.progress import IngestLine
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.indexing.state import index_state
-from shelfwise.core.ingestion.runner import IngestReport
+from shelfwise.core.shelf import IngestReport
 
 FIRST_LINES = 5  # warnings and refused entries: this many printed, then a count (--json keeps all)
 
@@ -111,9 +110,9 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
             _print_summary(report)
         coll = store.find_collection(collection)
         changed = any(report.counts[a] for a in ("added", "updated", "removed"))
-        if not no_index and coll is not None and (changed or index_state(store, coll.id).unfinished):
+        if not no_index and coll is not None and (changed or shelf.index_unfinished(collection)):
             if no_wait and store.path is not None:
-                pid = start_background_index(store, collection, state.embedder if state else None)
+                pid = start_background_index(shelf, collection, state.embedder if state else None)
                 click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
                            f"background (pid {pid}): shelfwise status shows how far.", err=True)
             else:

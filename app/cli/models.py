@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
-from shelfwise.core.indexing.encoder import NOTES, canonical, encoder_for, label
 from shelfwise.core.settings import Settings
+from shelfwise.core.shelf import NOTES, canonical, label
 
 
 @click.command("models")
@@ -89,6 +89,7 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
 
 def library_encoder_of(ctx: click.Context) -> tuple[Path, str] | None:
     """This invocation's library and the encoder it is built with, when the library exists (nothing is created)."""
+    from shelfwise.core.shelf import Shelf
     from shelfwise.core.store.db import Store
 
     state = ctx.find_object(CliState)
@@ -96,7 +97,7 @@ def library_encoder_of(ctx: click.Context) -> tuple[Path, str] | None:
     if db is None or str(db) == ":memory:" or not Path(db).exists():
         return None
     with Store(db) as store:
-        return Path(db), encoder_for(store, None)
+        return Path(db), Shelf.encoder_of(store)
 
 
 def table(info: dict[str, Any]) -> str:
@@ -144,7 +145,7 @@ def check_model_files(settings: Settings) -> dict[str, str]:
         is_installed,
     )
     from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, bundled_model_path, verify_model_file
-    from shelfwise.core.paths import models_dir
+    from shelfwise.core.shelf import models_dir
 
     out: dict[str, str] = {}
     try:

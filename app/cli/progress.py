@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from shelfwise.app.cli.shown import raw_stream, shown
-from shelfwise.core.indexing.finish import IndexProgress
-from shelfwise.core.ingestion.runner import IngestProgress
+from shelfwise.core.shelf import IndexProgress, IngestProgress
 
 
 def duration(seconds: float | None) -> str:

@@ -7,16 +7,9 @@ from typing import Any
 
 import click
 
-from shelfwise.app.cli.group import collection_id, open_store
+from shelfwise.app.cli.group import collection_id, open_store, settings_for
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.store.db import Store
-
-
-def resolved_collection(store: Store, name: str | None) -> int | None:
-    """The collection a scope was resolved in (``default`` when none is named)."""
-    found = store.find_collection(name or "default")
-    return found.id if found is not None else None
 
 
 @click.command("search")
@@ -42,39 +35,25 @@ def search_cmd(
         shelfwise search "password reset policy" --limit 5
         shelfwise search '"annual leave" -parental' --in handbook.pdf
     """
-    from shelfwise.core.navigation.scope import ScopeError, prepare_question
+    from shelfwise.core.shelf import ScopeError, Shelf
 
     store = open_store(ctx)
     scope = scope_from(in_paths, types, since, until)
-    cid = collection_id(store, collection)
-    try:
-        prepared = prepare_question(store, collection or "default", " ".join(words), scope)
-    except ScopeError as exc:
-        raise scope_error(exc) from exc
-    resolved = prepared.resolved
-    if resolved is not None and resolved.empty:
-        click.echo(resolved.no_match_message())
+    collection_id(store, collection)  # a usage error naming the collections when there is no such one
+    with Shelf(settings_for(ctx), store=store) as shelf:
+        try:
+            found = shelf.search_words(" ".join(words), collection, kinds=kinds, limit=limit, scope=scope)
+        except ScopeError as exc:
+            raise scope_error(exc) from exc
+    if found.no_match:
+        click.echo(found.no_match)
         return
-    query = prepared.text
-    hits = store.search_hits(query, limit=limit, kinds=kinds, collection_id=cid if resolved is None else
-                             (cid or resolved_collection(store, collection)),
-                             document_ids=resolved.document_ids if resolved is not None else None,
-                             match=prepared.parsed.lexical_match())
-    if resolved is not None and resolved.excluded_passages:
-        hits = [h for h in hits if h.node.id not in resolved.excluded_passages]
-    paths: dict[int, str] = {}
-    rows: list[dict[str, Any]] = []
-    for rank, h in enumerate(hits, 1):
-        did = h.node.document_id
-        if did is not None and did not in paths:
-            doc = store.document(did)
-            paths[did] = doc.path if doc else ""
-        rows.append({
-            "rank": rank, "score": round(h.score, 4), "node_id": h.node.id, "kind": h.node.kind,
-            "path": paths.get(did, "") if did is not None else "", "title": h.node.title,
-            "heading_path": h.node.heading_path, "location": h.node.location.to_dict(),
-            "location_label": h.node.location.label(), "snippet": " ".join(h.snippet.split()),
-        })
+    query = found.query
+    rows: list[dict[str, Any]] = [{
+        "rank": h.rank, "score": round(h.score, 4), "node_id": h.node.id, "kind": h.node.kind, "path": h.path,
+        "title": h.node.title, "heading_path": h.node.heading_path, "location": h.node.location.to_dict(),
+        "location_label": h.node.location.label(), "snippet": h.snippet,
+    } for h in found.hits]
     if as_json:
         click.echo(json_text(rows, indent=2))
         return

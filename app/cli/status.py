@@ -9,10 +9,7 @@ import click
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.indexing.encoder import describe, encoder_for
-from shelfwise.core.indexing.state import index_status
-from shelfwise.core.store.on_disk import on_disk
-from shelfwise.core.store.types import KEPT_SUFFIX
+from shelfwise.core.shelf import KEPT_SUFFIX, describe, index_status, on_disk
 
 STATE_LINES = {
     "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "
@@ -43,6 +40,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         shelfwise status --json | jq '.documents[] | select(.status != "ok") | .path'
         shelfwise status --json | jq '.indexes[] | {collection, pending, done, total, eta_seconds}'
     """
+    from shelfwise.core.shelf import Shelf
+
     store = open_store(ctx)
     names = {c.id: c.name for c in store.collections()}
     cid = collection_id(store, collection)
@@ -56,7 +55,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "file": (on_disk(d.path, d.size, d.mtime) or "as read") if d.status == "ok" else "",
         } for d in docs]
         indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
-        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": encoder_for(store, None)},
+        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": Shelf.encoder_of(store)},
                              indent=2))
         ctx.exit(3 if store.damage else 0)
     if not docs:
@@ -89,7 +88,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         click.echo(f"{retrying} failed for a reason that may pass; the next ingest tries them again.")
     for line in status_lines(store):
         click.echo(line)
-    click.echo(f"Sentence encoder: {describe(encoder_for(store, None))}")
+    click.echo(f"Sentence encoder: {describe(Shelf.encoder_of(store))}")
     if store.damage:
         ctx.exit(3)
 

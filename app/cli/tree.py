@@ -8,7 +8,7 @@ import click
 
 from shelfwise.app.cli.group import collection_id, open_store
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.store.db import NodeRow
+from shelfwise.core.shelf import NodeRow
 
 
 def _label(node: NodeRow, width: int = 70) -> str:

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shelfwise.core.conversation.export import conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn, TurnCitation
-from shelfwise.core.conversation.storage import ConversationStore
-from shelfwise.core.conversation.turn import trace_from_dict
 from shelfwise.core.navigation.trace import Hit, Trace
-from shelfwise.core.store.db import Store
+from shelfwise.core.shelf import Shelf, trace_from_dict
 
 
 @dataclass(frozen=True)
@@ -23,9 +20,8 @@ class ReadingNote:
 
 
 class ConversationSession:
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.conversations = ConversationStore(store)
+    def __init__(self, shelf: Shelf) -> None:
+        self.shelf = shelf  # the window's own, on the UI thread: stored conversations and passages, no model
         self.current: Conversation | None = None
         self.last_reading: Reading | None = None
         self.last_turn: Turn | None = None
@@ -70,16 +66,16 @@ class ConversationSession:
 
     # -- stored conversations -----------------------------------------------------------------------------------
     def listing(self) -> list[ConversationSummary]:
-        return self.conversations.list()
+        return self.shelf.conversations()
 
     def reopen(self, conversation_id: int) -> Conversation:
-        self.current = self.conversations.get(conversation_id)
+        self.current = self.shelf.conversation(conversation_id)
         self.last_reading = None
         self.last_turn = self.current.turns[-1] if self.current.turns else None
         return self.current
 
     def delete(self, conversation_id: int) -> None:
-        self.conversations.delete(conversation_id)
+        self.shelf.delete_conversation(conversation_id)
         if self.current is not None and self.current.id == conversation_id:
             self.new()
 
@@ -87,7 +83,7 @@ class ConversationSession:
         cid = conversation_id if conversation_id is not None else self.conversation_id
         if not cid:
             raise ValueError("no conversation yet: ask a question first")
-        return conversation_markdown(self.conversations.get(cid))
+        return self.shelf.conversation_markdown(cid)
 
     # -- what the thread's links open ---------------------------------------------------------------------------
     def turn_at(self, position: int) -> Turn | None:
@@ -104,10 +100,8 @@ class ConversationSession:
         cite = next((c for c in turn.citations if c.number == number), None) if turn is not None else None
         if cite is None:
             return None
-        node = self.store.node(cite.node_id)
-        doc = self.store.document(cite.document_id)
-        if cite.missing or node is None or doc is None or doc.path != cite.path:
+        hit = self.shelf.passage_hit(cite.node_id, cite.document_id)
+        if cite.missing or hit is None or hit.path != cite.path:
             cite.missing = True
             return cite
-        return Hit(node_id=node.id, document_id=doc.id, text=node.text, score=0.0, path=doc.path, title=doc.title,
-                   heading_path=list(node.heading_path), location=node.location)
+        return hit

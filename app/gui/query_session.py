@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.app.gui.jobs import QueryJob
-from shelfwise.core.answers.export import answer_to_markdown, trace_to_markdown
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.navigation.trace import Candidate, SearchResult, Trace
+from shelfwise.core.shelf import answer_to_markdown, trace_to_markdown
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,9 @@ from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.indexing.encoder import label
-from shelfwise.core.indexing.state import index_state
-from shelfwise.core.ingestion.lock import ingest_running
-from shelfwise.core.navigation.scope import in_filter
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
-from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf
+from shelfwise.core.shelf import Shelf, default_db, in_filter, label
 from shelfwise.core.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -81,7 +76,8 @@ class MainWindow(QMainWindow):
         self.store = Store(db_path)
         self.lookup = LibraryLookup(self.store)
         self.session = QuerySession()
-        self.conversation = ConversationSession(self.store)  # the thread the next question continues
+        self.reader = Shelf(self.settings, store=self.store)  # the UI thread's reads through the facade (no model)
+        self.conversation = ConversationSession(self.reader)  # the thread the next question continues
         self._opened_for: Any = None  # the query job whose answer sentence the preview opened
         self.ledger = IngestLedger()
         self.last_estimate: Any = None  # what the last measured encoder switch would take (SwitchEstimate)
@@ -251,9 +247,9 @@ class MainWindow(QMainWindow):
     def resume_unfinished_index(self) -> list[str]:
         """At start: finish indexing that a quit or a crash interrupted (with the ingest bar's progress); returns
         the collections being finished."""
-        if self.store.read_only or ingest_running(self.store.path):
+        if self.store.read_only or self.reader.ingest_running():
             return []
-        todo = [c.name for c in self.store.collections() if index_state(self.store, c.id).unfinished]
+        todo = [c.name for c in self.store.collections() if self.reader.index_unfinished(c.name)]
         for name in todo:
             job = IngestJob([], name)
             if not self.ingest_host.busy:
@@ -602,6 +598,7 @@ class MainWindow(QMainWindow):
         self._save()
         self.query_host.shutdown()
         self.ingest_host.shutdown()
+        self.reader.close()  # loaded no model; the store is the window's to close
         self.store.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -32,8 +32,7 @@ def default_shelf_factory(settings: Settings) -> Any:
 
 
 def _is_cancelled(exc: BaseException) -> bool:
-    from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
-    from shelfwise.core.models.backend import Cancelled
+    from shelfwise.core.shelf import Cancelled, IngestCancelled
 
     return isinstance(exc, (Cancelled, IngestCancelled))
 
@@ -83,7 +82,8 @@ class ShelfWorker(QObject):
 
 def _ingest(shelf: Any, job: IngestJob, progress: Callable[[Any], None]) -> Any:
     """``Shelf.ingest`` of one job (``force`` re-reads unchanged files too)."""
-    return shelf.ingest(job.paths, job.collection, progress=progress, cancel=job.cancel, force=job.force)
+    return shelf.ingest(job.paths, job.collection, progress=progress, index_progress=progress, cancel=job.cancel,
+                        force=job.force)
 
 
 class IngestWorker(ShelfWorker):
@@ -103,9 +103,7 @@ class IngestWorker(ShelfWorker):
                 self._encoder(shelf, job)
                 report = None
             elif isinstance(job, RemoveJob):
-                for doc_id in job.document_ids:
-                    shelf.store.remove_document(doc_id)
-                shelf.refresh(job.collection)
+                shelf.remove_documents(job.document_ids, job.collection)
                 report = None
             else:
                 report = _ingest(shelf, job, self.progress.emit)
@@ -125,12 +123,10 @@ class IngestWorker(ShelfWorker):
     def _encoder(self, shelf: Any, job: EncoderJob) -> None:
         """Measure what switching to ``job.encoder`` would take, or switch: record it as the library's encoder,
         then re-embed every collection with a Shelf that reads it (progress as for an ingest)."""
-        from shelfwise.core.indexing.encoder import measure_switch, record_encoder
-
         if job.estimate:
-            self.estimated.emit(job, measure_switch(shelf.store, job.encoder, self._settings.n_threads))
+            self.estimated.emit(job, shelf.measure_encoder_switch(job.encoder))
             return
-        record_encoder(shelf.store, job.encoder)
+        shelf.switch_encoder(job.encoder)
         self._close_shelf()
         self._settings = replace(self._settings, embedder_path=job.encoder)
         shelf = self.shelf()
@@ -161,6 +157,7 @@ class QueryWorker(ShelfWorker):
                 return
             shelf = self.shelf()
             collection = job.collection or None
+            shelf.before_question(job.collection or "default")  # answer from what exists, or finish the index
             if job.answer and job.conversation is not None:
                 answer = self._turn(shelf, job)
                 if job.cancel():

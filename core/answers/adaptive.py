@@ -67,8 +67,10 @@ from shelfwise.core.answers.from_passages import (
     write_checked,
 )
 from shelfwise.core.answers.library import Library
+from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
+from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.trace import Hit, SearchResult
 from shelfwise.core.store.db import Store
 
@@ -102,7 +104,13 @@ def threshold_key(backend: DecisionBackend) -> str:
 
 
 def get_threshold(store: Store, backend: DecisionBackend) -> float:
+    """The threshold stored for the model (under its ``model_id``, else one of its ``legacy_ids``), else the
+    default."""
     value = store.get_meta(threshold_key(backend), None)
+    for legacy in backend.legacy_ids:
+        if value is not None:
+            break
+        value = store.get_meta(META_PREFIX + legacy, None)
     return DEFAULT_THRESHOLD if value is None else float(value)
 
 
@@ -263,21 +271,22 @@ class Retrieved:
 
 
 class Runner:
-    """The pieces of an adaptive run over one shelf, each computed once per sub-question (the calibration tree
+    """The pieces of an adaptive run over one library, each computed once per sub-question (the calibration tree
     search explores both branches of every sub-question and reuses them)."""
 
-    def __init__(self, shelf: Library, *, collection: str | None = None, keep: Sequence[int] = (),
+    def __init__(self, library: Library, *, collection: str | None = None, keep: Sequence[int] = (),
                  cancel: CancelCheck | None = None, on_search: SearchCallback | None = None,
                  prior: Mapping[int, float] | None = None) -> None:
-        self.shelf = shelf
+        self.library = library
         self.prior = prior  # a conversation's branches, preferred by every sub-question's walk
-        self.backend: DecisionBackend = shelf.backend
+        self.backend: DecisionBackend = library.backend
         self.family = prompt_family(self.backend)
+        self.tuning = tuning_for(library.embedder)
         self.collection = collection
         self.keep = keep
         self.cancel = cancel
         self.on_search = on_search
-        self.n_passages = max(1, int(shelf.settings.answer_passages))
+        self.n_passages = max(1, int(library.settings.answer_passages))
         self.cost = Cost()
         self.searches: list[SearchResult] = []
         self._decisions: dict[str, Decision] = {}
@@ -294,11 +303,9 @@ class Runner:
     def search(self, question: str) -> SearchResult:
         """The walk for ``question`` (reported through ``on_search`` the first time)."""
         if question not in self._searched:
-            if self.prior:
-                result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel,
-                                           prior=self.prior)
-            else:  # a library that knows no prior is asked without one
-                result = self.shelf.search(question, self.collection, keep=self.keep, cancel=self.cancel)
+            request = request_for(self.library.store, self.backend, question, self.collection, keep=self.keep,
+                                  prior=self.prior or None)  # a sub-question is read like a question asked
+            result = self.library.search(request, self.cancel)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
             if self.on_search is not None:
@@ -312,6 +319,7 @@ class Runner:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
             written = write_answer(self.backend, question, hits, on_token=on_token, family=self.family,
+                                   tuning=self.tuning,
                                    cancel=self.cancel, result=result)
             self.cost.add(written.cost)
             self._retrieved[question] = Retrieved(result, hits, written)
@@ -342,6 +350,7 @@ class Runner:
         hits = merge_hits(found, self.n_passages)
         if hits:
             w = write_answer(self.backend, question, hits, on_token=on_token, family=self.family, facts=facts,
+                             tuning=self.tuning,
                              cancel=self.cancel, check_evidence=False)
         else:
             facts_text = "\n".join(f"- {q} {a}" for q, a in facts)
@@ -369,7 +378,7 @@ def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
 
 
 def answer_adaptive(
-    shelf: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    library: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, on_extract: ExtractCallback | None = None,
     on_generated: GeneratedCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
@@ -379,9 +388,9 @@ def answer_adaptive(
     steps retrieved, as on a single walk (the module doc, step 4; the events:
     :mod:`shelfwise.core.answers.from_passages`)."""
     t0 = time.perf_counter()
-    runner = Runner(shelf, collection=collection, keep=keep, cancel=cancel, on_search=on_search, prior=prior)
+    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, on_search=on_search, prior=prior)
     if threshold is None:
-        threshold = get_threshold(shelf.store, runner.backend)
+        threshold = get_threshold(library.store, runner.backend)
     subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
     sources = []
     for sub in subs:  # decided and searched in turn, so the walks are reported as they happen
@@ -393,20 +402,20 @@ def answer_adaptive(
             runner.retrieve(sub)
     steps = [runner.step(sub, source) for sub, source in zip(subs, sources, strict=True)]
     found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
-    hits = widen_lists(getattr(shelf, "store", None), merge_hits(found, runner.n_passages))
+    hits = widen_lists(library.store, merge_hits(found, runner.n_passages))
     cosines: dict[int, float] = {}
     for result in runner.searches:  # each hit's cosine from the walk that found it
         for node_id, cos in passage_cosines(result, hits).items():
             cosines[node_id] = max(cos, cosines.get(node_id, 0.0))
     search = runner.searches[-1] if runner.searches else None
-    answer = extractive_answer(shelf, question, search, hits, t0, cosines=cosines)
+    answer = extractive_answer(library, question, search, hits, t0, cosines=cosines)
     answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
     if on_extract is not None:
         on_extract(answer)
     if hits and answer.found and generate:
         numbers = list(range(1, len(hits) + 1))
         facts = [(s.question, strip_citations(s.answer)) for s in steps]
-        write_checked(shelf, answer, hits, numbers, hits, on_token=on_token, on_generated=on_generated,
+        write_checked(library, answer, hits, numbers, hits, on_token=on_token, on_generated=on_generated,
                       cancel=cancel, facts=facts)
     elif not hits and generate and any(s.source == "model" and s.answer != UNKNOWN for s in steps):
         # nothing retrieved to check it by: the model's own answer is kept aside, never shown as the answer
@@ -441,7 +450,7 @@ def _one_walk(runner: Runner, question: str, sub: str, t0: float, *, on_extract:
         if on_extract is not None:
             on_extract(answer)
 
-    answer = answer_from_search(runner.shelf, question, result, t0, on_extract=with_step, on_token=on_token,
+    answer = answer_from_search(runner.library, question, result, t0, on_extract=with_step, on_token=on_token,
                                 on_generated=on_generated, generate=generate, cancel=runner.cancel)
     if answer.generated:
         answer.steps[0].answer = answer.generated

@@ -190,11 +190,11 @@ class CalibrationReport:
         return d
 
 
-def search_question(shelf: Library, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
+def search_question(library: Library, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
                     max_expansions: int = MAX_EXPANSIONS) -> QuestionOutcome:
     """Decompose one labelled question and find its cheapest correct trajectory with the real models."""
     t0 = time.perf_counter()
-    runner = Runner(shelf, collection=item.collection or collection)
+    runner = Runner(library, collection=item.collection or collection)
     subs = decompose(runner.backend, item.question, max_sub=max_sub, cost=runner.cost)
     finals: dict[tuple[str, ...], str] = {}
 
@@ -213,17 +213,17 @@ def search_question(shelf: Library, item: QAItem, *, collection: str | None = No
 
 
 def calibrate_adaptive(
-    shelf: Library, items: Sequence[QAItem], *, collection: str | None = None,
+    library: Library, items: Sequence[QAItem], *, collection: str | None = None,
     max_sub: int = MAX_SUB, max_expansions: int = MAX_EXPANSIONS, save: bool = True,
     progress: Callable[[int, int, QuestionOutcome], None] | None = None,
 ) -> CalibrationReport:
     """Search every item, fit and (``save``) store the threshold (the report keeps every outcome's tree)."""
     t0 = time.perf_counter()
-    backend = shelf.backend
-    previous = get_threshold(shelf.store, backend)
+    backend = library.backend
+    previous = get_threshold(library.store, backend)
     outcomes = []
     for n, item in enumerate(items, 1):
-        outcome = search_question(shelf, item, collection=collection, max_sub=max_sub,
+        outcome = search_question(library, item, collection=collection, max_sub=max_sub,
                                   max_expansions=max_expansions)
         outcomes.append(outcome)
         if progress is not None:
@@ -235,7 +235,7 @@ def calibrate_adaptive(
         fitted = (round(fitted[0], 6), fitted[1])
     saved = bool(save and fitted is not None)
     if saved and fitted is not None:
-        set_threshold(shelf.store, backend, fitted[0])
+        set_threshold(library.store, backend, fitted[0])
     mean_r = sum(o.tree.retrievals for o in solved) / len(solved) if solved else 0.0
     return CalibrationReport(
         model=model_id(backend), questions=len(items), solved=len(solved), mean_retrievals=round(mean_r, 3),

@@ -23,17 +23,17 @@ five words repeats (the sentence where it repeats is cut:
 Not found: no hits, or weak evidence -> "Not found in your documents." (``found=False``) without calling the model.
 The navigator's P(relevant) is relative (calibrated to pick the right passage *within* the collection: its top hit
 scores high whether or not the documents answer the question), so the evidence is the embedder's absolute
-query-passage cosine of the passages shown (``cos_max`` in the last level's trace): below ``FOUND_MIN_COSINE`` for
-all of them means not found (the threshold separates answerable from unanswerable questions on a small collection:
-docs/benchmarks.md, "Answers"). Without cosine evidence in the trace, the top hit's score below ``FOUND_MIN_SCORE``
-decides. After generation, citation numbers that name no passage are removed; an answer with no citation gets
-``[1]`` (the best passage) only if that passage is strong itself (score at least ``CITE_MIN_SCORE`` and, when
-known, cosine at least ``FOUND_MIN_COSINE``). An answer the model itself abstains from ("I don't know"...) is not
-found too. A copied source line loses its leading "[n] (heading)" (the citation moves to the end). ``on_token``
-gets only what the model wrote (and the ``[1]`` added to an uncited answer); a not-found answer streams nothing.
-The streamed text is final except for these fixes: a client that shows the stream replaces it with the checked
-text when the answer is done (``on_generated``, :mod:`shelfwise.core.answers.from_passages`).
-"""
+query-passage cosine of the passages shown (``cos_max`` in the last level's trace): below the encoder's
+``found_min_cosine`` (:mod:`~shelfwise.core.answers.tuning`) for all of them means not found (the threshold
+separates answerable from unanswerable questions on a small collection: docs/benchmarks.md, "Answers"). Without
+cosine evidence in the trace, the top hit's score below ``FOUND_MIN_SCORE`` decides. After generation, citation
+numbers that name no passage are removed; an answer with no citation gets ``[1]`` (the best passage) only if that
+passage is strong itself (score at least ``CITE_MIN_SCORE`` and, when known, cosine at least ``found_min_cosine``).
+An answer the model itself abstains from ("I don't know"...) is not found too. A copied source line loses its
+leading "[n] (heading)" (the citation moves to the end). ``on_token`` gets only what the model wrote (and the
+``[1]`` added to an uncited answer); a not-found answer streams nothing. The streamed text is final except for these
+fixes: a client that shows the stream replaces it with the checked text when the answer is done (``on_generated``,
+:mod:`shelfwise.core.answers.from_passages`)."""
 
 from __future__ import annotations
 
@@ -44,19 +44,17 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
+from shelfwise.core.answers.tuning import MINILM, AnswerTuning
 from shelfwise.core.answers.types import Citation
 from shelfwise.core.languages import has_unsegmented, word_count
 from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
 from shelfwise.core.navigation.trace import Hit, SearchResult
 
 NOT_FOUND_TEXT = "Not found in your documents."
-FOUND_MIN_COSINE = 0.26  # best query-passage cosine among the passages shown below this: not found (docs/benchmarks.md)
 FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
-# With cosine evidence, a walk whose best passage it still judged this unlikely abstains too. Chosen on the
-# ConditionalQA TUNE half (6 not-answerable, 131 answerable questions; benchmarks/abstention_tune.py): the rule
-# that abstains most on not-answerable ones while abstaining on at most 10% of answerable ones (what it reached,
-# and why the cosine alone could not: docs/benchmarks.md, "Answers").
-ABSTAIN_MAX_P = 0.021
+# With cosine evidence, the cosine threshold and a P(relevant) one (a walk whose best passage it still judged this
+# unlikely abstains too) are the encoder's own (core/answers/tuning.py), each chosen on the ConditionalQA TUNE half
+# by benchmarks/abstention_tune.py (docs/benchmarks.md, "Answers"; docs/eval/embeddinggemma.md).
 CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
 PASSAGE_WORDS = 70
 MAX_TOKENS = 120
@@ -291,14 +289,14 @@ def passage_cosines(result: SearchResult | None, hits: Sequence[Hit]) -> dict[in
 
 
 def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
-                  min_score: float = FOUND_MIN_SCORE, min_cosine: float = FOUND_MIN_COSINE,
-                  abstain_p: float = ABSTAIN_MAX_P) -> bool:
+                  min_score: float = FOUND_MIN_SCORE, tuning: AnswerTuning = MINILM) -> bool:
     """No hits, or none of them close enough to the question (see the module doc); with cosine evidence, also a
     best passage whose P(relevant) is under ``abstain_p``."""
     if not hits:
         return True
     if cosines:
-        return max(cosines.get(h.node_id, 0.0) for h in hits) < min_cosine or hits[0].score < abstain_p
+        return (max(cosines.get(h.node_id, 0.0) for h in hits) < tuning.found_min_cosine
+                or hits[0].score < tuning.abstain_max_p)
     return hits[0].score < min_score
 
 
@@ -306,6 +304,7 @@ def write_answer(
     backend: DecisionBackend, question: str, hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
     family: str | None = None, facts: Sequence[tuple[str, str]] = (), cancel: CancelCheck | None = None,
     result: SearchResult | None = None, check_evidence: bool = True, max_tokens: int = MAX_TOKENS,
+    tuning: AnswerTuning = MINILM,
 ) -> Written:
     """Write an answer from ``hits`` (already cut to the passages to show), with citations that resolve.
 
@@ -314,7 +313,7 @@ def write_answer(
     pieces as they come (the first without its leading space), nothing when it is not found."""
     hits = list(hits)
     cosines = passage_cosines(result, hits)
-    if (check_evidence and weak_evidence(hits, cosines)) or not hits:
+    if (check_evidence and weak_evidence(hits, cosines, tuning=tuning)) or not hits:
         return Written(NOT_FOUND_TEXT, [], False)
     prompt = build_prompt(question, hits, family, facts)
     started = [False]
@@ -335,7 +334,7 @@ def write_answer(
     text = tidy_copied_source(text, hits)
     if is_abstention(text):
         return Written(NOT_FOUND_TEXT, [], False, gen.cost, gen.text)
-    strong = hits[0].score >= CITE_MIN_SCORE and cosines.get(hits[0].node_id, 1.0) >= FOUND_MIN_COSINE
+    strong = hits[0].score >= CITE_MIN_SCORE and cosines.get(hits[0].node_id, 1.0) >= tuning.found_min_cosine
     if not cited and strong:
         text += " [1]"
         cited = [1]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,12 +30,12 @@ from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.route import route
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
-from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
-from shelfwise.core.navigation.scope import Scope
+from shelfwise.core.navigation.request import prepared_request
+from shelfwise.core.navigation.scope import Prepared, Scope
 from shelfwise.core.navigation.trace import SearchResult
 
 
-def answer_from_tree(shelf: Library, answer: Answer, *, on_token: TokenCallback | None,
+def answer_from_tree(library: Library, answer: Answer, *, on_token: TokenCallback | None,
                      on_search: SearchCallback | None, on_extract: ExtractCallback | None,
                      on_generated: GeneratedCallback | None, generate: bool | None,
                      cancel: CancelCheck | None) -> Answer:
@@ -47,12 +47,12 @@ def answer_from_tree(shelf: Library, answer: Answer, *, on_token: TokenCallback 
     if on_extract is not None:
         on_extract(answer)
     if generate is None:
-        generate = shelf.settings.answer_generate
+        generate = library.settings.answer_generate
     if answer.found and generate and answer.kind == "summary" and answer.citations:
         hits = [c.hit for c in answer.citations]
         stream = CitationStream(range(1, len(hits) + 1), on_token) if on_token is not None else None
-        written = write_answer(shelf.backend, answer.question, hits, on_token=stream,
-                               family=prompt_family(shelf.backend), cancel=cancel, result=None,
+        written = write_answer(library.backend, answer.question, hits, on_token=stream,
+                               family=prompt_family(library.backend), cancel=cancel, result=None,
                                check_evidence=False)
         if stream is not None:
             stream.flush()
@@ -64,14 +64,12 @@ def answer_from_tree(shelf: Library, answer: Answer, *, on_token: TokenCallback 
     return answer
 
 
-def stale_sources(shelf: Library, answer: Answer) -> list[str]:
+def stale_sources(library: Library, answer: Answer) -> list[str]:
     """Notes on the answer's sources whose files are gone or changed since they were read (a deleted file, a file
     truncated to 0 bytes whose previous version the library kept)."""
     from shelfwise.core.store.on_disk import on_disk, source_note
 
-    store = getattr(shelf, "store", None)
-    if store is None:
-        return []
+    store = library.store
     notes = []
     for c in answer.citations:
         doc = store.document(c.hit.document_id)
@@ -84,7 +82,7 @@ def stale_sources(shelf: Library, answer: Answer) -> list[str]:
 
 
 def answer_question(
-    shelf: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    library: Library, question: str | Prepared, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
     scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None,
@@ -94,29 +92,27 @@ def answer_question(
     (the events: the module doc). An over-long question is clipped to what the model's context holds;
     ``Answer.notes`` and the trace say so. ``scope`` and the question's inline filters limit where it looks; a
     structural question is answered from the tree (:mod:`shelfwise.core.answers.route`); a malformed filter raises
-    ScopeError. ``prior`` (branches the walk prefers) and ``q_vec`` (the question's vector, when already embedded)
-    come from a conversation (:mod:`shelfwise.core.conversation.turn`)."""
-    routed = route(shelf, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
+    ScopeError; a :class:`Prepared` question (read at the door, its scope resolved) is not read again. ``prior``
+    (branches the walk prefers) and ``q_vec`` (the question's vector, when already embedded) come from a
+    conversation (:mod:`shelfwise.core.conversation.turn`)."""
+    routed = route(library, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
     if generate is None:
-        generate = shelf.settings.answer_generate
+        generate = library.settings.answer_generate
     if routed.answer is not None:
-        return answer_from_tree(shelf, routed.answer, on_token=on_token, on_search=on_search,
+        return answer_from_tree(library, routed.answer, on_token=on_token, on_search=on_search,
                                 on_extract=on_extract, on_generated=on_generated, generate=generate,
                                 cancel=cancel)
-    question = routed.text
-    notes: list[str] = list(routed.notes)
-    if len(question) > MAX_QUESTION_TOKENS:  # a token is at least a character: shorter ones always fit
-        asked = clip_question(question, shelf.backend)
-        notes += [asked.note] if asked.clipped else []
-        question = asked.text
-    if adaptive and not routed.search_kwargs:
-        return answer_adaptive(shelf, question, collection=collection, on_token=on_token, on_search=on_search,
+    request = prepared_request(routed.prepared, collection, library.backend, keep=keep, prior=prior or None,
+                               q_vec=q_vec)
+    notes: list[str] = [*routed.notes, *request.notes]  # said in the answer and at the head of the trace
+    request = replace(request, notes=())
+    question = request.question
+    if adaptive and routed.resolved is None:
+        return answer_adaptive(library, question, collection=collection, on_token=on_token, on_search=on_search,
                                on_extract=on_extract, on_generated=on_generated, keep=keep, cancel=cancel,
                                prior=prior, generate=generate, notes=notes)
     t0 = time.perf_counter()
-    extra: dict[str, Any] = {"prior": prior, "q_vec": q_vec} if prior or q_vec is not None else {}
-    result: SearchResult = shelf.search(question, collection, keep=keep, cancel=cancel, **routed.search_kwargs,
-                                        **extra)
+    result: SearchResult = library.search(request, cancel)
     result.trace.notes[:0] = notes
     if on_search is not None:
         on_search(result)
@@ -126,8 +122,8 @@ def answer_question(
         if on_extract is not None:
             on_extract(answer)
 
-    answer = answer_from_search(shelf, question, result, t0, on_extract=noted, on_token=on_token,
+    answer = answer_from_search(library, question, result, t0, on_extract=noted, on_token=on_token,
                                 on_generated=on_generated, generate=generate, cancel=cancel)
-    answer.notes += [n for n in stale_sources(shelf, answer) if n not in answer.notes]
+    answer.notes += [n for n in stale_sources(library, answer) if n not in answer.notes]
     answer.seconds = time.perf_counter() - t0
     return answer

@@ -102,6 +102,7 @@ class Candidate:
     start: int
     end: int
     context: str = ""  # what the ranker reads: the sentence with its heading, table header or FAQ question
+    header: str = ""  # a table row's header row
 
 
 Scorer = Callable[[str, Sequence[str]], np.ndarray]
@@ -198,7 +199,8 @@ def candidates(hits: Sequence[Hit], passages: int = PASSAGES) -> list[Candidate]
             context = " ".join([*parts, sentence])
             previous = sentence
             if word_count(sentence) >= MIN_WORDS or numbers_in(sentence):
-                out.append(Candidate(sentence, n, s, e, context))
+                out.append(Candidate(sentence, n, s, e, context,
+                                     header if sentence.startswith("|") and header else ""))
     return out
 
 
@@ -326,7 +328,8 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
         end = list_end(hits[c.number - 1].text, c.end) if is_lead_in(c.text) else c.end
         if any(x.number == c.number and x.start <= c.start < x.end for x in out):
             continue  # an item of a list already shown with its lead-in
-        out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i])))
+        out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i]),
+                             c.header))
     return out
 
 
@@ -357,7 +360,7 @@ def extract_text(sentences: Sequence[Extracted]) -> str:
     """The extracted sentences as one answer with their ``[n]`` markers (a list's items one a line)."""
     parts: list[str] = []
     for i, s in enumerate(sentences):
-        lines = [" ".join(line.split()) for line in s.text.split("\n") if line.strip()] or [""]
+        lines = [" ".join(line.split()) for line in s.shown.split("\n") if line.strip()] or [""]
         text = lines[0]
         for line in lines[1:]:  # a list shown with its lead-in keeps one item a line
             text += ("\n" if is_list_item(line) else " ") + line

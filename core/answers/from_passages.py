@@ -46,6 +46,7 @@ from shelfwise.core.answers.extractive import (
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.sentence_vectors import cached_scorer
+from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -57,14 +58,14 @@ ExtractCallback = Callable[[Answer], None]
 GeneratedCallback = Callable[[Answer], None]
 
 
-def sentence_scorer(shelf: Library) -> Scorer:
-    """The judge's probabilities when the shelf has one switched on (``Shelf.judge``: ``Settings.judge`` or
+def sentence_scorer(library: Library) -> Scorer:
+    """The judge's probabilities when the library has one switched on (``Shelf.judge``: ``Settings.judge`` or
     ``SHELFWISE_JUDGE``; off by default, see docs/eval/), else the embedder's cosines (sentence vectors from the
     index when it has them)."""
-    judge = getattr(shelf, "judge", None)
+    judge = library.judge
     if judge is not None:
         return lambda q, texts: judge.probabilities(q, list(texts))
-    return cached_scorer(shelf.embedder, getattr(shelf, "store", None))
+    return cached_scorer(library.embedder, library.store)
 
 
 def widen_lists(store: Store | None, hits: Sequence[Hit]) -> list[Hit]:
@@ -90,17 +91,19 @@ def widen_lists(store: Store | None, hits: Sequence[Hit]) -> list[Hit]:
     return out
 
 
-def extractive_answer(shelf: Library, question: str, result: SearchResult | None, hits: Sequence[Hit], t0: float,
+def extractive_answer(library: Library, question: str, result: SearchResult | None, hits: Sequence[Hit], t0: float,
                       cosines: dict[int, float] | None = None) -> Answer:
     """The extractive answer for ``hits`` (not found when the evidence is weak or no sentence is left).
     ``cosines`` (query-passage cosine per hit) default to the last level of ``result``'s walk."""
     if cosines is None:
         cosines = passage_cosines(result, hits)
     tokens = result.trace.tokens if result is not None else 0
-    if weak_evidence(hits, cosines):
+    tuning = tuning_for(library.embedder)
+    if weak_evidence(hits, cosines, tuning=tuning):
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
-    sentences = extract_answer(question, hits, sentence_scorer(shelf))
+    sentences = extract_answer(question, hits, sentence_scorer(library), passage_weight=tuning.passage_weight,
+                               cue_weight=tuning.cue_weight, lexical_weight=tuning.lexical_weight)
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
@@ -115,7 +118,7 @@ def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], li
     ``benchmarks/answer_models.py`` (docs/eval/answer-models.md)."""
     keep: dict[int, list[str]] = {}
     for s in answer.sentences:
-        keep.setdefault(s.number, []).append(" ".join(s.text.split()))
+        keep.setdefault(s.number, []).append(" ".join(s.shown.split()))
     numbers = sorted(keep)
     return [replace(hits[n - 1], text=" ".join(keep[n])) for n in numbers], numbers
 
@@ -188,15 +191,15 @@ def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
         answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
 
 
-def write_checked(shelf: Library, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],
+def write_checked(library: Library, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],
                   hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
                   on_generated: GeneratedCallback | None = None, cancel: CancelCheck | None = None,
                   facts: Sequence[tuple[str, str]] = ()) -> Answer:
     """The model writes its answer to ``answer.question`` from ``sources`` (the prompt's [i] is passage
     ``numbers[i-1]`` of ``hits``), streamed through ``on_token``; then :func:`ground` and ``on_generated``."""
     stream = CitationStream(numbers, on_token) if on_token is not None else None
-    written = write_answer(shelf.backend, answer.question, sources, on_token=stream,
-                           family=prompt_family(shelf.backend), facts=facts, cancel=cancel, result=None,
+    written = write_answer(library.backend, answer.question, sources, on_token=stream,
+                           family=prompt_family(library.backend), facts=facts, cancel=cancel, result=None,
                            check_evidence=False)
     if stream is not None:
         stream.flush()
@@ -207,18 +210,18 @@ def write_checked(shelf: Library, answer: Answer, sources: Sequence[Hit], number
     return answer
 
 
-def answer_from_search(shelf: Library, question: str, result: SearchResult, t0: float, *,
+def answer_from_search(library: Library, question: str, result: SearchResult, t0: float, *,
                        on_extract: ExtractCallback | None = None, on_token: TokenCallback | None = None,
                        on_generated: GeneratedCallback | None = None, generate: bool = True,
                        cancel: CancelCheck | None = None) -> Answer:
     """The answer from one walk's top passages: extracted (``on_extract``), then, when ``generate`` and found,
     written from the extracted sentences and checked (:func:`write_checked`)."""
-    hits = widen_lists(getattr(shelf, "store", None), result.hits[: max(1, shelf.settings.answer_passages)])
-    answer = extractive_answer(shelf, question, result, hits, t0)
+    hits = widen_lists(library.store, result.hits[: max(1, library.settings.answer_passages)])
+    answer = extractive_answer(library, question, result, hits, t0)
     if on_extract is not None:
         on_extract(answer)
     if answer.found and generate:
         sources, numbers = sentence_sources(answer, hits)
-        write_checked(shelf, answer, sources, numbers, hits, on_token=on_token, on_generated=on_generated,
+        write_checked(library, answer, sources, numbers, hits, on_token=on_token, on_generated=on_generated,
                       cancel=cancel)
     return answer

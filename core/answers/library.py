@@ -8,17 +8,14 @@ itself crosses the seam as the real :class:`~shelfwise.core.store.db.Store` (all
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-
 from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.settings import Settings
 
 if TYPE_CHECKING:
-    from shelfwise.core.navigation.scope import ResolvedScope, Scope
     from shelfwise.core.store.db import Store
 
 
@@ -38,14 +35,6 @@ class Library(Protocol):
     @property
     def judge(self) -> RelevanceJudge | None: ...
 
-    def search(
-        self,
-        question: str,
-        collection: str | None = None,
-        *,
-        keep: Sequence[int] = (),
-        cancel: CancelCheck | None = None,
-        scope: Scope | ResolvedScope | None = None,
-        prior: Mapping[int, float] | None = None,
-        q_vec: np.ndarray | None = None,
-    ) -> SearchResult: ...
+    def search(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
+        """The walk for ``request`` (built once at the door: ``core/navigation/request.py``)."""
+        ...

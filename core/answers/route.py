@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.structure import answer_structure, where_answer
@@ -15,14 +14,15 @@ from shelfwise.core.answers.structure_intent import Intent, recognise
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.doc_tree import find_document
+from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.scope import Prepared, ResolvedScope, Scope, prepare_question
 from shelfwise.core.navigation.trace import SearchResult, Trace
 
 
 @dataclass
 class Route:
-    """``answer`` when the question is answered already (no match, or from the tree); else the walk runs on
-    ``text`` with ``search_kwargs`` (the scope, when there is one)."""
+    """``answer`` when the question is answered already (no match, or from the tree); else the walk runs on the
+    question as ``prepared`` (read once: :func:`~shelfwise.core.navigation.request.prepared_request`)."""
 
     text: str
     prepared: Prepared
@@ -34,10 +34,6 @@ class Route:
     def resolved(self) -> ResolvedScope | None:
         return self.prepared.resolved
 
-    @property
-    def search_kwargs(self) -> dict[str, Any]:
-        return {"scope": self.resolved} if self.resolved is not None else {}
-
 
 def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
     message = resolved.no_match_message()
@@ -45,16 +41,15 @@ def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
     return Answer(question, message, [], False, search=SearchResult(question, [], trace), notes=[message])
 
 
-def route(shelf: Library, question: str, collection: str | None, *, scope: Scope | None = None,
-          adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None,
-          ) -> Route:
-    """Read the question once (ScopeError for a malformed filter) and answer what can be answered without the
-    walk. ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
-    store = getattr(shelf, "store", None)
-    if store is None:
-        return Route(question, Prepared(_plain(question), None))
-    prepared = prepare_question(store, collection, question, scope)
-    r = Route(prepared.text or question, prepared)
+def route(library: Library, question: str | Prepared, collection: str | None, *, scope: Scope | None = None,
+          adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None) -> Route:
+    """Read the question once (ScopeError for a malformed filter; a question the door read already, a
+    :class:`Prepared` with its scope, is taken as read) and answer what can be answered without the walk.
+    ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
+    store = library.store
+    prepared = question if isinstance(question, Prepared) else prepare_question(store, collection, question, scope)
+    question = prepared.parsed.raw
+    r = Route(prepared.question, prepared)
     if prepared.matches_nothing:
         assert prepared.resolved is not None
         r.answer = no_match_answer(question, prepared.resolved)
@@ -70,7 +65,7 @@ def route(shelf: Library, question: str, collection: str | None, *, scope: Scope
     r.intent = intent
     t0 = time.perf_counter()
     if intent.kind == "where":
-        r.answer = _where(shelf, r, collection, coll.id, intent, cancel)
+        r.answer = _where(library, r, collection, coll.id, intent, cancel)
     else:
         r.answer = answer_structure(store, coll.id, r.text, intent, prepared.resolved)
     if r.answer is not None:
@@ -78,19 +73,14 @@ def route(shelf: Library, question: str, collection: str | None, *, scope: Scope
     return r
 
 
-def _plain(question: str) -> Any:
-    from shelfwise.core.navigation.scope import parse_question
-
-    return parse_question(question)
-
-
-def _where(shelf: Library, r: Route, collection: str | None, collection_id: int, intent: Intent,
+def _where(library: Library, r: Route, collection: str | None, collection_id: int, intent: Intent,
            cancel: CancelCheck | None) -> Answer | None:
     """The walk for the topic (within the named document when the question names one), answered with the best
     passages' section paths."""
     from shelfwise.core.answers.answer import passage_cosines, weak_evidence
+    from shelfwise.core.answers.tuning import tuning_for
 
-    store = shelf.store
+    store = library.store
     scope = r.resolved
     if intent.document:
         docs = [d for d in store.documents(collection_id) if d.status == "ok"
@@ -101,10 +91,10 @@ def _where(shelf: Library, r: Route, collection: str | None, collection_id: int,
         base = scope if scope is not None else ResolvedScope(Scope(), frozenset(d.id for d in docs), len(docs))
         scope = replace(base, document_ids=frozenset({doc.id}), scope=replace(base.scope, paths=(
             *base.scope.paths, doc.path.rsplit("/", 1)[-1])))
-    topic = intent.topic or r.text
-    kwargs: dict[str, Any] = {"scope": scope} if scope is not None else {}
-    result: SearchResult = shelf.search(topic, collection, cancel=cancel, **kwargs)
-    hits = result.hits[: max(1, shelf.settings.answer_passages)]
-    if not hits or weak_evidence(hits, passage_cosines(result, hits)):
+    topic = intent.topic or r.text  # part of the question, read already
+    request = clipped_request(topic, collection, library.backend, scope=scope)
+    result: SearchResult = library.search(request, cancel)
+    hits = result.hits[: max(1, library.settings.answer_passages)]
+    if not hits or weak_evidence(hits, passage_cosines(result, hits), tuning=tuning_for(library.embedder)):
         return None
     return where_answer(store, r.text, hits, result)

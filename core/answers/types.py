@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shelfwise.core.answers.table_rows import read_row
 from shelfwise.core.navigation.trace import Hit, Outline, SearchResult
 
 
@@ -36,6 +37,12 @@ class Extracted:
     start: int  # character offsets of the sentence in the passage's text
     end: int
     score: float  # the ranker's score (higher is better; judge logit or embedder cosine plus cues)
+    header: str = ""  # for a table row: its table's header row, with which it is shown (extractive.read_row)
+
+    @property
+    def shown(self) -> str:
+        """The sentence as the answer shows it: a table row read with its column names, else as written."""
+        return read_row(self.header, self.text) if self.header else self.text
 
 
 @dataclass

@@ -32,29 +32,40 @@ class EmptyQuestion(ValueError):
         super().__init__("the question is empty: type a question (nothing was asked or stored)")
 
 
-def read_turn(shelf: Library, conversation: Conversation, question: str, *, alone: bool = False,
+def read_turn(library: Library, conversation: Conversation, question: str, *, alone: bool = False,
               rule: ReadingRule = SHIPPED) -> tuple[Reading, np.ndarray | None]:
     """How ``question`` would be read as the next turn of ``conversation`` (no walk, nothing stored): what the
     window shows in its search box before the question is asked."""
+    asked = _folded(question)
+    if len(asked) > MAX_QUESTION_TOKENS:  # shorter ones always fit: the model is not loaded to count them
+        asked = clip_question(asked, library.backend).text
+    return _read(library, conversation, asked, alone=alone, rule=rule)
+
+
+def _folded(question: str) -> str:
+    """White space folded (unless the question is huge); EmptyQuestion when nothing is left."""
     question = " ".join(question.split()) if len(question) < 4096 else question.strip()
     if not question:
         raise EmptyQuestion()
-    if len(question) > MAX_QUESTION_TOKENS:
-        question = clip_question(question, shelf.backend).text
+    return question
+
+
+def _read(library: Library, conversation: Conversation, question: str, *, alone: bool,
+          rule: ReadingRule) -> tuple[Reading, np.ndarray | None]:
     snap = None
     if conversation.turns:
-        coll = shelf.store.find_collection(conversation.collection)
+        coll = library.store.find_collection(conversation.collection)
         if coll is not None:
-            snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
-    return read(question, conversation.turns, snap, shelf.embedder, rule, alone=alone,
-                search=lexical_search(shelf.store, snap), decision=decision_for(shelf, snap, rule))
+            snap = snapshot_for(library.store, coll.id, library.embedder.model_id)
+    return read(question, conversation.turns, snap, library.embedder, rule, alone=alone,
+                search=lexical_search(library.store, snap), decision=decision_for(library, snap, rule))
 
 
-def decision_for(shelf: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
+def decision_for(library: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
     """The collection's decision model as the walk loads it, when the rule's topic-shift test reads it."""
     if snap is None or not rule.gate or (not rule.confidence and rule.coverage_gap is None):
         return None
-    return load_decision(shelf.store, snap.collection_id, shelf.embedder, shelf.backend)
+    return load_decision(library.store, snap.collection_id, library.embedder, library.backend)
 
 
 def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[int, float]] | None:
@@ -65,7 +76,7 @@ def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[
 
 
 def ask_turn(
-    shelf: Library, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
+    library: Library, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
     on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
     on_extract: Callable[[Answer], None] | None = None, on_generated: Callable[[Answer], None] | None = None,
     on_reading: Callable[[Reading], None] | None = None,
@@ -75,21 +86,20 @@ def ask_turn(
     """Ask ``question`` as the next turn of ``conversation`` and store the turn (``conversation.id`` must be
     set, see :meth:`ConversationStore.create`); the conversation's ``turns`` gets it too. ``keep`` forces
     branches open as in :meth:`Shelf.search`."""
-    notes: list[str] = []
-    asked = question
+    asked, notes = question, list[str]()
     if len(question) > MAX_QUESTION_TOKENS:  # clipped once here, so the note reaches the answer
-        clipped = clip_question(question, shelf.backend)
+        clipped = clip_question(question, library.backend)
         asked, notes = clipped.text, [clipped.note] if clipped.clipped else []
-    reading, q_vec = read_turn(shelf, conversation, asked, alone=alone, rule=rule)
+    reading, q_vec = _read(library, conversation, _folded(asked), alone=alone, rule=rule)
     if on_reading is not None:
         on_reading(reading)
     answer = answer_question(
-        shelf, reading.query, collection=conversation.collection, on_token=on_token, on_search=on_search,
-        adaptive=shelf.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
+        library, reading.query, collection=conversation.collection, on_token=on_token, on_search=on_search,
+        adaptive=library.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
         generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep, on_generated=on_generated)
     answer.notes[:0] = [n for n in notes if n not in answer.notes]
     turn = turn_from(asked, reading, answer)  # the question as it was read (clipped, with the note), not 1 MB
-    (store or ConversationStore(shelf.store)).add_turn(conversation, turn)
+    (store or ConversationStore(library.store)).add_turn(conversation, turn)
     return turn, answer
 
 

@@ -83,12 +83,12 @@ class ModeReport:
     rows: list[JSONObject] = field(default_factory=list)
 
 
-def run_mode_eval(shelf: Library, questions: Sequence[EvalQuestion], *, collection: str | None = None,
+def run_mode_eval(library: Library, questions: Sequence[EvalQuestion], *, collection: str | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ModeReport:
     """Answer each question (query, answers, not_answerable) once and score the four modes."""
     rows: list[JSONObject] = []
     for i, q in enumerate(questions):
-        ans = answer_question(shelf, q.query, collection=collection)
+        ans = answer_question(library, q.query, collection=collection)
         texts = mode_texts(ans)
         sources = cited_texts(ans)
         kind = ("unanswerable" if q.not_answerable else

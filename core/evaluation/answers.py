@@ -21,46 +21,43 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, stream
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import exact_match, f1_score
-from shelfwise.core.models.backend import CancelCheck
-from shelfwise.core.navigation.scope import ResolvedScope, Scope
+from shelfwise.core.evaluation.datasets import EvalQuestion, EvalSet
+from shelfwise.core.json_types import JSONObject
+from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.settings import Settings
+from shelfwise.core.store.db import Store
 
 STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
 
 
-# --------------------------------------------------------------------------- a shelf over an existing store
+# --------------------------------------------------------------------------- a library over an existing store
 @dataclass
 class ShelfParts:
-    """What ``answer_question`` needs from a Shelf, over an already open store (the evaluation's database)."""
+    """A :class:`~shelfwise.core.answers.library.Library` over an already open store (the evaluation's database)
+    and a shelf's models: what ``answer_question`` needs, searching ``collection`` unless a request names one."""
 
-    store: Any
-    backend: Any
-    embedder: Any
-    settings: Any
+    store: Store
+    backend: DecisionBackend
+    embedder: Embedder
+    settings: Settings
     collection: str = "default"
-    judge: Any = None
+    judge: RelevanceJudge | None = None
 
-    def search(self, question: str, collection: str | None = None, *, keep: Sequence[int] = (),
-               cancel: CancelCheck | None = None, scope: Scope | ResolvedScope | None = None,
-               prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None) -> SearchResult:
+    def search(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
         from shelfwise.core.navigation.navigator import Navigator
 
-        if scope is not None and not isinstance(scope, ResolvedScope):
-            raise ValueError("the evaluation's library takes a resolved scope only")
         nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
-        return nav.search(question, collection=collection or self.collection, keep=keep, cancel=cancel,
-                          scope=scope, prior=prior, q_vec=q_vec)
+        return nav.search(replace(request, collection=request.collection or self.collection), cancel)
 
 
 # --------------------------------------------------------------------------- running
@@ -68,7 +65,7 @@ class ShelfParts:
 class StrategyResult:
     name: str
     metrics: dict[str, float]
-    per_query: list[dict[str, Any]] = field(default_factory=list)
+    per_query: list[JSONObject] = field(default_factory=list)
 
 
 @dataclass
@@ -77,7 +74,7 @@ class AnswerEvalReport:
     strategies: dict[str, StrategyResult]
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"questions": self.questions, "seconds": round(self.seconds, 1),
                 "strategies": {k: v.metrics for k, v in self.strategies.items()}}
 
@@ -91,7 +88,7 @@ class AnswerEvalReport:
         return "\n".join(lines) + "\n"
 
 
-def closed_book_answer(backend: Any, question: str) -> tuple[str, int]:
+def closed_book_answer(backend: DecisionBackend, question: str) -> tuple[str, int]:
     """The model's own answer (no documents) and the tokens it cost."""
     from shelfwise.core.answers.adaptive import CLOSED_BOOK_TOKENS, closed_book_prompt
 
@@ -100,23 +97,22 @@ def closed_book_answer(backend: Any, question: str) -> tuple[str, int]:
     return gen.text.strip(), gen.cost.tokens
 
 
-def _questions(eval_set: Any) -> list[Any]:
-    return list(getattr(eval_set, "questions", eval_set))
+def _questions(eval_set: EvalSet | Sequence[EvalQuestion]) -> list[EvalQuestion]:
+    return list(eval_set.questions if isinstance(eval_set, EvalSet) else eval_set)
 
 
 def run_answer_eval(
-    shelf_or_parts: Any, eval_set: Any, strategies: Sequence[str] = STRATEGIES, limit: int | None = None, *,
-    collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
+    library: Library, eval_set: EvalSet | Sequence[EvalQuestion], strategies: Sequence[str] = STRATEGIES,
+    limit: int | None = None, *, collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
 ) -> AnswerEvalReport:
     """Answer every question (``EvalSet`` or a list of ``EvalQuestion``: ``query``, ``answers``) with each
-    strategy and score it. ``shelf_or_parts`` is a :class:`~shelfwise.core.shelf.Shelf` or a
+    strategy and score it. ``library`` is a shelf's ``walk`` or a
     :class:`ShelfParts`."""
     t0 = time.perf_counter()
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}: use {', '.join(STRATEGIES)}")
     questions = [q for q in _questions(eval_set) if q.answers][: limit or None]
-    shelf = shelf_or_parts
     results: dict[str, StrategyResult] = {}
     total, done = len(questions) * len(strategies), 0
     for name in strategies:
@@ -125,9 +121,9 @@ def run_answer_eval(
             t = time.perf_counter()
             retrievals, found = 0, True
             if name == "no_retrieval":
-                text, tokens = closed_book_answer(shelf.backend, q.query)
+                text, tokens = closed_book_answer(library.backend, q.query)
             else:
-                ans = answer_question(shelf, q.query, collection=collection, adaptive=name == "adaptive")
+                ans = answer_question(library, q.query, collection=collection, adaptive=name == "adaptive")
                 # what the app shows as the answer: the model's when it passed the grounding check, else the
                 # extracted sentence(s) (answer_modes.py scores each mode separately)
                 text, tokens, found = ans.generated or ans.text, ans.tokens, ans.found
@@ -144,7 +140,7 @@ def run_answer_eval(
     return AnswerEvalReport(len(questions), results, time.perf_counter() - t0)
 
 
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+def summarise(rows: Sequence[JSONObject]) -> dict[str, float]:
     if not rows:
         return {"questions": 0}
 
@@ -159,19 +155,18 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def run_answer_eval_cli(shelf: Library, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
+def run_answer_eval_cli(library: Library, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None, split: str = "all",
-                        collection: str | None = None) -> dict[str, Any]:
+                        collection: str | None = None) -> JSONObject:
     """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.core.evaluation.answer_modes`)
     on the evaluation collection ``run_eval`` built (its database under the data dir unless ``db_path``), the
-    shelf's models. ConditionalQA: the ``split`` half's span, yes/no and not-answerable questions (the first
-    ``limit`` when given). A ``.jsonl`` file of labelled questions: its questions over ``collection`` on the shelf's
+    library's models. ConditionalQA: the ``split`` half's span, yes/no and not-answerable questions (the first
+    ``limit`` when given). A ``.jsonl`` file of labelled questions: its questions over ``collection`` on the library's
     own library."""
     from shelfwise.core.evaluation.answer_modes import markdown, run_mode_eval
     from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
     from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
     from shelfwise.core.paths import data_dir
-    from shelfwise.core.store.db import Store
 
     def progress(done: int, total: int) -> None:
         if log is not None and (done % 10 == 0 or done == total):
@@ -179,15 +174,15 @@ def run_answer_eval_cli(shelf: Library, dataset: str, *, limit: int | None = Non
 
     if dataset.endswith(".jsonl"):
         questions = load_jsonl(Path(dataset))[: limit or None]
-        report = run_mode_eval(shelf, questions, collection=collection, progress=progress)
+        report = run_mode_eval(library, questions, collection=collection, progress=progress)
     else:
         ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False,
                                 split=split)
         questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
         store = Store(db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db")
         try:
-            parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
-                               judge=getattr(shelf, "judge", None))
+            parts = ShelfParts(store, library.backend, library.embedder, library.settings, collection=ds.name,
+                               judge=library.judge)
             report = run_mode_eval(parts, questions, collection=ds.name, progress=progress)
         finally:
             store.close()

@@ -144,19 +144,19 @@ class Played:
     turns: list[Turn] = field(default_factory=list)  # the turns as played (history of each next one)
 
 
-def play(shelf: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
+def play(library: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
          collection: str) -> Played:
     conv = Conversation(id=None, collection=collection)
-    coll = shelf.store.find_collection(collection)
+    coll = library.store.find_collection(collection)
     if coll is None:
-        raise ValueError(f"no collection {collection!r} in {shelf.store.path}")
-    snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
+        raise ValueError(f"no collection {collection!r} in {library.store.path}")
+    snap = snapshot_for(library.store, coll.id, library.embedder.model_id)
     played = Played(dialogue.id, dialogue.split)
     for i, t in enumerate(dialogue.turns):
         t0 = time.perf_counter()
-        reading, q_vec = read(t.question, conv.turns, snap, shelf.embedder, rule,
-                              search=lexical_search(shelf.store, snap), decision=decision_for(shelf, snap, rule))
-        answer = answer_question(shelf, reading.query, collection=collection, generate=False,
+        reading, q_vec = read(t.question, conv.turns, snap, library.embedder, rule,
+                              search=lexical_search(library.store, snap), decision=decision_for(library, snap, rule))
+        answer = answer_question(library, reading.query, collection=collection, generate=False,
                                  prior=reading.prior or None, q_vec=q_vec)
         turn: Turn = turn_from(t.question, reading, answer)
         turn.position = i
@@ -191,21 +191,21 @@ def summarise(played: Sequence[Played]) -> JSONObject:
             "seconds_per_turn": round(sum(r["seconds"] for r in rows) / len(rows), 3) if rows else None}
 
 
-def run_dialogue_eval(shelf: Library, path: str | Path, *, collection: str = "default", split: str = "all",
+def run_dialogue_eval(library: Library, path: str | Path, *, collection: str = "default", split: str = "all",
                       rules: Mapping[str, ReadingRule] | None = None,
                       log: Callable[[str], None] | None = None) -> JSONObject:
     """Play every dialogue of ``path`` under each rule (default: alone, concatenation, shipped); the report."""
     rules = dict(rules or DEFAULT_RULES)
     dialogues = load_dialogues(path, split)
-    coll = shelf.store.find_collection(collection)
+    coll = library.store.find_collection(collection)
     if coll is None:
         raise GoldError(f"no collection {collection!r} in this library")
-    golds = resolve_golds(shelf.store, coll.id, dialogues)
+    golds = resolve_golds(library.store, coll.id, dialogues)
     report: JSONObject = {"dataset": str(path), "split": split, "dialogues": len(dialogues),
                               "turns": sum(len(d.turns) for d in dialogues), "methods": {}, "rules": {}}
     for name, rule in rules.items():
         t0 = time.perf_counter()
-        played = [play(shelf, d, golds, rule, collection) for d in dialogues]
+        played = [play(library, d, golds, rule, collection) for d in dialogues]
         report["methods"][name] = summarise(played)
         report["rules"][name] = asdict(rule)
         report.setdefault("rows", {})[name] = [{"dialogue": p.dialogue, "split": p.split, **r}

@@ -20,6 +20,7 @@ from typing import Any
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.lite import TableInfo, tables
 from shelfwise.core.store.migrations import free_sibling
 from shelfwise.core.store.opening import connect_read_only
 from shelfwise.core.store.types import path_from_key
@@ -38,6 +39,7 @@ class Diagnosis:
     collections: int = 0
     documents: int = 0
     unreadable: list[str] = field(default_factory=list)  # tables that could not be read whole
+    tables: list[TableInfo] = field(default_factory=list)  # every table with its rows (a healthy library's)
 
     @property
     def ok(self) -> bool:
@@ -211,6 +213,11 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
                 diag.collections = n
             else:
                 diag.documents = n
+        if integrity == ["ok"]:
+            try:
+                diag.tables = tables(conn)
+            except sqlite3.DatabaseError as exc:
+                diag.unreadable.append(f"tables: {exc}")
         return diag
     finally:
         conn.close()

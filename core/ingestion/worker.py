@@ -25,8 +25,9 @@ import sys
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any, NoReturn, Self
+from typing import NamedTuple, NoReturn, Self
 
 from shelfwise.core.ingestion.watchdog import MemoryWatchdog, rss_bytes
 from shelfwise.ingest.model import CorruptFile, IngestError, Limits, ParsedDocument, TooLarge
@@ -89,6 +90,36 @@ def _peak_rss() -> int:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
+class Note(NamedTuple):
+    """A message of the child that is not a file's result: ``ready`` (its parser imported), ``failed`` (it could
+    not start: why) or ``progress`` (a parser's report, e.g. "OCR page 3/12")."""
+
+    kind: str
+    text: str = ""
+
+
+class Parsed(NamedTuple):
+    """A file parsed: the document, the seconds parsing took and the child's peak resident memory."""
+
+    document: ParsedDocument
+    seconds: float
+    peak_rss: int
+
+
+class Failed(NamedTuple):
+    """A file the parser refused: the :class:`IngestError` subclass's name, its status and message, the seconds
+    it took and the child's peak resident memory."""
+
+    name: str
+    status: str
+    message: str
+    seconds: float
+    peak_rss: int
+
+
+Reply = Note | Parsed | Failed  # what the child sends over the pipe (pickled)
+
+
 def _serve(conn: Connection, parser: str) -> None:
     """Child process: parse paths with ``parser`` ("module:function") until the parent closes the pipe."""
     import importlib
@@ -97,9 +128,9 @@ def _serve(conn: Connection, parser: str) -> None:
         module, _, name = parser.partition(":")
         parse = getattr(importlib.import_module(module), name)
     except Exception as exc:  # reported to the parent, which explains it to the user
-        conn.send(("failed", f"{exc.__class__.__name__}: {exc}"))
+        conn.send(Note("failed", f"{exc.__class__.__name__}: {exc}"))
         return
-    conn.send(("ready",))
+    conn.send(Note("ready"))
 
     while True:
         try:
@@ -108,28 +139,27 @@ def _serve(conn: Connection, parser: str) -> None:
             return
         _limit_memory(limits)
         t0 = time.perf_counter()
-        reply: tuple[Any, ...]
+        reply: Reply
         try:
-            with reporting(lambda message: conn.send(("progress", message))):  # e.g. "OCR page 3/12"
-                reply = ("ok", parse(Path(path), limits), time.perf_counter() - t0, _peak_rss())
+            with reporting(lambda message: conn.send(Note("progress", message))):  # e.g. "OCR page 3/12"
+                reply = Parsed(parse(Path(path), limits), time.perf_counter() - t0, _peak_rss())
         except IngestError as exc:
-            reply = ("ingest_error", exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0,
-                     _peak_rss())
+            reply = Failed(exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0, _peak_rss())
         except MemoryError:
-            reply = ("ingest_error", "TooLarge", "error",
-                     f"not enough memory to parse this file (the parser may use "
-                     f"{limits.max_worker_address_space_bytes / 2**20:.0f} MB of address space)",
-                     time.perf_counter() - t0, _peak_rss())
+            reply = Failed("TooLarge", "error",
+                           f"not enough memory to parse this file (the parser may use "
+                           f"{limits.max_worker_address_space_bytes / 2**20:.0f} MB of address space)",
+                           time.perf_counter() - t0, _peak_rss())
         except Exception as exc:  # registry.parse converts library errors; last resort
-            reply = ("ingest_error", "CorruptFile", "error", f"unexpected error: {exc.__class__.__name__}: {exc}",
-                     time.perf_counter() - t0, _peak_rss())
+            reply = Failed("CorruptFile", "error", f"unexpected error: {exc.__class__.__name__}: {exc}",
+                           time.perf_counter() - t0, _peak_rss())
         try:
             conn.send(reply)
         except (OSError, EOFError):  # the parent is gone
             return
         except Exception as exc:  # e.g. the result does not pickle
-            conn.send(("ingest_error", "CorruptFile", "error", f"could not return the parsed document: {exc}", 0.0,
-                       _peak_rss()))
+            conn.send(Failed("CorruptFile", "error", f"could not return the parsed document: {exc}", 0.0,
+                             _peak_rss()))
 
 
 def _error(name: str, status: str, message: str) -> IngestError:
@@ -163,7 +193,7 @@ class ParseWorker:
         self.peak_rss_bytes = 0
         self.killed_over_memory = 0
         self.recycled = 0
-        self._proc: Any = None
+        self._proc: BaseProcess | None = None
         self._conn: Connection | None = None
 
     def __enter__(self) -> Self:
@@ -183,13 +213,13 @@ class ParseWorker:
         child.close()
         self._proc, self._conn = proc, parent
         # Wait for the child to import its parser, so start-up time does not count against a file's timeout.
-        hello: tuple[Any, ...] = ("failed", "no answer")
+        hello: Reply = Note("failed", "no answer")
         try:
             if parent.poll(self.start_timeout):
                 hello = parent.recv()
         except (EOFError, OSError) as exc:
-            hello = ("failed", f"exit code {proc.exitcode} ({exc})")
-        if hello[0] != "ready":
+            hello = Note("failed", f"exit code {proc.exitcode} ({exc})")
+        if not (isinstance(hello, Note) and hello.kind == "ready"):
             self._stop()
             failed = ParserCrashed(f"the parser process could not start: {hello[1]}")
             failed.passing = True
@@ -226,25 +256,23 @@ class ParseWorker:
             raise gone from exc
         timeout = self.timeout if self.timeout is not None else limits.max_parse_seconds
         proc = self._proc
+        assert proc is not None and proc.pid is not None  # _start left a live child
         with MemoryWatchdog(proc.pid, limits.max_worker_rss_bytes, proc.kill, self.poll_interval) as watchdog:
             try:
                 reply = self._await(conn, timeout, cancel, watchdog)
             finally:
                 self.peak_rss_bytes = max(self.peak_rss_bytes, watchdog.peak_bytes)
         self._recycle_if_big(limits.worker_recycle_rss_bytes)
-        if reply[0] == "ok":
-            self.last_parse_seconds = float(reply[2])
-            self.peak_rss_bytes = max(self.peak_rss_bytes, int(reply[3]) if len(reply) > 3 else 0)
-            doc: ParsedDocument = reply[1]
-            return doc
-        _, name, status, message, seconds, *rest = reply
-        self.last_parse_seconds = float(seconds)
-        if rest:
-            self.peak_rss_bytes = max(self.peak_rss_bytes, int(rest[0]))
-        raise _error(name, status, message)
+        if isinstance(reply, Note):  # a child that answers out of turn is a broken one
+            self._crashed(RuntimeError(f"the parser process answered {reply.kind!r}"))
+        self.last_parse_seconds = float(reply.seconds)
+        self.peak_rss_bytes = max(self.peak_rss_bytes, int(reply.peak_rss))
+        if isinstance(reply, Parsed):
+            return reply.document
+        raise _error(reply.name, reply.status, reply.message)
 
     def _await(self, conn: Connection, timeout: float, cancel: Callable[[], bool] | None,
-               watchdog: MemoryWatchdog) -> tuple[Any, ...]:
+               watchdog: MemoryWatchdog) -> Reply:
         """The child's final reply, passing its progress reports on; raises for a cancel, the time cap, the memory
         cap (the watchdog killed the child) and a crash."""
         deadline = time.monotonic() + timeout
@@ -263,23 +291,23 @@ class ParseWorker:
             if watchdog.tripped:
                 self._over_memory(watchdog.cap_bytes)
             try:
-                reply: tuple[Any, ...] = conn.recv()
+                reply: Reply = conn.recv()
             except (EOFError, OSError) as exc:
                 if watchdog.tripped:
                     self._over_memory(watchdog.cap_bytes)
                 self._crashed(exc)
-            if reply[0] != "progress":
+            if not (isinstance(reply, Note) and reply.kind == "progress"):
                 return reply
             # A parser that reports progress (OCR, page by page, itself bounded per page and in pages) gets the
             # time cap per step, not per file: a long scan is not cut off while it advances.
             deadline = time.monotonic() + timeout
-            report(reply[1])
+            report(reply.text)
 
     def _recycle_if_big(self, threshold: int) -> None:
         """Replace the child (the next file starts a fresh one) when it holds more than ``threshold`` now."""
         if self._proc is None or not self._proc.is_alive():
             return
-        now = rss_bytes(self._proc.pid)
+        now = rss_bytes(self._proc.pid) if self._proc.pid is not None else None
         if now is not None and now > threshold:
             self._stop()
             self.recycled += 1

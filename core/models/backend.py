@@ -116,6 +116,12 @@ class DecisionBackend(Protocol):
         """The model's identity: what calibration and the adaptive threshold are keyed by (see BackendBase)."""
         ...
 
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:
+        """Names older releases stored this model's calibration and threshold under (read when nothing is stored
+        under ``model_id``)."""
+        ...
+
     def binary(
         self, context: str, questions: Sequence[str], *, yes: str = " Yes", no: str = " No",
         cancel: CancelCheck | None = None,
@@ -162,12 +168,14 @@ class BackendBase:
     ``model_id`` is the one rule for a model's identity: the in-process backend's is its GGUF's content identity
     (:func:`shelfwise.core.models.gguf_meta.gguf_identity`), a server's the model name it serves, the fake's its
     name. Calibration (``navigation/snapshots.model_set``) and the adaptive threshold (``answers/adaptive``) are
-    both keyed by it, so loading another model redoes both."""
+    both keyed by it, so loading another model redoes both. ``legacy_ids``: what a library written before this
+    rule keyed the same model by (read only when nothing is stored under ``model_id``)."""
 
     name: str = "backend"
     n_ctx: int = 0
     max_concurrency: int = 1
     model_path: Path | None = None
+    legacy_ids: tuple[str, ...] = ()
 
     @property
     def model_id(self) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +50,6 @@ from shelfwise.core.navigation.parallel import (
     request_concurrency,
     score_requests,
 )
-from shelfwise.core.navigation.question import clip_question
 from shelfwise.core.navigation.readout_prompts import (
     binary_prompt,
     candidate_text,
@@ -58,6 +57,7 @@ from shelfwise.core.navigation.readout_prompts import (
     likelihood_context,
     likelihood_query,
 )
+from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
@@ -100,29 +100,24 @@ class Navigator:
         self.judge = judge  # the relevance judge, read at the levels Settings.judge_levels names
 
     # -- public -------------------------------------------------------------------------------------------------
-    def search(
-        self, query: str, collection: str | None = None, *, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
-        q_vec: np.ndarray | None = None, scope: ResolvedScope | None = None,
-        prior: Mapping[int, float] | None = None,
-    ) -> SearchResult:
-        """``scope`` (``core/navigation/scope.py``) limits the walk to its documents before it starts: branches
-        outside it are never judged, and no dense or lexical candidate from outside it is added.
-        ``prior``: node id -> a logit added to that branch wherever it is judged (a conversation's earlier
-        branches, :mod:`shelfwise.core.conversation.reading`); a level still ranks on its evidence first."""
+    def search(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
+        """Walk for ``request`` (:mod:`shelfwise.core.navigation.request`: its question already read and clipped).
+        Its ``scope`` (``core/navigation/scope.py``) limits the walk to its documents before it starts: branches
+        outside it are never judged, and no dense or lexical candidate from outside it is added. Its ``prior``
+        (node id -> a logit added to that branch wherever it is judged: a conversation's earlier branches,
+        :mod:`shelfwise.core.conversation.reading`) leaves a level still ranking on its evidence first."""
         t0 = time.perf_counter()
-        asked = clip_question(query, self.backend)  # an over-long question would not fit the model's context
-        query = asked.text
-        coll = self.store.collection(collection or "default")
+        query, scope = request.question, request.scope
+        coll = self.store.collection(request.collection or "default")
         snap = snapshot_for(self.store, coll.id, self.embedder.model_id)
         decision = self.decision or load_decision(self.store, coll.id, self.embedder, self.backend)
-        ev = self.evidence(snap, query, coll.id, q_vec, scope=scope)
+        ev = self.evidence(snap, query, coll.id, request.q_vec, scope=scope)
         allowed = scope.allowed_nodes(snap) if scope is not None else None
-        result = self.walk(snap, decision, ev, query, keep=set(keep), cancel=cancel, t0=t0, allowed=allowed,
-                           prior=prior)
+        result = self.walk(snap, decision, ev, query, keep=set(request.keep), cancel=cancel, t0=t0, allowed=allowed,
+                           prior=request.prior)
         if scope is not None:
             result.trace.scope = scope.label()
-        if asked.clipped:
-            result.trace.notes.append(asked.note)
+        result.trace.notes.extend(request.notes)
         lean = self.words_only(snap)
         if lean is not None:
             profile = self.embedder.profile

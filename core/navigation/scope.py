@@ -393,7 +393,9 @@ def resolve_scope(store: Store, collection_id: int, scope: Scope, *, cwd: str | 
 @dataclass(frozen=True)
 class Prepared:
     """A question read once for every door: its text for the models, its inline filters and phrases, and the
-    scope they resolve to in the collection (None when the question is not limited at all)."""
+    scope they resolve to in the collection (None when the question is not limited at all). Nothing downstream
+    parses it again: :func:`~shelfwise.core.navigation.request.prepared_request` clips its text once and hands
+    the walk what was read here."""
 
     parsed: ParsedQuestion
     resolved: ResolvedScope | None
@@ -401,6 +403,11 @@ class Prepared:
     @property
     def text(self) -> str:
         return self.parsed.text
+
+    @property
+    def question(self) -> str:
+        """What the models read: the text without its filters, or the question as asked when it is only filters."""
+        return self.parsed.text or self.parsed.raw
 
     @property
     def matches_nothing(self) -> bool:

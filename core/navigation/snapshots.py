@@ -38,15 +38,20 @@ def model_set(embedder: Embedder, backend: DecisionBackend | None) -> str:
 
 def load_decision(store: Store, collection_id: int, embedder: Embedder,
                   backend: DecisionBackend | None) -> DecisionModel:
-    """The calibration fitted for these models; else one fitted without a generative model (the generative model's
-    readout is then simply not used); else the prior."""
-    for gen in (backend, None):
-        text = store.get_meta(meta_key(collection_id, model_set(embedder, gen)), None)
+    """The calibration fitted for these models (under the backend's ``model_id``, else one of its
+    ``legacy_ids``); else one fitted without a generative model (the generative model's readout is then simply not
+    used); else the prior."""
+    sets = [] if backend is None else \
+        [model_set(embedder, backend), *(f"{embedder.model_id}|{legacy}" for legacy in backend.legacy_ids)]
+    for key in sets:
+        text = store.get_meta(meta_key(collection_id, key), None)
         if text:
-            model = DecisionModel.from_json(text)
-            if gen is None:
-                model.lm_levels = ()
-            return model
+            return DecisionModel.from_json(text)
+    text = store.get_meta(meta_key(collection_id, model_set(embedder, None)), None)
+    if text:
+        model = DecisionModel.from_json(text)
+        model.lm_levels = ()
+        return model
     return DecisionModel()
 
 

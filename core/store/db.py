@@ -24,6 +24,7 @@ from typing import Any, Self
 import numpy as np
 
 from shelfwise.core.store.fts import clean_snippet
+from shelfwise.core.store.lite import database, insert_rows, rebuild_fts
 from shelfwise.core.store.opening import OpenedLibrary
 from shelfwise.core.store.textutil import fts_query
 from shelfwise.core.store.tree_rows import insert_tree
@@ -213,13 +214,12 @@ class Store:
             coll = self._collection_by_id(collection_id)
             parent_id, parent_depth = coll.root_node_id, 0
             old = self.document_by_path(collection_id, path)
-            values = (
-                file_meta.size, file_meta.mtime, file_meta.sha256, parsed.format, "ok", "", title, parsed.pages,
-                parsed.count("section"), parsed.count("passage"), now(), json.dumps(parsed.warnings),
-                parsed.ocr_pages, 0, None,
-            )
-            cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings, ocr_pages, retry, languages"
+            record = {
+                "size": file_meta.size, "mtime": file_meta.mtime, "sha256": file_meta.sha256, "format": parsed.format,
+                "status": "ok", "message": "", "title": title, "pages": parsed.pages,
+                "sections": parsed.count("section"), "passages": parsed.count("passage"), "ingested_at": now(),
+                "warnings": json.dumps(parsed.warnings), "ocr_pages": parsed.ocr_pages, "retry": 0, "languages": None,
+            }
             if old is not None:
                 prev = self.conn.execute(
                     "SELECT p.id, p.depth FROM nodes d JOIN nodes p ON p.id = d.parent_id "
@@ -229,15 +229,9 @@ class Store:
                 if prev is not None and prev[0] != coll.root_node_id:
                     parent_id, parent_depth = prev
                 self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
-                sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))
-                self.conn.execute(f"UPDATE documents SET {sets} WHERE id = ?", (*values, old.id))
-                doc_id = old.id
+                doc_id = self._put_document(collection_id, path, record, old.id)
             else:
-                cur = self.conn.execute(
-                    f"INSERT INTO documents(collection_id, path, {cols}) VALUES (?, ?{', ?' * len(values)})",
-                    (collection_id, path_key(path), *values),
-                )
-                doc_id = int(cur.lastrowid or 0)
+                doc_id = self._put_document(collection_id, path, record, None)
             insert_tree(self.conn, collection_id, doc_id, parent_id, parent_depth, title, parsed)
             self._bump_tree_version()
             self._mark_index_pending(collection_id)
@@ -265,20 +259,24 @@ class Store:
             if old is not None and old.status == "ok":
                 self.conn.execute("UPDATE documents SET message = ? WHERE id = ?", (message + KEPT_SUFFIX, old.id))
                 return old.id
-            values = (file_meta.size, file_meta.mtime, file_meta.sha256, fmt, status, message, "", 0, 0, 0, now(),
-                      "[]", 0, int(retry))
-            cols = "size, mtime, sha256, format, status, message, title, pages, sections, passages, ingested_at, " \
-                "warnings, ocr_pages, retry"
+            record = {
+                "size": file_meta.size, "mtime": file_meta.mtime, "sha256": file_meta.sha256, "format": fmt,
+                "status": status, "message": message, "title": "", "pages": 0, "sections": 0, "passages": 0,
+                "ingested_at": now(), "warnings": "[]", "ocr_pages": 0, "retry": int(retry),
+            }
             if old is not None:
                 self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
-                sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))
-                self.conn.execute(f"UPDATE documents SET {sets} WHERE id = ?", (*values, old.id))
-                return old.id
-            cur = self.conn.execute(
-                f"INSERT INTO documents(collection_id, path, {cols}) VALUES (?, ?{', ?' * len(values)})",
-                (collection_id, path_key(path), *values),
-            )
-            return int(cur.lastrowid or 0)
+            return self._put_document(collection_id, path, record, old.id if old is not None else None)
+
+    def _put_document(self, collection_id: int, path: str, record: dict[str, object], doc_id: int | None) -> int:
+        """Update document ``doc_id`` with ``record``, or insert it as a new document of the collection (sqlite-utils'
+        ``update`` / ``insert``, inside the caller's transaction); returns its id."""
+        documents = database(self.conn).table("documents")
+        if doc_id is not None:
+            documents.update(doc_id, record)
+            return doc_id
+        documents.insert({"collection_id": collection_id, "path": path_key(path), **record})
+        return int(documents.last_rowid or 0)
 
     def mark_unchanged(self, document_id: int, file_meta: FileMeta) -> None:
         """The file was touched but its content is the same: store the new mtime, clear a kept-version note."""
@@ -501,7 +499,7 @@ class Store:
         for node_id, vec in items:
             v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
             rows.append((int(node_id), model, int(v.size), v.tobytes(), int(node_id)))
-        with self.transaction():
+        with self.transaction():  # by hand: sqlite-utils' inserts have no WHERE EXISTS guard
             self.conn.executemany(
                 "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) "
                 "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ?)", rows
@@ -515,9 +513,7 @@ class Store:
             v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
             rows.append((model, sha, int(v.size), v.tobytes(), now))
         with self.transaction():
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO vector_cache(model, sha, dim, vector, used) VALUES (?, ?, ?, ?, ?)", rows
-            )
+            insert_rows(self.conn, "vector_cache", ("model", "sha", "dim", "vector", "used"), rows, replace=True)
 
     def cached_vectors(self, model: str, shas: Sequence[str], touch: bool = True) -> dict[str, np.ndarray]:
         """The cached vectors among ``shas`` (text sha256 hex digests) for ``model``; marks them used unless
@@ -589,23 +585,27 @@ class Store:
 
     def set_meta(self, key: str, value: Any) -> None:
         with self.transaction():
-            self.conn.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, json.dumps(value, ensure_ascii=False)),
-            )
+            database(self.conn).table("meta").upsert({"key": key, "value": json.dumps(value, ensure_ascii=False)},
+                                               pk="key")
 
     def stats(self) -> StoreStats:
         def grouped(sql: str) -> dict[str, int]:
             return {str(k): int(v) for k, v in self.conn.execute(sql)}
 
+        db = database(self.conn)  # sqlite-utils' counts; the grouped counts stay one GROUP BY each
         return StoreStats(
-            collections=int(self._one("SELECT count(*) FROM collections")),
-            documents=int(self._one("SELECT count(*) FROM documents")),
+            collections=db.table("collections").count,
+            documents=db.table("documents").count,
             documents_by_status=grouped("SELECT status, count(*) FROM documents GROUP BY status"),
             nodes_by_kind=grouped("SELECT kind, count(*) FROM nodes GROUP BY kind"),
             embeddings_by_model=grouped("SELECT model, count(*) FROM embeddings GROUP BY model"),
             db_bytes=int(self._one("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")),
         )
+
+    def rebuild_fts(self) -> None:
+        """Rebuild the full-text index from the nodes (sqlite-utils' ``rebuild_fts``), in one transaction."""
+        with self.transaction():
+            rebuild_fts(self.conn)
 
     def integrity_check(self) -> str:
         """SQLite's ``integrity_check`` plus FTS5's; ``"ok"`` when both pass."""

@@ -12,8 +12,13 @@ Why a runner of our own and not sqlite-utils' ``Migrations`` (sqlite-utils 4.2):
 outside any lock and runs each migration in a deferred ``BEGIN``, so two processes opening an old library at once
 (the window and the command line) can both start the same migration, and the second fails; here each migration
 takes ``BEGIN IMMEDIATE`` and re-checks inside the write lock. The backup and the refusal of a newer schema would
-still have to wrap it, and the store used sqlite-utils for nothing else (one ``PRAGMA journal_mode = WAL``), so the
-dependency was dropped.
+still have to wrap it. (sqlite-utils was dropped once, when the store used it for nothing else; it is a dependency
+again for the store's writes, FTS5 rebuild, introspection and export, ``lite.py``, and this reasoning still keeps
+the runner ours.)
+
+The tables are created here in SQL, not with sqlite-utils' ``create``: a shipped migration is never edited (a
+library made by it and one made by a rewrite would differ in their schema text), and the external-content FTS5
+table over a view with its own tokenizer (``fts.py``) is not what sqlite-utils' ``enable_fts`` makes.
 """
 
 from __future__ import annotations

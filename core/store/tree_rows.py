@@ -1,6 +1,9 @@
 """A parsed document's tree as node rows: ids in depth-first order (so ``ORDER BY id`` is reading order), each
 node's description, location, heading path and text, inserted in one ``executemany`` and indexed in FTS5 with one
-statement (FTS5 fed row by row from the trigger is slower; see ``migrations.py``).
+statement (FTS5 fed row by row from the trigger is slower; see ``migrations.py``). Both stay hand-written SQL where
+the rest of the store's writes go through sqlite-utils (``lite``): the node rows are the hot path, where
+sqlite-utils' per-value conversion check cost more than the 10% allowed, and the FTS5 step indexes only the new id
+range through the view of ``fts.py``, which sqlite-utils' ``populate_fts`` (the whole table) cannot.
 """
 
 from __future__ import annotations
@@ -9,9 +12,18 @@ import json
 import sqlite3
 from typing import Any
 
+from shelfwise.core.store.lite import NODE_COLUMNS
 from shelfwise.core.store.textutil import describe
 from shelfwise.core.store.types import clean_text, first_text, location_json
 from shelfwise.ingest.model import ParsedDocument, ParsedNode
+
+NODE_INSERT = f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
+
+
+def insert_nodes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """``executemany``, not sqlite-utils' ``insert_all``: its per-value conversion check made the whole write path
+    about 15% slower on the corpus (benchmarks/store_writes.py; docs/benchmarks.md, "Store writes")."""
+    conn.executemany(NODE_INSERT, rows)
 
 
 def insert_tree(
@@ -52,11 +64,7 @@ def insert_tree(
         add(child, doc_node, parent_depth + 2, i, [], "[]")
     # Index the new nodes in one statement instead of row by row from the trigger (see migrations.py).
     conn.execute("INSERT INTO fts_bulk_insert(active) VALUES (1)")
-    conn.executemany(
-        "INSERT INTO nodes(id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, "
-        "text, location, page, heading_path, heading_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    insert_nodes(conn, rows)
     conn.execute(
         "INSERT INTO nodes_fts(rowid, title, heading_text, text) "
         "SELECT id, title, heading_text, text FROM nodes_fts_source WHERE id BETWEEN ? AND ?",

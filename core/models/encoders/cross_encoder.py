@@ -79,7 +79,7 @@ class Judge:
         self._model_id = f"{path.name}:{h[:16]}"
         if verbose:
             logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
-        self._model = load_model(path, "judge")
+        self._model: llama_cpp.llama_model_p | None = load_model(path, "judge")
         self._enc: EncoderContext | None = None
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)

@@ -251,7 +251,7 @@ class Embedder(EmbedderBase):
         self._model_id = f"{path.name}:{_sha256(path)[:16]}"
         self.timing = EmbedTiming()
 
-        self._model = load_model(path, "embedder", n_gpu_layers)
+        self._model: llama_cpp.llama_model_p | None = load_model(path, "embedder", n_gpu_layers)
         self.n_gpu_layers = gpu_layers(n_gpu_layers)
         self._enc: EncoderContext | None = None
         try:

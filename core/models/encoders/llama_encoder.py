@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, default_threads
 from shelfwise.core.models.gguf_meta import require_kind
 from shelfwise.core.models.llama.logs import route_llama_log
+
+if TYPE_CHECKING:
+    import llama_cpp
 
 
 def pack(lengths: Sequence[int], batch_tokens: int, max_seqs: int) -> Iterator[list[int]]:
@@ -52,7 +55,7 @@ def gpu_layers(requested: int) -> int:
     return ALL_LAYERS if llama_cpp.llama_supports_gpu_offload() else 0
 
 
-def load_model(path: Path, what: str, n_gpu_layers: int = -1) -> Any:
+def load_model(path: Path, what: str, n_gpu_layers: int = -1) -> llama_cpp.llama_model_p:
     """Load a GGUF (on the GPU when the build can: :func:`gpu_layers`) with llama.cpp's log routed to ours; a clear
     BackendError when it cannot be, or when its header says it is not an encoder
     (:func:`~shelfwise.core.models.gguf_meta.require_kind`)."""
@@ -78,7 +81,7 @@ class EncoderContext:
     thread-safe: the owner serialises calls. ``n_threads`` can be changed between calls (:meth:`set_threads`).
     """
 
-    def __init__(self, model: Any, *, pooling: int, width: int, batch_tokens: int, max_seqs: int,
+    def __init__(self, model: llama_cpp.llama_model_p, *, pooling: int, width: int, batch_tokens: int, max_seqs: int,
                  n_threads: int | None = None, what: str = "encoder") -> None:
         import llama_cpp
 
@@ -98,7 +101,7 @@ class EncoderContext:
         cparams.pooling_type = pooling
         cparams.n_threads = self.n_threads
         cparams.n_threads_batch = self.n_threads
-        self._batch: Any = None
+        self._batch: llama_cpp.llama_batch | None = None
         self._ctx = llama_cpp.llama_init_from_model(model, cparams)
         if not self._ctx:
             raise BackendError(f"llama.cpp could not create a context for the {what}")
@@ -126,7 +129,7 @@ class EncoderContext:
     def encode_rows(self, seqs: Sequence[Sequence[int]], rows: Sequence[int], out: np.ndarray) -> None:
         """One ``llama_encode`` of ``seqs[i] for i in rows`` (one sequence each); their pooled rows into ``out[i]``."""
         ll, batch = self._ll, self._batch
-        if self._ctx is None:
+        if self._ctx is None or batch is None:  # closed: both are freed together
             raise BackendError(f"the {self.what} is closed")
         n = 0
         for s, i in enumerate(rows):

@@ -35,7 +35,7 @@ from shelfwise.core.models.backend import BackendBase, BackendError, Cost, defau
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
 from shelfwise.core.models.gguf_meta import gguf_identity, require_kind
 from shelfwise.core.models.llama.batch import TokenBatch
-from shelfwise.core.models.llama.bundled import resolve_model
+from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, resolve_model
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 from shelfwise.core.models.llama.logs import route_llama_log
 from shelfwise.core.models.llama.state_cache import StateCache
@@ -96,6 +96,10 @@ class LlamaEngine(BackendBase):
         self.model_path = resolve_model(model_path)
         require_kind(self.model_path, "generator", "answer model")  # an encoder here answered nothing, silently
         self._model_id = gguf_identity(self.model_path)
+        # Before the content identity, calibration was keyed by the backend's name whatever file was loaded (read
+        # for the bundled model only, which those calibrations were made with) and the threshold by the file name.
+        self.legacy_ids = (self.model_path.name, *(("llama.cpp",) if self.model_path.name == BUNDLED_FILENAME
+                                                    else ()))
         if n_seq_max < 2:
             raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
         _init_llama(verbose)

@@ -1,0 +1,40 @@
+"""The answer path's thresholds and weights, per sentence encoder: they compare the encoder's cosines, whose scale
+is the encoder's own (EmbeddingGemma's query-passage cosines sit higher and closer together than MiniLM's), so
+each encoder family gets the values chosen with its own cosines on the ConditionalQA TUNE half and the sample's
+questions (docs/eval/embeddinggemma.md, "Answer thresholds and weights per encoder"). An encoder of another family
+(an embedding GGUF the user names) gets MiniLM's, the values the rest of the answer path was built with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shelfwise.core.models.backend import Embedder
+
+
+@dataclass(frozen=True)
+class AnswerTuning:
+    """``found_min_cosine``: the best shown passage's query cosine under which an answer is "not found";
+    ``abstain_max_p``: the walk's P(relevant) of its top passage under which it is "not found" too (with cosine
+    evidence); ``passage_weight``, ``cue_weight``, ``lexical_weight``: the extracted sentence's ranking
+    (``core/answers/extractive.py``)."""
+
+    found_min_cosine: float
+    abstain_max_p: float
+    passage_weight: float
+    cue_weight: float
+    lexical_weight: float
+
+
+# chosen with all-MiniLM-L6-v2 (docs/benchmarks.md, "Answers" and "The extracted answer")
+MINILM = AnswerTuning(found_min_cosine=0.26, abstain_max_p=0.021, passage_weight=0.2, cue_weight=0.2,
+                      lexical_weight=0.4)
+# chosen with EmbeddingGemma-300M: its cosines never fall under 0.3 on the tune half, so only P(relevant) abstains
+EMBEDDINGGEMMA = AnswerTuning(found_min_cosine=0.0, abstain_max_p=0.0167, passage_weight=0.2, cue_weight=0.3,
+                              lexical_weight=0.4)
+BY_PROFILE = {"minilm": MINILM, "embeddinggemma": EMBEDDINGGEMMA}
+
+
+def tuning_for(embedder: Embedder | None) -> AnswerTuning:
+    """The values for ``embedder``'s family (its declared ``profile``); MiniLM's for an unknown one."""
+    profile = embedder.profile if embedder is not None else None
+    return BY_PROFILE.get(profile.name, MINILM) if profile is not None else MINILM
