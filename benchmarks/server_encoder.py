@@ -156,7 +156,8 @@ def main() -> None:
         r["vs_in_process"] = round(rows[0]["seconds"] / r["seconds"], 2)
         if first_server is not None and r["mode"] == "server":
             r["vs_first_server_row"] = round(first_server["seconds"] / r["seconds"], 2)
-    report = {"encoder": model.name, "ubatch": args.ubatch or "slots x 512", "texts": len(texts), "tokens": tokens, "threads": args.threads,
+    report = {"encoder": model.name, "ubatch": args.ubatch or "slots x 512",
+              "texts": len(texts), "tokens": tokens, "threads": args.threads,
               "batch": args.batch, "load_avg": os.getloadavg(), "rows": rows}
     if args.json:
         print(json.dumps(report, indent=1))
