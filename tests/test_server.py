@@ -200,7 +200,8 @@ def test_texts_are_framed_batched_and_normalised(fake: tuple[str, _Fake]) -> Non
 def test_requests_run_side_by_side(fake: tuple[str, _Fake]) -> None:
     url, f = fake
     f.delay = 0.05
-    with contextlib.closing(RemoteEmbedder(url, batch=2, concurrency=4)) as emb:
+    with contextlib.closing(RemoteEmbedder(url, batch=2, concurrency=8)) as emb:
+        assert emb.concurrency == 4  # no more in flight than the server's 4 slots
         emb.embed([f"t {i}" for i in range(16)])
     assert f.max_active >= 2  # 8 requests of 2 texts, several in flight
 
@@ -245,7 +246,7 @@ def test_without_a_local_copy_a_stopped_server_is_an_error_that_says_what_to_do(
     f = _Fake()
     with _serving(f) as url:
         served = open_served_embedder(url, retries=0)
-        assert served.ran == "server" and served.model_id == f.alias
+        assert served.ran.startswith("on the encoder server") and served.model_id == f.alias
         served.embed(["before"])
         f.down = True
     with pytest.raises(BackendError, match=r"cannot reach the encoder server.*No copy of its model"):
@@ -275,16 +276,17 @@ def test_the_same_weights_in_process_stand_in_for_a_stopped_server() -> None:
         from_server = served.embed(["a passage"])
         f.down = True
     try:
-        assert served.ran == "server" and np.allclose(from_server[0], _expected("a passage"), atol=1e-6)
+        assert served.ran.startswith("on the encoder server")
+        assert np.allclose(from_server[0], _expected("a passage"), atol=1e-6)
         after = served.embed(["a passage"])  # the server is gone: MiniLM in process, same model id
-        assert served.ran == "in process" and served.model_id == f.alias
+        assert served.ran.startswith("in process") and served.model_id == f.alias
         with Embedder(path, n_threads=1) as local:
             np.testing.assert_allclose(after, local.embed(["a passage"]), atol=1e-6)
     finally:
         served.close()
     restarted = open_served_embedder(url, retries=0, n_threads=1)  # down at start: its last id finds the twin
     try:
-        assert restarted.ran == "in process" and restarted.model_id == f.alias
+        assert restarted.ran.startswith("in process") and restarted.model_id == f.alias
         assert "did not answer" in restarted.describe()
     finally:
         restarted.close()
@@ -407,3 +409,42 @@ def test_embeddinggemma_prompts_on_the_server_match_in_process(embeddinggemma_mo
             pair = remote.embed_query_and_documents(texts[0], texts[1:3])
     assert _cosines(got, want_docs).min() >= 0.999
     assert _cosines(pair, want_pair).min() >= 0.999
+
+
+@pytest.mark.model
+def test_the_judge_on_the_server_reads_the_pairs_the_in_process_judge_reads() -> None:
+    from shelfwise.core.models.encoders.cross_encoder import Judge, bundled_judge_path
+    from shelfwise.core.models.encoders.judges import make_judge
+    from shelfwise.core.models.remote.judge import ServerJudge
+
+    path = bundled_judge_path()
+    question = "How do I claim travel expenses?"
+    long_query = "We moved offices last spring and my manager approved a trip to the Berlin fair; " * 8 + question
+    texts = [TEXTS[1], TEXTS[2], TEXTS[6], TEXTS[7], "Submit expense claims within 30 days of your trip."]
+    with Judge(path, n_threads=1) as local:
+        want = {q: local.score(q, texts) for q in (question, long_query)}
+        pairs = local.pairs(long_query, texts)
+        local_id = local.model_id
+    with llama_server(path, "--reranking", "--parallel", "2", "--ctx-size", "1024", "--batch-size", "1024",
+                      "--ubatch-size", "1024", alias=_alias(path)) as url:
+        judge = make_judge(url)
+        assert isinstance(judge, ServerJudge) and judge.model_id == local_id and judge.whole_query
+        try:
+            # a query and a text longer than the judge's caps are clipped to the very ids it reads in process
+            query, docs = judge.clipped(long_query, texts)
+            tok = judge._tokens
+            assert [[101, *tok(query, 999), 102, *tok(d, 999), 102] for d in docs] == pairs
+            short, long = judge.score(question, texts), judge.score(long_query, texts)
+        except BaseException:
+            judge.close()
+            raise
+    try:  # the server is gone: the same judge in process stands in
+        after = judge.score(question, texts)
+        assert judge.ran.startswith("in process")
+    finally:
+        judge.close()
+    np.testing.assert_allclose(after, want[question], atol=1e-5)
+    # the same ids; scores move with the batch a pair shares (in process too: up to ~0.05 logits measured)
+    np.testing.assert_allclose(short, want[question], atol=0.1)
+    np.testing.assert_allclose(long, want[long_query], atol=0.1)
+    assert np.argsort(-short).tolist() == np.argsort(-want[question]).tolist()

@@ -52,6 +52,8 @@ def render_trace(trace: Trace) -> list[str]:
     lines.append(f"Total: {trace.tokens} tokens evaluated, {trace.requests} requests, {trace.seconds:.2f} s")
     if trace.judge:
         lines.append(f"Relevance judge: {trace.judge} ({trace.judged} candidates read)")
+    if trace.encoder and not trace.encoder.endswith(", in process"):
+        lines.append(f"Sentence encoder: {trace.encoder}")
     if trace.calibration:
         lines.append(f"Decision model: {trace.calibration}")
     return lines
@@ -66,7 +68,7 @@ def result_json(result: SearchResult) -> dict[str, Any]:
     return {"question": result.query, "passages": passages, "trace": trace["levels"], "tokens": trace["tokens"],
             "requests": trace["requests"], "seconds": round(result.trace.seconds, 3), "readout": result.trace.readout,
             "calibration": result.trace.calibration, "judge": result.trace.judge or None,
-            "judged": result.trace.judged, "notes": list(result.trace.notes)}
+            "encoder": result.trace.encoder or None, "judged": result.trace.judged, "notes": list(result.trace.notes)}
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:

@@ -255,6 +255,12 @@ class Embedder(Protocol):
         ...
 
     @property
+    def ran(self) -> str:
+        """Where the vectors are computed, for the trace: ``in process``, or on a server (which one, and whether
+        this process stood in for it: ``core/models/remote/fallback.py``)."""
+        ...
+
+    @property
     def model_id(self) -> str: ...
 
     @property
@@ -298,6 +304,7 @@ class EmbedderBase:
     path: Path | None = None
     n_threads: int | None = None
     profile: EncoderProfile | None = None
+    ran: str = "in process"
 
     def embed_query(self, text: str) -> np.ndarray:
         raise NotImplementedError

@@ -154,7 +154,8 @@ class Navigator:
         """``allowed``: the only node ids the walk may judge (a scope's), None for all."""
         budgets = self.settings.budgets
         trace = Trace(query=query, readout=self.settings.readout, calibration=decision.ranking_note(),
-                      judge=self.judge.model_id if self.judge is not None else "")
+                      judge=self.judge.model_id if self.judge is not None else "",
+                      encoder=f"{self.embedder.model_id}, {self.embedder.ran}")
         frontier = [snap.nodes[snap.root]]
         flattened: set[int] = set()
         pool: dict[int, NodeInfo] = {}

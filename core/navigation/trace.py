@@ -72,6 +72,7 @@ class Trace:
     calibration: str = ""  # how the decision model's ranking was set, per level (prior or fitted on probes)
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
     judge: str = ""  # the relevance judge's model id when one read candidates ("" = none)
+    encoder: str = ""  # the sentence encoder's model id and where it ran ("..., in process", a server's URL)
     scope: str = ""  # what the walk was limited to ("type:pptx in:~/Reports: 2 of 6 documents"), "" = everything
 
     @property

@@ -7,7 +7,9 @@ deterministic fake for logic tests. All answer ``score(query, texts) -> logits``
 - ``"bundled"``: the judge GGUF shipped in ``resources/models`` (``core/models/encoders/cross_encoder.py``);
 - a path to a ``.gguf``: any BERT-style cross-encoder GGUF with a rank head (e.g. a converted bge-reranker);
 - an ``http(s)://`` URL: a server with a rerank endpoint (llama.cpp's ``llama-server --reranking`` serves
-  ``POST /v1/rerank`` with ``{"query", "documents"}`` and answers ``{"results": [{"index", "relevance_score"}]}``).
+  ``POST /v1/rerank`` with ``{"query", "documents"}`` and answers ``{"results": [{"index", "relevance_score"}]}``):
+  ``core/models/remote/judge.py`` for llama-server (clipped as in process, its model's identity, the same judge in
+  process as the fallback), :class:`RemoteJudge` for another rerank server.
 """
 
 from __future__ import annotations
@@ -98,7 +100,15 @@ def make_judge(spec: str | None, n_threads: int | None = None) -> RelevanceJudge
     if spec.lower() in ("", "off", "none"):
         return None
     if spec.startswith(("http://", "https://")):
-        return RemoteJudge(spec)
+        from shelfwise.core.models.remote.judge import ServerJudge
+        from shelfwise.core.models.remote.pool import ServerUnavailable
+
+        try:  # llama-server --reranking: the in-process judge's clipping, identity and fallback
+            return ServerJudge(spec, n_threads=n_threads)
+        except ServerUnavailable:
+            raise
+        except BackendError:  # another rerank server (no /v1/models): scores as it answers them
+            return RemoteJudge(spec)
     if spec == "fake":
         return FakeJudge()
     from shelfwise.core.models.encoders.cross_encoder import Judge, bundled_judge_path

@@ -114,14 +114,16 @@ class RemoteEmbedder(SymmetricEncoder):
 
     ``url`` is the server (``http://host:port``); ``window`` is the tokens a text is cut to, specials included (the
     in-process default, so both give the same vectors and the same cache keys); ``batch`` the texts per embeddings
-    request; ``concurrency`` the requests in flight (the server's ``--parallel`` slots work on them at once).
+    request; ``concurrency`` the requests in flight (at most the server's ``--parallel`` slots, which work on them
+    at once); ``timeout`` the seconds one request may take (a batch of long texts on a busy CPU server takes
+    minutes).
     Thread-safe.
     """
 
     profile: EncoderProfile
 
     def __init__(self, url: str, *, window: int = 256, batch: int = 32, concurrency: int = 4,
-                 timeout: float = 60.0, retries: int = 2, backoff: float = 0.5) -> None:
+                 timeout: float = 300.0, retries: int = 2, backoff: float = 0.5) -> None:
         from shelfwise.core.models.remote.pool import ServerPool
 
         if window < 3:
@@ -145,6 +147,9 @@ class RemoteEmbedder(SymmetricEncoder):
                 raise BackendError(f"the encoder server at {self.url} gives each request {self.server.n_ctx} tokens, "
                                    f"fewer than the window of {window}: start it with a larger --ctx-size "
                                    f"(per slot: ctx-size / parallel)")
+            # no more requests in flight than the server has slots: the rest would only queue there, their
+            # waiting counted against the timeout (seen: 4 requests of 32 sentences on 2 CPU slots, 60 s passed)
+            self.concurrency = max(1, min(self.concurrency, self.server.slots))
             self.profile = self.server.profile()
             self._prefix, self._suffix = self._special_frame()
             self._body_max = window - len(self._prefix) - len(self._suffix)
@@ -153,7 +158,7 @@ class RemoteEmbedder(SymmetricEncoder):
         except BaseException:
             self.close()
             raise
-        self.ran = "server"  # for traces: where the vectors were computed
+        self.ran = f"on the encoder server at {self.url}"  # for the trace
 
     path: Path | None = None  # no GGUF file in this process
     n_threads: int | None = None  # not a llama.cpp encoder in this process

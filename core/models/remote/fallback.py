@@ -6,8 +6,8 @@ from it (:class:`~.embedder.RemoteEmbedder`). When it cannot be reached (down, r
 model id (``FILE:SHA16``, ``packaging/server.sh`` declares it) is loaded and used only when its own id is equal,
 so a library never gets vectors of two models. The last id each server gave is kept in the data dir
 (``models/servers.json``), so a server that is down when Shelfwise starts still has its twin found. Without a twin
-the error says what to do. The switch is logged once, and :attr:`ServedEmbedder.ran` says which ran (``server``
-or ``in process``) for the trace and ``shelfwise models``.
+the error says what to do. The switch is logged once, and :attr:`ServedEmbedder.ran` says which ran (``on the
+encoder server at URL`` or ``in process: the encoder server at URL did not answer``): the walk's trace shows it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ RECORD = "servers.json"
 
 def _record_path() -> Path:
     return models_dir() / RECORD
+
+
+def as_sentence(exc: Exception) -> str:
+    """An error's message ending as a sentence, so that advice can follow it."""
+    text = str(exc).rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def remembered_id(url: str) -> str | None:
@@ -94,7 +100,7 @@ class ServedEmbedder(EmbedderBase):
         self._local: Embedder | None = None
         self._lock = threading.Lock()
         self.window = remote.window if remote is not None else 256
-        self.ran = "server" if remote is not None else "in process"
+        self.ran = f"on the encoder server at {url}"
         self.path: Path | None = None
         self.n_threads: int | None = None
         self.profile: EncoderProfile | None = remote.profile if remote is not None else None
@@ -114,15 +120,15 @@ class ServedEmbedder(EmbedderBase):
                 local = self._twin()
                 if local is None:
                     raise BackendError(
-                        f"{why} No copy of its model ({self._model_id}) is on this machine to stand in: start the "
-                        "server (bash packaging/server.sh start), or name a local encoder with --embedder "
+                        f"{as_sentence(why)} No copy of its model ({self._model_id}) is on this machine to stand in: "
+                        "start the server (bash packaging/server.sh start), or name a local encoder with --embedder "
                         "(a library switched to another model is re-embedded)."
                     ) from why
-                log.warning("%s Embedding in this process with the same weights (%s) from now on.", why,
-                            self._model_id)
+                log.warning("%s Embedding in this process with the same weights (%s) from now on.",
+                            as_sentence(why), self._model_id)
                 self._local = local
                 self.profile = local.profile
-                self.ran = "in process"
+                self.ran = f"in process: the encoder server at {self.url} did not answer"
                 remote, self._remote = self._remote, None
                 if remote is not None:
                     remote.close()
@@ -197,8 +203,8 @@ def open_served_embedder(url: str, *, n_threads: int | None = None, n_gpu_layers
     except ServerUnavailable as exc:
         known = remembered_id(_normal(url))
         if known is None:
-            raise BackendError(f"{exc} Its model is not known here yet (it was never reached from this machine), "
-                               "so no local copy can stand in.") from exc
+            raise BackendError(f"{as_sentence(exc)} Its model is not known here yet (it was never reached from "
+                               "this machine), so no local copy can stand in.") from exc
         served = ServedEmbedder(url, None, known, twin(known))
         served._fallback(exc)
         return served
@@ -206,4 +212,4 @@ def open_served_embedder(url: str, *, n_threads: int | None = None, n_gpu_layers
     return ServedEmbedder(url, remote, remote.model_id, twin(remote.model_id))
 
 
-__all__ = ["ServedEmbedder", "local_twin", "open_served_embedder", "remember_id", "remembered_id"]
+__all__ = ["ServedEmbedder", "as_sentence", "local_twin", "open_served_embedder", "remember_id", "remembered_id"]
