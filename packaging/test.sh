@@ -17,4 +17,5 @@ if [ "${SHELFWISE_SERVER_BUILD:-1}" != 0 ]; then
   bash packaging/server.sh build
 fi
 export QT_QPA_PLATFORM=offscreen
-exec .venv/bin/python -m pytest -q "$@"
+# the slowest tests are listed at the end, so a suite that outgrows its budget says where the time went
+exec .venv/bin/python -m pytest -q --durations=20 "$@"
