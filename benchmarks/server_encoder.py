@@ -58,14 +58,14 @@ def binary() -> str:
 
 
 @contextlib.contextmanager
-def server(model: Path, slots: int, threads: int) -> Iterator[str]:
+def server(model: Path, slots: int, threads: int, ubatch: int = 0) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     ctx = slots * 512
     proc = subprocess.Popen([binary(), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                              "--threads", str(threads), "--embedding", "--pooling", "mean", "--parallel", str(slots),
-                             "--ctx-size", str(ctx), "--batch-size", str(ctx), "--ubatch-size", str(ctx),
+                             "--ctx-size", str(ctx), "--batch-size", str(ctx), "--ubatch-size", str(ubatch or ctx),
                              "--alias", f"{model.name}:{sha256_of(model)[:16]}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -127,6 +127,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ubatch", type=int, default=0, help="the server's --ubatch-size (default: slots x 512)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     model = resolve_embedder(args.encoder)
@@ -140,7 +141,7 @@ def main() -> None:
     rows = [{"mode": "in process", "slots": 0, "clients": 1, "seconds": round(local_s, 2),
              "texts_per_s": round(len(texts) / local_s, 1), "tokens_per_s": round(tokens / local_s)}]
     for slots in [int(s) for s in args.slots.split(",")]:
-        with server(model, slots, args.threads) as url:
+        with server(model, slots, args.threads, args.ubatch) as url:
             run_clients(url, texts[:8], 1, args.batch)  # warm
             got, secs, lat, failed = run_clients(url, texts, args.clients, args.batch)
         cos = (got * want).sum(axis=1)
@@ -155,7 +156,8 @@ def main() -> None:
         r["vs_in_process"] = round(rows[0]["seconds"] / r["seconds"], 2)
         if first_server is not None and r["mode"] == "server":
             r["vs_first_server_row"] = round(first_server["seconds"] / r["seconds"], 2)
-    report = {"encoder": model.name, "texts": len(texts), "tokens": tokens, "threads": args.threads,
+    report = {"encoder": model.name, "ubatch": args.ubatch or "slots x 512",
+              "texts": len(texts), "tokens": tokens, "threads": args.threads,
               "batch": args.batch, "load_avg": os.getloadavg(), "rows": rows}
     if args.json:
         print(json.dumps(report, indent=1))

@@ -192,7 +192,7 @@ def _normal(url: str) -> str:
 
 
 def open_served_embedder(url: str, *, n_threads: int | None = None, n_gpu_layers: int = -1,
-                         timeout: float = 60.0, retries: int = 2) -> ServedEmbedder:
+                         timeout: float = 300.0, retries: int = 2) -> ServedEmbedder:
     """The encoder server at ``url`` with its fallback (the module doc). Raises :class:`BackendError` when the
     server cannot be reached and this machine has no copy of the model it last served."""
     def twin(model_id: str) -> Callable[[], Embedder | None]:
