@@ -448,3 +448,17 @@ def test_the_judge_on_the_server_reads_the_pairs_the_in_process_judge_reads() ->
     np.testing.assert_allclose(short, want[question], atol=0.1)
     np.testing.assert_allclose(long, want[long_query], atol=0.1)
     assert np.argsort(-short).tolist() == np.argsort(-want[question]).tolist()
+
+
+@pytest.mark.model
+def test_shelfwise_models_names_the_encoder_server(fake: tuple[str, _Fake], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+
+    url, f = fake
+    out = CliRunner().invoke(main, ["--db", str(tmp_path / "lib.db"), "--embedder", url, "models", "--json"])
+    assert out.exit_code == 0, out.output
+    emb = json.loads(out.output[out.output.index("{"):])["embedder"]
+    assert emb["server"] and emb["model_id"] == f.alias and emb["dim"] == DIM
+    assert emb["path"] == f"on the encoder server at {url}"

@@ -40,7 +40,7 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
     from shelfwise.core.models.encoders.chunked_zip import SupplyError
     from shelfwise.core.models.encoders.embedder import Embedder
     from shelfwise.core.models.encoders.embeddinggemma import install
-    from shelfwise.core.models.factory import make_backend
+    from shelfwise.core.models.factory import make_backend, make_embedder
     from shelfwise.core.models.llama.engine import gpu_offload_supported
 
     if eg_wheels is not None:
@@ -64,11 +64,14 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
         files = check_model_files(replace(settings, embedder_path=new_lib))
     backend = make_backend(settings)
     own = library_encoder_of(ctx)
-    emb = Embedder(new_lib, n_threads=settings.n_threads)
+    emb = make_embedder(new_lib, n_threads=settings.n_threads)  # an http:// URL: the encoder server
+    local = emb if isinstance(emb, Embedder) else None
     info: dict[str, Any] = {
         "generative": backend.info() if hasattr(backend, "info") else {"name": backend.name},
-        "embedder": {"name": new_lib, "model_id": emb.model_id, "dim": emb.dim, "path": str(emb.path),
-                     "n_gpu_layers": emb.n_gpu_layers,
+        "embedder": {"name": new_lib, "model_id": emb.model_id,
+                     "dim": local.dim if local is not None else int(emb.embed_one("dim").shape[0]),
+                     "path": str(local.path) if local is not None else emb.ran,
+                     "n_gpu_layers": local.n_gpu_layers if local is not None else 0, "server": local is None,
                      "for": "new libraries" if settings.embedder_path is None else "this command"},
         "library": {"path": str(own[0]), "embedder": own[1]} if own is not None else None,
         "gpu_offload": gpu_offload_supported(),
@@ -79,10 +82,11 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
         t0 = time.perf_counter()
         text = "".join(backend.generate("The capital of France is", max_tokens=3))
         vec = emb.embed(["Shelfwise checks its embedder."])
-        info["check"] = {"ok": bool(vec.shape == (1, emb.dim)), "generated": text,
+        dim = info["embedder"]["dim"]
+        info["check"] = {"ok": bool(vec.shape == (1, dim)), "generated": text,
                          "seconds": round(time.perf_counter() - t0, 2), "files": files}
         if not info["check"]["ok"]:
-            raise click.ClickException(f"the embedder returned {vec.shape}, not (1, {emb.dim})")
+            raise click.ClickException(f"the embedder returned {vec.shape}, not (1, {dim})")
     emb.close()
     click.echo(json.dumps(info, indent=1, default=str) if as_json else table(info))
 
@@ -105,7 +109,7 @@ def table(info: dict[str, Any]) -> str:
     gen = info["generative"]
     where = "GPU" if gen.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
     emb = info["embedder"]
-    emb_where = "GPU" if emb.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
+    emb_where = "server" if emb.get("server") else "GPU" if emb.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
     rows = [("answer model", str(gen.get("model", gen.get("name", ""))),
              f"{gen['n_params'] / 1e6:.0f}M parameters" if "n_params" in gen else str(gen.get("url", "")),
              where if "n_params" in gen else "server", str(gen.get("path", "")))]
@@ -164,6 +168,8 @@ def check_model_files(settings: Settings) -> dict[str, str]:
                 raise BackendError(f"EmbeddingGemma ({path}) does not match its recorded sha256: the file is "
                                    f"damaged; install it again with: {INSTALL_COMMAND}")
             out["embedder"] = "sha256 matches its record"
+        elif spec.lower().startswith(("http://", "https://")):
+            out["embedder"] = "on the encoder server (its file is checked there)"
         elif spec.lower() == "minilm":
             out["embedder"] = "sha256 matches its record (checked at every load)"
         else:
