@@ -130,10 +130,13 @@ def switch_estimate(store: Store, embedder: Embedder, sample: int = 8) -> Switch
 
 def measure_switch(store: Store, spec: str, n_threads: int | None = None) -> SwitchEstimate:
     """:func:`switch_estimate` with the encoder ``spec`` loaded for it (and closed after)."""
-    from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
+    from shelfwise.core.models.factory import make_embedder
 
-    with LlamaEmbedder(spec, n_threads=n_threads) as embedder:
+    embedder = make_embedder(spec, n_threads=n_threads)  # an http:// URL: the encoder server's rate
+    try:
         return replace(switch_estimate(store, embedder), encoder=canonical(spec))
+    finally:
+        embedder.close()
 
 
 def _tokens(embedder: Embedder, texts: list[str]) -> int:
