@@ -80,12 +80,13 @@ def test_ask_on_a_full_disk_does_not_say_an_ingest_is_running(indexed: Path, tmp
     disk = tmp_path / "disk"
     disk.mkdir()
     # a small file system holding the library, filled up while another program (the window, a search) has the
-    # library open, so its -wal and -shm files exist: a private tmpfs seen by these processes only
+    # library open, so its -wal and -shm files exist: a private tmpfs seen by these processes only (the holder's
+    # output goes to /dev/null: holding the test's pipes, it made the run wait out its two minutes)
     holder = ("import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); "
               "c.execute('SELECT count(*) FROM nodes').fetchall(); time.sleep(120)")
     wrap = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
             'mount -t tmpfs -o size=64m tmpfs "$0" && cp -a "$1"/. "$0"/ && '
-            '("$2" -c "$3" "$0/lib.db" &) && sleep 2 && '
+            '("$2" -c "$3" "$0/lib.db" >/dev/null 2>&1 &) && sleep 2 && '
             '(dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; true) && shift 3 && exec "$@"',
             str(disk), str(lib.parent), sys.executable, holder]
     r = subprocess.run([*wrap, SHELFWISE, "--db", str(disk / lib.name), "ask", "How many days of annual leave?",
