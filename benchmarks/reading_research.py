@@ -98,39 +98,14 @@ def in_documents(snap: Snapshot, node_id: int, documents: set[int]) -> bool:
 
 
 def prior_for(snap: Snapshot, turn: Turn, rule: ReadingRule) -> dict[int, float]:
-    """Node id -> logit for the branches the last turn was in: its documents (and the topic clusters above them)
-    and everything inside them get ``document_bonus``, its sections and what they hold ``section_bonus`` more,
-    its cited passages ``passage_bonus`` more. Nodes no longer in the tree are skipped."""
+    """The core's prior (:func:`~shelfwise.core.conversation.reading.prior_for`: the last turn's documents and
+    sections), plus ``passage_bonus`` on its cited passages. Nodes no longer in the tree are skipped."""
     rule = _research(rule)
-    prior: dict[int, float] = {}
-
-    def add(node_id: int, bonus: float) -> None:
-        if bonus:
-            prior[node_id] = prior.get(node_id, 0.0) + bonus
-
-    cited = [nid for nid in history_nodes(turn) if nid in snap.nodes]
-    docs: dict[int, None] = {}
-    sections: dict[int, None] = {}
-    for nid in cited:
-        for a in snap.ancestors(nid):
-            if a.kind in ("document", "cluster"):
-                docs.setdefault(a.id)
-            elif a.kind == "section" and snap.section_of(nid) is a:
-                sections.setdefault(a.id)
-    for top, bonus in ((docs, rule.document_bonus), (sections, rule.section_bonus)):
-        if not bonus:
-            continue
-        for nid in top:
-            if snap.nodes[nid].kind == "cluster":
-                add(nid, bonus)
-                continue
-            stack = [nid]
-            while stack:
-                n = stack.pop()
-                add(n, bonus)
-                stack.extend(snap.nodes[n].children)
-    for nid in cited:
-        add(nid, rule.passage_bonus)
+    prior = core_reading.prior_for(snap, turn, rule)
+    if rule.passage_bonus:
+        for nid in history_nodes(turn):
+            if nid in snap.nodes:
+                prior[nid] = prior.get(nid, 0.0) + rule.passage_bonus
     return prior
 
 
