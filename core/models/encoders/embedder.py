@@ -178,6 +178,35 @@ class SymmetricEncoder(EmbedderBase):
         return self.embed([query, *texts])
 
 
+class PromptedEncoder(SymmetricEncoder):
+    """An encoder that frames each text with its family's prompts (:class:`EncoderProfile`) before
+    ``_embed(texts, prompts)``: the in-process :class:`Embedder` and the encoder server's client
+    (``core/models/remote/embedder.py``) frame alike through these methods, so their vectors can match."""
+
+    profile: EncoderProfile
+
+    def _embed(self, texts: Sequence[str], prompts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_documents(self, texts: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
+        """L2-normalised vectors of stored texts (each with the document prompt, its title where given), float32,
+        shape ``(len(texts), dim)``, in input order."""
+        titles = titles if titles is not None else [None] * len(texts)
+        return self._embed(texts, [self.profile.document_prefix(t) for t in titles])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of stored texts: :meth:`embed_documents` without titles."""
+        return self.embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised vectors of questions (each with the query prompt), float32, in input order."""
+        return self._embed(texts, [self.profile.query_prompt] * len(texts))
+
+    def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """Rows ``[query, *texts]`` in one call (each call has a fixed cost), each side with its prompt."""
+        return self._embed([query, *texts], [self.profile.query_prompt] + [self.profile.document_prefix()] * len(texts))
+
+
 MINILM = EncoderProfile("minilm", languages=("en",))  # trained on English pairs
 # The prompts of EmbeddingGemma's config_sentence_transformers.json (retrieval: query / document).
 EMBEDDINGGEMMA = EncoderProfile("embeddinggemma", "task: search result | query: ", "title: {title} | text: ")
@@ -207,7 +236,7 @@ def resolve_embedder(spec: str | Path | None) -> Path:
 QUERY_CACHE = 16  # question vectors kept by Embedder.embed_query
 
 
-class Embedder(EmbedderBase):
+class Embedder(PromptedEncoder):
     """Sentence vectors from an embedding GGUF run by llama.cpp (default: EmbeddingGemma-300M, see resolve_embedder).
 
     One class for every encoder family: the file's architecture picks its :class:`EncoderProfile` (the prompts
@@ -367,20 +396,6 @@ class Embedder(EmbedderBase):
         out /= np.maximum(norms, 1e-12)
         return out
 
-    def embed_documents(self, texts: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
-        """L2-normalised vectors of stored texts (each with the document prompt, its title where given), float32,
-        shape ``(len(texts), dim)``, in input order."""
-        titles = titles if titles is not None else [None] * len(texts)
-        return self._embed(texts, [self.profile.document_prefix(t) for t in titles])
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of stored texts: :meth:`embed_documents` without titles."""
-        return self.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised vectors of questions (each with the query prompt), float32, in input order."""
-        return self._embed(texts, [self.profile.query_prompt] * len(texts))
-
     def embed_query(self, text: str) -> np.ndarray:
         """One question's vector, shape ``(dim,)``. The last :data:`QUERY_CACHE` questions' vectors are kept: a
         conversation's follow-up embeds its question for the topic-shift test and again as the walk's question
@@ -407,10 +422,6 @@ class Embedder(EmbedderBase):
     def embed_one(self, text: str) -> np.ndarray:
         """One stored text's vector, shape ``(dim,)``."""
         return self.embed([text])[0]
-
-    def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """Rows ``[query, *texts]`` in one call (each call has a fixed cost), each side with its prompt."""
-        return self._embed([query, *texts], [self.profile.query_prompt] + [self.profile.document_prefix()] * len(texts))
 
     def close(self) -> None:
         """Free the llama.cpp context and model (idempotent)."""
@@ -441,5 +452,6 @@ class Embedder(EmbedderBase):
 
 
 __all__ = ["BUNDLED_FILE", "EMBEDDER_NAMES", "EMBEDDINGGEMMA", "MINILM", "EmbedTiming", "Embedder", "EncoderProfile",
+           "PromptedEncoder",
            "SymmetricEncoder",
            "bundled_embedder_path", "bundled_source_dir", "resolve_embedder"]

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM, EncoderProfile, SymmetricEncoder
+from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM, EncoderProfile, PromptedEncoder
 
 START_HINT = "bash packaging/server.sh start (see docs/server.md)"
 _ALIAS = re.compile(r"^(?P<file>[^:/\\]+\.gguf):(?P<sha>[0-9a-f]{16})$")
@@ -109,7 +109,7 @@ def cut_points(text: str, body_max: int) -> list[int]:
         cut *= 4
 
 
-class RemoteEmbedder(SymmetricEncoder):
+class RemoteEmbedder(PromptedEncoder):
     """Sentence vectors from a ``llama-server --embedding`` (see the module doc).
 
     ``url`` is the server (``http://host:port``); ``window`` is the tokens a text is cut to, specials included (the
@@ -250,19 +250,6 @@ class RemoteEmbedder(SymmetricEncoder):
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)
         return out
-
-    def embed_documents(self, texts: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
-        titles = titles if titles is not None else [None] * len(texts)
-        return self._embed(texts, [self.profile.document_prefix(t) for t in titles])
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts, [self.profile.query_prompt] * len(texts))
-
-    def embed_query_and_documents(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        return self._embed([query, *texts], [self.profile.query_prompt] + [self.profile.document_prefix()] * len(texts))
 
     def close(self) -> None:
         """Close the connections (idempotent)."""
