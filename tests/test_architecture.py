@@ -341,8 +341,7 @@ PROBES_ALLOWED = {
     ("core/ingestion/lock.py", "exc"): "an exception's attributes (sqlite3 error code)",
     ("core/models/llama/logs.py", "h"): "a logging handler Shelfwise marked",
     ("core/models/llama/engine.py", "self"): "close() of a half-built instance",
-    ("core/models/encoders/embedder.py", "self"): "close() of a half-built instance",
-    ("core/models/encoders/cross_encoder.py", "self"): "close() of a half-built instance",
+    ("core/models/encoders/llama_encoder.py", "self"): "close() of a half-built instance",
 }
 def attribute_probes(root: Path = ROOT, folder: str = "core") -> list[tuple[str, str, int]]:
     """Every ``getattr(x, ...)``/``hasattr(x, ...)`` under ``folder``: (file, the source of ``x``, line)."""

@@ -364,9 +364,9 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _alias(path: Path) -> str:
-    from shelfwise.core.models.llama.bundled import sha256_of
+    from shelfwise.core.models.gguf_meta import encoder_model_id
 
-    return f"{path.name}:{sha256_of(path)[:16]}"
+    return encoder_model_id(path)
 
 
 @pytest.mark.model

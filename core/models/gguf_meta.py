@@ -121,6 +121,22 @@ def require_kind(path: Path, kind: Kind, role: str) -> str:
                        "generative GGUF with --model (encoders go with --embedder)")
 
 
+def sha256_of(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def encoder_model_id(path: Path) -> str:
+    """An encoder's identity as stored beside its vectors and judge scores: ``FILE:SHA16`` (the file's name and the
+    first 16 hex digits of its sha256). ``packaging/server.sh`` gives a served encoder the same id (``--alias``),
+    so vectors from the server and from the same file in process are one model's."""
+    return f"{path.name}:{sha256_of(path)[:16]}"
+
+
 IDENTITY_HEAD = 4 << 20  # the header (metadata, tokenizer, tensor table) and the first weights
 IDENTITY_SAMPLES = 32  # chunks of the weights read at even steps through the rest of the file
 IDENTITY_CHUNK = 64 << 10

@@ -225,7 +225,8 @@ def test_a_bundled_model_of_random_bytes_is_reassembled_and_a_flipped_one_is_rep
 
 
 def test_a_users_gguf_that_does_not_match_its_sha256_file_fails_the_check(tmp_path: Path) -> None:
-    from shelfwise.core.models.llama.bundled import bundled_model_path, sha256_of
+    from shelfwise.core.models.gguf_meta import sha256_of
+    from shelfwise.core.models.llama.bundled import bundled_model_path
 
     mine = tmp_path / "mine.gguf"
     shutil.copy(bundled_model_path(), mine)

@@ -16,20 +16,18 @@ leaves one float per sequence, read with ``llama_get_embeddings_seq``.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.encoders.llama_encoder import EncoderContext, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.models.encoders.pair_frame import PAIR_TOKENS, QUERY_TOKENS, PairFrame, pair_tokens
+from shelfwise.core.models.gguf_meta import encoder_model_id
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 
 JUDGE_GLOB = "shelfwise-judge-*.gguf"
@@ -52,7 +50,7 @@ def bundled_judge_path() -> Path:
 
 # ggml's levels in the llama.cpp that llama-cpp-python 0.3.x builds: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
 # (llama-cpp-python's own callback maps an older enum, so its "errors only" still prints warnings).
-class Judge:
+class Judge(LoadedEncoder):
     """Scores (query, text) pairs with a cross-encoder GGUF through llama.cpp's batch API.
 
     ``batch_tokens`` caps the tokens of one ``llama_encode`` and ``max_seqs`` the pairs in it. Calls are
@@ -70,13 +68,13 @@ class Judge:
         import llama_cpp
 
         self._ll = llama_cpp
+        self._what = "judge"
         self._lock = threading.Lock()
         path = Path(model_path) if model_path is not None else bundled_judge_path()
         if not path.is_file():
             raise BackendError(f"judge model not found: {path}")
         self.path = path
-        h = hashlib.sha256(path.read_bytes()).hexdigest()
-        self._model_id = f"{path.name}:{h[:16]}"
+        self._model_id = encoder_model_id(path)
         if verbose:
             logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
         self._model: llama_cpp.llama_model_p | None = load_model(path, "judge")
@@ -112,23 +110,14 @@ class Judge:
         return self._model_id
 
     # -- tokenization -------------------------------------------------------------------------------------------
-    def _raw_tokens(self, text: str, cap: int) -> list[int]:
-        if self._model is None:  # the vocabulary went with the model: tokenizing would crash the process
-            raise BackendError("judge is closed")
+    def _text_tokens(self, text: str, cap: int) -> list[int]:
         # Each token covers at least one character, and rarely more than ~8: clip long texts before tokenizing.
-        data = text[: cap * 8].encode("utf-8", errors="replace")
-        n_max = max(8, len(data) + 8)
-        while True:
-            buf = (self._ll.llama_token * n_max)()
-            n = self._ll.llama_tokenize(self._vocab, data, len(data), buf, n_max, False, False)
-            if n >= 0:
-                return list(buf[:n])
-            n_max = -n
+        return self._raw_tokens(text[: cap * 8].encode("utf-8", errors="replace"), False)
 
     def pairs(self, query: str, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of every ``(query, text)`` pair as the judge reads them."""
-        q = self._raw_tokens(query, self.frame.query_tokens)
-        return [pair_tokens(q, self._raw_tokens(t, self.frame.pair_tokens), self.frame) for t in texts]
+        q = self._text_tokens(query, self.frame.query_tokens)
+        return [pair_tokens(q, self._text_tokens(t, self.frame.pair_tokens), self.frame) for t in texts]
 
     # -- scoring ------------------------------------------------------------------------------------------------
     def score_tokens(self, seqs: list[list[int]]) -> np.ndarray:
@@ -151,27 +140,6 @@ class Judge:
     def probabilities(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """sigmoid of :meth:`score` (uncalibrated P(relevant))."""
         return sigmoid(self.score(query, texts))
-
-    def close(self) -> None:
-        """Free the llama.cpp context and model (idempotent)."""
-        with self._lock:
-            enc = getattr(self, "_enc", None)
-            if enc is not None:
-                enc.close()
-            self._enc = None
-            if getattr(self, "_model", None):
-                self._ll.llama_model_free(self._model)
-            self._model = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
 
 
 __all__ = ["JUDGE_GLOB", "Judge", "PairFrame", "bundled_judge_path", "pair_tokens", "sigmoid"]

@@ -14,8 +14,6 @@ packed batch), and llama.cpp mean-pools each sequence; vectors come back L2-norm
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import threading
@@ -25,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 
@@ -36,8 +33,9 @@ from shelfwise.core.models.encoders.convert import (
     bundled_source_dir,
     convert,
 )
-from shelfwise.core.models.encoders.llama_encoder import EncoderContext, gpu_layers, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, gpu_layers, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
+from shelfwise.core.models.gguf_meta import encoder_model_id, sha256_of
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
@@ -46,14 +44,6 @@ BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
 _convert_lock = threading.Lock()
 # [CLS] hello , world [SEP] in the bert-base-uncased vocabulary all-MiniLM-L6-v2 uses.
 _VERIFY_IDS = [101, 7592, 1010, 2088, 102]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _source_stamp(src: Path) -> dict[str, object]:
@@ -81,7 +71,7 @@ def _is_current(path: Path, stamp: dict[str, object] | None) -> bool:
         return False
     if stamp is not None and info.get("source") != stamp:
         return False
-    return info.get("sha256") == _sha256(path)
+    return info.get("sha256") == sha256_of(path)
 
 
 def bundled_embedder_path() -> Path:
@@ -108,7 +98,7 @@ def bundled_embedder_path() -> Path:
             "converter_version": CONVERTER_VERSION,
             "source": stamp,
             "bytes": out.stat().st_size,
-            "sha256": _sha256(out),
+            "sha256": sha256_of(out),
         }
         tmp = out.with_name(f"{out.name}.{os.getpid()}.json.tmp")
         tmp.write_text(json.dumps(info, indent=1), encoding="utf-8")
@@ -236,7 +226,7 @@ def resolve_embedder(spec: str | Path | None) -> Path:
 QUERY_CACHE = 16  # question vectors kept by Embedder.embed_query
 
 
-class Embedder(PromptedEncoder):
+class Embedder(LoadedEncoder, PromptedEncoder):
     """Sentence vectors from an embedding GGUF run by llama.cpp (default: EmbeddingGemma-300M, see resolve_embedder).
 
     One class for every encoder family: the file's architecture picks its :class:`EncoderProfile` (the prompts
@@ -268,6 +258,7 @@ class Embedder(PromptedEncoder):
         import llama_cpp
 
         self._ll = llama_cpp
+        self._what = "embedder"
         path = resolve_embedder(model_path)
         if not path.is_file():
             raise BackendError(f"embedder model not found: {path}")
@@ -277,7 +268,7 @@ class Embedder(PromptedEncoder):
         self.window = window
         self.batch_tokens = max(batch_tokens, window)
         self._lock = threading.Lock()
-        self._model_id = f"{path.name}:{_sha256(path)[:16]}"
+        self._model_id = encoder_model_id(path)
         self.timing = EmbedTiming()
 
         self._model: llama_cpp.llama_model_p | None = load_model(path, "embedder", n_gpu_layers)
@@ -316,17 +307,6 @@ class Embedder(PromptedEncoder):
         return self._model_id
 
     # -- tokenization -------------------------------------------------------------------------------------------
-    def _raw_tokens(self, data: bytes, add_special: bool) -> list[int]:
-        if self._model is None:  # the vocabulary went with the model: tokenizing would crash the process
-            raise BackendError("embedder is closed")
-        n_max = max(8, len(data) + 8)
-        while True:
-            buf = (self._ll.llama_token * n_max)()
-            n = self._ll.llama_tokenize(self._vocab, data, len(data), buf, n_max, add_special, False)
-            if n >= 0:
-                return list(buf[:n])
-            n_max = -n
-
     def _special_frame(self) -> tuple[list[int], list[int]]:
         """The special tokens the model puts before and after a text (BERT: [CLS] and [SEP])."""
         plain = self._raw_tokens(b"hello", False)
@@ -422,33 +402,6 @@ class Embedder(PromptedEncoder):
     def embed_one(self, text: str) -> np.ndarray:
         """One stored text's vector, shape ``(dim,)``."""
         return self.embed([text])[0]
-
-    def close(self) -> None:
-        """Free the llama.cpp context and model (idempotent)."""
-        lock = getattr(self, "_lock", None)
-        if lock is not None:
-            lock.acquire()
-        try:
-            enc = getattr(self, "_enc", None)
-            if enc is not None:
-                enc.close()
-            self._enc = None
-            if getattr(self, "_model", None):
-                self._ll.llama_model_free(self._model)
-            self._model = None
-        finally:
-            if lock is not None:
-                lock.release()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # interpreter shutdown may have torn llama_cpp down already
-            self.close()
 
 
 __all__ = ["BUNDLED_FILE", "EMBEDDER_NAMES", "EMBEDDINGGEMMA", "MINILM", "EmbedTiming", "Embedder", "EncoderProfile",

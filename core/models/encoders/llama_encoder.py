@@ -13,9 +13,12 @@ batch, so batches stay small.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
@@ -170,6 +173,58 @@ class EncoderContext:
             self._ctx = None
 
 
+class LoadedEncoder:
+    """What the sentence embedder and the relevance judge share once their model is loaded: the llama.cpp module,
+    the model and its vocabulary, an :class:`EncoderContext`, a lock that serialises calls, tokenizing with the
+    vocabulary, and freeing the context and the model exactly once (``close``, ``with``, or when collected)."""
+
+    _what: str  # "embedder" / "judge": named in the errors
+    _ll: ModuleType
+    _lock: threading.Lock
+    _model: llama_cpp.llama_model_p | None
+    _enc: EncoderContext | None
+    _vocab: llama_cpp.llama_vocab_p
+
+    def _raw_tokens(self, data: bytes, add_special: bool) -> list[int]:
+        """The vocabulary's token ids for UTF-8 ``data`` (with the model's special tokens when ``add_special``)."""
+        if self._model is None:  # the vocabulary went with the model: tokenizing would crash the process
+            raise BackendError(f"{self._what} is closed")
+        n_max = max(8, len(data) + 8)
+        while True:
+            buf = (self._ll.llama_token * n_max)()
+            n = self._ll.llama_tokenize(self._vocab, data, len(data), buf, n_max, add_special, False)
+            if n >= 0:
+                return list(buf[:n])
+            n_max = -n
+
+    def close(self) -> None:
+        """Free the llama.cpp context and model (idempotent; safe on a half-built object)."""
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.acquire()
+        try:
+            enc = getattr(self, "_enc", None)
+            if enc is not None:
+                enc.close()
+            self._enc = None
+            if getattr(self, "_model", None):
+                self._ll.llama_model_free(self._model)
+            self._model = None
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown may have torn llama_cpp down already
+            self.close()
+
+
 def meta_str(model: object, key: str) -> str:
     """A string value of a loaded model's GGUF metadata ("" when absent; booleans read "true"/"false")."""
     import ctypes
@@ -181,4 +236,4 @@ def meta_str(model: object, key: str) -> str:
     return buf.value.decode("utf-8", "replace") if n >= 0 else ""
 
 
-__all__ = ["EncoderContext", "load_model", "meta_str", "pack"]
+__all__ = ["EncoderContext", "LoadedEncoder", "load_model", "meta_str", "pack"]

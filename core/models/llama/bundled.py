@@ -11,12 +11,12 @@ file lies beside it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from types import ModuleType
 
 from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.gguf_meta import sha256_of
 from shelfwise.core.paths import models_dir
 
 BUNDLED_FILENAME = "gemma-3-270m-q4_k_m.gguf"
@@ -56,14 +56,6 @@ def is_bundled_model_valid(path: Path, expected_sha256: str) -> bool:
         return path.stat().st_size == recorded[1]
     except OSError:
         return False
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _header_ok(path: Path) -> bool:
