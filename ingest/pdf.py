@@ -198,12 +198,18 @@ def _loc(item: Block | TableItem, page: int, ocr_pages: set[int]) -> Location:
     return Location(page=page)
 
 
-def _emit(builder: OutlineBuilder, item: Block | TableItem, page: int, ocr_pages: set[int]) -> None:
-    loc = _loc(item, page, ocr_pages)
+def _emit(
+    builder: OutlineBuilder, item: Block | TableItem, page: int, ocr_pages: set[int], drop: Furniture | None = None
+) -> None:
     if isinstance(item, TableItem):
-        builder.table(item.rows, loc)
-    else:
-        builder.paragraph(item.text, loc)
+        builder.table(item.rows, _loc(item, page, ocr_pages))
+        return
+    if drop is not None:  # a running header's words set again on a cover or title page
+        lines = drop.strip_echoes(item.lines)
+        if not lines:
+            return
+        item = Block(lines) if len(lines) != len(item.lines) else item
+    builder.paragraph(item.text, _loc(item, page, ocr_pages))
 
 
 def _entry_y(pt: PageText, items: list[Block | TableItem], title: str, y: float | None, vague: bool = False) -> float:
@@ -274,7 +280,7 @@ def _build_from_outline(
                 last_title = ""  # the heading's own line on the page: already the section title
                 continue
             last_title = ""
-            _emit(builder, item, pt.number, ocr_pages)
+            _emit(builder, item, pt.number, ocr_pages, drop)
         for _y, (level, title, page, _p) in pending:
             builder.heading(title, level, Location(page=page))
 
@@ -321,7 +327,7 @@ def _build_from_layout(
             for ln in item.lines:
                 heads_here = starts.get(id(ln))
                 if heads_here:
-                    _emit_lines(builder, run, pt.number, ocr_pages, listings.pages)
+                    _emit_lines(builder, run, pt.number, ocr_pages, listings.pages, drop)
                     run = []
                     for head in heads_here:
                         if head.repeat:
@@ -330,11 +336,12 @@ def _build_from_layout(
                         builder.heading(head.title, head.level, Location(page=pt.number))
                 elif id(ln) not in inside:
                     run.append(ln)
-            _emit_lines(builder, run, pt.number, ocr_pages, listings.pages)
+            _emit_lines(builder, run, pt.number, ocr_pages, listings.pages, drop)
     return first
 
 
-def _emit_lines(builder: OutlineBuilder, lines: list[Line], page: int, ocr_pages: set[int], skip: set[int]) -> None:
+def _emit_lines(
+    builder: OutlineBuilder, lines: list[Line], page: int, ocr_pages: set[int], skip: set[int], drop: Furniture
+) -> None:
     if lines and page not in skip:
-        block = Block(lines)
-        builder.paragraph(block.text, _loc(block, page, ocr_pages))
+        _emit(builder, Block(lines), page, ocr_pages, drop)

@@ -336,11 +336,32 @@ class Furniture:
     def __contains__(self, key: object) -> bool:
         return key in self.keys
 
+    def strip_echoes(self, lines: list[Line]) -> list[Line]:
+        """``lines`` less the body lines that repeat a running header or footer: a line, or a run of up to
+        ``ECHO_MAX_LINES`` consecutive lines, whose text is a running text of at least 4 letters (a cover or title
+        page setting the title its pages carry as a header: Debian's title page, the IBM redpaper's covers). Only
+        passage text is filtered; headings are detected before (a chapter's heading that its footer repeats stays)."""
+        if not self.keys or not lines:
+            return lines
+        out: list[Line] = []
+        i = 0
+        while i < len(lines):
+            for n in range(min(ECHO_MAX_LINES, len(lines) - i), 0, -1):
+                key = running_key(" ".join(ln.text for ln in lines[i:i + n]))
+                if key in self.keys and sum(ch.isalpha() for ch in key) >= 4:
+                    i += n
+                    break
+            else:
+                out.append(lines[i])
+                i += 1
+        return out
+
 
 def _slot(ln: Line) -> tuple[int, float]:
     return (round(ln.y0 / 4), ln.style)
 
 
+ECHO_MAX_LINES = 3  # a running title set over this many lines on a cover is still its echo
 RUNNING_MIN_PAGES = 3  # a margin text on this many pages is furniture; docs/eval/tree-quality.md
 SLOT_SHARE = 0.3  # a margin position holding running lines on this share of pages is furniture on every page
 

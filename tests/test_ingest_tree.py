@@ -206,3 +206,43 @@ def test_word_file_without_heading_styles(tmp_path: Path) -> None:
     d.save(str(path))
     assert _sections(parse(path)) == [
         (1, "SERVICE AGREEMENT"), (1, "1. SCOPE"), (2, "1.1. The supplier must:"), (1, "2. PRICE")]
+
+
+@pytest.mark.parametrize("bookmarks", [False, True])
+def test_a_cover_title_that_runs_as_a_header_is_not_a_passage(tmp_path: Path, bookmarks: bool) -> None:
+    """The title page sets the title that every page carries as its running footer (Debian's reference, the IBM
+    redpaper's covers): it stays the document's title, not a passage; a heading its pages' header repeats stays a
+    section, and a sentence that names the title stays text."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    cover = doc.new_page()
+    cover.insert_text((72, 200), "Grants", fontsize=28, fontname="hebo")
+    cover.insert_text((72, 236), "Handbook", fontsize=28, fontname="hebo")
+    cover.insert_text((72, 280), "Edition 2026, prepared by the funding office", fontsize=11, fontname="helv")
+    toc = []
+    for chapter in ("Funding requests", "Reviews"):
+        for half in range(3):
+            pg = doc.new_page()
+            pg.insert_text((72, 40), chapter, fontsize=9, fontname="helv")
+            pg.insert_text((72, 810), "Grants Handbook", fontsize=9, fontname="helv")
+            y = 100.0
+            if half == 0:
+                pg.insert_text((72, y), chapter, fontsize=20, fontname="hebo")
+                toc.append([1, chapter, doc.page_count])
+                y += 40
+            for i in range(10):
+                line = "Read the Grants Handbook before you apply." if i == 0 and half == 1 else BODY[:90]
+                pg.insert_text((72, y + 20 * i), line, fontsize=10, fontname="helv")
+    if bookmarks:
+        doc.set_toc(toc)
+    path = tmp_path / "handbook.pdf"
+    doc.save(str(path))
+    parsed = parse(path)
+    assert [t for _d, t in _sections(parsed)] == ["Funding requests", "Reviews"]
+    passages = [n.text for n in parsed.nodes() if n.kind == "passage"]
+    assert not any(line.strip() in ("Grants Handbook", "Grants", "Handbook", "Funding requests", "Reviews")
+                   for p in passages for line in p.splitlines())
+    assert any(p.startswith("Edition 2026") for p in passages)  # the rest of the cover is kept
+    assert any("Read the Grants Handbook before you apply." in p for p in passages)
+    assert parsed.title == "Grants Handbook"
