@@ -246,3 +246,42 @@ def test_a_cover_title_that_runs_as_a_header_is_not_a_passage(tmp_path: Path, bo
     assert any(p.startswith("Edition 2026") for p in passages)  # the rest of the cover is kept
     assert any("Read the Grants Handbook before you apply." in p for p in passages)
     assert parsed.title == "Grants Handbook"
+
+
+def test_a_short_guide_keeps_headings_that_end_in_a_preposition_and_its_one_page_subheadings(tmp_path: Path) -> None:
+    """A 6-page guide (as GOV.UK writes them): "Who to talk to" is a heading, not a sentence broken over lines;
+    its three third-level headings, all on one page, each open a paragraph and stay sections, while a diagram's
+    labels in a style of their own (label after label) are still not headings."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    plan = [("Overview", ["Who to talk to", "What you can apply for"]), ("Apply", ["Fees"]),
+            ("Payments", ["Set up payments"]), ("Deposits", ["Cheques"]), ("Diagram", []), ("Close", ["Wills"])]
+    for number, (h1, h2s) in enumerate(plan):
+        page = doc.new_page()
+        page.insert_text((72, 80), h1, fontsize=17, fontname="hebo")
+        y = 110.0
+        if h1 == "Diagram":
+            for label in ("FOR ROWS", "WHERE", "ENFORCED FOR ALL ACCESS", "ENABLE"):
+                page.insert_text((72, y), label, fontsize=11.5, fontname="hebo")
+                y += 16
+        for h2 in h2s:
+            page.insert_text((72, y), h2, fontsize=14, fontname="hebo")
+            y += 24
+            for _ in range(3):
+                page.insert_text((72, y), BODY[:95], fontsize=10, fontname="helv")
+                page.insert_text((72, y + 13), BODY[95:], fontsize=10, fontname="helv")
+                y += 30
+            if number == 2:  # the one page with third-level headings
+                for h3 in ("One-off payment", "Regular payment", "Payment to another account"):
+                    page.insert_text((72, y), h3, fontsize=12, fontname="hebo")
+                    page.insert_text((72, y + 18), BODY[:95], fontsize=10, fontname="helv")
+                    page.insert_text((72, y + 31), BODY[95:], fontsize=10, fontname="helv")
+                    y += 50
+    path = tmp_path / "guide.pdf"
+    doc.save(str(path))
+    assert _sections(parse(path)) == [
+        (1, "Overview"), (2, "Who to talk to"), (2, "What you can apply for"), (1, "Apply"), (2, "Fees"),
+        (1, "Payments"), (2, "Set up payments"), (3, "One-off payment"), (3, "Regular payment"),
+        (3, "Payment to another account"), (1, "Deposits"), (2, "Cheques"), (1, "Diagram"), (1, "Close"),
+        (2, "Wills")]
