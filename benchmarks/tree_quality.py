@@ -282,6 +282,24 @@ def corpus_checks(corpus: Path, db: Path, verbose: bool = False) -> dict:
                                "inside_examples": inside[:10] if verbose else inside[:3]})
     out["furniture"] = furniture_rows
 
+    # 1b. printed contents lines stored in the library (PDFs with an outline, read with it, as a user's are)
+    toc_rows = []
+    for name in sorted(by_doc):
+        if not name.lower().endswith(".pdf"):
+            continue
+        try:
+            with pymupdf.open(str(corpus / name)) as doc:
+                entries = [t for _lv, t, _p, _y in outline_entries(doc, doc.page_count)]
+        except Exception:
+            continue
+        if not entries:
+            continue
+        entry_keys = set().union(*(keys(t) for t in entries))
+        lines = [f"{r[1]} p{r[7]}: {ln.strip()[:100]}" for r in by_doc[name] if r[1] in ("section", "passage")
+                 for ln in (r[5] if r[1] == "section" else r[6]).splitlines() if _is_toc_line(ln, entry_keys)]
+        toc_rows.append({"file": name, "contents_lines": len(lines), "examples": lines[:5]})
+    out["contents"] = toc_rows
+
     # 2. ligatures and wide/narrow forms in any stored title or text
     compat = []
     for name, nodes in by_doc.items():
@@ -341,6 +359,11 @@ def bars(outline_rows: list[dict], checks: dict) -> list[tuple[str, str, str]]:
     furn = sum(r["lines_stored"] for r in checks["furniture"])
     out.append(("corpus PDFs: passage lines holding a running header/footer line = 0",
                 f"{furn} (in {len(checks['furniture'])} PDFs)", _bar(furn == 0)))
+    toc = sum(r["contents_lines"] for r in checks["contents"])
+    per_file = ", ".join(f"{r['file']} {r['contents_lines']}" for r in checks["contents"])
+    out.append(("library, PDFs with bookmarks: printed contents lines stored (sections + passages) = 0",
+                f"{toc} ({per_file})",
+                _bar(toc == 0)))
     out.append(("corpus: stored titles/passages with a ligature or wide/narrow form = 0",
                 f"{checks['compat_nodes']} of {checks['passages']} passages + titles",
                 _bar(checks["compat_nodes"] == 0)))
@@ -398,7 +421,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n| bar | figure | |\n|---|---|---|")
         for name, figure, met in table:
             print(f"| {name} | {figure} | {met} |")
-        print(json.dumps({k: v for k, v in checks.items() if k != "furniture"}, ensure_ascii=False, indent=1))
+        print(json.dumps({k: v for k, v in checks.items() if k not in ("furniture", "contents")}, ensure_ascii=False,
+                         indent=1))
+        for r in checks["contents"]:
+            print(json.dumps(r, ensure_ascii=False))
         for r in checks["furniture"]:
             print(json.dumps(r, ensure_ascii=False))
         result = {"outline": rows, "corpus": checks, "bars": [dict(zip(("bar", "figure", "met"), b, strict=True))

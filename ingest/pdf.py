@@ -2,9 +2,9 @@
 
 Pass 1 reads each page once (``get_text("dict")`` without images; bounded memory: only text lines are kept)
 and finds tables on pages that look tabular (cheap check first, then ``find_tables`` within a time budget).
-Pass 2 drops running headers/footers and builds the tree: from the outline (``get_toc``; a flat outline whose
-titles are numbered like ``2.3.59.1`` is nested by its numbering) or, without one, from headings detected by
-font size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
+Pass 2 drops running headers/footers and printed contents/index pages and builds the tree: from the outline
+(``get_toc``; a flat outline whose titles are numbered like ``2.3.59.1`` is nested by its numbering) or, without
+one, from headings detected by font size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
 """
 
 from __future__ import annotations
@@ -178,7 +178,10 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     first_heading = ""
     if entries:
         first_heading = cover or next((e[1] for e in entries if e[0] == min(x[0] for x in entries)), "")
-        _build_from_outline(builder, pages, entries, drop, ocr_pages)
+        listings = find_listings(pages, drop)  # the bookmarks give the tree; the printed contents are not text
+        if listings.pages:
+            warnings.append(f"printed contents/index pages not stored as text: {page_ranges(sorted(listings.pages))}")
+        _build_from_outline(builder, pages, entries, drop, ocr_pages, listings.pages)
     else:
         first_heading = _build_from_layout(builder, pages, drop, ocr_pages, warnings)
     children = builder.finish()
@@ -253,7 +256,8 @@ def _is_heading_echo(text: str, title: str) -> bool:
 
 
 def _build_from_outline(
-    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: Furniture, ocr_pages: set[int]
+    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: Furniture, ocr_pages: set[int],
+    skip: set[int] | frozenset[int] = frozenset(),
 ) -> None:
     by_page: dict[int, list[Entry]] = {}
     for e in entries:
@@ -280,7 +284,8 @@ def _build_from_outline(
                 last_title = ""  # the heading's own line on the page: already the section title
                 continue
             last_title = ""
-            _emit(builder, item, pt.number, ocr_pages, drop)
+            if pt.number not in skip:  # a printed contents or index page: its headings only
+                _emit(builder, item, pt.number, ocr_pages, drop)
         for _y, (level, title, page, _p) in pending:
             builder.heading(title, level, Location(page=page))
 

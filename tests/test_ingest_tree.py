@@ -285,3 +285,18 @@ def test_a_short_guide_keeps_headings_that_end_in_a_preposition_and_its_one_page
         (1, "Payments"), (2, "Set up payments"), (3, "One-off payment"), (3, "Regular payment"),
         (3, "Payment to another account"), (1, "Deposits"), (2, "Cheques"), (1, "Diagram"), (1, "Close"),
         (2, "Wills")]
+
+
+def test_printed_contents_are_not_stored_when_bookmarks_give_the_tree(manual: Path, tmp_path: Path) -> None:
+    """The same manual with bookmarks: the tree comes from them, and the printed contents page is still not text."""
+    import pymupdf
+
+    path = tmp_path / "bookmarked.pdf"
+    with pymupdf.open(str(manual)) as doc:
+        doc.set_toc([[1, f"{n} {t}", 3 + 2 * i] for i, (n, t, _s) in enumerate(CHAPTERS)])
+        doc.save(str(path))
+    parsed = parse(path)
+    assert [t for _d, t in _sections(parsed)] == ["1 Funding requests", "2 Reviews", "3 Payments"]
+    text = _text(parsed)
+    assert "Who may apply … 3" not in text and "1.2 Deadlines" in text  # the heading lines stay, the contents go
+    assert any("contents" in w for w in parsed.warnings)
