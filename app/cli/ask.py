@@ -98,7 +98,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
                             answer_generate=generate, judge=judge)
     with Shelf(settings) as shelf:
-        warn_if_degraded(shelf.store)  # a damaged library answers too, read-only, with this warning
+        warn_if_degraded(shelf)  # a damaged library answers too, read-only, with this warning
         found = shelf.store.find_collection(collection)
         if found is None or not shelf.store.documents(found.id):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")

@@ -161,7 +161,7 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
     from shelfwise.core.shelf import Shelf
 
     with Shelf(settings_for(ctx)) as shelf:
-        warn_if_degraded(shelf.store)
+        warn_if_degraded(shelf)
         if list_only:
             for s in shelf.conversations():
                 click.echo(f"{s.id:>4}  {s.updated_at}  {s.turns:>2} turn(s)  [{s.collection}] {s.title}")
