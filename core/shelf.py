@@ -30,7 +30,7 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
-from shelfwise.core.conversation.turn import EmptyQuestion, trace_from_dict
+from shelfwise.core.conversation.turn import EmptyQuestion, TurnQuestion, trace_from_dict
 from shelfwise.core.evaluation.command import EvalError, EvalOutcome, EvalRequest, EvalUsageError
 from shelfwise.core.indexing.encoder import (
     LABELS,
@@ -87,6 +87,7 @@ from shelfwise.core.store.types import KEPT_SUFFIX, NodeRow, StoreError
 # answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
 __all__ = [
     "FORMATS",
+    "INDEX_WAIT_SECONDS",
     "KEPT_SUFFIX",
     "LABELS",
     "NOTES",
@@ -117,10 +118,10 @@ __all__ = [
     "Shelf",
     "StoreError",
     "SwitchEstimate",
+    "TurnQuestion",
     "WordHit",
     "WordSearch",
     "answer_to_markdown",
-    "asked_text",
     "conversation_markdown",
     "data_dir",
     "default_db",
@@ -145,15 +146,10 @@ __all__ = [
 ]
 
 
-def asked_text(question: str) -> str:
-    """What ``question`` asks besides its inline filters (ScopeError for a malformed filter): the front ends say
-    "only filters" before loading anything."""
-    from shelfwise.core.navigation.scope import parse_question
-
-    return parse_question(question).text
-
-
 IndexCallback = Callable[[IndexProgress], None]
+#: How long an ingest's index step waits for another indexer of the library (its index covers the files just
+#: stored too; what is left is finished after it).
+INDEX_WAIT_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
@@ -267,11 +263,12 @@ class Shelf:
     ) -> IngestReport:
         """Ingest files/folders incrementally (``force`` re-parses unchanged files too), embedding the files parsed
         so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
-        calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
-        whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
-        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, ``index_progress`` the
-        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next
-        refresh goes on from there)."""
+        calibration of the collection (``index``: :meth:`index`, as the library's only indexer, waiting up to
+        :data:`INDEX_WAIT_SECONDS` for another one, so two ingests never race each other's index). The one ingest
+        sequence: the window runs it whole, the CLI with ``index=False`` (it prints the summary first, then
+        indexes or starts a background indexer). ``progress`` gets the runner's ``IngestProgress`` per file,
+        ``index_progress`` the :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing
+        between batches (the next refresh goes on from there) and the wait for another indexer."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
@@ -289,7 +286,7 @@ class Shelf:
             if along is not None:
                 along.stop()
         if index and not (cancel is not None and cancel()):
-            self.refresh(collection, progress=index_progress, cancel=cancel)
+            self.index(collection, progress=index_progress, cancel=cancel, wait=INDEX_WAIT_SECONDS)
         return report
 
     def refresh(self, collection: str = "default", progress: IndexCallback | None = None,
@@ -352,10 +349,19 @@ class Shelf:
             on_generated=on_generated,
         )
 
+    def take_question(self, question: str, collection: str = "default") -> TurnQuestion:
+        """Read a conversation's next question once, at the door, in ``collection`` (EmptyQuestion when nothing
+        is asked): the front ends say "only filters" (``TurnQuestion.only_filters``) or a malformed filter
+        (``TurnQuestion.error``) before a conversation is made for it, and hand it to :meth:`ask_in_conversation`,
+        which does not read it again."""
+        from shelfwise.core.conversation.turn import take_question
+
+        return take_question(self.walk, question, collection)
+
     def ask_in_conversation(
         self,
         conversation_id: int,
-        question: str,
+        question: str | TurnQuestion,
         collection: str = "default",
         *,
         alone: bool = False,
@@ -370,11 +376,14 @@ class Shelf:
     ) -> tuple[Conversation, Turn, Answer]:
         """The next turn of stored conversation ``conversation_id`` (0 starts one in ``collection``): read with its
         history unless ``alone``, answered and stored; ``replaces_turn`` removes that stored turn first (the
-        window's "ask it alone instead"). See ``core/conversation/turn.py``."""
+        window's "ask it alone instead"). A question from :meth:`take_question` is not read again; a text is read
+        (EmptyQuestion) before a new conversation is made for it. See ``core/conversation/turn.py``."""
         from shelfwise.core.conversation.storage import ConversationStore
-        from shelfwise.core.conversation.turn import ask_turn
+        from shelfwise.core.conversation.turn import ask_turn, take_question
 
         convs = ConversationStore(self.store)
+        if isinstance(question, str) and not conversation_id:  # a new conversation: in ``collection``
+            question = take_question(self.walk, question, collection or "default")
         conv = convs.get(conversation_id) if conversation_id else convs.create(collection or "default")
         if replaces_turn is not None:
             convs.delete_turn(conv, replaces_turn)
@@ -505,7 +514,7 @@ class Shelf:
         from shelfwise.core.indexing.state import exclusive_indexer, index_state
         from shelfwise.core.ingestion.lock import ingest_lock
 
-        with exclusive_indexer(self.store.path, wait=wait, on_wait=on_wait) as alone:
+        with exclusive_indexer(self.store.path, wait=wait, on_wait=on_wait, cancel=cancel) as alone:
             if not alone:
                 return None
             coll = self.store.find_collection(collection)

@@ -12,7 +12,7 @@ import click
 
 from shelfwise.app.cli.group import open_library
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.shelf import BeforeQuestion, IndexProgress, IndexState, Shelf
+from shelfwise.core.shelf import INDEX_WAIT_SECONDS, BeforeQuestion, IndexProgress, IndexState, Shelf
 
 
 def index_collection(shelf: Shelf, collection: str, quiet: bool, *, wait: float = 0.0,
@@ -58,7 +58,6 @@ def say_before_question(what: BeforeQuestion) -> None:
 
 
 # --------------------------------------------------------------------------- background indexing
-INDEX_WAIT_SECONDS = 3600.0  # an ingest waits this long for another process's index of the library
 
 
 def index_after_ingest(shelf: Shelf, collection: str, quiet: bool) -> None:
