@@ -184,6 +184,7 @@ def evaluate(pdf: Path, verbose: bool = False) -> dict:
         "toc_sections": len(toc_sections),
         "toc_passages": len(toc_passages),
         "furniture_stored": len(furniture_stored),
+        "label_sections": sum(1 for f in found if _FIGURE_LABEL.match(f.title.strip())),
     }
     if verbose:
         hit = set(matches)
@@ -199,12 +200,198 @@ def evaluate(pdf: Path, verbose: bool = False) -> dict:
     return row
 
 
+# --- the corpus checks: every bar of issue 37 that is measured on ../shared/corpus, in one run -------------------
+
+_FIGURE_LABEL = re.compile(r"^(?i:figure|fig\.|table|tab\.|listing|chart|diagram|abbildung|tabelle)\s*"
+                           r"(?:\d+|[A-Z]\b|[A-Z]?\d+)(?:[-.:]\d+)*|^[図表图]\s*\d")  # "Figure 3-1", "Table A", "図 2"
+_SYNTAX_WORDS = {"FOR ROWS", "ENABLE", "DISABLE", "FOR EACH ROW", "ON", "AS"}  # the IBM redpaper's syntax diagram
+BUILD_SIMILARITY = 0.9
+
+
+def _compat_chars(text: str) -> list[str]:
+    """Ligatures (U+FB00-FB06, FB13-FB17) and wide/narrow forms (decomposition ``<wide>``/``<narrow>``), read from
+    the Unicode data, not from the parser's own table."""
+    out = []
+    for ch in set(text):
+        if ch.isascii():
+            continue
+        code = ord(ch)
+        if 0xFB00 <= code <= 0xFB06 or 0xFB13 <= code <= 0xFB17 or \
+                unicodedata.decomposition(ch).split(" ", 1)[0] in ("<wide>", "<narrow>"):
+            out.append(ch)
+    return out
+
+
+def _glyph_run(text: str) -> bool:
+    """A passage that is mostly one repeated glyph on lines of its own (a diagram's "R R R ...")."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    short = [ln for ln in lines if len(ln) <= 2]
+    return len(lines) >= 4 and len(short) >= 0.6 * len(lines) and len({ln for ln in short}) <= 2
+
+
+def ingest_library(corpus: Path, db: Path) -> dict:
+    """``shelfwise --db DB ingest --no-index --json CORPUS`` (the command a user runs; no vectors needed)."""
+    import os
+    import subprocess
+
+    exe = Path(sys.executable).with_name("shelfwise")
+    cmd = [str(exe), "--db", str(db), "ingest", "--no-index", "--json", str(corpus)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise SystemExit(f"ingest failed ({done.returncode}): {done.stderr[-2000:]}") from None
+
+
+def corpus_checks(corpus: Path, db: Path, verbose: bool = False) -> dict:
+    """Ingest ``corpus`` into the library ``db`` and check the stored nodes (see docs/eval/tree-quality.md)."""
+    import difflib
+    import sqlite3
+
+    report = ingest_library(corpus, db)
+    conn = sqlite3.connect(str(db))
+    rows = conn.execute(
+        "SELECT d.path, n.kind, n.depth, n.parent_id, n.id, n.title, n.text, n.page FROM nodes n "
+        "JOIN documents d ON d.id = n.document_id WHERE n.kind IN ('document', 'section', 'passage') "
+        "ORDER BY d.path, n.id"
+    ).fetchall()
+    conn.close()
+    by_doc: dict[str, list[tuple]] = {}
+    for r in rows:
+        by_doc.setdefault(Path(r[0]).name, []).append(r)
+    out: dict = {"corpus": str(corpus), "files": len(report.get("results", [])),
+                 "ingested": sum(1 for x in report.get("results", []) if x.get("status") == "ok"),
+                 "passages": sum(1 for r in rows if r[1] == "passage")}
+
+    # 1. page furniture: passage lines equal to a running header/footer line of the original PDF
+    furniture_rows = []
+    for name in sorted(by_doc):
+        if not name.lower().endswith(".pdf"):
+            continue
+        try:
+            furniture = _furniture_lines(corpus / name)
+        except Exception:
+            continue
+        stored = [(r[7], " ".join(unicodedata.normalize("NFKC", ln).split()))
+                  for r in by_doc[name] if r[1] == "passage" for ln in r[6].splitlines()]
+        equal = sorted({f"p{pg} {ln}" for pg, ln in stored if ln in furniture})
+        inside = sorted({f"p{pg} {ln[:120]}" for pg, ln in stored
+                         if ln not in furniture and any(f in ln for f in furniture)})
+        furniture_rows.append({"file": name, "furniture_texts": len(furniture), "lines_stored": len(equal),
+                               "inside_longer_lines": len(inside), "examples": equal[:10],
+                               "inside_examples": inside[:10] if verbose else inside[:3]})
+    out["furniture"] = furniture_rows
+
+    # 1b. printed contents lines stored in the library (PDFs with an outline, read with it, as a user's are)
+    toc_rows = []
+    for name in sorted(by_doc):
+        if not name.lower().endswith(".pdf"):
+            continue
+        try:
+            with pymupdf.open(str(corpus / name)) as doc:
+                entries = [t for _lv, t, _p, _y in outline_entries(doc, doc.page_count)]
+        except Exception:
+            continue
+        if not entries:
+            continue
+        entry_keys = set().union(*(keys(t) for t in entries))
+        lines = [f"{r[1]} p{r[7]}: {ln.strip()[:100]}" for r in by_doc[name] if r[1] in ("section", "passage")
+                 for ln in (r[5] if r[1] == "section" else r[6]).splitlines() if _is_toc_line(ln, entry_keys)]
+        toc_rows.append({"file": name, "contents_lines": len(lines), "examples": lines[:5]})
+    out["contents"] = toc_rows
+
+    # 2. ligatures and wide/narrow forms in any stored title or text
+    compat = []
+    for name, nodes in by_doc.items():
+        for r in nodes:
+            chars = _compat_chars(r[5] + r[6])
+            if chars:
+                compat.append(f"{name} {r[1]} p{r[7]}: {''.join(sorted(chars))}")
+    out["compat_nodes"] = len(compat)
+    out["compat_examples"] = compat[:20]
+
+    # 3. animation builds of how-we-refactor.pptx: pairs of passages of >= 0.9 similarity, of consecutive slides
+    deck = [r for r in by_doc.get("how-we-refactor.pptx", []) if r[1] == "passage"]
+    pairs = []
+    for i, a in enumerate(deck):
+        for b in deck[i + 1:]:
+            ratio = difflib.SequenceMatcher(None, a[6], b[6], autojunk=False).ratio()
+            if ratio >= BUILD_SIMILARITY:
+                pairs.append({"slides": [a[7], b[7]], "ratio": round(ratio, 3),
+                              "consecutive": a[7] is not None and b[7] is not None and abs(a[7] - b[7]) == 1})
+    out["deck"] = {"passages": len(deck), "similar_pairs": pairs,
+                   "build_pairs": sum(1 for p in pairs if p["consecutive"]),
+                   "glyph_run_passages": sum(1 for r in deck if _glyph_run(r[6]))}
+
+    # 4. the IBM redpaper's chapters are siblings
+    ibm = by_doc.get("ibm-redp5110-sampled.pdf", [])
+    chapters = [(r[2], r[3], r[5]) for r in ibm if r[1] == "section" and re.match(r"chapter\s+\d", r[5], re.I)]
+    out["ibm_chapters"] = {"titles": [c[2] for c in chapters], "depths": sorted({c[0] for c in chapters}),
+                           "parents": len({c[1] for c in chapters}),
+                           "siblings": len(chapters) >= 3 and len({(c[0], c[1]) for c in chapters}) == 1}
+
+    # 5. figure and table labels (and the IBM syntax diagram's words) are not sections
+    labels = [f"{name}: {r[5]}" for name, nodes in sorted(by_doc.items()) for r in nodes
+              if r[1] == "section" and (_FIGURE_LABEL.match(r[5].strip()) or
+                                        (name.startswith("ibm-") and r[5].strip() in _SYNTAX_WORDS))]
+    out["label_sections"] = len(labels)
+    out["label_examples"] = labels[:20]
+    return out
+
+
+def _bar(ok: bool) -> str:
+    return "met" if ok else "NOT MET"
+
+
+def bars(outline_rows: list[dict], checks: dict) -> list[tuple[str, str, str]]:
+    """(bar, figure, met?) for every corpus bar of issue 37."""
+    out = []
+    for r in outline_rows:
+        worst = min(r["recall"], r["precision"], r["level"])
+        out.append((f"{r['file']} hidden outline: recall, precision, level >= 0.90",
+                    f"{r['recall']:.3f} / {r['precision']:.3f} / {r['level']:.3f}", _bar(worst >= 0.9)))
+        out.append((f"{r['file']} printed contents lines stored (sections + passages) = 0",
+                    str(r["toc_sections"] + r["toc_passages"]), _bar(r["toc_sections"] + r["toc_passages"] == 0)))
+        out.append((f"{r['file']} hidden outline: passage lines holding a running header/footer line = 0",
+                    str(r["furniture_stored"]), _bar(r["furniture_stored"] == 0)))
+        out.append((f"{r['file']} hidden outline: figure/table labels detected as sections = 0",
+                    str(r["label_sections"]), _bar(r["label_sections"] == 0)))
+    furn = sum(r["lines_stored"] for r in checks["furniture"])
+    out.append(("corpus PDFs: passage lines holding a running header/footer line = 0",
+                f"{furn} (in {len(checks['furniture'])} PDFs)", _bar(furn == 0)))
+    toc = sum(r["contents_lines"] for r in checks["contents"])
+    per_file = ", ".join(f"{r['file']} {r['contents_lines']}" for r in checks["contents"])
+    out.append(("library, PDFs with bookmarks: printed contents lines stored (sections + passages) = 0",
+                f"{toc} ({per_file})",
+                _bar(toc == 0)))
+    out.append(("corpus: stored titles/passages with a ligature or wide/narrow form = 0",
+                f"{checks['compat_nodes']} of {checks['passages']} passages + titles",
+                _bar(checks["compat_nodes"] == 0)))
+    deck = checks["deck"]
+    out.append(("how-we-refactor.pptx: pairs of passages >= 0.9 similar from builds (consecutive slides) = 0",
+                f"{deck['build_pairs']} (all pairs >= 0.9: {len(deck['similar_pairs'])})",
+                _bar(deck["build_pairs"] == 0)))
+    out.append(("how-we-refactor.pptx: passages of one repeated glyph = 0", str(deck["glyph_run_passages"]),
+                _bar(deck["glyph_run_passages"] == 0)))
+    ch = checks["ibm_chapters"]
+    out.append(("ibm-redp5110-sampled.pdf: chapters are siblings",
+                f"{len(ch['titles'])} chapters at depths {ch['depths']}, {ch['parents']} parent(s)",
+                _bar(ch["siblings"])))
+    out.append(("corpus library: figure/table labels (and the IBM syntax diagram's words) as sections = 0",
+                str(checks["label_sections"]),
+                _bar(checks["label_sections"] == 0)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pdfs", nargs="*", type=Path, help="PDFs with an outline (default: every one in --corpus)")
     ap.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
     ap.add_argument("--out", type=Path, help="write the rows as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true", help="list missed, extra and misplaced headings")
+    ap.add_argument("--corpus-checks", action="store_true",
+                    help="also ingest --corpus into a scratch library (--db) and check every corpus bar of issue 37")
+    ap.add_argument("--db", type=Path, help="the scratch library for --corpus-checks (default: a temporary one)")
     args = ap.parse_args(argv)
     pdfs = args.pdfs or sorted(args.corpus.glob("*.pdf"))
     rows = []
@@ -225,9 +412,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['file']} | {r['outline']} | {r['detected']} | {r['recall']:.3f} | {r['precision']:.3f} | "
               f"{r['level']:.3f} | {r['placed']:.3f} | {r['toc_sections'] + r['toc_passages']} | "
               f"{r['furniture_stored']} |")
+    result: list | dict = rows
+    if args.corpus_checks:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = args.db or Path(tmp) / "library.db"
+            checks = corpus_checks(args.corpus, db, args.verbose)
+        table = bars(rows, checks)
+        print("\n| bar | figure | |\n|---|---|---|")
+        for name, figure, met in table:
+            print(f"| {name} | {figure} | {met} |")
+        print(json.dumps({k: v for k, v in checks.items() if k not in ("furniture", "contents")}, ensure_ascii=False,
+                         indent=1))
+        for r in checks["contents"]:
+            print(json.dumps(r, ensure_ascii=False))
+        for r in checks["furniture"]:
+            print(json.dumps(r, ensure_ascii=False))
+        result = {"outline": rows, "corpus": checks, "bars": [dict(zip(("bar", "figure", "met"), b, strict=True))
+                                                               for b in table]}
     if args.out:
-        args.out.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n")
-    return 0
+        args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+    return 0 if not args.corpus_checks or all(b[2] == "met" for b in table) else 1
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 
 Pass 1 reads each page once (``get_text("dict")`` without images; bounded memory: only text lines are kept)
 and finds tables on pages that look tabular (cheap check first, then ``find_tables`` within a time budget).
-Pass 2 drops running headers/footers and builds the tree: from the outline (``get_toc``; a flat outline whose
-titles are numbered like ``2.3.59.1`` is nested by its numbering) or, without one, from headings detected by
-font size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
+Pass 2 drops running headers/footers and printed contents/index pages and builds the tree: from the outline
+(``get_toc``; a flat outline whose titles are numbered like ``2.3.59.1`` is nested by its numbering) or, without
+one, from headings detected by font size and weight (see :mod:`shelfwise.ingest.pdf_layout`).
 """
 
 from __future__ import annotations
@@ -178,7 +178,10 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     first_heading = ""
     if entries:
         first_heading = cover or next((e[1] for e in entries if e[0] == min(x[0] for x in entries)), "")
-        _build_from_outline(builder, pages, entries, drop, ocr_pages)
+        listings = find_listings(pages, drop)  # the bookmarks give the tree; the printed contents are not text
+        if listings.pages:
+            warnings.append(f"printed contents/index pages not stored as text: {page_ranges(sorted(listings.pages))}")
+        _build_from_outline(builder, pages, entries, drop, ocr_pages, listings.pages)
     else:
         first_heading = _build_from_layout(builder, pages, drop, ocr_pages, warnings)
     children = builder.finish()
@@ -198,12 +201,18 @@ def _loc(item: Block | TableItem, page: int, ocr_pages: set[int]) -> Location:
     return Location(page=page)
 
 
-def _emit(builder: OutlineBuilder, item: Block | TableItem, page: int, ocr_pages: set[int]) -> None:
-    loc = _loc(item, page, ocr_pages)
+def _emit(
+    builder: OutlineBuilder, item: Block | TableItem, page: int, ocr_pages: set[int], drop: Furniture | None = None
+) -> None:
     if isinstance(item, TableItem):
-        builder.table(item.rows, loc)
-    else:
-        builder.paragraph(item.text, loc)
+        builder.table(item.rows, _loc(item, page, ocr_pages))
+        return
+    if drop is not None:  # a running header's words set again on a cover or title page
+        lines = drop.strip_echoes(item.lines)
+        if not lines:
+            return
+        item = Block(lines) if len(lines) != len(item.lines) else item
+    builder.paragraph(item.text, _loc(item, page, ocr_pages))
 
 
 def _entry_y(pt: PageText, items: list[Block | TableItem], title: str, y: float | None, vague: bool = False) -> float:
@@ -247,7 +256,8 @@ def _is_heading_echo(text: str, title: str) -> bool:
 
 
 def _build_from_outline(
-    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: Furniture, ocr_pages: set[int]
+    builder: OutlineBuilder, pages: list[PageText], entries: list[Entry], drop: Furniture, ocr_pages: set[int],
+    skip: set[int] | frozenset[int] = frozenset(),
 ) -> None:
     by_page: dict[int, list[Entry]] = {}
     for e in entries:
@@ -274,7 +284,8 @@ def _build_from_outline(
                 last_title = ""  # the heading's own line on the page: already the section title
                 continue
             last_title = ""
-            _emit(builder, item, pt.number, ocr_pages)
+            if pt.number not in skip:  # a printed contents or index page: its headings only
+                _emit(builder, item, pt.number, ocr_pages, drop)
         for _y, (level, title, page, _p) in pending:
             builder.heading(title, level, Location(page=page))
 
@@ -321,7 +332,7 @@ def _build_from_layout(
             for ln in item.lines:
                 heads_here = starts.get(id(ln))
                 if heads_here:
-                    _emit_lines(builder, run, pt.number, ocr_pages, listings.pages)
+                    _emit_lines(builder, run, pt.number, ocr_pages, listings.pages, drop)
                     run = []
                     for head in heads_here:
                         if head.repeat:
@@ -330,11 +341,12 @@ def _build_from_layout(
                         builder.heading(head.title, head.level, Location(page=pt.number))
                 elif id(ln) not in inside:
                     run.append(ln)
-            _emit_lines(builder, run, pt.number, ocr_pages, listings.pages)
+            _emit_lines(builder, run, pt.number, ocr_pages, listings.pages, drop)
     return first
 
 
-def _emit_lines(builder: OutlineBuilder, lines: list[Line], page: int, ocr_pages: set[int], skip: set[int]) -> None:
+def _emit_lines(
+    builder: OutlineBuilder, lines: list[Line], page: int, ocr_pages: set[int], skip: set[int], drop: Furniture
+) -> None:
     if lines and page not in skip:
-        block = Block(lines)
-        builder.paragraph(block.text, _loc(block, page, ocr_pages))
+        _emit(builder, Block(lines), page, ocr_pages, drop)

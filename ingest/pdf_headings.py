@@ -152,7 +152,8 @@ def _candidates(pt: PageText, block: Block, body: float) -> list[Heading]:
         elif number:
             title = f"{number} {title}"
         whole = start == 0 and j == len(block_rows)
-        if _accept(title, key, body, whole, j - i):
+        continues = j < len(block_rows) and texts[j][:1].islower()  # the next row goes on with the sentence
+        if _accept(title, key, body, whole, j - i, continues):
             lines = [ln for r in block_rows[start:j] for ln in r]
             out.append(Heading(0, title, pt.number, min(ln.y0 for ln in lines), lines, number, key,
                                repeat=bool(_CONTINUED.search(title))))
@@ -160,13 +161,17 @@ def _candidates(pt: PageText, block: Block, body: float) -> list[Heading]:
     return out
 
 
-def _accept(title: str, key: tuple[float, bool], body: float, whole: bool, n_rows: int) -> bool:
+def _accept(title: str, key: tuple[float, bool], body: float, whole: bool, n_rows: int,
+            continues: bool = False) -> bool:
     size, _bold = key
     if len(title) > MAX_HEADING_CHARS or title.rstrip().endswith((",", ";")) or _FIGURE.match(title):
         return False
-    if (title[:1].islower() and title.isascii()) or _FRAGMENT_END.search(title) or _DATE_ONLY.match(title):
+    big = size >= body * 1.12 and size >= body + 0.9
+    if (title[:1].islower() and title.isascii()) or _DATE_ONLY.match(title):
         return False  # a line broken out of a sentence or a table cell, or a date
-    if size >= body * 1.12 and size >= body + 0.9:
+    if _FRAGMENT_END.search(title) and (continues or not big):
+        return False  # "... and" and the sentence goes on; a larger heading may end so ("Who to talk to")
+    if big:
         return True
     # bold at body size: a heading only if it stands alone and is short
     numbered = bool(_LABEL_START.match(title))
@@ -226,7 +231,7 @@ def detect(pages: list[PageText], furniture: Furniture, listings: Listings) -> l
             for h in found:
                 h.listing = True
         heads.extend(_join_labels(found))
-    heads = _recurring(heads, len(pages))
+    heads = _recurring(heads, len(pages), {pt.number: pt for pt in pages}, furniture, body)
     if len(listings.entries) >= 8:
         heads = _confirm(heads, listings)
         heads = _with_listed_parents(heads, listings)
@@ -252,16 +257,50 @@ def _join_labels(found: list[Heading]) -> list[Heading]:
 RECUR_PAGES_LONG = 3  # in documents of 20 pages or more (2 in shorter ones); docs/eval/tree-quality.md
 
 
-def _recurring(heads: list[Heading], n_pages: int) -> list[Heading]:
+def _recurring(heads: list[Heading], n_pages: int, pages: dict[int, PageText] | None = None,
+               furniture: Furniture | None = None, body: float = 0.0) -> list[Heading]:
     """An unnumbered candidate whose style no candidate on other pages shares is text in a figure, a syntax
-    diagram or a back cover, not a heading (documents of 5 pages or more)."""
+    diagram or a back cover, not a heading (documents of 5 pages or more) -- unless, in a document under 20 pages,
+    the style has 2 candidates or more and each opens a paragraph of body text or ends its page (a short guide's
+    only third-level headings, all on one page; a diagram's labels are followed by more labels, a back cover's
+    one banner is alone)."""
     if n_pages < 5:
         return heads
     need = RECUR_PAGES_LONG if n_pages >= 20 else 2
     pages_of: dict[tuple[float, bool], set[int]] = defaultdict(set)
     for h in heads:
         pages_of[h.style].add(h.page)
-    return [h for h in heads if h.number or h.listing or len(pages_of[h.style]) >= need]
+    lone = {style for style, on in pages_of.items() if len(on) < need}
+    if lone and need == 2 and pages is not None and furniture is not None and body:
+        for style in list(lone):
+            group = [h for h in heads if h.style == style and not h.number]
+            if len(group) >= 2 and all(_opens_paragraph(h, heads, pages[h.page], furniture, body) for h in group):
+                lone.discard(style)
+    return [h for h in heads if h.number or h.listing or h.style not in lone]
+
+
+PARAGRAPH_CHARS = 40  # body text under a heading, at least; chosen on the ConditionalQA guides' tune half
+
+
+def _opens_paragraph(head: Heading, heads: list[Heading], pt: PageText, furniture: Furniture, body: float) -> bool:
+    """Is ``head`` followed on its page, before any other candidate, by at least ``PARAGRAPH_CHARS`` of body-size
+    text (not monospaced)?"""
+    if not head.lines:
+        return False
+    taken = {id(ln) for h in heads if h.page == head.page for ln in h.lines}
+    lines = [ln for item in pt.items(furniture) if isinstance(item, Block) for ln in item.lines]
+    last = id(head.lines[-1])
+    at = next((i for i, ln in enumerate(lines) if id(ln) == last), None)
+    if at is None:
+        return False
+    if at == len(lines) - 1:
+        return True  # the last line of its page: the paragraph is on the next one
+    chars = 0
+    for ln in lines[at + 1:]:
+        if id(ln) in taken or ln.mono or abs(ln.size - body) > 0.6:
+            break
+        chars += len(ln.text)
+    return chars >= PARAGRAPH_CHARS
 
 
 def _with_listed_parents(heads: list[Heading], listings: Listings) -> list[Heading]:

@@ -325,6 +325,7 @@ class Furniture:
 
     keys: set[str] = field(default_factory=set)
     slots: set[tuple[int, float]] = field(default_factory=set)
+    titles: set[str] = field(default_factory=set)  # keys on SLOT_SHARE of the pages or more: a running title
 
     def holds(self, ln: Line) -> bool:
         return (
@@ -336,11 +337,33 @@ class Furniture:
     def __contains__(self, key: object) -> bool:
         return key in self.keys
 
+    def strip_echoes(self, lines: list[Line]) -> list[Line]:
+        """``lines`` less the body lines that repeat a running title: a line, or a run of up to ``ECHO_MAX_LINES``
+        consecutive lines, whose text is a running text of at least 4 letters found on ``SLOT_SHARE`` of the pages
+        or more (a cover or title page setting the title its pages carry as a header: Debian's title page, the IBM
+        redpaper's covers; a table's header row that some pages carry at their top is not one). Only passage text is
+        filtered; headings are detected before (a chapter's heading that its footer repeats stays)."""
+        if not self.titles or not lines:
+            return lines
+        out: list[Line] = []
+        i = 0
+        while i < len(lines):
+            for n in range(min(ECHO_MAX_LINES, len(lines) - i), 0, -1):
+                key = running_key(" ".join(ln.text for ln in lines[i:i + n]))
+                if key in self.titles and sum(ch.isalpha() for ch in key) >= 4:
+                    i += n
+                    break
+            else:
+                out.append(lines[i])
+                i += 1
+        return out
+
 
 def _slot(ln: Line) -> tuple[int, float]:
     return (round(ln.y0 / 4), ln.style)
 
 
+ECHO_MAX_LINES = 3  # a running title set over this many lines on a cover is still its echo
 RUNNING_MIN_PAGES = 3  # a margin text on this many pages is furniture; docs/eval/tree-quality.md
 SLOT_SHARE = 0.3  # a margin position holding running lines on this share of pages is furniture on every page
 
@@ -359,7 +382,8 @@ def running_lines(pages: list[PageText]) -> Furniture:
         slot_pages.update({_slot(ln) for b in pt.blocks for ln in b.lines
                            if pt.in_margin(ln) and (running_key(ln.text) in keys or _PAGE_NO.match(ln.text.strip()))})
     slots = {slot for slot, n in slot_pages.items() if n >= max(RUNNING_MIN_PAGES, SLOT_SHARE * len(pages))}
-    return Furniture(keys, slots)
+    titles = {key for key in keys if counts[key] >= SLOT_SHARE * len(pages)}
+    return Furniture(keys, slots, titles)
 
 
 def _size_chars(pt: PageText, drop: Furniture | set[str] | None = None) -> Counter[float]:

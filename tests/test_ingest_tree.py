@@ -206,3 +206,97 @@ def test_word_file_without_heading_styles(tmp_path: Path) -> None:
     d.save(str(path))
     assert _sections(parse(path)) == [
         (1, "SERVICE AGREEMENT"), (1, "1. SCOPE"), (2, "1.1. The supplier must:"), (1, "2. PRICE")]
+
+
+@pytest.mark.parametrize("bookmarks", [False, True])
+def test_a_cover_title_that_runs_as_a_header_is_not_a_passage(tmp_path: Path, bookmarks: bool) -> None:
+    """The title page sets the title that every page carries as its running footer (Debian's reference, the IBM
+    redpaper's covers): it stays the document's title, not a passage; a heading its pages' header repeats stays a
+    section, and a sentence that names the title stays text."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    cover = doc.new_page()
+    cover.insert_text((72, 200), "Grants", fontsize=28, fontname="hebo")
+    cover.insert_text((72, 236), "Handbook", fontsize=28, fontname="hebo")
+    cover.insert_text((72, 280), "Edition 2026, prepared by the funding office", fontsize=11, fontname="helv")
+    toc = []
+    for chapter in ("Funding requests", "Reviews"):
+        for half in range(3):
+            pg = doc.new_page()
+            pg.insert_text((72, 40), chapter, fontsize=9, fontname="helv")
+            pg.insert_text((72, 810), "Grants Handbook", fontsize=9, fontname="helv")
+            y = 100.0
+            if half == 0:
+                pg.insert_text((72, y), chapter, fontsize=20, fontname="hebo")
+                toc.append([1, chapter, doc.page_count])
+                y += 40
+            for i in range(10):
+                line = "Read the Grants Handbook before you apply." if i == 0 and half == 1 else BODY[:90]
+                pg.insert_text((72, y + 20 * i), line, fontsize=10, fontname="helv")
+    if bookmarks:
+        doc.set_toc(toc)
+    path = tmp_path / "handbook.pdf"
+    doc.save(str(path))
+    parsed = parse(path)
+    assert [t for _d, t in _sections(parsed)] == ["Funding requests", "Reviews"]
+    passages = [n.text for n in parsed.nodes() if n.kind == "passage"]
+    assert not any(line.strip() in ("Grants Handbook", "Grants", "Handbook", "Funding requests", "Reviews")
+                   for p in passages for line in p.splitlines())
+    assert any(p.startswith("Edition 2026") for p in passages)  # the rest of the cover is kept
+    assert any("Read the Grants Handbook before you apply." in p for p in passages)
+    assert parsed.title == "Grants Handbook"
+
+
+def test_a_short_guide_keeps_headings_that_end_in_a_preposition_and_its_one_page_subheadings(tmp_path: Path) -> None:
+    """A 6-page guide (as GOV.UK writes them): "Who to talk to" is a heading, not a sentence broken over lines;
+    its three third-level headings, all on one page, each open a paragraph and stay sections, while a diagram's
+    labels in a style of their own (label after label) are still not headings."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    plan = [("Overview", ["Who to talk to", "What you can apply for"]), ("Apply", ["Fees"]),
+            ("Payments", ["Set up payments"]), ("Deposits", ["Cheques"]), ("Diagram", []), ("Close", ["Wills"])]
+    for number, (h1, h2s) in enumerate(plan):
+        page = doc.new_page()
+        page.insert_text((72, 80), h1, fontsize=17, fontname="hebo")
+        y = 110.0
+        if h1 == "Diagram":
+            for label in ("FOR ROWS", "WHERE", "ENFORCED FOR ALL ACCESS", "ENABLE"):
+                page.insert_text((72, y), label, fontsize=11.5, fontname="hebo")
+                y += 16
+        for h2 in h2s:
+            page.insert_text((72, y), h2, fontsize=14, fontname="hebo")
+            y += 24
+            for _ in range(3):
+                page.insert_text((72, y), BODY[:95], fontsize=10, fontname="helv")
+                page.insert_text((72, y + 13), BODY[95:], fontsize=10, fontname="helv")
+                y += 30
+            if number == 2:  # the one page with third-level headings
+                for h3 in ("One-off payment", "Regular payment", "Payment to another account"):
+                    page.insert_text((72, y), h3, fontsize=12, fontname="hebo")
+                    page.insert_text((72, y + 18), BODY[:95], fontsize=10, fontname="helv")
+                    page.insert_text((72, y + 31), BODY[95:], fontsize=10, fontname="helv")
+                    y += 50
+    path = tmp_path / "guide.pdf"
+    doc.save(str(path))
+    assert _sections(parse(path)) == [
+        (1, "Overview"), (2, "Who to talk to"), (2, "What you can apply for"), (1, "Apply"), (2, "Fees"),
+        (1, "Payments"), (2, "Set up payments"), (3, "One-off payment"), (3, "Regular payment"),
+        (3, "Payment to another account"), (1, "Deposits"), (2, "Cheques"), (1, "Diagram"), (1, "Close"),
+        (2, "Wills")]
+
+
+def test_printed_contents_are_not_stored_when_bookmarks_give_the_tree(manual: Path, tmp_path: Path) -> None:
+    """The same manual with bookmarks: the tree comes from them, and the printed contents page is still not text."""
+    import pymupdf
+
+    path = tmp_path / "bookmarked.pdf"
+    with pymupdf.open(str(manual)) as doc:
+        doc.set_toc([[1, f"{n} {t}", 3 + 2 * i] for i, (n, t, _s) in enumerate(CHAPTERS)])
+        doc.save(str(path))
+    parsed = parse(path)
+    assert [t for _d, t in _sections(parsed)] == ["1 Funding requests", "2 Reviews", "3 Payments"]
+    text = _text(parsed)
+    assert "Who may apply … 3" not in text and "1.2 Deadlines" in text  # the heading lines stay, the contents go
+    assert any("contents" in w for w in parsed.warnings)
