@@ -130,7 +130,7 @@ class IngestWorker(ShelfWorker):
         self._close_shelf()
         self._settings = replace(self._settings, embedder_path=job.encoder)
         shelf = self.shelf()
-        for coll in shelf.store.collections():
+        for coll in shelf.collections():
             if job.cancel():
                 return
             shelf.refresh(coll.name, progress=self.progress.emit, cancel=job.cancel)
