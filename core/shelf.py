@@ -530,13 +530,15 @@ class Shelf:
         return LibraryTree([nodes[c.root_node_id] for c in roots if c.root_node_id in nodes], children)
 
     # -- documents and conversations ----------------------------------------------------------------------------
-    def remove_documents(self, document_ids: Sequence[int], collection: str = "default") -> None:
+    def remove_documents(self, document_ids: Sequence[int], collection: str = "default", *,
+                         cancel: CancelCheck | None = None) -> None:
         """Remove documents from the library, then bring the collection's index up to date as the library's only
         indexer (:meth:`index`, waiting up to :data:`INDEX_WAIT_SECONDS` for another one, as :meth:`ingest` does),
-        so a removal never races an ingest's or a background indexer's index."""
+        so a removal never races an ingest's or a background indexer's index. ``cancel`` ends the wait or the
+        indexing (the documents are removed already; the next refresh finishes the index)."""
         for doc_id in document_ids:
             self.store.remove_document(doc_id)
-        self.index(collection, wait=INDEX_WAIT_SECONDS)
+        self.index(collection, cancel=cancel, wait=INDEX_WAIT_SECONDS)
 
     def passage_hit(self, node_id: int, document_id: int) -> Hit | None:
         """A stored passage of a document as a :class:`Hit` (score 0), None when either has left the library."""

@@ -315,7 +315,7 @@ class StubShelf:
     def before_question(self, collection, **_):
         return None
 
-    def remove_documents(self, document_ids, collection="default"):
+    def remove_documents(self, document_ids, collection="default", **_):
         self.removed.extend(document_ids)
 
     def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,

@@ -61,3 +61,21 @@ def test_removing_documents_indexes_only_when_no_other_indexer_runs(tmp_path: Pa
         assert coll is not None
         assert sorted(Path(d.path).name for d in store.documents(coll.id)) == ["cat1.md", "cat2.md"]
         assert not index_state(store, coll.id, HashEmbedder.model_id).unfinished
+
+
+def test_a_cancelled_removal_stops_waiting_for_the_other_indexer(tmp_path: Path, monkeypatch) -> None:
+    """The window's removal job is cancelled (the window closes): it stops waiting, the document is gone, and the
+    index is left for the next refresh."""
+    db = tmp_path / "lib.db"
+    note = tmp_path / "dog.md"
+    note.write_text("# Dog\n\nThe dog barks at the postman.\n")
+    with Shelf(Settings(db_path=db), backend=FakeBackend(), embedder=HashEmbedder()) as shelf:
+        shelf.ingest([note], "default", embed=False)
+        doc = shelf.documents("default")[0]
+    calls: list[int] = []
+    monkeypatch.setattr(finish, "finish_index", lambda *a, **k: calls.append(1))
+    with exclusive_indexer(db), Shelf(Settings(db_path=db), backend=FakeBackend(), embedder=HashEmbedder()) as shelf:
+        t0 = time.monotonic()
+        shelf.remove_documents([doc.id], "default", cancel=lambda: True)
+        assert time.monotonic() - t0 < 5
+        assert shelf.documents("default") == [] and not calls

@@ -103,7 +103,7 @@ class IngestWorker(ShelfWorker):
                 self._encoder(shelf, job)
                 report = None
             elif isinstance(job, RemoveJob):
-                shelf.remove_documents(job.document_ids, job.collection)
+                shelf.remove_documents(job.document_ids, job.collection, cancel=job.cancel)
                 report = None
             else:
                 report = _ingest(shelf, job, self.progress.emit)
