@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from shelfwise.core.answers.adaptive import MAX_SUB
@@ -231,14 +232,28 @@ class DocumentStatus:
 
 @dataclass(frozen=True)
 class LibraryStatus:
-    """What ``shelfwise status`` shows: the documents (of one collection, or all), the library's documents counted
-    by status, every collection's index, the library's sentence encoder and its damage ("" when sound)."""
+    """What ``shelfwise status`` shows: the documents (of one collection, or all) and the library's damage ("" when
+    sound); then, each read when first asked (so a damaged library lists the documents it can read before a part it
+    cannot read fails), the library's documents counted by status, every collection's index and the library's
+    sentence encoder."""
 
     documents: list[DocumentStatus]
-    by_status: dict[str, int]
-    indexes: list[CollectionIndex]
-    encoder: str
     damage: str
+    _counts: Callable[[], dict[str, int]] = field(repr=False, compare=False)
+    _indexes: Callable[[], list[CollectionIndex]] = field(repr=False, compare=False)
+    _encoder: Callable[[], str] = field(repr=False, compare=False)
+
+    @cached_property
+    def by_status(self) -> dict[str, int]:
+        return self._counts()
+
+    @cached_property
+    def indexes(self) -> list[CollectionIndex]:
+        return self._indexes()
+
+    @cached_property
+    def encoder(self) -> str:
+        return self._encoder()
 
 
 @dataclass(frozen=True)
@@ -499,15 +514,16 @@ class Shelf:
         return self.store.documents(found.id) if found is not None else []
 
     def status(self, collection: str | None = None) -> LibraryStatus:
-        """``shelfwise status``'s rows: the documents of ``collection`` (None: all) with their files now, the whole
-        library's documents counted by status, every collection's index, the encoder and the damage."""
+        """``shelfwise status``'s rows: the documents of ``collection`` (None: all) with their files now and the
+        damage; the whole library's documents counted by status, every collection's index and the encoder are read
+        when the front end first asks for them (:class:`LibraryStatus`)."""
         store = self.store
         names = {c.id: c.name for c in store.collections()}
         rows = [DocumentStatus(d, names.get(d.collection_id, ""),
                                on_disk(d.path, d.size, d.mtime) if d.status == "ok" else "")
                 for d in self.documents(collection)]
-        return LibraryStatus(rows, store.stats().documents_by_status, self.index_status(), self.library_encoder,
-                             store.damage)
+        return LibraryStatus(rows, store.damage, lambda: store.stats().documents_by_status, self.index_status,
+                             lambda: self.library_encoder)
 
     def tree(self, collection: str | None = None, depth: int | None = None) -> LibraryTree:
         """The table-of-contents tree of ``collection`` (None: every collection; empty for one that does not
