@@ -14,7 +14,7 @@ from tests.fakes import HashEmbedder
 def test_the_read_calls_show_what_the_library_holds(tmp_path: Path) -> None:
     db = tmp_path / "lib.db"
     files = {}
-    for coll, name in (("pets", "cats"), ("pets", "dogs"), ("work", "memo")):
+    for name in ("cats", "dogs", "memo"):
         files[name] = tmp_path / f"{name}.md"
         files[name].write_text(f"# {name.title()}\n\n## Habits\n\nThe {name} sleep all day long.\n")
     with Shelf(Settings(db_path=db), backend=FakeBackend(), embedder=HashEmbedder()) as shelf:
