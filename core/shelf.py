@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from shelfwise.core.answers.adaptive import MAX_SUB
@@ -81,7 +82,7 @@ from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
 from shelfwise.core.store.on_disk import on_disk
-from shelfwise.core.store.types import KEPT_SUFFIX, NodeRow, StoreError
+from shelfwise.core.store.types import KEPT_SUFFIX, CollectionRow, DocumentRow, NodeRow, StoreError
 
 # What the front ends use besides Shelf's methods: the types those take and return, the errors they raise, and how
 # answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
@@ -96,7 +97,10 @@ __all__ = [
     "BeforeQuestion",
     "Cancelled",
     "CollectionIndex",
+    "CollectionRow",
     "DataDirError",
+    "DocumentRow",
+    "DocumentStatus",
     "EmptyQuestion",
     "EvalError",
     "EvalOutcome",
@@ -109,6 +113,9 @@ __all__ = [
     "IngestProgress",
     "IngestReport",
     "LibraryCheck",
+    "LibraryState",
+    "LibraryStatus",
+    "LibraryTree",
     "ModelsReport",
     "NoSuchConversation",
     "NodeRow",
@@ -200,6 +207,65 @@ class LibraryCheck:
     read_only_reason: str
     damage: str
     words_rebuilt: str = ""
+
+
+@dataclass(frozen=True)
+class LibraryState:
+    """The library file itself, as the front ends show it: where it is and whether (and why) writes are refused."""
+
+    path: Path | None  # None: an in-memory library
+    read_only: bool
+    reason: str  # why it was opened read-only ("" when writable)
+    damage: str  # SQLite quick_check's finding when it is damaged ("" when sound)
+    why_read_only: str  # why writes are refused, with what to do ("" when writable)
+
+
+@dataclass(frozen=True)
+class DocumentStatus:
+    """A stored document with its collection's name and its file now (``on_disk``: "" as read, else "missing",
+    "empty" or "changed"; always "" for a document that was not stored ok)."""
+
+    document: DocumentRow
+    collection: str
+    on_disk: str
+
+
+@dataclass(frozen=True)
+class LibraryStatus:
+    """What ``shelfwise status`` shows: the documents (of one collection, or all) and the library's damage ("" when
+    sound); then, each read when first asked (so a damaged library lists the documents it can read before a part it
+    cannot read fails), the library's documents counted by status, every collection's index and the library's
+    sentence encoder."""
+
+    documents: list[DocumentStatus]
+    damage: str
+    _counts: Callable[[], dict[str, int]] = field(repr=False, compare=False)
+    _indexes: Callable[[], list[CollectionIndex]] = field(repr=False, compare=False)
+    _encoder: Callable[[], str] = field(repr=False, compare=False)
+
+    @cached_property
+    def by_status(self) -> dict[str, int]:
+        return self._counts()
+
+    @cached_property
+    def indexes(self) -> list[CollectionIndex]:
+        return self._indexes()
+
+    @cached_property
+    def encoder(self) -> str:
+        return self._encoder()
+
+
+@dataclass(frozen=True)
+class LibraryTree:
+    """The table-of-contents tree: the collections' root nodes and each node's children in order (down to the
+    depth asked for)."""
+
+    roots: list[NodeRow]
+    children: dict[int, list[NodeRow]]
+
+    def kids(self, node: NodeRow) -> list[NodeRow]:
+        return self.children.get(node.id, [])
 
 
 def disk_full(exc: BaseException) -> bool:
@@ -424,12 +490,71 @@ class Shelf:
                                 " ".join(h.snippet.split())))
         return WordSearch(prepared.text, rows)
 
+    # -- what the library holds, as the front ends show it ---------------------------------------------------------
+    @property
+    def state(self) -> LibraryState:
+        """Where the library is and whether (and why) it is read-only or damaged."""
+        store = self.store
+        return LibraryState(store.path, store.read_only, store.read_only_reason, store.damage, store.why_read_only())
+
+    def collections(self) -> list[CollectionRow]:
+        """Every collection, in the order they were made."""
+        return self.store.collections()
+
+    def find_collection(self, name: str) -> CollectionRow | None:
+        """The collection named ``name``, None when there is none."""
+        return self.store.find_collection(name)
+
+    def documents(self, collection: str | None = None) -> list[DocumentRow]:
+        """The documents of the collection named ``collection`` (None: of every collection; none for a collection
+        that does not exist), by collection and path."""
+        if collection is None:
+            return self.store.documents()
+        found = self.store.find_collection(collection)
+        return self.store.documents(found.id) if found is not None else []
+
+    def status(self, collection: str | None = None) -> LibraryStatus:
+        """``shelfwise status``'s rows: the documents of ``collection`` (None: all) with their files now and the
+        damage; the whole library's documents counted by status, every collection's index and the encoder are read
+        when the front end first asks for them (:class:`LibraryStatus`)."""
+        store = self.store
+        names = {c.id: c.name for c in store.collections()}
+        rows = [DocumentStatus(d, names.get(d.collection_id, ""),
+                               on_disk(d.path, d.size, d.mtime) if d.status == "ok" else "")
+                for d in self.documents(collection)]
+        return LibraryStatus(rows, store.damage, lambda: store.stats().documents_by_status, self.index_status,
+                             lambda: self.library_encoder)
+
+    def tree(self, collection: str | None = None, depth: int | None = None) -> LibraryTree:
+        """The table-of-contents tree of ``collection`` (None: every collection; empty for one that does not
+        exist), its nodes down to ``depth`` (0 = collections, 1 = documents, ...; None: all)."""
+        cid = None
+        if collection is not None:
+            found = self.store.find_collection(collection)
+            if found is None:
+                return LibraryTree([], {})
+            cid = found.id
+        roots = [c for c in self.store.collections() if cid is None or c.id == cid]
+        children: dict[int, list[NodeRow]] = {}
+        nodes: dict[int, NodeRow] = {}
+        for n in self.store.iter_nodes(collection_id=cid):
+            nodes[n.id] = n
+            if n.parent_id is not None and (depth is None or n.depth <= depth):
+                children.setdefault(n.parent_id, []).append(n)
+        for kids in children.values():
+            kids.sort(key=lambda n: (n.ordinal, n.id))
+        return LibraryTree([nodes[c.root_node_id] for c in roots if c.root_node_id in nodes], children)
+
     # -- documents and conversations ----------------------------------------------------------------------------
-    def remove_documents(self, document_ids: Sequence[int], collection: str = "default") -> None:
-        """Remove documents from the library, then bring the collection's index up to date."""
+    def remove_documents(self, document_ids: Sequence[int], collection: str = "default", *,
+                         cancel: CancelCheck | None = None) -> None:
+        """Remove documents from the library, then bring the collection's index up to date as the library's only
+        indexer (:meth:`index`, waiting up to :data:`INDEX_WAIT_SECONDS` for another one, as :meth:`ingest` does),
+        so a removal never races an ingest's or a background indexer's index. ``cancel`` ends the wait or the
+        indexing (the documents are removed already; the next refresh finishes the index)."""
         for doc_id in document_ids:
             self.store.remove_document(doc_id)
-        self.refresh(collection)
+        self.index(collection, cancel=cancel, wait=INDEX_WAIT_SECONDS)
 
     def passage_hit(self, node_id: int, document_id: int) -> Hit | None:
         """A stored passage of a document as a :class:`Hit` (score 0), None when either has left the library."""

@@ -400,3 +400,39 @@ def test_the_front_ends_go_through_the_facade() -> None:
 def test_the_door_check_finds_a_deep_import() -> None:
     graph = {"shelfwise.app.cli.x": {"shelfwise.core.store.db", "shelfwise.core.shelf", "shelfwise.core.settings"}}
     assert app_reaches_past_the_door(graph) == {("shelfwise.app.cli.x", "shelfwise.core.store.db")}
+
+
+# -- ... and not past it through its attribute ----------------------------------------------------------------------
+def store_reaches(root: Path = ROOT) -> list[tuple[str, int]]:
+    """Where app/ touches ``.store`` (an attribute read or write, or ``getattr``/``hasattr`` with "store"): the
+    facade's store, or anything's, read from the parsed code (comments and strings do not count)."""
+    found = []
+    for path in sorted((root / "app").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "store":
+                found.append((rel, node.lineno))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) > 1 \
+                    and isinstance(node.args[1], ast.Constant) and node.args[1].value == "store":
+                found.append((rel, node.lineno))
+    return sorted(found)
+
+
+def test_the_front_ends_do_not_reach_the_store() -> None:
+    """app/ reads the library through ``Shelf``'s calls (``state``, ``collections()``, ``find_collection()``,
+    ``documents()``, ``status()``, ``tree()``, ...), never through ``shelf.store``."""
+    found = store_reaches()
+    assert not found, ("a front end reaches past the facade through .store: add a read call to Shelf "
+                       "(core/shelf.py) instead:\n" + "\n".join(f"{rel}:{line}" for rel, line in found))
+
+
+def test_the_store_check_finds_a_reach(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "x.py").write_text(
+        "# shelf.store in a comment does not count\n"
+        "def f(shelf):\n"
+        "    note = 'nor shelf.store in a string'\n"
+        "    n = shelf.store.collections()\n"
+        "    return getattr(shelf, 'store', None), n, note\n")
+    assert store_reaches(tmp_path) == [("app/x.py", 4), ("app/x.py", 5)]

@@ -315,7 +315,7 @@ class StubShelf:
     def before_question(self, collection, **_):
         return None
 
-    def remove_documents(self, document_ids, collection="default"):
+    def remove_documents(self, document_ids, collection="default", **_):
         self.removed.extend(document_ids)
 
     def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
@@ -404,6 +404,7 @@ def test_ingest_worker_progress_and_shutdown_while_busy(qtbot, tmp_path: Path) -
 # -- the library pane on a real store (no models) ------------------------------------------------------------------
 def test_library_lists_documents_with_status_and_watches_folders(qtbot, tmp_path: Path) -> None:
     from shelfwise.app.gui.library import FolderWatcher, LibraryView
+    from shelfwise.core.shelf import Shelf
     from shelfwise.core.store.db import FileMeta, Store
     from shelfwise.ingest.model import ParsedDocument, ParsedNode
 
@@ -416,7 +417,7 @@ def test_library_lists_documents_with_status_and_watches_folders(qtbot, tmp_path
     store.record_failure(coll.id, str(tmp_path / "scan.pdf"), FileMeta(1, 1.0, "c"), "needs_ocr", "no text layer")
     view = LibraryView()
     qtbot.addWidget(view)
-    view.refresh(store)
+    view.refresh(Shelf(store=store))
     assert view.tree.topLevelItem(0).text(0) == "Handbooks (3)"
     items = {i.text(0): i for i in view.document_items()}
     assert set(items) == {"hr.pdf", "locked.docx", "scan.pdf"}

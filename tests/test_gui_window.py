@@ -270,7 +270,7 @@ def test_structural_questions_are_answered_from_the_outline_in_the_window(qtbot,
                                                                          tmp_path) -> None:
     """Issue 25's three questions in the real window: the chapters, a summary, a count, each cited by heading,
     with the walk pane showing the document's outline and the part that answered highlighted."""
-    store = window.store
+    store = window.reader.store  # the test looks inside the library; the window only through the facade
     docs = {Path(d.path).name: d for d in store.documents()}
     handbook = next(n for n in store.iter_nodes(("document",)) if n.document_id == docs["handbook.pdf"].id)
     chapters = [n.title for n in store.children(handbook.id) if n.kind == "section"]
@@ -305,7 +305,7 @@ def test_structural_questions_are_answered_from_the_outline_in_the_window(qtbot,
 
 
 def test_ask_about_this_document_scopes_the_question_and_shows_it(qtbot, window: MainWindow) -> None:
-    handbook = next(d for d in window.store.documents() if d.path.endswith("handbook.pdf"))
+    handbook = next(d for d in window.reader.documents() if d.path.endswith("handbook.pdf"))
     assert window.ask_about(handbook.path) == "in:handbook.pdf"
     assert window.answer_view.question.text() == "in:handbook.pdf "
     window.answer_view.question.insert("How do I report a phishing email?")

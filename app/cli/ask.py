@@ -93,8 +93,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                             answer_generate=generate, judge=judge)
     with Shelf(settings) as shelf:
         warn_if_degraded(shelf)  # a damaged library answers too, read-only, with this warning
-        found = shelf.store.find_collection(collection)
-        if found is None or not shelf.store.documents(found.id):
+        if not shelf.documents(collection):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
         prepared = turn_question = None

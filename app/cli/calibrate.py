@@ -43,14 +43,14 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
 
     require_library(ctx)
     with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
-        coll = shelf.store.find_collection(collection)
+        coll = shelf.find_collection(collection)
         if coll is None:
             err(f"No collection {collection!r}.")
             sys.exit(2)
         line = IndexLine()
         shelf.refresh(collection, progress=line)
-        if shelf.store.read_only:
-            raise click.ClickException(f"cannot calibrate: {shelf.store.why_read_only()}")
+        if shelf.state.read_only:
+            raise click.ClickException(f"cannot calibrate: {shelf.state.why_read_only}")
 
         def progress(done: int, total: int) -> None:
             line(IndexProgress("calibrating", done, total, None))
@@ -112,7 +112,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
 
         db = default_db()
     with Shelf(Settings(db_path=Path(db))) as shelf:
-        names = {c.name for c in shelf.store.collections()}
+        names = {c.name for c in shelf.collections()}
         for name in {it.collection or collection for it in items}:
             if name not in names:
                 raise click.UsageError(f"No collection named {name!r}. Ingest documents first.")

@@ -184,8 +184,7 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
             except NoSuchConversation as exc:
                 raise click.ClickException(str(exc)) from exc
             return
-        found = shelf.store.find_collection(collection)
-        if found is None or not shelf.store.documents(found.id):
+        if not shelf.documents(collection):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
         conv = open_conversation(shelf, conversation_id, collection) if conversation_id else None

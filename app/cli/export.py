@@ -35,7 +35,7 @@ def export_cmd(ctx: click.Context, fmt: str, collection: str | None, out: Path |
     try:
         rows = shelf.export(collection)
     except KeyError:
-        known = ", ".join(c.name for c in shelf.store.collections()) or "none yet"
+        known = ", ".join(c.name for c in shelf.collections()) or "none yet"
         raise click.UsageError(f"No collection named {collection!r} (collections: {known}).") from None
     if fmt == "csv":
         assert out is not None

@@ -60,15 +60,15 @@ class CliState:
 
 def warn_if_degraded(shelf: Shelf) -> None:
     """On stderr: a damaged library (and the offer to rebuild it), or a read-only one."""
-    store = shelf.store
-    if store.damage:
+    state = shelf.state
+    if state.damage:
         click.echo(
-            f"Warning: the library {store.path} is damaged (SQLite quick_check: {store.damage}).\n"
+            f"Warning: the library {state.path} is damaged (SQLite quick_check: {state.damage}).\n"
             "It is open read-only: you can browse and search what is still readable, and answers may miss what was "
             "lost.\nYour files are the truth: rebuild it from them, keeping collections, settings and "
-            f"conversations, with: shelfwise --db {store.path} doctor --rebuild", err=True)
-    elif store.read_only:
-        click.echo(f"Note: {store.read_only_reason}; browsing and searching only.", err=True)
+            f"conversations, with: shelfwise --db {state.path} doctor --rebuild", err=True)
+    elif state.read_only:
+        click.echo(f"Note: {state.reason}; browsing and searching only.", err=True)
 
 
 class ShelfwiseGroup(click.Group):
@@ -204,9 +204,9 @@ def collection_id(shelf: Shelf, name: str | None) -> int | None:
     """The id of the collection ``name`` (None: all); a usage error naming the collections when there is none."""
     if name is None:
         return None
-    found = shelf.store.find_collection(name)
+    found = shelf.find_collection(name)
     if found is None:
-        known = ", ".join(c.name for c in shelf.store.collections()) or "none yet"
+        known = ", ".join(c.name for c in shelf.collections()) or "none yet"
         raise click.UsageError(f"No collection named {name!r} (collections: {known}).")
     return found.id
 

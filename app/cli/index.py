@@ -12,7 +12,14 @@ import click
 
 from shelfwise.app.cli.group import open_library
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.shelf import INDEX_WAIT_SECONDS, BeforeQuestion, IndexProgress, IndexState, Shelf
+from shelfwise.core.shelf import (
+    INDEX_WAIT_SECONDS,
+    BeforeQuestion,
+    CollectionIndex,
+    IndexProgress,
+    IndexState,
+    Shelf,
+)
 
 
 def index_collection(shelf: Shelf, collection: str, quiet: bool, *, wait: float = 0.0,
@@ -77,8 +84,8 @@ def start_background_index(shelf: Shelf, collection: str, embedder: str | None =
     the log file) and record it as the collection's indexer. Returns its pid."""
     from shelfwise.core.shelf import log_file
 
-    db = shelf.store.path
-    coll = shelf.store.find_collection(collection)
+    db = shelf.state.path
+    coll = shelf.find_collection(collection)
     if db is None or coll is None:
         raise click.ClickException("nothing to index in the background")
     with open(log_file().with_name("index-background.log"), "ab") as out:
@@ -91,10 +98,10 @@ def start_background_index(shelf: Shelf, collection: str, embedder: str | None =
     return proc.pid
 
 
-def status_lines(shelf: Shelf) -> list[str]:
+def index_lines(indexes: list[CollectionIndex]) -> list[str]:
     """One line per collection whose index is not finished: how far, and whether something is working on it."""
     lines = []
-    for c in shelf.index_status():
+    for c in indexes:
         if not c.unfinished:
             continue
         if c.running and c.stage is not None:
@@ -122,8 +129,9 @@ def index_cmd(ctx: click.Context, collection: str, quiet: bool) -> None:
         shelfwise index --collection work
     """
     shelf = open_library(ctx)
-    if shelf.store.read_only:
-        raise click.ClickException(f"cannot index: {shelf.store.why_read_only()}")
+    state = shelf.state
+    if state.read_only:
+        raise click.ClickException(f"cannot index: {state.why_read_only}")
     # questions asked meanwhile answer from what exists (the ingest lock is held)
     if not index_collection(shelf, collection, quiet=quiet, hold_ingest_lock=True) and not quiet:
         click.echo("Another process is indexing this library; see: shelfwise status", err=True)

@@ -89,11 +89,11 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         shelfwise ingest ~/Documents/manuals --no-wait && shelfwise ask "How do I reset the printer?"
     """
     shelf = open_library(ctx, create=True)
-    store = shelf.store
-    if store.read_only:
-        raise click.ClickException(f"cannot add files: {store.why_read_only()}")
+    library = shelf.state
+    if library.read_only:
+        raise click.ClickException(f"cannot add files: {library.why_read_only}")
     bar = IngestLine(sys.stderr)
-    index_now = not no_index and not (no_wait and store.path is not None)
+    index_now = not no_index and not (no_wait and library.path is not None)
     state = ctx.find_object(CliState)
     try:
         report = shelf.ingest(list(paths), collection, progress=bar, force=force, embed=index_now, index=False)
@@ -106,10 +106,10 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         }, indent=2))
     else:
         _print_summary(report)
-    coll = store.find_collection(collection)
+    coll = shelf.find_collection(collection)
     changed = any(report.counts[a] for a in ("added", "updated", "removed"))
     if not no_index and coll is not None and (changed or shelf.index_unfinished(collection)):
-        if no_wait and store.path is not None:
+        if no_wait and library.path is not None:
             pid = start_background_index(shelf, collection, state.embedder if state else None)
             click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
                        f"background (pid {pid}): shelfwise status shows how far.", err=True)

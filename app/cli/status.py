@@ -7,9 +7,9 @@ from dataclasses import asdict
 import click
 
 from shelfwise.app.cli.group import collection_id, open_library
-from shelfwise.app.cli.index import status_lines
+from shelfwise.app.cli.index import index_lines
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.shelf import KEPT_SUFFIX, describe, on_disk
+from shelfwise.core.shelf import KEPT_SUFFIX, describe
 
 STATE_LINES = {
     "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "
@@ -41,29 +41,27 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         shelfwise status --json | jq '.indexes[] | {collection, pending, done, total, eta_seconds}'
     """
     shelf = open_library(ctx)
-    store = shelf.store
-    names = {c.id: c.name for c in store.collections()}
-    cid = collection_id(shelf, collection)
-    docs = store.documents(cid)
+    collection_id(shelf, collection)  # a usage error naming the collections when there is no such one
+    library = shelf.status(collection)
     if as_json:
         documents = [{
-            "id": d.id, "collection": names.get(d.collection_id, ""), "path": d.path, "status": d.status,
+            "id": d.id, "collection": row.collection, "path": d.path, "status": d.status,
             "message": d.message, "format": d.format, "title": d.title, "pages": d.pages, "sections": d.sections,
             "passages": d.passages, "size": d.size, "ingested_at": d.ingested_at, "warnings": d.warnings,
             "ocr_pages": d.ocr_pages, "retry": d.retry, "languages": d.languages,
-            "file": (on_disk(d.path, d.size, d.mtime) or "as read") if d.status == "ok" else "",
-        } for d in docs]
-        indexes = [asdict(c) for c in shelf.index_status() if collection is None or c.collection == collection]
-        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": shelf.library_encoder},
-                             indent=2))
-        ctx.exit(3 if store.damage else 0)
+            "file": (row.on_disk or "as read") if d.status == "ok" else "",
+        } for row in library.documents for d in (row.document,)]
+        indexes = [asdict(c) for c in library.indexes if collection is None or c.collection == collection]
+        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": library.encoder}, indent=2))
+        ctx.exit(3 if library.damage else 0)
+    docs = [row.document for row in library.documents]
     if not docs:
         click.echo("No documents yet. Add some with: shelfwise ingest PATH")
-        ctx.exit(3 if store.damage else 0)
+        ctx.exit(3 if library.damage else 0)
     click.echo(f"{'STATUS':<9} {'FORMAT':<6} {'PAGES':>5} {'SECT':>5} {'PASS':>6} {'LANG':<5}  PATH")
-    for d in docs:
+    for row in library.documents:
+        d, state = row.document, row.on_disk
         status = f"{d.status} (OCR)" if d.ocr_pages else d.status  # the message says how many pages
-        state = on_disk(d.path, d.size, d.mtime) if d.status == "ok" else ""
         if state or d.message.endswith(KEPT_SUFFIX):
             status = "gone" if state == "missing" else "stale"  # not a plain ok: the file is not what was read
         click.echo(f"{status:<9} {shown(d.format):<6} {d.pages:>5} {d.sections:>5} {d.passages:>6} "
@@ -77,7 +75,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         elif d.warnings:
             extra = f" (+{len(d.warnings) - 1} more warnings: status --json)" if len(d.warnings) > 1 else ""
             click.echo(f"{'':<42}warning: {shown(d.warnings[0])}{extra}")
-    by = store.stats().documents_by_status
+    by = library.by_status
     click.echo(f"{len(docs)} documents: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items())))
     warned = sum(1 for d in docs if d.status == "ok" and d.warnings)
     retrying = sum(1 for d in docs if d.status != "ok" and d.retry)
@@ -85,10 +83,10 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         click.echo(f"{warned} stored with warnings (shown under each; status --json has them all).")
     if retrying:
         click.echo(f"{retrying} failed for a reason that may pass; the next ingest tries them again.")
-    for line in status_lines(shelf):
+    for line in index_lines(library.indexes):
         click.echo(line)
-    click.echo(f"Sentence encoder: {describe(shelf.library_encoder)}")
-    if store.damage:
+    click.echo(f"Sentence encoder: {describe(library.encoder)}")
+    if library.damage:
         ctx.exit(3)
 
 

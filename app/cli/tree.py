@@ -8,7 +8,7 @@ import click
 
 from shelfwise.app.cli.group import collection_id, open_library
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.shelf import NodeRow
+from shelfwise.core.shelf import LibraryTree, NodeRow
 
 
 def _label(node: NodeRow, width: int = 70) -> str:
@@ -17,12 +17,12 @@ def _label(node: NodeRow, width: int = 70) -> str:
     return shown(text if len(text) <= width else text[: width - 1] + "\u2026")
 
 
-def _tree_json(node: NodeRow, kids: dict[int, list[NodeRow]], max_depth: int | None) -> dict[str, Any]:
-    children = kids.get(node.id, []) if max_depth is None or node.depth < max_depth else []
+def _tree_json(node: NodeRow, tree: LibraryTree, max_depth: int | None) -> dict[str, Any]:
+    children = tree.kids(node) if max_depth is None or node.depth < max_depth else []
     return {
         "id": node.id, "kind": node.kind, "title": node.title, "description": node.description,
         "document_id": node.document_id, "location": node.location.to_dict() | {"label": node.location.label()},
-        "children": [_tree_json(c, kids, max_depth) for c in children],
+        "children": [_tree_json(c, tree, max_depth) for c in children],
     }
 
 
@@ -40,20 +40,11 @@ def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_j
         shelfwise tree --collection default --depth 3
     """
     shelf = open_library(ctx)
-    store = shelf.store
-    cid = collection_id(shelf, collection)
-    roots = [c for c in store.collections() if cid is None or c.id == cid]
-    kids: dict[int, list[NodeRow]] = {}
-    nodes: dict[int, NodeRow] = {}
-    for n in store.iter_nodes(collection_id=cid):
-        nodes[n.id] = n
-        if n.parent_id is not None and (depth is None or n.depth <= depth):
-            kids.setdefault(n.parent_id, []).append(n)
-    for lst in kids.values():
-        lst.sort(key=lambda n: (n.ordinal, n.id))
-    tops = [nodes[c.root_node_id] for c in roots if c.root_node_id in nodes]
+    collection_id(shelf, collection)  # a usage error naming the collections when there is no such one
+    tree = shelf.tree(collection, depth)
+    tops = tree.roots
     if as_json:
-        click.echo(json_text([_tree_json(t, kids, depth) for t in tops], indent=2))
+        click.echo(json_text([_tree_json(t, tree, depth) for t in tops], indent=2))
         return
     if not tops:
         click.echo("The library is empty. Add documents with: shelfwise ingest PATH")
@@ -62,7 +53,7 @@ def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_j
         n = stack.pop()
         loc = n.location.label()
         click.echo(f"{'  ' * n.depth}{n.kind:<10} {_label(n)}" + (f"  [{loc}]" if loc else ""))
-        stack.extend(reversed(kids.get(n.id, [])))
+        stack.extend(reversed(tree.kids(n)))
 
 
 COMMANDS = (tree_cmd,)

@@ -218,13 +218,14 @@ class LibraryView(QWidget):
         self.layout_.addWidget(widget)
 
     # -- content ------------------------------------------------------------------------------------------------
-    def refresh(self, store: Any) -> None:
+    def refresh(self, shelf: Any) -> None:
+        """Show the library's collections and documents as the facade (``Shelf``) reads them."""
         expanded = {top.text(0).rsplit(" (", 1)[0] for top in self._top_items() if top.isExpanded()}
         first = self.tree.topLevelItemCount() == 0
         self.tree.clear()
         self._collections = []
-        for coll in store.collections():
-            docs = store.documents(coll.id)
+        for coll in shelf.collections():
+            docs = shelf.documents(coll.name)
             self._collections.append(coll.name)
             top = QTreeWidgetItem([f"{coll.name} ({len(docs)})"])
             top.setData(0, ROLE_KIND, "collection")

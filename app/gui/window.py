@@ -73,7 +73,6 @@ class MainWindow(QMainWindow):
         self.qsettings = qsettings or QSettings("shelfwise", "shelfwise")
         # the UI thread's reads through the facade: a Shelf that loads no model (the workers have their own)
         self.reader = Shelf(self.settings)
-        self.store = self.reader.store
         self.session = QuerySession()
         self.conversation = ConversationSession(self.reader)  # the thread the next question continues
         self._opened_for: Any = None  # the query job whose answer sentence the preview opened
@@ -124,12 +123,13 @@ class MainWindow(QMainWindow):
 
         self._restore()
         self.refresh_library()
-        if self.store.damage:  # opened read-only; the files are the truth
+        state = self.reader.state
+        if state.damage:  # opened read-only; the files are the truth
             self.statusBar().showMessage(
-                f"This library is damaged ({self.store.damage}) and open read-only: browse and search what is "
-                f"readable, or rebuild it from your files with: shelfwise --db {self.store.path} doctor --rebuild")
-        elif self.store.read_only:
-            self.statusBar().showMessage(f"Read-only library ({self.store.read_only_reason}): browse and search only")
+                f"This library is damaged ({state.damage}) and open read-only: browse and search what is "
+                f"readable, or rebuild it from your files with: shelfwise --db {state.path} doctor --rebuild")
+        elif state.read_only:
+            self.statusBar().showMessage(f"Read-only library ({state.reason}): browse and search only")
         self.resume_unfinished_index()
 
     # -- wiring -------------------------------------------------------------------------------------------------
@@ -208,10 +208,14 @@ class MainWindow(QMainWindow):
 
     # -- library ------------------------------------------------------------------------------------------------
     def refresh_library(self) -> None:
-        self.library.refresh(self.store)
+        self.library.refresh(self.reader)
         names = self.library.collections()
         self.answer_view.set_collections(names)
-        self.encoder_bar.set_encoder(self.library_encoder(), busy=self.ingest_host.busy or self.store.read_only)
+        self.encoder_bar.set_encoder(self.library_encoder(), busy=self.ingest_host.busy or self.read_only())
+
+    def read_only(self) -> bool:
+        """Whether the library refuses writes (damaged, or opened read-only)."""
+        return self.reader.state.read_only
 
     def library_encoder(self) -> str:
         """The sentence encoder this library is built with (a new library: the default)."""
@@ -245,9 +249,9 @@ class MainWindow(QMainWindow):
     def resume_unfinished_index(self) -> list[str]:
         """At start: finish indexing that a quit or a crash interrupted (with the ingest bar's progress); returns
         the collections being finished."""
-        if self.store.read_only or self.reader.ingest_running():
+        if self.read_only() or self.reader.ingest_running():
             return []
-        todo = [c.name for c in self.store.collections() if self.reader.index_unfinished(c.name)]
+        todo = [c.name for c in self.reader.collections() if self.reader.index_unfinished(c.name)]
         for name in todo:
             job = IngestJob([], name)
             if not self.ingest_host.busy:
@@ -295,7 +299,7 @@ class MainWindow(QMainWindow):
         self.ingest_finished.emit(outcome.report)
 
     def _on_ingest_busy(self, busy: bool) -> None:
-        self.encoder_bar.switch_button.setEnabled(not busy and not self.store.read_only)
+        self.encoder_bar.switch_button.setEnabled(not busy and not self.read_only())
         if not busy:
             self.ingest_bar.finish()
 
@@ -325,7 +329,7 @@ class MainWindow(QMainWindow):
     def ask_about(self, path: str, collection: str = "") -> str:
         """"Ask about this document / folder": the question box starts with the filter that limits it there;
         returns that filter."""
-        known = [d.path for d in self.store.documents()]
+        known = [d.path for d in self.reader.documents()]
         scope_filter = in_filter(path, known)
         if collection:
             index = self.answer_view.scope.findData(collection)
@@ -545,7 +549,7 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             self.apply_settings(dialog.settings())
             chosen = dialog.encoder_choice()
-            if chosen != current and not self.store.read_only:  # measured and asked before anything changes
+            if chosen != current and not self.read_only():  # measured and asked before anything changes
                 self.estimate_switch(chosen)
 
     def apply_settings(self, settings: Settings) -> None:

@@ -103,7 +103,7 @@ class IngestWorker(ShelfWorker):
                 self._encoder(shelf, job)
                 report = None
             elif isinstance(job, RemoveJob):
-                shelf.remove_documents(job.document_ids, job.collection)
+                shelf.remove_documents(job.document_ids, job.collection, cancel=job.cancel)
                 report = None
             else:
                 report = _ingest(shelf, job, self.progress.emit)
@@ -130,7 +130,7 @@ class IngestWorker(ShelfWorker):
         self._close_shelf()
         self._settings = replace(self._settings, embedder_path=job.encoder)
         shelf = self.shelf()
-        for coll in shelf.store.collections():
+        for coll in shelf.collections():
             if job.cancel():
                 return
             shelf.refresh(coll.name, progress=self.progress.emit, cancel=job.cancel)
