@@ -40,7 +40,7 @@ def cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def permissions_bite(tmp: Path) -> bool:
     """Whether a folder of mode 000 cannot be listed by the CLI as it is started here."""
     probe = tmp / "probe"
-    probe.mkdir()
+    probe.mkdir(exist_ok=True)
     probe.chmod(0)
     try:
         r = subprocess.run([*UNPRIVILEGED, "ls", str(probe)], capture_output=True, timeout=30)
@@ -49,13 +49,11 @@ def permissions_bite(tmp: Path) -> bool:
         return False
     finally:
         probe.chmod(0o755)
+        probe.rmdir()
 
 
-@pytest.fixture
-def tree(tmp_path: Path) -> Iterator[Path]:
-    """files/{c.txt, open/a.txt, secret/b.txt, locked/d.txt, noperm.txt}; the modes are restored afterwards so that
-    pytest can remove the tree."""
-    files = tmp_path / "files"
+def make_tree(files: Path) -> Path:
+    """files/{c.txt, open/a.txt, secret/b.txt, locked/d.txt, noperm.txt}."""
     for rel, text in {
         "c.txt": "The canteen opens at eight.",
         "open/a.txt": "The leave policy gives twenty days of annual leave.",
@@ -65,10 +63,21 @@ def tree(tmp_path: Path) -> Iterator[Path]:
     }.items():
         (files / rel).parent.mkdir(parents=True, exist_ok=True)
         (files / rel).write_text(text + "\n", encoding="utf-8")
-    yield files
+    return files
+
+
+def restore(files: Path) -> None:
+    """The modes back, so that the tree can be removed."""
     for p in (files / "secret", files / "locked"):
         p.chmod(0o755)
     (files / "noperm.txt").chmod(0o644)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Iterator[Path]:
+    files = make_tree(tmp_path / "files")
+    yield files
+    restore(files)
 
 
 def rows(db: Path) -> dict[str, dict[str, object]]:
