@@ -345,8 +345,26 @@ def issue38_cases(work: Path, n_hostile: int) -> dict[str, Callable[[], dict[str
             return {"clean": True, "detail": "", "peak_rss_mb": None}
         return run
 
+    def unreadable_folders() -> dict[str, Any]:
+        from tests.reliability import test_unreadable as unreadable
+
+        work = fresh()
+        if not unreadable.permissions_bite(work):
+            return {"clean": True, "detail": "not run: permissions do not bite here (root without setpriv)",
+                    "peak_rss_mb": None}
+        files = unreadable.make_tree(work / "files")
+        try:
+            unreadable.test_unreadable_folders_and_files_are_status_rows_with_what_to_do_and_the_rest_is_ingested(
+                work, files)
+        except AssertionError as exc:
+            return {"clean": False, "detail": str(exc)[:300], "peak_rss_mb": None}
+        finally:
+            unreadable.restore(files)
+        return {"clean": True, "detail": "", "peak_rss_mb": None}
+
     return {
         "hostile names and text through every command": hostile_names_and_text,
+        "unreadable folders and files in status": unreadable_folders,
         "--db naming another program's database with a migrations table":
             as_case(guards.test_another_programs_database_with_a_migrations_table_is_not_written, guards.laravel_db),
         "SHELFWISE_HOME naming a file": as_case(guards.test_shelfwise_home_naming_a_file_is_said_plainly),

@@ -16,6 +16,8 @@ STATE_LINES = {
                "to remove it",
     "empty": "the file is now empty: answers quote the version read before; ingest it again once it is restored",
     "changed": "the file changed since it was read: answers quote the version read before; ingest it again",
+    "unreadable": "the file cannot be read now (no permission on it or a folder above it): answers quote the "
+                  "version read before; fix its permissions, then ingest again",
 }
 
 
@@ -31,7 +33,7 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
     tell). Exit code 3 if the library is damaged (see shelfwise doctor).
     "ok (OCR)" marks a document whose text was (partly) read by OCR; ``--json`` gives ``ocr_pages``. "stale" marks
     one whose file changed or was emptied since it was read (the library keeps the version it read), "gone" one
-    whose file is no longer there (``--json``: ``file``).
+    whose file is no longer there, "stale" too one that cannot be read now (permissions; ``--json``: ``file``).
     ``--json`` prints {"documents": [...], "indexes": [...], "embedder": NAME}; the last line names the sentence
     encoder the library is built with.
 

@@ -75,12 +75,15 @@ def not_a_file(path: Path, inside: Path | None = None) -> str:
 class Walked:
     files: list[Path] = field(default_factory=list)
     refused: list[tuple[Path, str]] = field(default_factory=list)  # entries that are not read, and why
-    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # folders that cannot be listed
+    unreadable: list[tuple[Path, OSError]] = field(default_factory=list)  # folders that cannot be listed
+    unreadable_files: list[tuple[Path, OSError]] = field(default_factory=list)  # entries that cannot be looked at
 
 
 def walk(folder: Path, is_candidate: Callable[[Path], bool]) -> Walked:
     """The candidate files under ``folder`` in sorted, depth-first order, without recursion; hidden entries are
-    left out silently, links to folders are not followed (said), and special files are refused (said)."""
+    left out silently, links to folders are not followed (said), and special files are refused (said). Folders
+    that cannot be listed and entries that cannot be looked at (permissions, a path too long to name, an I/O error)
+    are returned with their error: the walk goes on with the rest."""
     out = Walked()
     stack = [folder]
     while stack:
@@ -89,7 +92,7 @@ def walk(folder: Path, is_candidate: Callable[[Path], bool]) -> Walked:
             with os.scandir(current) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            out.unreadable.append((current, exc.strerror or str(exc)))
+            out.unreadable.append((current, exc))
             continue
         subdirs: list[Path] = []
         for entry in entries:
@@ -100,7 +103,7 @@ def walk(folder: Path, is_candidate: Callable[[Path], bool]) -> Walked:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError as exc:
-                out.refused.append((p, f"cannot read it: {exc.strerror or exc}"))
+                out.unreadable_files.append((p, exc))
                 continue
             if is_dir:
                 subdirs.append(p)
@@ -109,6 +112,11 @@ def walk(folder: Path, is_candidate: Callable[[Path], bool]) -> Walked:
                 out.refused.append((p, "a symbolic link to a folder: not followed"))
                 continue
             if not is_candidate(p):
+                continue
+            try:
+                os.lstat(p)
+            except OSError as exc:  # listed but not looked at: a folder that may be read but not entered (r--)
+                out.unreadable_files.append((p, exc))
                 continue
             why = not_a_file(p, folder)
             if why:

@@ -11,6 +11,7 @@ ingests every file again; a kept turn's citations point at the re-read documents
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -259,8 +260,8 @@ def rebuild(
             name = found.collections[cid]
             store.collection(name)
             files = [Path(p) for p in found.documents.get(cid, [])]
-            present = [p for p in files if p.exists()]
-            missing.extend(str(p) for p in files if not p.exists())
+            present = [p for p in files if os.path.exists(p)]  # False (not an error) under a folder it may not read
+            missing.extend(str(p) for p in files if not os.path.exists(p))
             if present:
                 reports.append(ingest(store, present, name, progress=progress))
         new_ids = {(str(r[0]), str(r[1])): int(r[2]) for r in store.conn.execute(

@@ -11,6 +11,7 @@ the process at any moment leaves a consistent database that a rerun completes.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 ParseFn = Callable[[Path, Limits], ParsedDocument]
 DEFAULT_LIMITS = Limits()
+FOLDER = "folder"  # the format of a library row that stands for a folder that could not be read
 CandidateFn = Callable[[Path], bool]
 
 
@@ -120,6 +122,7 @@ class Plan:
     items: list[WorkItem] = field(default_factory=list)
     remove: list[DocumentRow] = field(default_factory=list)
     problems: list[FileResult] = field(default_factory=list)  # unreadable folders, missing paths
+    unreadable: list[FileResult] = field(default_factory=list)  # of the problems, those kept as rows of the library
 
 
 def file_meta(path: Path) -> FileMeta:
@@ -157,6 +160,40 @@ def _owners(files: Sequence[Path]) -> dict[tuple[int, int], str]:
     return out
 
 
+def unreadable_message(kind: str, code: int | None, why: str) -> str:
+    """What ``status`` and ``ingest`` say about a folder (``kind`` "folder") or a file that cannot be read, with what
+    to do: "cannot read folder: Permission denied; ..." (the start is the same for every error)."""
+    if kind == "folder":
+        head = f"cannot read folder: {why}; the files under it are left out (any read before are kept)"
+    else:
+        head = f"cannot read file: {why}"
+    if code in (errno.EACCES, errno.EPERM):
+        return f"{head}: fix its permissions, or leave it out of what you ingest, then ingest again"
+    if code == errno.ENAMETOOLONG:
+        return f"{head}: its path is longer than the system can name; move what is in it higher up"
+    return f"{head}: check the {kind} (its disk or network share is there and healthy), then ingest again"
+
+
+def _unreadable(path: Path, kind: str, exc: OSError) -> FileResult:
+    """The result of a folder or file that cannot be read; :func:`_run` records it as a row of the library (a failure
+    that may pass), so ``status`` shows it until it can be read."""
+    return FileResult(str(path), "failed", "error", unreadable_message(kind, exc.errno, exc.strerror or str(exc)),
+                      format=FOLDER if kind == "folder" else path.suffix.lower().lstrip("."), retry=True)
+
+
+def _under(key: str, folder: str) -> bool:
+    return key == folder or key.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _stat_meta(path: Path) -> FileMeta:
+    """What ``stat`` still tells of a path that cannot be read (zeros when it tells nothing); no hash."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return FileMeta(0, 0.0, "")
+    return FileMeta(st.st_size, st.st_mtime, "")
+
+
 def plan(
     store: Store, paths: Sequence[Path], collection_id: int, is_candidate: CandidateFn, *, force: bool = False
 ) -> Plan:
@@ -169,15 +206,24 @@ def plan(
     gone: dict[str, DocumentRow] = {}
     for raw in paths:
         given, p = _given(raw)
-        if p.is_dir():
+        try:
+            is_dir = p.is_dir()
+        except OSError as exc:  # a folder above it cannot be entered: what was read from it is kept
+            under = any(_under(k, str(p)) and k != str(p) for k in stored)
+            out.unreadable.append(_unreadable(p, "folder" if under else "file", exc))
+            continue
+        if is_dir:
             walked = walk(p, is_candidate)
-            for folder, why in walked.unreadable:
-                out.problems.append(FileResult(str(folder), "failed", "error", f"cannot read folder: {why}"))
+            out.unreadable.extend(_unreadable(f, "folder", exc) for f, exc in walked.unreadable)
+            out.unreadable.extend(_unreadable(f, "file", exc) for f, exc in walked.unreadable_files)
             out.problems.extend(FileResult(str(f), "ignored", "ignored", why) for f, why in walked.refused)
             files.extend(walked.files)
             present = {str(f) for f in walked.files}
+            # what was read from a folder or file that cannot be read now is kept (status: cannot be read now)
+            kept = [str(f) for f, _ in walked.unreadable + walked.unreadable_files]
             prefix = str(p).rstrip(os.sep) + os.sep
-            gone.update({k: d for k, d in stored.items() if k.startswith(prefix) and k not in present})
+            gone.update({k: d for k, d in stored.items() if k.startswith(prefix) and k not in present
+                         and not any(_under(k, u) for u in kept)})
         elif os.path.lexists(given):
             why = not_a_file(given)
             if why:  # named as the user named it (a link's target may be /dev/zero)
@@ -202,8 +248,7 @@ def plan(
         try:
             st = f.stat()
         except OSError as exc:
-            out.problems.append(FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}",
-                                           retry=True))
+            out.unreadable.append(_unreadable(f, "file", exc))
             continue
         first = same.get((st.st_dev, st.st_ino), key)
         if first != key:  # a hard link, a link inside the folder, the same folder mounted twice: stored once
@@ -226,6 +271,7 @@ def plan(
                 item.skip = item.meta is not None and item.meta.sha256 == old.sha256
         out.items.append(item)
     out.remove = list(gone.values())
+    out.problems = out.unreadable + out.problems
     return out
 
 
@@ -281,11 +327,14 @@ def _run(
     coll = store.collection(collection)
     report = IngestReport(collection=coll.name)
     work = plan(store, paths, coll.id, is_candidate, force=force)
+    for problem in work.unreadable:  # a folder or file that cannot be read: a row of the library (status)
+        _record_unreadable(store, coll.id, problem)
     report.results.extend(work.problems)
     for doc in work.remove:
         store.remove_document(doc.id)
-        report.results.append(FileResult(doc.path, "removed", doc.status, "file no longer exists",
-                                          document_id=doc.id, format=doc.format))
+        if doc.format != FOLDER:  # a folder's row goes silently once the folder can be read (or is gone)
+            report.results.append(FileResult(doc.path, "removed", doc.status, "file no longer exists",
+                                              document_id=doc.id, format=doc.format))
 
     total = len(work.items)
     bytes_todo = sum(i.size for i in work.items if not i.skip)
@@ -337,6 +386,16 @@ def _run(
     return report
 
 
+def _record_unreadable(store: Store, collection_id: int, result: FileResult) -> None:
+    """Keep ``result`` (a folder or file that cannot be read) as a row of the library; a version of the file read
+    before keeps its tree, with the message. A library that cannot record it leaves the report's line alone."""
+    try:
+        result.document_id = store.record_failure(collection_id, result.path, _stat_meta(Path(result.path)),
+                                                  "error", result.message, retry=True, fmt=result.format)
+    except Exception:  # e.g. a full disk: the ingest's own line still says it
+        log.debug("could not record %s", result.path, exc_info=True)
+
+
 CHANGED = "the file changed while it was read (it is being written?); the next ingest reads it again"
 
 
@@ -360,9 +419,10 @@ def _ingest_one(
             meta = file_meta(item.path)
         except NotAFile as exc:
             return FileResult(key, "failed", "error", f"{exc.strerror}: not read", format=fmt)
-        except OSError as exc:
-            return FileResult(key, "failed", "error", f"cannot read file: {exc.strerror or exc}", format=fmt,
-                              retry=True)
+        except OSError as exc:  # e.g. no permission to read it: a row of the library that says so
+            result = _unreadable(item.path, "file", exc)
+            _record_unreadable(store, collection_id, result)
+            return result
         t0 = time.perf_counter()
         log.debug("stage: parse %s", key)  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
         try:

@@ -239,19 +239,20 @@ class Store:
 
     def record_failure(
         self, collection_id: int, path: str | Path, file_meta: FileMeta, status: str, message: str,
-        retry: bool = False,
+        retry: bool = False, fmt: str | None = None,
     ) -> int:
         """Record that a file could not be ingested; returns the document id.
 
         If an OK version exists, its tree and status stay and the message says "... (previous version kept)"; the
         stored file metadata stays the old one, so the next run tries the file again. Otherwise the document row
         gets the error status and no nodes; ``retry`` (a failure that may pass) makes the next ingest try it again
-        although the file is unchanged.
+        although the file is unchanged. ``fmt``: the row's format (default: the path's suffix; "folder" for a folder
+        that could not be read).
         """
         if status not in ("error", "needs_ocr"):
             raise ValueError(f"Failure status must be 'error' or 'needs_ocr', not {status!r}")
         path = str(path)
-        fmt = Path(path).suffix.lower().lstrip(".")
+        fmt = Path(path).suffix.lower().lstrip(".") if fmt is None else fmt
         with self.transaction():
             self._collection_by_id(collection_id)
             old = self.document_by_path(collection_id, path)
