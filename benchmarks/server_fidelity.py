@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -123,9 +124,11 @@ def hit1(report: dict[str, Any] | None) -> dict[str, dict[str, float]]:
 
 
 def eval_part(name: str, homes: dict[str, Path], encoders: dict[str, str], eval_args: list[str],
-              ingest: list[str] | None, db_of: Any) -> dict[str, Any]:
+              ingest: list[str] | None, db_of: Any, together: bool) -> dict[str, Any]:
     part: dict[str, Any] = {"modes": {}}
-    for mode, home in homes.items():
+
+    def one(mode: str) -> dict[str, Any]:
+        home = homes[mode]
         row: dict[str, Any] = {}
         if ingest:
             _, row["ingest_seconds"] = shelfwise(home, encoders[mode], *ingest)
@@ -137,8 +140,13 @@ def eval_part(name: str, homes: dict[str, Path], encoders: dict[str, str], eval_
         row["questions"] = (report or {}).get("questions")
         row["hit1"] = hit1(report)
         row["encoder"] = ((report or {}).get("settings") or {}).get("embedder_path")
-        part["modes"][mode] = row
         log(f"{name}: eval {mode} {row['eval_seconds']} s {row['hit1']}")
+        return row
+
+    # together: both modes at once (the server's round trips wait on a loaded machine; the two share its cores,
+    # so their seconds are not a speed comparison then)
+    with ThreadPoolExecutor(2 if together else 1) as ex:
+        part["modes"] = dict(zip(homes, ex.map(one, homes), strict=True))
     a, b = (part["modes"][m]["hit1"] for m in homes)
     part["hit1_equal"] = bool(a) and a == b
     part["vectors"] = compare_libraries(db_of(homes["in process"]), db_of(homes["server"]))
@@ -223,23 +231,26 @@ def main() -> None:
     ap.add_argument("--xquad-limit", type=int, default=300)
     ap.add_argument("--lang", default="de")
     ap.add_argument("--work", type=Path, default=Path("server-fidelity"), help="the two data dirs go here")
+    ap.add_argument("--together", action="store_true",
+                    help="run the two modes of an evaluation at the same time (their seconds then share the cores)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     model = resolve_embedder(args.encoder)
     homes = {m: make_home(args.work.resolve() / d) for m, d in (("in process", "local"), ("server", "server"))}
     rep: dict[str, Any] = {"encoder": model.name, "slots": args.slots, "threads": args.threads,
+                           "together": args.together,
                            "load_start": [round(x, 2) for x in os.getloadavg()], "parts": {}}
     with server(model, args.slots, args.threads) as url:
         encoders = {"in process": str(model), "server": url}
         if "sample" in parts:
             rep["parts"]["sample"] = eval_part(
                 "sample", homes, encoders, [str(ROOT / "resources" / "sample_questions.jsonl")],
-                ["ingest", str(ROOT / "resources" / "sample")], lambda h: h / "library.db")
+                ["ingest", str(ROOT / "resources" / "sample")], lambda h: h / "library.db", args.together)
         if "xquad" in parts:
             rep["parts"]["xquad"] = eval_part(
                 "xquad", homes, encoders, ["xquad", "--lang", args.lang, "--limit", str(args.xquad_limit)], None,
-                lambda h: next((h / "eval").glob("xquad*.db")))
+                lambda h: next((h / "eval").glob("xquad*.db")), args.together)
         if "passages" in parts:
             rep["parts"]["passages"] = passages_part(model, url, args.passages, args.threads)
     rep["load_end"] = [round(x, 2) for x in os.getloadavg()]
