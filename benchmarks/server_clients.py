@@ -7,7 +7,8 @@ For each ``--slots`` value P, two servers are started on the loopback: the encod
 --pooling mean --parallel P``, named ``FILE:SHA16`` as ``packaging/server.sh`` names it) and the answer model (the
 bundled Gemma 3 270M, ``--parallel P``, 4,096 tokens per slot). Then, with a fresh copy of the library for the row:
 
-* **1 client**: one process asks ``--questions`` questions one after the other;
+* **1 client** (with the first ``--slots`` value only: one client uses one slot whatever the server has): one
+  process asks ``--single`` (default ``--questions``) questions one after the other;
 * **N clients**: ``--clients`` processes, started and loaded first, ask ``--questions`` questions each at the same
   time (a barrier starts them together).
 
@@ -160,6 +161,7 @@ def main() -> None:
     ap.add_argument("--single", type=int, default=0, help="questions of the one-client row (default: --questions)")
     ap.add_argument("--slots", default="8,1", help="the servers' --parallel, one row pair each")
     ap.add_argument("--threads", type=int, default=2, help="each server's --threads")
+    ap.add_argument("--no-warm", action="store_true", help="no unmeasured first question per server pair")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -174,15 +176,17 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="shelfwise-clients-"))
     report: dict[str, Any] = {"encoder": enc_model.name, "answer_model": ans_model.name, "threads": args.threads,
                               "cpus": os.cpu_count(), "rows": []}
-    for slots in [int(s) for s in args.slots.split(",")]:
+    for k, slots in enumerate(int(s) for s in args.slots.split(",")):
         with server(enc_model, slots, args.threads) as enc_url, answer_server(ans_model, slots, args.threads) as ans:
-            run_row(1, 1, questions[-1:], args.library, enc_url, ans, work)  # warm: the servers' first requests
-            for n, per in ((1, args.single or args.questions), (args.clients, args.questions)):
+            if not args.no_warm:
+                run_row(1, 1, questions[-1:], args.library, enc_url, ans, work)  # the servers' first requests
+            shapes = [(1, args.single or args.questions)] if k == 0 else []
+            for n, per in [*shapes, (args.clients, args.questions)]:
                 row = {"slots": slots, **run_row(n, per, questions, args.library, enc_url, ans, work)}
                 report["rows"].append(row)
                 print(f"[{time.strftime('%H:%M:%S')}] {row}", file=sys.stderr, flush=True)
+    one = report["rows"][0]
     for r in report["rows"]:
-        one = next(x for x in report["rows"] if x["slots"] == r["slots"] and x["clients"] == 1)
         r["vs_one_client"] = round(r["questions_per_s"] / one["questions_per_s"], 2) if one["questions_per_s"] else None
     if args.json:
         print(json.dumps(report, indent=1))
