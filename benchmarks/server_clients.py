@@ -14,7 +14,7 @@ bundled Gemma 3 270M, ``--parallel P``, 4,096 tokens per slot). Then, with a fre
 
 Each question is what ``shelfwise --embedder URL ask`` does with ``Settings.backend_url`` set to the answer server:
 the walk (the encoder on the server), the extracted answer and the model's written answer (on the server). Per row:
-wall seconds, questions per second, throughput against the one-client row of the same servers, per-question
+wall seconds, answered questions per second, throughput against the one-client row of the same servers, per-question
 latency p50 / p90, failed questions (an exception, or the encoder having fallen back to this process), and the load
 average at the start and the end. The library must have been indexed with the same encoder file (its vectors are
 then the server's: the same ``FILE:SHA16``), e.g. ``shelfwise --embedder embeddinggemma ingest resources/sample``.
@@ -144,7 +144,7 @@ def run_row(n_clients: int, per_client: int, questions: list[str], library: Path
     lat = sorted(r["seconds"] for r in rows if r.get("ok"))
     failed = sum(1 for r in rows if not r.get("ok"))
     return {"clients": n_clients, "questions": len(rows), "seconds": round(wall, 1),
-            "questions_per_s": round(len(rows) / wall, 4) if wall else None,
+            "questions_per_s": round(len(lat) / wall, 4) if wall else None,  # answered ones only
             "p50_s": round(statistics.median(lat), 2) if lat else None,
             "p90_s": round(lat[max(0, math.ceil(0.9 * len(lat)) - 1)], 2) if lat else None,
             "tokens_per_question": round(statistics.mean(r.get("tokens", 0) for r in rows)) if rows else None,
