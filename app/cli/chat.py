@@ -13,11 +13,13 @@ from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.conversation.model import Conversation, Reading
-from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation
+from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation, TurnQuestion
 
 if TYPE_CHECKING:
     from shelfwise.core.shelf import Shelf
 
+ONLY_FILTERS = ("Nothing asked: the question is only filters (in:, type:, since:, until:); type what you want to "
+                "know after them.")
 HELP = ("Type a question; a follow-up is read with the conversation. /alone QUESTION asks it alone, /new starts "
         "a new conversation, /export FILE writes it as Markdown, /list shows the stored ones, /quit ends.")
 
@@ -51,10 +53,25 @@ def open_conversation(shelf: Shelf, spec: str | None, collection: str) -> Conver
         raise click.ClickException(str(exc)) from exc
 
 
-def answer_turn(shelf: Shelf, conv: Conversation, question: str, *, as_json: bool = False,
+def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
+    """``question`` read once for the next turn (``Shelf.take_question``); None, said on stderr, when it asks
+    nothing (empty, or only filters)."""
+    try:
+        turn_question = shelf.take_question(question, collection)
+    except EmptyQuestion as exc:
+        err(f"Nothing asked: {exc}.")
+        return None
+    if turn_question.only_filters:
+        err(ONLY_FILTERS)
+        return None
+    return turn_question
+
+
+def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, *, as_json: bool = False,
                 alone: bool = False) -> Conversation | None:
     """Ask one turn of ``conv`` through the facade and print it (streamed text, or one JSON object); the
-    conversation with the turn, or None when the question was empty."""
+    conversation with the turn, or None when the question asks nothing. A question read at the door
+    (:func:`taken`) is not read again."""
     shown = StreamedAnswer(click.echo)
 
     def on_reading(reading: Reading) -> None:
@@ -63,10 +80,11 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str, *, as_json: boo
             click.echo(line)
 
     streamed = not as_json
-    if only_filters(question):
-        err("Nothing asked: the question is only filters (in:, type:, since:, until:); type what you want to know "
-            "after them.")
-        return None
+    if isinstance(question, str):
+        read_once = taken(shelf, question, conv.collection)
+        if read_once is None:
+            return None
+        question = read_once
     assert conv.id is not None
     try:
         conv, turn, answer = shelf.ask_in_conversation(conv.id, question, conv.collection, alone=alone,
@@ -86,18 +104,6 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str, *, as_json: boo
         return conv
     shown.finish(answer)
     return conv
-
-
-def only_filters(question: str) -> bool:
-    """Whether ``question`` holds inline filters and nothing to ask (a malformed filter is left to the walk's own
-    message)."""
-    from shelfwise.core.shelf import ScopeError, asked_text
-
-    try:
-        asked = asked_text(question)
-    except ScopeError:
-        return False
-    return bool(question.strip()) and not any(ch.isalnum() for ch in asked)
 
 
 def _history_file() -> Path | None:
@@ -161,7 +167,7 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
     from shelfwise.core.shelf import Shelf
 
     with Shelf(settings_for(ctx)) as shelf:
-        warn_if_degraded(shelf.store)
+        warn_if_degraded(shelf)
         if list_only:
             for s in shelf.conversations():
                 click.echo(f"{s.id:>4}  {s.updated_at}  {s.turns:>2} turn(s)  [{s.collection}] {s.title}")
@@ -229,10 +235,10 @@ def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
             if text.startswith("/") and not alone:
                 click.echo(HELP)
                 continue
-            question = text[len("/alone "):] if alone else line
-            if only_filters(question):  # said before a conversation is made for it
-                err("Nothing asked: the question is only filters (in:, type:, since:, until:); type what you want "
-                    "to know after them.")
+            # read once, here: a question that asks nothing is said before a conversation is made for it
+            question = taken(shelf, text[len("/alone "):] if alone else line,
+                             conv.collection if conv is not None else collection)
+            if question is None:
                 continue
             if conv is None:
                 conv = shelf.new_conversation(collection)
@@ -248,7 +254,8 @@ def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
                 pass
 
 
-def continue_conversation(shelf: Shelf, spec: str, question: str, collection: str, as_json: bool) -> None:
+def continue_conversation(shelf: Shelf, spec: str, question: str | TurnQuestion, collection: str,
+                          as_json: bool) -> None:
     """``shelfwise ask --conversation ID "..."``: the next turn of a stored conversation (or of a new one)."""
     conv = open_conversation(shelf, spec, collection)
     if conv.collection != collection and conv.turns:

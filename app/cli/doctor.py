@@ -1,4 +1,5 @@
-"""``shelfwise doctor``: check the library in full, and rebuild a damaged one from the source files."""
+"""``shelfwise doctor``: check the library in full (``Shelf.check_library``, which rebuilds a word index out of step
+with the passages), and rebuild a damaged one from the source files."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ import click
 
 from shelfwise.app.cli.group import CliState
 from shelfwise.app.cli.shown import shown
-from shelfwise.core.shelf import diagnose, rebuild, salvage
-from shelfwise.core.store.db import Store, StoreError
+from shelfwise.core.shelf import Shelf, StoreError, rebuild, salvage
 
 
 def _file_line(p: Any) -> None:
@@ -31,8 +31,9 @@ def _file_line(p: Any) -> None:
 @click.pass_context
 def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool) -> None:
     """Check the library with SQLite's full integrity_check (and the search index's own check); offer to rebuild
-    a damaged one from your files, keeping its collections, settings and conversations. Exit code 0 when healthy,
-    3 when damaged. A healthy library is rebuilt only with --force.
+    a damaged one from your files, keeping its collections, settings and conversations. A search index out of step
+    with the passages (the pages themselves intact) is rebuilt from them at once, and said. Exit code 0 when
+    healthy, 3 when damaged. A healthy library is rebuilt only with --force.
 
     \b
     Example:
@@ -50,18 +51,19 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     if not db.exists():
         raise click.ClickException(f"No library at {db}.")
     try:
-        store = Store(db, check=True)
+        checked = Shelf.check_library(db)
     except StoreError as exc:
         raise click.ClickException(
             f"{exc}. It cannot be rebuilt from itself; ingest your folders into a new one."
         ) from exc
-    writable = not store.read_only
-    reason = store.why_read_only()
-    store.close()
-    diag = diagnose(db, writable)
+    diag, reason = checked.diagnosis, checked.read_only_reason
     click.echo(f"Library: {db}")
     click.echo(f"  integrity_check: {'; '.join(diag.integrity)}")
-    click.echo(f"  search index check: {diag.fts}")
+    if checked.words_rebuilt:
+        click.echo(f"  search index check: out of step with the passages ({checked.words_rebuilt}); rebuilt from "
+                   f"them, checked again: {diag.fts}")
+    else:
+        click.echo(f"  search index check: {diag.fts}")
     click.echo(f"  {diag.collections} collections, {diag.documents} documents")
     if diag.tables:
         click.echo("  tables: " + ", ".join(f"{t.name} {t.rows}" for t in diag.tables))
@@ -87,7 +89,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
             ctx.exit(3)
     elif not yes and not click.confirm(f"Rebuild {db} from its {n} source files?", default=True):
         ctx.exit(3)
-    if store.read_only and not store.damage:
+    if checked.read_only and not checked.damage:
         raise click.ClickException(f"cannot rebuild: {reason}")
     try:
         report = rebuild(db, progress=_file_line, found=found, healthy=diag.ok)
@@ -107,9 +109,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     if not no_index:
         from shelfwise.app.cli.group import settings_for
         from shelfwise.app.cli.index import index_collection
-        from shelfwise.core.shelf import Shelf
-
-        with Store(db) as store, Shelf(settings_for(ctx), store=store) as shelf:
+        with Shelf(settings_for(ctx)) as shelf:
             for name in report.collections:
                 index_collection(shelf, name, quiet=False)
 

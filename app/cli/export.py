@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.group import open_store, settings_for
+from shelfwise.app.cli.group import open_library
 
 
 @click.command("export")
@@ -27,19 +27,16 @@ def export_cmd(ctx: click.Context, fmt: str, collection: str | None, out: Path |
         shelfwise export --format csv --out exported/
         shelfwise export | jq '.passages[] | select(.page == 3) | .text'
     """
-    from shelfwise.core.shelf import Shelf
-
     if fmt == "csv" and out is None:
         raise click.UsageError("--format csv writes three files: give the folder with --out DIR")
     if out is not None and fmt == "json" and out.is_dir():
         raise click.UsageError(f"{out} is a folder: give a file name for the JSON (or --format csv)")
-    store = open_store(ctx)
-    with Shelf(settings_for(ctx), store=store) as shelf:
-        try:
-            rows = shelf.export(collection)
-        except KeyError:
-            known = ", ".join(c.name for c in store.collections()) or "none yet"
-            raise click.UsageError(f"No collection named {collection!r} (collections: {known}).") from None
+    shelf = open_library(ctx)
+    try:
+        rows = shelf.export(collection)
+    except KeyError:
+        known = ", ".join(c.name for c in shelf.store.collections()) or "none yet"
+        raise click.UsageError(f"No collection named {collection!r} (collections: {known}).") from None
     if fmt == "csv":
         assert out is not None
         for path in rows.write_csv(out):

@@ -1,6 +1,7 @@
 """The ``shelfwise`` click group and what every command shares: the database option, the per-invocation
-:class:`CliState` (the Store, opened on first use and closed when the command ends), and the settings a command
-runs with. Command modules import this module; :mod:`shelfwise.app.cli.main` adds their commands to the group.
+:class:`CliState` (the library, a :class:`Shelf` opened on first use and closed when the command ends), and the
+settings a command runs with. Command modules import this module; :mod:`shelfwise.app.cli.main` adds their
+commands to the group.
 """
 
 from __future__ import annotations
@@ -14,21 +15,20 @@ from typing import Any
 import click
 
 from shelfwise.core.settings import EMBEDDER_NAMES, Settings
-from shelfwise.core.shelf import BackendError, DataDirError, StoreError
-from shelfwise.core.store.db import Store
+from shelfwise.core.shelf import BackendError, DataDirError, Shelf, StoreError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
 @dataclass
 class CliState:
-    """What the group passes to its commands: the database path, and the Store once opened."""
+    """What the group passes to its commands: the database path, and the library (a :class:`Shelf`) once opened."""
 
     db: Path | None
     verbose: bool = False
     embedder: str | None = None  # --embedder: minilm, embeddinggemma or a GGUF path (None: the library's own)
     settings_noted: bool = False  # a damaged settings file was reported (once per command)
-    _store: Store | None = None
+    _shelf: Shelf | None = None
 
     def library_path(self) -> Path:
         if self.db is None:
@@ -37,28 +37,30 @@ class CliState:
             self.db = default_db()
         return self.db
 
-    def store(self, create: bool = False) -> Store:
-        """The library, opened on first use. Only a command that adds to it (``create``) may make a new one: a
-        read-only command on a missing library says so and exits 2, creating no file and no folder."""
-        if self._store is None:
+    def library(self, settings: Settings, create: bool = False) -> Shelf:
+        """The library, opened on first use with ``settings`` (its models load when a command first needs them).
+        Only a command that adds to it (``create``) may make a new one: a read-only command on a missing library
+        says so and exits 2, creating no file and no folder."""
+        if self._shelf is None:
             db = self.library_path()
             if not create and str(db) != ":memory:" and not Path(db).exists():
                 no_library(db)
             try:
-                self._store = Store(db)
+                self._shelf = Shelf(replace(settings, db_path=Path(db)))
             except StoreError as exc:
                 raise click.ClickException(str(exc)) from exc
-            warn_if_degraded(self._store)
-        return self._store
+            warn_if_degraded(self._shelf)
+        return self._shelf
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._shelf is not None:
+            self._shelf.close()
+            self._shelf = None
 
 
-def warn_if_degraded(store: Store) -> None:
+def warn_if_degraded(shelf: Shelf) -> None:
     """On stderr: a damaged library (and the offer to rebuild it), or a read-only one."""
+    store = shelf.store
     if store.damage:
         click.echo(
             f"Warning: the library {store.path} is damaged (SQLite quick_check: {store.damage}).\n"
@@ -108,13 +110,14 @@ def no_library(db: Path) -> None:
     raise click.exceptions.Exit(2)
 
 
-def open_store(ctx: click.Context, create: bool = False) -> Store:
-    """The Store for this invocation (opened on first use, closed when the command ends); ``create``: a command
-    that adds to the library may make a new one (see :meth:`CliState.store`)."""
+def open_library(ctx: click.Context, create: bool = False) -> Shelf:
+    """The library of this invocation, a :class:`Shelf` with the invocation's settings (:func:`settings_for`),
+    opened on first use and closed when the command ends (commands do not close it); ``create``: a command that
+    adds to the library may make a new one (see :meth:`CliState.library`)."""
     state = ctx.find_object(CliState)
     if state is None:  # a command invoked outside the group (tests)
         state = ctx.ensure_object(CliState)
-    return state.store(create)
+    return state.library(settings_for(ctx), create)
 
 
 def require_library(ctx: click.Context) -> None:
@@ -178,8 +181,6 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
 def settings_for(ctx: click.Context, **changes: Any) -> Settings:
     """The user's settings file (``Shelf.load_settings``; a damaged one: the defaults and a note on stderr) on
     this invocation's database, with the options the user gave overriding it for this run (None = not given)."""
-    from shelfwise.core.shelf import Shelf
-
     state = ctx.find_object(CliState)
     db = state.db if state else None
     if db is None:
@@ -199,13 +200,13 @@ def err(msg: str) -> None:
     click.echo(msg, err=True)
 
 
-def collection_id(store: Store, name: str | None) -> int | None:
+def collection_id(shelf: Shelf, name: str | None) -> int | None:
     """The id of the collection ``name`` (None: all); a usage error naming the collections when there is none."""
     if name is None:
         return None
-    found = store.find_collection(name)
+    found = shelf.store.find_collection(name)
     if found is None:
-        known = ", ".join(c.name for c in store.collections()) or "none yet"
+        known = ", ".join(c.name for c in shelf.store.collections()) or "none yet"
         raise click.UsageError(f"No collection named {name!r} (collections: {known}).")
     return found.id
 

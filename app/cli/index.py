@@ -10,10 +10,9 @@ from collections.abc import Callable
 
 import click
 
-from shelfwise.app.cli.group import open_store, settings_for
+from shelfwise.app.cli.group import open_library
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.shelf import BeforeQuestion, IndexProgress, IndexState, Shelf, index_status
-from shelfwise.core.store.db import Store
+from shelfwise.core.shelf import INDEX_WAIT_SECONDS, BeforeQuestion, IndexProgress, IndexState, Shelf
 
 
 def index_collection(shelf: Shelf, collection: str, quiet: bool, *, wait: float = 0.0,
@@ -59,7 +58,6 @@ def say_before_question(what: BeforeQuestion) -> None:
 
 
 # --------------------------------------------------------------------------- background indexing
-INDEX_WAIT_SECONDS = 3600.0  # an ingest waits this long for another process's index of the library
 
 
 def index_after_ingest(shelf: Shelf, collection: str, quiet: bool) -> None:
@@ -93,10 +91,10 @@ def start_background_index(shelf: Shelf, collection: str, embedder: str | None =
     return proc.pid
 
 
-def status_lines(store: Store) -> list[str]:
+def status_lines(shelf: Shelf) -> list[str]:
     """One line per collection whose index is not finished: how far, and whether something is working on it."""
     lines = []
-    for c in index_status(store):
+    for c in shelf.index_status():
         if not c.unfinished:
             continue
         if c.running and c.stage is not None:
@@ -123,13 +121,12 @@ def index_cmd(ctx: click.Context, collection: str, quiet: bool) -> None:
     Example:
         shelfwise index --collection work
     """
-    store = open_store(ctx)
-    if store.read_only:
-        raise click.ClickException(f"cannot index: {store.why_read_only()}")
-    with Shelf(settings_for(ctx), store=store) as shelf:
-        # questions asked meanwhile answer from what exists (the ingest lock is held)
-        if not index_collection(shelf, collection, quiet=quiet, hold_ingest_lock=True) and not quiet:
-            click.echo("Another process is indexing this library; see: shelfwise status", err=True)
+    shelf = open_library(ctx)
+    if shelf.store.read_only:
+        raise click.ClickException(f"cannot index: {shelf.store.why_read_only()}")
+    # questions asked meanwhile answer from what exists (the ingest lock is held)
+    if not index_collection(shelf, collection, quiet=quiet, hold_ingest_lock=True) and not quiet:
+        click.echo("Another process is indexing this library; see: shelfwise status", err=True)
 
 
 COMMANDS = (index_cmd,)

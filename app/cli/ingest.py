@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from shelfwise.app.cli.group import CliState, open_store, settings_for
+from shelfwise.app.cli.group import CliState, open_library
 from shelfwise.app.cli.index import index_after_ingest, start_background_index
 from shelfwise.app.cli.progress import IngestLine
 from shelfwise.app.cli.shown import json_text, shown
@@ -88,35 +88,33 @@ def ingest_cmd(ctx: click.Context, paths: tuple[Path, ...], collection: str, for
         shelfwise ingest ~/Documents/policies report.pdf --collection work
         shelfwise ingest ~/Documents/manuals --no-wait && shelfwise ask "How do I reset the printer?"
     """
-    from shelfwise.core.shelf import Shelf
-
-    store = open_store(ctx, create=True)
+    shelf = open_library(ctx, create=True)
+    store = shelf.store
     if store.read_only:
         raise click.ClickException(f"cannot add files: {store.why_read_only()}")
     bar = IngestLine(sys.stderr)
     index_now = not no_index and not (no_wait and store.path is not None)
     state = ctx.find_object(CliState)
-    with Shelf(settings_for(ctx), store=store) as shelf:
-        try:
-            report = shelf.ingest(list(paths), collection, progress=bar, force=force, embed=index_now, index=False)
-        finally:
-            bar.finish()
-        if as_json:
-            click.echo(json_text({
-                "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
-                "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
-            }, indent=2))
+    try:
+        report = shelf.ingest(list(paths), collection, progress=bar, force=force, embed=index_now, index=False)
+    finally:
+        bar.finish()
+    if as_json:
+        click.echo(json_text({
+            "collection": report.collection, "seconds": report.seconds, "cancelled": report.cancelled,
+            "counts": report.counts, "pages": report.pages, "results": [asdict(r) for r in report.results],
+        }, indent=2))
+    else:
+        _print_summary(report)
+    coll = store.find_collection(collection)
+    changed = any(report.counts[a] for a in ("added", "updated", "removed"))
+    if not no_index and coll is not None and (changed or shelf.index_unfinished(collection)):
+        if no_wait and store.path is not None:
+            pid = start_background_index(shelf, collection, state.embedder if state else None)
+            click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
+                       f"background (pid {pid}): shelfwise status shows how far.", err=True)
         else:
-            _print_summary(report)
-        coll = store.find_collection(collection)
-        changed = any(report.counts[a] for a in ("added", "updated", "removed"))
-        if not no_index and coll is not None and (changed or shelf.index_unfinished(collection)):
-            if no_wait and store.path is not None:
-                pid = start_background_index(shelf, collection, state.embedder if state else None)
-                click.echo(f"Searchable now (by words; vectors fill in as they are made). Indexing in the "
-                           f"background (pid {pid}): shelfwise status shows how far.", err=True)
-            else:
-                index_after_ingest(shelf, collection, quiet=as_json)
+            index_after_ingest(shelf, collection, quiet=as_json)
     ctx.exit(1 if report.failed else 0)
 
 

@@ -5,13 +5,13 @@ commands to the group. Each command lives in the module named after it (``ingest
 ``calibrate.py`` holds ``calibrate`` and ``calibrate-adaptive``). Adding
 commands from another module: create ``app/cli/<name>.py`` that does ::
 
-    from shelfwise.app.cli.group import open_store
+    from shelfwise.app.cli.group import open_library
 
     @click.command("ask")
     @click.pass_context
     def ask_cmd(ctx: click.Context, ...) -> None:
         '''Answer a question.  Example: shelfwise ask "How do I claim travel meals?"'''
-        store = open_store(ctx)
+        shelf = open_library(ctx)
 
     COMMANDS = (ask_cmd,)
 

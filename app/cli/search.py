@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shelfwise.app.cli.group import collection_id, open_store, settings_for
+from shelfwise.app.cli.group import collection_id, open_library
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.app.cli.shown import json_text, shown
 
@@ -35,16 +35,15 @@ def search_cmd(
         shelfwise search "password reset policy" --limit 5
         shelfwise search '"annual leave" -parental' --in handbook.pdf
     """
-    from shelfwise.core.shelf import ScopeError, Shelf
+    from shelfwise.core.shelf import ScopeError
 
-    store = open_store(ctx)
+    shelf = open_library(ctx)
     scope = scope_from(in_paths, types, since, until)
-    collection_id(store, collection)  # a usage error naming the collections when there is no such one
-    with Shelf(settings_for(ctx), store=store) as shelf:
-        try:
-            found = shelf.search_words(" ".join(words), collection, kinds=kinds, limit=limit, scope=scope)
-        except ScopeError as exc:
-            raise scope_error(exc) from exc
+    collection_id(shelf, collection)  # a usage error naming the collections when there is no such one
+    try:
+        found = shelf.search_words(" ".join(words), collection, kinds=kinds, limit=limit, scope=scope)
+    except ScopeError as exc:
+        raise scope_error(exc) from exc
     if found.no_match:
         click.echo(found.no_match)
         return

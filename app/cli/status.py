@@ -6,10 +6,10 @@ from dataclasses import asdict
 
 import click
 
-from shelfwise.app.cli.group import collection_id, open_store
+from shelfwise.app.cli.group import collection_id, open_library
 from shelfwise.app.cli.index import status_lines
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.shelf import KEPT_SUFFIX, describe, index_status, on_disk
+from shelfwise.core.shelf import KEPT_SUFFIX, describe, on_disk
 
 STATE_LINES = {
     "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "
@@ -40,11 +40,10 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         shelfwise status --json | jq '.documents[] | select(.status != "ok") | .path'
         shelfwise status --json | jq '.indexes[] | {collection, pending, done, total, eta_seconds}'
     """
-    from shelfwise.core.shelf import Shelf
-
-    store = open_store(ctx)
+    shelf = open_library(ctx)
+    store = shelf.store
     names = {c.id: c.name for c in store.collections()}
-    cid = collection_id(store, collection)
+    cid = collection_id(shelf, collection)
     docs = store.documents(cid)
     if as_json:
         documents = [{
@@ -54,8 +53,8 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
             "ocr_pages": d.ocr_pages, "retry": d.retry, "languages": d.languages,
             "file": (on_disk(d.path, d.size, d.mtime) or "as read") if d.status == "ok" else "",
         } for d in docs]
-        indexes = [asdict(c) for c in index_status(store) if collection is None or c.collection == collection]
-        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": Shelf.encoder_of(store)},
+        indexes = [asdict(c) for c in shelf.index_status() if collection is None or c.collection == collection]
+        click.echo(json_text({"documents": documents, "indexes": indexes, "embedder": shelf.library_encoder},
                              indent=2))
         ctx.exit(3 if store.damage else 0)
     if not docs:
@@ -86,9 +85,9 @@ def status_cmd(ctx: click.Context, collection: str | None, as_json: bool) -> Non
         click.echo(f"{warned} stored with warnings (shown under each; status --json has them all).")
     if retrying:
         click.echo(f"{retrying} failed for a reason that may pass; the next ingest tries them again.")
-    for line in status_lines(store):
+    for line in status_lines(shelf):
         click.echo(line)
-    click.echo(f"Sentence encoder: {describe(Shelf.encoder_of(store))}")
+    click.echo(f"Sentence encoder: {describe(shelf.library_encoder)}")
     if store.damage:
         ctx.exit(3)
 

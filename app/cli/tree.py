@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from shelfwise.app.cli.group import collection_id, open_store
+from shelfwise.app.cli.group import collection_id, open_library
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.shelf import NodeRow
 
@@ -39,8 +39,9 @@ def tree_cmd(ctx: click.Context, collection: str | None, depth: int | None, as_j
     Example:
         shelfwise tree --collection default --depth 3
     """
-    store = open_store(ctx)
-    cid = collection_id(store, collection)
+    shelf = open_library(ctx)
+    store = shelf.store
+    cid = collection_id(shelf, collection)
     roots = [c for c in store.collections() if cid is None or c.id == cid]
     kids: dict[int, list[NodeRow]] = {}
     nodes: dict[int, NodeRow] = {}

@@ -1,11 +1,11 @@
 """The main window: library left, question + answer + sources centre, the walk right, preview at the bottom.
 
-The window is wiring: it builds the widgets, connects their signals, and hands the decisions to three small
+The window is wiring: it builds the widgets, connects their signals, and hands the decisions to two small
 Qt-free classes tested on their own: :class:`~shelfwise.app.gui.query_session.QuerySession` (the question
 lifecycle: current job, forced branches, last search and answer, export), :class:`~shelfwise.app.gui.ingest_ledger.
-IngestLedger` (pairs an ingest job's outcome with its end and says what to show) and
-:class:`~shelfwise.app.gui.library_lookup.LibraryLookup` (store look-ups for the preview). It owns two background
-workers (ingest, query), each with its own Shelf in its own thread, and one read-only Store on the UI thread.
+IngestLedger` (pairs an ingest job's outcome with its end and says what to show); the preview's look-ups are
+the facade's (``Shelf.passage_context``, ``Shelf.shown_for``). It owns two background workers (ingest, query), each
+with its own Shelf in its own thread, and one model-less Shelf on the UI thread (``reader``) for the reads.
 :class:`~shelfwise.core.settings.Settings` is frozen: the workers hold the one they were given until
 ``apply_settings`` hands them a new one.
 """
@@ -30,7 +30,6 @@ from shelfwise.app.gui.ingest_bar import IngestBar
 from shelfwise.app.gui.ingest_ledger import IngestLedger
 from shelfwise.app.gui.jobs import EncoderJob, IngestJob, QueryJob, RemoveJob
 from shelfwise.app.gui.library import LibraryView
-from shelfwise.app.gui.library_lookup import LibraryLookup, NodeText
 from shelfwise.app.gui.plain import warn
 from shelfwise.app.gui.preview import PreviewPane
 from shelfwise.app.gui.query_session import QuerySession
@@ -42,8 +41,7 @@ from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, W
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf, default_db, in_filter, label
-from shelfwise.core.store.db import Store
+from shelfwise.core.shelf import NodeText, Shelf, default_db, in_filter, label
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +71,10 @@ class MainWindow(QMainWindow):
         db_path = settings.db_path if settings.db_path is not None else default_db()
         self.settings = replace(settings, db_path=db_path)
         self.qsettings = qsettings or QSettings("shelfwise", "shelfwise")
-        self.store = Store(db_path)
-        self.lookup = LibraryLookup(self.store)
+        # the UI thread's reads through the facade: a Shelf that loads no model (the workers have their own)
+        self.reader = Shelf(self.settings)
+        self.store = self.reader.store
         self.session = QuerySession()
-        self.reader = Shelf(self.settings, store=self.store)  # the UI thread's reads through the facade (no model)
         self.conversation = ConversationSession(self.reader)  # the thread the next question continues
         self._opened_for: Any = None  # the query job whose answer sentence the preview opened
         self.ledger = IngestLedger()
@@ -217,7 +215,7 @@ class MainWindow(QMainWindow):
 
     def library_encoder(self) -> str:
         """The sentence encoder this library is built with (a new library: the default)."""
-        return Shelf.encoder_of(self.store)
+        return self.reader.library_encoder
 
     # -- the sentence encoder: which one, and switching it --------------------------------------------------------
     def estimate_switch(self, encoder: str) -> EncoderJob:
@@ -258,7 +256,7 @@ class MainWindow(QMainWindow):
         return todo
 
     def library_is_empty(self) -> bool:
-        return self.lookup.is_empty()
+        return self.reader.is_empty()
 
     def ingest(self, paths: list[str | Path], collection: str, force: bool = False) -> IngestJob:
         job = IngestJob([Path(p) for p in paths], collection, force=force)
@@ -509,12 +507,12 @@ class MainWindow(QMainWindow):
 
     def show_hit(self, hit: Hit, sentence: tuple[int, int] | None = None) -> None:
         """A passage in the preview; ``sentence`` (offsets in ``hit.text``) is highlighted within it."""
-        self.preview.show_hit(hit, self.lookup.context(hit), sentence)
+        self.preview.show_hit(hit, self.reader.passage_context(hit), sentence)
 
     def show_candidate(self, candidate: Candidate) -> None:
         """A row of the walk: a passage opens the preview, any other node shows what the model read."""
         last = self.session.last_search
-        shown = self.lookup.for_candidate(candidate, last.hits if last else ())
+        shown = self.reader.shown_for(candidate, last.hits if last else ())
         if isinstance(shown, NodeText):
             self.preview.show_text(shown.title, shown.text, shown.path)
         else:
@@ -598,8 +596,7 @@ class MainWindow(QMainWindow):
         self._save()
         self.query_host.shutdown()
         self.ingest_host.shutdown()
-        self.reader.close()  # loaded no model; the store is the window's to close
-        self.store.close()
+        self.reader.close()  # loaded no model; closes the window's store
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.statusBar().showMessage("Stopping…")

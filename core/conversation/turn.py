@@ -5,6 +5,7 @@ the turn in the library database before returning it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
+from shelfwise.core.navigation.scope import Prepared, ScopeError, prepare_question
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
 from shelfwise.core.store.db import Store
@@ -30,6 +32,43 @@ QUOTE_CHARS = 300
 class EmptyQuestion(ValueError):
     def __init__(self) -> None:
         super().__init__("the question is empty: type a question (nothing was asked or stored)")
+
+
+@dataclass(frozen=True)
+class TurnQuestion:
+    """A turn's question read once, at the door (:func:`take_question`): ``asked`` as it is kept with the turn
+    (clipped to what the model reads, ``notes`` saying so), ``text`` as the turn reads it (white space folded),
+    its inline filters parsed and resolved in
+    ``collection`` (``prepared``; None and ``error`` when a filter is malformed: the walk then says so, as it did
+    when it read the question itself). The turn hands ``prepared`` to the walk when it reads the question as it
+    is (a first question, one asked alone, a new topic) instead of parsing it again; a follow-up's query is
+    another text, composed with the conversation, and is read as such."""
+
+    asked: str
+    text: str
+    notes: tuple[str, ...]
+    collection: str
+    prepared: Prepared | None
+    error: ScopeError | None = None
+
+    @property
+    def only_filters(self) -> bool:
+        """Inline filters and nothing to ask (a malformed filter is left to the walk's own message)."""
+        return self.prepared is not None and not any(ch.isalnum() for ch in self.prepared.text)
+
+
+def take_question(library: Library, question: str, collection: str) -> TurnQuestion:
+    """Read ``question`` once for a turn in ``collection``: clipped (the model is loaded only for a question too
+    long to fit otherwise), folded (EmptyQuestion when nothing is left) and parsed."""
+    asked, notes = question, list[str]()
+    if len(question) > MAX_QUESTION_TOKENS:  # clipped once here, so the note reaches the answer
+        clipped = clip_question(question, library.backend)
+        asked, notes = clipped.text, [clipped.note] if clipped.clipped else []
+    text = _folded(asked)
+    try:
+        return TurnQuestion(asked, text, tuple(notes), collection, prepare_question(library.store, collection, text))
+    except ScopeError as exc:
+        return TurnQuestion(asked, text, tuple(notes), collection, None, exc)
 
 
 def read_turn(library: Library, conversation: Conversation, question: str, *, alone: bool = False,
@@ -76,7 +115,8 @@ def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[
 
 
 def ask_turn(
-    library: Library, conversation: Conversation, question: str, *, alone: bool = False, rule: ReadingRule = SHIPPED,
+    library: Library, conversation: Conversation, question: str | TurnQuestion, *, alone: bool = False,
+    rule: ReadingRule = SHIPPED,
     on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
     on_extract: Callable[[Answer], None] | None = None, on_generated: Callable[[Answer], None] | None = None,
     on_reading: Callable[[Reading], None] | None = None,
@@ -85,16 +125,17 @@ def ask_turn(
 ) -> tuple[Turn, Answer]:
     """Ask ``question`` as the next turn of ``conversation`` and store the turn (``conversation.id`` must be
     set, see :meth:`ConversationStore.create`); the conversation's ``turns`` gets it too. ``keep`` forces
-    branches open as in :meth:`Shelf.search`."""
-    asked, notes = question, list[str]()
-    if len(question) > MAX_QUESTION_TOKENS:  # clipped once here, so the note reaches the answer
-        clipped = clip_question(question, library.backend)
-        asked, notes = clipped.text, [clipped.note] if clipped.clipped else []
-    reading, q_vec = _read(library, conversation, _folded(asked), alone=alone, rule=rule)
+    branches open as in :meth:`Shelf.search`. A :class:`TurnQuestion` (read at the door) is not read again."""
+    taken = question if isinstance(question, TurnQuestion) else \
+        take_question(library, question, conversation.collection)
+    asked, notes = taken.asked, list(taken.notes)
+    reading, q_vec = _read(library, conversation, taken.text, alone=alone, rule=rule)
     if on_reading is not None:
         on_reading(reading)
+    as_read = reading.query == taken.text and taken.collection == conversation.collection
     answer = answer_question(
-        library, reading.query, collection=conversation.collection, on_token=on_token, on_search=on_search,
+        library, taken.prepared if as_read and taken.prepared is not None else reading.query,
+        collection=conversation.collection, on_token=on_token, on_search=on_search,
         adaptive=library.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
         generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep, on_generated=on_generated)
     answer.notes[:0] = [n for n in notes if n not in answer.notes]

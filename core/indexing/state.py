@@ -43,11 +43,12 @@ def _index_lock_path(db: Path) -> Path:
 
 
 @contextlib.contextmanager
-def exclusive_indexer(db: Path | None, wait: float = 0.0, on_wait: Callable[[], None] | None = None
-                      ) -> Iterator[bool]:
+def exclusive_indexer(db: Path | None, wait: float = 0.0, on_wait: Callable[[], None] | None = None,
+                      cancel: Callable[[], bool] | None = None) -> Iterator[bool]:
     """True if this process is the only indexer of the library (a second ``shelfwise index`` then just exits).
-    ``wait``: seconds to wait for the other indexer to finish first (``on_wait`` is called once when it must);
-    one collection is indexed by one process at a time, so two ingests never race each other's index."""
+    ``wait``: seconds to wait for the other indexer to finish first (``on_wait`` is called once when it must;
+    ``cancel`` ends the wait early, with False); one collection is indexed by one process (or thread: each holds
+    its own open file) at a time, so two ingests never race each other's index."""
     if db is None:
         yield True
         return
@@ -69,7 +70,7 @@ def exclusive_indexer(db: Path | None, wait: float = 0.0, on_wait: Callable[[], 
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError:
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or (cancel is not None and cancel()):
                     yield False
                     return
                 if not told and on_wait is not None:

@@ -8,7 +8,8 @@
 - `encoders/`: the sentence `embedder`, the relevance judges (`cross_encoder`, `judges` with `make_judge`), the
   llama.cpp encoder they share (`llama_encoder`) and the torch-free GGUF converter (`convert`);
 - shared by the decision backends: pure prompt texts, request planning and readout maths (`prompts`), the one
-  streaming-generation loop (`generation`), and the deterministic `fake` for logic tests.
+  streaming-generation loop (`generation`), and the deterministic `fake` for logic tests;
+- `report`: what `shelfwise models` shows and checks (through the facade's `Shelf.models_report`).
 
 May import `shelfwise.core.paths` and `shelfwise.core.settings`; never the store, navigation, answers or a front
 end.

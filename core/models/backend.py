@@ -16,6 +16,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from shelfwise.core.json_types import JSONObject
+
 
 @dataclass
 class Cost:
@@ -155,6 +157,10 @@ class DecisionBackend(Protocol):
         """A metadata value of the model (GGUF ``general.name``...), or None."""
         ...
 
+    def info(self) -> JSONObject:
+        """What ``shelfwise models`` shows of the model (its name at least; the file, parameters, server...)."""
+        ...
+
     def close(self) -> None:
         """Free the model or the connections; idempotent. A backend holding a model in this process raises
         :class:`BackendError` when called after it."""
@@ -190,6 +196,9 @@ class BackendBase:
 
     def meta(self, key: str) -> str | None:
         return None
+
+    def info(self) -> JSONObject:
+        return {"name": self.name}
 
     def close(self) -> None:
         pass

@@ -334,6 +334,13 @@ class Store:
         row = self.conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
         return node_from_row(row) if row else None
 
+    def first_passage_after(self, document_id: int, node_id: int) -> int | None:
+        """The id of the document's first passage after node ``node_id`` in reading order (None: none)."""
+        row = self.conn.execute(
+            "SELECT id FROM nodes WHERE document_id = ? AND kind = 'passage' AND id > ? ORDER BY id LIMIT 1",
+            (document_id, node_id)).fetchone()
+        return int(row[0]) if row else None
+
     def children(self, node_id: int) -> list[NodeRow]:
         rows = self.conn.execute(
             f"SELECT {NODE_COLS} FROM nodes WHERE parent_id = ? ORDER BY ordinal, id", (node_id,)

@@ -18,7 +18,10 @@ the runner ours.)
 
 The tables are created here in SQL, not with sqlite-utils' ``create``: a shipped migration is never edited (a
 library made by it and one made by a rewrite would differ in their schema text), and the external-content FTS5
-table over a view with its own tokenizer (``fts.py``) is not what sqlite-utils' ``enable_fts`` makes.
+table over a view with its own tokenizer (``fts.py``) is not what sqlite-utils' ``enable_fts`` makes. What
+sqlite-utils does as it was done here, the FTS5 index's rebuild (one ``INSERT INTO nodes_fts(nodes_fts) VALUES
+('rebuild')`` either way, now inside a savepoint of the migration's transaction), goes through it
+(``lite.rebuild_fts``, the same call ``Store.rebuild_fts`` and ``shelfwise doctor`` make).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from shelfwise.core.store.lite import rebuild_fts
 
 Migration = tuple[str, Callable[[sqlite3.Connection], None]]
 
@@ -153,7 +158,6 @@ def _m002_search(conn: sqlite3.Connection) -> None:
             INSERT INTO nodes_fts(rowid, title, heading_text, text)
             VALUES (new.id, new.title, new.heading_text, new.text);
         END""",
-        "INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')",
         """CREATE TABLE embeddings (
             node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
             model TEXT NOT NULL,
@@ -164,6 +168,7 @@ def _m002_search(conn: sqlite3.Connection) -> None:
         "CREATE INDEX idx_embeddings_model ON embeddings(model)",
     ):
         conn.execute(sql)
+    rebuild_fts(conn)  # the nodes a library had before it (none in a new one) indexed
 
 
 def _m003_ocr_pages(conn: sqlite3.Connection) -> None:
@@ -202,7 +207,7 @@ def _m005_fts_scripts(conn: sqlite3.Connection) -> None:
     conn.execute(f"""CREATE VIRTUAL TABLE nodes_fts USING fts5(
         title, heading_text, text, content='{fts.SOURCE_VIEW}', content_rowid='id', tokenize="{fts.TOKENIZE}")""")
     fts.create_triggers(conn)
-    conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
+    rebuild_fts(conn)
 
 
 def _m006_failure_retry(conn: sqlite3.Connection) -> None:

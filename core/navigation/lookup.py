@@ -1,5 +1,6 @@
-"""Store look-ups the window needs on the UI thread, without Qt: the text around a passage for the preview, a
-walk row turned into a passage hit, and what to show for a node that is not a passage. Reads only.
+"""Store look-ups a front end needs to show what a search found: the text around a passage for the preview, a
+walk row turned into a passage hit, and what to show for a node that is not a passage. Reads only; the window
+calls them through the facade on its UI thread (``Shelf.passage_context``, ``Shelf.shown_for``).
 """
 
 from __future__ import annotations
@@ -58,10 +59,8 @@ class LibraryLookup:
         node = self.store.node(node_id)
         if node is None or node.document_id is None:
             return None
-        row = self.store.conn.execute(
-            "SELECT id FROM nodes WHERE document_id = ? AND kind = 'passage' AND id > ? ORDER BY id LIMIT 1",
-            (node.document_id, node.id)).fetchone()
-        hit = self.hit_for_node(int(row[0])) if row else None
+        first = self.store.first_passage_after(node.document_id, node.id)
+        hit = self.hit_for_node(first) if first is not None else None
         if hit is None or node.kind != "section":
             return hit
         heading = [*node.heading_path, node.title] if node.heading_path[-1:] != [node.title] else node.heading_path

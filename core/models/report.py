@@ -1,0 +1,120 @@
+"""What ``shelfwise models`` shows: the answer model, the sentence encoder, whether llama.cpp can offload to a GPU,
+and (``check``) each model file against its recorded sha256 and each model run once. The facade's
+``Shelf.models_report`` calls :func:`models_report`; the command renders the :class:`ModelsReport` it returns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from shelfwise.core.json_types import JSONObject
+from shelfwise.core.models.backend import BackendError
+from shelfwise.core.settings import Settings
+
+
+@dataclass(frozen=True)
+class ModelsReport:
+    """The models of a command's settings as ``shelfwise models`` prints them (``as_json``: its ``--json``)."""
+
+    generative: JSONObject  # the answer model's own description (``DecisionBackend.info``)
+    embedder: JSONObject  # name, model_id, dim, path, n_gpu_layers, server, for (new libraries / this command)
+    library: JSONObject | None  # this invocation's library and the encoder it is built with (None: no library)
+    gpu_offload: bool
+    check: JSONObject | None = None  # ``check``: ok, generated, seconds, files (each file's verdict)
+
+    def as_json(self) -> JSONObject:
+        out: JSONObject = {"generative": self.generative, "embedder": self.embedder, "library": self.library,
+                           "gpu_offload": self.gpu_offload}
+        if self.check is not None:
+            out["check"] = self.check
+        return out
+
+
+def models_report(settings: Settings, encoder: str, library: tuple[Path, str] | None, *,
+                  check: bool = False) -> ModelsReport:
+    """The models ``settings`` name (``encoder``: the sentence encoder, as the library records one) and
+    ``library`` (its path and its own encoder); ``check`` also checks each file's sha256 (:func:`check_model_files`)
+    and runs both models once. BackendError when a model is missing, damaged or does not run."""
+    from shelfwise.core.models.encoders.embedder import Embedder
+    from shelfwise.core.models.factory import make_backend, make_embedder
+    from shelfwise.core.models.llama.engine import gpu_offload_supported
+
+    files: dict[str, str] = {}
+    if check:
+        files = check_model_files(replace(settings, embedder_path=encoder))
+    backend = make_backend(settings)
+    emb = make_embedder(encoder, n_threads=settings.n_threads)  # an http:// URL: the encoder server
+    local = emb if isinstance(emb, Embedder) else None
+    embedder: JSONObject = {
+        "name": encoder, "model_id": emb.model_id,
+        "dim": local.dim if local is not None else int(emb.embed_one("dim").shape[0]),
+        "path": str(local.path) if local is not None else emb.ran,
+        "n_gpu_layers": local.n_gpu_layers if local is not None else 0, "server": local is None,
+        "for": "new libraries" if settings.embedder_path is None else "this command"}
+    checked: JSONObject | None = None
+    if check:
+        # loading alone does not run llama.cpp's compute kernels: a build for another CPU (pip's cached wheel)
+        # loads, then dies on the first evaluated token; packaging/setup.sh rebuilds it when this fails
+        t0 = time.perf_counter()
+        text = "".join(backend.generate("The capital of France is", max_tokens=3))
+        vec = emb.embed(["Shelfwise checks its embedder."])
+        dim = embedder["dim"]
+        checked = {"ok": bool(vec.shape == (1, dim)), "generated": text,
+                   "seconds": round(time.perf_counter() - t0, 2), "files": files}
+        if not checked["ok"]:
+            raise BackendError(f"the embedder returned {vec.shape}, not (1, {dim})")
+    emb.close()
+    return ModelsReport(backend.info(), embedder,
+                        {"path": str(library[0]), "embedder": library[1]} if library is not None else None,
+                        gpu_offload_supported(), checked)
+
+
+def check_model_files(settings: Settings) -> dict[str, str]:
+    """Each model file against the sha256 recorded for it: the bundled answer model is re-assembled when it does
+    not match; a user's GGUF with a ``.sha256`` beside it, or EmbeddingGemma, that does not match raises
+    BackendError."""
+    from shelfwise.core.models.encoders.embeddinggemma import (
+        INSTALL_COMMAND,
+        embeddinggemma_path,
+        is_installed,
+    )
+    from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, bundled_model_path, verify_model_file
+    from shelfwise.core.paths import models_dir
+
+    out: dict[str, str] = {}
+    if settings.model_path is None:
+        target = models_dir() / BUNDLED_FILENAME
+        before = target.stat().st_mtime_ns if target.exists() else None
+        path = bundled_model_path(deep=True)
+        out["answer model"] = ("sha256 matches its record" if before == path.stat().st_mtime_ns else
+                               "re-assembled from its package: it did not match its recorded sha256")
+    else:
+        out["answer model"] = verify_model_file(Path(settings.model_path).expanduser())
+    spec = str(settings.embedder_path or "minilm")
+    if spec.lower() == "embeddinggemma":
+        path = embeddinggemma_path()
+        if not is_installed(path, deep=True):
+            raise BackendError(f"EmbeddingGemma ({path}) does not match its recorded sha256: the file is "
+                               f"damaged; install it again with: {INSTALL_COMMAND}")
+        out["embedder"] = "sha256 matches its record"
+    elif spec.lower().startswith(("http://", "https://")):
+        out["embedder"] = "on the encoder server (its file is checked there)"
+    elif spec.lower() == "minilm":
+        out["embedder"] = "sha256 matches its record (checked at every load)"
+    else:
+        out["embedder"] = verify_model_file(Path(spec).expanduser())
+    return out
+
+
+def install_embeddinggemma(wheels: Path, progress: Callable[[str, float], None] | None = None) -> Path:
+    """Verify, assemble and convert EmbeddingGemma-300M from its 25 wheels in ``wheels`` (``packaging/setup.sh``);
+    BackendError when they are not what they should be."""
+    from shelfwise.core.models.encoders.chunked_zip import SupplyError
+    from shelfwise.core.models.encoders.embeddinggemma import install
+
+    try:
+        return install(wheels, progress=progress)
+    except SupplyError as exc:
+        raise BackendError(str(exc)) from exc
