@@ -2,8 +2,7 @@
 
     python benchmarks/scale.py                      # starts llama-cpp-python's server on the bundled model
     python benchmarks/scale.py --json               # one JSON object
-    python benchmarks/scale.py --servers 2          # a pool of two servers (one thread each on this machine)
-    python benchmarks/scale.py --url http://127.0.0.1:8000 --sizes 1000,10000
+    python benchmarks/scale.py --url http://127.0.0.1:8182 --sizes 1000,10000   # e.g. llama-server --parallel 4
 
 What runs: DecisionRAG's walk (Algorithm 1) reduced to what costs server time: from the root, each level's
 candidates are the children of the kept nodes, split into requests of ``--request-size`` candidates, each
@@ -15,7 +14,7 @@ without their FTS index): only the decision model's cost is measured. Queries ar
 passage's words and its ancestors' titles.
 
 Reported per size: levels, candidates judged, requests, prompt tokens sent, tokens a prefix-caching server
-evaluates (the shared listing once per request group, then each question), wall seconds and the servers' CPU
+evaluates (the shared listing once per request group, then each question), wall seconds and the started server's CPU
 seconds per query. ``concurrency_speedup`` = wall time of one level split into several requests (the first
 ``--speedup-candidates`` of the 32 documents of the 10^3 tree with b = 32), one request at a time / four at a
 time.
@@ -235,7 +234,7 @@ def walk(
 
 
 def level_speedup(
-    tree: Tree, url: str, query: str, size: int, timeout: float, n_cands: int, slots: int | None = None
+    tree: Tree, url: str, query: str, size: int, timeout: float, n_cands: int
 ) -> dict[str, float]:
     """One level (its first ``n_cands`` candidates) split into several requests: wall seconds with 1 and
     with 4 requests at a time."""
@@ -247,7 +246,7 @@ def level_speedup(
         "groups": float(len(prompts)),
     }
     for conc in (1, 4):
-        with RemoteBackend(url, timeout=timeout, max_concurrency=conc, slots_per_server=slots) as rb:
+        with RemoteBackend(url, timeout=timeout, max_concurrency=conc) as rb:
             rb.probe()
             t = time.perf_counter()
             score_requests(lambda p, rb=rb: rb.binary(p[0], p[1]), prompts, conc)
@@ -281,16 +280,7 @@ def main() -> None:
     ap.add_argument("--keep", type=int, default=1)
     ap.add_argument("--request-size", type=int, default=8)
     ap.add_argument("--url", help="an already running server (else llama-cpp-python's server is started)")
-    ap.add_argument("--servers", type=int, default=1, help="servers to start (a pool)")
-    ap.add_argument(
-        "--threads", type=int, default=0, help="threads per started server (default: cores / servers)"
-    )
-    ap.add_argument(
-        "--slots",
-        type=int,
-        default=None,
-        help="requests per server at once (default: 1 for the servers started here, which run one at a time)",
-    )
+    ap.add_argument("--threads", type=int, default=0, help="threads of the started server (default: cores)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -308,11 +298,9 @@ def main() -> None:
     if args.url:
         url = args.url
     else:
-        threads = args.threads or max(1, (os.cpu_count() or 2) // args.servers)
-        servers = Servers(args.servers, threads, 4096, log_dir)
-        url = ",".join(servers.urls)
-        if args.slots is None:
-            args.slots = 1  # llama-cpp-python's server works on one request at a time
+        threads = args.threads or max(1, os.cpu_count() or 2)
+        servers = Servers(1, threads, 4096, log_dir)
+        url = servers.urls[0]
     load = os.getloadavg()
     runs: list[QueryRun] = []
     try:
@@ -322,9 +310,7 @@ def main() -> None:
             for conc in concs:
                 if conc > 1 and n not in conc_sizes:
                     continue
-                with RemoteBackend(
-                    url, timeout=args.timeout, max_concurrency=conc, slots_per_server=args.slots
-                ) as rb:
+                with RemoteBackend(url, timeout=args.timeout, max_concurrency=conc) as rb:
                     rb.probe()
                     for q in queries[n]:
                         runs.append(walk(trees[n], rb, q, args.keep, args.request_size, conc, servers))
@@ -343,7 +329,6 @@ def main() -> None:
             args.request_size,
             args.timeout,
             args.speedup_candidates,
-            args.slots,
         )
     finally:
         if servers:
@@ -377,8 +362,6 @@ def summarize(
         )
     return {
         "server": "llama-cpp-python (started here)" if started else url,
-        "servers": args.servers if started else len(url.split(",")),
-        "slots_per_server": args.slots,
         "readout": "binary",
         "branching": args.branching,
         "keep": args.keep,
@@ -406,7 +389,7 @@ def print_table(res: dict[str, Any]) -> None:
     sizes = list(res["levels"])
     base = sizes[0]
     print(
-        f"server: {res['server']} x{res['servers']}; readout {res['readout']}, keep {res['keep']}, "
+        f"server: {res['server']}; readout {res['readout']}, keep {res['keep']}, "
         f"{res['request_size']} candidates per request group; "
         f"load average at start {res['load_average_at_start']}"
     )

@@ -315,7 +315,7 @@ def test_silent_server_times_out_within_the_timeout_without_retrying() -> None:
         with pytest.raises(BackendError, match=r"did not answer /v1/models within 1 s"):
             rb.binary("c", ["q"])
         assert time.perf_counter() - t0 < 2.5  # one timeout, no retries
-        assert all(e.in_flight == 0 for e in rb.endpoints)
+        assert rb.http.in_flight == 0
     finally:
         stop.set()
         t.join()
@@ -479,7 +479,7 @@ def test_real_server_killed_mid_request_then_restarted(bundled_model: Path, tmp_
         t.join(timeout=60)
         assert not t.is_alive() and len(errors) == 1 and isinstance(errors[0], BackendError), errors
         assert time.perf_counter() - t0 < 10  # refused at once: a few quick retries, not a timeout
-        assert all(e.in_flight == 0 for e in rb.endpoints)
+        assert rb.http.in_flight == 0
         srv.start()
         after = rb.binary(context, questions[:1]).values  # same instance: no partial state left behind
         assert after == pytest.approx(before, abs=0.02)
@@ -488,20 +488,20 @@ def test_real_server_killed_mid_request_then_restarted(bundled_model: Path, tmp_
         srv.kill()
 
 
-def test_a_pool_spreads_one_levels_questions_over_its_servers() -> None:
-    """Two servers, one request at a time each: a level's questions go to both, never two at once to one."""
-    scripts = [_Script(), _Script()]
-    for script in scripts:
-        script.delay = 0.05
-    with (
-        _serving(scripts[0]) as url_a,
-        _serving(scripts[1]) as url_b,
-        RemoteBackend(f"{url_a},{url_b}", max_concurrency=4, slots_per_server=1) as rb,
-    ):
+def test_one_server_per_model_a_list_is_refused_with_what_to_run() -> None:
+    """llama-server's slots replace the pool of single-slot servers: a comma-separated list says so."""
+    with pytest.raises(BackendError, match=r"one server URL per model.*--parallel N"):
+        RemoteBackend("http://127.0.0.1:9,http://127.0.0.1:10")
+
+
+def test_a_levels_questions_run_max_concurrency_at_once_on_one_server() -> None:
+    """One server with slots: a level's questions are in flight together, never more than max_concurrency."""
+    script = _Script()
+    script.delay = 0.05
+    with _serving(script) as url, RemoteBackend(url, max_concurrency=4) as rb:
         rb.probe()
-        before = [s.requests for s in scripts]
+        before = script.requests
         out = rb.binary("listing", [f"q{i}" for i in range(8)])  # one request group of a level
-        assert len(out.values) == 8
-        sent = [s.requests - b for s, b in zip(scripts, before, strict=True)]
-        assert sum(sent) == 8 and min(sent) >= 2  # both servers worked on it
-        assert all(s.max_active <= 1 for s in scripts)
+        assert len(out.values) == 8 and script.requests - before == 8
+        assert 2 <= script.max_active <= 4
+        assert rb.http.in_flight == 0

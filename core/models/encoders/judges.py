@@ -59,10 +59,9 @@ class RemoteJudge:
     (llama.cpp returns the raw rank-head output) and as a probability otherwise."""
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 1) -> None:
-        from shelfwise.core.models.remote.pool import ServerPool
+        from shelfwise.core.models.remote.client import ServerClient
 
-        self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=2, slots_per_server=2,
-                               backoff=0.5)
+        self.pool = ServerClient(url, timeout=timeout, retries=retries, connections=2, backoff=0.5)
         self.model_id = f"rerank@{self.pool.url}"
         self.whole_query = True  # a rerank server's model is asked what the user typed
 
@@ -100,8 +99,8 @@ def make_judge(spec: str | None, n_threads: int | None = None) -> RelevanceJudge
     if spec.lower() in ("", "off", "none"):
         return None
     if spec.startswith(("http://", "https://")):
+        from shelfwise.core.models.remote.client import ServerUnavailable
         from shelfwise.core.models.remote.judge import ServerJudge
-        from shelfwise.core.models.remote.pool import ServerUnavailable
 
         try:  # llama-server --reranking: the in-process judge's clipping, identity and fallback
             return ServerJudge(spec, n_threads=n_threads)

@@ -22,15 +22,10 @@ tokenizes the *concatenated* text where the in-process backend tokenizes context
 separately, so tokens can differ at the two boundaries (e.g. ``"Text: " + "Fee"``). The tests bound the effect
 (P(yes) within 0.06, mean log-probability within 0.1 nats/token).
 
-Transport (:mod:`shelfwise.core.models.remote.pool`): httpx with keep-alive connections, at most
+Transport (:mod:`shelfwise.core.models.remote.client`): one server per model (``llama-server --parallel N``
+schedules the requests of its N slots itself; docs/scale.md), httpx with keep-alive connections, at most
 ``max_concurrency`` requests in flight over all threads, a ``timeout`` on connect and on every read, and
 ``retries`` with exponential backoff on connection errors and 5xx answers; a timeout is not retried.
-
-``url`` may list several servers separated by commas (a pool). Every request waits for a free slot
-(``slots_per_server`` per server) and goes to the server with the fewest requests in flight, so the questions of
-a level spread over the pool and a slow server does not hold the others up; a retry may go to another server.
-(Sending a whole request group to one server would keep its questions together for a one-sequence prefix cache,
-but then the group queues behind that server's single slot while the other servers idle: docs/scale.md.)
 
 Cost: ``requests`` = HTTP requests; ``tokens`` = prompt plus generated tokens the server reports in ``usage``
 minus the prompt tokens it reports as served from its cache (vLLM
@@ -64,6 +59,7 @@ from shelfwise.core.models.backend import (
 )
 from shelfwise.core.models.generation import guarded_stream
 from shelfwise.core.models.prompts import yes_probability
+from shelfwise.core.models.remote.client import ServerClient
 from shelfwise.core.models.remote.completions import (
     Capabilities,
     CompletionsAPI,
@@ -71,7 +67,6 @@ from shelfwise.core.models.remote.completions import (
     readout_logprobs,
     top_logprobs,
 )
-from shelfwise.core.models.remote.pool import Endpoint, ServerPool
 
 TOP_LOGPROBS = 20  # OpenAI's and vLLM's default maximum
 _T = TypeVar("_T")
@@ -84,13 +79,10 @@ _R = TypeVar("_R")
 class RemoteBackend(BackendBase):
     """:class:`~shelfwise.core.models.backend.DecisionBackend` over an OpenAI-compatible ``/v1/completions`` server.
 
-    ``url``: e.g. ``http://127.0.0.1:8000`` (a trailing ``/v1`` is accepted; several comma-separated URLs form
-    a pool). ``timeout``: seconds for connecting and for each read. ``retries``: extra attempts on connection
-    errors and 5xx. ``max_concurrency``: requests in flight at once, over all threads using this instance.
-    ``slots_per_server``: requests sent to one server at once (default: ``max_concurrency``; 1 suits
-    llama-cpp-python's server, which runs one at a time; ``N`` for ``llama-server --parallel N``). Each request
-    goes to the server with a free slot and the fewest requests in flight, so the questions of one level spread
-    over the pool instead of queueing behind one server.
+    ``url``: one server, e.g. ``http://127.0.0.1:8182`` (a trailing ``/v1`` is accepted). ``timeout``: seconds
+    for connecting and for each read. ``retries``: extra attempts on connection errors and 5xx.
+    ``max_concurrency``: requests in flight at once, over all threads using this instance (the server's
+    ``--parallel`` slots: more would only queue there; 1 for llama-cpp-python's server, which runs one at a time).
     ``model``: the model name sent with each request (default: the first one the server lists). Thread-safe;
     call :meth:`close` (or use ``with``) to drop pooled connections and worker threads.
     """
@@ -104,17 +96,15 @@ class RemoteBackend(BackendBase):
         timeout: float = 30,
         retries: int = 3,
         max_concurrency: int = 4,
-        slots_per_server: int | None = None,
         model: str | None = None,
         backoff: float = 0.25,
     ) -> None:
-        self.http = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=max_concurrency,
-                               slots_per_server=slots_per_server, backoff=backoff)
+        self.http = ServerClient(url, timeout=timeout, retries=retries, connections=max_concurrency,
+                                 backoff=backoff)
         self.url = self.http.url
         self.timeout = self.http.timeout
         self.retries = self.http.retries
-        self.max_concurrency = self.http.max_concurrency
-        self.slots_per_server = self.http.slots_per_server
+        self.max_concurrency = self.http.connections
         self.api = CompletionsAPI(self.http, model)
         self.bounded_readouts = 0  # readout tokens missing from a top list and bounded (see the module doc)
         self._pool = ThreadPoolExecutor(
@@ -126,11 +116,6 @@ class RemoteBackend(BackendBase):
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.http.close()
-
-    @property
-    def endpoints(self) -> list[Endpoint]:
-        """The servers of the pool (their ``in_flight`` counts are what the dispatch balances)."""
-        return self.http.endpoints
 
     @property
     def caps(self) -> Capabilities:
@@ -160,7 +145,7 @@ class RemoteBackend(BackendBase):
     # ------------------------------------------------------------------ fan-out
 
     def _fan_out(self, fn: Callable[[_T], _R], items: Sequence[_T], cancel: CancelCheck | None) -> list[_R]:
-        """``fn`` over ``items`` on the worker pool (in flight bounded by the semaphore), results in input
+        """``fn`` over ``items`` on the worker threads (in flight bounded by the connections), results in input
         order."""
 
         def run(item: _T) -> _R:
@@ -189,7 +174,7 @@ class RemoteBackend(BackendBase):
         cancel: CancelCheck | None = None,
     ) -> Scores:
         """P(yes | context + question_i) from each question's next-token top log-probabilities (one request
-        per question, each to the least busy server of the pool), normalised over ``yes``/``no``; a missing
+        per question, ``max_concurrency`` at once), normalised over ``yes``/``no``; a missing
         readout token is bounded."""
         t0 = time.perf_counter()
         for word, role in ((yes, "yes"), (no, "no")):

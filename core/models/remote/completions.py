@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError, Cost
-from shelfwise.core.models.remote.pool import Endpoint, ServerPool
+from shelfwise.core.models.remote.client import ServerClient
 
 
 def top_logprobs(choice: JSONObject) -> dict[str, float]:
@@ -99,11 +99,11 @@ def usage_cost(data: JSONObject) -> Cost:
 
 
 class CompletionsAPI:
-    """``/v1/completions`` and friends on a :class:`~shelfwise.core.models.remote.pool.ServerPool`; the probes run
+    """``/v1/completions`` and friends on a :class:`~shelfwise.core.models.remote.client.ServerClient`; the probes run
     once per instance (thread-safe). ``model``: the model name sent with each request (default: the first one the
     server lists)."""
 
-    def __init__(self, http: ServerPool, model: str | None = None) -> None:
+    def __init__(self, http: ServerClient, model: str | None = None) -> None:
         self.http = http
         self.model = model
         self.caps = Capabilities()
@@ -124,14 +124,14 @@ class CompletionsAPI:
         with self._probe_lock:
             if self.caps.model_id is not None:
                 return
-            data = self.http.request("GET", "/v1/models", ep=self.http.endpoints[0])
+            data = self.http.request("GET", "/v1/models")
             ids = [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
             if self.model is not None:
                 self.caps.model_id = self.model
             elif ids:
                 self.caps.model_id = ids[0]
             else:
-                raise BackendError(f"the server at {self.http.endpoints[0].url} lists no model under /v1/models")
+                raise BackendError(f"the server at {self.http.url} lists no model under /v1/models")
 
     def probe(self, *, prompt_logprobs: bool = False) -> Capabilities:
         """Check that the server is reachable and returns next-token top log-probabilities (and, if asked,
@@ -191,14 +191,13 @@ class CompletionsAPI:
         self,
         params: JSONObject,
         *,
-        ep: Endpoint | None = None,
         retries: int | None = None,
         what: str = "",
     ) -> tuple[JSONObject, Cost]:
         self.probe_models()
         payload = {"model": self.caps.model_id, "temperature": 0.0, **params}
         try:
-            data = self.http.request("POST", "/v1/completions", payload, ep=ep, retries=retries)
+            data = self.http.request("POST", "/v1/completions", payload, retries=retries)
         except BackendError as exc:
             if what:
                 raise BackendError(f"{exc} (while checking that the server returns {what})") from exc

@@ -15,7 +15,7 @@ encoder's ``model_id`` has, so a library's vectors from the server and from the 
 model's; a server started by hand with no such alias gets ``FILE@server:PARAMS:BYTES``, which never equals an
 in-process id, so its vectors are never mixed with a local model's.
 
-Faults: connection errors and 5xx answers are retried (:class:`~.pool.ServerPool`); a timeout or a refusal is a
+Faults: connection errors and 5xx answers are retried (:class:`~.client.ServerClient`); a timeout or a refusal is a
 :class:`~shelfwise.core.models.backend.BackendError` naming the server and its message. ``embed`` returns every
 row or raises: nothing half-embedded comes back.
 """
@@ -124,7 +124,7 @@ class RemoteEmbedder(PromptedEncoder):
 
     def __init__(self, url: str, *, window: int = 256, batch: int = 32, concurrency: int = 4,
                  timeout: float = 300.0, retries: int = 2, backoff: float = 0.5) -> None:
-        from shelfwise.core.models.remote.pool import ServerPool
+        from shelfwise.core.models.remote.client import ServerClient
 
         if window < 3:
             raise ValueError("window must leave room for at least one token besides the special tokens")
@@ -134,9 +134,8 @@ class RemoteEmbedder(PromptedEncoder):
         self._workers = ThreadPoolExecutor(max_workers=self.concurrency + 1, thread_name_prefix="remote-embed")
         try:
             # one extra connection: a tokenize call of the next batch need not wait for a slot an embedding holds
-            self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=self.concurrency + 1,
-                                   slots_per_server=self.concurrency + 1, backoff=backoff, role="encoder server",
-                                   start_hint=START_HINT)
+            self.pool = ServerClient(url, timeout=timeout, retries=retries, connections=self.concurrency + 1,
+                                     backoff=backoff, role="encoder server", start_hint=START_HINT)
         except BaseException:
             self._workers.shutdown(wait=False)
             raise

@@ -23,8 +23,8 @@ from typing import TypeVar
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, Embedder, EmbedderBase, EncoderProfile
+from shelfwise.core.models.remote.client import ServerUnavailable
 from shelfwise.core.models.remote.embedder import RemoteEmbedder
-from shelfwise.core.models.remote.pool import ServerUnavailable
 from shelfwise.core.paths import models_dir
 
 log = logging.getLogger(__name__)

@@ -27,9 +27,9 @@ import numpy as np
 
 from shelfwise.core.models.backend import BackendError, RelevanceJudge
 from shelfwise.core.models.encoders.pair_frame import PAIR_TOKENS, QUERY_TOKENS, PairFrame
+from shelfwise.core.models.remote.client import ServerClient, ServerUnavailable
 from shelfwise.core.models.remote.embedder import START_HINT, server_model
 from shelfwise.core.models.remote.fallback import as_sentence
-from shelfwise.core.models.remote.pool import ServerPool, ServerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,8 @@ class ServerJudge:
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 2, concurrency: int = 4,
                  n_threads: int | None = None) -> None:
-        self.pool = ServerPool(url, timeout=timeout, retries=retries, max_concurrency=concurrency,
-                               slots_per_server=concurrency, backoff=0.5, role="judge server",
-                               start_hint=START_HINT)
+        self.pool = ServerClient(url, timeout=timeout, retries=retries, connections=concurrency, backoff=0.5,
+                                 role="judge server", start_hint=START_HINT)
         self.url = self.pool.url
         self._workers = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="remote-judge")
         self._n_threads = n_threads

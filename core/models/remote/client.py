@@ -1,16 +1,22 @@
-"""HTTP for the remote backend: a pool of OpenAI-compatible servers over httpx.
+"""HTTP to one model server: one URL, keep-alive connections, retries and timeouts.
 
-Each server is an :class:`Endpoint` with its own ``httpx.Client`` (keep-alive connections, at most
-``slots_per_server`` of them; ``timeout`` on connect, on every read and on every write). A :class:`ServerPool`
-bounds the requests in flight over all servers (``max_concurrency``, a semaphore shared by every thread, so nested
-fan-out cannot exceed it) and sends each request to the server with a free slot and the fewest requests in flight,
-so the questions of a level spread over the pool and a slow server does not hold the others up.
+llama.cpp's ``llama-server --parallel N`` works on N requests at once (slots, continuous batching), so Shelfwise
+sends each model's requests to one server and lets it schedule them: there is no pool of servers and no dispatch
+here any more (docs/scale.md says why the earlier pool of single-slot servers is gone). What the server cannot do
+for its clients is what remains:
 
-Retries: connection errors and 5xx answers are retried ``retries`` times with exponential backoff (a retry may go to
-another server of the pool). A timeout is **not** retried (the server may still be working on the request; sending
-it again would only queue more work): the call fails after ``timeout`` seconds. A 4xx answer is not retried either.
+* **one URL per model**: ``http://host:port`` (a trailing ``/v1`` is accepted); a comma-separated list is refused
+  with a message (run one ``llama-server --parallel N`` instead of N single-slot servers);
+* **requests in flight**: at most ``connections`` at once from one :class:`ServerClient` (httpx's connection pool:
+  a request waits for a free keep-alive connection), so a client asks for no more than the server has slots;
+* **timeouts**: ``timeout`` seconds on connect, on every read and on every write;
+* **retries**: connection errors and 5xx answers are retried ``retries`` times with exponential backoff. A timeout
+  is **not** retried (the server may still be working on the request; sending it again would only queue more
+  work): the call fails after ``timeout`` seconds. A 4xx answer is not retried either.
+
 Every failure is a :class:`~shelfwise.core.models.backend.BackendError` that names the server and carries the
-server's own message. Streaming (``stream=True`` completions) reads server-sent events with ``httpx-sse``.
+server's own message (:class:`ServerUnavailable` when another copy of the model may stand in). Streaming
+(``stream=True`` completions) reads server-sent events with ``httpx-sse``.
 """
 
 from __future__ import annotations
@@ -38,29 +44,22 @@ class ServerUnavailable(BackendError):
     may stand in. A refusal (4xx: the request itself is wrong) is a plain :class:`BackendError`."""
 
 
-class Endpoint:
-    """One server: its base URL, an httpx client with keep-alive connections, and its requests in flight."""
-
-    def __init__(self, url: str, timeout: float, connections: int) -> None:
-        raw = url.strip().rstrip("/").removesuffix("/v1")
-        parts = urllib.parse.urlsplit(raw if "://" in raw else "http://" + raw)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BackendError(f"not an http(s) server URL: {url!r}")
-        self.url = f"{parts.scheme}://{parts.netloc}{parts.path}"
-        self.in_flight = 0
-        self.client = httpx.Client(
-            base_url=self.url,
-            timeout=httpx.Timeout(timeout, pool=None),  # the pool's own slots bound waiting for a connection
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-            trust_env=False,  # loopback and LAN servers: no proxy from the environment
+def server_url(url: str) -> str:
+    """``scheme://host:port[/path]`` of one server (a trailing ``/`` or ``/v1`` dropped); a list is refused."""
+    if "," in url:
+        raise BackendError(
+            f"one server URL per model, not a list ({url!r}): start one llama-server with --parallel N slots "
+            "instead of several single-slot servers (docs/scale.md)"
         )
+    raw = url.strip().rstrip("/").removesuffix("/v1")
+    parts = urllib.parse.urlsplit(raw if "://" in raw else "http://" + raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BackendError(f"not an http(s) server URL: {url!r}")
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
-    def close(self) -> None:
-        self.client.close()
 
-
-class ServerPool:
-    """The servers of one remote backend, with the dispatch, retry and timeout policy above. Thread-safe."""
+class ServerClient:
+    """One model server, with the connection, retry and timeout policy above. Thread-safe."""
 
     def __init__(
         self,
@@ -68,55 +67,41 @@ class ServerPool:
         *,
         timeout: float,
         retries: int,
-        max_concurrency: int,
-        slots_per_server: int | None,
+        connections: int,
         backoff: float,
         role: str = "decision server",
-        start_hint: str = "python -m llama_cpp.server --model MODEL.gguf --port PORT",
+        start_hint: str = "llama-server -m MODEL.gguf --parallel 4 --port PORT (docs/server.md)",
     ) -> None:
-        urls = [u for u in url.split(",") if u.strip()]
+        if not url or not url.strip():
+            raise BackendError("no server URL given")
+        self.url = server_url(url)
         self.role = role  # what the messages call the server
         self.start_hint = start_hint
-        if not urls:
-            raise BackendError("no server URL given")
         self.timeout = float(timeout)
         self.retries = max(0, int(retries))
-        self.max_concurrency = max(1, int(max_concurrency))
-        self.slots_per_server = max(1, int(slots_per_server or self.max_concurrency))
+        self.connections = max(1, int(connections))
         self.backoff = backoff
-        self.endpoints = [Endpoint(u, self.timeout, self.slots_per_server) for u in urls]
-        self.url = ",".join(e.url for e in self.endpoints)
-        self._slots = threading.BoundedSemaphore(self.max_concurrency)
-        self._pick = threading.Condition()
-        self._rr = 0
+        self.in_flight = 0  # requests sent and not yet answered (the tests check that none is left behind)
+        self._count = threading.Lock()
+        self.client = httpx.Client(
+            base_url=self.url,
+            timeout=httpx.Timeout(timeout, pool=None),  # waiting for a free connection is not the server's time
+            limits=httpx.Limits(max_connections=self.connections, max_keepalive_connections=self.connections),
+            trust_env=False,  # loopback and LAN servers: no proxy from the environment
+        )
 
     def close(self) -> None:
-        for e in self.endpoints:
-            e.close()
-
-    # ------------------------------------------------------------------ dispatch
+        self.client.close()
 
     @contextlib.contextmanager
-    def slot(self, ep: Endpoint | None = None) -> Iterator[Endpoint]:
-        """A slot on ``ep``, or on the least busy server with a free slot; waits while every slot is taken."""
-        with self._slots:
-            with self._pick:
-                while True:
-                    self._rr += 1
-                    n = len(self.endpoints)
-                    order = [ep] if ep is not None else [self.endpoints[(self._rr + i) % n] for i in range(n)]
-                    free = [e for e in order if e.in_flight < self.slots_per_server]
-                    if free:
-                        chosen = min(free, key=lambda e: e.in_flight)
-                        chosen.in_flight += 1
-                        break
-                    self._pick.wait()
-            try:
-                yield chosen
-            finally:
-                with self._pick:
-                    chosen.in_flight -= 1
-                    self._pick.notify_all()
+    def _counted(self) -> Iterator[None]:
+        with self._count:
+            self.in_flight += 1
+        try:
+            yield
+        finally:
+            with self._count:
+                self.in_flight -= 1
 
     def _backoff(self, attempt: int) -> None:
         time.sleep(self.backoff * 2**attempt)
@@ -133,17 +118,15 @@ class ServerPool:
         path: str,
         payload: JSONObject | None = None,
         *,
-        ep: Endpoint | None = None,
         retries: int | None = None,
     ) -> JSONObject:
         """One JSON request, retried as the module doc says; the decoded JSON answer."""
         attempts = 1 + (self.retries if retries is None else max(0, retries))
-        last, down, url = "", False, (ep or self.endpoints[0]).url
+        last, down, url = "", False, self.url
         for attempt in range(attempts):
-            with self.slot(ep) as target:  # an unpinned retry may go to another server of the pool
-                url = target.url
+            with self._counted():
                 try:
-                    resp = target.client.request(method, path, json=payload)
+                    resp = self.client.request(method, path, json=payload)
                 except httpx.TimeoutException as exc:
                     raise ServerUnavailable(
                         f"the {self.role} at {url} did not answer {path} within {self.timeout:g} s"
@@ -173,23 +156,23 @@ class ServerPool:
     @contextlib.contextmanager
     def stream_events(self, path: str, payload: JSONObject) -> Iterator[Iterator[JSONObject]]:
         """POST ``payload`` and read the answer as server-sent events: the JSON object of each ``data:`` line up
-        to ``data: [DONE]``. Holds one slot while open. Connection errors and 5xx are retried before the stream
+        to ``data: [DONE]``. Holds one connection while open. Connection errors and 5xx are retried before the stream
         starts, never after; leaving the ``with`` block early closes the connection, which stops the server."""
-        with self.slot() as ep:
-            resp = self._open_stream(ep, path, payload)
+        with self._counted():
+            resp = self._open_stream(path, payload)
             try:
-                yield _events(EventSource(resp), ep.url, self.timeout)
+                yield _events(EventSource(resp), self.url, self.timeout)
             finally:
                 resp.close()
 
-    def _open_stream(self, ep: Endpoint, path: str, payload: JSONObject) -> httpx.Response:
+    def _open_stream(self, path: str, payload: JSONObject) -> httpx.Response:
         last, down = "", False
         for attempt in range(1 + self.retries):
-            request = ep.client.build_request("POST", path, json=payload, headers={"Accept": "text/event-stream"})
+            request = self.client.build_request("POST", path, json=payload, headers={"Accept": "text/event-stream"})
             try:
-                resp = ep.client.send(request, stream=True)
+                resp = self.client.send(request, stream=True)
             except httpx.TimeoutException as exc:
-                raise BackendError(f"the {self.role} at {ep.url} did not answer within {self.timeout:g} s") from exc
+                raise BackendError(f"the {self.role} at {self.url} did not answer within {self.timeout:g} s") from exc
             except httpx.TransportError as exc:
                 last, down = _describe(exc), isinstance(exc, _DOWN)
             else:
@@ -203,12 +186,12 @@ class ServerPool:
                     resp.close()
                 if resp.status_code not in RETRY_STATUS:
                     raise BackendError(
-                        f"the {self.role} at {ep.url} refused generation: HTTP {resp.status_code}: {detail}"
+                        f"the {self.role} at {self.url} refused generation: HTTP {resp.status_code}: {detail}"
                     )
                 last, down = f"HTTP {resp.status_code}: {detail}", False
             if attempt < self.retries:
                 self._backoff(attempt)
-        raise self._unreachable(ep.url, last, 1 + self.retries, down)
+        raise self._unreachable(self.url, last, 1 + self.retries, down)
 
 
 def _events(source: EventSource, url: str, timeout: float) -> Iterator[JSONObject]:
