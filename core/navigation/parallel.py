@@ -2,8 +2,8 @@
 
 A level larger than one request is split into chunks (``Budgets.request_size``); with an in-process backend
 the chunks run one after another (the model is one context behind a lock), with a remote backend they can run
-at the same time on a server with parallel slots or on a pool of servers. :func:`score_requests` does either
-and returns the results in input order, so pooling them gives exactly what the sequential loop gives.
+at the same time on one llama-server with parallel slots (``--parallel N``). :func:`score_requests` does either and
+returns the results in input order, so running them concurrently gives exactly what the sequential loop gives.
 """
 
 from __future__ import annotations
