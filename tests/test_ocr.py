@@ -259,6 +259,7 @@ def test_preview_paints_the_stored_boxes_on_a_page_without_text_layer(qtbot: Any
 def test_window_shows_ocr_progress_and_marks_ocr_documents(qtbot: Any, tmp_path: Path) -> None:
     from shelfwise.app.gui.ingest_bar import IngestBar
     from shelfwise.app.gui.library import LibraryView
+    from shelfwise.core.shelf import Shelf
 
     bar = IngestBar()
     qtbot.addWidget(bar)
@@ -273,7 +274,7 @@ def test_window_shows_ocr_progress_and_marks_ocr_documents(qtbot: Any, tmp_path:
     store.write_document(coll.id, str(tmp_path / "scan.pdf"), FileMeta(1, 1.0, "a"), scan)
     view = LibraryView()
     qtbot.addWidget(view)
-    view.refresh(store)
+    view.refresh(Shelf(store=store))
     (item,) = view.document_items()
     assert item.text(0) == "scan.pdf · OCR" and "OCR 1/2 pages read by OCR" in item.toolTip(0)
 

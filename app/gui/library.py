@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.plain import plain_tip
+from shelfwise.core.shelf import Shelf
 
 ROLE_KIND = Qt.ItemDataRole.UserRole  # "collection" | "document"
 ROLE_OBJ = Qt.ItemDataRole.UserRole + 1
@@ -172,7 +173,7 @@ class _DropTree(QTreeWidget):
 
 
 class LibraryView(QWidget):
-    """Signals ask the window for work; ``refresh(store)`` redraws from the store."""
+    """Signals ask the window for work; ``refresh(shelf)`` redraws from the library as the facade reads it."""
 
     add_requested = Signal(list, str)  # (paths, collection)
     reingest_requested = Signal(list, str)  # (paths, collection)
@@ -218,7 +219,7 @@ class LibraryView(QWidget):
         self.layout_.addWidget(widget)
 
     # -- content ------------------------------------------------------------------------------------------------
-    def refresh(self, shelf: Any) -> None:
+    def refresh(self, shelf: Shelf) -> None:
         """Show the library's collections and documents as the facade (``Shelf``) reads them."""
         expanded = {top.text(0).rsplit(" (", 1)[0] for top in self._top_items() if top.isExpanded()}
         first = self.tree.topLevelItemCount() == 0
