@@ -62,6 +62,29 @@ def strip_glyphs(text: str) -> tuple[str, int]:
     return "\n".join(lines), dropped
 
 
+# The characters a font with a wrong character map turns text into (Latin-1 letters and symbols, the Mac Roman
+# extras, punctuation and math signs): "]üìÜüéê •ìê °ê£ë†£ûÜüéê" for "Enhance the performance" in a symbol-encoded
+# sans-serif. Real text in a Latin script holds a few of them (accents), never mostly them; other scripts none.
+_GARBLE = re.compile("[\u0080-\u00ff\u0152\u0153\u0178\u0192\u02c6\u02dc\u2010-\u22ff]")
+GARBLED_SHARE = 0.5  # share of such characters in a font's text on a page; docs/eval/tree-quality.md
+GARBLED_LINE_SHARE = 0.6  # the same for one line when fonts are not read (a stricter bar: less text to judge)
+
+
+def garble_counts(text: str) -> tuple[int, int, int]:
+    """(non-space characters, characters of :data:`_GARBLE`, of them letters) in ``text``."""
+    if text.isascii():
+        return len(text) - text.count(" "), 0, 0
+    chars = [c for c in text if not c.isspace()]
+    odd = [c for c in chars if _GARBLE.match(c)]
+    return len(chars), len(odd), sum(1 for c in odd if c.isalpha())
+
+
+def is_garbled(chars: int, odd: int, letters: int, *, min_chars: int = 20, share: float = GARBLED_SHARE) -> bool:
+    """Mojibake: enough text, most of it odd characters, a good part of them letters (a font of bullets or
+    arrows alone is not mojibake: it is dropped or kept by :func:`strip_glyphs`'s rules)."""
+    return chars >= min_chars and odd >= share * chars and letters >= 0.2 * chars
+
+
 def normalize_document(doc: ParsedDocument) -> None:
     """Fold every title and text of ``doc`` in place (see :func:`fold_compat`)."""
     doc.title = fold_compat(doc.title)

@@ -12,7 +12,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from shelfwise.ingest.normalize import fold_compat, strip_glyphs
+from shelfwise.ingest.normalize import (
+    GARBLED_LINE_SHARE,
+    fold_compat,
+    garble_counts,
+    is_garbled,
+    strip_glyphs,
+)
 from shelfwise.ingest.passages import join_lines
 from shelfwise.ingest.pdf_tables import TEXT_FLAGS, TableItem, find_tables, grid_area
 
@@ -244,7 +250,7 @@ def _read_blocks(pt: PageText, page: Any, textpage: Any) -> None:
         if kind != 0:
             continue
         raw = [_clean(ln, pt) for ln in text.split("\n")]
-        raw = [ln for ln in raw if ln]
+        raw = [ln for ln in raw if ln and not _garbled_line(ln, pt)]
         if not raw:
             continue
         step = (y1 - y0) / len(raw)
@@ -255,8 +261,30 @@ def _read_blocks(pt: PageText, page: Any, textpage: Any) -> None:
         )
 
 
+def _garbled_line(text: str, pt: PageText) -> bool:
+    """A line that is mostly mojibake (read without fonts: judged alone); counted on ``pt`` as dropped glyphs."""
+    chars, odd, letters = garble_counts(text)
+    if is_garbled(chars, odd, letters, min_chars=12, share=GARBLED_LINE_SHARE):
+        pt.glyphs_dropped += chars
+        return True
+    return False
+
+
+def _garbled_fonts(blocks: list[dict[str, Any]]) -> set[str]:
+    """The fonts whose text on this page is mostly mojibake (a wrong character map: :func:`is_garbled`)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for raw in blocks:
+        for rl in raw.get("lines", ()):
+            for span in rl["spans"]:
+                c = counts[span["font"]]
+                for i, v in enumerate(garble_counts(span["text"])):
+                    c[i] += v
+    return {font for font, (chars, odd, letters) in counts.items() if is_garbled(chars, odd, letters)}
+
+
 def _read_dict(pt: PageText, page: Any, textpage: Any) -> None:
     data = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
+    garbled = _garbled_fonts([b for b in data["blocks"] if b.get("type", 0) == 0])
     for raw in data["blocks"]:
         if raw.get("type", 0) != 0:
             continue
@@ -268,6 +296,9 @@ def _read_dict(pt: PageText, page: Any, textpage: Any) -> None:
             bold_chars = mono_chars = 0
             for span in rl["spans"]:
                 text = span["text"]
+                if garbled and span["font"] in garbled:
+                    pt.glyphs_dropped += len(text.strip())
+                    continue
                 parts.append(text)
                 k = len(text.strip())
                 if not k:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shelfwise.ingest.model import ParsedDocument, ParsedNode
-from shelfwise.ingest.normalize import fold_compat, strip_glyphs
+from shelfwise.ingest.normalize import fold_compat, garble_counts, is_garbled, strip_glyphs
 from shelfwise.ingest.pdf_toc import parse_entry
 from shelfwise.ingest.registry import parse
 
@@ -133,6 +133,19 @@ def test_compatibility_characters_are_folded() -> None:
 def test_symbol_glyphs_are_dropped() -> None:
     assert strip_glyphs("\x02 Security fundamentals\nplain") == ("- Security fundamentals\nplain", 1)
     assert strip_glyphs("price \uf0b7 list") == ("price  list", 1)
+
+
+@pytest.mark.parametrize(("text", "garbled"), [
+    ("]üìÜüéê •ìê °ê£ë†£ûÜüéê †ë ∞†¶£ èÜ•ÜáÜ§ê †°ê£Ü•î†ü§", True),  # a wrong character map (IBM redpaper, p. 3)
+    ("Příliš žluťoučký kůň úpěl ďábelské ódy, a zase úžasné", False),  # Czech
+    ("Árvíztűrő tükörfúrógép és öt húsz évé", False),  # Hungarian
+    ("L'élève a été à Noël chez sa sœur à côté du théâtre", False),  # French
+    ("Tôi là người Việt Nam, tôi yêu đất nước của tôi", False),  # Vietnamese
+    ("Информационная безопасность — это «важно»", False),  # Cyrillic
+    ("• • • • • • • • • • • • • • • • • • • • • • • •", False),  # a font of bullets alone
+])
+def test_mojibake_is_told_from_accented_text(text: str, garbled: bool) -> None:
+    assert is_garbled(*garble_counts(text)) is garbled
 
 
 @pytest.mark.parametrize("kind", ["md", "docx", "pptx", "xlsx"])
