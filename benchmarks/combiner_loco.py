@@ -48,7 +48,7 @@ SUBSETS = {"lexical": ("g_lex_max", "z_lex_max", "rank_lex"), "question+tree": (
 def collect(out: Path, names: list[str], embedder_name: str | None = None, threads: int = 1) -> None:
     out.mkdir(parents=True, exist_ok=True)
     # what `shelfwise eval` runs with; one thread by default: this runs beside other jobs on 2 cores (OpenMP
-    # barriers stall); ``embedder_name`` as `shelfwise --embedder` takes it (None: the default, MiniLM)
+    # barriers stall); ``embedder_name`` as `shelfwise --embedder` takes it (None: the default, EmbeddingGemma)
     settings = Settings(budgets=Budgets(passages=10), n_threads=threads,
                         embedder_path=str(resolve_embedder(embedder_name)) if embedder_name else None)
     with Shelf(settings) as shelf:
@@ -59,7 +59,7 @@ def collect(out: Path, names: list[str], embedder_name: str | None = None, threa
             with eval_collection(dataset, split, limit, embedder, settings) as ec:
                 ds, m, q_vecs = ec.ds, ec.methods, ec.q_vecs
                 snap, decision, cid = m.snap, m.decision, m.collection_id
-                xs, golds, walk = [], [], []
+                xs, golds, walk, secs = [], [], [], []
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
                     nav = m.navigator(settings.readout)
                     ev = nav.evidence(snap, q.query, cid, vec)
@@ -68,13 +68,15 @@ def collect(out: Path, names: list[str], embedder_name: str | None = None, threa
                     x = np.array([[c.features.get(f, 0.0) for f in FEATURES] for c in cands], np.float32)
                     g = np.array([[judge(snap, m.doc_path, q, [c.node_id])[f"{k}_hit1"] for k in GRANULARITIES]
                                   for c in cands], np.float32)
+                    # the section each candidate passage sits in (its parent node): for section-level readouts
+                    secs.append(np.array([snap.nodes[c.node_id].parent or -1 for c in cands], np.int64))
                     xs.append(x.reshape(-1, len(FEATURES)))
                     golds.append(g.reshape(-1, 3))
                     top = [h.node_id for h in res.hits]
                     walk.append([judge(snap, m.doc_path, q, top)[f"{k}_hit1"] for k in GRANULARITIES])
                 sizes = np.array([len(x) for x in xs])
                 np.savez_compressed(out / f"{name}.npz", x=np.concatenate(xs), gold=np.concatenate(golds),
-                                    sizes=sizes, walk=np.array(walk, np.float32),
+                                    sizes=sizes, walk=np.array(walk, np.float32), section=np.concatenate(secs),
                                     features=np.array(FEATURES), qids=np.array([q.qid for q in ds.questions]))
                 print(f"{name}: {len(ds.questions)} questions, mean pool {sizes.mean():.1f}, walk Hit@1 "
                       f"{np.array(walk).mean(0).round(4).tolist()}, {time.perf_counter() - t0:.0f} s", flush=True)
@@ -194,7 +196,7 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--only", nargs="*", default=None, help="collections (default: every tuning and evaluation one)")
-    c.add_argument("--embedder", default=None, help="minilm (default), embeddinggemma or an embedding GGUF")
+    c.add_argument("--embedder", default=None, help="minilm, embeddinggemma (the default) or an embedding GGUF")
     c.add_argument("--threads", type=int, default=1)
     f = sub.add_parser("fit")
     f.add_argument("--pools", type=Path, required=True)

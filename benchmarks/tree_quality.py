@@ -33,6 +33,7 @@ from pathlib import Path
 import pymupdf
 
 from shelfwise.ingest.model import ParsedDocument, ParsedNode
+from shelfwise.ingest.normalize import GARBLED_LINE_SHARE, garble_counts, is_garbled
 from shelfwise.ingest.pdf import outline_entries
 from shelfwise.ingest.registry import parse
 
@@ -310,6 +311,13 @@ def corpus_checks(corpus: Path, db: Path, verbose: bool = False) -> dict:
     out["compat_nodes"] = len(compat)
     out["compat_examples"] = compat[:20]
 
+    # 2b. mojibake (a font with a wrong character map) in any stored line
+    garbled = [f"{name} {r[1]} p{r[7]}: {ln.strip()[:60]}" for name, nodes in by_doc.items() for r in nodes
+               for ln in (r[5] + "\n" + r[6]).splitlines()
+               if is_garbled(*garble_counts(ln), min_chars=12, share=GARBLED_LINE_SHARE)]
+    out["garbled_lines"] = len(garbled)
+    out["garbled_examples"] = garbled[:20]
+
     # 3. animation builds of how-we-refactor.pptx: pairs of passages of >= 0.9 similarity, of consecutive slides
     deck = [r for r in by_doc.get("how-we-refactor.pptx", []) if r[1] == "passage"]
     pairs = []
@@ -367,6 +375,8 @@ def bars(outline_rows: list[dict], checks: dict) -> list[tuple[str, str, str]]:
     out.append(("corpus: stored titles/passages with a ligature or wide/narrow form = 0",
                 f"{checks['compat_nodes']} of {checks['passages']} passages + titles",
                 _bar(checks["compat_nodes"] == 0)))
+    out.append(("corpus: stored lines of mojibake (a font's wrong character map) = 0",
+                str(checks["garbled_lines"]), _bar(checks["garbled_lines"] == 0)))
     deck = checks["deck"]
     out.append(("how-we-refactor.pptx: pairs of passages >= 0.9 similar from builds (consecutive slides) = 0",
                 f"{deck['build_pairs']} (all pairs >= 0.9: {len(deck['similar_pairs'])})",
