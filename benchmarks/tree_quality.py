@@ -33,7 +33,7 @@ from pathlib import Path
 import pymupdf
 
 from shelfwise.ingest.model import ParsedDocument, ParsedNode
-from shelfwise.ingest.normalize import GARBLED_LINE_SHARE, garble_counts, is_garbled
+from shelfwise.ingest.normalize import is_garbled_line
 from shelfwise.ingest.pdf import outline_entries
 from shelfwise.ingest.registry import parse
 
@@ -314,7 +314,7 @@ def corpus_checks(corpus: Path, db: Path, verbose: bool = False) -> dict:
     # 2b. mojibake (a font with a wrong character map) in any stored line
     garbled = [f"{name} {r[1]} p{r[7]}: {ln.strip()[:60]}" for name, nodes in by_doc.items() for r in nodes
                for ln in (r[5] + "\n" + r[6]).splitlines()
-               if is_garbled(*garble_counts(ln), min_chars=12, share=GARBLED_LINE_SHARE)]
+               if is_garbled_line(ln)]
     out["garbled_lines"] = len(garbled)
     out["garbled_examples"] = garbled[:20]
 

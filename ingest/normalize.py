@@ -72,9 +72,9 @@ GARBLED_LINE_SHARE = 0.6  # the same for one line when fonts are not read (a str
 
 def garble_counts(text: str) -> tuple[int, int, int]:
     """(non-space characters, characters of :data:`_GARBLE`, of them letters) in ``text``."""
-    if text.isascii():
-        return len(text) - text.count(" "), 0, 0
     chars = [c for c in text if not c.isspace()]
+    if text.isascii():
+        return len(chars), 0, 0
     odd = [c for c in chars if _GARBLE.match(c)]
     return len(chars), len(odd), sum(1 for c in odd if c.isalpha())
 
@@ -83,6 +83,11 @@ def is_garbled(chars: int, odd: int, letters: int, *, min_chars: int = 20, share
     """Mojibake: enough text, most of it odd characters, a good part of them letters (a font of bullets or
     arrows alone is not mojibake: it is dropped or kept by :func:`strip_glyphs`'s rules)."""
     return chars >= min_chars and odd >= share * chars and letters >= 0.2 * chars
+
+
+def is_garbled_line(text: str) -> bool:
+    """One line judged alone (no font to pool it with): the stricter :data:`GARBLED_LINE_SHARE`."""
+    return is_garbled(*garble_counts(text), min_chars=12, share=GARBLED_LINE_SHARE)
 
 
 def normalize_document(doc: ParsedDocument) -> None:

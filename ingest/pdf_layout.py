@@ -12,13 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from shelfwise.ingest.normalize import (
-    GARBLED_LINE_SHARE,
-    fold_compat,
-    garble_counts,
-    is_garbled,
-    strip_glyphs,
-)
+from shelfwise.ingest.normalize import fold_compat, garble_counts, is_garbled, is_garbled_line, strip_glyphs
 from shelfwise.ingest.passages import join_lines
 from shelfwise.ingest.pdf_tables import TEXT_FLAGS, TableItem, find_tables, grid_area
 
@@ -263,9 +257,8 @@ def _read_blocks(pt: PageText, page: Any, textpage: Any) -> None:
 
 def _garbled_line(text: str, pt: PageText) -> bool:
     """A line that is mostly mojibake (read without fonts: judged alone); counted on ``pt`` as dropped glyphs."""
-    chars, odd, letters = garble_counts(text)
-    if is_garbled(chars, odd, letters, min_chars=12, share=GARBLED_LINE_SHARE):
-        pt.glyphs_dropped += chars
+    if is_garbled_line(text):
+        pt.glyphs_dropped += len(text) - sum(c.isspace() for c in text)
         return True
     return False
 

@@ -244,7 +244,6 @@ def test_ibm_headings_detected_without_outline(corpus: dict[str, ParsedDocument 
     assert "•ìê" not in text and "°ê£ë†£ûÜüéê" not in text
     assert "gain more confidence" in text and "Because no one else is IBM." in text
     assert any("glyphs" in w and "left out" in w for w in doc.warnings)
-    text = text_of(doc)
     assert "| Column name | Data type | Description |" in text  # Table 2-1 as Markdown
     assert "| FUNCTION_ID | VARCHAR(30) | ID of the function. |" in text
 

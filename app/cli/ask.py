@@ -153,18 +153,18 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             _print_passages(result)
             return
 
-        shown = StreamedAnswer(click.echo)
+        printer = StreamedAnswer(click.echo)
         try:
             answer = shelf.ask(prepared, collection, on_search=on_search,
-                               on_extract=shown.on_extract if streamed else None,
-                               on_token=shown.on_token if streamed else None,
-                               on_generated=shown.on_generated if streamed else None)
+                               on_extract=printer.on_extract if streamed else None,
+                               on_token=printer.on_token if streamed else None,
+                               on_generated=printer.on_generated if streamed else None)
         except ScopeError as exc:
             raise scope_error(exc) from exc
         if as_json:
             click.echo(json_text(answer_json(answer), indent=1))
             return
-        shown.finish(answer)
+        printer.finish(answer)
         said = set(answer.search.trace.notes) if answer.search else set()
         for note in answer.notes:  # e.g. a source whose file is gone or changed since it was read
             if note not in said:

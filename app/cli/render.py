@@ -76,6 +76,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     out: dict[str, Any] = (result_json(answer.search) if answer.search
                            else {"question": answer.question, "passages": [], "trace": []})
     out["answer"] = answer.text
+    out["short_answer"] = to_dict(answer.short) if answer.short else None
     out["found"] = answer.found
     out["sentences"] = [to_dict(s) for s in answer.sentences]
     out["generated"] = answer.generated

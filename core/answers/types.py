@@ -46,6 +46,48 @@ class Extracted:
 
 
 @dataclass
+class CellRef:
+    """One table cell an answer used: where it is (the citation ``sheet!F6`` or ``table 2, row 3``) and its value."""
+
+    table_id: int  # the stored table (``tables`` in the library; see docs/tables.md)
+    row: int  # 0-based data row of the table (header rows not counted)
+    column: int  # 0-based column
+    address: str  # as cited: an XLSX cell ("Salary bands!F6"), else "table 2 r3 c4" style
+    value: str  # the cell as shown in the source
+    number: int = 0  # the citation number [n] of the passage (row) it is in; 0 if not cited as a passage
+
+
+@dataclass
+class ShortAnswer:
+    """The value asked for, shown first (large in the window, first in the CLI, ``short_answer`` in JSON): a span
+    of a cited passage, or a value computed from a table; never words of the model's.
+
+    ``kind`` says what the question asked for: "number", "money", "percent", "date", "time", "duration", "name",
+    "place", "list", "yes_no", "span" (a phrase of another kind), or "computed" (a table's count/sum/average/...).
+    A span's ``number``/``start``/``end`` locate it in the cited passage's text (``Citation.number``); a computed
+    value names its ``operation`` and the ``cells`` it used, and ``explanation`` says it in words
+    ("8 holidays: 4 for Lisbon, 4 for all offices"). For yes/no, ``text`` is "Yes" or "No" and ``sentence`` is the
+    deciding sentence it is read from (shown as "No: <sentence>")."""
+
+    text: str
+    kind: str
+    number: int = 0  # citation number [n] of the passage the span is in (0: computed over several / none)
+    start: int = -1  # character offsets of the span in that passage's text (-1: not a single span)
+    end: int = -1
+    score: float = 0.0  # the ranker's confidence (higher is better; comparable within one answer only)
+    sentence: str = ""  # the sentence the value is read from (yes/no: the deciding sentence)
+    operation: str = ""  # for a table value: "lookup", "count", "sum", "average", "min", "max", "argmax", ...
+    explanation: str = ""  # the operation in words, with the rows it used
+    cells: list[CellRef] = field(default_factory=list)  # for a table value: every cell it used
+
+    def shown(self) -> str:
+        """The line shown first: "No: <sentence>" for a yes/no answer, else the value."""
+        if self.kind == "yes_no" and self.sentence:
+            return f"{self.text}: {self.sentence}"
+        return self.text
+
+
+@dataclass
 class Answer:
     """``text`` is the answer shown first, on every path: the extracted sentence(s) of the cited passages with
     their [n], or "Not found in your documents." (``found=False``). ``generated`` is the model's answer when it
@@ -69,6 +111,7 @@ class Answer:
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
     kind: str = ""  # "" = answered from passages; else the structural kind (core/answers/structure_intent.py)
     outline: Outline | None = None  # for a structural answer: the outline it was read from
+    short: ShortAnswer | None = None  # the value asked for, shown before ``text`` (None: no value was found)
 
     @property
     def withdrawn(self) -> bool:
