@@ -1,0 +1,269 @@
+"""Growth: what a question costs as the library grows from 10^3 to 10^6 passages, side by side in one run.
+
+    python benchmarks/growth.py --json                          # 10^3, 10^4, 10^5, 10^6
+    python benchmarks/growth.py --sizes 100000 --json           # {"sizes": {"100000": {"ask_process_s": ...}}}
+    python benchmarks/growth.py --sizes 1000,10000 --dir /tmp/growth --repeat 5
+
+The libraries: the synthetic trees of ``benchmarks/synthetic.py`` (real tree shapes: 32 children a node at most;
+10^3 documents -> passages, 10^4 + sections, 10^5 and 10^6 + topic clusters), with the lexical index built, and a
+vector for every passage, section, document and cluster, written through ``Store.set_embeddings`` (so in whatever
+form the store keeps them). The vectors: ``--real`` (default 1,000) passages of the trees are encoded by the real
+EmbeddingGemma-300M (their own text as the indexer reads it; encoded once and kept in ``--dir``); every other
+passage repeats one of those real vectors (passage i gets real vector i mod R) plus Gaussian noise of norm
+``--noise`` (0.3) and is normalised again; a section, document or cluster gets the normalised mean of its
+children's vectors (what the indexer gives sections; documents and clusters embed their own text in a real
+library). The library is then finished the way ``shelfwise index`` leaves it, except: the answer's sentence vectors
+are not made (their meta mark is set: at 10^6 passages they are hours of encoding; the answer embeds its top
+passages' sentences while asked, as it does for any sentence the cache lacks) and calibration is off (the prior
+decision model: fitting it walks 240 probe questions per size).
+
+Per size: the library file's size and bytes per passage; the snapshot's build time and resident size (in this
+process, RSS before and after); ``shelfwise ask --no-generate`` as a whole process (median wall seconds and the
+peak RSS of ``--repeat`` runs); the same question in one warm process through ``Shelf.ask`` with generation off
+(the window's case: median of ``--repeat`` after one warm-up); keyword search (``Shelf.search_words``) and flat
+dense search (the query against every passage vector, top 10), medians. The question: the words of one passage
+(different at every size: the passage in the middle of the tree).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import synthetic
+
+from shelfwise.core.answers.extractive import CONTEXT_VERSION
+from shelfwise.core.indexing.topics import signature
+from shelfwise.core.indexing.vectors import embedding_text
+from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.shelf import Shelf
+from shelfwise.core.store.db import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+SHELFWISE = Path(sys.executable).parent / "shelfwise"  # the same install as this interpreter
+CHUNK = 20_000
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def file_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists()) / 2**20
+
+
+def real_vectors(directory: Path, n_real: int, model_id: str) -> np.ndarray:
+    """The first ``n_real`` passages of the 10^3 tree's shape, encoded by the real encoder (kept in ``directory``)."""
+    cache = directory / f"real-{n_real}.npz"
+    if cache.exists():
+        data = np.load(cache)
+        if str(data["model"]) == model_id:
+            return np.asarray(data["vectors"], np.float32)
+    tree = synthetic.cached(directory, max(n_real, 1000))
+    store = Store(Path(tree.path))
+    try:
+        titles = {d.id: d.title for d in store.documents(tree.collection_id)}
+        nodes = list(store.iter_nodes(("passage",), tree.collection_id))[:n_real]
+        texts = [embedding_text(n, titles.get(n.document_id or -1, "")) for n in nodes]
+    finally:
+        store.close()
+    from shelfwise.core.models.factory import make_embedder
+
+    emb = make_embedder("embeddinggemma")
+    t0 = time.perf_counter()
+    vecs = np.concatenate([emb.embed(texts[i:i + 32]) for i in range(0, len(texts), 32)]).astype(np.float32)
+    print(f"encoded {len(texts)} real passages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    np.savez(cache, vectors=vecs, model=np.array(emb.model_id))
+    return vecs
+
+
+def build_library(directory: Path, n: int, real: np.ndarray, model_id: str, noise: float) -> Path:
+    """The synthetic tree of ``n`` passages with a vector on every node, indexed (see the module doc)."""
+    db = directory / f"growth-{n}.db"
+    done = directory / f"growth-{n}.done"
+    if db.exists() and done.exists() and done.read_text() == model_id:
+        return db
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), done):
+        p.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    synthetic.build(db, n, fts=True)
+    store = Store(db)
+    rng = np.random.default_rng(1)
+    try:
+        cid = store.collection("synthetic").id
+        rows = store.conn.execute(
+            "SELECT id, parent_id, depth, kind FROM nodes WHERE collection_id = ? AND kind != 'collection' "
+            "ORDER BY depth DESC, id", (cid,)).fetchall()
+        ids = np.array([r[0] for r in rows], np.int64)
+        parents = np.array([r[1] for r in rows], np.int64)
+        depths = np.array([r[2] for r in rows], np.int64)
+        index_of = {int(i): k for k, i in enumerate(ids.tolist())}
+        sums = np.zeros((0, real.shape[1]), np.float32)
+        sum_row: dict[int, int] = {}
+        for depth in sorted(set(depths.tolist()), reverse=True):
+            at = np.flatnonzero(depths == depth)
+            level_ids = ids[at]
+            level_parents = parents[at]
+            up = sorted({int(p) for p in level_parents.tolist() if int(p) in index_of})
+            next_sums = np.zeros((len(up), real.shape[1]), np.float32)
+            next_row = {p: k for k, p in enumerate(up)}
+            for start in range(0, len(at), CHUNK):
+                chunk_ids = level_ids[start:start + CHUNK]
+                if depth == depths.max():  # passages: real vectors repeated with noise
+                    k = np.arange(start, start + len(chunk_ids))
+                    v = real[k % len(real)].copy()
+                    extra = k >= len(real)
+                    v[extra] += rng.normal(0, noise / np.sqrt(v.shape[1]), (int(extra.sum()), v.shape[1]))
+                else:
+                    v = sums[[sum_row[int(i)] for i in chunk_ids.tolist()]]
+                v = (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+                store.set_embeddings(model_id, list(zip(chunk_ids.tolist(), v, strict=True)))
+                rows_up = [next_row.get(int(p), -1) for p in level_parents[start:start + CHUNK].tolist()]
+                ok = np.array(rows_up) >= 0
+                np.add.at(next_sums, np.array(rows_up)[ok], v[ok])
+            sums, sum_row = next_sums, next_row
+        # finished as `shelfwise index` leaves a library, without sentence vectors and calibration (module doc)
+        store.set_meta("embedder", "embeddinggemma")
+        sig = signature(store, cid)
+        store.set_meta(f"hierarchy:{cid}", f"{sig}:{Budgets().branching}:{model_id}")
+        store.set_meta(f"sentences:{cid}", f"{sig}:{model_id}:{CONTEXT_VERSION}")
+    finally:
+        store.close()
+    settings = Settings(db_path=db, use_calibration=False, answer_generate=False)
+    with Shelf(settings) as shelf:
+        shelf.refresh("synthetic")
+    done.write_text(model_id)
+    print(f"built {n} passages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return db
+
+
+def question_for(db: Path) -> str:
+    store = Store(db)
+    try:
+        n = int(store.conn.execute("SELECT count(*) FROM nodes WHERE kind = 'passage'").fetchone()[0])
+        text = store.conn.execute("SELECT text FROM nodes WHERE kind = 'passage' ORDER BY id LIMIT 1 OFFSET ?",
+                                  (n // 2,)).fetchone()[0]
+    finally:
+        store.close()
+    return " ".join(str(text).split()[:8]) + "?"
+
+
+def ask_process(db: Path, question: str, settings_file: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one ``shelfwise ask --no-generate`` process."""
+    env = dict(os.environ, SHELFWISE_SETTINGS=str(settings_file))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(SHELFWISE), "--db", str(db), "ask", question, "--collection", "synthetic",
+                             "--no-generate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"shelfwise ask failed ({proc.returncode}): {err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def measure(db: Path, n: int, repeat: int, settings_file: Path) -> dict[str, float]:
+    from shelfwise.core.navigation.snapshots import snapshot_for
+    from shelfwise.core.store.snapshot import build_snapshot
+
+    out: dict[str, float] = {"passages": n, "library_mb": round(file_mb(db), 1),
+                             "library_bytes_per_passage": round(file_mb(db) * 2**20 / n, 1)}
+    question = question_for(db)
+    procs = [ask_process(db, question, settings_file) for _ in range(repeat)]
+    out["ask_process_s"] = round(statistics.median(p[0] for p in procs), 3)
+    out["ask_process_rss_mb"] = round(max(p[1] for p in procs), 1)
+    settings = Settings(db_path=db, use_calibration=False, answer_generate=False)
+    with Shelf(settings) as shelf:
+        store = shelf.store
+        cid = store.collection("synthetic").id
+        model = shelf.embedder.model_id
+        gc.collect()
+        before = rss_mb()
+        t0 = time.perf_counter()
+        snap = build_snapshot(store, cid, model)
+        out["snapshot_build_s"] = round(time.perf_counter() - t0, 3)
+        gc.collect()
+        out["snapshot_rss_mb"] = round(rss_mb() - before, 1)
+        del snap
+        gc.collect()
+        side = db.with_name(db.name + ".snapshots")  # the snapshot files beside the library, where they are kept
+        out["snapshot_disk_mb"] = round(sum(f.stat().st_size for f in side.rglob("*") if f.is_file()) / 2**20, 1) \
+            if side.exists() else 0.0
+        shelf.before_question("synthetic")
+        shelf.ask(question, "synthetic")  # warm-up: models loaded, snapshot built
+        warm = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            shelf.before_question("synthetic")  # as the window's worker does before every question
+            shelf.ask(question, "synthetic")
+            warm.append(time.perf_counter() - t0)
+        out["ask_warm_s"] = round(statistics.median(warm), 3)
+        words = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            shelf.search_words(question, "synthetic")
+            words.append(time.perf_counter() - t0)
+        out["keyword_s"] = round(statistics.median(words), 4)
+        snap = snapshot_for(store, cid, model)
+        q = shelf.embedder.embed_query(question)
+        dense = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            cos = snap.passage_cos(q) if hasattr(snap, "passage_cos") else snap.passage_vecs @ q
+            np.argpartition(-cos, 10)[:10]
+            dense.append(time.perf_counter() - t0)
+        out["dense_flat_s"] = round(statistics.median(dense), 4)
+        out["process_rss_mb"] = round(rss_mb(), 1)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000,1000000")
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/shelfwise-growth"))
+    ap.add_argument("--real", type=int, default=1000, help="passages encoded by the real encoder")
+    ap.add_argument("--noise", type=float, default=0.3, help="norm of the noise added to a repeated real vector")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    from shelfwise.core.models.factory import make_embedder
+
+    model_id = make_embedder("embeddinggemma").model_id
+    real = real_vectors(args.dir, args.real, model_id)
+    settings_file = args.dir / "settings.json"
+    Shelf.save_settings(Settings(use_calibration=False, answer_generate=False), settings_file)
+    sizes: dict[str, dict[str, float]] = {}
+    for n in [int(s) for s in args.sizes.split(",")]:
+        db = build_library(args.dir, n, real, model_id, args.noise)
+        sizes[str(n)] = measure(db, n, args.repeat, settings_file)
+        print(json.dumps({str(n): sizes[str(n)]}), file=sys.stderr)
+    result = {"sizes": sizes, "vectors": f"{args.real} real EmbeddingGemma vectors, repeated with noise "
+              f"{args.noise}", "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                                         capture_output=True, text=True).stdout.strip()}
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        keys = list(next(iter(sizes.values())))
+        print("".ljust(28) + "".join(s.rjust(12) for s in sizes))
+        for k in keys:
+            print(k.ljust(28) + "".join(str(v[k]).rjust(12) for v in sizes.values()))
+
+
+if __name__ == "__main__":
+    main()
