@@ -57,6 +57,7 @@ from shelfwise.core.models.backend import (
     RelevanceJudge,
 )
 from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.found import FoundModel
 from shelfwise.core.models.llama.logs import log_file, setup_logging
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.loaded import Models
@@ -107,6 +108,7 @@ __all__ = [
     "EvalRequest",
     "EvalUsageError",
     "FakeBackend",
+    "FoundModel",
     "IndexProgress",
     "IndexState",
     "IngestCancelled",
@@ -810,6 +812,14 @@ class Shelf:
         own = Shelf.encoder_at(db) if db is not None else None
         library = (Path(db), own) if db is not None and own is not None else None
         return models_report(settings, canonical(settings.embedder_path), library, check=check)
+
+    @staticmethod
+    def found_models() -> list[FoundModel]:
+        """The GGUFs LM Studio, Ollama and GPT4All keep on this computer (``core/models/found.py``; headers read, no
+        model loaded): the window's Settings lists them, ``shelfwise models`` shows them in its report."""
+        from shelfwise.core.models.found import find_models
+
+        return find_models()
 
     @staticmethod
     def install_embeddinggemma(wheels: Path, progress: Callable[[str, float], None] | None = None) -> Path:
