@@ -25,9 +25,10 @@ from shelfwise.core.navigation.scope import (
     prepare_question,
 )
 from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.store.inert import write_text_atomically
 
 # This part's calls, the questions and scopes they take, their errors, and how answers, walks and conversations
-# are written out.
+# are written out (and to a file, whole or not at all).
 __all__ = [
     "FORMATS",
     "REMOVED",
@@ -46,6 +47,7 @@ __all__ = [
     "source_label",
     "trace_from_dict",
     "trace_to_markdown",
+    "write_text_atomically",
 ]
 
 
