@@ -147,6 +147,6 @@ def test_chosen_in_the_window_saved_and_used(qtbot, qapp, home: SimpleNamespace,
         answer = ask_in_window(qtbot, window, QUESTION)
         assert answer is not None and answer.found and answer.generated_raw.strip()
         shelf = window.query_host.worker.shelf()
-        assert shelf.backend.model_id == gguf_identity(home.blob)  # the window's answers came from it
+        assert shelf.models.backend.model_id == gguf_identity(home.blob)  # the window's answers came from it
     finally:
         window.shutdown()
