@@ -124,3 +124,73 @@ def test_markdown_and_docx_tables_are_tables(tmp_path: Path) -> None:
     d.save(str(path))
     (dt_,) = docx.parse(path).tables()
     assert dt_.kinds == ["text", "percent"] and dt_.numbers[0][1] == 12.5
+
+
+ROWS = [["City", "Daily allowance", "Hotel cap"], ["Berlin", "EUR 55", "EUR 160"], ["Paris", "EUR 60", "EUR 180"],
+        ["Rome", "EUR 50", "EUR 150"]]
+
+
+def _pdf(path: Path) -> None:
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), "Travel allowances", fontsize=14)
+    x0, y0, cw, rh = 72, 100, 150, 24
+    for i in range(len(ROWS) + 1):
+        page.draw_line((x0, y0 + i * rh), (x0 + 3 * cw, y0 + i * rh))
+    for j in range(4):
+        page.draw_line((x0 + j * cw, y0), (x0 + j * cw, y0 + len(ROWS) * rh))
+    for i, r in enumerate(ROWS):
+        for j, c in enumerate(r):
+            page.insert_text((x0 + j * cw + 4, y0 + i * rh + 16), c, fontsize=10)
+    doc.save(str(path))
+
+
+def _docx(path: Path) -> None:
+    import docx as python_docx
+
+    d = python_docx.Document()
+    d.add_heading("Travel allowances", 1)
+    t = d.add_table(rows=len(ROWS), cols=3)
+    for r, row in enumerate(ROWS):
+        for c, v in enumerate(row):
+            t.cell(r, c).text = v
+    d.save(str(path))
+
+
+def _pptx(path: Path) -> None:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[5])
+    slide.shapes.title.text = "Travel allowances"
+    table = slide.shapes.add_table(len(ROWS), 3, Inches(1), Inches(2), Inches(6), Inches(2)).table
+    for r, row in enumerate(ROWS):
+        for c, v in enumerate(row):
+            table.cell(r, c).text = v
+    prs.save(str(path))
+
+
+def _md(path: Path) -> None:
+    lines = ["# Travel allowances", "", "| " + " | ".join(ROWS[0]) + " |", "|---|---|---|"]
+    path.write_text("\n".join(lines + ["| " + " | ".join(r) + " |" for r in ROWS[1:]]) + "\n")
+
+
+def test_a_table_in_each_format_answers_a_lookup(tmp_path: Path) -> None:
+    from shelfwise.core.answers.tables import answer_from_tables, load_tables
+    from shelfwise.ingest.registry import parse as parse_file
+
+    with Store(tmp_path / "lib.db") as store:
+        for name, make in (("t.pdf", _pdf), ("t.docx", _docx), ("t.pptx", _pptx), ("t.md", _md)):
+            path = tmp_path / name
+            make(path)
+            doc = store_doc(store, path, parse_file(path))
+            tables = tables_of_documents(store.conn, [doc])
+            assert len(tables) == 1 and tables[0].kinds == ["text", "money", "money"], name
+            short = answer_from_tables(load_tables(store.conn, tables), "What is the hotel cap in Paris?")
+            assert short is not None and short.text == "EUR 180" and short.operation == "lookup", name
+            assert short.cells[0].address == "table 1, row 2, Hotel cap" and short.kind == "money"
+            cheapest = answer_from_tables(load_tables(store.conn, tables), "Which city has the lowest hotel cap?")
+            assert cheapest is not None and cheapest.text == "Rome" and cheapest.operation == "argmin", name

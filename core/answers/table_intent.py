@@ -29,7 +29,7 @@ _OPS: list[tuple[str, re.Pattern[str]]] = [
                          r"\b(plus (large|grande)) (fourchette|écart)\b")),
     ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter)|"
                               r"unterschied|differenz|um wie viel|différence|écart)\b")),
-    ("average", re.compile(r"\b(average|mean|avg|durchschnitt\w*|mittelwert|mittlere\w*|moyenne?s?)\b")),
+    ("average", re.compile(r"\b(average|mean|avg|durchschnitt\w*|mittelwert|mittlere\w*|moyen(?:ne)?s?)\b")),
     ("count", re.compile(r"\b(how many|number of|count|wie ?viele|anzahl|combien|nombre de)\b")),
     ("sum", re.compile(r"\b(total|sum|altogether|combined|in all|insgesamt|summe|gesamt\w*|somme|au total)\b")),
     ("max", re.compile(r"\b(highest|most|largest|biggest|greatest|maximum|max|top|best|longest|latest|oldest|"
@@ -128,7 +128,7 @@ def read_intent(question: str) -> TableIntent:
 def stem(word: str) -> str:
     """A word's light stem for matching column names: "salaries" -> "salari", "holidays" -> "holiday"."""
     w = word.lower()
-    for suffix in ("ies", "es", "s", "en", "e"):
+    for suffix in ("ies", "es", "s", "ers", "er", "ing", "ed", "en", "e"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             return w[: -len(suffix)]
     return w
