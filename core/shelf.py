@@ -81,6 +81,7 @@ from shelfwise.core.settings import load_settings as load_settings_file
 from shelfwise.core.settings import save_settings as save_settings_file
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.export import LibraryExport, export_rows
+from shelfwise.core.store.inert import write_text_atomically
 from shelfwise.core.store.on_disk import on_disk
 from shelfwise.core.store.types import KEPT_SUFFIX, CollectionRow, DocumentRow, NodeRow, StoreError
 
@@ -150,6 +151,7 @@ __all__ = [
     "trace_from_dict",
     "trace_to_markdown",
     "tune_openmp",
+    "write_text_atomically",
 ]
 
 
@@ -356,18 +358,20 @@ class Shelf:
         return report
 
     def refresh(self, collection: str = "default", progress: IndexCallback | None = None,
-                cancel: CancelCheck | None = None) -> dict[str, int]:
+                cancel: CancelCheck | None = None, *, record: bool = True) -> dict[str, int]:
         """Bring the collection's index up to date: embeddings, topic clusters, and self-calibration of the
         decision model (embedder and lexical evidence; ``shelfwise calibrate --lm`` also tries the generative
         model). Cheap when nothing changed; finishes indexing a kill interrupted (see
         :mod:`shelfwise.core.ingestion.lock`); ``progress`` gets :class:`IndexProgress` updates. A read-only
-        library is searched as it is."""
+        library is searched as it is. ``record``: the settings' encoder becomes the library's (not for a question:
+        :meth:`before_question`)."""
         from shelfwise.core.indexing.finish import finish_index
 
         if self.store.read_only:
             return {"embedded": 0, "clusters": 0}
         cid = self.store.collection(collection).id
-        self._record()
+        if record:
+            self._record()
         return finish_index(self.store, cid, self.embedder, self.settings, progress, cancel)
 
     def _record(self) -> None:
@@ -620,7 +624,9 @@ class Shelf:
                 return say("busy")
             told = say("finishing" if state.unfinished else "current")
             try:
-                self.refresh(collection, progress=progress if state.unfinished else None)
+                # a question's --embedder is for this question: the library's encoder changes only on purpose
+                # (index, ingest, the window's switch), so an unreachable one asked once is not stored
+                self.refresh(collection, progress=progress if state.unfinished else None, record=False)
             except sqlite3.OperationalError as exc:
                 if not disk_full(exc):
                     raise

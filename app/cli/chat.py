@@ -13,7 +13,7 @@ from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.conversation.model import Conversation, Reading
-from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation, TurnQuestion
+from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
 
 if TYPE_CHECKING:
     from shelfwise.core.shelf import Shelf
@@ -224,8 +224,7 @@ def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
                     click.echo("Nothing to export yet: ask a question first.")
                 else:
                     try:
-                        Path(target).expanduser().write_text(shelf.conversation_markdown(conv.id),
-                                                             encoding="utf-8")
+                        write_text_atomically(Path(target).expanduser(), shelf.conversation_markdown(conv.id))
                         click.echo(f"Exported {len(conv.turns)} turn(s) to {target}")
                     except OSError as exc:
                         click.echo(f"Could not write {target}: {exc.strerror or exc}")
