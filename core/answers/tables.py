@@ -92,6 +92,18 @@ def _best(scores: Sequence[float], allowed: Sequence[int]) -> int | None:
     return best if best is not None and scores[best] > 0 else None
 
 
+def _label_column(data: TableData) -> int:
+    """The column that names a row: the first text column whose filled cells are all different, else the first
+    text column."""
+    kinds = data.table.kinds
+    text_cols = [c for c in range(len(kinds)) if kinds[c] == "text"] or [0]
+    for c in text_cols:
+        values = [row[c] for row in data.text if row[c]]
+        if values and len(set(values)) == len(values):
+            return c
+    return text_cols[0]
+
+
 def _fmt(value: float) -> str:
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
@@ -116,8 +128,6 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     key_col = None
     # a key value filters its column; the column whose cells the question names with most words is the key
     for col in sorted(keys, key=lambda c: -max(len(data.text[r][c]) for r in keys[c])):
-        if col in named and len(keys[col]) > 3:
-            continue  # a column named by the question whose cells repeat its name ("Yes"/"No") is no key
         allowed = keys[col]
         label = sorted({data.text[r][col] for r in allowed})
         everyone = {r for r in data_rows if re.match(r"(?i)^(all|every|alle|tous|toutes)\b", data.text[r][col])}
@@ -136,7 +146,7 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     measure = _best(scores, numeric)
     text_cols = [c for c in range(width) if c != key_col and c != measure]
     answer_col = _best(scores, text_cols)
-    label_col = next((c for c in range(width) if kinds[c] == "text"), 0)
+    label_col = _label_column(data)
     if not rows:
         return None
     if "range" in ops:
@@ -196,9 +206,7 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
     where = f" where {'; '.join(plan.filters)}" if plan.filters else ""
 
     def label(r: int) -> str:
-        col = plan.key_col if plan.key_col is not None else next(
-            (c for c in range(len(names)) if kinds[c] == "text"), 0)
-        return data.text[r][col]
+        return data.text[r][plan.key_col if plan.key_col is not None else _label_column(data)]
 
     if plan.op == "lookup" and m is not None:
         r = rows[0]
