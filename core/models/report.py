@@ -1,6 +1,7 @@
 """What ``shelfwise models`` shows: the answer model, the sentence encoder, whether llama.cpp can offload to a GPU,
 and (``check``) each model file against its recorded sha256 and each model run once. The facade's
-``Shelf.models_report`` calls :func:`models_report`; the command renders the :class:`ModelsReport` it returns."""
+``models_report`` in ``core/api/models.py`` calls :func:`models_report`; the command renders the
+:class:`ModelsReport` it returns."""
 
 from __future__ import annotations
 
