@@ -152,6 +152,30 @@ def test_folders_moved_by_their_owner(smollm2_gguf: Path, tmp_path: Path) -> Non
     assert all(str(tmp_path / "disk") in str(m.path) for m in found[:3])
 
 
+def test_lm_studio_home_moved_by_its_pointer(smollm2_gguf: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".lmstudio-home-pointer").write_text(str(tmp_path / "lms-home"), encoding="utf-8")
+    lay_out_lm_studio(tmp_path / "lms-home" / "models", smollm2_gguf)
+    found = find_models(model_folders("Windows", {}, home))
+    assert [(m.tool, m.name) for m in found] == [(LM_STUDIO, LMS_NAME)]
+    assert model_folders("Windows", {}, home)[0].why == ".lmstudio-home-pointer"
+
+
+def test_a_damaged_header_is_refused_not_read_forever(tmp_path: Path) -> None:
+    import struct
+
+    from shelfwise.core.models.gguf_meta import NotGguf
+
+    bad = tmp_path / "bad.gguf"
+    key = b"tokenizer.ggml.tokens"
+    # version 3, no tensors, one key: an array of strings that claims 2^60 items
+    bad.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+                    + struct.pack("<IIQ", 9, 8, 1 << 60) + b"\0" * 64)
+    with pytest.raises(NotGguf, match="longer than the file"):
+        read_header(bad)
+
+
 def test_ollama_names_and_older_stores(smollm2_gguf: Path, tmp_path: Path) -> None:
     models = tmp_path / "ollama"
     lay_out_ollama(models, smollm2_gguf, host="hf.co", namespace="HuggingFaceTB", model="SmolLM2-135M-Instruct-GGUF",
