@@ -99,11 +99,11 @@ def test_migration_from_previous_version_backs_up_and_indexes_old_rows(tmp_path:
     s.close()
 
 
-def test_migration_0010_keeps_float32_vectors_as_int8_and_they_rank_the_same(tmp_path: Path) -> None:
+def test_migration_0011_keeps_float32_vectors_as_int8_and_they_rank_the_same(tmp_path: Path) -> None:
     db = tmp_path / "lib.db"
     before = Store(db)
     conn = before.conn
-    conn.execute("DELETE FROM migrations WHERE name = '0010_int8_vectors'")  # the version before: float32 blobs
+    conn.execute("DELETE FROM migrations WHERE name = '0011_int8_vectors'")  # the version before: float32 blobs
     conn.execute("INSERT INTO collections(id, name, created_at, root_node_id) VALUES (1, 'old', 'x', 1)")
     conn.execute("INSERT INTO nodes(id, collection_id, kind, title) VALUES (1, 1, 'collection', 'old')")
     rng = np.random.default_rng(3)
@@ -117,7 +117,7 @@ def test_migration_0010_keeps_float32_vectors_as_int8_and_they_rank_the_same(tmp
                  (vecs[0].tobytes(),))
     before.close()
     s = Store(db)
-    assert s.migrations_applied == ["0010_int8_vectors"] and s.backup_path is not None
+    assert s.migrations_applied == ["0011_int8_vectors"] and s.backup_path is not None
     sizes = {r[0] for r in s.conn.execute("SELECT length(vector) FROM embeddings UNION "
                                           "SELECT length(vector) FROM vector_cache")}
     assert sizes == {16 + 4}

@@ -4,7 +4,7 @@ A vector ``v`` is kept as ``q = round(v / s)`` with ``s = max|v| / 127``, so ``v
 bytes followed by ``s`` as 4 little-endian bytes. A cosine with a float32 query ``x`` is ``(q . x) * s``. What it
 costs in retrieval quality, measured before it was chosen (navigation Hit@1 at every level on XQuAD and
 ConditionalQA, float32 against int8): docs/scale.md, "Vectors". A blob of ``4 * dim`` bytes is a float32 vector as
-libraries kept them before migration 0010 (``core/store/migrations.py``); :func:`decode` reads both.
+libraries kept them before migration 0011 (``core/store/migrations.py``); :func:`decode` reads both.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def blob(vec: np.ndarray) -> bytes:
 
 
 def decode(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Blobs of one dimension (int8 with scale, or float32 from before migration 0010) as int8 rows (n, dim) and
+    """Blobs of one dimension (int8 with scale, or float32 from before migration 0011) as int8 rows (n, dim) and
     scales (n,)."""
     if not blobs:
         return np.zeros((0, dim), np.int8), np.zeros(0, np.float32)
