@@ -12,10 +12,9 @@ EmbeddingGemma-300M (their own text as the indexer reads it; encoded once and ke
 passage repeats one of those real vectors (passage i gets real vector i mod R) plus Gaussian noise of norm
 ``--noise`` (0.3) and is normalised again; a section, document or cluster gets the normalised mean of its
 children's vectors (what the indexer gives sections; documents and clusters embed their own text in a real
-library). The library is then finished the way ``shelfwise index`` leaves it, except: the answer's sentence vectors
-are not made (their meta mark is set: at 10^6 passages they are hours of encoding; the answer embeds its top
-passages' sentences while asked, as it does for any sentence the cache lacks) and calibration is off (the prior
-decision model: fitting it walks 240 probe questions per size).
+library). The answer's sentence vectors (every passage's candidate sentences, as ``embed_sentences`` caches
+them) are real vectors repeated with noise too. The library is then finished the way ``shelfwise index`` leaves
+it, except that calibration is off (the prior decision model: fitting it walks 240 probe questions per size).
 
 Per size: the library file's size and bytes per passage; the snapshot's build time and resident size (in this
 process, RSS before and after); ``shelfwise ask --no-generate`` as a whole process (median wall seconds and the
@@ -29,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import os
 import statistics
@@ -43,9 +43,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic
 
 from shelfwise.core.answers.extractive import CONTEXT_VERSION
+from shelfwise.core.answers.sentence_vectors import sentence_model
+from shelfwise.core.indexing.sentences import passage_contexts
 from shelfwise.core.indexing.topics import signature
 from shelfwise.core.indexing.vectors import embedding_text
-from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.models.backend import Embedder, text_sha
+from shelfwise.core.settings import Budgets, Settings, save_settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 
@@ -66,12 +69,12 @@ def file_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists()) / 2**20
 
 
-def real_vectors(directory: Path, n_real: int, model_id: str) -> np.ndarray:
+def real_vectors(directory: Path, n_real: int, emb: Embedder) -> np.ndarray:
     """The first ``n_real`` passages of the 10^3 tree's shape, encoded by the real encoder (kept in ``directory``)."""
     cache = directory / f"real-{n_real}.npz"
     if cache.exists():
         data = np.load(cache)
-        if str(data["model"]) == model_id:
+        if str(data["model"]) == emb.model_id:
             return np.asarray(data["vectors"], np.float32)
     tree = synthetic.cached(directory, max(n_real, 1000))
     store = Store(Path(tree.path))
@@ -81,9 +84,6 @@ def real_vectors(directory: Path, n_real: int, model_id: str) -> np.ndarray:
         texts = [embedding_text(n, titles.get(n.document_id or -1, "")) for n in nodes]
     finally:
         store.close()
-    from shelfwise.core.models.factory import make_embedder
-
-    emb = make_embedder("embeddinggemma")
     t0 = time.perf_counter()
     vecs = np.concatenate([emb.embed(texts[i:i + 32]) for i in range(0, len(texts), 32)]).astype(np.float32)
     print(f"encoded {len(texts)} real passages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -91,10 +91,36 @@ def real_vectors(directory: Path, n_real: int, model_id: str) -> np.ndarray:
     return vecs
 
 
-def build_library(directory: Path, n: int, real: np.ndarray, model_id: str, noise: float) -> Path:
+def sentence_vectors(store: Store, cid: int, emb: Embedder, real: np.ndarray, noise: float,
+                     rng: np.random.Generator) -> int:
+    """The answer's sentence vectors (what ``embed_sentences`` caches), each a real vector repeated with noise."""
+    model = sentence_model(emb)
+    done = 0
+    batch: list[str] = []
+
+    def flush() -> None:
+        nonlocal done
+        texts = list(dict.fromkeys(batch))
+        k = np.arange(done, done + len(texts))
+        v = real[k % len(real)] + rng.normal(0, noise / np.sqrt(real.shape[1]), (len(texts), real.shape[1]))
+        v = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+        store.cache_vectors(model, [(text_sha(emb, t), x) for t, x in zip(texts, v, strict=True)])
+        done += len(texts)
+        batch.clear()
+
+    for p in store.iter_nodes(("passage",), cid):
+        batch.extend(passage_contexts(p.text, p.heading_path))
+        if len(batch) >= CHUNK:
+            flush()
+    flush()
+    return done
+
+
+def build_library(directory: Path, n: int, real: np.ndarray, emb: Embedder, noise: float) -> Path:
     """The synthetic tree of ``n`` passages with a vector on every node, indexed (see the module doc)."""
     db = directory / f"growth-{n}.db"
     done = directory / f"growth-{n}.done"
+    model_id = emb.model_id
     if db.exists() and done.exists() and done.read_text() == model_id:
         return db
     for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), done):
@@ -136,7 +162,8 @@ def build_library(directory: Path, n: int, real: np.ndarray, model_id: str, nois
                 ok = np.array(rows_up) >= 0
                 np.add.at(next_sums, np.array(rows_up)[ok], v[ok])
             sums, sum_row = next_sums, next_row
-        # finished as `shelfwise index` leaves a library, without sentence vectors and calibration (module doc)
+        sentence_vectors(store, cid, emb, real, noise, rng)
+        # finished as `shelfwise index` leaves a library, without calibration (module doc)
         store.set_meta("embedder", "embeddinggemma")
         sig = signature(store, cid)
         store.set_meta(f"hierarchy:{cid}", f"{sig}:{Budgets().branching}:{model_id}")
@@ -244,18 +271,21 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     from shelfwise.core.models.factory import make_embedder
 
-    model_id = make_embedder("embeddinggemma").model_id
-    real = real_vectors(args.dir, args.real, model_id)
+    emb = make_embedder("embeddinggemma")
+    real = real_vectors(args.dir, args.real, emb)
     settings_file = args.dir / "settings.json"
-    Shelf.save_settings(Settings(use_calibration=False, answer_generate=False), settings_file)
+    save_settings(Settings(use_calibration=False, answer_generate=False), settings_file)
     sizes: dict[str, dict[str, float]] = {}
     for n in [int(s) for s in args.sizes.split(",")]:
-        db = build_library(args.dir, n, real, model_id, args.noise)
+        db = build_library(args.dir, n, real, emb, args.noise)
         sizes[str(n)] = measure(db, n, args.repeat, settings_file)
         print(json.dumps({str(n): sizes[str(n)]}), file=sys.stderr)
+    code = Path(inspect.getfile(Store)).resolve().parents[2]  # the checkout this interpreter runs
     result = {"sizes": sizes, "vectors": f"{args.real} real EmbeddingGemma vectors, repeated with noise "
-              f"{args.noise}", "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                                                         capture_output=True, text=True).stdout.strip()}
+              f"{args.noise}", "code": str(code),
+              "commit": subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"],
+                                       capture_output=True, text=True).stdout.strip(),
+              "load_average": os.getloadavg()}
     if args.json:
         print(json.dumps(result, indent=1))
     else:

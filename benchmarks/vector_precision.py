@@ -8,7 +8,9 @@ calibrated once, with float32 vectors, with no generative model), walked with th
 ``navigation`` method of ``shelfwise eval``) twice: with the snapshot's vectors as stored, and with every passage and
 node vector replaced by its int8 round trip (``core/store/vectors.py``: ``dequantize(*quantize(v))``, which is
 exactly what a cosine over the int8 rows computes). The questions' vectors are the same float32 ones both times.
-The calibration was fitted on the float32 vectors. Reported per set: document, section and passage Hit@1 (and the
+The calibration was fitted on the float32 vectors. It needs the float32 store, so it runs on the code before
+migration 0011 (main at a682462 or earlier: ``python`` of such a checkout, this file given by path); the store keeps
+only the int8 vectors after it. Reported per set: document, section and passage Hit@1 (and the
 passage Recall@10) both ways and their difference (int8 - float32).
 """
 
@@ -30,16 +32,20 @@ from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
-from shelfwise.core.store.vectors import dequantize, quantize
 
 XQUAD_LANGS = ("en", "de", "es", "ru", "tr", "vi", "ar", "hi", "zh")
 KEYS = ("document_hit1", "section_hit1", "passage_hit1", "passage_recall10")
 
 
 def round_trip(mat: np.ndarray) -> np.ndarray:
+    """``dequantize(*quantize(mat))`` of ``core/store/vectors.py``, written out here because this benchmark runs on
+    the code from before it (the float32 store: see the module doc)."""
     if not mat.size:
         return mat
-    return dequantize(*quantize(mat))
+    peak = np.abs(mat).max(axis=1)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(mat / scale[:, None]), -127, 127).astype(np.int8)
+    return (q.astype(np.float32) * scale[:, None]).astype(np.float32)
 
 
 def one_set(spec: str, limit: int | None, embedder: object, settings: Settings) -> dict[str, object]:

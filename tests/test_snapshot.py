@@ -51,7 +51,7 @@ def test_a_new_process_maps_the_snapshot_written_beside_the_library(tmp_path: Pa
     hits = _walk(store, emb, "telescope galaxy z1x1x1")
     _new_process()
     again = snapshot_for(store, cid, emb.model_id)
-    assert isinstance(again.data.passage_q, np.memmap)  # mapped from the file, not built
+    assert isinstance(again.data.passage_q.base, np.memmap)  # mapped from the file, not built
     fresh = build_data(store, cid, emb.model_id)
     for key in ("ids", "parent", "span", "child_ids", "passage_ids", "passage_q", "node_q"):
         assert np.array_equal(getattr(again.data, key), getattr(fresh, key)), key
@@ -90,7 +90,7 @@ def test_a_read_only_library_keeps_its_snapshot_in_memory(tmp_path: Path) -> Non
     ro = Store(tmp_path / "lib.db", read_only=True)
     _new_process()
     snap = snapshot_for(ro, cid, emb.model_id)
-    assert len(snap.passage_ids) == 4 * 3 * 9 and not isinstance(snap.data.passage_q, np.memmap)
+    assert len(snap.passage_ids) == 4 * 3 * 9 and not isinstance(snap.data.passage_q.base, np.memmap)
     assert not (tmp_path / "lib.db.snapshots").exists()
     ro.close()
 

@@ -22,6 +22,7 @@ from shelfwise.core.indexing.sentences import embed_sentences
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.calibrate import ensure_calibrated
+from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 
@@ -130,6 +131,7 @@ def finish_index(
     if settings.use_calibration:
         ensure_calibrated(store, collection_id, embedder, None, settings,
                           progress=lambda done, total: report("calibrating", done, total))
+    snapshot_for(store, collection_id, embedder.model_id)  # written beside the library now, not at the next question
     if token:
         store.index_done(collection_id, token)
     report("done", 1, 1)

@@ -76,6 +76,10 @@ class SnapshotData:
     node_scale: np.ndarray  # (n_node_vecs,) float32
     doc_languages: dict[int, list[str]] = field(default_factory=dict)  # document id -> languages, main first
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by field name (what is written beside the library)."""
+        return {f.name: v for f in fields(self) if isinstance(v := self.__dict__[f.name], np.ndarray)}
+
     def pos(self, node_id: int) -> int:
         return int(self.pos_of[node_id]) if 0 <= node_id < len(self.pos_of) else -1
 
@@ -456,8 +460,8 @@ def _save(base: Path, name: str, data: SnapshotData) -> str:
     tmp = base / f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
-        for key in ARRAYS:
-            np.save(tmp / f"{key}.npy", getattr(data, key), allow_pickle=False)
+        for key, array in data.arrays().items():
+            np.save(tmp / f"{key}.npy", array, allow_pickle=False)
         meta = {"stamp": stamp, "collection_id": data.collection_id, "root": data.root, "version": data.version,
                 "dim": data.dim, "doc_languages": {str(k): v for k, v in data.doc_languages.items()}}
         (tmp / "meta.json").write_text(json.dumps(meta))
@@ -492,4 +496,4 @@ def _mapped(path: Path) -> np.ndarray:
     head = np.load(path, mmap_mode=None, allow_pickle=False) if path.stat().st_size < 4096 else None
     if head is not None and head.size == 0:
         return head
-    return np.load(path, mmap_mode="r", allow_pickle=False)
+    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))  # a plain array over the mapping
