@@ -3,6 +3,13 @@
     python benchmarks/growth.py --json                          # 10^3, 10^4, 10^5, 10^6
     python benchmarks/growth.py --sizes 100000 --json           # {"sizes": {"100000": {"ask_process_s": ...}}}
     python benchmarks/growth.py --sizes 1000,10000 --dir /tmp/growth --repeat 5
+    python benchmarks/growth.py --baseline-src BASE --json     # today's code beside this one, same run
+
+``--baseline-src BASE``: a folder holding ``shelfwise/`` whose ``core``, ``app``, ``ingest``, ``resources`` link to
+another checkout (today's code): its libraries are built by that code (in ``--dir``/today) and every measurement is
+taken for both, the whole-process questions alternated, up to ``--baseline-max`` passages (10^5: today's snapshot
+of 10^6 passages holds ~3 GB of float32 vectors three times over while it is built). Each size's row has today's
+figures under ``today`` and ``ratio_today_over_this``.
 
 The libraries: the synthetic trees of ``benchmarks/synthetic.py`` (real tree shapes: 32 children a node at most;
 10^3 documents -> passages, 10^4 + sections, 10^5 and 10^6 + topic clusters), with the lexical index built, and a
@@ -28,9 +35,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import inspect
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -189,31 +196,34 @@ def question_for(db: Path) -> str:
     return " ".join(str(text).split()[:8]) + "?"
 
 
-def ask_process(db: Path, question: str, settings_file: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one ``shelfwise ask --no-generate`` process."""
+def ask_process(db: Path, question: str, settings_file: Path, src: str | None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one ``shelfwise ask --no-generate`` process, run by this interpreter on
+    the code at ``src`` (a folder holding ``shelfwise/``; None: this checkout)."""
     env = dict(os.environ, SHELFWISE_SETTINGS=str(settings_file))
+    env.pop("PYTHONPATH", None)
+    if src:
+        env["PYTHONPATH"] = src
     t0 = time.perf_counter()
-    proc = subprocess.Popen([str(SHELFWISE), "--db", str(db), "ask", question, "--collection", "synthetic",
-                             "--no-generate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", "from shelfwise.app.cli.main import main; main()", "--db", str(db),
+                             "ask", question, "--collection", "synthetic", "--no-generate"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"shelfwise ask failed ({proc.returncode}): {err[-2000:]}")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"shelfwise ask failed: {err[-2000:]}")
     return wall, usage.ru_maxrss / 1024
 
 
-def measure(db: Path, n: int, repeat: int, settings_file: Path) -> dict[str, float]:
+def measure_warm(db: Path, n: int, repeat: int) -> dict[str, float]:
+    """In this process: the library's size, the snapshot's build, the question asked warm, keyword and flat dense
+    search."""
     from shelfwise.core.navigation.snapshots import snapshot_for
     from shelfwise.core.store.snapshot import build_snapshot
 
-    out: dict[str, float] = {"passages": n, "library_mb": round(file_mb(db), 1),
+    out: dict[str, float] = {"library_mb": round(file_mb(db), 1),
                              "library_bytes_per_passage": round(file_mb(db) * 2**20 / n, 1)}
     question = question_for(db)
-    procs = [ask_process(db, question, settings_file) for _ in range(repeat)]
-    out["ask_process_s"] = round(statistics.median(p[0] for p in procs), 3)
-    out["ask_process_rss_mb"] = round(max(p[1] for p in procs), 1)
     settings = Settings(db_path=db, use_calibration=False, answer_generate=False)
     with Shelf(settings) as shelf:
         store = shelf.store
@@ -232,7 +242,7 @@ def measure(db: Path, n: int, repeat: int, settings_file: Path) -> dict[str, flo
         out["snapshot_disk_mb"] = round(sum(f.stat().st_size for f in side.rglob("*") if f.is_file()) / 2**20, 1) \
             if side.exists() else 0.0
         shelf.before_question("synthetic")
-        shelf.ask(question, "synthetic")  # warm-up: models loaded, snapshot built
+        shelf.ask(question, "synthetic")  # warm-up: models loaded, snapshot read
         warm = []
         for _ in range(repeat):
             t0 = time.perf_counter()
@@ -255,44 +265,94 @@ def measure(db: Path, n: int, repeat: int, settings_file: Path) -> dict[str, flo
             np.argpartition(-cos, 10)[:10]
             dense.append(time.perf_counter() - t0)
         out["dense_flat_s"] = round(statistics.median(dense), 4)
-        out["process_rss_mb"] = round(rss_mb(), 1)
+        out["warm_process_rss_mb"] = round(rss_mb(), 1)
     return out
+
+
+def child(args: list[str], src: str | None) -> dict[str, float]:
+    """This script run with ``args`` on the code at ``src`` (None: this checkout); its last line of JSON."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if src:
+        env["PYTHONPATH"] = src
+    done = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"growth.py {' '.join(args)} failed: {done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def checkout(src: str | None) -> dict[str, str]:
+    code = Path(src, "shelfwise", "core").resolve().parent if src else ROOT
+    commit = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return {"code": str(code), "commit": commit}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000,100000,1000000")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/shelfwise-growth"))
+    ap.add_argument("--baseline-src", default=None, help="a folder holding shelfwise/ (links to another "
+                    "checkout's core, app, ingest, resources): today's code, measured beside this one")
+    ap.add_argument("--baseline-max", type=int, default=100_000, help="the largest size the baseline is run at")
     ap.add_argument("--real", type=int, default=1000, help="passages encoded by the real encoder")
     ap.add_argument("--noise", type=float, default=0.3, help="norm of the noise added to a repeated real vector")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    from shelfwise.core.models.factory import make_embedder
+    sizes_asked = [int(s) for s in args.sizes.split(",")]
+    if args.build_only or args.measure_only:  # one step, for the parent (on whichever code this is)
+        from shelfwise.core.models.factory import make_embedder
 
-    emb = make_embedder("embeddinggemma")
-    real = real_vectors(args.dir, args.real, emb)
+        emb = make_embedder("embeddinggemma")
+        db = build_library(args.dir, sizes_asked[0], real_vectors(args.dir, args.real, emb), emb, args.noise)
+        print(json.dumps(measure_warm(db, sizes_asked[0], args.repeat) if args.measure_only else {"db": str(db)}))
+        return
+    base_dir = args.dir / "today"
+    base_dir.mkdir(exist_ok=True)
     settings_file = args.dir / "settings.json"
     save_settings(Settings(use_calibration=False, answer_generate=False), settings_file)
-    sizes: dict[str, dict[str, float]] = {}
-    for n in [int(s) for s in args.sizes.split(",")]:
-        db = build_library(args.dir, n, real, emb, args.noise)
-        sizes[str(n)] = measure(db, n, args.repeat, settings_file)
-        print(json.dumps({str(n): sizes[str(n)]}), file=sys.stderr)
-    code = Path(inspect.getfile(Store)).resolve().parents[2]  # the checkout this interpreter runs
-    result = {"sizes": sizes, "vectors": f"{args.real} real EmbeddingGemma vectors, repeated with noise "
-              f"{args.noise}", "code": str(code),
-              "commit": subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"],
-                                       capture_output=True, text=True).stdout.strip(),
-              "load_average": os.getloadavg()}
+    sizes: dict[str, dict[str, object]] = {}
+    common = ["--real", str(args.real), "--noise", str(args.noise), "--repeat", str(args.repeat)]
+    for n in sizes_asked:
+        row: dict[str, object] = {"passages": n}
+        db = Path(str(child(["--build-only", "--sizes", str(n), "--dir", str(args.dir), *common], None)["db"]))
+        base = args.baseline_src if args.baseline_src and n <= args.baseline_max else None
+        if base:
+            shutil.copy(args.dir / f"real-{args.real}.npz", base_dir / f"real-{args.real}.npz")
+            base_db = Path(str(child(["--build-only", "--sizes", str(n), "--dir", str(base_dir), *common],
+                                     base)["db"]))
+        question = question_for(db)
+        new_runs, base_runs = [], []
+        for _ in range(args.repeat):  # alternated, so both see the same load
+            new_runs.append(ask_process(db, question, settings_file, None))
+            if base:
+                base_runs.append(ask_process(base_db, question, settings_file, base))
+        row["ask_process_s"] = round(statistics.median(r[0] for r in new_runs), 3)
+        row["ask_process_rss_mb"] = round(max(r[1] for r in new_runs), 1)
+        row.update(child(["--measure-only", "--sizes", str(n), "--dir", str(args.dir), *common], None))
+        if base:
+            today: dict[str, object] = {"ask_process_s": round(statistics.median(r[0] for r in base_runs), 3),
+                                        "ask_process_rss_mb": round(max(r[1] for r in base_runs), 1)}
+            today.update(child(["--measure-only", "--sizes", str(n), "--dir", str(base_dir), *common], base))
+            row["today"] = today
+            row["ratio_today_over_this"] = {k: round(float(today[k]) / float(row[k]), 2)  # type: ignore[arg-type]
+                                            for k in ("ask_process_s", "ask_process_rss_mb", "ask_warm_s",
+                                                      "dense_flat_s", "library_mb", "snapshot_build_s")
+                                            if float(row.get(k, 0) or 0) > 0}  # type: ignore[arg-type]
+        row["load_average"] = [round(x, 1) for x in os.getloadavg()]
+        sizes[str(n)] = row
+        print(json.dumps({str(n): row}), file=sys.stderr, flush=True)
+    result = {"sizes": sizes, "vectors": f"{args.real} real EmbeddingGemma vectors, repeated with noise {args.noise}",
+              "this": checkout(None), "today": checkout(args.baseline_src) if args.baseline_src else None}
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        keys = list(next(iter(sizes.values())))
-        print("".ljust(28) + "".join(s.rjust(12) for s in sizes))
-        for k in keys:
-            print(k.ljust(28) + "".join(str(v[k]).rjust(12) for v in sizes.values()))
+        for n, row in sizes.items():
+            print(n, json.dumps(row))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ exactly what a cosine over the int8 rows computes). The questions' vectors are t
 The calibration was fitted on the float32 vectors. It needs the float32 store, so it runs on the code before
 migration 0011 (main at a682462 or earlier: ``python`` of such a checkout, this file given by path); the store keeps
 only the int8 vectors after it. Reported per set: document, section and passage Hit@1 (and the
-passage Recall@10) both ways and their difference (int8 - float32).
+passage Recall@10) both ways and their difference (int8 - float32). ``--partial 0.1,0.5``: the same walk with only
+that share of the (int8) vectors made, as a question asked while an index run is part of the way has them.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def round_trip(mat: np.ndarray) -> np.ndarray:
     return (q.astype(np.float32) * scale[:, None]).astype(np.float32)
 
 
-def one_set(spec: str, limit: int | None, embedder: object, settings: Settings) -> dict[str, object]:
+def one_set(spec: str, limit: int | None, embedder: object, settings: Settings,
+            partial_shares: tuple[float, ...] = ()) -> dict[str, object]:
     name, _, part = spec.partition(":")
     split, lang = ("all", part or "en") if name == "xquad" else (part or "all", None)
     ds = load_dataset(name, limit, split=split, lang=lang)
@@ -63,20 +65,48 @@ def one_set(spec: str, limit: int | None, embedder: object, settings: Settings) 
         q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)  # type: ignore
         built = time.perf_counter() - t0
         as_stored = run_methods(m, ds.questions, ["navigation"], q_vecs)["navigation"].metrics
-        snap.passage_vecs = round_trip(snap.passage_vecs)
-        snap.node_vecs = round_trip(snap.node_vecs)
+        full_p, full_n = snap.passage_vecs, snap.node_vecs
+        snap.passage_vecs = round_trip(full_p)
+        snap.node_vecs = round_trip(full_n)
         as_int8 = run_methods(m, ds.questions, ["navigation"], q_vecs)["navigation"].metrics
+        partial = {}
+        for share in partial_shares:  # the vectors an index run has made so far: the first share of the nodes
+            snap.passage_vecs, snap.node_vecs = so_far(snap, round_trip(full_p), round_trip(full_n), share)
+            got = run_methods(m, ds.questions, ["navigation"], q_vecs)["navigation"].metrics
+            partial[f"{round(share * 100)}%"] = {k: got.get(k) for k in KEYS}
+        snap.passage_vecs, snap.node_vecs = full_p, full_n
     finally:
         store.close()
-    return {"questions": len(ds.questions), "passages": len(snap.passage_ids), "build_s": round(built, 1),
-            "float32": {k: as_stored.get(k) for k in KEYS}, "int8": {k: as_int8.get(k) for k in KEYS},
-            "int8_minus_float32": {k: round(float(as_int8.get(k, 0)) - float(as_stored.get(k, 0)), 4)
-                                   for k in KEYS}}
+    out = {"questions": len(ds.questions), "passages": len(snap.passage_ids), "build_s": round(built, 1),
+           "float32": {k: as_stored.get(k) for k in KEYS}, "int8": {k: as_int8.get(k) for k in KEYS},
+           "int8_minus_float32": {k: round(float(as_int8.get(k, 0)) - float(as_stored.get(k, 0)), 4)
+                                  for k in KEYS}}
+    if partial:
+        out["int8_vectors_so_far"] = partial
+    return out
+
+
+def so_far(snap: object, passage_vecs: np.ndarray, node_vecs: np.ndarray, share: float,
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors as an index run leaves them after embedding ``share`` of the nodes: it embeds passages and
+    documents in node id order (``nodes_missing_embedding``), sections (the mean of their passages) and topic
+    clusters only at the end; the rest are zeros, as in the snapshot of a library being indexed."""
+    nodes = snap.nodes  # type: ignore[attr-defined]
+    own = sorted(n for n, info in nodes.items() if info.kind in ("passage", "document"))
+    have = set(own[: int(len(own) * share)])
+    p = passage_vecs.copy()
+    p[[i for i, nid in enumerate(snap.passage_ids.tolist()) if nid not in have]] = 0  # type: ignore[attr-defined]
+    n = node_vecs.copy()
+    n[[info.vec_row for nid, info in nodes.items() if info.vec_row >= 0 and nid not in have]] = 0
+    return p, n
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="conditionalqa:test," + ",".join(f"xquad:{lang}" for lang in XQUAD_LANGS))
+    ap.add_argument("--partial", default="", help="also walk with only these shares of the int8 vectors made "
+                    "(e.g. 0.1,0.5: an index run part of the way), on the sets named by --partial-sets")
+    ap.add_argument("--partial-sets", default="xquad:en,conditionalqa:test")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (default: all)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write the JSON here too (after every set)")
@@ -87,7 +117,8 @@ def main() -> None:
                               "embedder": embedder.model_id, "sets": {}}
     sets: dict[str, object] = out["sets"]  # type: ignore[assignment]
     for spec in args.sets.split(","):
-        sets[spec] = one_set(spec, args.limit, embedder, settings)
+        shares = tuple(float(x) for x in args.partial.split(",") if x) if spec in args.partial_sets.split(",") else ()
+        sets[spec] = one_set(spec, args.limit, embedder, settings, shares)
         print(json.dumps({spec: sets[spec]}), file=sys.stderr, flush=True)
         if args.out is not None:
             args.out.write_text(json.dumps(out, indent=1) + "\n")
