@@ -39,14 +39,14 @@ KEYS = ("document_hit1", "section_hit1", "passage_hit1", "passage_recall10")
 
 
 def round_trip(mat: np.ndarray) -> np.ndarray:
-    """``dequantize(*quantize(mat))`` of ``core/store/vectors.py``, written out here because this benchmark runs on
-    the code from before it (the float32 store: see the module doc)."""
+    """``dequantize(*quantize(mat))`` of ``core/store/vectors.py`` (each row's direction in int8, read back as a
+    unit vector), written out here because this benchmark runs on the code from before it (see the module doc)."""
     if not mat.size:
         return mat
     peak = np.abs(mat).max(axis=1)
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    q = np.clip(np.rint(mat / scale[:, None]), -127, 127).astype(np.int8)
-    return (q.astype(np.float32) * scale[:, None]).astype(np.float32)
+    q = np.clip(np.rint(mat * (127.0 / np.where(peak > 0, peak, 1.0))[:, None]), -127, 127).astype(np.float32)
+    norm = np.linalg.norm(q, axis=1)
+    return (q / np.where(norm > 0, norm, 1.0)[:, None]).astype(np.float32)
 
 
 def one_set(spec: str, limit: int | None, embedder: object, settings: Settings,

@@ -106,3 +106,24 @@ def test_int8_scores_are_the_float_cosines_of_the_int8_vectors() -> None:
     assert np.abs(got - vecs @ x).max() < 0.02 and int(np.argmax(got)) == 5
     both = scores(q, s, np.stack([x, vecs[9]], axis=1), block=64)
     assert both.shape == (1000, 2) and np.allclose(both[:, 0], got, atol=1e-6)
+
+
+def test_a_question_on_a_current_index_does_not_count_every_node(tmp_path: Path) -> None:
+    from shelfwise.core.indexing.finish import finish_index
+    from shelfwise.core.indexing.state import index_state
+
+    store, cid, emb = _library(tmp_path / "lib.db")
+    finish_index(store, cid, emb, Settings(use_calibration=False))
+    seen: list[str] = []
+    store.conn.set_trace_callback(seen.append)
+    assert not index_state(store, cid, emb.model_id).unfinished
+    assert finish_index(store, cid, emb, Settings(use_calibration=False)) == {"embedded": 0, "clusters": 0}
+    assert not [s for s in seen if "FROM embeddings" in s]  # neither the count nor the list of missing vectors
+    store.write_document(cid, "/docs/new.pdf", FileMeta(1, 1.0, "n"), _doc("cooking", TOPICS[1][1], 77))
+    seen.clear()
+    assert index_state(store, cid, emb.model_id).without_vectors > 0  # a write: counted again
+    assert finish_index(store, cid, emb, Settings(use_calibration=False))["embedded"] > 0
+    assert [s for s in seen if "FROM embeddings" in s]
+    store.conn.set_trace_callback(None)
+    assert index_state(store, cid, emb.model_id).without_vectors == 0
+    store.close()

@@ -120,7 +120,7 @@ def test_migration_0011_keeps_float32_vectors_as_int8_and_they_rank_the_same(tmp
     assert s.migrations_applied == ["0011_int8_vectors"] and s.backup_path is not None
     sizes = {r[0] for r in s.conn.execute("SELECT length(vector) FROM embeddings UNION "
                                           "SELECT length(vector) FROM vector_cache")}
-    assert sizes == {16 + 4}
+    assert sizes == {16}
     ids, got = s.embeddings("m")
     assert ids.tolist() == list(range(2, 32)) and np.abs(got - vecs).max() < 1 / 127
     query = vecs[7] + 0.1 * vecs[9]
@@ -343,15 +343,17 @@ def test_embeddings_roundtrip_missing_and_cascade(store: Store) -> None:
     doc_id = store.write_document(c.id, "/a.pdf", META, handbook())
     passages = store.passages(document_id=doc_id)
     rng = np.random.default_rng(0)
-    vecs = {p.id: rng.standard_normal(8).astype(np.float32) for p in passages}
+    vecs = {p.id: (v / np.linalg.norm(v)).astype(np.float32) for p in passages
+            for v in [rng.standard_normal(8)]}  # unit vectors, as every stored vector is
     store.set_embeddings("minilm", list(vecs.items()))
     ids, matrix = store.embeddings("minilm")
     assert ids.dtype == np.int64 and matrix.dtype == np.float32 and matrix.shape == (4, 8)
-    for i, row in zip(ids, matrix, strict=True):  # kept as int8 with a scale: within half a step of each value
+    for i, row in zip(ids, matrix, strict=True):  # kept as int8: each value within a step of the original
         v = vecs[int(i)]
-        np.testing.assert_allclose(row, v, rtol=0, atol=float(np.abs(v).max()) / 254 + 1e-6)
+        np.testing.assert_allclose(row, v, rtol=0, atol=float(np.abs(v).max()) / 127)
+        assert abs(float(np.linalg.norm(row)) - 1) < 1e-5
     blob_bytes = store.conn.execute("SELECT length(vector) FROM embeddings LIMIT 1").fetchone()[0]
-    assert blob_bytes == 8 + 4  # a byte a dimension and the scale (float32 took 32)
+    assert blob_bytes == 8  # a byte a dimension (float32 took 32)
     assert store.embeddings("minilm", kinds=["section"])[0].size == 0
     assert store.embeddings("other")[1].shape == (0, 0)
     missing = store.nodes_missing_embedding("minilm")

@@ -307,8 +307,8 @@ def _m010_tables(conn: sqlite3.Connection) -> None:
 
 
 def _m011_int8_vectors(conn: sqlite3.Connection) -> None:
-    """Node vectors and cached text vectors as int8 with one scale each (``core/store/vectors.py``: a quarter of the
-    float32 bytes; what it costs in retrieval: docs/scale.md, "Vectors"). Rewritten a block of rows at a time; the
+    """Node vectors and cached text vectors as int8, one byte a dimension (``core/store/vectors.py``: a quarter of
+    the float32 bytes; what it costs in retrieval: docs/scale.md, "Vectors"). Rewritten 500 rows at a time; the
     pages freed are reused by later writes (``VACUUM`` would give them back to the disk, outside a migration)."""
     from shelfwise.core.store.vectors import blob, decode_float
 

@@ -3,7 +3,7 @@
 Passages are laid out in depth-first order, so every node's subtree is one contiguous range of passage rows: a
 node's "evidence beneath it" (best passage similarity, lexical hits) is a slice, computed with one vectorised pass
 per query. The tree is held as arrays, one entry per node (:class:`SnapshotData`: ids, parents, kinds, documents,
-subtree spans, children in reading order) and the vectors as int8 rows with one scale each
+subtree spans, children in reading order) and the vectors as int8 rows, one byte a dimension
 (``core/store/vectors.py``); a node's words (title, description, text, heading path, location) are read from the
 library only for the nodes a question looks at (:class:`Snapshot.nodes`). Built from the store once per tree
 version (``Store`` meta key ``tree_version:<collection_id>``) and written beside the library file
