@@ -51,7 +51,7 @@ def test_a_new_process_maps_the_snapshot_written_beside_the_library(tmp_path: Pa
     hits = _walk(store, emb, "telescope galaxy z1x1x1")
     _new_process()
     again = snapshot_for(store, cid, emb.model_id)
-    assert isinstance(again.data.passage_q.base, np.memmap)  # mapped from the file, not built
+    assert again.data.passage_map is not None  # mapped from the file, not built
     fresh = build_data(store, cid, emb.model_id)
     for key in ("ids", "parent", "span", "child_ids", "passage_ids", "passage_q", "node_q"):
         assert np.array_equal(getattr(again.data, key), getattr(fresh, key)), key
@@ -90,7 +90,7 @@ def test_a_read_only_library_keeps_its_snapshot_in_memory(tmp_path: Path) -> Non
     ro = Store(tmp_path / "lib.db", read_only=True)
     _new_process()
     snap = snapshot_for(ro, cid, emb.model_id)
-    assert len(snap.passage_ids) == 4 * 3 * 9 and not isinstance(snap.data.passage_q.base, np.memmap)
+    assert len(snap.passage_ids) == 4 * 3 * 9 and snap.data.passage_map is None
     assert not (tmp_path / "lib.db.snapshots").exists()
     ro.close()
 
@@ -126,4 +126,18 @@ def test_a_question_on_a_current_index_does_not_count_every_node(tmp_path: Path)
     assert [s for s in seen if "FROM embeddings" in s]
     store.conn.set_trace_callback(None)
     assert index_state(store, cid, emb.model_id).without_vectors == 0
+    store.close()
+
+
+def test_a_scan_gives_the_mapped_vectors_pages_back(tmp_path: Path) -> None:
+    store, cid, emb = _library(tmp_path / "lib.db")
+    _new_process()
+    snap = snapshot_for(store, cid, emb.model_id)
+    assert snap.data.passage_map is not None
+    given: list[tuple[int, int]] = []
+    snap.data.passage_map.release = lambda a, b: given.append((a, b))  # type: ignore[method-assign]
+    x = emb.embed_query("telescope")
+    assert np.allclose(snap.passage_cos(x), build_data(store, cid, emb.model_id).passage_q.astype(np.float32) @ x
+                       * snap.data.passage_scale, atol=1e-5)
+    assert given == [(0, len(snap.passage_ids))]  # every row read was given back (one block here)
     store.close()

@@ -16,12 +16,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
 import secrets
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +77,7 @@ class SnapshotData:
     node_q: np.ndarray  # (n_node_vecs, dim) int8: description vectors of the other nodes
     node_scale: np.ndarray  # (n_node_vecs,) float32
     doc_languages: dict[int, list[str]] = field(default_factory=dict)  # document id -> languages, main first
+    passage_map: Mapped | None = None  # the passage vectors' file mapping, when read from beside the library
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays by field name (what is written beside the library)."""
@@ -141,7 +144,9 @@ class Snapshot:
         d = self.data
         if d.dim != x.shape[0]:
             return np.zeros((len(d.passage_ids), *x.shape[1:]), np.float32)
-        return scores(d.passage_q, d.passage_scale, x)
+        # a mapped file's pages are given back as each block is scanned: a question's peak memory holds one block
+        # of the vectors, not all of them (10^6 passages: 768 MB)
+        return scores(d.passage_q, d.passage_scale, x, release=d.passage_map.release if d.passage_map else None)
 
     def node_cos(self, x: np.ndarray) -> np.ndarray:
         """The cosine of each node vector (``NodeInfo.vec_row``) with ``x``."""
@@ -483,17 +488,46 @@ def _load(path: Path, version: str, stamp: str) -> SnapshotData | None:
         meta = json.loads((path / "meta.json").read_text())
         if meta.get("stamp") != stamp or meta.get("version") != version:
             return None
-        arrays = {key: _mapped(path / f"{key}.npy") for key in ARRAYS}
+        mapped = {key: _mapped(path / f"{key}.npy") for key in ARRAYS}
     except (OSError, ValueError):
         return None
-    return SnapshotData(collection_id=int(meta["collection_id"]), root=int(meta["root"]), version=version,
+    arrays: dict[str, Any] = {key: array for key, (array, _) in mapped.items()}
+    data = SnapshotData(collection_id=int(meta["collection_id"]), root=int(meta["root"]), version=version,
                         dim=int(meta["dim"]), doc_languages={int(k): v for k, v in meta["doc_languages"].items()},
                         **arrays)
+    data.passage_map = mapped["passage_q"][1]
+    return data
 
 
-def _mapped(path: Path) -> np.ndarray:
-    """An array file mapped read-only (read whole when it holds nothing: an empty mapping is refused)."""
-    head = np.load(path, mmap_mode=None, allow_pickle=False) if path.stat().st_size < 4096 else None
-    if head is not None and head.size == 0:
-        return head
-    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))  # a plain array over the mapping
+def _mapped(path: Path) -> tuple[np.ndarray, Mapped | None]:
+    """An array file mapped read-only, and its mapping (None: read whole, when it holds nothing: an empty mapping
+    is refused)."""
+    with path.open("rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read(fh)
+        offset = fh.tell()
+        count = int(np.prod(shape))
+        if count == 0 or fortran:
+            return np.load(path, allow_pickle=False), None
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    array = np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return array, Mapped(mm, offset, int(array.strides[0]) if array.ndim else 0)
+
+
+@dataclass
+class Mapped:
+    """Where an array's rows lie in its file's mapping, so the pages of rows already scanned can be given back."""
+
+    mm: mmap.mmap
+    offset: int  # bytes before the first row
+    row_bytes: int
+
+    def release(self, start: int, end: int) -> None:
+        """Drop rows [start, end) from this process's memory (they stay in the page cache: reading them again costs
+        a page fault each page, not a disk read)."""
+        page = mmap.PAGESIZE
+        a = -(-(self.offset + start * self.row_bytes) // page) * page
+        b = (self.offset + end * self.row_bytes) // page * page
+        if b > a and hasattr(mmap, "MADV_DONTNEED"):
+            self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)

@@ -11,7 +11,7 @@ libraries kept them before migration 0011 (``core/store/migrations.py``); :func:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -67,13 +67,16 @@ def decode_float(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     return dequantize(q, scale)
 
 
-def scores(q: np.ndarray, scale: np.ndarray, x: np.ndarray, block: int = 16384) -> np.ndarray:
+def scores(q: np.ndarray, scale: np.ndarray, x: np.ndarray, block: int = 16384,
+           release: Callable[[int, int], None] | None = None) -> np.ndarray:
     """``dequantize(q, scale) @ x`` for a query (dim,) or several (dim, k), a block of rows at a time so no float32
-    copy of the whole matrix is ever made."""
+    copy of the whole matrix is ever made; ``release(start, end)`` is called after each block's rows are read."""
     x = np.asarray(x, dtype=np.float32)
     out = np.empty((len(q), *x.shape[1:]), np.float32)
     for start in range(0, len(q), block):
         part = q[start:start + block].astype(np.float32) @ x
         s = scale[start:start + block]
         out[start:start + block] = part * (s if x.ndim == 1 else s[:, None])
+        if release is not None:
+            release(start, min(len(q), start + block))
     return out
