@@ -71,16 +71,6 @@ def take_question(library: Library, question: str, collection: str) -> TurnQuest
         return TurnQuestion(asked, text, tuple(notes), collection, None, exc)
 
 
-def read_turn(library: Library, conversation: Conversation, question: str, *, alone: bool = False,
-              rule: ReadingRule = SHIPPED) -> tuple[Reading, np.ndarray | None]:
-    """How ``question`` would be read as the next turn of ``conversation`` (no walk, nothing stored): what the
-    window shows in its search box before the question is asked."""
-    asked = _folded(question)
-    if len(asked) > MAX_QUESTION_TOKENS:  # shorter ones always fit: the model is not loaded to count them
-        asked = clip_question(asked, library.backend).text
-    return _read(library, conversation, asked, alone=alone, rule=rule)
-
-
 def _folded(question: str) -> str:
     """White space folded (unless the question is huge); EmptyQuestion when nothing is left."""
     question = " ".join(question.split()) if len(question) < 4096 else question.strip()
