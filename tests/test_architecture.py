@@ -323,7 +323,7 @@ NOT_YET_TYPED: set[str] = set()  # seams allowed an Any for now (none left)
 def test_no_any_in_a_signature_that_crosses_a_package() -> None:
     found = [f for f in any_at_seams() if f.rsplit(".", 1)[1] not in JSON_SHAPED]
     new = sorted(set(found) - NOT_YET_TYPED)
-    assert not new, "give these a real type (a Protocol from core/models/backend.py, or a class such as LibraryWalk):\n" \
+    assert not new, "give these a real type (a Protocol from core/models/backend.py, or a class: LibraryWalk):\n" \
         + "\n".join(new)
     typed_since = sorted(NOT_YET_TYPED - set(found))
     assert not typed_since, f"typed now: remove from NOT_YET_TYPED: {typed_since}"
