@@ -81,3 +81,12 @@ def embeddinggemma_model() -> Path:
 
             shutil.copyfile(a, b)
     return embeddinggemma_path()
+
+
+@pytest.fixture(scope="session")
+def sample_library(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The bundled sample ingested once per session through the real CLI (``tests/cli_sample.py``): the library
+    the documented examples and the ``ask`` matrix run against."""
+    from tests.cli_sample import make_sample_library
+
+    return make_sample_library(tmp_path_factory.mktemp("cli-sample"))
