@@ -28,6 +28,7 @@ from shelfwise.core.answers.from_passages import (
 )
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.route import route
+from shelfwise.core.answers.tables import attach, table_answer
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.request import prepared_request
@@ -117,13 +118,18 @@ def answer_question(
     if on_search is not None:
         on_search(result)
 
-    def noted(answer: Answer) -> None:  # the notes reach the answer before anyone sees it
+    # a table question is computed from the stored tables (no model text): its value wins over a span
+    short = table_answer(library.store, question, result.hits, routed.resolved)
+
+    def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
+        if short is not None:
+            attach(answer, short, library.store)
         if on_extract is not None:
             on_extract(answer)
 
     answer = answer_from_search(library, question, result, t0, on_extract=noted, on_token=on_token,
-                                on_generated=on_generated, generate=generate, cancel=cancel)
+                                on_generated=on_generated, generate=generate and short is None, cancel=cancel)
     answer.notes += [n for n in stale_sources(library, answer) if n not in answer.notes]
     answer.seconds = time.perf_counter() - t0
     return answer

@@ -1,7 +1,7 @@
 """``shelfwise eval`` as one call: check the options against the dataset, run the evaluation (retrieval methods,
 ``answers`` per mode, or a file of dialogues turn by turn), write the reports and return what the command prints.
-The facade's ``Shelf.evaluate`` opens the library and its models and calls :func:`evaluate` with them; the command
-only parses its options and renders the :class:`EvalOutcome`."""
+The facade's ``evaluate`` (``core/api/evaluation.py``) opens the library and its models and calls :func:`evaluate`
+with them; the command only parses its options and renders the :class:`EvalOutcome`."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
   llama.cpp encoder they share (`llama_encoder`) and the torch-free GGUF converter (`convert`);
 - shared by the decision backends: pure prompt texts, request planning and readout maths (`prompts`), the one
   streaming-generation loop (`generation`), and the deterministic `fake` for logic tests;
-- `report`: what `shelfwise models` shows and checks (through the facade's `Shelf.models_report`).
+- `report`: what `shelfwise models` shows and checks (through the facade's `models_report`, `core/api/models.py`).
 
 May import `shelfwise.core.paths` and `shelfwise.core.settings`; never the store, navigation, answers or a front
 end.
