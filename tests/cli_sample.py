@@ -17,11 +17,11 @@ SHELFWISE = Path(sys.executable).parent / "shelfwise"  # the installed console s
 TRACEBACK = "Traceback (most recent call last)"
 
 
-def run_shelfwise(db: Path, args: list[str], *, cwd: Path | None = None,
+def run_shelfwise(db: Path, args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
                   timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``shelfwise --db DB ARGS...`` in a subprocess: stdout and stderr in one stream (unbuffered, so a note on
-    stderr lands where a terminal shows it), decoded as UTF-8."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+    """``shelfwise --db DB ARGS...`` in a subprocess (``env`` over this process's environment): stdout and stderr in
+    one stream (unbuffered, so a note on stderr lands where a terminal shows it), decoded as UTF-8."""
+    env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
     return subprocess.run([str(SHELFWISE), "--db", str(db), *args], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace", env=env, cwd=cwd, timeout=timeout)
 

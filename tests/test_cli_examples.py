@@ -4,7 +4,8 @@ is written. Each command must end without a traceback, with exit code 0 (or non-
 ``Error:`` or ``Usage:`` line), and print the lines shown in the same order, each starting the same way: its first
 word, with numbers masked (``[1/6]``, ``Level 1``, scores and timings change; ``Path:``, ``Answer:``, ``Sources:``,
 ``Scope:``, ``Note:`` and the walk's ``+``/``-`` rows must stay). A ``...`` line in an example stands for lines left
-out; blank lines are not compared."""
+out; blank lines are not compared. The examples run in a home where LM Studio, Ollama and GPT4All keep
+SmolLM2-135M-Instruct (the docs' "your own models" session), laid out as ``tests/test_found_models.py`` does."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_sample import TRACEBACK, SampleLibrary, run_shelfwise
+from tests.test_found_models import lay_out_all
 
 pytestmark = pytest.mark.model
 
@@ -126,12 +128,23 @@ def test_the_shape_rule_catches_a_changed_line() -> None:
     assert missing_shapes(("Scope: in:x: 1 of 6 documents",), "Scope:in:x\n") == ["Scope: in:x: 1 of 6 documents"]
 
 
+@pytest.fixture(scope="module")
+def user_home(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path) -> dict[str, str]:
+    """The environment the examples run in: a home whose LM Studio, Ollama and GPT4All folders hold SmolLM2, and
+    none of the variables that point those tools elsewhere."""
+    home = tmp_path_factory.mktemp("examples-home")
+    lay_out_all(home, smollm2_gguf)
+    return {"HOME": str(home), "OLLAMA_MODELS": "", "SHELFWISE_MODEL_DIRS": "",
+            "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.where} {' '.join(e.args)[:60]}" for e in EXAMPLES])
-def test_a_documented_example_runs_as_shown(example: Example, sample_library: SampleLibrary) -> None:
+def test_a_documented_example_runs_as_shown(example: Example, sample_library: SampleLibrary,
+                                            user_home: dict[str, str]) -> None:
     args = command(example, sample_library)
     # the session's library was made by this very command; an ingest example that is the same is not run twice
     done = sample_library.ingest if args == sample_library.ingest_args() else \
-        run_shelfwise(sample_library.db, args, cwd=sample_library.files.parent)
+        run_shelfwise(sample_library.db, args, cwd=sample_library.files.parent, env=user_home)
     printed = done.stdout
     assert TRACEBACK not in printed, printed[-3000:]
     assert (done.returncode != 0) == example.fails, (done.returncode, printed[-3000:])
