@@ -45,7 +45,19 @@ from shelfwise.core.indexing.encoder import (
 )
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.indexing.state import CollectionIndex, IndexState, index_status
-from shelfwise.core.ingestion.rebuild import FTS_NOT_CHECKED, Diagnosis, diagnose, rebuild, salvage
+from shelfwise.core.ingestion.rebuild import (
+    FTS_NOT_CHECKED,
+    Diagnosis,
+    RebuildFailed,
+    RebuildRefused,
+    diagnose,
+    kept_copies,
+    rebuild,
+    rebuild_running,
+    remove_leftovers,
+    restore,
+    salvage,
+)
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
 from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
 from shelfwise.core.models.backend import (
@@ -121,6 +133,8 @@ __all__ = [
     "NoSuchConversation",
     "NodeRow",
     "NodeText",
+    "RebuildFailed",
+    "RebuildRefused",
     "Scope",
     "ScopeError",
     "Shelf",
@@ -137,6 +151,7 @@ __all__ = [
     "diagnose",
     "in_filter",
     "index_status",
+    "kept_copies",
     "label",
     "level_summary",
     "load_qa",
@@ -145,6 +160,9 @@ __all__ = [
     "models_dir",
     "on_disk",
     "rebuild",
+    "rebuild_running",
+    "remove_leftovers",
+    "restore",
     "salvage",
     "setup_logging",
     "source_label",
