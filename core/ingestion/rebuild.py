@@ -37,7 +37,7 @@ from shelfwise.core.store.db import Store
 from shelfwise.core.store.lite import TableInfo, tables
 from shelfwise.core.store.migrations import free_sibling
 from shelfwise.core.store.opening import connect_read_only
-from shelfwise.core.store.types import path_from_key
+from shelfwise.core.store.types import StoreError, path_from_key
 
 # meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
 DERIVED_META_PREFIXES = ("tree_version", "index_version:", "hierarchy:", "calibrated_tree:", "decision:",
@@ -484,7 +484,10 @@ NOT_SAVED = ("could not save to the library", "could not record it")
 
 def _build(path: Path, found: Salvage, progress: Callable[[IngestProgress], None] | None) -> RebuildReport:
     """The new library at ``path`` from ``found``; RebuildFailed when a file could not be saved in it."""
-    store = Store(path)
+    try:
+        store = Store(path)
+    except (sqlite3.Error, StoreError) as exc:
+        raise RebuildFailed(f"the new library could not be made ({exc})") from exc
     reports: list[IngestReport] = []
     missing: list[str] = []
     try:
@@ -508,7 +511,7 @@ def _build(path: Path, found: Salvage, progress: Callable[[IngestProgress], None
         old_docs = {did: (found.collections.get(cid, ""), key) for did, (cid, key) in found.document_keys.items()}
         n_conv, n_turns = _keep_conversations(store, found, new_ids, old_docs)
     except sqlite3.Error as exc:
-        full = getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
+        full = "disk is full" in str(exc)
         raise RebuildFailed(f"the new library could not be written ({exc}{': the disk is full' if full else ''})"
                             ) from exc
     finally:

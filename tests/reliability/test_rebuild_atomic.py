@@ -17,8 +17,13 @@ from click.testing import CliRunner
 from shelfwise.app.cli.main import main
 from shelfwise.core.ingestion import rebuild as rebuild_module
 from shelfwise.core.store.db import Store
-from tests.reliability.test_library_guards import SHELFWISE, cli, conversations, library_with_conversations, \
-    session_home
+from tests.reliability.test_library_guards import (
+    SHELFWISE,
+    cli,
+    conversations,
+    library_with_conversations,
+    session_home,
+)
 
 
 def documents(db: Path) -> list[str]:
@@ -61,7 +66,7 @@ def test_an_interrupted_rebuild_leaves_the_old_library_live(library: tuple[Path,
     _wait_for_build(db, proc)
     time.sleep(0.5)  # the parse worker is reading the files again
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert documents(db) == docs and len(conversations(db)) == n_conv  # 0 documents here before
     if sig == signal.SIGINT:
         assert proc.returncode == 130 and "Traceback" not in err
@@ -82,7 +87,7 @@ def test_a_second_rebuild_is_refused_while_one_runs(library: tuple[Path, list[st
     first = _start_rebuild(db, home)
     _wait_for_build(db, first)
     second = cli("doctor", "--rebuild", "--force", "--yes", "--no-index", db=db, home=home)
-    out, err = first.communicate(timeout=300)
+    _out, err = first.communicate(timeout=300)
     assert second.returncode == 1 and "another rebuild of this library is running" in second.stderr, second.stderr
     assert first.returncode == 0, err
     assert documents(db) == docs and len(conversations(db)) == n_conv
