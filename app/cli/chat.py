@@ -12,8 +12,8 @@ import click
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.app.cli.shown import json_text, raw_stream
+from shelfwise.core.api.asking import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
 from shelfwise.core.conversation.model import Conversation, Reading
-from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
 
 if TYPE_CHECKING:
     from shelfwise.core.shelf import Shelf
@@ -108,7 +108,7 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
 
 def _history_file() -> Path | None:
     try:
-        from shelfwise.core.shelf import data_dir
+        from shelfwise.core.paths import data_dir
 
         return data_dir() / "chat_history"
     except Exception:  # no writable data dir: history for this session only

@@ -1,6 +1,6 @@
-"""``shelfwise doctor``: check the library in full (``Shelf.check_library``, which rebuilds a word index out of step
-with the passages), rebuild a damaged one from the source files (built beside it, swapped in only when complete),
-name the old libraries kept beside it and put one back (``--restore``)."""
+"""``shelfwise doctor``: check the library in full (``check_library``, ``core/api/doctor.py``, which rebuilds a word
+index out of step with the passages), rebuild a damaged one from the source files (built beside it, swapped in only
+when complete), name the old libraries kept beside it and put one back (``--restore``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ import click
 
 from shelfwise.app.cli.group import CliState
 from shelfwise.app.cli.shown import shown
-from shelfwise.core.shelf import (
+from shelfwise.core.api.doctor import (
     RebuildFailed,
     RebuildRefused,
-    Shelf,
-    StoreError,
+    check_library,
     kept_copies,
     rebuild,
     rebuild_running,
@@ -24,6 +23,8 @@ from shelfwise.core.shelf import (
     restore,
     salvage,
 )
+from shelfwise.core.api.reads import StoreError
+from shelfwise.core.shelf import Shelf
 
 
 def _file_line(p: Any) -> None:
@@ -61,7 +62,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
-        from shelfwise.core.shelf import default_db
+        from shelfwise.core.paths import default_db
 
         db = default_db()
     db = Path(db)
@@ -77,7 +78,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         click.echo(f"Removed {shown(left.name)}: the partial file of a rebuild that was interrupted (the library was "
                    "never replaced by it).")
     try:
-        checked = Shelf.check_library(db)
+        checked = check_library(db)
     except StoreError as exc:
         raise click.ClickException(
             f"{exc}. It cannot be rebuilt from itself; ingest your folders into a new one."
@@ -172,7 +173,7 @@ def _restore(db: Path, name: str) -> None:
         raise click.ClickException(f"cannot restore: {exc}") from None
     click.echo(f"Restored {shown(kept.name)} as {shown(db)}: {_unchanged(db)}")
     if aside != db:
-        click.echo(f"The library it replaced is kept as {shown(aside.name)}")
+        click.echo(f"The library it replaces is kept as {shown(aside.name)}")
 
 
 COMMANDS = (doctor_cmd,)

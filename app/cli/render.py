@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shelfwise.app.cli.shown import shown
+from shelfwise.app.cli.table_answer import table_lines
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
 
@@ -144,6 +145,8 @@ class StreamedAnswer:
         self.judged = False
 
     def on_extract(self, answer: Answer) -> None:
+        for line in table_lines(answer.short) if answer.short is not None else []:  # a table's value first
+            self.echo(line)
         self.echo(f"Answer: {answer.text}")
         self.extracted = True
 
