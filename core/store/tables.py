@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from shelfwise.ingest.model import ParsedTable, read_cell
 
@@ -60,17 +60,65 @@ class StoredTable:
         return f"table {self.ordinal}, row {row + 1}, {name}"
 
 
-@dataclass
 class TableData:
-    """A table's cells as read from the store: ``text[r][c]`` as shown ("" when empty), ``number[r][c]`` (None when
-    not a number), each row's kind, passage node and sheet row."""
+    """A table's cells as the answers read them, column by column: ``text(c)`` as shown ("" when empty),
+    ``number(c)`` (None when not a number); each row's kind, passage node and sheet row. A table read ``whole``
+    has every column loaded at once; otherwise each column is read (one range of the key) when first asked for,
+    and :meth:`find_cells` looks cells up by their text in SQLite."""
 
-    table: StoredTable
-    text: list[list[str]] = field(default_factory=list)
-    number: list[list[float | None]] = field(default_factory=list)
-    row_kinds: list[str] = field(default_factory=list)
-    row_nodes: list[int | None] = field(default_factory=list)
-    sheet_rows: list[int] = field(default_factory=list)
+    def __init__(self, conn: sqlite3.Connection, table: StoredTable, whole: bool = True) -> None:
+        self.conn = conn
+        self.table = table
+        self.whole = whole
+        self.n_rows = table.n_rows
+        self.row_kinds: list[str] = []
+        self.row_nodes: list[int | None] = []
+        self.sheet_rows: list[int] = []
+        for kind, node, sheet_row in conn.execute(
+                "SELECT kind, node_id, sheet_row FROM table_rows WHERE table_id = ? ORDER BY row", (table.id,)):
+            self.row_kinds.append(str(kind))
+            self.row_nodes.append(int(node) if node is not None else None)
+            self.sheet_rows.append(int(sheet_row))
+        self._cols: dict[int, tuple[list[str], list[float | None]]] = {}
+        if whole:
+            width = len(table.columns)
+            for c in range(width):
+                self._cols[c] = ([""] * self.n_rows, [None] * self.n_rows)
+            for c, r, text, number in conn.execute(
+                    "SELECT col, row, text, number FROM table_cells WHERE table_id = ?", (table.id,)):
+                if c < width and r < self.n_rows:
+                    self._cols[c][0][r] = str(text)
+                    self._cols[c][1][r] = float(number) if number is not None else None
+
+    def _column(self, c: int) -> tuple[list[str], list[float | None]]:
+        if c not in self._cols:
+            texts: list[str] = [""] * self.n_rows
+            numbers: list[float | None] = [None] * self.n_rows
+            for r, text, number in self.conn.execute(
+                    "SELECT row, text, number FROM table_cells WHERE table_id = ? AND col = ?", (self.table.id, c)):
+                if r < self.n_rows:
+                    texts[r] = str(text)
+                    numbers[r] = float(number) if number is not None else None
+            self._cols[c] = (texts, numbers)
+        return self._cols[c]
+
+    def text(self, c: int) -> list[str]:
+        return self._column(c)[0]
+
+    def number(self, c: int) -> list[float | None]:
+        return self._column(c)[1]
+
+    def find_cells(self, phrases: set[str]) -> list[tuple[int, int, str]]:
+        """(column, row, text) of the cells whose text is one of ``phrases`` (compared in lower case; SQLite's
+        ``lower`` folds ASCII letters only)."""
+        out: list[tuple[int, int, str]] = []
+        items = sorted(phrases)
+        for i in range(0, len(items), 500):
+            part = items[i : i + 500]
+            out += [(int(c), int(r), str(t)) for c, r, t in self.conn.execute(
+                f"SELECT col, row, text FROM table_cells WHERE table_id = ? AND lower(text) IN "
+                f"({','.join('?' * len(part))})", (self.table.id, *part))]
+        return out
 
 
 def write_tables(conn: sqlite3.Connection, document_id: int,
@@ -153,22 +201,9 @@ def table_by_id(conn: sqlite3.Connection, table_id: int) -> StoredTable | None:
     return _stored(row) if row is not None else None
 
 
-def read_table(conn: sqlite3.Connection, table: StoredTable) -> TableData:
-    """All of a table's cells (for a table small enough to read whole)."""
-    width, n = len(table.columns), table.n_rows
-    data = TableData(table, [[""] * width for _ in range(n)], [[None] * width for _ in range(n)])
-    for r, kind, node, sheet_row in conn.execute(
-            "SELECT row, kind, node_id, sheet_row FROM table_rows WHERE table_id = ? ORDER BY row", (table.id,)):
-        data.row_kinds.append(str(kind))
-        data.row_nodes.append(int(node) if node is not None else None)
-        data.sheet_rows.append(int(sheet_row))
-        del r
-    for c, r, text, number in conn.execute(
-            "SELECT col, row, text, number FROM table_cells WHERE table_id = ?", (table.id,)):
-        if r < n and c < width:
-            data.text[r][c] = str(text)
-            data.number[r][c] = float(number) if number is not None else None
-    return data
+def read_table(conn: sqlite3.Connection, table: StoredTable, whole: bool = True) -> TableData:
+    """A table's cells: all at once (``whole``), else column by column as they are asked for."""
+    return TableData(conn, table, whole)
 
 
 def orphan_tables(conn: sqlite3.Connection) -> int:
