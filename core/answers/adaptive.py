@@ -355,7 +355,7 @@ class Runner:
         else:
             facts_text = "\n".join(f"- {q} {a}" for q, a in facts)
             user = template("answer_facts.txt").format(facts=facts_text, question=" ".join(question.split())).rstrip()
-            prompt = render_chat(self.family, user) if self.family else user
+            prompt = render_chat(self.family, user, self.backend) if self.family else user
             gen = stream(self.backend, prompt, on_token=on_token, stop=("\n",), cancel=self.cancel)
             text = gen.text.strip()
             w = Written(text or NOT_FOUND_TEXT, [], bool(text) and not is_abstention(text), gen.cost, gen.text)

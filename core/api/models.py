@@ -1,6 +1,6 @@
 """``shelfwise models`` and the start-up helpers both front ends call: what models the settings name and whether
-they run, installing EmbeddingGemma, the library's encoder read from its file, llama.cpp's log and OpenMP
-tuning. Plain functions: nothing here needs an open library."""
+they run, the GGUFs of LM Studio, Ollama and GPT4All, installing EmbeddingGemma, the library's encoder read from
+its file, llama.cpp's log and OpenMP tuning. Plain functions: nothing here needs an open library."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from shelfwise.core.indexing.encoder import canonical, encoder_for
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.fake import FakeBackend
+from shelfwise.core.models.found import FoundModel, find_models
 from shelfwise.core.models.llama.logs import log_file, setup_logging
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.report import ModelsReport
@@ -19,9 +20,11 @@ from shelfwise.core.store.db import Store
 __all__ = [
     "BackendError",
     "FakeBackend",
+    "FoundModel",
     "ModelsReport",
     "encoder_at",
     "encoder_name",
+    "found_models",
     "install_embeddinggemma",
     "log_file",
     "models_report",
@@ -55,6 +58,12 @@ def models_report(settings: Settings, *, check: bool = False) -> ModelsReport:
     own = encoder_at(db) if db is not None else None
     library = (Path(db), own) if db is not None and own is not None else None
     return models_report(settings, canonical(settings.embedder_path), library, check=check)
+
+
+def found_models() -> list[FoundModel]:
+    """The GGUFs LM Studio, Ollama and GPT4All keep on this computer (``core/models/found.py``; headers read, no
+    model loaded): the window's Settings lists them, ``shelfwise models`` shows them in its report."""
+    return find_models()
 
 
 def install_embeddinggemma(wheels: Path, progress: Callable[[str, float], None] | None = None) -> Path:

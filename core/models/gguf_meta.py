@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -61,7 +62,10 @@ def _skip(fh: BinaryIO, vtype: int, size: int) -> None:
     if vtype in _SCALAR:
         fh.seek(_SCALAR[vtype], 1)
     elif vtype == _STRING:
-        _string(fh, size)
+        n = _u64(fh)
+        if n > size:
+            raise NotGguf("a string in the header is longer than the file")
+        fh.seek(n, 1)
     elif vtype == _ARRAY:
         item, count = _u32(fh), _u64(fh)
         if item in _SCALAR:
@@ -96,6 +100,93 @@ def gguf_architecture(path: Path) -> str:
                 return _string(fh, size).decode("utf-8", errors="replace")
             _skip(fh, vtype, size)
     raise NotGguf("its header names no architecture")
+
+
+# llama.cpp's ``enum llama_ftype`` (``general.file_type``): how most of the weights are quantised
+FILE_TYPES = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S",
+    12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS",
+    20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M",
+    28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0", 38: "MXFP4_MOE",
+}
+_HEADER_KEYS = frozenset({b"general.architecture", b"general.name", b"general.basename", b"general.finetune",
+                          b"general.size_label", b"general.file_type", b"tokenizer.chat_template"})
+_MAX_HEADER_KEYS = 4096  # a converter writes a few dozen; more is a damaged header
+
+
+@dataclass(frozen=True)
+class GgufHeader:
+    """What a GGUF's metadata says about the model in it (read by :func:`read_header`)."""
+
+    architecture: str
+    name: str = ""  # general.name ("SmolLM2 135M Instruct"), else ""
+    finetune: str = ""  # general.finetune ("Instruct"), else ""
+    size_label: str = ""  # general.size_label ("135M"), else ""
+    file_type: int | None = None  # general.file_type (llama.cpp's llama_ftype), else None
+    chat_template: str = ""  # tokenizer.chat_template (a Jinja template), else ""
+
+    @property
+    def quantisation(self) -> str:
+        """The quantisation the header names (``Q4_K_M``), or "" when it names none this version knows."""
+        return FILE_TYPES.get(self.file_type, "") if self.file_type is not None else ""
+
+    @property
+    def kind(self) -> Kind:
+        return model_kind(self.architecture)
+
+
+def _scalar(fh: BinaryIO, vtype: int) -> int | None:
+    """An integer value of the header (the unsigned and signed types), or None for another type (skipped)."""
+    formats = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
+    if vtype not in formats:
+        fh.seek(_SCALAR[vtype], 1)
+        return None
+    data = fh.read(_SCALAR[vtype])
+    if len(data) != _SCALAR[vtype]:
+        raise NotGguf("the header ends early")
+    return int(struct.unpack(formats[vtype], data)[0])
+
+
+def read_header(path: Path) -> GgufHeader:
+    """The model's description from every metadata key of the GGUF at ``path`` (the tokenizer's arrays are skipped,
+    not read: a 150k-token vocabulary costs a seek per token); :class:`NotGguf` when the file is not one or its
+    header is damaged, OSError when it cannot be read."""
+    size = path.stat().st_size
+    found: dict[bytes, str | int] = {}
+    with path.open("rb") as fh:
+        if fh.read(4) != GGUF_MAGIC:
+            raise NotGguf("it does not start with the GGUF magic")
+        version = _u32(fh)
+        if version < 2:
+            raise NotGguf(f"GGUF version {version} is too old")
+        _u64(fh)  # tensors
+        n_kv = _u64(fh)
+        if n_kv > _MAX_HEADER_KEYS:
+            raise NotGguf(f"the header claims {n_kv} keys")
+        for _ in range(n_kv):
+            key = _string(fh, size)
+            vtype = _u32(fh)
+            if key in _HEADER_KEYS and vtype == _STRING:
+                found[key] = _string(fh, size).decode("utf-8", errors="replace")
+            elif key in _HEADER_KEYS and vtype in _SCALAR:
+                value = _scalar(fh, vtype)
+                if value is not None:
+                    found[key] = value
+            else:
+                _skip(fh, vtype, size)
+    arch = found.get(b"general.architecture")
+    if not isinstance(arch, str):
+        raise NotGguf("its header names no architecture")
+
+    def text(key: bytes) -> str:
+        value = found.get(key)
+        return value if isinstance(value, str) else ""
+
+    ftype = found.get(b"general.file_type")
+    return GgufHeader(arch, name=text(b"general.name") or text(b"general.basename"),
+                      finetune=text(b"general.finetune"), size_label=text(b"general.size_label"),
+                      file_type=ftype if isinstance(ftype, int) else None,
+                      chat_template=text(b"tokenizer.chat_template"))
 
 
 def model_kind(architecture: str) -> Kind:
