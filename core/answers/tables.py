@@ -30,6 +30,7 @@ from shelfwise.core.store.tables import (
 
 MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 NUMERIC = ("number", "money", "percent", "date", "time")
+LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
 MAX_TABLES = 8  # tables tried for one question
 MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
 
@@ -80,7 +81,8 @@ def _key_cells(intent: TableIntent, data: TableData) -> dict[int, set[int]]:
     if not data.whole:  # a big table: the cells equal to a phrase of the question, found by SQLite
         tokens = [t.strip("?!.,;:\"'()") for t in text.split()]
         phrases = {" ".join(tokens[i:j]) for i in range(len(tokens)) for j in range(i + 1, min(len(tokens), i + 8) + 1)}
-        cells = data.find_cells({p for p in phrases if p and words_of(p) and p not in compared})
+        cells = data.find_cells({p for p in phrases if p and words_of(p) and p not in compared},
+                                [c for c, kind in enumerate(data.table.kinds) if kind == "text"])
     else:
         cells = [(c, r, cell) for c in range(len(data.table.columns)) for r, cell in enumerate(data.text(c))]
     for c, r, cell in cells:
@@ -103,7 +105,7 @@ def _label_column(data: TableData) -> int:
     kinds = data.table.kinds
     text_cols = [c for c in range(len(kinds)) if kinds[c] == "text"] or [0]
     for c in text_cols:
-        values = [v for v in data.text(c) if v]
+        values = [v for v in data.text(c)[:LABEL_SAMPLE] if v]
         if values and len(set(values)) == len(values):
             return c
     return text_cols[0]
@@ -127,7 +129,7 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     header_words = {w for c in named for w in words_of(names[c])}
     ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
     keys = _key_cells(intent, data)
-    data_rows = [r for r in range(data.n_rows) if data.row_kinds[r] == "data"]
+    data_rows = [r for r in range(data.n_rows) if data.is_data(r)]
     rows = list(data_rows)
     filters: list[str] = []
     key_col = None
@@ -135,7 +137,9 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     for col in sorted(keys, key=lambda c: -max(len(data.text(c)[r]) for r in keys[c])):
         allowed = keys[col]
         label = sorted({data.text(col)[r] for r in allowed})
-        everyone = {r for r in data_rows if re.match(r"(?i)^(all|every|alle|tous|toutes)\b", data.text(col)[r])}
+        col_text = data.text(col)
+        everyone = {r for r in data_rows if col_text[r][:3].lower() in ("all", "eve", "tou")
+                    and re.match(r"(?i)^(all|every|alle|tous|toutes)\b", col_text[r])}
         rows = [r for r in rows if r in allowed or (r in everyone and "count" in ops)]
         filters.append(f"{names[col]} = {' or '.join(label)}")
         key_col = col if key_col is None else key_col
@@ -169,10 +173,19 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     if "average" in ops and measure is not None:
         return Plan("average", rows, measure, None, key_col, None, filters)
     if "count" in ops:
+        noun = stem(intent.counted) if intent.counted else ""
+        counted_col = next((c for c in numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
+        if counted_col is not None:  # "how many days ..." names a column of numbers: its value or its sum
+            if len(rows) == 1 and key_col is not None:
+                return Plan("lookup", rows, counted_col, None, key_col, None, filters)
+            if filters:
+                return Plan("sum", rows, counted_col, None, key_col, None, filters)
+            return None
         if key_col is not None and measure is not None and scores[measure] >= 0.5 and len(rows) == 1:
             return Plan("lookup", rows, measure, None, key_col, None, filters)
-        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {' '.join(names)}")}
-        if filters or any(stem(w) in title_words for w in intent.words):
+        text_names = " ".join(names[c] for c in range(width) if kinds[c] == "text")
+        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {text_names}")}
+        if filters or (noun and noun in title_words):
             return Plan("count", rows, None, label_col, key_col, None, filters)
     if "sum" in ops and measure is not None and kinds[measure] != "date":
         return Plan("sum", rows, measure, None, key_col, None, filters)
@@ -183,9 +196,8 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
                 return Plan("arg" + op, rows, measure, col, key_col, None, filters)
             return Plan(op, rows, measure, None, key_col, None, filters)
     for op in ("first", "last"):
-        if op in ops and intent.asks_row:
-            col = answer_col if answer_col is not None else label_col
-            return Plan(op, rows, None, col, key_col, None, filters)
+        if op in ops and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5:
+            return Plan(op, rows, None, answer_col, key_col, None, filters)
     if key_col is not None and len(rows) >= 1:
         target = max((c for c in range(width) if c != key_col), key=lambda c: (scores[c], -c))
         asked = _ASKED.get(intent.text.split(" ", 1)[0])
@@ -193,14 +205,14 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
             target = next((c for c in range(width) if c != key_col and (
                 set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
             scores = [*scores[:target], 1.0, *scores[target + 1:]] if target != key_col else scores
-        if scores[target] > 0:
+        if scores[target] >= 0.5:
             return Plan("lookup", rows[:1], target, None, key_col, None, filters)
     return None
 
 
 def _cell(data: TableData, r: int, c: int) -> CellRef:
     t = data.table
-    return CellRef(t.id, r, c, t.address(r, c, data.sheet_rows[r] if r < len(data.sheet_rows) else 0),
+    return CellRef(t.id, r, c, t.address(r, c, data.sheet_row(r)),
                    data.text(c)[r])
 
 
@@ -210,8 +222,10 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
     rows, m = plan.rows, plan.measure
     where = f" where {'; '.join(plan.filters)}" if plan.filters else ""
 
+    labels = data.text(plan.key_col if plan.key_col is not None else _label_column(data))
+
     def label(r: int) -> str:
-        return data.text(plan.key_col if plan.key_col is not None else _label_column(data))[r]
+        return labels[r]
 
     if plan.op == "lookup" and m is not None:
         r = rows[0]

@@ -71,14 +71,10 @@ class TableData:
         self.table = table
         self.whole = whole
         self.n_rows = table.n_rows
-        self.row_kinds: list[str] = []
-        self.row_nodes: list[int | None] = []
-        self.sheet_rows: list[int] = []
-        for kind, node, sheet_row in conn.execute(
-                "SELECT kind, node_id, sheet_row FROM table_rows WHERE table_id = ? ORDER BY row", (table.id,)):
-            self.row_kinds.append(str(kind))
-            self.row_nodes.append(int(node) if node is not None else None)
-            self.sheet_rows.append(int(sheet_row))
+        # rows that are not data (totals): few, read at once; a row's sheet number when it is cited
+        self.totals = {int(r) for (r,) in conn.execute(
+            "SELECT row FROM table_rows WHERE table_id = ? AND kind != 'data'", (table.id,))}
+        self._sheet_rows: dict[int, int] = {}
         self._cols: dict[int, tuple[list[str], list[float | None]]] = {}
         if whole:
             width = len(table.columns)
@@ -102,22 +98,34 @@ class TableData:
             self._cols[c] = (texts, numbers)
         return self._cols[c]
 
+    def is_data(self, r: int) -> bool:
+        return r not in self.totals
+
+    def sheet_row(self, r: int) -> int:
+        """Row ``r``'s 1-based row in its sheet (0 outside a sheet)."""
+        if r not in self._sheet_rows:
+            row = self.conn.execute("SELECT sheet_row FROM table_rows WHERE table_id = ? AND row = ?",
+                                    (self.table.id, r)).fetchone()
+            self._sheet_rows[r] = int(row[0]) if row is not None else 0
+        return self._sheet_rows[r]
+
     def text(self, c: int) -> list[str]:
         return self._column(c)[0]
 
     def number(self, c: int) -> list[float | None]:
         return self._column(c)[1]
 
-    def find_cells(self, phrases: set[str]) -> list[tuple[int, int, str]]:
-        """(column, row, text) of the cells whose text is one of ``phrases`` (compared in lower case; SQLite's
-        ``lower`` folds ASCII letters only)."""
+    def find_cells(self, phrases: set[str], columns: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(column, row, text) of the cells of ``columns`` whose text is one of ``phrases`` (compared in lower
+        case; SQLite's ``lower`` folds ASCII letters only): one range of the key per column."""
         out: list[tuple[int, int, str]] = []
         items = sorted(phrases)
-        for i in range(0, len(items), 500):
-            part = items[i : i + 500]
-            out += [(int(c), int(r), str(t)) for c, r, t in self.conn.execute(
-                f"SELECT col, row, text FROM table_cells WHERE table_id = ? AND lower(text) IN "
-                f"({','.join('?' * len(part))})", (self.table.id, *part))]
+        for c in columns:
+            for i in range(0, len(items), 500):
+                part = items[i : i + 500]
+                out += [(c, int(r), str(t)) for r, t in self.conn.execute(
+                    f"SELECT row, text FROM table_cells WHERE table_id = ? AND col = ? AND lower(text) IN "
+                    f"({','.join('?' * len(part))})", (self.table.id, c, *part))]
         return out
 
 
@@ -143,7 +151,7 @@ def write_tables(conn: sqlite3.Connection, document_id: int,
         conn.executemany(
             "INSERT INTO table_rows(table_id, row, kind, node_id, sheet_row) VALUES (?, ?, ?, ?, ?)",
             ((table_id, r, table.row_kinds[r] if r < len(table.row_kinds) else "data",
-              passages[row_passage[r]] if row_passage[r] < len(passages) else None, sheet_rows[r])
+              passages[row_passage[r]] if 0 <= row_passage[r] < len(passages) else None, sheet_rows[r])
              for r in range(len(table.rows))),
         )
         conn.executemany(
@@ -218,3 +226,41 @@ def drop_orphan_tables(conn: sqlite3.Connection) -> int:
     cur = conn.execute(
         "DELETE FROM doc_tables WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = doc_tables.node_id)")
     return int(cur.rowcount or 0)
+
+
+GRID_ROWS = 1000  # a bigger table is shown around the rows an answer used
+
+
+@dataclass(frozen=True)
+class TableGrid:
+    """A stored table as the window's preview shows it: its title, sheet, column names and the rows shown (all of
+    a table of up to ``GRID_ROWS`` rows, else the first rows and those around the rows asked for), each with its
+    label (its sheet row number, else its 1-based row) and its data row number."""
+
+    table_id: int
+    title: str
+    sheet: str
+    names: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    row_numbers: tuple[int, ...]  # each shown row's 0-based data row
+    row_labels: tuple[str, ...]
+    total_rows: int
+
+
+def table_grid(conn: sqlite3.Connection, table_id: int, around: Sequence[int] = ()) -> TableGrid | None:
+    """The grid of table ``table_id`` (None when it has left the library)."""
+    table = table_by_id(conn, table_id)
+    if table is None:
+        return None
+    data = TableData(conn, table, whole=table.n_rows <= GRID_ROWS)
+    if table.n_rows <= GRID_ROWS:
+        shown = list(range(table.n_rows))
+    else:
+        keep = set(range(20))
+        for r in around:
+            keep.update(range(max(0, r - 10), min(table.n_rows, r + 11)))
+        shown = sorted(keep)
+    columns = [data.text(c) for c in range(len(table.columns))]
+    labels = [str(data.sheet_row(r)) if table.sheet else str(r + 1) for r in shown]
+    return TableGrid(table.id, table.title, table.sheet, tuple(table.names),
+                     tuple(tuple(col[r] for col in columns) for r in shown), tuple(shown), tuple(labels), table.n_rows)
