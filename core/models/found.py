@@ -3,9 +3,10 @@
 Each tool lays its folder out its own way, and :func:`model_folders` knows where each keeps it on Linux, macOS and
 Windows, with the places a person can move it to:
 
-* **LM Studio**: ``~/.lmstudio/models`` (``~/.cache/lm-studio/models`` before LM Studio 0.3; on Windows both under
-  ``%USERPROFILE%``), or the folder its ``settings.json`` names (``downloadsFolder``), or the home that
-  ``~/.lmstudio-home-pointer`` points to. Inside: ``publisher/model/file.gguf``.
+* **LM Studio**: ``models`` in its home: the one ``~/.lmstudio-home-pointer`` names, and ``~/.lmstudio``
+  (``~/.cache/lm-studio`` before LM Studio 0.3; on Windows both under ``%USERPROFILE%``); or the folder a
+  ``settings.json`` names as ``downloadsFolder`` (in that home, or in the app's own folder: ``~/.config/LM Studio``,
+  ``~/Library/Application Support/LM Studio``, ``%APPDATA%\\LM Studio``). Inside: ``publisher/model/file.gguf``.
 * **Ollama**: ``OLLAMA_MODELS`` when set, else ``~/.ollama/models`` (and ``/usr/share/ollama/.ollama/models``, where
   the Linux service keeps them). Inside: ``manifests/HOST/NAMESPACE/MODEL/TAG`` JSON files, each naming its layers by
   digest; the layer of media type ``application/vnd.ollama.image.model`` is the GGUF, stored as
@@ -115,24 +116,36 @@ def _env_path(env: Mapping[str, str], key: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _lm_studio_app_data(system: str, env: Mapping[str, str], home: Path) -> Path:
+    """Where the LM Studio app (Electron) keeps its own settings."""
+    if system == "Windows":
+        return (_env_path(env, "APPDATA") or home / "AppData" / "Roaming") / "LM Studio"
+    if system == "Darwin":
+        return home / "Library" / "Application Support" / "LM Studio"
+    return (_env_path(env, "XDG_CONFIG_HOME") or home / ".config") / "LM Studio"
+
+
 def _lm_studio(system: str, env: Mapping[str, str], home: Path) -> Iterator[ModelFolder]:
+    homes: list[tuple[Path, str]] = []
     pointer = home / ".lmstudio-home-pointer"
     try:
         pointed = pointer.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         pointed = ""
     if pointed:
-        yield ModelFolder(LM_STUDIO, Path(pointed).expanduser() / "models", pointer.name)
-    for base in (home / ".lmstudio", home / ".cache" / "lm-studio"):
+        homes.append((Path(pointed.splitlines()[0].strip()).expanduser(), pointer.name))
+    homes += [(home / ".lmstudio", "default"), (home / ".cache" / "lm-studio", "default before LM Studio 0.3")]
+    for settings in [h / "settings.json" for h, _ in homes] + [_lm_studio_app_data(system, env, home) /
+                                                                  "settings.json"]:
         try:
-            data = json.loads((base / "settings.json").read_text(encoding="utf-8"))
+            data = json.loads(settings.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
-            data = None
+            continue
         folder = data.get("downloadsFolder") if isinstance(data, dict) else None
         if isinstance(folder, str) and folder.strip():
-            yield ModelFolder(LM_STUDIO, Path(folder.strip()).expanduser(),
-                              f"downloadsFolder in {base / 'settings.json'}")
-        yield ModelFolder(LM_STUDIO, base / "models", "default")
+            yield ModelFolder(LM_STUDIO, Path(folder.strip()).expanduser(), f"downloadsFolder in {settings}")
+    for lms_home, why in homes:
+        yield ModelFolder(LM_STUDIO, lms_home / "models", why)
 
 
 def _ollama(system: str, env: Mapping[str, str], home: Path) -> Iterator[ModelFolder]:
