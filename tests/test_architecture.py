@@ -323,7 +323,7 @@ NOT_YET_TYPED: set[str] = set()  # seams allowed an Any for now (none left)
 def test_no_any_in_a_signature_that_crosses_a_package() -> None:
     found = [f for f in any_at_seams() if f.rsplit(".", 1)[1] not in JSON_SHAPED]
     new = sorted(set(found) - NOT_YET_TYPED)
-    assert not new, "give these a real type (a Protocol from core/models/backend.py or core/answers/library.py):\n" \
+    assert not new, "give these a real type (a Protocol from core/models/backend.py, or a class: LibraryWalk):\n" \
         + "\n".join(new)
     typed_since = sorted(NOT_YET_TYPED - set(found))
     assert not typed_since, f"typed now: remove from NOT_YET_TYPED: {typed_since}"
@@ -485,3 +485,35 @@ def test_the_store_check_finds_a_reach(tmp_path: Path) -> None:
         "    n = shelf.store.collections()\n"
         "    return getattr(shelf, 'store', None), n, note\n")
     assert store_reaches(tmp_path) == [("app/x.py", 4), ("app/x.py", 5)]
+
+
+# -- the walk is written once ---------------------------------------------------------------------------------------
+def classes_defining_search(root: Path = ROOT) -> list[str]:
+    """Every class (in the product, its tests, benchmarks and training scripts) with a method
+    ``search(self, request, ...)``: searching a library for a ``SearchRequest``."""
+    found = []
+    for folder in ("core", "app", "ingest", "tests", "benchmarks", "training"):
+        for path in sorted((root / folder).rglob("*.py")) if (root / folder).is_dir() else []:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for f in node.body:
+                    if isinstance(f, ast.FunctionDef) and f.name == "search" and len(f.args.args) > 1 \
+                            and f.args.args[1].arg == "request":
+                        found.append(f"{path.relative_to(root).as_posix()}:{node.name}")
+    return found
+
+
+def test_search_is_written_once() -> None:
+    """``LibraryWalk.search`` (``core/navigation/walk.py``) is the one implementation: the facade hands it to the
+    answer path, and the evaluation's and the tests' doubles subclass it and fill in only ``walk`` (four classes
+    wrote it before issue 51: the ``Library`` protocol, ``LibraryWalk``, the evaluation's ``ShelfParts`` and the
+    navigator)."""
+    assert classes_defining_search() == ["core/navigation/walk.py:LibraryWalk"]
+
+
+def test_the_search_count_finds_a_second_one(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text("class A:\n    def search(self, request, cancel=None):\n        pass\n"
+                                             "class B:\n    def search(self, text):\n        pass\n")
+    assert classes_defining_search(tmp_path) == ["core/x.py:A"]

@@ -98,6 +98,11 @@ def test_asked_through_the_command_line_with_its_name(home: SimpleNamespace) -> 
     line = next(x for x in r.stdout.splitlines() if x.startswith("Ollama"))
     assert "smollm2:135m" in line and "98 MB" in line and "Q4_1" in line and line.endswith("in use")
     assert str(home.blob) in r.stdout.splitlines()[2]  # the answer model row names the blob
+    r = _run(["--db", str(home.db), "models", "--json"], home.env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    found = {m["ref"]: m for m in json.loads(r.stdout)["found"]}
+    assert found["ollama:smollm2:135m"]["path"] == str(home.blob) and found["ollama:smollm2:135m"]["usable"]
+    assert {m["quantisation"] for m in found.values()} == {"Q4_1"} and all(m["chat_template"] for m in found.values())
 
 
 def test_a_name_no_tool_has_is_a_clear_message(home: SimpleNamespace) -> None:

@@ -10,6 +10,7 @@ which file to give instead. The format: https://github.com/ggml-org/ggml/blob/ma
 from __future__ import annotations
 
 import hashlib
+import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,45 +136,94 @@ class GgufHeader:
         return model_kind(self.architecture)
 
 
-def _scalar(fh: BinaryIO, vtype: int) -> int | None:
-    """An integer value of the header (the unsigned and signed types), or None for another type (skipped)."""
-    formats = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
-    if vtype not in formats:
-        fh.seek(_SCALAR[vtype], 1)
-        return None
-    data = fh.read(_SCALAR[vtype])
-    if len(data) != _SCALAR[vtype]:
-        raise NotGguf("the header ends early")
-    return int(struct.unpack(formats[vtype], data)[0])
+_INTS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}  # GGUF integer types
+_U32, _U64 = struct.Struct("<I"), struct.Struct("<Q")
+
+
+class _Cursor:
+    """Reads a GGUF header from the file's bytes in memory (an mmap: only the pages read are loaded), so skipping a
+    vocabulary costs one length read per token in memory rather than a read and a seek per token on the file."""
+
+    def __init__(self, data: mmap.mmap | bytes) -> None:
+        self.data = data
+        self.size = len(data)
+        self.off = 0
+
+    def unpack(self, fmt: struct.Struct) -> int:
+        if self.off + fmt.size > self.size:
+            raise NotGguf("the header ends early")
+        value = int(fmt.unpack_from(self.data, self.off)[0])
+        self.off += fmt.size
+        return value
+
+    def string(self) -> bytes:
+        n = self.unpack(_U64)
+        if self.off + n > self.size:
+            raise NotGguf("a string in the header is longer than the file")
+        self.off += n
+        return bytes(self.data[self.off - n:self.off])
+
+    def integer(self, vtype: int) -> int:
+        fmt = struct.Struct(_INTS[vtype])
+        return self.unpack(fmt)
+
+    def skip(self, vtype: int) -> None:
+        if vtype in _SCALAR:
+            self.off += _SCALAR[vtype]
+        elif vtype == _STRING:
+            n = self.unpack(_U64)  # read before adding: the read moves the offset
+            self.off += n
+        elif vtype == _ARRAY:
+            item, count = self.unpack(_U32), self.unpack(_U64)
+            if item in _SCALAR:
+                self.off += count * _SCALAR[item]
+            elif item == _STRING:
+                if count > self.size // 8:
+                    raise NotGguf("an array in the header is longer than the file")
+                data, off, size, unpack = self.data, self.off, self.size, _U64.unpack_from
+                for _ in range(count):
+                    if off + 8 > size:
+                        raise NotGguf("the header ends early")
+                    off += 8 + unpack(data, off)[0]
+                self.off = off
+            else:
+                if count > self.size:
+                    raise NotGguf("an array in the header is longer than the file")
+                for _ in range(count):
+                    self.skip(item)
+        else:
+            raise NotGguf(f"unknown value type {vtype} in the header")
+        if self.off > self.size:
+            raise NotGguf("the header ends early")
 
 
 def read_header(path: Path) -> GgufHeader:
-    """The model's description from every metadata key of the GGUF at ``path`` (the tokenizer's arrays are skipped,
-    not read: a 150k-token vocabulary costs a seek per token); :class:`NotGguf` when the file is not one or its
-    header is damaged, OSError when it cannot be read."""
-    size = path.stat().st_size
+    """The model's description from every metadata key of the GGUF at ``path`` (the tokenizer's arrays are skipped
+    over, never decoded); :class:`NotGguf` when the file is not one or its header is damaged, OSError when it cannot
+    be read."""
     found: dict[bytes, str | int] = {}
     with path.open("rb") as fh:
         if fh.read(4) != GGUF_MAGIC:
             raise NotGguf("it does not start with the GGUF magic")
-        version = _u32(fh)
-        if version < 2:
-            raise NotGguf(f"GGUF version {version} is too old")
-        _u64(fh)  # tensors
-        n_kv = _u64(fh)
-        if n_kv > _MAX_HEADER_KEYS:
-            raise NotGguf(f"the header claims {n_kv} keys")
-        for _ in range(n_kv):
-            key = _string(fh, size)
-            vtype = _u32(fh)
-            if key in _HEADER_KEYS and vtype == _STRING:
-                found[key] = _string(fh, size).decode("utf-8", errors="replace")
-            elif key in _HEADER_KEYS and vtype in _SCALAR:
-                value = _scalar(fh, vtype)
-                if value is not None:
-                    found[key] = value
-            else:
-                _skip(fh, vtype, size)
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            cur = _Cursor(data)
+            cur.off = 4
+            version = cur.unpack(_U32)
+            if version < 2:
+                raise NotGguf(f"GGUF version {version} is too old")
+            cur.unpack(_U64)  # tensors
+            n_kv = cur.unpack(_U64)
+            if n_kv > _MAX_HEADER_KEYS:
+                raise NotGguf(f"the header claims {n_kv} keys")
+            for _ in range(n_kv):
+                key = cur.string()
+                vtype = cur.unpack(_U32)
+                if key in _HEADER_KEYS and vtype == _STRING:
+                    found[key] = cur.string().decode("utf-8", errors="replace")
+                elif key in _HEADER_KEYS and vtype in _INTS:
+                    found[key] = cur.integer(vtype)
+                else:
+                    cur.skip(vtype)
     arch = found.get(b"general.architecture")
     if not isinstance(arch, str):
         raise NotGguf("its header names no architecture")
