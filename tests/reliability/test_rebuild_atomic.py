@@ -148,3 +148,15 @@ def test_doctor_names_the_kept_library_and_restores_it(library: tuple[Path, list
     assert now_kept.name in restored.stdout  # the library it replaced is kept in turn
     wrong = cli("doctor", "--restore", "lib.db.nothing", db=db, home=home)
     assert wrong.returncode == 1 and "is not an old library kept beside" in wrong.stderr
+
+
+def test_an_ingest_while_the_library_is_rebuilt_is_refused(library: tuple[Path, list[str], int]) -> None:
+    from shelfwise.core.ingestion.lock import rebuild_lock
+
+    db, docs, _ = library
+    extra = db.parent / "extra.md"
+    extra.write_text("# Extra\n\nWritten into the old file, it would be lost in the swap.\n")
+    with rebuild_lock(db):  # as a running `doctor --rebuild` holds it
+        r = cli("ingest", "--no-index", str(extra), db=db, home=session_home(db.parent))
+    assert r.returncode == 1 and "is being rebuilt" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert documents(db) == docs
