@@ -160,6 +160,32 @@ def test_lm_studio_home_moved_by_its_pointer(smollm2_gguf: Path, tmp_path: Path)
     found = find_models(model_folders("Windows", {}, home))
     assert [(m.tool, m.name) for m in found] == [(LM_STUDIO, LMS_NAME)]
     assert model_folders("Windows", {}, home)[0].why == ".lmstudio-home-pointer"
+    # the app's own settings (%APPDATA%\LM Studio\settings.json) may send its downloads elsewhere
+    app = tmp_path / "Roaming" / "LM Studio"
+    app.mkdir(parents=True)
+    (app / "settings.json").write_text(json.dumps({"downloadsFolder": str(tmp_path / "D" / "models")}))
+    lay_out_lm_studio(tmp_path / "D" / "models", smollm2_gguf)
+    found = find_models(model_folders("Windows", {"APPDATA": str(tmp_path / "Roaming")}, home))
+    assert [str(m.path).startswith(str(tmp_path / "D")) for m in found] == [True, False]
+
+
+def test_a_folder_that_cannot_be_looked_at_is_passed_over(smollm2_gguf: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's folder (the Linux service's /usr/share/ollama): Path.is_dir raises PermissionError there."""
+    home = tmp_path / "home"
+    lay_out_all(home, smollm2_gguf)
+    locked = home / ".ollama" / "models"
+    is_dir = Path.is_dir
+
+    def guarded(self: Path) -> bool:
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", guarded)
+    folders = model_folders("Linux", {}, home)
+    assert [m.tool for m in find_models(folders)] == [LM_STUDIO, GPT4ALL]
+    assert not next(f for f in folders if f.path == locked).exists
 
 
 def test_a_damaged_header_is_refused_not_read_forever(tmp_path: Path) -> None:
@@ -237,3 +263,46 @@ def test_a_model_named_as_listed(smollm2_gguf: Path, tmp_path: Path, monkeypatch
     assert find_model("nothing:here") is None
     with pytest.raises(BackendError, match="nor is it the name of a model of LM Studio, Ollama or GPT4All"):
         resolve_model("llama3:8b")
+
+
+def test_ollama_says_which_models_it_keeps_for_chat(smollm2_gguf: Path, tmp_path: Path) -> None:
+    from shelfwise.core.models.found import ollama_chat
+
+    models = tmp_path / "ollama"
+    blob = lay_out_ollama(models, smollm2_gguf)
+    assert ollama_chat(blob) is True  # its template is one of turns
+    manifest = models / "manifests" / "registry.ollama.ai" / "library" / "smollm2" / "135m"
+    data = json.loads(manifest.read_text())
+    data["layers"][1]["digest"] = _blob(models / "blobs", b"{{ .Prompt }}")  # an Ollama "-text" (base) model
+    manifest.write_text(json.dumps(data))
+    assert ollama_chat(blob) is False
+    assert ollama_chat(smollm2_gguf) is None  # not in an Ollama store: its names decide
+
+
+def test_a_template_of_no_known_family_is_rendered_as_the_model_wrote_it() -> None:
+    from shelfwise.core.answers.answer import build_prompt, prompt_family
+    from shelfwise.core.models.chat import render_user_turn
+    from shelfwise.core.models.fake import FakeBackend
+    from tests.test_answer import HITS
+
+    template = ("{% for m in messages %}<｜{{ m['role'] | capitalize }}｜>{{ m['content'] }}{% endfor %}"
+                "{% if add_generation_prompt %}<｜Assistant｜>{% endif %}")
+    assert render_user_turn(template, "hi") == "<｜User｜>hi<｜Assistant｜>"
+    with pytest.raises(ValueError, match="TemplateSyntaxError"):
+        render_user_turn("{% for m in messages %}", "hi")
+    with pytest.raises(ValueError, match="only user and assistant"):
+        render_user_turn("{{ raise_exception('only user and assistant') }}", "hi")
+
+    class Instruct(FakeBackend):
+        model_path = Path("/models/deepseek-r1-distill-qwen-1.5b-instruct.gguf")
+
+        def chat_template(self) -> str:
+            return template
+
+        def chat_prompt(self, user: str) -> str | None:
+            return render_user_turn(template, user)
+
+    backend = Instruct()
+    assert prompt_family(backend) == "template"
+    prompt = build_prompt("How much leave?", HITS, "template", backend=backend)
+    assert prompt.startswith("<｜User｜>Answer the question using only") and prompt.endswith("<｜Assistant｜>")

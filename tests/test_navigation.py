@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.evaluation.datasets import EvalQuestion, GoldPassage
-from shelfwise.core.evaluation.retrieval import judge
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.navigation.calibrate import calibrate, make_probes
 from shelfwise.core.navigation.navigator import Navigator
@@ -13,6 +11,8 @@ from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.evaluation.datasets import EvalQuestion, GoldPassage
+from shelfwise.evaluation.retrieval import judge
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 from tests.fakes import HashEmbedder
 
@@ -74,7 +74,7 @@ def test_clusters_bound_branching_and_spans_are_contiguous(shelf_store):
 
 def test_walk_finds_unique_passage_and_records_levels(shelf_store):
     store, _cid, emb = shelf_store
-    res = _nav(store, emb, keep=2, passages=5, hybrid=0).search(SearchRequest("z21x1x2 compost mulch", "default"))
+    res = _nav(store, emb, keep=2, passages=5, hybrid=0).navigate(SearchRequest("z21x1x2 compost mulch", "default"))
     assert res.hits and "z21x1x2" in res.hits[0].text
     labels = [lvl.label for lvl in res.trace.levels]
     assert labels[0] == "topics" and labels[-1] == "passages"
@@ -89,10 +89,10 @@ def test_walk_finds_unique_passage_and_records_levels(shelf_store):
 def test_forced_branch_is_expanded(shelf_store):
     store, _cid, emb = shelf_store
     nav = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
-    first = nav.search(SearchRequest("telescope galaxy", "default"))
+    first = nav.navigate(SearchRequest("telescope galaxy", "default"))
     pruned = [c for c in first.trace.levels[0].candidates if not c.kept]
     assert pruned
-    forced = nav.search(SearchRequest("telescope galaxy", "default", keep=(pruned[0].node_id,)))
+    forced = nav.navigate(SearchRequest("telescope galaxy", "default", keep=(pruned[0].node_id,)))
     kept_ids = {c.node_id for c in forced.trace.levels[0].kept}
     assert pruned[0].node_id in kept_ids
 
@@ -102,10 +102,10 @@ def test_hybrid_candidates_rescue_pruned_branch(shelf_store):
     nav_off = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
     nav_on = _nav(store, emb, keep=1, passages=5, hybrid=10, first_keep_ratio=0.01)
     q = "z33x2x0"  # a token only lexical search can find (hash cosine of one rare word is weak but nonzero)
-    on = nav_on.search(SearchRequest(q, "default"))
+    on = nav_on.navigate(SearchRequest(q, "default"))
     assert any("z33x2x0" in h.text for h in on.hits)
     assert any(c.source in ("lexical", "dense") for c in on.trace.levels[-1].candidates)
-    off = nav_off.search(SearchRequest(q, "default"))
+    off = nav_off.navigate(SearchRequest(q, "default"))
     assert len(off.trace.levels[-1].candidates) <= len(on.trace.levels[-1].candidates)
 
 
@@ -183,14 +183,14 @@ def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_
     """Platt scaling changes probabilities, not the order of candidates nor the parent evidence children get."""
     import numpy as np
 
-    from shelfwise.core.navigation.calibrate import _fit
+    from shelfwise.core.navigation.calibrate import fit_level
     from shelfwise.core.navigation.decision import prior_model
     from shelfwise.core.navigation.features import FEATURES
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(60, len(FEATURES))).astype(np.float32)
     y = (x[:, FEATURES.index("z_cos_max")] + 0.3 * rng.normal(size=60) > 0.5).astype(int)
-    fitted = _fit([(i // 6, x[i], int(y[i])) for i in range(60)], drop_lm=True)
+    fitted = fit_level([(i // 6, x[i], int(y[i])) for i in range(60)], drop_lm=True)
     assert fitted is not None and fitted.scale != pytest.approx(1.0)
     prior = prior_model()
     prior.weights[[FEATURES.index("lm"), FEATURES.index("z_lm")]] = 0.0
@@ -203,7 +203,7 @@ def test_fit_toward_the_prior_moves_weight_to_the_feature_the_probes_favour():
     change the ranking; with strength inf it is the prior's ranking (Platt)."""
     import numpy as np
 
-    from shelfwise.core.navigation.calibrate import _choose_strength, _fit
+    from shelfwise.core.navigation.calibrate import _choose_strength, fit_level
     from shelfwise.core.navigation.decision import prior_model
     from shelfwise.core.navigation.features import FEATURES
 
@@ -215,7 +215,7 @@ def test_fit_toward_the_prior_moves_weight_to_the_feature_the_probes_favour():
     rows = [(i // 10, x[i], int(y[i])) for i in range(400)]
     strength, cv = _choose_strength(rows, drop_lm=True, kind="section")
     assert np.isfinite(strength) and cv[f"l2={strength:g}"] > cv["prior"]
-    fitted = _fit(rows, drop_lm=True, kind="section", strength=strength)
+    fitted = fit_level(rows, drop_lm=True, kind="section", strength=strength)
     assert fitted is not None and fitted.weights[favoured] > 0.5
     prior_order = list(np.argsort(-prior_model("section").logits(x[:10])))
     assert list(np.argsort(-fitted.logits(x[:10]))) != prior_order
@@ -255,8 +255,8 @@ def test_calibration_changes_the_order_when_the_probes_favour_another_feature(sh
     assert "passage" in fitted_levels, model.report["levels"]
     nav_fit = Navigator(store, None, emb, settings, decision=model)
     query = "the telescope and the galaxy matter here"
-    before = nav_prior.search(SearchRequest(query, "default"))
-    after = nav_fit.search(SearchRequest(query, "default"))
+    before = nav_prior.navigate(SearchRequest(query, "default"))
+    after = nav_fit.navigate(SearchRequest(query, "default"))
     assert [h.node_id for h in after.hits] != [h.node_id for h in before.hits]
     assert "telescope" in after.hits[0].text
     assert "fitted" in after.trace.calibration and "not calibrated" in before.trace.calibration
@@ -265,8 +265,8 @@ def test_calibration_changes_the_order_when_the_probes_favour_another_feature(sh
 def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
     import numpy as np
 
-    from shelfwise.core.evaluation.retrieval import Methods
     from shelfwise.core.navigation.decision import DecisionModel
+    from shelfwise.evaluation.retrieval import Methods
 
     store, cid, emb = shelf_store
     snap = snapshot_for(store, cid, emb.model_id)
