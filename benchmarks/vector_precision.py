@@ -8,8 +8,9 @@ calibrated once, with float32 vectors, with no generative model), walked with th
 ``navigation`` method of ``shelfwise eval``) twice: with the snapshot's vectors as stored, and with every passage and
 node vector replaced by its int8 round trip (``core/store/vectors.py``: ``dequantize(*quantize(v))``, which is
 exactly what a cosine over the int8 rows computes). The questions' vectors are the same float32 ones both times.
-The calibration was fitted on the float32 vectors. It needs the float32 store, so it runs on the code before
-migration 0011 (main at a682462 or earlier: ``python`` of such a checkout, this file given by path); the store keeps
+The calibration was fitted on the float32 vectors. It needs the float32 store, so it runs
+on the code before migration 0011 (main at 531839d or earlier: ``PYTHONPATH`` naming a folder whose ``shelfwise/``
+links to such a checkout's core, app, ingest, resources and evaluation); the store keeps
 only the int8 vectors after it. Reported per set: document, section and passage Hit@1 (and the
 passage Recall@10) both ways and their difference (int8 - float32). ``--partial 0.1,0.5``: the same walk with only
 that share of the (int8) vectors made, as a question asked while an index run is part of the way has them.
@@ -25,14 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.retrieval import Methods, run_methods
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, build_collection, load_dataset
 from shelfwise.core.models.factory import make_embedder
 from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.retrieval import Methods, run_methods
+from shelfwise.evaluation.run import EVAL_DB_VERSION, build_collection, load_dataset
 
 XQUAD_LANGS = ("en", "de", "es", "ru", "tr", "vi", "ar", "hi", "zh")
 KEYS = ("document_hit1", "section_hit1", "passage_hit1", "passage_recall10")
