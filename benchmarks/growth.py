@@ -24,10 +24,11 @@ them) are real vectors repeated with noise too. The library is then finished the
 it, except that calibration is off (the prior decision model: fitting it walks 240 probe questions per size).
 
 Per size: the library file's size and bytes per passage; the snapshot's build time and resident size (in this
-process, RSS before and after); ``shelfwise ask --no-generate`` as a whole process (median wall seconds and the
-peak RSS of ``--repeat`` runs); the same question in one warm process through ``Shelf.ask`` with generation off
-(the window's case: median of ``--repeat`` after one warm-up); keyword search (``Shelf.search_words``) and flat
-dense search (the query against every passage vector, top 10), medians. The question: the words of one passage
+process, RSS before and after) and its files beside the library; ``shelfwise ask --no-generate`` as a whole process
+(median wall seconds, peak RSS and median CPU seconds of ``--repeat`` runs: CPU seconds are steadier than wall time
+on a shared machine); the same question in one warm process through ``Shelf.ask`` with generation off (the window's
+case: median wall and CPU seconds of ``--repeat`` after one warm-up); keyword search (``Shelf.search_words``) and
+flat dense search (the query against every passage vector, top 10), medians. The question: the words of one passage
 (different at every size: the passage in the middle of the tree).
 """
 
@@ -196,9 +197,9 @@ def question_for(db: Path) -> str:
     return " ".join(str(text).split()[:8]) + "?"
 
 
-def ask_process(db: Path, question: str, settings_file: Path, src: str | None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one ``shelfwise ask --no-generate`` process, run by this interpreter on
-    the code at ``src`` (a folder holding ``shelfwise/``; None: this checkout)."""
+def ask_process(db: Path, question: str, settings_file: Path, src: str | None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds of one ``shelfwise ask --no-generate`` process, run by this
+    interpreter on the code at ``src`` (a folder holding ``shelfwise/``; None: this checkout)."""
     env = dict(os.environ, SHELFWISE_SETTINGS=str(settings_file))
     env.pop("PYTHONPATH", None)
     if src:
@@ -212,7 +213,7 @@ def ask_process(db: Path, question: str, settings_file: Path, src: str | None) -
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"shelfwise ask failed: {err[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def measure_warm(db: Path, n: int, repeat: int) -> dict[str, float]:
@@ -243,13 +244,15 @@ def measure_warm(db: Path, n: int, repeat: int) -> dict[str, float]:
             if side.exists() else 0.0
         shelf.before_question("synthetic")
         shelf.ask(question, "synthetic")  # warm-up: models loaded, snapshot read
-        warm = []
+        warm, warm_cpu = [], []
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             shelf.before_question("synthetic")  # as the window's worker does before every question
             shelf.ask(question, "synthetic")
             warm.append(time.perf_counter() - t0)
+            warm_cpu.append(time.process_time() - c0)
         out["ask_warm_s"] = round(statistics.median(warm), 3)
+        out["ask_warm_cpu_s"] = round(statistics.median(warm_cpu), 3)
         words = []
         for _ in range(repeat):
             t0 = time.perf_counter()
@@ -333,14 +336,17 @@ def main() -> None:
                 base_runs.append(ask_process(base_db, question, settings_file, base))
         row["ask_process_s"] = round(statistics.median(r[0] for r in new_runs), 3)
         row["ask_process_rss_mb"] = round(max(r[1] for r in new_runs), 1)
+        row["ask_process_cpu_s"] = round(statistics.median(r[2] for r in new_runs), 3)
         row.update(child(["--measure-only", "--sizes", str(n), "--dir", str(args.dir), *common], None))
         if base:
             today: dict[str, object] = {"ask_process_s": round(statistics.median(r[0] for r in base_runs), 3),
-                                        "ask_process_rss_mb": round(max(r[1] for r in base_runs), 1)}
+                                        "ask_process_rss_mb": round(max(r[1] for r in base_runs), 1),
+                                        "ask_process_cpu_s": round(statistics.median(r[2] for r in base_runs), 3)}
             today.update(child(["--measure-only", "--sizes", str(n), "--dir", str(base_dir), *common], base))
             row["today"] = today
             row["ratio_today_over_this"] = {k: round(float(today[k]) / float(row[k]), 2)  # type: ignore[arg-type]
-                                            for k in ("ask_process_s", "ask_process_rss_mb", "ask_warm_s",
+                                            for k in ("ask_process_s", "ask_process_cpu_s", "ask_process_rss_mb",
+                                                      "ask_warm_s", "ask_warm_cpu_s",
                                                       "dense_flat_s", "library_mb", "snapshot_build_s")
                                             if float(row.get(k, 0) or 0) > 0}  # type: ignore[arg-type]
         row["load_average"] = [round(x, 1) for x in os.getloadavg()]

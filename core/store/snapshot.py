@@ -31,6 +31,14 @@ from shelfwise.core.store.db import Store
 from shelfwise.core.store.vectors import decode, scores
 from shelfwise.ingest.model import Location
 
+_DONTNEED: int | None = None  # giving mapped pages back: Linux and macOS (on Windows they stay until unmapped)
+try:
+    from mmap import MADV_DONTNEED
+
+    _DONTNEED = MADV_DONTNEED
+except ImportError:
+    pass
+
 KINDS = ("collection", "cluster", "document", "section", "passage")
 _KIND = {k: i for i, k in enumerate(KINDS)}
 PASSAGE = _KIND["passage"]
@@ -529,5 +537,5 @@ class Mapped:
         page = mmap.PAGESIZE
         a = -(-(self.offset + start * self.row_bytes) // page) * page
         b = (self.offset + end * self.row_bytes) // page * page
-        if b > a and hasattr(mmap, "MADV_DONTNEED"):
-            self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+        if b > a and _DONTNEED is not None:
+            self.mm.madvise(_DONTNEED, a, b - a)
