@@ -34,7 +34,7 @@ def _library(path: Path) -> tuple[Store, int, HashEmbedder]:
 
 def _walk(store: Store, emb: HashEmbedder, question: str) -> list[int]:
     nav = Navigator(store, None, emb, Settings(readout="embedding", budgets=Budgets(branching=4)))
-    return [h.node_id for h in nav.search(SearchRequest(question, "default")).hits]
+    return [h.node_id for h in nav.navigate(SearchRequest(question, "default")).hits]
 
 
 def _new_process() -> None:
