@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.ingestion.lock import ingest_lock, ingest_running
+from shelfwise.core.ingestion.lock import (
+    RebuildRefused,
+    ingest_lock,
+    ingest_running,
+    rebuild_lock,
+    rebuild_running,
+)
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
@@ -95,11 +101,6 @@ FTS_NOT_CHECKED = "not checked (the library is read-only)"
 BUILDING = "rebuilding"  # the label of the new library while it is built: <name>.rebuilding-<pid>
 KEPT_LABELS = ("replaced", "damaged")  # old libraries kept beside the new one: <name>.replaced-<time>
 SPARE_BYTES = 16 << 20  # room asked for besides a copy of the library (the journal, the search index's merges)
-
-
-class RebuildRefused(RuntimeError):
-    """A rebuild (or a restore) that did not start, and why: another one runs, an ingest runs, too little space.
-    Nothing was changed."""
 
 
 class RebuildFailed(RuntimeError):
@@ -248,45 +249,6 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
         return diag
     finally:
         conn.close()
-
-
-def _lock_path(db: Path) -> Path:
-    return db.with_name(db.name + ".rebuild.lock")
-
-
-@contextlib.contextmanager
-def rebuild_lock(db: Path, wait: float = 0.0) -> Iterator[None]:
-    """Held (exclusive) while the library at ``db`` is rebuilt or restored; :class:`RebuildRefused` when another
-    process holds it for longer than ``wait`` seconds. An exclusive lock on a tiny SQLite file, like
-    :func:`~shelfwise.core.ingestion.lock.ingest_lock`: the operating system drops it when the process dies."""
-    lock = _lock_path(db)
-    try:
-        conn = sqlite3.connect(f"{lock.resolve().as_uri()}?mode=rwc", uri=True, timeout=wait, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise RebuildRefused(f"cannot take the rebuild lock {lock}: {exc}") from exc
-    try:
-        try:
-            conn.execute("PRAGMA journal_mode=DELETE")
-            conn.execute("BEGIN EXCLUSIVE")
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise RebuildRefused("another rebuild of this library is running; nothing was changed (run "
-                                     "doctor again when it has finished)") from exc
-            raise RebuildRefused(f"cannot take the rebuild lock {lock}: {exc}") from exc
-        yield
-    finally:
-        conn.close()
-
-
-def rebuild_running(db: Path) -> bool:
-    """True while another process rebuilds or restores the library at ``db``."""
-    if not _lock_path(db).exists():
-        return False
-    try:
-        with rebuild_lock(db):
-            return False
-    except RebuildRefused:
-        return True
 
 
 def _siblings(db: Path, label: str) -> list[Path]:

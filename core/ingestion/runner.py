@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shelfwise.core.ingestion.files import FileId, NotAFile, not_a_file, sha256_file, walk
-from shelfwise.core.ingestion.lock import ingest_lock
+from shelfwise.core.ingestion.lock import ingest_lock, refuse_while_rebuilt
 from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
 from shelfwise.core.store.db import DocumentRow, FileMeta, Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
@@ -314,6 +314,8 @@ def ingest(
             parse = registry.parse
     try:
         with ingest_lock(store.path):
+            # checked with the ingest lock held: a rebuild starting now sees this ingest, or this ingest sees it
+            refuse_while_rebuilt(store.path)
             return _run(store, paths, collection, limits, progress, cancel, after_write, force, parse,
                         is_candidate, worker)
     finally:

@@ -20,6 +20,7 @@ Packaged apps (PyInstaller) must call ``multiprocessing.freeze_support()`` at th
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import sys
 import time
@@ -137,9 +138,13 @@ def _serve(conn: Connection, parser: str) -> None:
         module, _, name = parser.partition(":")
         parse = getattr(importlib.import_module(module), name)
     except Exception as exc:  # reported to the parent, which explains it to the user
-        conn.send(Note("failed", f"{exc.__class__.__name__}: {exc}"))
+        with contextlib.suppress(OSError, EOFError):
+            conn.send(Note("failed", f"{exc.__class__.__name__}: {exc}"))
         return
-    conn.send(Note("ready"))
+    try:
+        conn.send(Note("ready"))
+    except (OSError, EOFError):  # the parent died while this child started (kill -9): nothing to do, nothing to say
+        return
 
     while True:
         try:
