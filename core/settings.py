@@ -264,7 +264,7 @@ def _read_text(path: Path) -> str:
     """The text of the regular file at ``path``, opened without waiting (a FIFO with no writer would block the
     open) and read only when it is a regular file of at most :data:`MAX_SETTINGS_BYTES`; OSError (ValueError for
     what it is instead) otherwise."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK | os.O_NOCTTY if os.name == "posix" else 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
