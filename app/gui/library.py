@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shelfwise.app.gui.plain import plain_tip
+from shelfwise.app.gui.plain import plain_tip, shown_name
 from shelfwise.core.shelf import Shelf
 
 ROLE_KIND = Qt.ItemDataRole.UserRole  # "collection" | "document"
@@ -244,6 +244,7 @@ class LibraryView(QWidget):
     def _document_item(self, doc: Any) -> QTreeWidgetItem:
         name = Path(doc.path).name
         ocr = getattr(doc, "ocr_label", lambda: "")()  # "OCR 3/12 pages": text read from page images
+        name = shown_name(name)
         item = QTreeWidgetItem([f"{name} · OCR" if ocr else name])
         item.setData(0, ROLE_KIND, "document")
         item.setData(0, ROLE_OBJ, doc)
