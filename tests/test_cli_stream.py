@@ -21,7 +21,7 @@ from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import guarded_stream
 
 QUESTION = "How many hours a day do cats sleep?"
-EXTRACTED = "Answer: Cats sleep sixteen hours a day. [1]"
+EXTRACTED = "Answer: sixteen hours a day [1]\nIn the sources: Cats sleep sixteen hours a day. [1]"
 
 
 class Watching(FakeBackend):

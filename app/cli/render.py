@@ -75,7 +75,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     """``shelfwise ask --json``: the search's passages and trace, then the answer, its citations and steps."""
     out: dict[str, Any] = (result_json(answer.search) if answer.search
                            else {"question": answer.question, "passages": [], "trace": []})
-    out["answer"] = answer.text
+    out["answer"] = answer.shown_first()
     out["short_answer"] = to_dict(answer.short) if answer.short else None
     out["found"] = answer.found
     out["sentences"] = [to_dict(s) for s in answer.sentences]
@@ -102,6 +102,24 @@ def source_line(c: Citation) -> str:
     where = " > ".join(shown(x) for x in parts)
     loc = h.location.label()
     return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {shown(h.path)}" if h.path else "")
+
+
+def answer_lines(answer: Answer) -> list[str]:
+    """What is shown first, in order: "Answer:" with the value asked for (or "Yes:"/"No:" and the deciding
+    sentence), "In the sources:" with the sentence(s) it is read from, a table value's explanation and cells; just
+    "Answer:" and the sentence(s) when no value was found (or "Not found in your documents.")."""
+    short = answer.short
+    if short is None or not answer.found:
+        return [f"Answer: {answer.text}"]
+    if short.kind == "yes_no":
+        return [f"Answer: {short.text}: {answer.text}"]
+    cite = f" [{short.number}]" if short.number else ""
+    lines = [f"Answer: {short.text}{cite}"]
+    if short.explanation:
+        lines.append(f"  {short.explanation}")
+    if short.cells:
+        lines.append("  cells: " + "; ".join(f"{c.address} = {c.value}" for c in short.cells))
+    return [*lines, f"In the sources: {answer.text}"]
 
 
 def render_sources(answer: Answer) -> list[str]:
@@ -144,7 +162,8 @@ class StreamedAnswer:
         self.judged = False
 
     def on_extract(self, answer: Answer) -> None:
-        self.echo(f"Answer: {answer.text}")
+        for line in answer_lines(answer):
+            self.echo(line)
         self.extracted = True
 
     def on_token(self, piece: str) -> None:
@@ -191,7 +210,7 @@ def render_steps(answer: Answer) -> list[str]:
 
 def render_answer_text(answer: Answer) -> str:
     """The answer, the adaptive steps if there were several, then "Sources:" lines."""
-    parts = [answer.text, *render_generation(answer)]
+    parts = [*answer_lines(answer), *render_generation(answer)]
     if shows_steps(answer):
         parts += ["", "Steps:", *render_steps(answer)]
     sources = render_sources(answer)

@@ -46,6 +46,7 @@ from shelfwise.core.answers.extractive import (
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.sentence_vectors import cached_scorer
+from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.models.backend import CancelCheck
@@ -107,9 +108,13 @@ def extractive_answer(library: Library, question: str, result: SearchResult | No
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
+    short = short_answer(question, sentences)
+    if short is not None and short.kind == "yes_no":  # the deciding sentence is shown first, after "Yes:"/"No:"
+        sentences = sorted(sentences, key=lambda s: (s.number, s.start) != (short.number, short.start))
     numbers = sorted({s.number for s in sentences})
     return Answer(question, extract_text(sentences), [Citation(n, hits[n - 1]) for n in numbers], True,
-                  search=result, tokens=tokens, sentences=sentences, first_seconds=time.perf_counter() - t0)
+                  search=result, tokens=tokens, sentences=sentences, first_seconds=time.perf_counter() - t0,
+                  short=short)
 
 
 def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], list[int]]:

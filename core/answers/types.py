@@ -113,6 +113,18 @@ class Answer:
     outline: Outline | None = None  # for a structural answer: the outline it was read from
     short: ShortAnswer | None = None  # the value asked for, shown before ``text`` (None: no value was found)
 
+    def shown_first(self) -> str:
+        """What is shown first (``ask --json``'s ``answer``, the CLI's "Answer:" lines, the window's top): the short
+        answer with its citation, then the sentence(s) it is read from; a yes/no answer as "No: <sentence> [n]";
+        :attr:`text` alone when no value was found."""
+        short = self.short
+        if short is None or not self.found:
+            return self.text
+        if short.kind == "yes_no":
+            return f"{short.text}: {self.text}"
+        cite = f" [{short.number}]" if short.number else ""
+        return f"{short.text}{cite}\n{self.text}"
+
     @property
     def withdrawn(self) -> bool:
         """The model wrote an answer (it may have been streamed) that is not kept: a front end takes it back."""
