@@ -82,6 +82,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     out["generated"] = answer.generated
     out["generated_raw"] = answer.generated_raw
     out["generation_note"] = answer.generation_note
+    out["generation_checks"] = list(answer.generation_checks)
     out["first_seconds"] = round(answer.first_seconds, 3)
     out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
                          "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
@@ -129,25 +130,31 @@ def render_sources(answer: Answer) -> list[str]:
     return []
 
 
+def checked_label(answer: Answer) -> str:
+    """The label of a kept model text: exactly the checks it passed (``Answer.generation_checks``)."""
+    return "Model's answer (checked: " + "; ".join(answer.generation_checks) + ")"
+
+
 def render_generation(answer: Answer) -> list[str]:
-    """Under the extracted answer: the model's own answer when it passed the grounding check, or why it is not
-    shown (nothing when the model was not asked)."""
+    """Under the answer: the model's own answer with what it was checked for, when it passed the checks, or why it
+    is not shown (nothing when the model was not asked)."""
     if answer.generated:
-        return ["", f"Model's answer (its facts checked against the sources): {answer.generated}"]
+        return ["", f"{checked_label(answer)}: {answer.generated}"]
     if answer.generation_note:
         return ["", f"({answer.generation_note})"]
     return []
 
 
 def render_verdict(answer: Answer, streamed: str) -> list[str]:
-    """Under a streamed model's answer (``streamed``, as printed): whether it is kept, and the kept text when the
-    check changed it; or that it is withdrawn, and why."""
+    """Under a streamed model's answer (``streamed``, as printed): whether it is kept and what it was checked for,
+    and the kept text when the check changed it; or that it is withdrawn, and why."""
+    checks = "; ".join(answer.generation_checks)
     if answer.generated:
         if " ".join(answer.generated.split()) == " ".join(streamed.split()):
-            return ["(kept: its facts are in the cited sources)"]
-        return [f"(kept, as checked against the sources: {answer.generated})"]
+            return [f"(kept, checked: {checks})"]
+        return [f"(kept, checked: {checks}; as kept: {answer.generated})"]
     why = answer.generation_note.removeprefix("The model's answer is not shown: ") or "not kept"
-    return [f"(withdrawn: {why})"]
+    return [f"({'not shown' if why.startswith('it says nothing that') else 'withdrawn'}: {why})"]
 
 
 class StreamedAnswer:

@@ -295,8 +295,9 @@ class AnswerView(QWidget):
             body += ("<p class='generating' style='color:gray; margin:8px 0 0 0'>The model's answer (being "
                      f"written; checked against the sources when done)</p>{answer_html(self._streamed, known)}")
         elif self.answer is not None and self.answer.generated:
-            body += ("<p style='color:gray; margin:8px 0 0 0'>The model's answer (its facts checked against the "
-                     f"sources)</p>{answer_html(self.answer.generated, known)}")
+            checks = html.escape("; ".join(self.answer.generation_checks))
+            body += (f"<p class='checkedLabel' style='color:gray; margin:8px 0 0 0'>The model's answer (checked: "
+                     f"{checks})</p>{answer_html(self.answer.generated, known)}")
         elif self.answer is not None and self.answer.generation_note:
             body += (f"<p class='generationNote' style='color:gray; margin:8px 0 0 0'>"
                      f"{html.escape(self.answer.generation_note)}</p>")

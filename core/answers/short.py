@@ -60,7 +60,7 @@ _PERCENT_Q = re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|shar
                         r"(?:pourcentage|part|proportion)|\bcombien de pour ?cent", re.I)
 _TIME_Q = re.compile(r"\b(?:what|which) time\b|\bat what time\b|\buntil what time\b|\b(?:opening|office|core|"
                      r"working|business|support) hours\b|\bum wie ?viel uhr\b|\buhrzeit|\böffnungszeit|\bkernzeit|"
-                     r"\bà quelle heure\b|\bquelle heure\b|\bhoraires?\b", re.I)
+                     r"\bà quelle heure\b|\bquelle heure\b|\bhoraires?\b|\bheures d(?:e\s|')\w+", re.I)
 _DATE_Q = re.compile(r"\bwhen\b|\b(?:what|which|by what|on what) (?:date|day|year|month)\b|\bdeadline\b|"
                      r"\bbis wann\b|\bab wann\b|\ban welchem (?:tag|datum)\b|\bwelche[sm]? (?:datum|tag|jahr)\b|"
                      r"\bquelle date\b|\bquel jour\b|\bjusqu'à quand\b|\bà partir de quand\b|\ben quelle année\b",
@@ -390,7 +390,7 @@ def polarity(question: str, sentence: str) -> str:
 
 
 # --------------------------------------------------------------------------- the short answer
-def _spans_of(kind: str, text: str, question: str) -> list[Span]:
+def spans_of(kind: str, text: str, question: str) -> list[Span]:
     if kind in ("number", "percent", "duration"):
         return quantity_spans(text)
     if kind == "time":
@@ -486,7 +486,7 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
             if len(items) >= 2:
                 return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
                                    sentence=" ".join(s.shown.split()))
-        for span in _spans_of(kind, s.text, question):
+        for span in spans_of(kind, s.text, question):
             score = _score(kind, span, s.text, question)
             if score is not None and (best is None or score - 0.3 * rank > best[0]):
                 best = (score - 0.3 * rank, s, span)

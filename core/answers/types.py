@@ -107,6 +107,7 @@ class Answer:
     generated: str = ""
     generated_raw: str = ""
     generation_note: str = ""
+    generation_checks: list[str] = field(default_factory=list)  # what the shown model text passed, in words
     first_seconds: float = 0.0  # question -> first answer text (the extracted sentence), walk included
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
     kind: str = ""  # "" = answered from passages; else the structural kind (core/answers/structure_intent.py)
