@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from shelfwise.core.answers.answer import passage_cosines
-from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.navigation.request import clipped_request
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -34,8 +34,7 @@ def main() -> None:
     feats: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
     with Shelf(Settings(db_path=Path("/tmp/unused-shelf.db"))) as shelf:
         store = Store(data_dir() / "eval" / f"conditionalqa-v{EVAL_DB_VERSION}.db")
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
-                           judge=shelf.judge)
+        parts = LibraryWalk(store, shelf.models, collection=ds.name)
         for q in ds.questions:
             if not (q.answers or q.not_answerable):
                 continue

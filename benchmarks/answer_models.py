@@ -29,12 +29,12 @@ from shelfwise.core.answers.answer import prompt_family, render_chat, write_answ
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.evaluation.answer_modes import fact_match, fact_violations, is_yes_no
-from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.models.llama.backend import LlamaBackend
 from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -58,8 +58,7 @@ def questions(sample_db: Path, tune: int, yes_no: int, sample: int) -> list[dict
         scorer = ex.embedder_scorer(shelf.embedder)
         ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=True, split="tune")
         store = Store(data_dir() / "eval" / f"conditionalqa-v{EVAL_DB_VERSION}.db")
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
-                           judge=shelf.judge)
+        parts = LibraryWalk(store, shelf.models, collection=ds.name)
         spans = [q for q in ds.questions if q.answers and not all(is_yes_no(a) for a in q.answers)][:tune]
         yns = [q for q in ds.questions if q.answers and all(is_yes_no(a) for a in q.answers)][:yes_no]
         for kind, qs in (("span", spans), ("yes_no", yns)):

@@ -26,10 +26,10 @@ from shelfwise.core.answers import extractive as ex
 from shelfwise.core.answers.from_passages import widen_lists
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.evaluation.answer_modes import fact_match, is_yes_no
-from shelfwise.core.evaluation.answers import ShelfParts
 from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
 from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.navigation.request import clipped_request
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
@@ -41,8 +41,7 @@ def collect(sample_db: Path) -> list[dict[str, Any]]:
     with Shelf(Settings(db_path=sample_db)) as shelf:
         ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False, split="tune")
         store = Store(data_dir() / "eval" / f"conditionalqa-v{EVAL_DB_VERSION}.db")
-        parts = ShelfParts(store, shelf.backend, shelf.embedder, shelf.settings, collection=ds.name,
-                           judge=shelf.judge)
+        parts = LibraryWalk(store, shelf.models, collection=ds.name)
         for q in ds.questions:
             if q.answers and not all(is_yes_no(a) for a in q.answers):
                 found = parts.search(clipped_request(q.query, None, parts.backend))

@@ -55,7 +55,7 @@ def main() -> None:
         tokens, requests, judged, seconds, levels = [], [], [], [], []
         for q in range(args.queries):
             t = time.perf_counter()
-            res = nav.search(SearchRequest(f"question {q} about {tree.kinds[-1]} number {q * 7 + 3}", coll))
+            res = nav.navigate(SearchRequest(f"question {q} about {tree.kinds[-1]} number {q * 7 + 3}", coll))
             seconds.append(time.perf_counter() - t)
             tokens.append(res.trace.tokens)
             requests.append(res.trace.requests)

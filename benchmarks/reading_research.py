@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from shelfwise.core.answers.extractive import share_held
-from shelfwise.core.answers.library import Library
 from shelfwise.core.conversation import reading as core_reading
 from shelfwise.core.conversation.cues import CONTINUE, content_words, names_referent, own_words, points_back
 from shelfwise.core.conversation.model import Reading, Turn
@@ -54,6 +53,7 @@ from shelfwise.core.conversation.reading import (
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.snapshots import load_decision
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.snapshot import Snapshot
 
 
@@ -229,7 +229,7 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
     return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
 
 
-def decision_for(shelf: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
+def decision_for(shelf: LibraryWalk, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
     """:func:`shelfwise.core.conversation.turn.decision_for`, also for a rule that compares the two readings."""
     r = _research(rule)
     if snap is None or not r.gate or (not r.confidence and r.alone_gap is None and r.coverage_gap is None):

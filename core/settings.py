@@ -1,8 +1,8 @@
 """User-facing settings shared by the CLI and the GUI, and the one file that keeps them.
 
 The file is ``settings.json`` in the data dir, beside the libraries (``SHELFWISE_SETTINGS`` names another file):
-one JSON object with a ``version`` and the fields of :data:`PERSISTED`. Both front ends read it through the facade
-(``Shelf.load_settings``); the window writes it from its Settings dialog, the command line only reads it and its
+one JSON object with a ``version`` and the fields of :data:`PERSISTED`. Both front ends read it with
+:func:`load_settings`; the window writes it from its Settings dialog, the command line only reads it and its
 flags override it for that run. Keys this version does not know are kept when the file is written again (a newer
 Shelfwise's settings survive an older one); a value of the wrong type is dropped (its default is used); a damaged
 file gives the defaults and a message that says so, never an exception. The encoder is not here: it is the

@@ -6,6 +6,8 @@ Every format parser (``ingest/pdf.py``, ``docx.py``, ``pptx.py``, ``xlsx.py``, `
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -56,15 +58,42 @@ class Location:
         return ""
 
 
+CellKind = Literal["number", "money", "percent", "date", "time", "text"]
+
+
+@dataclass
+class ParsedTable:
+    """A table found as a table (``ingest/tables.py`` types its cells): its column names, its data rows as shown,
+    each cell's value as a number where it is one (money and percent without their signs, a date as its day
+    number, a time in seconds; ``None`` for text), each column's kind and each row's kind ("data", or "total" for
+    a total or subtotal row). The section node that holds it has the rows' passages as its children;
+    ``row_passage[i]`` is the index among those children of the passage holding data row ``i``. For a sheet,
+    ``sheet``, ``first_col`` (0-based) and ``sheet_rows`` (each data row's 1-based row number) give cell
+    addresses such as ``Salary bands!F6``."""
+
+    header: list[str]
+    rows: list[list[str]]
+    numbers: list[list[float | None]]
+    kinds: list[CellKind]
+    row_kinds: list[str]
+    row_passage: list[int] = field(default_factory=list)
+    sheet: str = ""
+    first_col: int = 0
+    sheet_rows: list[int] = field(default_factory=list)
+    header_row: int = 0  # a sheet's (last) header row number, 0 elsewhere
+
+
 @dataclass
 class ParsedNode:
-    """A section (has children) or a passage (has text) of a parsed document."""
+    """A section (has children) or a passage (has text) of a parsed document. A section holding a table found as a
+    table has it in ``table`` (its passages are the table's rows, with their column names)."""
 
     kind: NodeKind
     title: str
     text: str = ""
     location: Location = field(default_factory=Location)
     children: list[ParsedNode] = field(default_factory=list)
+    table: ParsedTable | None = None
 
     def walk(self) -> list[ParsedNode]:
         out = [self]
@@ -92,6 +121,9 @@ class ParsedDocument:
 
     def count(self, kind: NodeKind) -> int:
         return sum(1 for n in self.nodes() if n.kind == kind)
+
+    def tables(self) -> list[ParsedTable]:
+        return [n.table for n in self.nodes() if n.table is not None]
 
 
 class IngestError(Exception):
@@ -184,3 +216,91 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()  # the default for every parser's ``limits`` argument
+
+
+# A table cell's value read from its text (every parser that finds a table, and the table answers' bounds in a
+# question, read cells the same way): ``ingest/tables.py`` has the rest of reading a table.
+_CURRENCY = r"(?:[€$£¥₹]|EUR|USD|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK)"
+_NUM = r"[-+−]?\(?\d[\d,.'\u202f\u00a0 ]*\d?\)?"
+_MONEY = re.compile(rf"^(?:{_CURRENCY}\s?({_NUM})|({_NUM})\s?{_CURRENCY})$", re.IGNORECASE)
+_PERCENT = re.compile(rf"^({_NUM})\s?%$")
+_PLAIN = re.compile(rf"^({_NUM})$")
+_LEADING = re.compile(r"^[-+−]?\d[\d,]*(?:\.\d+)?")
+_TIME = re.compile(r"^(\d{1,2}):(\d\d)(?::(\d\d))?(?:\s?([ap])\.?m\.?)?$", re.IGNORECASE)
+_ISO = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[ T][\d:]+)?$")
+_DMY = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})$")
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+     "december"])}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_WORD_DATE = re.compile(r"^(?:(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})|([a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4}))$", re.IGNORECASE)
+def _number(text: str) -> float | None:
+    """"1,234.5" / "1.234,5" / "(12)" / "−3" as a float, else None."""
+    t = text.replace("\u202f", "").replace("\u00a0", "").replace(" ", "").replace("'", "").replace("−", "-")
+    negative = t.startswith("(") and t.endswith(")")
+    t = t.strip("()")
+    if not t:
+        return None
+    if "," in t and "." in t:  # the later one is the decimal mark
+        t = t.replace(",", "") if t.rfind(".") > t.rfind(",") else t.replace(".", "").replace(",", ".")
+    elif "," in t:  # 1,234 (thousands) or 3,5 (decimal)
+        head, _, tail = t.rpartition(",")
+        t = t.replace(",", "") if len(tail) == 3 and head.lstrip("+-") else t.replace(",", ".")
+    elif t.count(".") > 1:
+        t = t.replace(".", "")
+    try:
+        value = float(t)
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+def _date(text: str) -> dt.date | None:
+    try:
+        if m := _ISO.match(text):
+            return dt.date(int(m[1]), int(m[2]), int(m[3]))
+        if m := _DMY.match(text):
+            return dt.date(int(m[3]), int(m[2]), int(m[1]))
+        if m := _WORD_DATE.match(text):
+            if m[1]:
+                month = _MONTHS.get(m[2].lower())
+                return dt.date(int(m[3]), month, int(m[1])) if month else None
+            month = _MONTHS.get(m[4].lower())
+            return dt.date(int(m[6]), month, int(m[5])) if month else None
+    except ValueError:
+        return None
+    return None
+
+
+def read_cell(text: str) -> tuple[CellKind, float | None]:
+    """A cell's kind and its value as a number (see the module docstring); text that starts with a number (``12
+    km``, ``3rd``) keeps that number with the kind "text", so a column of them still sorts."""
+    t = " ".join(text.split())
+    if not t:
+        return "text", None
+    if m := _MONEY.match(t):
+        value = _number(m[1] or m[2])
+        if value is not None:
+            return "money", value
+    if m := _PERCENT.match(t):
+        value = _number(m[1])
+        if value is not None:
+            return "percent", value
+    if _PLAIN.match(t):
+        value = _number(t)
+        if value is not None:
+            return "number", value
+    if m := _TIME.match(t):
+        hours = int(m[1]) % 12 + (12 if (m[4] or "").lower() == "p" else 0) if m[4] else int(m[1])
+        if hours < 24 and int(m[2]) < 60:
+            return "time", float(hours * 3600 + int(m[2]) * 60 + int(m[3] or 0))
+    day = _date(t)
+    if day is not None:
+        return "date", float(day.toordinal())
+    if m := _LEADING.match(t):
+        value = _number(m[0])
+        return "text", value
+    return "text", None
+
+

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import re
 
-from shelfwise.ingest.model import Location, ParsedNode
+from shelfwise.ingest.model import Location, ParsedNode, ParsedTable
 from shelfwise.ingest.passages import PassageBuilder, estimate_tokens, table_chunks
+from shelfwise.ingest.tables import header_title, table_from_text
+
+TABLE_LEVEL = 99  # a table's section sits below every heading level; the next heading closes it
 
 
 class OutlineBuilder:
@@ -86,8 +89,41 @@ class OutlineBuilder:
         if not self._drop(text):
             self._passages.add_block(text, loc, alone=alone)
 
+    def begin_table(self, table: ParsedTable, title: str, loc: Location | None = None) -> ParsedNode | None:
+        """Open the section of a table found as a table (titled by its caption or header); its row chunks follow
+        as blocks (each one passage), then :meth:`end_table`. None past the passage cap."""
+        if self._drop(title):
+            return None
+        self._flush()
+        node = ParsedNode("section", " ".join(title.split())[:200] or "Table", location=loc or Location(),
+                          table=table)
+        self._target().append(node)
+        self._stack.append((TABLE_LEVEL, node))
+        return node
+
+    def end_table(self, node: ParsedNode | None, spans: list[tuple[int, int]]) -> None:
+        """Close a table's section. ``spans`` are the data rows [first, last) of each block given since
+        :meth:`begin_table`, in order; each row's passage is found from them (every row in the first passage when
+        the passages did not come out one per block)."""
+        self._flush()
+        if node is None or node.table is None:
+            return
+        while self._stack and self._stack[-1][1] is not node:
+            self._stack.pop()
+        if self._stack:
+            self._stack.pop()
+        passages = [c for c in node.children if c.kind == "passage"]
+        n = len(node.table.rows)
+        row_passage = [0] * n
+        if len(passages) == len(spans):
+            for i, (first, last) in enumerate(spans):
+                for r in range(max(0, first), min(n, last)):
+                    row_passage[r] = i
+        node.table.row_passage = row_passage
+
     def table(self, rows: list[list[str]], loc: Location | None = None) -> None:
-        """A table as Markdown; a big one is split into row chunks that each repeat the header.
+        """A table as Markdown; a big one is split into row chunks that each repeat the header. A table with a
+        header row and data becomes a section of its own holding a :class:`ParsedTable` (``begin_table``).
 
         Layout tables are read as text instead: a one-column table gives one paragraph per cell, and a row too
         big for one passage gives a paragraph of its cells (one per line), split at sentences."""
@@ -111,6 +147,9 @@ class OutlineBuilder:
             for row in rows:
                 self._passages.add(" | ".join(c for c in row if c.strip()), loc)
             return
+        if len(rows) > 1:
+            self._found_table(rows, caption, loc)
+            return
         self._caption = "\n".join(caption)
         header, run, emitted = rows[0], [rows[0]], False
         for row in rows[1:]:
@@ -126,6 +165,43 @@ class OutlineBuilder:
                 run.append(row)
         if len(run) > 1 or not emitted:
             self._table_run(run, loc)
+
+    def _found_table(self, rows: list[list[str]], caption: list[str], loc: Location | None) -> None:
+        """A table with a header row and data rows: its section, then its rows in chunks that repeat the header
+        (a row too big for a passage is given as lines of its cells)."""
+        width = max(len(r) for r in rows)
+        rows = [(r + [""] * width)[:width] for r in rows]
+        header, body = rows[0], rows[1:]
+        table = table_from_text(header, body)
+        title = " ".join(caption) or header_title(header)
+        node = self.begin_table(table, title, loc)
+        spans: list[tuple[int, int]] = []
+        prefix = "\n".join(caption)
+        if prefix and estimate_tokens(prefix) > self.max_tokens // 4:
+            prefix = ""  # a long title row is the section's title only
+        start, run = 0, [header]
+        for i, row in enumerate(body):
+            if estimate_tokens(" ".join(row)) + len(row) > self.max_tokens:
+                self._table_blocks(run, start, spans, prefix, loc)
+                prefix = ""
+                self._passages.add_block("\n".join(f"{h}: {c}" if h else c for h, c in zip(header, row, strict=True)
+                                                   if c.strip()), loc, alone=True)
+                spans.append((i, i + 1))
+                start, run = i + 1, [header]
+            else:
+                run.append(row)
+        self._table_blocks(run, start, spans, prefix, loc)
+        self.end_table(node, spans)
+
+    def _table_blocks(self, run: list[list[str]], start: int, spans: list[tuple[int, int]], prefix: str,
+                      loc: Location | None) -> None:
+        if len(run) < 2:
+            return
+        for first, last, md in table_chunks(run, self.max_tokens):
+            if prefix:
+                md, prefix = f"{prefix}\n{md}", ""
+            self._passages.add_block(md, loc, alone=True)
+            spans.append((start + max(0, first - 1), start + last))
 
     def _table_run(self, rows: list[list[str]], loc: Location | None) -> None:
         if len(rows) == 1 and estimate_tokens(" ".join(rows[0])) + len(rows[0]) > self.max_tokens:

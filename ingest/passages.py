@@ -366,10 +366,6 @@ def _title(text: str, limit: int = 80) -> str:
     return (cut if len(cut) > limit // 2 else first[:limit]) + "…"
 
 
-def passage_title(text: str) -> str:
-    return _title(text)
-
-
 _LEADERS = re.compile(r"(?:[ \t]*[.·…_]){5,}[ \t]*")
 
 

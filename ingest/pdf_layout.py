@@ -19,8 +19,6 @@ from shelfwise.ingest.pdf_tables import TEXT_FLAGS, TableItem, find_tables, grid
 _PAGE_NO = re.compile(r"^(?:page\s*)?[\divxlc]+(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|code|^cmtt|^sfti|lucidaconsole", re.IGNORECASE)
-MAX_HEADING_CHARS = 150
-MAX_BOLD_HEADING_CHARS = 90
 FURNITURE_BAND = 0.1  # top/bottom share of the page read for running lines; docs/eval/tree-quality.md
 
 
@@ -60,64 +58,6 @@ class Block:
     @property
     def text(self) -> str:
         return join_lines(ln.text for ln in self.lines)
-
-    def split(self, styles: HeadingStyles) -> list[tuple[int, str]]:
-        """Runs of lines by kind: 0 body, n >= 1 heading level (each run checked as a heading)."""
-        runs: list[tuple[int, list[Line]]] = []
-        for ln in self.lines:
-            kind = styles.level(ln)
-            if runs and runs[-1][0] == kind:
-                runs[-1][1].append(ln)
-            else:
-                runs.append((kind, [ln]))
-        out: list[tuple[int, str]] = []
-        for kind, lines in runs:
-            text = join_lines(ln.text for ln in lines)
-            if kind and not _heading_text_ok(
-                text, lines, whole_block=len(runs) == 1, bold_only=kind == styles.bold_level
-            ):
-                kind = 0
-            if out and out[-1][0] == 0 and kind == 0:
-                out[-1] = (0, join_lines([out[-1][1], text]))
-            else:
-                out.append((kind, text))
-        return out
-
-
-def _heading_text_ok(text: str, lines: list[Line], *, whole_block: bool, bold_only: bool) -> bool:
-    letters = sum(ch.isalpha() for ch in text)
-    if letters < 2 or _PAGE_NO.match(text.strip()):
-        return False
-    if text.rstrip().endswith((",", ";")):
-        return False
-    if bold_only:  # bold text at body size: a heading only if it stands alone and is short
-        return (
-            whole_block and len(lines) <= 2 and len(text) <= MAX_BOLD_HEADING_CHARS and not text.endswith(".")
-        )
-    return len(text) <= MAX_HEADING_CHARS and len(lines) <= 4
-
-
-@dataclass
-class HeadingStyles:
-    """Which lines are headings: font sizes clearly above the body size map to levels 1.. (larger first);
-    bold stand-alone lines at body size are the lowest level. Monospaced lines (code) never are headings."""
-
-    body: float = 0.0
-    levels: dict[float, int] = field(default_factory=dict)
-    bold_level: int = 0  # 0: bold body text is not a heading
-    cover_page: bool = False  # page 1 is a cover: read as text, no headings
-    cover_title: str = ""
-
-    def level(self, ln: Line) -> int:
-        if ln.mono:
-            return 0
-        lvl = self.levels.get(ln.style, 0)
-        if lvl and (ln.bold or ln.size >= 1.25 * self.body):
-            return lvl
-        if self.bold_level and ln.bold and abs(ln.size - self.body) <= 0.6:
-            return self.bold_level
-        return 0
-
 
 @dataclass
 class PageText:
@@ -434,52 +374,3 @@ def title_on(pt: PageText, body: float | None = None) -> str:
     return ""
 
 
-def detect_headings(pages: list[PageText], drop: Furniture | set[str]) -> HeadingStyles:
-    """Heading styles from the body's dominant font size (see :class:`HeadingStyles`)."""
-    chars: Counter[float] = Counter()
-    runs: dict[float, list[int]] = defaultdict(list)  # size -> run lengths in chars
-    bold_runs = 0
-    per_page = [_size_chars(pt, drop) for pt in pages]
-    for counts in per_page:
-        chars.update(counts)
-    if not chars:
-        return HeadingStyles()
-    body = chars.most_common(1)[0][0]
-    styles = HeadingStyles(body=body)
-    first = per_page[0]
-    if len(pages) >= 3 and first and first[body] < 0.4 * sum(first.values()):
-        styles.cover_page = True
-    styles.cover_title = title_on(pages[0], body)
-    for pt in pages[1:] if styles.cover_page else pages:
-        for block in pt.items(drop):
-            if not isinstance(block, Block):
-                continue
-            prev: float | None = None
-            for ln in block.lines:
-                if ln.mono:
-                    prev = None
-                    continue
-                if ln.style == prev:
-                    runs[ln.style][-1] += len(ln.text)
-                else:
-                    runs[ln.style].append(len(ln.text))
-                prev = ln.style
-            if len(block.lines) <= 2 and all(ln.bold and not ln.mono for ln in block.lines):
-                bold_runs += 1
-    total = sum(chars.values())
-    sizes = [
-        size
-        for size, lengths in runs.items()
-        if size >= body * 1.12
-        and size >= body + 0.9
-        and sum(lengths) / len(lengths) <= MAX_HEADING_CHARS
-        and chars[size] <= 0.2 * total
-    ]
-    level, top = 0, 0.0
-    for size in sorted(sizes, reverse=True):  # sizes within 10% of a level's largest share the level
-        if level == 0 or size * 1.1 < top:
-            level, top = min(level + 1, 5), size
-        styles.levels[size] = level
-    if bold_runs:
-        styles.bold_level = level + 1
-    return styles

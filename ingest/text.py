@@ -33,6 +33,18 @@ def read_text(path: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[st
     return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
 
 
+_PIPE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_PIPE_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def _pipe_cells(line: str) -> list[str]:
+    """The cells of a Markdown pipe-table row (an escaped ``\\|`` stays inside its cell)."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [" ".join(c.replace("\\|", "|").split()) for c in _PIPE_SPLIT.split(inner)]
+
+
 def _paragraphs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """Blank-line separated paragraphs as (1-based first line, text); line breaks inside are kept. A paragraph
     longer than ``PARAGRAPH_CHARS`` is handed on in parts (each becomes passages of its own anyway)."""
@@ -83,7 +95,19 @@ def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
     def flush() -> None:
         nonlocal size
         for line_no, para in _paragraphs(buf):
-            builder.paragraph(para, Location(line=line_no))
+            lines = para.split("\n")
+            at = next((i for i in range(len(lines) - 1) if "|" in lines[i] and _PIPE_RULE.match(lines[i + 1])),
+                      None)
+            if at is None:
+                builder.paragraph(para, Location(line=line_no))
+                continue
+            if at:
+                builder.paragraph("\n".join(lines[:at]), Location(line=line_no))
+            end = next((j for j in range(at + 2, len(lines)) if "|" not in lines[j]), len(lines))
+            rows = [_pipe_cells(ln) for ln in [lines[at], *lines[at + 2 : end]]]
+            builder.table(rows, Location(line=line_no + at))
+            if end < len(lines):
+                builder.paragraph("\n".join(lines[end:]), Location(line=line_no + end))
         buf.clear()
         size = 0
 

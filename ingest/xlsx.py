@@ -18,9 +18,10 @@ from typing import Any
 
 from openpyxl.utils import get_column_letter
 
-from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
+from shelfwise.ingest.model import DEFAULT_LIMITS, CellKind, Limits, Location, ParsedDocument, ParsedTable
 from shelfwise.ingest.outline import OutlineBuilder, sensible_title
 from shelfwise.ingest.passages import estimate_tokens, table_chunks
+from shelfwise.ingest.tables import column_kinds, header_title, is_total, read_cell
 
 ROWS_PER_PASSAGE = 20
 MAX_COLUMNS = 200  # wider rows are cut (a stray value in column XFD must not make every row 16k cells wide)
@@ -93,17 +94,22 @@ def _bounds(rows: list[tuple[int, list[str]]]) -> tuple[int, int]:
     return first, last
 
 
-def _cells(row: tuple[Any, ...]) -> list[str]:
+def _cells(row: tuple[Any, ...]) -> tuple[list[str], list[tuple[CellKind, float | None]]]:
+    """The row's cells as shown, and each cell's kind and number from its own type (:func:`_typed`)."""
     out: list[str] = []
+    raw: list[tuple[CellKind, float | None]] = []
     for cell in row[:MAX_COLUMNS]:
         value = getattr(cell, "value", None)
         if value is None:
             out.append("")
+            raw.append(("text", None))
             continue
-        out.append(format_value(value, getattr(cell, "number_format", "General")))
+        fmt = getattr(cell, "number_format", "General")
+        out.append(format_value(value, fmt))
+        raw.append(_typed(value, fmt))
     while out and not out[-1]:
         out.pop()
-    return out
+    return out, raw[: len(out)]
 
 
 def _a1(col0: int, row: int) -> str:
@@ -117,6 +123,7 @@ class SheetReader:
         self.builder = builder
         self.sheet = sheet
         self.pending: Region | None = None  # a header-only region waiting for its data
+        self.raw: dict[int, list[tuple[CellKind, float | None]]] = {}  # sheet row -> typed cells (this region)
 
     def loc(self, c1: int, r1: int, c2: int, r2: int) -> Location:
         return Location(sheet=self.sheet, cells=f"{_a1(c1, r1)}:{_a1(c2, r2)}")
@@ -151,39 +158,120 @@ class SheetReader:
         head = Region(grid[: adopted or len(grid)])
         caption, header_rows = head.caption_split()
         prefix = "\n".join(next(c for c in cells if c) for _r, cells in caption)  # goes with the first chunk
+        title = " ".join(prefix.split())
         if estimate_tokens(prefix) > self.builder.max_tokens // 4:  # unless it is long: then text of its own
             self.builder.paragraph(prefix, self.loc(first_col, caption[0][0], last_col, caption[-1][0]))
             prefix = ""
-        if adopted:  # a multi-row header: join each column's parts
-            header = [
-                " ".join(part for part in col if part)
-                for col in zip(*(c for _r, c in header_rows), strict=True)
-            ]
-            data = grid[adopted:]
+        if adopted:  # a header-only region above its data
+            hdr, data = header_rows, grid[adopted:]
+        elif _merged_header(header_rows):  # a merged cell over a second header row
+            hdr, data = header_rows[:2], header_rows[2:]
         elif _data_like(header_rows[0][1]):  # no header row: name the columns by their letters
-            header = [get_column_letter(first_col + 1 + j) for j in range(last_col - first_col + 1)]
-            data = header_rows
+            hdr, data = [], header_rows
         else:
-            header, data = header_rows[0][1], header_rows[1:]
+            hdr, data = header_rows[:1], header_rows[1:]
+        if hdr:  # a multi-row header: join each column's parts (a merged cell's name spans the columns after it)
+            parts = [_fill_right(c) for _r, c in hdr[:-1]] + [hdr[-1][1]]
+            header = [" ".join(dict.fromkeys(p for p in col if p)) for col in zip(*parts, strict=True)]
+        else:
+            header = [get_column_letter(first_col + 1 + j) for j in range(last_col - first_col + 1)]
         start_row = header_rows[0][0]
-        table = [header] + [cells for _r, cells in data]
-        for first, last, md in table_chunks(table, self.builder.max_tokens, ROWS_PER_PASSAGE):
+        table = self._table(header, data, first_col, last_col)
+        table.header_row = hdr[-1][0] if hdr else 0
+        node = self.builder.begin_table(table, title or header_title(header),
+                                        self.loc(first_col, start_row, last_col, grid[-1][0]))
+        spans: list[tuple[int, int]] = []
+        rows_md = [header] + [cells for _r, cells in data]
+        for first, last, md in table_chunks(rows_md, self.builder.max_tokens, ROWS_PER_PASSAGE):
             r1 = start_row if first == 0 else data[first - 1][0]
             r2 = data[last - 1][0] if last > 0 else start_row
+            span = (max(0, first - 1), last)
             if estimate_tokens(md) > 1.5 * self.builder.max_tokens and last > 0:  # one huge row: read as text
                 text = "\n".join(
                     f"{h}: {c}" if h else c for h, c in zip(header, data[last - 1][1], strict=True) if c
                 )
                 if prefix:
-                    self.builder.paragraph(
-                        prefix, self.loc(first_col, caption[0][0], last_col, caption[-1][0])
-                    )
-                    prefix = ""
-                self.builder.paragraph(text, self.loc(first_col, r2, last_col, r2))
+                    text, prefix = f"{prefix}\n{text}", ""
+                self.builder.block(text, self.loc(first_col, r2, last_col, r2), alone=True)
+                spans.append(span)
                 continue
             if prefix:
                 md, r1, prefix = f"{prefix}\n{md}", caption[0][0], ""
-            self.builder.block(md, self.loc(first_col, r1, last_col, r2))
+            self.builder.block(md, self.loc(first_col, r1, last_col, r2), alone=True)
+            spans.append(span)
+        self.builder.end_table(node, spans)
+
+    def _table(self, header: list[str], data: list[tuple[int, list[str]]], first_col: int,
+               last_col: int) -> ParsedTable:
+        """The region's data rows typed from the cells' own values (:func:`_typed`), text cells read as text."""
+        width = last_col - first_col + 1
+        kinds: list[list[CellKind]] = []
+        numbers: list[list[float | None]] = []
+        for r, cells in data:
+            raw = self.raw.get(r, [])
+            row_kinds: list[CellKind] = []
+            row_numbers: list[float | None] = []
+            for j in range(width):
+                col = first_col + j
+                kind, number = raw[col] if col < len(raw) else ("text", None)
+                if kind == "text" and cells[j]:
+                    kind, number = read_cell(cells[j])
+                row_kinds.append(kind)
+                row_numbers.append(number)
+            kinds.append(row_kinds)
+            numbers.append(row_numbers)
+        rows = [cells for _r, cells in data]
+        return ParsedTable(
+            header=header, rows=rows, numbers=numbers,
+            kinds=column_kinds(kinds, [[bool(c) for c in row] for row in rows], width),
+            row_kinds=["total" if is_total(row) else "data" for row in rows],
+            sheet=self.sheet, first_col=first_col, sheet_rows=[r for r, _c in data],
+        )
+
+
+def _fill_right(cells: list[str]) -> list[str]:
+    """A header row with each empty cell given the name on its left (a merged cell spans the columns after it)."""
+    out, last = [], ""
+    for c in cells:
+        last = c or last
+        out.append(last)
+    return out
+
+
+def _merged_header(rows: list[tuple[int, list[str]]]) -> bool:
+    """Two header rows above the data, the first with gaps (a merged cell over several columns of the second):
+    "Salary" over "Minimum | Maximum"."""
+    if len(rows) < 3 or _data_like(rows[0][1]) or _data_like(rows[1][1]) or not _data_like(rows[2][1]):
+        return False
+    top, second = rows[0][1], rows[1][1]
+    return any(not t and s for t, s in zip(top, second, strict=True)) and sum(1 for c in second if c) > 1
+
+
+_CURRENCY_FORMAT = re.compile(r"[€$£¥]|\[\$|EUR|USD|GBP|CHF", re.IGNORECASE)
+
+
+def _typed(value: Any, number_format: str) -> tuple[CellKind, float | None]:
+    """A cell's kind and number from its own value and format (text cells: ("text", None), read from the text)."""
+    if isinstance(value, bool) or value is None:
+        return "text", None
+    if isinstance(value, dt.datetime):
+        day = value.date().toordinal()
+        seconds = value.hour * 3600 + value.minute * 60 + value.second
+        return "date", float(day) + seconds / 86400
+    if isinstance(value, dt.date):
+        return "date", float(value.toordinal())
+    if isinstance(value, dt.time):
+        return "time", float(value.hour * 3600 + value.minute * 60 + value.second)
+    if isinstance(value, dt.timedelta):
+        return "number", value.total_seconds()
+    if isinstance(value, int | float):
+        fmt = number_format or ""
+        if "%" in fmt:
+            return "percent", float(value) * 100
+        if _CURRENCY_FORMAT.search(fmt):
+            return "money", float(value)
+        return "number", float(value)
+    return "text", None
 
 
 def _read_sheet(builder: OutlineBuilder, ws: Any, limits: Limits, warnings: list[str]) -> None:
@@ -201,7 +289,7 @@ def _read_sheet(builder: OutlineBuilder, ws: Any, limits: Limits, warnings: list
                 f"sheet {name!r} truncated at row {row_no} (over {limits.max_sheet_cells:,} cells)"
             )
             break
-        values = _cells(row)
+        values, raw = _cells(row)
         if (
             len(row) > MAX_COLUMNS
             and not wide
@@ -211,8 +299,11 @@ def _read_sheet(builder: OutlineBuilder, ws: Any, limits: Limits, warnings: list
             warnings.append(f"sheet {name!r}: only the first {MAX_COLUMNS} columns were read")
         if any(values):
             region.rows.append((row_no, values))
+            reader.raw[row_no] = raw
         elif region.rows:
             reader.region(region)
+            if reader.pending is None:
+                reader.raw.clear()
             region = Region()
     if region.rows:
         reader.region(region)

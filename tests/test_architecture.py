@@ -40,9 +40,13 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "shelfwise.core.evaluation": ("shelfwise.core", "shelfwise.ingest.model"),
     "shelfwise.core.conversation": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.core.navigation",
                                     "shelfwise.core.answers", "shelfwise.ingest.model"),
-    "shelfwise.core.shelf": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.core.navigation",
-                             "shelfwise.core.answers", "shelfwise.core.indexing", "shelfwise.core.ingestion",
-                             "shelfwise.core.conversation", "shelfwise.core.evaluation.command"),
+    "shelfwise.core.api": ("shelfwise.core.store", "shelfwise.core.models", "shelfwise.core.navigation",
+                           "shelfwise.core.answers", "shelfwise.core.indexing", "shelfwise.core.ingestion",
+                           "shelfwise.core.conversation"),
+    # ``shelfwise eval``'s entry point: the eval command's request and outcome, and a Shelf to run it over
+    "shelfwise.core.api.evaluation": ("shelfwise.core.evaluation.command", "shelfwise.core.shelf"),
+    "shelfwise.core.shelf": ("shelfwise.core.api", "shelfwise.core.store", "shelfwise.core.models",
+                             "shelfwise.core.navigation", "shelfwise.core.indexing"),
     "shelfwise.ingest": (),
 }
 
@@ -192,10 +196,10 @@ def test_core_subpackages_import_only_what_they_may() -> None:
     assert not bad, "\n".join(bad)
 
 
-# The one exception: the facade imports the eval command's request and outcome (``core/evaluation/command.py``,
-# whose own imports are light) so that ``shelfwise eval`` is one call of ``Shelf.evaluate``; the evaluation itself
-# is imported inside that method, when it runs.
-EVALUATION_DOOR = ("shelfwise.core.shelf", "shelfwise.core.evaluation.command")
+# The one exception: the eval entry point imports the eval command's request and outcome
+# (``core/evaluation/command.py``, whose own imports are light) so that ``shelfwise eval`` is one call of
+# ``core/api/evaluation.py``'s ``evaluate``; the evaluation itself is imported inside that function, when it runs.
+EVALUATION_DOOR = ("shelfwise.core.api.evaluation", "shelfwise.core.evaluation.command")
 
 
 def test_nothing_in_the_core_imports_evaluation() -> None:
@@ -319,7 +323,7 @@ NOT_YET_TYPED: set[str] = set()  # seams allowed an Any for now (none left)
 def test_no_any_in_a_signature_that_crosses_a_package() -> None:
     found = [f for f in any_at_seams() if f.rsplit(".", 1)[1] not in JSON_SHAPED]
     new = sorted(set(found) - NOT_YET_TYPED)
-    assert not new, "give these a real type (a Protocol from core/models/backend.py or core/answers/library.py):\n" \
+    assert not new, "give these a real type (a Protocol from core/models/backend.py, or a class: LibraryWalk):\n" \
         + "\n".join(new)
     typed_since = sorted(NOT_YET_TYPED - set(found))
     assert not typed_since, f"typed now: remove from NOT_YET_TYPED: {typed_since}"
@@ -379,22 +383,67 @@ def test_the_probe_check_finds_a_probe(tmp_path: Path) -> None:
 
 
 # -- the front ends go through the door ---------------------------------------------------------------------------
-# app/ may import from the core only the facade and the dataclass modules it renders: the walk's trace, the answer
-# types, the conversation model, the settings. Everything else a front end needs is a method of ``Shelf`` or a
-# name ``core/shelf.py`` exports (its ``__all__``).
-FACADE = "shelfwise.core.shelf"
+# app/ may import from the core only the facade (``Shelf`` and its parts, ``core/api/``) and the dataclass modules
+# it renders: the walk's trace, the answer types, the conversation model, the settings, the data paths. Everything
+# else a front end needs is a method of ``Shelf``, a plain function of ``core/api/`` or a name a part exports (its
+# ``__all__``: the types of its job).
+FACADE = ("shelfwise.core.shelf", "shelfwise.core.api")
 APP_RENDERS = ("shelfwise.core.navigation.trace", "shelfwise.core.answers.types", "shelfwise.core.conversation.model",
-               "shelfwise.core.settings")
+               "shelfwise.core.settings", "shelfwise.core.paths")
+
+
 def app_reaches_past_the_door(graph: dict[str, set[str]] = GRAPH) -> set[tuple[str, str]]:
     return {(n, t) for n, ts in graph.items() if _within(n, "shelfwise.app") for t in ts
             if (_within(t, "shelfwise.core") or _within(t, "shelfwise.ingest"))
-            and not any(_within(t, ok) for ok in (FACADE, *APP_RENDERS))}
+            and not any(_within(t, ok) for ok in (*FACADE, *APP_RENDERS))}
 
 
 def test_the_front_ends_go_through_the_facade() -> None:
     found = sorted(app_reaches_past_the_door())
-    assert not found, ("a front end imports past the facade: add a method to Shelf (core/shelf.py) or export the "
+    assert not found, ("a front end imports past the facade: add a call to a part of it (core/api/) or export the "
                        "name there:\n" + "\n".join(f"{a} imports {b}" for a, b in found))
+
+
+def _all_of(module: Module) -> list[str]:
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+def test_the_front_ends_use_only_what_the_facade_exports() -> None:
+    """A name app/ imports from the facade is in that module's ``__all__`` (what it defines, and the types of its
+    job), so the door is the list, not whatever a module happens to import."""
+    bad = []
+    for name, m in MODULES.items():
+        if not _within(name, "shelfwise.app"):
+            continue
+        for node in ast.walk(ast.parse(m.path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and any(_within(node.module, f) for f in FACADE):
+                exported = _all_of(MODULES[node.module])
+                bad += [f"{name} imports {a.name} from {node.module}" for a in node.names if a.name not in exported]
+    assert not bad, "\n".join(bad)
+
+
+def _defined(module: Module) -> set[str]:
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    return names | {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+
+
+def test_the_facade_exports_only_what_it_defines() -> None:
+    """``core/shelf.py`` relays nothing: its ``__all__`` is ``Shelf`` (what the front ends hold); the parts'
+    names live in the parts (``core/api/``), each exported where its job is."""
+    shelf = MODULES["shelfwise.core.shelf"]
+    assert _all_of(shelf) == ["Shelf"]
+    assert set(_all_of(shelf)) <= _defined(shelf)
+
+
+def test_the_facade_is_small() -> None:
+    """The facade composes its parts; the parts hold the calls (issue 51: ``core/shelf.py`` was 835 lines)."""
+    assert len(MODULES["shelfwise.core.shelf"].path.read_text(encoding="utf-8").splitlines()) <= 300
 
 
 def test_the_door_check_finds_a_deep_import() -> None:
@@ -423,8 +472,8 @@ def test_the_front_ends_do_not_reach_the_store() -> None:
     """app/ reads the library through ``Shelf``'s calls (``state``, ``collections()``, ``find_collection()``,
     ``documents()``, ``status()``, ``tree()``, ...), never through ``shelf.store``."""
     found = store_reaches()
-    assert not found, ("a front end reaches past the facade through .store: add a read call to Shelf "
-                       "(core/shelf.py) instead:\n" + "\n".join(f"{rel}:{line}" for rel, line in found))
+    assert not found, ("a front end reaches past the facade through .store: add a read call to the facade "
+                       "(core/api/reads.py) instead:\n" + "\n".join(f"{rel}:{line}" for rel, line in found))
 
 
 def test_the_store_check_finds_a_reach(tmp_path: Path) -> None:
@@ -436,3 +485,35 @@ def test_the_store_check_finds_a_reach(tmp_path: Path) -> None:
         "    n = shelf.store.collections()\n"
         "    return getattr(shelf, 'store', None), n, note\n")
     assert store_reaches(tmp_path) == [("app/x.py", 4), ("app/x.py", 5)]
+
+
+# -- the walk is written once ---------------------------------------------------------------------------------------
+def classes_defining_search(root: Path = ROOT) -> list[str]:
+    """Every class (in the product, its tests, benchmarks and training scripts) with a method
+    ``search(self, request, ...)``: searching a library for a ``SearchRequest``."""
+    found = []
+    for folder in ("core", "app", "ingest", "tests", "benchmarks", "training"):
+        for path in sorted((root / folder).rglob("*.py")) if (root / folder).is_dir() else []:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for f in node.body:
+                    if isinstance(f, ast.FunctionDef) and f.name == "search" and len(f.args.args) > 1 \
+                            and f.args.args[1].arg == "request":
+                        found.append(f"{path.relative_to(root).as_posix()}:{node.name}")
+    return found
+
+
+def test_search_is_written_once() -> None:
+    """``LibraryWalk.search`` (``core/navigation/walk.py``) is the one implementation: the facade hands it to the
+    answer path, and the evaluation's and the tests' doubles subclass it and fill in only ``walk`` (four classes
+    wrote it before issue 51: the ``Library`` protocol, ``LibraryWalk``, the evaluation's ``ShelfParts`` and the
+    navigator)."""
+    assert classes_defining_search() == ["core/navigation/walk.py:LibraryWalk"]
+
+
+def test_the_search_count_finds_a_second_one(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text("class A:\n    def search(self, request, cancel=None):\n        pass\n"
+                                             "class B:\n    def search(self, text):\n        pass\n")
+    assert classes_defining_search(tmp_path) == ["core/x.py:A"]

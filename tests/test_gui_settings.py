@@ -1,6 +1,6 @@
 """The window's settings through the real window, offscreen: the Settings dialog opened from the window, edited and
 accepted writes the core's settings file (which ``shelfwise`` reads too), never QSettings, which keeps the window's
-geometry only; the encoder it shows is the library's (``Shelf.encoder_of``)."""
+geometry only; the encoder it shows is the library's (``Shelf.library_encoder``)."""
 
 from __future__ import annotations
 

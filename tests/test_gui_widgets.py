@@ -29,7 +29,7 @@ from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.models.backend import Cancelled
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
-from shelfwise.core.settings import Budgets, Settings
+from shelfwise.core.settings import Budgets, Settings, save_settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.ingest.model import Location
 
@@ -227,11 +227,11 @@ def test_settings_roundtrip(qtbot, tmp_path: Path) -> None:
     changed = Settings(db_path=base.db_path, model_path="/m.gguf", n_gpu_layers=8, n_threads=3, readout="likelihood",
                        budgets=Budgets(first_keep_ratio=0.5, keep=6), adaptive=True, answer_passages=3,
                        judge="bundled")
-    Shelf.save_settings(changed, path)
+    save_settings(changed, path)
     again = window_settings(qs, base, path).settings
     assert again == changed
     # the encoder is the library's, not the app's: a switch is never saved as a setting
-    Shelf.save_settings(replace(changed, embedder_path="minilm"), path)
+    save_settings(replace(changed, embedder_path="minilm"), path)
     assert window_settings(qs, base, path).settings.embedder_path is None
     assert qs.allKeys() == []  # nothing of the settings in QSettings
     dialog = SettingsDialog(again, encoder="minilm")
@@ -274,7 +274,7 @@ def test_an_older_windows_qsettings_move_into_the_settings_file_once(tmp_path: P
     assert s.db_path == base.db_path
     assert qs.allKeys() == ["window/geometry"]  # QSettings keeps the window's own state only
     # the file is the truth from now on: a value written there later is what the next start reads
-    Shelf.save_settings(replace(s, n_threads=2), path)
+    save_settings(replace(s, n_threads=2), path)
     assert window_settings(qs, base, path).settings.n_threads == 2
 
 
@@ -404,7 +404,6 @@ def test_ingest_worker_progress_and_shutdown_while_busy(qtbot, tmp_path: Path) -
 # -- the library pane on a real store (no models) ------------------------------------------------------------------
 def test_library_lists_documents_with_status_and_watches_folders(qtbot, tmp_path: Path) -> None:
     from shelfwise.app.gui.library import FolderWatcher, LibraryView
-    from shelfwise.core.shelf import Shelf
     from shelfwise.core.store.db import FileMeta, Store
     from shelfwise.ingest.model import ParsedDocument, ParsedNode
 

@@ -80,11 +80,12 @@ def doc_of(corpus: dict[str, ParsedDocument | IngestError], name: str) -> Parsed
 
 
 def sections(nodes: list[ParsedNode]) -> list[ParsedNode]:
-    return [n for n in nodes if n.kind == "section"]
+    """The heading sections among ``nodes`` (a table's own section is not one: docs/tables.md)."""
+    return [n for n in nodes if n.kind == "section" and n.table is None]
 
 
 def all_sections(doc: ParsedDocument) -> list[ParsedNode]:
-    return [n for n in doc.nodes() if n.kind == "section"]
+    return [n for n in doc.nodes() if n.kind == "section" and n.table is None]
 
 
 def text_of(doc: ParsedDocument) -> str:
@@ -92,12 +93,12 @@ def text_of(doc: ParsedDocument) -> str:
 
 
 def depth(nodes: list[ParsedNode]) -> int:
-    return max((1 + depth(n.children) for n in nodes if n.kind == "section"), default=0)
+    return max((1 + depth(n.children) for n in sections(nodes)), default=0)
 
 
 def depths(nodes: list[ParsedNode], level: int = 1) -> list[tuple[int, ParsedNode]]:
     out: list[tuple[int, ParsedNode]] = []
-    for n in nodes:
+    for n in sections(nodes):
         if n.kind == "section":
             out.append((level, n))
             out.extend(depths(n.children, level + 1))
@@ -422,7 +423,9 @@ def test_workbooks_one_section_per_sheet(
 
 def test_workbook_contents(corpus: dict[str, ParsedDocument | IngestError]) -> None:
     cups = doc_of(corpus, "stanley-cups.xlsx")
-    first = sections(cups.children)[0].children[0]
+    sheet = sections(cups.children)[0]
+    assert sheet.children[0].table is not None and sheet.children[0].title == "Stanley Cups"  # titled by its caption
+    first = sheet.children[0].children[0]
     assert first.text.startswith("Stanley Cups\n| Team | Location | Stanley Cups |")  # title row, then header
     assert "| Maple Leafs | TOR | 13 |" in first.text and first.location.cells == "A1:C5"
     segments = text_of(doc_of(corpus, "half-year-segments-2023.xlsx"))
@@ -435,4 +438,4 @@ def test_workbook_contents(corpus: dict[str, ParsedDocument | IngestError]) -> N
     assert "| S.No | Field | Field Type | Field Length |" in text_of(kyc)
     georgia = doc_of(corpus, "georgia-child-support.xlsx")
     spanish = next(s for s in sections(georgia.children) if s.title == "Espanol Empiece Aqui")
-    assert "Manutención Infantil" in "\n".join(p.text for p in spanish.children)
+    assert "Manutención Infantil" in "\n".join(p.text for p in spanish.walk() if p.kind == "passage")

@@ -43,6 +43,11 @@ def passages(doc: ParsedDocument) -> list[ParsedNode]:
     return [n for n in doc.nodes() if n.kind == "passage"]
 
 
+def below(node: ParsedNode) -> list[str]:
+    """The texts of the passages beneath ``node`` (a table's rows sit in the table's own section)."""
+    return [n.text for n in node.walk() if n.kind == "passage"]
+
+
 def find(doc: ParsedDocument, title: str) -> ParsedNode:
     return next(n for n in doc.nodes() if n.kind == "section" and n.title == title)
 
@@ -277,13 +282,13 @@ def test_docx_headings_nest_and_tolerate_jumps(small_docx: Path) -> None:
     assert [s.title for s in sections(meals.children)] == ["Deep detail"]
     assert sections(meals.children)[0].children[0].text == "Only with a receipt."
     assert top[1].children[0].text == "Appendix text."
-    assert doc.count("section") == 5
+    assert doc.count("section") == 6  # five headings and the Hotels table's own section
 
 
 def test_docx_lists_and_merged_table(small_docx: Path) -> None:
     doc = parse(small_docx)
     hotels = find(doc, "Hotels")
-    text = "\n".join(p.text for p in hotels.children)
+    text = "\n".join(below(hotels))
     assert "- Book through the portal\n- Keep the invoice" in text
     table = [ln for ln in text.splitlines() if ln.startswith("|")]
     assert table == [
@@ -336,13 +341,13 @@ def test_pptx_slides_titles_body_notes(small_pptx: Path) -> None:
     assert [s.location.slide for s in slides] == [1, 2, 3]
     first = [p.text for p in slides[0].children]
     assert first == ["Prepared by finance", "Notes: Say hello first."]
-    second = "\n".join(p.text for p in slides[1].children)
+    second = "\n".join(below(slides[1]))
     assert (
         second.index("Revenue grew") < second.index("Grouped footnote") < second.index("| Region | Growth |")
     )
     assert "Regional results" not in second  # the title is not repeated as body
     assert "| South | 6% |" in second
-    assert all(p.location.slide == 2 for p in slides[1].children)
+    assert all(p.location.slide == 2 for p in slides[1].walk())
     assert slides[2].children == []
 
 
@@ -379,15 +384,16 @@ def test_xlsx_regions_headers_and_cells(small_xlsx: Path) -> None:
     assert doc.format == "xlsx" and doc.pages == 3
     assert [s.title for s in sections(doc.children)] == ["Sales", "Notes", "Empty"]
     sales = sections(doc.children)[0]
-    texts = [p.text for p in sales.children]
+    texts = below(sales)
     assert texts[0].startswith("Sales 2024\n| Date | Region | Amount | Share |")
     assert "| 2024-01-01 | R0 | 1000 | 12.5% |" in texts[0]
     tables = [t for t in texts if "| Date | Region |" in t]
     assert len(tables) == 2  # 25 data rows: 20 + 5, each chunk repeats the header
     assert "| 2024-01-25 | R24 | 1024 | 12.5% |" in tables[1]
-    assert sales.children[0].location.sheet == "Sales"
+    first = sales.children[0].children[0]  # the table's section, its first passage
+    assert first.location.sheet == "Sales"
     last = int(texts[0].rstrip().splitlines()[-1].split("| R")[1].split(" ")[0])  # last data row shown: R<k>
-    assert sales.children[0].location.cells == f"A1:D{last + 3}"  # title row 1, header row 2, R0 on row 3
+    assert first.location.cells == f"A1:D{last + 3}"  # title row 1, header row 2, R0 on row 3
     assert any("| Manager | Team |\n|---|---|\n| Ann | North |\n| Bob | South |" in t for t in texts)
     notes = sections(doc.children)[1]
     assert notes.children[0].text == "Figures are unaudited.\nContact finance for details."

@@ -55,7 +55,7 @@ def test_judge_reads_at_most_judge_top_per_level_and_shows_in_the_trace(shelf_st
     store, _cid, emb = shelf_store
     fake = FakeJudge()
     nav = Navigator(store, None, emb, _settings(judge_top=3), judge=fake)
-    res = nav.search(SearchRequest("compost mulch seedling", "default"))
+    res = nav.navigate(SearchRequest("compost mulch seedling", "default"))
     judged_levels = [lvl for lvl in res.trace.levels if lvl.judged]
     assert {lvl.label for lvl in judged_levels} <= {"sections", "passages"} and judged_levels
     assert all(lvl.judged <= 3 for lvl in res.trace.levels)
@@ -68,23 +68,23 @@ def test_judge_reads_at_most_judge_top_per_level_and_shows_in_the_trace(shelf_st
 def test_the_judges_opinion_changes_the_walks_answer(shelf_store):  # noqa: F811
     store, cid, emb = shelf_store
     query = "compost mulch prune"
-    plain = Navigator(store, None, emb, _settings()).search(SearchRequest(query, "default"))
+    plain = Navigator(store, None, emb, _settings()).navigate(SearchRequest(query, "default"))
     # the judge prefers a passage the embedder ranks below first among those it reads
     target = next(c for c in plain.trace.levels[-1].candidates[1:6] if c.kind == "passage")
     snap = snapshot_for(store, cid, emb.model_id)
     token = next(w for w in snap.nodes[target.node_id].text.split() if w.startswith("z"))
     pin = PinJudge(token)
-    judged = Navigator(store, None, emb, _settings(judge_top=12), judge=pin).search(SearchRequest(query, "default"))
+    judged = Navigator(store, None, emb, _settings(judge_top=12), judge=pin).navigate(SearchRequest(query, "default"))
     assert plain.hits[0].node_id != target.node_id
     assert judged.hits[0].node_id == target.node_id
-    off = Navigator(store, None, emb, _settings(judge_levels=()), judge=pin).search(SearchRequest(query, "default"))
+    off = Navigator(store, None, emb, _settings(judge_levels=()), judge=pin).navigate(SearchRequest(query, "default"))
     assert [h.node_id for h in off.hits] == [h.node_id for h in plain.hits]  # no judged level: no change
 
 
 def test_judge_reads_title_heading_path_and_text(shelf_store):  # noqa: F811
     store, _cid, emb = shelf_store
     pin = PinJudge("nothing")
-    Navigator(store, None, emb, _settings(judge_levels=("passage",)), judge=pin).search(
+    Navigator(store, None, emb, _settings(judge_levels=("passage",)), judge=pin).navigate(
         SearchRequest("telescope orbit", "default"))
     text = pin.seen[-1][0]
     assert text.startswith("Astronomy handbook") and " > Astronomy part " in text and ": astronomy note" in text
@@ -175,7 +175,7 @@ def test_shipped_judge_in_the_walk(shelf_store):  # noqa: F811
     judge = make_judge("bundled")
     assert judge is not None
     try:
-        res = Navigator(store, None, emb, _settings(judge_top=8), judge=judge).search(
+        res = Navigator(store, None, emb, _settings(judge_top=8), judge=judge).navigate(
             SearchRequest("compost for seedlings", "default"))
     finally:
         judge.close()
@@ -189,7 +189,7 @@ def test_cli_and_window_show_the_judges_reading(shelf_store):  # noqa: F811
     from shelfwise.app.gui.walk_view import candidate_tooltip
 
     store, _cid, emb = shelf_store
-    res = Navigator(store, None, emb, _settings(judge_top=4), judge=FakeJudge()).search(
+    res = Navigator(store, None, emb, _settings(judge_top=4), judge=FakeJudge()).navigate(
         SearchRequest("compost mulch", "default"))
     lines = render_trace(res.trace)
     assert any("judge read" in ln for ln in lines) and any("[judge " in ln for ln in lines)

@@ -74,7 +74,7 @@ def test_clusters_bound_branching_and_spans_are_contiguous(shelf_store):
 
 def test_walk_finds_unique_passage_and_records_levels(shelf_store):
     store, _cid, emb = shelf_store
-    res = _nav(store, emb, keep=2, passages=5, hybrid=0).search(SearchRequest("z21x1x2 compost mulch", "default"))
+    res = _nav(store, emb, keep=2, passages=5, hybrid=0).navigate(SearchRequest("z21x1x2 compost mulch", "default"))
     assert res.hits and "z21x1x2" in res.hits[0].text
     labels = [lvl.label for lvl in res.trace.levels]
     assert labels[0] == "topics" and labels[-1] == "passages"
@@ -89,10 +89,10 @@ def test_walk_finds_unique_passage_and_records_levels(shelf_store):
 def test_forced_branch_is_expanded(shelf_store):
     store, _cid, emb = shelf_store
     nav = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
-    first = nav.search(SearchRequest("telescope galaxy", "default"))
+    first = nav.navigate(SearchRequest("telescope galaxy", "default"))
     pruned = [c for c in first.trace.levels[0].candidates if not c.kept]
     assert pruned
-    forced = nav.search(SearchRequest("telescope galaxy", "default", keep=(pruned[0].node_id,)))
+    forced = nav.navigate(SearchRequest("telescope galaxy", "default", keep=(pruned[0].node_id,)))
     kept_ids = {c.node_id for c in forced.trace.levels[0].kept}
     assert pruned[0].node_id in kept_ids
 
@@ -102,10 +102,10 @@ def test_hybrid_candidates_rescue_pruned_branch(shelf_store):
     nav_off = _nav(store, emb, keep=1, passages=5, hybrid=0, first_keep_ratio=0.01)
     nav_on = _nav(store, emb, keep=1, passages=5, hybrid=10, first_keep_ratio=0.01)
     q = "z33x2x0"  # a token only lexical search can find (hash cosine of one rare word is weak but nonzero)
-    on = nav_on.search(SearchRequest(q, "default"))
+    on = nav_on.navigate(SearchRequest(q, "default"))
     assert any("z33x2x0" in h.text for h in on.hits)
     assert any(c.source in ("lexical", "dense") for c in on.trace.levels[-1].candidates)
-    off = nav_off.search(SearchRequest(q, "default"))
+    off = nav_off.navigate(SearchRequest(q, "default"))
     assert len(off.trace.levels[-1].candidates) <= len(on.trace.levels[-1].candidates)
 
 
@@ -255,8 +255,8 @@ def test_calibration_changes_the_order_when_the_probes_favour_another_feature(sh
     assert "passage" in fitted_levels, model.report["levels"]
     nav_fit = Navigator(store, None, emb, settings, decision=model)
     query = "the telescope and the galaxy matter here"
-    before = nav_prior.search(SearchRequest(query, "default"))
-    after = nav_fit.search(SearchRequest(query, "default"))
+    before = nav_prior.navigate(SearchRequest(query, "default"))
+    after = nav_fit.navigate(SearchRequest(query, "default"))
     assert [h.node_id for h in after.hits] != [h.node_id for h in before.hits]
     assert "telescope" in after.hits[0].text
     assert "fitted" in after.trace.calibration and "not calibrated" in before.trace.calibration

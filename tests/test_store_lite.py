@@ -141,7 +141,7 @@ def test_doctor_rebuilds_a_word_index_out_of_step_with_the_passages(tmp_path: Pa
     from click.testing import CliRunner
 
     from shelfwise.app.cli.main import main
-    from shelfwise.core.shelf import Shelf
+    from shelfwise.core.api.doctor import check_library
     from shelfwise.core.store import fts
 
     db = tmp_path / "lib.db"
@@ -158,5 +158,5 @@ def test_doctor_rebuilds_a_word_index_out_of_step_with_the_passages(tmp_path: Pa
     assert "The library is healthy." in result.output
     with Store(db) as store:
         assert not store.search_ids("ghostly", limit=5) and store.search_ids("alcohol", limit=5)
-    again = Shelf.check_library(db)  # healthy now: nothing to rebuild
+    again = check_library(db)  # healthy now: nothing to rebuild
     assert again.diagnosis.ok and again.words_rebuilt == ""

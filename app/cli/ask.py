@@ -48,7 +48,8 @@ class QuestionCommand(click.Command):
                    "the cited passages). Default: on.")
 @click.option("--readout", type=READOUTS, default=None, help="How candidates are scored (default: fused).")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
-              help="A GGUF file to use instead of the bundled Gemma 3 270M.")
+              help="A GGUF file to use instead of the bundled Gemma 3 270M, or the name of a model of LM Studio, "
+                   "Ollama or GPT4All as `shelfwise models` lists it.")
 @click.option("--backend", "backend_url", default=None,
               help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
 @click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
@@ -79,7 +80,8 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.shelf import ScopeError, Shelf
+    from shelfwise.core.api.asking import ScopeError
+    from shelfwise.core.shelf import Shelf
 
     question = typed_question(question)
     require_library(ctx)

@@ -39,7 +39,8 @@ def calibrate_cmd(ctx: click.Context, collection: str, probes: int, target_recal
         shelfwise calibrate --lm --probes 60
     """
     from shelfwise.app.cli.progress import IndexLine
-    from shelfwise.core.shelf import IndexProgress, Shelf
+    from shelfwise.core.api.indexing import IndexProgress
+    from shelfwise.core.shelf import Shelf
 
     require_library(ctx)
     with Shelf(settings_for(ctx, rank_fit=rank_fit)) as shelf:
@@ -95,8 +96,9 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
     Example:
         shelfwise calibrate-adaptive --qa labelled.jsonl --collection handbooks
     """
+    from shelfwise.core.api.indexing import load_qa
     from shelfwise.core.settings import Settings
-    from shelfwise.core.shelf import Shelf, load_qa
+    from shelfwise.core.shelf import Shelf
 
     try:
         items = load_qa(qa_file)
@@ -108,7 +110,7 @@ def calibrate_adaptive_cmd(ctx: click.Context, qa_file: Path, collection: str, m
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
-        from shelfwise.core.shelf import default_db
+        from shelfwise.core.paths import default_db
 
         db = default_db()
     with Shelf(Settings(db_path=Path(db))) as shelf:

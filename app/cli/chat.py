@@ -12,8 +12,8 @@ import click
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json
 from shelfwise.app.cli.shown import json_text, raw_stream
+from shelfwise.core.api.asking import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
 from shelfwise.core.conversation.model import Conversation, Reading
-from shelfwise.core.shelf import EmptyQuestion, NoSuchConversation, TurnQuestion
 
 if TYPE_CHECKING:
     from shelfwise.core.shelf import Shelf
@@ -108,7 +108,7 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
 
 def _history_file() -> Path | None:
     try:
-        from shelfwise.core.shelf import data_dir
+        from shelfwise.core.paths import data_dir
 
         return data_dir() / "chat_history"
     except Exception:  # no writable data dir: history for this session only
@@ -224,8 +224,7 @@ def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
                     click.echo("Nothing to export yet: ask a question first.")
                 else:
                     try:
-                        Path(target).expanduser().write_text(shelf.conversation_markdown(conv.id),
-                                                             encoding="utf-8")
+                        write_text_atomically(Path(target).expanduser(), shelf.conversation_markdown(conv.id))
                         click.echo(f"Exported {len(conv.turns)} turn(s) to {target}")
                     except OSError as exc:
                         click.echo(f"Could not write {target}: {exc.strerror or exc}")

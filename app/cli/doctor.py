@@ -1,5 +1,5 @@
-"""``shelfwise doctor``: check the library in full (``Shelf.check_library``, which rebuilds a word index out of step
-with the passages), and rebuild a damaged one from the source files."""
+"""``shelfwise doctor``: check the library in full (``check_library``, ``core/api/doctor.py``, which rebuilds a word
+index out of step with the passages), and rebuild a damaged one from the source files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import click
 
 from shelfwise.app.cli.group import CliState
 from shelfwise.app.cli.shown import shown
-from shelfwise.core.shelf import Shelf, StoreError, rebuild, salvage
+from shelfwise.core.api.doctor import check_library, rebuild, salvage
+from shelfwise.core.api.reads import StoreError
+from shelfwise.core.shelf import Shelf
 
 
 def _file_line(p: Any) -> None:
@@ -44,14 +46,14 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
-        from shelfwise.core.shelf import default_db
+        from shelfwise.core.paths import default_db
 
         db = default_db()
     db = Path(db)
     if not db.exists():
         raise click.ClickException(f"No library at {db}.")
     try:
-        checked = Shelf.check_library(db)
+        checked = check_library(db)
     except StoreError as exc:
         raise click.ClickException(
             f"{exc}. It cannot be rebuilt from itself; ingest your folders into a new one."

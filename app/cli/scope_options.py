@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from shelfwise.core.shelf import FORMATS, Scope, ScopeError, make_scope
+from shelfwise.core.api.asking import FORMATS, Scope, ScopeError, make_scope
 
 F = Callable[..., Any]
 

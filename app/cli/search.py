@@ -35,7 +35,7 @@ def search_cmd(
         shelfwise search "password reset policy" --limit 5
         shelfwise search '"annual leave" -parental' --in handbook.pdf
     """
-    from shelfwise.core.shelf import ScopeError
+    from shelfwise.core.api.asking import ScopeError
 
     shelf = open_library(ctx)
     scope = scope_from(in_paths, types, since, until)

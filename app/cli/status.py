@@ -9,7 +9,8 @@ import click
 from shelfwise.app.cli.group import collection_id, open_library
 from shelfwise.app.cli.index import index_lines
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.shelf import KEPT_SUFFIX, describe
+from shelfwise.core.api.indexing import describe
+from shelfwise.core.api.reads import KEPT_SUFFIX
 
 STATE_LINES = {
     "missing": "the file is no longer there (deleted or moved): answers still quote it; ingest its folder again "

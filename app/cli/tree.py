@@ -8,7 +8,7 @@ import click
 
 from shelfwise.app.cli.group import collection_id, open_library
 from shelfwise.app.cli.shown import json_text, shown
-from shelfwise.core.shelf import LibraryTree, NodeRow
+from shelfwise.core.api.reads import LibraryTree, NodeRow
 
 
 def _label(node: NodeRow, width: int = 70) -> str:

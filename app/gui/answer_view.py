@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 
 from shelfwise.app.gui.plain import plain_label, plain_tip
 from shelfwise.core.answers.types import Answer, ShortAnswer
+from shelfwise.core.api.asking import source_label
 from shelfwise.core.navigation.trace import Hit, SearchResult
-from shelfwise.core.shelf import source_label
 
 ROLE_SNIPPET = Qt.ItemDataRole.UserRole + 1
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shelfwise.core.api.asking import trace_from_dict
 from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn, TurnCitation
 from shelfwise.core.navigation.trace import Hit, Trace
-from shelfwise.core.shelf import Shelf, trace_from_dict
+from shelfwise.core.shelf import Shelf
 
 
 @dataclass(frozen=True)

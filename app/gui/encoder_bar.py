@@ -8,8 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from shelfwise.core.api.indexing import LABELS, NOTES, SwitchEstimate, canonical, label
 from shelfwise.core.settings import EMBEDDER_NAMES
-from shelfwise.core.shelf import LABELS, NOTES, SwitchEstimate, canonical, label
 
 
 def other_encoder(name: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from shelfwise.core.shelf import IngestReport
+from shelfwise.core.api.indexing import IngestReport
 
 Kind = Literal["done", "cancelled", "error"]
 

@@ -33,7 +33,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def fake_shelf_factory(settings: Any) -> Any:
-    from shelfwise.core.shelf import FakeBackend, Shelf
+    from shelfwise.core.api.models import FakeBackend
+    from shelfwise.core.shelf import Shelf
 
     return Shelf(settings, backend=FakeBackend())
 
@@ -66,7 +67,8 @@ def open_window(settings: Any, qsettings: Any, fake: bool = False) -> Any:
     from PySide6.QtWidgets import QMessageBox
 
     from shelfwise.app.gui.window import MainWindow
-    from shelfwise.core.shelf import DataDirError, StoreError
+    from shelfwise.core.api.reads import StoreError
+    from shelfwise.core.paths import DataDirError
 
     try:
         return MainWindow(settings, qsettings, shelf_factory=fake_shelf_factory if fake else None)
@@ -85,11 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import multiprocessing
 
     multiprocessing.freeze_support()  # a frozen build re-enters here for the ingest parser's child process
-    from shelfwise.core.shelf import tune_openmp
+    from shelfwise.core.api.models import tune_openmp
 
     tune_openmp()  # before the window's workers load llama.cpp
     args = parse_args(argv)
-    from shelfwise.core.shelf import setup_logging
+    from shelfwise.core.api.models import setup_logging
 
     setup_logging(args.verbose, stderr_level=logging.INFO)  # llama.cpp's log: the log file (stderr with -v)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from shelfwise.app.gui.jobs import QueryJob
 from shelfwise.core.answers.types import Answer
+from shelfwise.core.api.asking import answer_to_markdown, trace_to_markdown
 from shelfwise.core.navigation.trace import Candidate, SearchResult, Trace
-from shelfwise.core.shelf import answer_to_markdown, trace_to_markdown
 
 
 @dataclass(frozen=True)

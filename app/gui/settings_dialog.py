@@ -1,9 +1,10 @@
-"""Settings: the models (answer model, the library's sentence encoder, the relevance judge), GPU layers, threads;
+"""Settings: the models (answer model, the GGUFs found in LM Studio's, Ollama's and GPT4All's folders to choose it
+from, the library's sentence encoder, the relevance judge), GPU layers, threads;
 under a collapsed "Advanced", the research options and the walk's budgets, which calibration sets per collection.
 
-The settings live in the core's one settings file (``Shelf.load_settings`` / ``Shelf.save_settings``, read by the
-command line too); the window keeps QSettings for its geometry only. :func:`window_settings` moves the values an
-older window kept in QSettings into that file once, so an upgrade loses nothing.
+The settings live in the core's one settings file (``load_settings`` / ``save_settings`` in ``core/settings.py``,
+read by the command line too); the window keeps QSettings for its geometry only. :func:`window_settings` moves the
+values an older window kept in QSettings into that file once, so an upgrade loses nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shelfwise.core.api.models import FoundModel, encoder_name, found_models
 from shelfwise.core.settings import (
     DEFAULT_EMBEDDER,
     EMBEDDER_NAMES,
@@ -40,8 +42,9 @@ from shelfwise.core.settings import (
     LoadedSettings,
     Settings,
     as_readout,
+    load_settings,
+    save_settings,
 )
-from shelfwise.core.shelf import Shelf
 
 BUDGET_HELP = {
     "first_keep_ratio": "Share of the first level kept (leans to recall)",
@@ -52,10 +55,19 @@ BUDGET_HELP = {
     "branching": "Most children a node may have before it is grouped",
 }
 JUDGES = ("off", "bundled")
+FOUND_PROMPT = "choose one of LM Studio's, Ollama's or GPT4All's models…"
 ADVANCED_NOTE = ("Calibration sets the walk's budgets per collection when it indexes, so these values apply only to "
                  "a collection that is not calibrated yet. The readout and adaptive retrieval are research options.")
 #: The QSettings groups an older window kept its settings in (moved into the settings file once).
 LEGACY_GROUPS = ("model", "search", "budgets")
+
+
+def found_label(m: FoundModel) -> str:
+    """One found model as the list shows it: tool and name, its own name, size, quantisation, chat template."""
+    size = f"{m.size / 1e9:.1f} GB" if m.size >= 1e9 else f"{m.size / 1e6:.0f} MB"
+    facts = [m.title, size, m.quantisation or "quantisation unknown",
+             "chat template" if m.has_chat_template else "no chat template"] if m.usable else [m.why_not]
+    return f"{m.tool}: {m.name} ({', '.join(facts)})"
 
 
 def _value(qs: QSettings, key: str, default: Any) -> Any:
@@ -100,20 +112,20 @@ def window_settings(qs: QSettings, base: Settings, path: Path | None = None) -> 
     """The settings the window opens with: the settings file over ``base``. When there is no file yet and
     QSettings holds an older window's settings, they are written to the file first and removed from QSettings
     (once: QSettings keeps only the window's geometry from then on)."""
-    loaded = Shelf.load_settings(base, path)
+    loaded = load_settings(path, base)
     if loaded.found:
         return loaded
     old = legacy_settings(qs, base)
     if old is None:
         return loaded
     try:
-        Shelf.save_settings(old, loaded.path)
+        save_settings(old, loaded.path)
     except OSError as exc:
         return LoadedSettings(old, loaded.path, problem=f"could not write the settings file {loaded.path}: {exc}")
     for group in LEGACY_GROUPS:
         qs.remove(group)
     qs.sync()
-    return Shelf.load_settings(base, loaded.path)
+    return load_settings(loaded.path, base)
 
 
 class SettingsDialog(QDialog):
@@ -132,6 +144,29 @@ class SettingsDialog(QDialog):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(browse)
+        self.found = QComboBox()  # the GGUFs of LM Studio, Ollama and GPT4All: choosing one fills the line above
+        self._found_paths: list[str] = [""]
+        self.found.addItem(FOUND_PROMPT)
+        for m in found_models():
+            self.found.addItem(found_label(m))
+            self._found_paths.append(str(m.path))
+            index = self.found.count() - 1
+            if not m.usable:
+                item = self.found.model().item(index)  # type: ignore[attr-defined]
+                item.setEnabled(False)
+                self.found.setItemData(index, f"Cannot answer: {m.why_not}", Qt.ItemDataRole.ToolTipRole)
+            else:
+                self.found.setItemData(index, str(m.path), Qt.ItemDataRole.ToolTipRole)
+        if self.found.count() == 1:
+            self.found.setItemText(0, "none found in LM Studio's, Ollama's or GPT4All's folders")
+            self.found.setEnabled(False)
+        elif settings.model_path in self._found_paths:
+            self.found.setCurrentIndex(self._found_paths.index(settings.model_path))
+        self.found.setToolTip("GGUF models that LM Studio, Ollama and GPT4All keep on this computer (read from their "
+                              "model folders; nothing is downloaded). An instruction-tuned model with a chat template "
+                              "is prompted with it; its answers are checked against the sources like the bundled "
+                              "model's.")
+        self.found.currentIndexChanged.connect(self._found_chosen)
         self.embedder = QComboBox()
         self.embedder.setEditable(True)
         self.embedder.addItems(list(EMBEDDER_NAMES))
@@ -161,6 +196,7 @@ class SettingsDialog(QDialog):
         model_box = QGroupBox("Models")
         model_form = QFormLayout(model_box)
         model_form.addRow("Answer model (GGUF)", model_row)
+        model_form.addRow("Models on this computer", self.found)
         model_form.addRow("Sentence encoder", self.embedder)
         model_form.addRow("Relevance judge", self.judge)
         model_form.addRow("GPU layers", self.gpu_layers)
@@ -220,6 +256,10 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.advanced)
         layout.addWidget(buttons)
 
+    def _found_chosen(self, index: int) -> None:
+        if 0 < index < len(self._found_paths):
+            self.model_path.setText(self._found_paths[index])
+
     def _show_advanced(self, shown: bool) -> None:
         self.advanced.setVisible(shown)
         self.adjustSize()
@@ -242,11 +282,12 @@ class SettingsDialog(QDialog):
 
     def encoder_choice(self) -> str:
         """The encoder chosen for this library (``minilm``, ``embeddinggemma`` or a GGUF path)."""
-        return Shelf.encoder_name(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
+        return encoder_name(self.embedder.currentText().strip() or DEFAULT_EMBEDDER)
 
     def _defaults(self) -> None:
         d = Settings()
         self.model_path.clear()
+        self.found.setCurrentIndex(0)
         self.embedder.setCurrentText(DEFAULT_EMBEDDER)
         self.judge.setCurrentText("off")
         self.gpu_layers.setValue(d.n_gpu_layers)

@@ -11,8 +11,8 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from shelfwise.app.gui.answer_view import CITATION
+from shelfwise.core.api.asking import REMOVED
 from shelfwise.core.conversation.model import Turn
-from shelfwise.core.shelf import REMOVED
 
 
 def turn_html(turn: Turn) -> str:

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shelfwise.core.api.asking import level_summary
 from shelfwise.core.navigation.trace import Candidate, Level, Outline, Trace
-from shelfwise.core.shelf import level_summary
 
 ROLE_CAND = Qt.ItemDataRole.UserRole
 ROLE_ROW = Qt.ItemDataRole.UserRole + 1  # "level" | "cand" | "more"

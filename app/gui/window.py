@@ -39,9 +39,13 @@ from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
+from shelfwise.core.api.asking import in_filter
+from shelfwise.core.api.indexing import label
+from shelfwise.core.api.reads import NodeText
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
-from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import NodeText, Shelf, default_db, in_filter, label
+from shelfwise.core.paths import default_db
+from shelfwise.core.settings import Settings, save_settings
+from shelfwise.core.shelf import Shelf
 
 log = logging.getLogger(__name__)
 
@@ -558,7 +562,7 @@ class MainWindow(QMainWindow):
         self.query_host.reset(settings)
         self.ingest_host.reset(settings)
         try:  # the one settings file, which the command line reads too (QSettings keeps the geometry only)
-            Shelf.save_settings(settings)
+            save_settings(settings)
         except OSError as exc:
             warn(self, "Settings", f"The settings apply to this session but could not be saved: {exc}")
             return

@@ -32,7 +32,8 @@ def default_shelf_factory(settings: Settings) -> Any:
 
 
 def _is_cancelled(exc: BaseException) -> bool:
-    from shelfwise.core.shelf import Cancelled, IngestCancelled
+    from shelfwise.core.api.asking import Cancelled
+    from shelfwise.core.api.indexing import IngestCancelled
 
     return isinstance(exc, (Cancelled, IngestCancelled))
 

@@ -66,12 +66,12 @@ from shelfwise.core.answers.from_passages import (
     widen_lists,
     write_checked,
 )
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.trace import Hit, SearchResult
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
 
 DEFAULT_THRESHOLD = 0.5
@@ -274,7 +274,7 @@ class Runner:
     """The pieces of an adaptive run over one library, each computed once per sub-question (the calibration tree
     search explores both branches of every sub-question and reuses them)."""
 
-    def __init__(self, library: Library, *, collection: str | None = None, keep: Sequence[int] = (),
+    def __init__(self, library: LibraryWalk, *, collection: str | None = None, keep: Sequence[int] = (),
                  cancel: CancelCheck | None = None, on_search: SearchCallback | None = None,
                  prior: Mapping[int, float] | None = None) -> None:
         self.library = library
@@ -355,7 +355,7 @@ class Runner:
         else:
             facts_text = "\n".join(f"- {q} {a}" for q, a in facts)
             user = template("answer_facts.txt").format(facts=facts_text, question=" ".join(question.split())).rstrip()
-            prompt = render_chat(self.family, user) if self.family else user
+            prompt = render_chat(self.family, user, self.backend) if self.family else user
             gen = stream(self.backend, prompt, on_token=on_token, stop=("\n",), cancel=self.cancel)
             text = gen.text.strip()
             w = Written(text or NOT_FOUND_TEXT, [], bool(text) and not is_abstention(text), gen.cost, gen.text)
@@ -378,7 +378,7 @@ def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
 
 
 def answer_adaptive(
-    library: Library, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
+    library: LibraryWalk, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
     on_search: SearchCallback | None = None, on_extract: ExtractCallback | None = None,
     on_generated: GeneratedCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,

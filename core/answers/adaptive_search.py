@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shelfwise.core.answers.adaptive import MAX_SUB, Runner, decompose, get_threshold, model_id, set_threshold
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Step
+from shelfwise.core.navigation.walk import LibraryWalk
 
 MAX_EXPANSIONS = 16
 CHOICES = ("model", "documents")  # cheaper first
@@ -190,7 +190,7 @@ class CalibrationReport:
         return d
 
 
-def search_question(library: Library, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
+def search_question(library: LibraryWalk, item: QAItem, *, collection: str | None = None, max_sub: int = MAX_SUB,
                     max_expansions: int = MAX_EXPANSIONS) -> QuestionOutcome:
     """Decompose one labelled question and find its cheapest correct trajectory with the real models."""
     t0 = time.perf_counter()
@@ -213,7 +213,7 @@ def search_question(library: Library, item: QAItem, *, collection: str | None = 
 
 
 def calibrate_adaptive(
-    library: Library, items: Sequence[QAItem], *, collection: str | None = None,
+    library: LibraryWalk, items: Sequence[QAItem], *, collection: str | None = None,
     max_sub: int = MAX_SUB, max_expansions: int = MAX_EXPANSIONS, save: bool = True,
     progress: Callable[[int, int, QuestionOutcome], None] | None = None,
 ) -> CalibrationReport:

@@ -6,8 +6,9 @@ point) searches first and wraps it in an :class:`~shelfwise.core.navigation.trac
 
 Prompts (templates in ``resources/prompts/``):
 
-* a model whose GGUF carries a chat template *and* is instruction-tuned gets ``answer_chat.txt`` rendered in its
-  family's turn markers (Gemma, ChatML, Llama 3, ``[INST]``, Phi-3; detected from the template text, no Jinja);
+* a model whose GGUF carries a chat template *and* is instruction-tuned gets ``answer_chat.txt`` rendered in that
+  template (``DecisionBackend.chat_prompt``: the GGUF's Jinja template, as llama-cpp-python renders it), else in its
+  family's turn markers (Gemma, ChatML, Llama 3, ``[INST]``, Phi-3; detected from the template text);
 * anything else, including the bundled Gemma 3 270M *base* model, gets the plain completion prompt
   ``answer_completion.txt`` ("Sources: [1] ... Question: ... Answer:"), one line of answer. Measured with the
   bundled model: a one-shot example was copied into the answer ("The office opens at 8 am..."), and asking it to
@@ -133,8 +134,14 @@ def detect_family(chat_template: str | None) -> str | None:
     return None
 
 
-def render_chat(family: str, user: str) -> str:
-    """One user turn and the opening of the model's turn, in the family's markers (BOS is the backend's job)."""
+def render_chat(family: str, user: str, backend: DecisionBackend | None = None) -> str:
+    """One user turn and the opening of the model's turn: in the model's own chat template when ``backend``
+    renders it (``DecisionBackend.chat_prompt``), else in the family's markers (BOS is the backend's job)."""
+    own = backend.chat_prompt(user.strip()) if backend is not None else None
+    if own is not None:
+        return own
+    if family not in FAMILIES:  # "template": the model's own, which did not render
+        return user.strip()
     before, after = FAMILIES[family]
     return f"{before}{user.strip()}{after}"
 
@@ -145,7 +152,12 @@ _INSTRUCT_WORDS = {"it", "instruct", "chat", "sft", "dpo", "rlhf", "orpo", "assi
 def is_instruction_tuned(backend: DecisionBackend) -> bool:
     """Whether the GGUF's name/finetune metadata or file name says it was instruction-tuned ("-it", "instruct"...).
 
-    Base models often ship their family's chat template too, so a template alone does not decide the prompt."""
+    Base models often ship their family's chat template too, so a template alone does not decide the prompt. Where
+    the model came from may say it (``DecisionBackend.made_for_chat``: a model Ollama keeps for chat, whose file is
+    named by its hash), that decides."""
+    said = backend.made_for_chat()
+    if said is not None:
+        return said
     names = []
     for key in ("general.finetune", "general.name", "general.basename"):
         with contextlib.suppress(Exception):  # metadata is a hint only
@@ -156,23 +168,24 @@ def is_instruction_tuned(backend: DecisionBackend) -> bool:
 
 
 def prompt_family(backend: DecisionBackend) -> str | None:
-    """The chat family to prompt ``backend`` with, or None for the plain completion prompt."""
-    family = detect_family(backend.chat_template())
-    if family is None or not is_instruction_tuned(backend):
+    """The chat family to prompt ``backend`` with ("template": its own chat template, of no family known here), or
+    None for the plain completion prompt."""
+    template = backend.chat_template()
+    if not template or not is_instruction_tuned(backend):
         return None
-    return family
+    return detect_family(template) or "template"
 
 
 def build_prompt(question: str, hits: Sequence[Hit], family: str | None = None,
-                 facts: Sequence[tuple[str, str]] = ()) -> str:
+                 facts: Sequence[tuple[str, str]] = (), backend: DecisionBackend | None = None) -> str:
     """The answer prompt for ``question`` over ``hits`` (numbered [1]..[n]); ``facts`` = earlier (question,
-    answer) steps of an adaptive run."""
+    answer) steps of an adaptive run; ``backend``: the model whose own chat template renders a chat prompt."""
     q = " ".join(question.split())
     sources = format_sources(hits)
     if family is not None:
         facts_text = f"Facts:\n{format_facts(facts)}\n" if facts else ""
         user = template("answer_chat.txt").format(sources=sources, question=q, facts=facts_text)
-        return render_chat(family, user)
+        return render_chat(family, user, backend)
     if facts:
         return template("answer_steps.txt").format(sources=sources, question=q, facts=format_facts(facts)).rstrip()
     return template("answer_completion.txt").format(sources=sources, question=q).rstrip()
@@ -315,7 +328,7 @@ def write_answer(
     cosines = passage_cosines(result, hits)
     if (check_evidence and weak_evidence(hits, cosines, tuning=tuning)) or not hits:
         return Written(NOT_FOUND_TEXT, [], False)
-    prompt = build_prompt(question, hits, family, facts)
+    prompt = build_prompt(question, hits, family, facts, backend)
     started = [False]
 
     def forward(piece: str) -> None:  # drop the leading space/newline of the first piece

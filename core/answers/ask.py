@@ -26,16 +26,17 @@ from shelfwise.core.answers.from_passages import (
     answer_from_search,
     ground,
 )
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.route import route
+from shelfwise.core.answers.tables import attach, table_answer
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.request import prepared_request
 from shelfwise.core.navigation.scope import Prepared, Scope
 from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.navigation.walk import LibraryWalk
 
 
-def answer_from_tree(library: Library, answer: Answer, *, on_token: TokenCallback | None,
+def answer_from_tree(library: LibraryWalk, answer: Answer, *, on_token: TokenCallback | None,
                      on_search: SearchCallback | None, on_extract: ExtractCallback | None,
                      on_generated: GeneratedCallback | None, generate: bool | None,
                      cancel: CancelCheck | None) -> Answer:
@@ -64,7 +65,7 @@ def answer_from_tree(library: Library, answer: Answer, *, on_token: TokenCallbac
     return answer
 
 
-def stale_sources(library: Library, answer: Answer) -> list[str]:
+def stale_sources(library: LibraryWalk, answer: Answer) -> list[str]:
     """Notes on the answer's sources whose files are gone or changed since they were read (a deleted file, a file
     truncated to 0 bytes whose previous version the library kept)."""
     from shelfwise.core.store.on_disk import on_disk, source_note
@@ -82,8 +83,9 @@ def stale_sources(library: Library, answer: Answer) -> list[str]:
 
 
 def answer_question(
-    library: Library, question: str | Prepared, *, collection: str | None = None, on_token: TokenCallback | None = None,
-    on_search: SearchCallback | None = None, adaptive: bool = False, keep: Sequence[int] = (),
+    library: LibraryWalk, question: str | Prepared, *, collection: str | None = None,
+    on_token: TokenCallback | None = None, on_search: SearchCallback | None = None, adaptive: bool = False,
+    keep: Sequence[int] = (),
     cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
     scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None,
     on_generated: GeneratedCallback | None = None,
@@ -117,13 +119,18 @@ def answer_question(
     if on_search is not None:
         on_search(result)
 
-    def noted(answer: Answer) -> None:  # the notes reach the answer before anyone sees it
+    # a table question is computed from the stored tables (no model text): its value wins over a span
+    short = table_answer(library.store, question, result.hits, routed.resolved)
+
+    def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
+        if short is not None:
+            attach(answer, short, library.store)
         if on_extract is not None:
             on_extract(answer)
 
     answer = answer_from_search(library, question, result, t0, on_extract=noted, on_token=on_token,
-                                on_generated=on_generated, generate=generate, cancel=cancel)
+                                on_generated=on_generated, generate=generate and short is None, cancel=cancel)
     answer.notes += [n for n in stale_sources(library, answer) if n not in answer.notes]
     answer.seconds = time.perf_counter() - t0
     return answer

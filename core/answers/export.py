@@ -1,13 +1,17 @@
 """Markdown export of an answer: the text, its numbered sources and the navigation trace (no Qt).
 
 The GUI's "Export..." action and any script can call :func:`answer_to_markdown`; it is a pure function of the
-answer and trace objects (``core/answers/types.py``, ``core/navigation/trace.py``).
+answer and trace objects (``core/answers/types.py``, ``core/navigation/trace.py``). Text from documents, questions and
+the model is made inert (``core/store/inert.py``: control and bidi characters escaped, remote images and raw HTML
+made literal), so opening the export fetches nothing.
 """
 
 from __future__ import annotations
 
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.navigation.trace import Hit, Level, SearchResult
+from shelfwise.core.store.inert import escaped
+from shelfwise.core.store.inert import markdown_text as md
 
 
 def source_label(hit: Hit) -> str:
@@ -31,11 +35,11 @@ def _quote(text: str, limit: int = 400) -> str:
     text = " ".join(text.split())
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
-    return "> " + text
+    return "> " + md(text)
 
 
 def _escape_cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return md(" ".join(text.split()).replace("|", "\\|"))
 
 
 def trace_to_markdown(search: SearchResult, *, max_rows: int = 12) -> str:
@@ -63,21 +67,22 @@ def trace_to_markdown(search: SearchResult, *, max_rows: int = 12) -> str:
 
 def answer_to_markdown(answer: Answer, *, include_trace: bool = True) -> str:
     """The whole export: question, answer with [n] markers, sources with quotes, and (optionally) the walk."""
-    lines = [f"# {answer.question.strip()}", "", answer.text.strip() or "_(no answer)_", ""]
+    lines = [f"# {md(answer.question.strip())}", "", md(answer.text.strip()) or "_(no answer)_", ""]
     if not answer.found:
         lines += ["_Not found in your documents._", ""]
     if answer.citations:
         lines += ["## Sources", ""]
         for cit in sorted(answer.citations, key=lambda c: c.number):
-            lines.append(f"[{cit.number}] {source_label(cit.hit)}  ")
-            lines.append(f"`{cit.hit.path}`")
+            lines.append(f"[{cit.number}] {md(source_label(cit.hit))}  ")
+            lines.append(f"`{escaped(cit.hit.path).replace('`', chr(39))}`")  # a code span: nothing in it acts
             lines.append("")
             lines.append(_quote(cit.hit.text))
             lines.append("")
     if answer.steps:
         lines += ["## Steps", ""]
         for i, step in enumerate(answer.steps, 1):
-            lines.append(f"{i}. **{step.question}** ({step.source}, P(retrieve) {step.p_retrieve:.2f}): {step.answer}")
+            lines.append(f"{i}. **{md(step.question)}** ({step.source}, P(retrieve) {step.p_retrieve:.2f}): "
+                         f"{md(step.answer)}")
         lines.append("")
     if include_trace and answer.search is not None:
         lines.append(trace_to_markdown(answer.search))

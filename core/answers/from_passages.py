@@ -44,7 +44,6 @@ from shelfwise.core.answers.extractive import (
     logical_lines,
 )
 from shelfwise.core.answers.grounding import check_grounding
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.meaning import check_meaning
 from shelfwise.core.answers.sentence_vectors import cached_scorer
 from shelfwise.core.answers.short import short_answer
@@ -52,6 +51,7 @@ from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.trace import Hit, SearchResult
+from shelfwise.core.navigation.walk import LibraryWalk
 
 if TYPE_CHECKING:
     from shelfwise.core.store.db import Store
@@ -60,7 +60,7 @@ ExtractCallback = Callable[[Answer], None]
 GeneratedCallback = Callable[[Answer], None]
 
 
-def sentence_scorer(library: Library) -> Scorer:
+def sentence_scorer(library: LibraryWalk) -> Scorer:
     """The judge's probabilities when the library has one switched on (``Shelf.judge``: ``Settings.judge`` or
     ``SHELFWISE_JUDGE``; off by default, see docs/eval/), else the embedder's cosines (sentence vectors from the
     index when it has them)."""
@@ -93,7 +93,7 @@ def widen_lists(store: Store | None, hits: Sequence[Hit]) -> list[Hit]:
     return out
 
 
-def extractive_answer(library: Library, question: str, result: SearchResult | None, hits: Sequence[Hit], t0: float,
+def extractive_answer(library: LibraryWalk, question: str, result: SearchResult | None, hits: Sequence[Hit], t0: float,
                       cosines: dict[int, float] | None = None) -> Answer:
     """The extractive answer for ``hits`` (not found when the evidence is weak or no sentence is left).
     ``cosines`` (query-passage cosine per hit) default to the last level of ``result``'s walk."""
@@ -210,7 +210,7 @@ def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
                               key=lambda c: c.number)
 
 
-def write_checked(library: Library, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],
+def write_checked(library: LibraryWalk, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],
                   hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
                   on_generated: GeneratedCallback | None = None, cancel: CancelCheck | None = None,
                   facts: Sequence[tuple[str, str]] = ()) -> Answer:
@@ -229,7 +229,7 @@ def write_checked(library: Library, answer: Answer, sources: Sequence[Hit], numb
     return answer
 
 
-def answer_from_search(library: Library, question: str, result: SearchResult, t0: float, *,
+def answer_from_search(library: LibraryWalk, question: str, result: SearchResult, t0: float, *,
                        on_extract: ExtractCallback | None = None, on_token: TokenCallback | None = None,
                        on_generated: GeneratedCallback | None = None, generate: bool = True,
                        cancel: CancelCheck | None = None) -> Answer:

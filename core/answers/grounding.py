@@ -326,8 +326,8 @@ def unsupported_facts(text: str, sources: Sequence[str], question: str = "") -> 
     for written in date_spans:  # a date's day and year are checked as the date, not again as numbers
         rest = rest.replace(written, " ")
     for fact, value in _number_facts(rest):
-        readings = {value} | other_readings(fact.text)
-        if not readings & src_numbers and not any(fact.text == b.text for b in bad):
+        values: set[float] = {value} | other_readings(fact.text)
+        if not values & src_numbers and not any(fact.text == b.text for b in bad):
             bad.append(fact)
     allowed = _words(src) | _words(question)
     for name in names_in(body):

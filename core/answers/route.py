@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.structure import answer_structure, where_answer
 from shelfwise.core.answers.structure_intent import Intent, recognise
 from shelfwise.core.answers.types import Answer
@@ -17,6 +16,7 @@ from shelfwise.core.navigation.doc_tree import find_document
 from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.scope import Prepared, ResolvedScope, Scope, prepare_question
 from shelfwise.core.navigation.trace import SearchResult, Trace
+from shelfwise.core.navigation.walk import LibraryWalk
 
 
 @dataclass
@@ -41,7 +41,7 @@ def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
     return Answer(question, message, [], False, search=SearchResult(question, [], trace), notes=[message])
 
 
-def route(library: Library, question: str | Prepared, collection: str | None, *, scope: Scope | None = None,
+def route(library: LibraryWalk, question: str | Prepared, collection: str | None, *, scope: Scope | None = None,
           adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None) -> Route:
     """Read the question once (ScopeError for a malformed filter; a question the door read already, a
     :class:`Prepared` with its scope, is taken as read) and answer what can be answered without the walk.
@@ -73,7 +73,7 @@ def route(library: Library, question: str | Prepared, collection: str | None, *,
     return r
 
 
-def _where(library: Library, r: Route, collection: str | None, collection_id: int, intent: Intent,
+def _where(library: LibraryWalk, r: Route, collection: str | None, collection_id: int, intent: Intent,
            cancel: CancelCheck | None) -> Answer | None:
     """The walk for the topic (within the named document when the question names one), answered with the best
     passages' section paths."""

@@ -49,7 +49,7 @@ class Extracted:
 class CellRef:
     """One table cell an answer used: where it is (the citation ``sheet!F6`` or ``table 2, row 3``) and its value."""
 
-    table_id: int  # the stored table (``tables`` in the library; see docs/tables.md)
+    table_id: int  # the stored table (its id in the library)
     row: int  # 0-based data row of the table (header rows not counted)
     column: int  # 0-based column
     address: str  # as cited: an XLSX cell ("Salary bands!F6"), else "table 2 r3 c4" style
@@ -123,6 +123,8 @@ class Answer:
             return self.text
         if short.kind == "yes_no":
             return f"{short.text}: {self.text}"
+        if self.text.startswith(short.text):  # a table's value the text already opens with
+            return self.text
         cite = f" [{short.number}]" if short.number else ""
         return f"{short.text}{cite}\n{self.text}"
 

@@ -31,10 +31,6 @@ class Reading:
     # first, alone or shifted question): the next turn's mix reads it instead of embedding ``query`` again
     vector_model: str = ""  # the embedder that made ``vector`` (a vector of another embedder is not used)
 
-    @property
-    def is_followup(self) -> bool:
-        return self.mode == "followup"
-
     def to_dict(self) -> JSONObject:
         return {"mode": self.mode, "query": self.query, "question": self.question,
                 "prior": {str(k): v for k, v in self.prior.items()}, "why": self.why, "scores": self.scores}

@@ -19,7 +19,7 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    (``middle_gap``), is read in the middle: its own text and vector, the branches below still preferred.
 3. **The branches preferred.** The last turn's cited passages' sections and documents (and the topic clusters
    above them) get a logit at every level of the walk (``document_bonus``, ``section_bonus``;
-   :meth:`Navigator.search`'s ``prior``).
+   :meth:`Navigator.navigate`'s ``prior``).
 
 The variants tried and not shipped (``alone_gap``, ``gap_hits``, ``coverage_inside``, the middle reading's own text,
 mix, bonuses and opening, ``passage_bonus``) live in ``benchmarks/reading_research.py``, which the benchmarks use.

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from shelfwise.core.answers.ask import answer_question
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
@@ -22,6 +21,7 @@ from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_questio
 from shelfwise.core.navigation.scope import Prepared, ScopeError, prepare_question
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import Snapshot
 
@@ -57,7 +57,7 @@ class TurnQuestion:
         return self.prepared is not None and not any(ch.isalnum() for ch in self.prepared.text)
 
 
-def take_question(library: Library, question: str, collection: str) -> TurnQuestion:
+def take_question(library: LibraryWalk, question: str, collection: str) -> TurnQuestion:
     """Read ``question`` once for a turn in ``collection``: clipped (the model is loaded only for a question too
     long to fit otherwise), folded (EmptyQuestion when nothing is left) and parsed."""
     asked, notes = question, list[str]()
@@ -71,16 +71,6 @@ def take_question(library: Library, question: str, collection: str) -> TurnQuest
         return TurnQuestion(asked, text, tuple(notes), collection, None, exc)
 
 
-def read_turn(library: Library, conversation: Conversation, question: str, *, alone: bool = False,
-              rule: ReadingRule = SHIPPED) -> tuple[Reading, np.ndarray | None]:
-    """How ``question`` would be read as the next turn of ``conversation`` (no walk, nothing stored): what the
-    window shows in its search box before the question is asked."""
-    asked = _folded(question)
-    if len(asked) > MAX_QUESTION_TOKENS:  # shorter ones always fit: the model is not loaded to count them
-        asked = clip_question(asked, library.backend).text
-    return _read(library, conversation, asked, alone=alone, rule=rule)
-
-
 def _folded(question: str) -> str:
     """White space folded (unless the question is huge); EmptyQuestion when nothing is left."""
     question = " ".join(question.split()) if len(question) < 4096 else question.strip()
@@ -89,7 +79,7 @@ def _folded(question: str) -> str:
     return question
 
 
-def _read(library: Library, conversation: Conversation, question: str, *, alone: bool,
+def _read(library: LibraryWalk, conversation: Conversation, question: str, *, alone: bool,
           rule: ReadingRule) -> tuple[Reading, np.ndarray | None]:
     snap = None
     if conversation.turns:
@@ -100,7 +90,7 @@ def _read(library: Library, conversation: Conversation, question: str, *, alone:
                 search=lexical_search(library.store, snap), decision=decision_for(library, snap, rule))
 
 
-def decision_for(library: Library, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
+def decision_for(library: LibraryWalk, snap: Snapshot | None, rule: ReadingRule) -> DecisionModel | None:
     """The collection's decision model as the walk loads it, when the rule's topic-shift test reads it."""
     if snap is None or not rule.gate or (not rule.confidence and rule.coverage_gap is None):
         return None
@@ -115,7 +105,7 @@ def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[
 
 
 def ask_turn(
-    library: Library, conversation: Conversation, question: str | TurnQuestion, *, alone: bool = False,
+    library: LibraryWalk, conversation: Conversation, question: str | TurnQuestion, *, alone: bool = False,
     rule: ReadingRule = SHIPPED,
     on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
     on_extract: Callable[[Answer], None] | None = None, on_generated: Callable[[Answer], None] | None = None,

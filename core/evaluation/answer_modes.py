@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.grounding import content_words, unsupported_facts
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.json_types import JSONObject
+from shelfwise.core.navigation.walk import LibraryWalk
 
 MODES = ("short", "extractive", "generated", "grounded_generated", "shown")
 
@@ -86,7 +86,7 @@ class ModeReport:
     rows: list[JSONObject] = field(default_factory=list)
 
 
-def run_mode_eval(library: Library, questions: Sequence[EvalQuestion], *, collection: str | None = None,
+def run_mode_eval(library: LibraryWalk, questions: Sequence[EvalQuestion], *, collection: str | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ModeReport:
     """Answer each question (query, answers, not_answerable) once and score the four modes."""
     rows: list[JSONObject] = []

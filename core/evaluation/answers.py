@@ -22,42 +22,19 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, stream
 from shelfwise.core.answers.ask import answer_question
-from shelfwise.core.answers.library import Library
 from shelfwise.core.answers.matching import exact_match, f1_score
 from shelfwise.core.evaluation.datasets import EvalQuestion, EvalSet
 from shelfwise.core.json_types import JSONObject
-from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
-from shelfwise.core.navigation.request import SearchRequest
-from shelfwise.core.navigation.trace import SearchResult
-from shelfwise.core.settings import Settings
+from shelfwise.core.models.backend import DecisionBackend
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
 
 STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
-
-
-# --------------------------------------------------------------------------- a library over an existing store
-@dataclass
-class ShelfParts:
-    """A :class:`~shelfwise.core.answers.library.Library` over an already open store (the evaluation's database)
-    and a shelf's models: what ``answer_question`` needs, searching ``collection`` unless a request names one."""
-
-    store: Store
-    backend: DecisionBackend
-    embedder: Embedder
-    settings: Settings
-    collection: str = "default"
-    judge: RelevanceJudge | None = None
-
-    def search(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
-        from shelfwise.core.navigation.navigator import Navigator
-
-        nav = Navigator(self.store, self.backend, self.embedder, self.settings, judge=self.judge)
-        return nav.search(replace(request, collection=request.collection or self.collection), cancel)
 
 
 # --------------------------------------------------------------------------- running
@@ -102,12 +79,12 @@ def _questions(eval_set: EvalSet | Sequence[EvalQuestion]) -> list[EvalQuestion]
 
 
 def run_answer_eval(
-    library: Library, eval_set: EvalSet | Sequence[EvalQuestion], strategies: Sequence[str] = STRATEGIES,
+    library: LibraryWalk, eval_set: EvalSet | Sequence[EvalQuestion], strategies: Sequence[str] = STRATEGIES,
     limit: int | None = None, *, collection: str | None = None, progress: Callable[[int, int, str], None] | None = None,
 ) -> AnswerEvalReport:
     """Answer every question (``EvalSet`` or a list of ``EvalQuestion``: ``query``, ``answers``) with each
-    strategy and score it. ``library`` is a shelf's ``walk`` or a
-    :class:`ShelfParts`."""
+    strategy and score it. ``library`` is a shelf's ``walk``, or a walk over
+    another open store (``LibraryWalk(store, models, collection=...)``)."""
     t0 = time.perf_counter()
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
@@ -156,7 +133,7 @@ def summarise(rows: Sequence[JSONObject]) -> dict[str, float]:
     }
 
 
-def run_answer_eval_cli(library: Library, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
+def run_answer_eval_cli(library: LibraryWalk, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None, split: str = "all",
                         collection: str | None = None) -> JSONObject:
     """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.core.evaluation.answer_modes`)
@@ -182,8 +159,7 @@ def run_answer_eval_cli(library: Library, dataset: str, *, limit: int | None = N
         questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
         store = Store(db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db")
         try:
-            parts = ShelfParts(store, library.backend, library.embedder, library.settings, collection=ds.name,
-                               judge=library.judge)
+            parts = LibraryWalk(store, library.models, collection=ds.name)
             report = run_mode_eval(parts, questions, collection=ds.name, progress=progress)
         finally:
             store.close()

@@ -1,7 +1,7 @@
 """``shelfwise eval`` as one call: check the options against the dataset, run the evaluation (retrieval methods,
 ``answers`` per mode, or a file of dialogues turn by turn), write the reports and return what the command prints.
-The facade's ``Shelf.evaluate`` opens the library and its models and calls :func:`evaluate` with them; the command
-only parses its options and renders the :class:`EvalOutcome`."""
+The facade's ``evaluate`` (``core/api/evaluation.py``) opens the library and its models and calls :func:`evaluate`
+with them; the command only parses its options and renders the :class:`EvalOutcome`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shelfwise.core.answers.library import Library
 from shelfwise.core.json_types import JSONObject
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.settings import Settings
 
 DATASETS = "use conditionalqa, squad, xquad, traindata:SET or a .jsonl file"
@@ -132,7 +132,7 @@ def settings_for_request(request: EvalRequest, base: Settings) -> Settings:
     return settings
 
 
-def evaluate(request: EvalRequest, library: Library, settings: Settings, *,
+def evaluate(request: EvalRequest, library: LibraryWalk, settings: Settings, *,
              progress: Callable[[int, int, str], None] | None = None,
              log: Callable[[str], None] = print) -> EvalOutcome:
     """Run the checked ``request`` with ``settings`` over ``library`` (the facade's walk: its store and models),
@@ -166,7 +166,7 @@ def evaluate(request: EvalRequest, library: Library, settings: Settings, *,
     return EvalOutcome(result, report.markdown(), paths, answers)
 
 
-def _dialogues(request: EvalRequest, library: Library, log: Callable[[str], None]) -> EvalOutcome:
+def _dialogues(request: EvalRequest, library: LibraryWalk, log: Callable[[str], None]) -> EvalOutcome:
     """Per turn position and kind, passage / section / document Hit@1 of the question alone, the naive
     concatenation of every turn, and what ships; report files under ``request.out``."""
     from shelfwise.core.evaluation.dialogues import GoldError, markdown, run_dialogue_eval

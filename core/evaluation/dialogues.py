@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from shelfwise.core.answers.ask import answer_question
-from shelfwise.core.answers.library import Library
 from shelfwise.core.conversation.model import Conversation, Turn
 from shelfwise.core.conversation.reading import ALONE, CONCATENATION, SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.types import DocumentRow, NodeRow
 
@@ -144,7 +144,7 @@ class Played:
     turns: list[Turn] = field(default_factory=list)  # the turns as played (history of each next one)
 
 
-def play(library: Library, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
+def play(library: LibraryWalk, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
          collection: str) -> Played:
     conv = Conversation(id=None, collection=collection)
     coll = library.store.find_collection(collection)
@@ -191,7 +191,7 @@ def summarise(played: Sequence[Played]) -> JSONObject:
             "seconds_per_turn": round(sum(r["seconds"] for r in rows) / len(rows), 3) if rows else None}
 
 
-def run_dialogue_eval(library: Library, path: str | Path, *, collection: str = "default", split: str = "all",
+def run_dialogue_eval(library: LibraryWalk, path: str | Path, *, collection: str = "default", split: str = "all",
                       rules: Mapping[str, ReadingRule] | None = None,
                       log: Callable[[str], None] | None = None) -> JSONObject:
     """Play every dialogue of ``path`` under each rule (default: alone, concatenation, shipped); the report."""

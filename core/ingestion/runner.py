@@ -259,7 +259,8 @@ def plan(
             continue
         old = stored.get(key)
         item = WorkItem(f, st.st_size, old, skip=False)
-        retry = old is not None and old.status != "ok" and old.retry  # a failure that may have passed
+        # a failure that may have passed, or a document to read again (one read before tables were stored)
+        retry = old is not None and bool(old.retry)
         if old is not None and not force and not retry and old.size == st.st_size:
             if old.mtime == st.st_mtime:
                 item.skip = True

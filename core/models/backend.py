@@ -153,6 +153,16 @@ class DecisionBackend(Protocol):
         """The model's chat template (GGUF ``tokenizer.chat_template``), or None."""
         ...
 
+    def chat_prompt(self, user: str) -> str | None:
+        """One user turn and the opening of the model's answer in the model's own chat template (the GGUF's
+        ``tokenizer.chat_template``, rendered); None when the model has none or it cannot be rendered."""
+        ...
+
+    def made_for_chat(self) -> bool | None:
+        """What the place the model came from says: True when it is kept there as a chat model (Ollama prompts it
+        with a template of turns), False when as a base model, None when it does not say (its names decide)."""
+        ...
+
     def meta(self, key: str) -> str | None:
         """A metadata value of the model (GGUF ``general.name``...), or None."""
         ...
@@ -192,6 +202,12 @@ class BackendBase:
         return len(text.split())
 
     def chat_template(self) -> str | None:
+        return None
+
+    def chat_prompt(self, user: str) -> str | None:
+        return None
+
+    def made_for_chat(self) -> bool | None:
         return None
 
     def meta(self, key: str) -> str | None:

@@ -1,6 +1,7 @@
 """What ``shelfwise models`` shows: the answer model, the sentence encoder, whether llama.cpp can offload to a GPU,
-and (``check``) each model file against its recorded sha256 and each model run once. The facade's
-``Shelf.models_report`` calls :func:`models_report`; the command renders the :class:`ModelsReport` it returns."""
+the GGUFs LM Studio, Ollama and GPT4All keep (``core/models/found.py``), and (``check``) each model file against
+its recorded sha256 and each model run once. The facade's ``models_report`` in ``core/api/models.py`` calls
+:func:`models_report`; the command renders the :class:`ModelsReport` it returns."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError
+from shelfwise.core.models.found import FoundModel, ModelFolder, find_models, model_folders
 from shelfwise.core.settings import Settings
 
 
@@ -23,10 +25,14 @@ class ModelsReport:
     library: JSONObject | None  # this invocation's library and the encoder it is built with (None: no library)
     gpu_offload: bool
     check: JSONObject | None = None  # ``check``: ok, generated, seconds, files (each file's verdict)
+    found: tuple[FoundModel, ...] = ()  # the GGUFs of LM Studio, Ollama and GPT4All (``core/models/found.py``)
+    folders: tuple[ModelFolder, ...] = ()  # where they were looked for
 
     def as_json(self) -> JSONObject:
         out: JSONObject = {"generative": self.generative, "embedder": self.embedder, "library": self.library,
-                           "gpu_offload": self.gpu_offload}
+                           "gpu_offload": self.gpu_offload, "found": [m.as_json() for m in self.found],
+                           "folders": [{"tool": f.tool, "path": str(f.path), "why": f.why, "exists": f.path.is_dir()}
+                                       for f in self.folders]}
         if self.check is not None:
             out["check"] = self.check
         return out
@@ -66,9 +72,10 @@ def models_report(settings: Settings, encoder: str, library: tuple[Path, str] | 
         if not checked["ok"]:
             raise BackendError(f"the embedder returned {vec.shape}, not (1, {dim})")
     emb.close()
+    folders = model_folders()
     return ModelsReport(backend.info(), embedder,
                         {"path": str(library[0]), "embedder": library[1]} if library is not None else None,
-                        gpu_offload_supported(), checked)
+                        gpu_offload_supported(), checked, tuple(find_models(folders)), tuple(folders))
 
 
 def check_model_files(settings: Settings) -> dict[str, str]:
@@ -80,7 +87,12 @@ def check_model_files(settings: Settings) -> dict[str, str]:
         embeddinggemma_path,
         is_installed,
     )
-    from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, bundled_model_path, verify_model_file
+    from shelfwise.core.models.llama.bundled import (
+        BUNDLED_FILENAME,
+        bundled_model_path,
+        resolve_model,
+        verify_model_file,
+    )
     from shelfwise.core.paths import models_dir
 
     out: dict[str, str] = {}
@@ -91,7 +103,7 @@ def check_model_files(settings: Settings) -> dict[str, str]:
         out["answer model"] = ("sha256 matches its record" if before == path.stat().st_mtime_ns else
                                "re-assembled from its package: it did not match its recorded sha256")
     else:
-        out["answer model"] = verify_model_file(Path(settings.model_path).expanduser())
+        out["answer model"] = verify_model_file(resolve_model(settings.model_path))
     spec = str(settings.embedder_path or "minilm")
     if spec.lower() == "embeddinggemma":
         path = embeddinggemma_path()

@@ -100,7 +100,7 @@ class Navigator:
         self.judge = judge  # the relevance judge, read at the levels Settings.judge_levels names
 
     # -- public -------------------------------------------------------------------------------------------------
-    def search(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
+    def navigate(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
         """Walk for ``request`` (:mod:`shelfwise.core.navigation.request`: its question already read and clipped).
         Its ``scope`` (``core/navigation/scope.py``) limits the walk to its documents before it starts: branches
         outside it are never judged, and no dense or lexical candidate from outside it is added. Its ``prior``

@@ -26,6 +26,7 @@ import numpy as np
 from shelfwise.core.store.fts import clean_snippet
 from shelfwise.core.store.lite import database, insert_rows, rebuild_fts
 from shelfwise.core.store.opening import OpenedLibrary
+from shelfwise.core.store.tables import delete_tables, write_tables
 from shelfwise.core.store.textutil import fts_query
 from shelfwise.core.store.tree_rows import insert_tree
 from shelfwise.core.store.types import (
@@ -228,11 +229,13 @@ class Store:
                 ).fetchone()
                 if prev is not None and prev[0] != coll.root_node_id:
                     parent_id, parent_depth = prev
+                delete_tables(self.conn, old.id)
                 self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
                 doc_id = self._put_document(collection_id, path, record, old.id)
             else:
                 doc_id = self._put_document(collection_id, path, record, None)
-            insert_tree(self.conn, collection_id, doc_id, parent_id, parent_depth, title, parsed)
+            found = insert_tree(self.conn, collection_id, doc_id, parent_id, parent_depth, title, parsed)
+            write_tables(self.conn, doc_id, found)
             self._bump_tree_version()
             self._mark_index_pending(collection_id)
         return doc_id
@@ -266,6 +269,7 @@ class Store:
                 "ingested_at": now(), "warnings": "[]", "ocr_pages": 0, "retry": int(retry),
             }
             if old is not None:
+                delete_tables(self.conn, old.id)
                 self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (old.id,))
             return self._put_document(collection_id, path, record, old.id if old is not None else None)
 
@@ -291,6 +295,7 @@ class Store:
     def remove_document(self, document_id: int) -> None:
         with self.transaction():
             cid = self._one("SELECT collection_id FROM documents WHERE id = ?", (document_id,))
+            delete_tables(self.conn, document_id)
             self.conn.execute("DELETE FROM nodes WHERE document_id = ?", (document_id,))
             self.conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
             self._bump_tree_version()

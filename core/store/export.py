@@ -2,7 +2,9 @@
 
 The rows are read through sqlite-utils' ``Database.query`` on the store's own connection (dicts keyed by column,
 in reading order: ``ORDER BY id`` is depth-first order, see ``tree_rows``). JSON is one object with the three
-lists; CSV is one file per list (``documents.csv``, ``sections.csv``, ``passages.csv``) in a folder.
+lists, exactly as ``json.dump`` writes it; CSV is one file per list (``documents.csv``, ``sections.csv``,
+``passages.csv``) in a folder, each cell made inert for a spreadsheet (:func:`~shelfwise.core.store.inert.csv_cell`).
+Files are written whole or not at all (:func:`~shelfwise.core.store.inert.write_atomically`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import IO
 
 import sqlite_utils
+
+from shelfwise.core.store.inert import csv_cell, write_atomically
 
 TABLES = ("documents", "sections", "passages")
 FORMATS = ("json", "csv")
@@ -43,22 +47,32 @@ class LibraryExport:
         yield "sections", self.sections
         yield "passages", self.passages
 
+    def as_dict(self) -> dict[str, list[Row]]:
+        return dict(self._tables())
+
     def write_json(self, out: IO[str]) -> None:
         """One JSON object ``{"documents": [...], "sections": [...], "passages": [...]}``."""
-        json.dump(dict(self._tables()), out, ensure_ascii=False, indent=2)
+        json.dump(self.as_dict(), out, ensure_ascii=False, indent=2)
         out.write("\n")
 
+    def write_json_file(self, path: Path) -> Path:
+        """The JSON written to ``path`` whole (a temporary file renamed into place), or OSError, the old file kept."""
+        return write_atomically(path, self.write_json)
+
     def write_csv(self, folder: Path) -> list[Path]:
-        """``documents.csv``, ``sections.csv`` and ``passages.csv`` in ``folder`` (made if missing); returns them."""
+        """``documents.csv``, ``sections.csv`` and ``passages.csv`` in ``folder`` (made if missing); returns them.
+        Each file is written whole or not at all; a cell a spreadsheet would run as a formula begins with ``'``."""
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         for name, rows in self._tables():
-            path = folder / f"{name}.csv"
-            with path.open("w", encoding="utf-8", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=_columns(name), extrasaction="ignore")
+            columns = _columns(name)
+
+            def write(fh: IO[str], rows: list[Row] = rows, columns: list[str] = columns) -> None:
+                writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
                 writer.writeheader()
-                writer.writerows(rows)
-            written.append(path)
+                writer.writerows({k: csv_cell(row.get(k)) for k in columns} for row in rows)
+
+            written.append(write_atomically(folder / f"{name}.csv", write))
         return written
 
 

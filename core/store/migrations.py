@@ -263,6 +263,49 @@ def _m009_document_languages(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE documents ADD COLUMN languages TEXT")
 
 
+def _m010_tables(conn: sqlite3.Connection) -> None:
+    """Tables found as tables (docs/tables.md): one row per table (its section node, title, sheet, columns with
+    their kinds as JSON), one per data row (its kind, data or total, the passage holding it, its sheet row), and one
+    per filled cell (text as shown, number when it is one), keyed (table, column, row) so a column is one range.
+    Rows and cells go with their table, tables with their document. Documents read before this version, of a format
+    that can hold tables, are marked to be read again (``retry``) by the next ingest, which stores their tables."""
+    for sql in (
+        """CREATE TABLE doc_tables (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            node_id INTEGER NOT NULL,
+            ordinal INTEGER NOT NULL DEFAULT 0,
+            title TEXT NOT NULL DEFAULT '',
+            sheet TEXT NOT NULL DEFAULT '',
+            first_col INTEGER NOT NULL DEFAULT 0,
+            header_row INTEGER NOT NULL DEFAULT 0,
+            columns TEXT NOT NULL DEFAULT '[]',
+            n_rows INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX idx_doc_tables_document ON doc_tables(document_id)",
+        "CREATE INDEX idx_doc_tables_node ON doc_tables(node_id)",
+        """CREATE TABLE table_rows (
+            table_id INTEGER NOT NULL REFERENCES doc_tables(id) ON DELETE CASCADE,
+            row INTEGER NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'data',
+            node_id INTEGER,
+            sheet_row INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (table_id, row)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE table_cells (
+            table_id INTEGER NOT NULL REFERENCES doc_tables(id) ON DELETE CASCADE,
+            col INTEGER NOT NULL,
+            row INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            number REAL,
+            PRIMARY KEY (table_id, col, row)
+        ) WITHOUT ROWID""",
+        "UPDATE documents SET retry = 1 WHERE status = 'ok' AND format IN ('xlsx', 'xlsm', 'docx', 'pptx', 'pdf', "
+        "'md', 'markdown')",
+    ):
+        conn.execute(sql)
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_tree", _m001_tree),
     ("0002_search", _m002_search),
@@ -273,6 +316,7 @@ MIGRATIONS: list[Migration] = [
     ("0007_conversations", _m007_conversations),
     ("0008_turn_vectors", _m008_turn_vectors),
     ("0009_document_languages", _m009_document_languages),
+    ("0010_tables", _m010_tables),
 ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from shelfwise.core.store.lite import NODE_COLUMNS
 from shelfwise.core.store.textutil import describe
 from shelfwise.core.store.types import clean_text, first_text, location_json
-from shelfwise.ingest.model import ParsedDocument, ParsedNode
+from shelfwise.ingest.model import ParsedDocument, ParsedNode, ParsedTable
 
 NODE_INSERT = f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
 
@@ -29,8 +29,10 @@ def insert_nodes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
 def insert_tree(
     conn: sqlite3.Connection, collection_id: int, doc_id: int, parent_id: int, parent_depth: int, title: str,
     parsed: ParsedDocument,
-) -> None:
-    """Insert ``parsed``'s tree under ``parent_id`` (inside the caller's transaction) and index it in FTS5."""
+) -> list[tuple[int, ParsedTable, list[int]]]:
+    """Insert ``parsed``'s tree under ``parent_id`` (inside the caller's transaction) and index it in FTS5. Returns
+    each table's (section node id, table, the ids of its passages in order) for :func:`~.tables.write_tables`."""
+    tables: list[tuple[int, ParsedTable, list[int]]] = []
     next_id = int(conn.execute(
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'nodes'), 0), "
         "coalesce((SELECT max(id) FROM nodes), 0))"
@@ -42,7 +44,7 @@ def insert_tree(
                  describe(title, first), "", "{}", None, "[]", ""))
     next_id += 1
 
-    def add(node: ParsedNode, parent: int, depth: int, ordinal: int, heads: list[str], heads_json: str) -> None:
+    def add(node: ParsedNode, parent: int, depth: int, ordinal: int, heads: list[str], heads_json: str) -> int:
         nonlocal next_id
         nid = next_id
         next_id += 1
@@ -57,8 +59,11 @@ def insert_tree(
         if node.children:
             child_heads = [*heads, node_title] if kind == "section" else heads
             child_json = json.dumps(child_heads, ensure_ascii=False)
-            for i, child in enumerate(node.children):
-                add(child, nid, depth + 1, i, child_heads, child_json)
+            ids = [add(child, nid, depth + 1, i, child_heads, child_json) for i, child in enumerate(node.children)]
+            if node.table is not None:
+                tables.append((nid, node.table, [i for i, c in zip(ids, node.children, strict=True)
+                                                 if c.kind == "passage"]))
+        return nid
 
     for i, child in enumerate(parsed.children):
         add(child, doc_node, parent_depth + 2, i, [], "[]")
@@ -71,3 +76,4 @@ def insert_tree(
         (doc_node, next_id - 1),
     )
     conn.execute("DELETE FROM fts_bulk_insert")
+    return tables

@@ -133,9 +133,18 @@ def verify_model_file(path: Path) -> str:
 
 
 def resolve_model(path: str | Path | None) -> Path:
-    """The model file to load: ``None`` means the bundled model; otherwise a GGUF file that must exist."""
+    """The model file to load: ``None`` means the bundled model; otherwise a GGUF file that must exist, or the name
+    of a model LM Studio, Ollama or GPT4All keeps (``shelfwise models`` lists them: ``core/models/found.py``)."""
     if path is None:
         return bundled_model_path()
     p = Path(path).expanduser()
+    if not p.exists():
+        from shelfwise.core.models.found import find_model
+
+        found = find_model(str(path))
+        if found is not None:
+            return found.path
+        raise BackendError(f"Model file not found: {p} (nor is it the name of a model of LM Studio, Ollama or "
+                           "GPT4All: shelfwise models lists those found)")
     check_gguf(p)
     return p

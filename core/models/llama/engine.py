@@ -32,7 +32,9 @@ import llama_cpp
 
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendBase, BackendError, Cost, default_threads
+from shelfwise.core.models.chat import render_user_turn
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
+from shelfwise.core.models.found import ollama_chat
 from shelfwise.core.models.gguf_meta import gguf_identity, require_kind
 from shelfwise.core.models.llama.batch import TokenBatch
 from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, resolve_model
@@ -41,6 +43,7 @@ from shelfwise.core.models.llama.logs import route_llama_log
 from shelfwise.core.models.llama.state_cache import StateCache
 from shelfwise.core.models.prompts import Limits, PlanError, common_prefix_len, plan_requests
 
+LOG = logging.getLogger(__name__)
 _backend_lock = threading.Lock()
 _backend_ready = False
 
@@ -215,6 +218,26 @@ class LlamaEngine(BackendBase):
         raw = llama_cpp.llama_model_chat_template(self._model, None)
         return raw.decode("utf-8", errors="replace") if raw else None
 
+    def chat_prompt(self, user: str) -> str | None:
+        """``user`` as one turn of the GGUF's own chat template, the model's answer opened (``render_user_turn``:
+        Jinja, as llama-cpp-python renders it); None without a template or when it does not render. The template
+        gets no BOS text: :meth:`generate` adds the model's BOS when it tokenizes."""
+        template = self.chat_template()
+        if not template:
+            return None
+        eos = llama_cpp.llama_vocab_eos(self._vocab)
+        try:
+            return render_user_turn(template, user, eos=self.piece(eos, special=True).decode("utf-8", "replace")
+                                    if eos >= 0 else "")
+        except ValueError as exc:
+            LOG.info("the chat template of %s does not render (%s); the family's turn markers are used",
+                     self.model_path.name, exc)
+            return None
+
+    def made_for_chat(self) -> bool | None:
+        """Whether Ollama keeps this file as a chat model (``ollama_chat``); None for a file of no Ollama store."""
+        return ollama_chat(self.model_path)
+
     def info(self) -> JSONObject:
         desc = ctypes.create_string_buffer(256)
         llama_cpp.llama_model_desc(self._model, desc, len(desc))
@@ -254,12 +277,13 @@ class LlamaEngine(BackendBase):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
 
-    def piece(self, token: int) -> bytes:
+    def piece(self, token: int, special: bool = False) -> bytes:
+        """The bytes of ``token``; a control token (``<|im_end|>``) is rendered only when ``special``."""
         buf = ctypes.create_string_buffer(64)
-        n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
+        n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
         if n < 0:
             buf = ctypes.create_string_buffer(-n)
-            n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
+            n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
         return buf.raw[:n]
 
     def _single_token(self, word: str, role: str) -> int:

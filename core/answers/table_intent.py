@@ -1,0 +1,139 @@
+"""What a question asks of a table, read by rules (no model): the operation (lookup, count, sum, average, min, max,
+argmax, argmin, first, last, difference, range), its comparisons (above / below / between a number or a date) and
+the question's words, in English, German and French. Pure: :mod:`shelfwise.core.answers.tables` matches the words
+to a stored table's columns and cells and computes the operation with SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shelfwise.core.store.tables import read_cell
+
+_WORD = re.compile(r"[\w$€£%]+(?:[.,'’:/-][\w]+)*", re.UNICODE)
+
+STOP = frozenset("""
+a an the of for in on at to by with from is are was were be been do does did what which who whom whose when where how
+there their its it this that these those and or as per than then any all each every one ones same many much
+give me tell list show name named number total us our your my i we you he she they his her them has have had
+der die das den dem des ein eine einer eines einem einen ist sind war waren wie was welche welcher welches wer
+für im in am an auf mit von zu und oder es gibt hat haben viele
+le la les un une des du de d l est sont était quel quelle quels quelles qui que quoi pour dans en au aux sur avec et
+ou a il y combien
+""".split())
+
+_OPS: list[tuple[str, re.Pattern[str]]] = [
+    ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(range|spread|span|gap)\b|"
+                         r"\b(breiteste|größte|grösste) (spanne|bandbreite)\b|"
+                         r"\b(plus (large|grande)) (fourchette|écart)\b")),
+    ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter)|"
+                              r"unterschied|differenz|um wie viel|différence|écart)\b")),
+    ("average", re.compile(r"\b(average|mean|avg|durchschnitt\w*|mittelwert|mittlere\w*|moyen(?:ne)?s?)\b")),
+    ("count", re.compile(r"\b(how many|number of|count|wie ?viele|anzahl|combien|nombre de)\b")),
+    ("sum", re.compile(r"\b(total|sum|altogether|combined|in all|insgesamt|summe|gesamt\w*|somme|au total)\b")),
+    ("max", re.compile(r"\b(highest|most|largest|biggest|greatest|maximum|max|top|best|longest|latest|oldest|"
+                       r"tallest|heaviest|more|höchste\w*|meiste\w*|größte\w*|grösste\w*|längste\w*|"
+                       r"plus (élevée?s?|grande?s?|haute?s?|longue?s?)|le plus|la plus|maximale?)\b")),
+    ("min", re.compile(r"\b(lowest|least|fewest|smallest|minimum|min|shortest|earliest|youngest|worst|less|fewer|"
+                       r"niedrigste\w*|wenigste\w*|kleinste\w*|kürzeste\w*|geringste\w*|"
+                       r"plus (basse?s?|petite?s?|courte?s?)|le moins|la moins|minimale?)\b")),
+    ("first", re.compile(r"\b(first|erste\w*|premier|première)\b")),
+    ("last", re.compile(r"\b(last|final|letzte\w*|dernier|dernière)\b")),
+]
+
+_ASK_ROW = re.compile(r"^(which|who|what|name|list|welche\w*|wer|quel\w*|qui)\b")
+_NUMBER = r"(-?\d[\d,.]*)"
+_ABOVE = re.compile(rf"\b(more than|over|above|greater than|at least|higher than|mehr als|über|ueber|"
+                    rf"mindestens|plus de|au moins|supérieure? à)\s+{_NUMBER}")
+_BELOW = re.compile(rf"\b(less than|fewer than|under|below|at most|lower than|weniger als|unter|höchstens|"
+                    rf"moins de|au plus|inférieure? à)\s+{_NUMBER}")
+_BETWEEN = re.compile(r"\b(between|zwischen|entre)\s+(.+?)\s+(and|und|et)\s+(.+?)(?=[?.,;]|$| in\b| for\b)")
+_AFTER = re.compile(r"\b(after|since|nach|seit|après|depuis)\s+(.+?)(?=[?.,;]|$)")
+_BEFORE = re.compile(r"\b(before|until|vor|bis|avant|jusqu'à)\s+(.+?)(?=[?.,;]|$)")
+
+
+@dataclass
+class Comparison:
+    """A filter on a number, money, percent or date column: ``low <= value <= high`` (None: open), strict ends."""
+
+    low: float | None = None
+    high: float | None = None
+    strict: bool = True
+    kind: str = "number"  # "number" or "date" (the bound is a day number)
+    words: str = ""  # the question's words it was read from
+
+    def admits(self, value: float) -> bool:
+        if self.low is not None and (value <= self.low if self.strict else value < self.low):
+            return False
+        return not (self.high is not None and (value >= self.high if self.strict else value > self.high))
+
+
+@dataclass
+class TableIntent:
+    """The question as the table reader takes it: its words (lower case, stop words out), its operations found
+    (in the order of :data:`_OPS`, with the words that said them), whether it asks for a row (which/who), and its
+    comparisons."""
+
+    text: str
+    words: list[str]
+    ops: list[tuple[str, str]] = field(default_factory=list)
+    asks_row: bool = False
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    def op_words(self) -> set[str]:
+        return {w for _op, said in self.ops for w in said.split()}
+
+
+def _bound(text: str) -> tuple[str, float] | None:
+    kind, number = read_cell(text.strip())
+    if number is None:
+        return None
+    return ("date" if kind == "date" else "number"), number
+
+
+def read_intent(question: str) -> TableIntent:
+    """The operations, comparisons and words of ``question`` (see the module docstring)."""
+    text = " ".join(question.lower().replace("’", "'").split()).rstrip("?!. ")
+    intent = TableIntent(text, [w for w in _WORD.findall(text) if w not in STOP])
+    for op, pattern in _OPS:
+        m = pattern.search(text)
+        if m:
+            intent.ops.append((op, m.group(0)))
+    intent.asks_row = bool(_ASK_ROW.match(text))
+    for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
+        for m in pattern.finditer(text):
+            b = _bound(m.group(2).rstrip(".,"))
+            if b is not None:
+                strict = m.group(1) not in ("at least", "mindestens", "au moins", "at most", "höchstens", "au plus")
+                c = Comparison(strict=strict, kind=b[0], words=m.group(0))
+                setattr(c, side, b[1])
+                intent.comparisons.append(c)
+    m = _BETWEEN.search(text)
+    if m:
+        lo, hi = _bound(m.group(2)), _bound(m.group(4))
+        if lo is not None and hi is not None:
+            intent.comparisons.append(Comparison(lo[1], hi[1], strict=False, kind=lo[0], words=m.group(0)))
+    for pattern, side in ((_AFTER, "low"), (_BEFORE, "high")):
+        m = pattern.search(text)
+        if m:
+            b = _bound(m.group(2))
+            if b is not None and b[0] == "date":
+                c = Comparison(kind="date", words=m.group(0))
+                setattr(c, side, b[1])
+                intent.comparisons.append(c)
+    return intent
+
+
+def stem(word: str) -> str:
+    """A word's light stem for matching column names: "salaries" -> "salari", "holidays" -> "holiday"."""
+    w = word.lower()
+    for suffix in ("ies", "es", "s", "ers", "er", "ing", "ed", "en", "e"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def words_of(text: str) -> list[str]:
+    """A column name's or cell's words, lower case, stop words out."""
+    return [w for w in _WORD.findall(text.lower()) if w not in STOP]

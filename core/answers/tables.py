@@ -1,0 +1,372 @@
+"""Table questions answered exactly from the stored tables (issue 49; docs/tables.md): the question is read by rules
+(:mod:`shelfwise.core.answers.table_intent`), its words matched to a table's column names and its cells (exact
+words: "L5", "lisbon"), and the operation computed over the table's cells as stored: a lookup (the row whose key
+cell the question names, the column it names), a count, sum, average, minimum, maximum, arg-max/arg-min, a
+difference, each over the rows that pass the question's filters (a key value, above / below / between a number or
+a date). The result is a :class:`ShortAnswer` whose cells are cited; no model writes any of it. A question the
+table cannot answer gives None, and the answer stays the walk's sentence.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
+from shelfwise.core.answers.types import Answer, CellRef, Citation, ShortAnswer
+from shelfwise.core.navigation.scope import ResolvedScope
+from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.store.db import Store
+from shelfwise.core.store.tables import (
+    StoredTable,
+    TableData,
+    read_table,
+    tables_of_documents,
+    tables_of_passages,
+)
+
+MAX_CELLS = 400_000  # a bigger table is not read whole for a question
+NUMERIC = ("number", "money", "percent", "date", "time")
+MAX_TABLES = 8  # tables tried for one question
+MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
+
+
+_ASKED = {  # a question word and the column names it asks for when the question names no column
+    "when": {"when", "date", "day", "wann", "datum", "quand"}, "wann": {"when", "date", "datum", "wann"},
+    "quand": {"date", "quand", "jour"}, "who": {"who", "name", "provider", "person", "owner", "contact"},
+    "wer": {"name", "anbieter", "wer"}, "where": {"where", "location", "place", "city", "office", "venue"},
+}
+
+
+@dataclass
+class Plan:
+    """What will be computed: the operation, the columns, the rows that pass the filters, how they were chosen."""
+
+    op: str
+    rows: list[int]
+    measure: int | None = None
+    answer_col: int | None = None
+    key_col: int | None = None
+    other: int | None = None  # the second column of a difference or a range
+    filters: list[str] = field(default_factory=list)  # the filters in words
+
+
+def _col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
+    """How well each column's name is named by the question: the share of its words the question has (light
+    stems), 1.0 when the whole name is in the question."""
+    qstems = {stem(w) for w in intent.words}
+    out = []
+    for name in names:
+        ws = [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", name))] or [stem(w) for w in words_of(name)]
+        if not ws:
+            out.append(0.0)
+            continue
+        score = sum(1 for w in ws if w in qstems) / len(ws)
+        if len(name) > 2 and re.search(rf"\b{re.escape(name.lower())}\b", intent.text):
+            score = 1.0
+        out.append(score)
+    return out
+
+
+def _key_cells(intent: TableIntent, data: TableData) -> dict[int, set[int]]:
+    """Cells whose whole text the question names (as words): column -> rows. A cell that is only a stop word, or
+    a number the question compares with, is not a key."""
+    text = intent.text
+    compared = " ".join(c.words for c in intent.comparisons)
+    found: dict[int, set[int]] = {}
+    for r, row in enumerate(data.text):
+        for c, cell in enumerate(row):
+            v = cell.lower().strip()
+            if not v or not words_of(v) or len(v) > 80:
+                continue
+            if re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text) and v not in compared:
+                found.setdefault(c, set()).add(r)
+    return found
+
+
+def _best(scores: Sequence[float], allowed: Sequence[int]) -> int | None:
+    best = max(allowed, key=lambda c: (scores[c], -c), default=None)
+    return best if best is not None and scores[best] > 0 else None
+
+
+def _label_column(data: TableData) -> int:
+    """The column that names a row: the first text column whose filled cells are all different, else the first
+    text column."""
+    kinds = data.table.kinds
+    text_cols = [c for c in range(len(kinds)) if kinds[c] == "text"] or [0]
+    for c in text_cols:
+        values = [row[c] for row in data.text if row[c]]
+        if values and len(set(values)) == len(values):
+            return c
+    return text_cols[0]
+
+
+def _fmt(value: float) -> str:
+    if abs(value - round(value)) < 1e-9:
+        return str(round(value))
+    return f"{round(value, 2):.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+
+
+def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
+    """The operation over ``data`` that ``intent`` asks for, or None (see the module docstring)."""
+    table = data.table
+    names, kinds = table.names, table.kinds
+    width = len(names)
+    if width < 2 or not data.text:
+        return None
+    scores = _col_scores(intent, names)
+    named = {c for c in range(width) if scores[c] >= 0.5}
+    header_words = {w for c in named for w in words_of(names[c])}
+    ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
+    keys = _key_cells(intent, data)
+    data_rows = [r for r in range(len(data.text)) if data.row_kinds[r] == "data"]
+    rows = list(data_rows)
+    filters: list[str] = []
+    key_col = None
+    # a key value filters its column; the column whose cells the question names with most words is the key
+    for col in sorted(keys, key=lambda c: -max(len(data.text[r][c]) for r in keys[c])):
+        allowed = keys[col]
+        label = sorted({data.text[r][col] for r in allowed})
+        everyone = {r for r in data_rows if re.match(r"(?i)^(all|every|alle|tous|toutes)\b", data.text[r][col])}
+        rows = [r for r in rows if r in allowed or (r in everyone and "count" in ops)]
+        filters.append(f"{names[col]} = {' or '.join(label)}")
+        key_col = col if key_col is None else key_col
+    # comparisons on the numeric (or date) column they name, else the only one of that kind
+    for comp in intent.comparisons:
+        cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
+        on = _best(scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
+        if on is None:
+            return None
+        rows = [r for r in rows if data.number[r][on] is not None and comp.admits(float(data.number[r][on] or 0))]
+        filters.append(f"{names[on]} {comp.words}")
+    numeric = [c for c in range(width) if kinds[c] in NUMERIC and c != key_col]
+    measure = _best(scores, numeric)
+    text_cols = [c for c in range(width) if c != key_col and c != measure]
+    answer_col = _best(scores, text_cols)
+    label_col = _label_column(data)
+    if not rows:
+        return None
+    if "range" in ops:
+        lo = next((c for c in numeric if re.search(r"(?i)\b(min|minimum|low|from|von|de)\b", names[c])), None)
+        hi = next((c for c in numeric if re.search(r"(?i)\b(max|maximum|high|to|bis|à)\b", names[c])), None)
+        if lo is not None and hi is not None:
+            op = "argmin_range" if re.search(r"narrow|small|kleinst|petit", intent.text) else "argmax_range"
+            return Plan(op, rows, hi, label_col if answer_col is None else answer_col, key_col, lo, filters)
+    if "difference" in ops:
+        if key_col is not None and measure is not None and len(rows) == 2:
+            return Plan("difference", rows, measure, None, key_col, None, filters)
+        two = sorted((c for c in numeric if scores[c] > 0), key=lambda c: -scores[c])[:2]
+        if len(rows) == 1 and len(two) == 2:
+            return Plan("difference", rows, two[0], None, key_col, two[1], filters)
+    if "average" in ops and measure is not None:
+        return Plan("average", rows, measure, None, key_col, None, filters)
+    if "count" in ops:
+        if key_col is not None and measure is not None and scores[measure] >= 0.5 and len(rows) == 1:
+            return Plan("lookup", rows, measure, None, key_col, None, filters)
+        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {' '.join(names)}")}
+        if filters or any(stem(w) in title_words for w in intent.words):
+            return Plan("count", rows, None, label_col, key_col, None, filters)
+    if "sum" in ops and measure is not None and kinds[measure] != "date":
+        return Plan("sum", rows, measure, None, key_col, None, filters)
+    for op in ("max", "min"):
+        if op in ops and measure is not None:
+            if intent.asks_row or answer_col is not None:
+                col = answer_col if answer_col is not None else label_col
+                return Plan("arg" + op, rows, measure, col, key_col, None, filters)
+            return Plan(op, rows, measure, None, key_col, None, filters)
+    for op in ("first", "last"):
+        if op in ops and intent.asks_row:
+            col = answer_col if answer_col is not None else label_col
+            return Plan(op, rows, None, col, key_col, None, filters)
+    if key_col is not None and len(rows) >= 1:
+        target = max((c for c in range(width) if c != key_col), key=lambda c: (scores[c], -c))
+        asked = _ASKED.get(intent.text.split(" ", 1)[0])
+        if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
+            target = next((c for c in range(width) if c != key_col and (
+                set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
+            scores = [*scores[:target], 1.0, *scores[target + 1:]] if target != key_col else scores
+        if scores[target] > 0:
+            return Plan("lookup", rows[:1], target, None, key_col, None, filters)
+    return None
+
+
+def _cell(data: TableData, r: int, c: int) -> CellRef:
+    t = data.table
+    return CellRef(t.id, r, c, t.address(r, c, data.sheet_rows[r] if r < len(data.sheet_rows) else 0),
+                   data.text[r][c])
+
+
+def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
+    """Run ``plan`` over ``data``: the value, the operation in words and every cell it used."""
+    names, kinds = data.table.names, data.table.kinds
+    rows, m = plan.rows, plan.measure
+    where = f" where {'; '.join(plan.filters)}" if plan.filters else ""
+
+    def label(r: int) -> str:
+        return data.text[r][plan.key_col if plan.key_col is not None else _label_column(data)]
+
+    if plan.op == "lookup" and m is not None:
+        r = rows[0]
+        value = data.text[r][m]
+        if not value:
+            return None
+        kind = kinds[m] if kinds[m] in NUMERIC[:4] else "span"
+        return ShortAnswer(value, kind, operation="lookup", explanation=f"{names[m]} for {label(r)}: {value}",
+                           cells=[_cell(data, r, m)] + ([_cell(data, r, plan.key_col)] if plan.key_col is not None
+                                                        else []))
+    if plan.op == "count":
+        n = len(rows)
+        col = plan.key_col
+        parts = ""
+        if col is not None:
+            groups = Counter(data.text[r][col] for r in rows)
+            parts = ": " + ", ".join(f"{k} for {v}" for v, k in groups.items())
+        cells = [_cell(data, r, col if col is not None else (plan.answer_col or 0)) for r in rows[:MAX_CITED]]
+        return ShortAnswer(str(n), "computed", operation="count",
+                           explanation=f"{n} rows of {data.table.title}{where}{parts}", cells=cells)
+    if m is None:
+        if plan.op in ("first", "last") and plan.answer_col is not None:
+            r = rows[0] if plan.op == "first" else rows[-1]
+            value = data.text[r][plan.answer_col]
+            return ShortAnswer(value, "span", operation=plan.op,
+                               explanation=f"the {plan.op} row{where}: {names[plan.answer_col]} {value}",
+                               cells=[_cell(data, r, plan.answer_col)]) if value else None
+        return None
+    have = [r for r in rows if data.number[r][m] is not None]
+    if not have:
+        return None
+    values = [float(data.number[r][m] or 0) for r in have]
+    shown = names[m]
+    if plan.op in ("sum", "average", "max", "min"):
+        if plan.op == "sum":
+            result = sum(values)
+        elif plan.op == "average":
+            result = sum(values) / len(values)
+        else:
+            result = max(values) if plan.op == "max" else min(values)
+        if plan.op in ("max", "min"):
+            r = have[values.index(result)]
+            text = data.text[r][m]
+            return ShortAnswer(text, "computed", operation=plan.op,
+                               explanation=f"the {'highest' if plan.op == 'max' else 'lowest'} {shown} of "
+                                           f"{len(have)} rows{where}: {text} ({label(r)})",
+                               cells=[_cell(data, r, m)])
+        words = {"sum": "sum", "average": "average"}[plan.op]
+        listed = ", ".join(f"{data.text[r][m]} ({label(r)})" for r in have[:12]) + (" ..." if len(have) > 12 else "")
+        return ShortAnswer(_fmt(result), "computed", operation=plan.op,
+                           explanation=f"{words} of {shown} over {len(have)} rows{where}: {listed}",
+                           cells=[_cell(data, r, m) for r in have[:MAX_CITED]])
+    if plan.op in ("argmax", "argmin") and plan.answer_col is not None:
+        best = max(values) if plan.op == "argmax" else min(values)
+        r = have[values.index(best)]
+        value = data.text[r][plan.answer_col]
+        return ShortAnswer(value, "computed", operation=plan.op,
+                           explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {shown} of {len(have)} "
+                                       f"rows{where}: {data.text[r][m]} ({value})",
+                           cells=[_cell(data, r, plan.answer_col), _cell(data, r, m)]) if value else None
+    if plan.op in ("argmax_range", "argmin_range") and plan.other is not None and plan.answer_col is not None:
+        o = plan.other
+        spans = [(float(data.number[r][m] or 0) - float(data.number[r][o] or 0), r) for r in have
+                 if data.number[r][o] is not None]
+        if not spans:
+            return None
+        span, r = max(spans) if plan.op == "argmax_range" else min(spans)
+        value = data.text[r][plan.answer_col]
+        return ShortAnswer(value, "computed", operation=plan.op.split("_")[0],
+                           explanation=f"{'widest' if plan.op == 'argmax_range' else 'narrowest'} range "
+                                       f"{names[o]} to {shown}: {data.text[r][o]} to {data.text[r][m]} = "
+                                       f"{_fmt(span)} ({value})",
+                           cells=[_cell(data, r, plan.answer_col), _cell(data, r, o), _cell(data, r, m)])
+    if plan.op == "difference":
+        if plan.other is not None and len(rows) == 1 and data.number[rows[0]][plan.other] is not None:
+            r, o = rows[0], plan.other
+            if float(data.number[r][o] or 0) > float(data.number[r][m] or 0):
+                m, o, shown = o, m, names[o]
+            delta = float(data.number[r][m] or 0) - float(data.number[r][o] or 0)
+            return ShortAnswer(_fmt(abs(delta)), "computed", operation="difference",
+                               explanation=f"{shown} {data.text[r][m]} minus {names[o]} {data.text[r][o]} "
+                                           f"({label(r)})", cells=[_cell(data, r, m), _cell(data, r, o)])
+        if len(have) == 2:
+            a, b = sorted(have, key=lambda r: -float(data.number[r][m] or 0))
+            delta = float(data.number[a][m] or 0) - float(data.number[b][m] or 0)
+            return ShortAnswer(_fmt(abs(delta)), "computed", operation="difference",
+                               explanation=f"{shown}: {data.text[a][m]} ({label(a)}) minus {data.text[b][m]} "
+                                           f"({label(b)})", cells=[_cell(data, a, m), _cell(data, b, m)])
+    return None
+
+
+def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], question: str) -> ShortAnswer | None:
+    """The first of ``tables`` (in the order given: the walk's) that answers ``question``, as a short answer."""
+    intent = read_intent(question)
+    for _table, data in tables:
+        if data is None:
+            continue
+        plan = plan_question(intent, data)
+        if plan is None:
+            continue
+        short = compute(plan, data, question)
+        if short is not None:
+            return short
+    return None
+
+
+def load_tables(conn: sqlite3.Connection, tables: Sequence[StoredTable]) -> list[tuple[StoredTable, TableData | None]]:
+    """Each table with its cells read whole (None for a table over ``MAX_CELLS``)."""
+    return [(t, read_table(conn, t) if t.n_rows * max(1, len(t.columns)) <= MAX_CELLS else None) for t in tables]
+
+
+def candidate_tables(store: Store, hits: Sequence[Hit], scope: ResolvedScope | None,
+                     limit: int = MAX_TABLES) -> list[StoredTable]:
+    """The tables a question may be about, best first: those whose rows the walk's passages hold, then the other
+    tables of those passages' documents, then (a scope of a few documents) the scope's tables."""
+    conn = store.conn
+    out = tables_of_passages(conn, [h.node_id for h in hits])
+    docs = list(dict.fromkeys(h.document_id for h in hits[:3]))
+    if scope is not None and scope.restricted and len(scope.document_ids) <= 5:
+        docs += sorted(scope.document_ids)
+    seen = {t.id for t in out}
+    for t in tables_of_documents(conn, docs):
+        if t.id not in seen:
+            seen.add(t.id)
+            out.append(t)
+    return out[:limit]
+
+
+def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: ResolvedScope | None) -> ShortAnswer | None:
+    """The short answer computed from the tables of :func:`candidate_tables`, or None."""
+    tables = candidate_tables(store, hits, scope)
+    if not tables:
+        return None
+    return answer_from_tables(load_tables(store.conn, tables), question)
+
+
+def attach(answer: Answer, short: ShortAnswer, store: Store) -> None:
+    """Put a table's short answer on ``answer`` (it wins over a span): the rows it used join the citations (each
+    cell's ``number`` is its row passage's [n]); an answer the walk did not find is answered by the explanation."""
+    from shelfwise.core.navigation.lookup import LibraryLookup
+
+    lookup = LibraryLookup(store)
+    by_node = {c.hit.node_id: c.number for c in answer.citations}
+    for cell in short.cells:
+        node = store.conn.execute("SELECT node_id FROM table_rows WHERE table_id = ? AND row = ?",
+                                  (cell.table_id, cell.row)).fetchone()
+        if node is None or node[0] is None:
+            continue
+        nid = int(node[0])
+        if nid not in by_node:
+            hit = lookup.hit_for_node(nid)
+            if hit is None:
+                continue
+            by_node[nid] = max([c.number for c in answer.citations], default=0) + 1
+            answer.citations.append(Citation(by_node[nid], hit))
+        cell.number = by_node[nid]
+    numbers = sorted({c.number for c in short.cells if c.number})
+    short.number = numbers[0] if len(numbers) == 1 else 0
+    answer.short = short
+    if not answer.found:
+        cites = "".join(f"[{n}]" for n in numbers)
+        answer.text = f"{short.text}: {short.explanation} {cites}".strip()
+        answer.found = True
