@@ -22,6 +22,10 @@ DOCS = {
     "it.md": "# IT\n\n## Wi-Fi\n\nIn the office, the staff Wi-Fi network does not need the VPN.\n",
     "benefits.md": "# Benefits\n\n## Health insurance\n\nHealth insurance is provided by Zilver Care for every "
                    "employee.\n",
+    "values.md": "# Our values\n\nWe work by three values.\n\n- Ownership: we finish what we start.\n- Curiosity: "
+                 "we ask why.\n- Care: we look after each other.\n\nThe values were written down in 2010.\n",
+    "rooms.txt": "FACILITIES\n\nAll desks are flexible and are booked in the Deskbook app. Meeting rooms are named "
+                 "after winds: Mistral,\nSirocco, Bora and Zephyr in Rotterdam.\n",
     "finance.md": "# Finance report\n\n## Revenue\n\nRevenue in 2025 was EUR 102,000.\n\n## Costs\n\nCosts in 2025 "
                   "were EUR 80,000 for rent and salaries.\n",
 }
@@ -95,3 +99,19 @@ def test_102000_is_102000_and_kept_with_its_checks(library: Path, monkeypatch) -
            "in one sentence of a passage; it gives a number, as the question asks)" in text
     wrong = json.loads(ask(library, question, "Revenue was EUR 103000 [1].", monkeypatch, "--json"))
     assert wrong["generated"] == "" and "103000" in wrong["generation_note"]
+
+
+def test_a_list_is_brought_whole(library: Path, monkeypatch) -> None:
+    out = json.loads(ask(library, "Which values do we work by?", "unused", monkeypatch, "--json", "--no-generate"))
+    assert out["found"] and out["short_answer"]["kind"] == "list", out["answer"]
+    for item in ("Ownership", "Curiosity", "Care"):
+        assert item in out["short_answer"]["text"] and item in out["answer"]
+    text = ask(library, "Which values do we work by?", "unused", monkeypatch, "--no-generate")
+    assert "- Curiosity: we ask why.\n- Care: we look after each other." in text
+
+
+def test_a_sentence_wrapped_across_lines_is_shown_whole(library: Path, monkeypatch) -> None:
+    out = json.loads(ask(library, "What are the meeting rooms called?", "unused", monkeypatch, "--json",
+                         "--no-generate"))
+    assert out["short_answer"]["text"] == "Mistral, Sirocco, Bora and Zephyr", out["answer"]
+    assert "Mistral, Sirocco, Bora and Zephyr in Rotterdam. [" in out["answer"]

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import is_list_item, question_keys
+from shelfwise.core.answers.extractive import is_lead_in, is_list_item, logical_lines, question_keys
 from shelfwise.core.answers.grounding import STOPWORDS, TENS, UNITS, asked_units, dates_in, times_in
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 from shelfwise.core.languages import word_units
@@ -81,7 +81,7 @@ _NAME_Q = re.compile(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:
 _PLACE_Q = re.compile(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
                       r"\boù\b|\bdans quel(?:le)?\b", re.I)
 _LIST_Q = re.compile(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
-                     r"\bwhich \w+s (?:are|do|can)\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|"
+                     r"\b(?:which|what) [a-z]{3,}(?<!s)s\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|"
                      r"\bquel(?:le)?s sont\b", re.I)
 
 
@@ -261,7 +261,7 @@ def quantity_spans(text: str) -> list[Span]:
     return sorted(taken, key=lambda s: s.start)
 
 
-_CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z0-9]+-?\d+[\w-]*)"
+_CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"
 _CAP_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
                       r"(?:\s*\([A-Z0-9][\w-]*\))?")
 _HOST = re.compile(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
@@ -406,6 +406,17 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
     return []
 
 
+# "outside core hours", "except the lab": words that follow these are what the sentence is *not* about
+_OUTSIDE = re.compile(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
+                      r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+(?:the\s+|der\s+|des\s+|du\s+|la\s+|le\s+)?"
+                      r"[^\W\d_]+(?:\s+[^\W\d_]+)?", re.I)
+
+
+def _about(text: str) -> str:
+    """``text`` with what it excludes blanked out (same length: offsets hold)."""
+    return _OUTSIDE.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def _closeness(text: str, span: Span, keys: Sequence[str]) -> float:
     """How near the span sits to the question's words, within its own sentence: for each word of the question,
     1 / (1 + its distance in characters / 20) from its nearest occurrence, summed ("Core hours are 10:00 to 15:00"
@@ -416,7 +427,7 @@ def _closeness(text: str, span: Span, keys: Sequence[str]) -> float:
     begin = starts[-1] if starts else 0
     stop = re.search(r"[.!?;]\s+|$", text[span.end:])
     end = span.end + (stop.start() if stop else 0)
-    low = text[begin:end].lower()
+    low = _about(text[begin:end]).lower()
     a, b = span.start - begin, span.end - begin
     tail = re.split(r",|\b(?:and|or|but|und|oder|et|ou)\b", low[b:], maxsplit=1)[0]
     total = 0.0
@@ -457,8 +468,23 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
 
 
 def _list_items(sentence: Extracted) -> list[str]:
-    lines = [line.strip() for line in sentence.text.split("\n")[1:] if line.strip()]
-    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines if is_list_item(x)]
+    """The items a lead-in sentence brings (its lines after the first, list marks dropped)."""
+    spans = logical_lines(sentence.text)
+    if len(spans) < 3 or not is_lead_in(sentence.text[spans[0][0]:spans[0][1]]):
+        return []
+    lines = [" ".join(sentence.text[a:b].split()) for a, b in spans[1:]]
+    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+
+
+def value_fits(question: str, value: str) -> bool:
+    """Whether ``value`` is of the kind ``question`` asks for: a number for a number, a percentage, a duration, a
+    date or a time (a table's value or a model's text); any value for the other kinds."""
+    kind = asked_value(question)
+    if kind in ("number", "percent", "duration", "time"):
+        return bool(re.search(r"\d", value) or _NUMBER_WORD.search(value))
+    if kind == "date":
+        return bool(re.search(r"\d", value) or date_spans(value))
+    return True
 
 
 def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
@@ -476,10 +502,11 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
         return ShortAnswer(polarity(question, deciding.text), "yes_no", deciding.number, deciding.start,
                            deciding.end, deciding.score, sentence=text)
     keys = stems(question)
-    first = len(keys & stems(sentences[0].text))
+    first = len(keys & stems(_about(sentences[0].text)))
     best: tuple[float, Extracted, Span] | None = None
     for rank, s in enumerate(sentences):
-        if rank and len(keys & stems(s.text)) < first:
+        held = len(keys & stems(_about(s.text)))
+        if rank and held < first:
             continue  # a later sentence that bears less on the question gives no value
         if kind == "list":
             items = _list_items(s)
@@ -488,8 +515,13 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
                                    sentence=" ".join(s.shown.split()))
         for span in spans_of(kind, s.text, question):
             score = _score(kind, span, s.text, question)
-            if score is not None and (best is None or score - 0.3 * rank > best[0]):
-                best = (score - 0.3 * rank, s, span)
+            if score is None:
+                continue
+            # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
+            # receives 8 weeks" over "the birth parent receives 20 weeks")
+            score += held - first - 0.3 * rank
+            if best is None or score > best[0]:
+                best = (score, s, span)
     if best is None:
         return None
     score, s, chosen = best
