@@ -408,7 +408,8 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
 
 # "outside core hours", "except the lab": words that follow these are what the sentence is *not* about
 _OUTSIDE = re.compile(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
-                      r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+(?:the\s+|der\s+|des\s+|du\s+|la\s+|le\s+)?"
+                      r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+"
+                      r"(?:the\s+|der\s+|des\s+|du\s+|la\s+|le\s+)?"
                       r"[^\W\d_]+(?:\s+[^\W\d_]+)?", re.I)
 
 
