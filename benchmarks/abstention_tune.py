@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from shelfwise.core.answers.answer import passage_cosines
-from shelfwise.core.evaluation.datasets import load_conditionalqa
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.datasets import load_conditionalqa
+from shelfwise.evaluation.run import EVAL_DB_VERSION, shared_dir
 
 
 def main() -> None:

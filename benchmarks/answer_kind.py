@@ -31,8 +31,8 @@ from typing import Any
 
 from shelfwise.core.answers.grounding import asked_kind, off_the_question, off_the_subject
 from shelfwise.core.answers.matching import answer_matches
-from shelfwise.core.evaluation.datasets import load_conditionalqa
-from shelfwise.core.evaluation.run import shared_dir
+from shelfwise.evaluation.datasets import load_conditionalqa
+from shelfwise.evaluation.run import shared_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

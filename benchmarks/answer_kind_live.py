@@ -30,8 +30,8 @@ def golds(argv: list[str]) -> dict[str, list[str]]:
     """The gold answers by question as the walk reads it: a .jsonl of questions, or ConditionalQA (scenario and
     question, the split given with --split)."""
     if "conditionalqa" in argv:
-        from shelfwise.core.evaluation.datasets import load_conditionalqa
-        from shelfwise.core.evaluation.run import shared_dir
+        from shelfwise.evaluation.datasets import load_conditionalqa
+        from shelfwise.evaluation.run import shared_dir
 
         split = argv[argv.index("--split") + 1] if "--split" in argv else "test"
         ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False, split=split)

@@ -28,9 +28,6 @@ from shelfwise.core.answers import extractive as ex
 from shelfwise.core.answers.answer import prompt_family, render_chat, write_answer
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.matching import answer_matches
-from shelfwise.core.evaluation.answer_modes import fact_match, fact_violations, is_yes_no
-from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.models.llama.backend import LlamaBackend
 from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.trace import Hit
@@ -39,6 +36,9 @@ from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.answer_modes import fact_match, fact_violations, is_yes_no
+from shelfwise.evaluation.datasets import load_conditionalqa, load_jsonl
+from shelfwise.evaluation.run import EVAL_DB_VERSION, shared_dir
 
 
 def smollm2_path() -> Path:

@@ -16,11 +16,11 @@ import json
 import time
 from pathlib import Path
 
-from shelfwise.core.evaluation.run import run_eval
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.navigation import decision
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.shelf import Shelf
+from shelfwise.evaluation.run import run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
 UNFITTED = ("z_lm", "z_judge")  # zero in these runs (no generative readout, no judge): kept at decision.py's values

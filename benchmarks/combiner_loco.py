@@ -2,7 +2,7 @@
 
 Tuning collections: ConditionalQA's TUNE half and four collections made from ../shared/traindata
 (``traindata:covidqa``, ``traindata:medquad``, ``traindata:pubmedqa``, ``traindata:orsharc``; see
-core/evaluation/traindata.py). Evaluation sets (ConditionalQA TEST, SQuAD) are never fitted on; ``collect`` can
+evaluation/traindata.py). Evaluation sets (ConditionalQA TEST, SQuAD) are never fitted on; ``collect`` can
 record their pools too so the chosen weights can be read on them offline, beside the real ``shelfwise eval`` run.
 
     # 1. every question's last-level pool (candidates, features, gold flags), with the weights in decision.py
@@ -24,15 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.retrieval import judge
-from shelfwise.core.evaluation.run import eval_collection
-from shelfwise.core.evaluation.tune import GRANULARITIES, PASSAGE_FREE, Pool, fit_listwise, hit1, loco
 from shelfwise.core.models.encoders.embedder import resolve_embedder
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.navigation.decision import prior_model
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.shelf import Shelf
+from shelfwise.evaluation.retrieval import judge
+from shelfwise.evaluation.run import eval_collection
+from shelfwise.evaluation.tune import GRANULARITIES, PASSAGE_FREE, Pool, fit_listwise, hit1, loco
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNING = {"cqa-tune": ("conditionalqa", "tune", None), "covidqa": ("traindata:covidqa", "all", 250),

@@ -29,10 +29,10 @@ from reading_research import SHIPPED, decision_for, read, with_rule
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.conversation.model import Conversation
 from shelfwise.core.conversation.turn import lexical_search, turn_from
-from shelfwise.core.evaluation.dialogues import load_dialogues
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
+from shelfwise.evaluation.dialogues import load_dialogues
 
 ROOT = Path(__file__).resolve().parents[1]
 

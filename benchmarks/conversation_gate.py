@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from reading_research import ALONE, SHIPPED, in_documents, install
+from reading_research import ALONE, SHIPPED, in_documents, player
 from reading_research import ResearchRule as ReadingRule
 
-import shelfwise.core.evaluation.dialogues as dialogues_mod
-import shelfwise.core.models.encoders.embedder as embedder_mod
+from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation.cues import (
     CONTINUE,
@@ -52,21 +51,24 @@ from shelfwise.core.conversation.reading import (
     shift_margin,
 )
 from shelfwise.core.conversation.turn import lexical_search
-from shelfwise.core.evaluation.dialogues import load_dialogues, play, resolve_golds, summarise
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence, level_features
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
+from shelfwise.evaluation.dialogues import load_dialogues, play, resolve_golds, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 DECISION: list[DecisionModel] = []  # the collection's calibrated decision model (set in main)
 
 
+ANSWER: list[Any] = [answer_question]  # how the plays answer: memoised by memoise_walks
+
+
 def memoise_walks(path: str | None = None) -> dict[Any, Any]:
     """answer_question as the dialogue player calls it, memoised by what decides the walk (kept in ``path``
-    between runs when given: the same library, code and models only)."""
-    real = dialogues_mod.answer_question
+    between runs when given: the same library, code and models only); it becomes :data:`ANSWER`."""
+    real = answer_question
     memo: dict[Any, Any] = {}
     if path and Path(path).exists():
         memo.update(pickle.loads(Path(path).read_bytes()))
@@ -80,8 +82,7 @@ def memoise_walks(path: str | None = None) -> dict[Any, Any]:
             memo[key] = real(shelf, query, **kw)
         return memo[key]
 
-    dialogues_mod.answer_question = cached  # type: ignore[assignment]
-    embedder_mod.QUERY_CACHE = 100_000  # every question vector kept for the replays
+    ANSWER[:] = [cached]
     return memo
 
 
@@ -176,7 +177,7 @@ def walk_coverage(snap: Any, question: str, alone: Turn, followup: Turn, gold: i
 
 def walk_confidence(shelf: Any, question: str) -> float:
     """The walk's calibrated score of its top passage for the question alone (the alone play's walk, memoised)."""
-    answer = dialogues_mod.answer_question(shelf, question, collection="default", generate=False, prior=None,
+    answer = ANSWER[0](shelf, question, collection="default", generate=False, prior=None,
                                            q_vec=None)
     hits = answer.search.hits if answer.search is not None else []
     return float(hits[0].score) if hits else 0.0
@@ -187,7 +188,7 @@ def followup_walk_confidence(shelf: Any, snap: Any, question: str, before: list[
     from reading_research import read
 
     reading, q_vec = read(question, before, snap, shelf.embedder, rule, search=lexical_search(shelf.store, snap))
-    answer = dialogues_mod.answer_question(shelf, reading.query, collection="default", generate=False,
+    answer = ANSWER[0](shelf, reading.query, collection="default", generate=False,
                                            prior=reading.prior or None, q_vec=q_vec)
     hits = answer.search.hits if answer.search is not None else []
     return float(hits[0].score) if hits else 0.0
@@ -240,7 +241,7 @@ def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
     from shelfwise import resources
     from shelfwise.core.conversation.model import Conversation
     from shelfwise.core.conversation.turn import turn_from
-    from shelfwise.core.evaluation.answer_modes import fact_match
+    from shelfwise.evaluation.answer_modes import fact_match
 
     wrong = []
     with Shelf(Settings(db_path=Path(db), answer_generate=False)) as opened:
@@ -253,7 +254,7 @@ def sequence_guard(db: str, rule: ReadingRule) -> list[str]:
             q = json.loads(line)
             reading, q_vec = read(q["question"], conv.turns, snap, shelf.embedder, rule,
                                   search=lexical_search(shelf.store, snap), decision=decision_for(shelf, snap, rule))
-            answer = dialogues_mod.answer_question(shelf, reading.query, collection="default", generate=False,
+            answer = ANSWER[0](shelf, reading.query, collection="default", generate=False,
                                                    prior=reading.prior or None, q_vec=q_vec)
             conv.turns.append(turn_from(q["question"], reading, answer))
             if not fact_match(answer.text.split("\n")[0], [q["answer"]]):
@@ -276,11 +277,12 @@ def main() -> None:
     if args.split == "test":
         raise SystemExit("the gate is looked at on the tune split only")
     memo = memoise_walks(args.memo)
-    install()  # play() reads with the research rules (the --rules may name their fields)
+    plays = player(ANSWER[0])  # play() reads with the research rules (the --rules may name their fields)
     dialogues = load_dialogues(args.data, args.split)
     report: dict[str, Any] = {"data": args.data, "split": args.split, "dialogues": len(dialogues)}
     with Shelf(Settings(db_path=Path(args.db), answer_generate=False)) as opened:
         shelf = opened.walk  # the answer path's library
+        shelf.embedder.query_cache = 100_000  # every question vector kept for the replays
         coll = shelf.store.find_collection("default")
         assert coll is not None
         snap = snapshot_for(shelf.store, coll.id, shelf.embedder.model_id)
@@ -290,9 +292,9 @@ def main() -> None:
         forced_rule = replace(SHIPPED, gate=False)
         alone, forced = [], []
         if not args.plays_only:
-            alone = [play(shelf, d, golds, ALONE, "default") for d in dialogues]
+            alone = [play(shelf, d, golds, ALONE, "default", plays) for d in dialogues]
             print(f"alone: {time.perf_counter() - t0:.0f} s", flush=True)
-            forced = [play(shelf, d, golds, forced_rule, "default") for d in dialogues]
+            forced = [play(shelf, d, golds, forced_rule, "default", plays) for d in dialogues]
             print(f"forced follow-up: {time.perf_counter() - t0:.0f} s", flush=True)
         rows = []
         for d, a, f in zip(dialogues, alone, forced, strict=False):  # none in --plays-only
@@ -316,7 +318,7 @@ def main() -> None:
         for spec in args.rules:
             name, _, js = spec.partition("=")
             rule = replace(SHIPPED, **json.loads(js or "{}"))
-            played[name] = [play(shelf, d, golds, rule, "default") for d in dialogues]
+            played[name] = [play(shelf, d, golds, rule, "default", plays) for d in dialogues]
             report.setdefault("rules", {})[name] = asdict(rule)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         report["methods"] = {k: summarise(v) for k, v in played.items()}

@@ -23,9 +23,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from shelfwise.core.conversation.reading import TEXTS, ReadingRule
-from shelfwise.core.evaluation.dialogues import load_dialogues, play, resolve_golds, summarise
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
+from shelfwise.evaluation.dialogues import load_dialogues, play, resolve_golds, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 

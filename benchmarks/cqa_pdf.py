@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pymupdf
 
-from shelfwise.core.evaluation.datasets import conditionalqa_split
+from shelfwise.evaluation.datasets import conditionalqa_split
 
 ROOT = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "conditionalqa_dev" / "derived"
 _TAG = re.compile(r"^<(\w+)>(.*)</\1>$", re.DOTALL)

@@ -10,7 +10,9 @@
 # exists (a library's file cut to half its size), runs the commands on a copy of it too (OUT/damaged).
 # Compare two runs with diff -r; progress lines' ETAs, timings, timestamps and pids differ from run to run, and so
 # does how many nodes ingest embeds while it parses (EmbedAlongside races the parser):
-# benchmarks/door_cli_mask.sh OUT masks those in place before the diff.
+# benchmarks/door_cli_mask.sh OUT masks those in place before the diff. INGEST_FLAGS=--no-index makes the first
+# ingest parse only (no embedding alongside: the vectors' batches, hence the last digits of scores, then match run
+# to run); the default collection is indexed by `index` after it.
 TREE=$1; OUT=$2; WORK=$3
 SWBIN=${SWBIN:-$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/shelfwise}
 export PYTHONPATH=$TREE/.pyroot SHELFWISE_EMBEDDER=minilm QT_QPA_PLATFORM=offscreen
@@ -27,7 +29,8 @@ SW="nice -n 5 $SWBIN"
 run status_empty $SW status
 run tree_empty $SW tree
 run export_nocoll $SW export -c nope
-run ingest $SW ingest "$S"
+run ingest $SW ingest "$S" $INGEST_FLAGS
+run index_default $SW index
 run ingest_again_json $SW ingest "$S" --json
 run ingest_other $SW ingest "$S/facilities.md" -c other --no-index
 run status $SW status

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.run import shared_dir
 from shelfwise.core.models.encoders.embedder import Embedder
+from shelfwise.evaluation.run import shared_dir
 
 
 def load(lang: str) -> tuple[list[str], list[str], list[tuple[str, int]]]:

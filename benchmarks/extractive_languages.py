@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 from shelfwise.core.answers.extractive import embedder_scorer, extract_answer, extract_text
-from shelfwise.core.evaluation.run import shared_dir
-from shelfwise.core.evaluation.xquad import languages, load_xquad
 from shelfwise.core.navigation.trace import Hit
+from shelfwise.evaluation.run import shared_dir
+from shelfwise.evaluation.xquad import languages, load_xquad
 from shelfwise.ingest.model import Location
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,15 +25,15 @@ import numpy as np
 from shelfwise.core.answers import extractive as ex
 from shelfwise.core.answers.from_passages import widen_lists
 from shelfwise.core.answers.matching import answer_matches
-from shelfwise.core.evaluation.answer_modes import fact_match, is_yes_no
-from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
 from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.answer_modes import fact_match, is_yes_no
+from shelfwise.evaluation.datasets import load_conditionalqa, load_jsonl
+from shelfwise.evaluation.run import EVAL_DB_VERSION, shared_dir
 
 
 def collect(sample_db: Path) -> list[dict[str, Any]]:

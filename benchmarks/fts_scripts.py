@@ -21,10 +21,10 @@ import sqlite3
 import time
 from pathlib import Path
 
-from shelfwise.core.evaluation.run import shared_dir
-from shelfwise.core.evaluation.xquad import languages, load_xquad
 from shelfwise.core.languages import tokens
 from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.evaluation.run import shared_dir
+from shelfwise.evaluation.xquad import languages, load_xquad
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
 _OLD_TERM = re.compile(r"[^\W_]+")

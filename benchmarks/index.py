@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 
-from shelfwise.core.evaluation.run import load_dataset
 from shelfwise.core.indexing.alongside import EmbedAlongside
 from shelfwise.core.indexing.vectors import embed_missing, rebuild_hierarchy
 from shelfwise.core.ingestion.runner import ingest
@@ -53,6 +52,7 @@ from shelfwise.core.models.encoders.embedder import Embedder
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import Budgets
 from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.evaluation.run import load_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -27,8 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.retrieval import judge
-from shelfwise.core.evaluation.run import eval_collection
 from shelfwise.core.models.encoders.cross_encoder import Judge
 from shelfwise.core.models.encoders.embedder import resolve_embedder
 from shelfwise.core.navigation.features import FEATURES
@@ -36,6 +34,8 @@ from shelfwise.core.navigation.navigator import judge_query
 from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.shelf import Shelf
+from shelfwise.evaluation.retrieval import judge
+from shelfwise.evaluation.run import eval_collection
 
 COLLECTIONS = {"cqa-tune": ("conditionalqa", "tune", None), "covidqa": ("traindata:covidqa", "all", 250),
                "medquad": ("traindata:medquad", "all", 250), "pubmedqa": ("traindata:pubmedqa", "all", 250),

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.datasets import load_jsonl
-from shelfwise.core.evaluation.retrieval import Methods, judge
 from shelfwise.core.models.factory import make_embedder
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.settings import Budgets, load_settings
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.datasets import load_jsonl
+from shelfwise.evaluation.retrieval import Methods, judge
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.datasets import EvalSet
-from shelfwise.core.evaluation.retrieval import judge
-from shelfwise.core.evaluation.run import EVAL_DB_VERSION, load_dataset
 from shelfwise.core.models.encoders.embedder import Embedder
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.datasets import EvalSet
+from shelfwise.evaluation.retrieval import judge
+from shelfwise.evaluation.run import EVAL_DB_VERSION, load_dataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from combiner_loco import EVALUATION, TUNING  # the same collections and question caps

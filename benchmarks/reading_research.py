@@ -5,8 +5,8 @@
 :class:`ResearchRule` is the shipped :class:`ReadingRule` with the variants that lost (each field's comment says what
 it does), and :func:`read` the reading with their branches; with the variants at their defaults it reads exactly as
 the core's :func:`~shelfwise.core.conversation.reading.read` (tests/test_reading_research.py checks it).
-:func:`install` makes :func:`shelfwise.core.evaluation.dialogues.play` read with it, as the benchmarks already do
-for the answer function.
+:func:`player` hands :func:`shelfwise.evaluation.dialogues.play` a player that reads with it (nothing of the
+product or the evaluation is replaced at run time).
 
 The variants, by the round of docs/eval/conversation.md that tried them:
 
@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.extractive import share_held
 from shelfwise.core.conversation import reading as core_reading
 from shelfwise.core.conversation.cues import CONTINUE, content_words, names_referent, own_words, points_back
@@ -55,6 +56,7 @@ from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.snapshots import load_decision
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.snapshot import Snapshot
+from shelfwise.evaluation.dialogues import AnswerFn, Player
 
 
 @dataclass(frozen=True)
@@ -237,13 +239,11 @@ def decision_for(shelf: LibraryWalk, snap: Snapshot | None, rule: ReadingRule) -
     return load_decision(shelf.store, snap.collection_id, shelf.embedder, shelf.backend)
 
 
-def install() -> None:
-    """Make the dialogue evaluation (:func:`shelfwise.core.evaluation.dialogues.play`) read with these rules."""
-    import shelfwise.core.evaluation.dialogues as dialogues_mod
-
-    dialogues_mod.read = read  # type: ignore[assignment]
-    dialogues_mod.decision_for = decision_for  # type: ignore[assignment]
+def player(answer: AnswerFn = answer_question) -> Player:
+    """The dialogue evaluation's player (:func:`shelfwise.evaluation.dialogues.play`) reading with these rules
+    (and answering with ``answer``: the benchmarks' memoised walks)."""
+    return Player(read=read, decision_for=decision_for, answer=answer)
 
 
-__all__ = ["ALONE", "CONCATENATION", "SHIPPED", "ResearchRule", "decision_for", "install", "prior_for", "read",
+__all__ = ["ALONE", "CONCATENATION", "SHIPPED", "ResearchRule", "decision_for", "player", "prior_for", "read",
            "research", "with_rule"]

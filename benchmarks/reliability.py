@@ -1,11 +1,14 @@
 """Reliability benchmark: every hostile case of issue 17, 1,000 fuzzed files, 20 kill -9 points aimed at the stages
-of an ingest (parse, tree write, embedding, calibration), two writers and a search during an ingest, through the
-real CLI, real parse workers and real SQLite.
+of an ingest (parse, tree write, embedding, calibration), two writers and a search during an ingest; issue 50's
+``doctor --rebuild`` interrupted at 20 random moments (SIGINT and SIGKILL), rebuilds started at once, a rebuild on a
+full file system (a tmpfs in a private mount namespace), exports of hostile text and files swapped for a symlink
+during an ingest (``tests/reliability/issue50.py``); through the real CLI, real parse workers and real SQLite.
 
     python benchmarks/reliability.py --json            # the full run (tens of minutes on a shared 2-core machine)
     python benchmarks/reliability.py --fuzz 100 --kills 4 --json   # a quicker one
     python benchmarks/reliability.py --only fuzzing --json > a.json     # parts in parallel, then
     python benchmarks/reliability.py --merge a.json b.json --json       # one summary
+    python benchmarks/reliability.py --only "issue 50" --json           # issue 50's parts only
 
 Prints cases tried / clean, ``data_lost`` (documents lost, duplicated or half-written across the kills),
 ``fuzzed_files``, ``uncaught_exceptions`` and the peak RSS of each case: the whole process tree (CLI process and
@@ -30,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from shelfwise.core.ingestion.worker import ParseWorker
 from shelfwise.ingest.model import IngestError, Limits
-from tests.reliability import hostile, kills, scenarios, variants
+from tests.reliability import hostile, issue50, kills, scenarios, variants
 
 MiB = 1 << 20
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample"
@@ -383,6 +386,18 @@ def issue38_cases(work: Path, n_hostile: int) -> dict[str, Callable[[], dict[str
     }
 
 
+def issue50_cases(work: Path, n_rebuild_kills: int, n_swaps: int) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Issue 50: the library replaced atomically, exports made inert, files opened once."""
+    return {
+        "issue 50: doctor --rebuild interrupted (SIGINT, SIGKILL)": lambda: issue50.rebuild_kills(work,
+                                                                                                  n_rebuild_kills),
+        "issue 50: two rebuilds at once": lambda: issue50.rebuilds_at_once(work),
+        "issue 50: rebuild on a full file system": lambda: issue50.full_disk(work),
+        "issue 50: exports of hostile text": lambda: issue50.exports(work),
+        "issue 50: file swapped for a symlink during ingest": lambda: issue50.symlink_swaps(work, n_swaps),
+    }
+
+
 def issue27_cases(work: Path) -> dict[str, Callable[[], dict[str, Any]]]:
     """Issue 27's cases, each run as its test in tests/reliability (clean when the test's assertions hold)."""
     from tests.reliability import test_cli_edges as edges
@@ -472,6 +487,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="generated names, encodings and special files (default 1000; seed: SHELFWISE_FUZZ_SEED)")
     ap.add_argument("--command-kills", type=int, default=10,
                     help="kill -9 points in shelfwise index and calibrate (default 10)")
+    ap.add_argument("--rebuild-kills", type=int, default=20,
+                    help="doctor --rebuild interrupted at random moments, SIGINT and SIGKILL alternately (default 20)")
+    ap.add_argument("--swaps", type=int, default=10,
+                    help="ingests during which a file is swapped for a symlink to a secret (default 10)")
     ap.add_argument("--only", default=None, help="comma-separated case names (substring match)")
     ap.add_argument("--skip", default=None, help="comma-separated case names to leave out (substring match)")
     ap.add_argument("--merge", nargs="+", type=Path, default=None,
@@ -486,7 +505,8 @@ def main(argv: list[str] | None = None) -> int:
         return report(results, 0.0, args.json)
     with tempfile.TemporaryDirectory(prefix="shelfwise-reliability-") as tmp:
         work = Path(tmp)
-        todo = cases(work, args.fuzz, args.kills, args.variants, args.command_kills) | issue38_cases(work, args.hostile)
+        todo = (cases(work, args.fuzz, args.kills, args.variants, args.command_kills)
+                | issue38_cases(work, args.hostile) | issue50_cases(work, args.rebuild_kills, args.swaps))
         for name, fn in todo.items():
             if args.only and not any(s.strip() in name for s in args.only.split(",")):
                 continue
@@ -511,6 +531,7 @@ def report(results: dict[str, Any], seconds: float, as_json: bool) -> int:
     kill_r = results.get("kill -9 aimed at stages", {})
     cmd_r = results.get("kill -9 in index and calibrate commands", {})
     write_r = results.get("kill -9 inside large tree writes", {})
+    rebuild_r = results.get("issue 50: doctor --rebuild interrupted (SIGINT, SIGKILL)", {})
     fuzzers = [r for r in (fuzz_r, var_r) if r]
     killers = [r for r in (kill_r, cmd_r) if r]
     summary = {
@@ -529,6 +550,8 @@ def report(results: dict[str, Any], seconds: float, as_json: bool) -> int:
         "kill_integrity_ok": sum(r.get("integrity_ok", 0) for r in killers) if killers else None,
         "kills_resumed_ok": sum(r.get("resumed_ok", 0) for r in killers) if killers else None,
         "write_kills": write_r.get("kills"), "write_kills_landed": write_r.get("landed"),
+        "rebuild_kills": rebuild_r.get("kills"), "rebuild_kills_landed": rebuild_r.get("landed"),
+        "rebuild_kills_kept_everything": rebuild_r.get("all_kept"),
         "peak_rss_mb_per_case": {k: v.get("peak_rss_mb") for k, v in results.items()},
         "max_peak_rss_mb": max((v["peak_rss_mb"] for v in results.values() if v.get("peak_rss_mb")), default=None),
         "seconds": round(seconds, 1) if seconds else sum(float(v.get("seconds") or 0) for v in results.values()),

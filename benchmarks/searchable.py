@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.evaluation.run import load_dataset
 from shelfwise.core.paths import models_dir
+from shelfwise.evaluation.run import load_dataset
 from shelfwise.ingest.model import ParsedNode
 
 WORD = re.compile(r"[A-Za-z]{4,}")

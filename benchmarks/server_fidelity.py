@@ -42,10 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from server_encoder import server
 
-from shelfwise.core.evaluation.run import shared_dir
 from shelfwise.core.models.encoders.embedder import Embedder, resolve_embedder
 from shelfwise.core.models.remote.embedder import RemoteEmbedder
 from shelfwise.core.paths import models_dir
+from shelfwise.evaluation.run import shared_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = "bm25,dense,navigation"

@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from shelfwise.core.evaluation.run import shared_dir
-from shelfwise.core.evaluation.xquad import languages
+from shelfwise.evaluation.run import shared_dir
+from shelfwise.evaluation.xquad import languages
 
 METHODS = ("dense", "bm25", "hybrid", "rrf", "rerank_control", "navigation")
 

@@ -67,7 +67,8 @@ class ParsedTable:
     each cell's value as a number where it is one (money and percent without their signs, a date as its day
     number, a time in seconds; ``None`` for text), each column's kind and each row's kind ("data", or "total" for
     a total or subtotal row). The section node that holds it has the rows' passages as its children;
-    ``row_passage[i]`` is the index among those children of the passage holding data row ``i``. For a sheet,
+    ``row_passage[i]`` is the index among those children of the passage holding data row ``i`` (-1: none, the
+    row was past the document's passage cap; the table keeps every row). For a sheet,
     ``sheet``, ``first_col`` (0-based) and ``sheet_rows`` (each data row's 1-based row number) give cell
     addresses such as ``Salary bands!F6``."""
 

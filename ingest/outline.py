@@ -104,7 +104,7 @@ class OutlineBuilder:
     def end_table(self, node: ParsedNode | None, spans: list[tuple[int, int]]) -> None:
         """Close a table's section. ``spans`` are the data rows [first, last) of each block given since
         :meth:`begin_table`, in order; each row's passage is found from them (every row in the first passage when
-        the passages did not come out one per block)."""
+        the passages did not come out one per block; none for the rows past the passage cap)."""
         self._flush()
         if node is None or node.table is None:
             return
@@ -114,11 +114,13 @@ class OutlineBuilder:
             self._stack.pop()
         passages = [c for c in node.children if c.kind == "passage"]
         n = len(node.table.rows)
-        row_passage = [0] * n
-        if len(passages) == len(spans):
-            for i, (first, last) in enumerate(spans):
+        row_passage = [-1] * n  # -1: the row has no passage (dropped at the passage cap)
+        if len(passages) == len(spans) or (self.truncated and len(passages) < len(spans)):
+            for i, (first, last) in enumerate(spans[: len(passages)]):
                 for r in range(max(0, first), min(n, last)):
                     row_passage[r] = i
+        elif passages:  # a block was split: every row in the first passage
+            row_passage = [0] * n
         node.table.row_passage = row_passage
 
     def table(self, rows: list[list[str]], loc: Location | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Answer evaluation (core/evaluation/answers.py, core/answers/matching.py): SQuAD-style scoring and the three
+"""Answer evaluation (evaluation/answers.py, core/answers/matching.py): SQuAD-style scoring and the three
 strategies, with scripted models."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from shelfwise.core.answers.matching import answer_matches, exact_match, f1_score, normalize_answer
-from shelfwise.core.evaluation.answers import run_answer_eval
-from shelfwise.core.evaluation.datasets import EvalQuestion
+from shelfwise.evaluation.answers import run_answer_eval
+from shelfwise.evaluation.datasets import EvalQuestion
 from tests.test_adaptive import _router
 from tests.test_answer import FakeShelf
 
@@ -45,7 +45,7 @@ def test_three_strategies(tmp_path) -> None:
 
 
 def test_answer_modes_on_a_fake_shelf(tmp_path) -> None:
-    from shelfwise.core.evaluation.answer_modes import fact_match, markdown, run_mode_eval
+    from shelfwise.evaluation.answer_modes import fact_match, markdown, run_mode_eval
     from tests.test_answer import ScriptedBackend
 
     assert fact_match("A: Come to reception at 09:00 on your first day.", ["09:00 at reception"])

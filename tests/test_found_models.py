@@ -160,6 +160,32 @@ def test_lm_studio_home_moved_by_its_pointer(smollm2_gguf: Path, tmp_path: Path)
     found = find_models(model_folders("Windows", {}, home))
     assert [(m.tool, m.name) for m in found] == [(LM_STUDIO, LMS_NAME)]
     assert model_folders("Windows", {}, home)[0].why == ".lmstudio-home-pointer"
+    # the app's own settings (%APPDATA%\LM Studio\settings.json) may send its downloads elsewhere
+    app = tmp_path / "Roaming" / "LM Studio"
+    app.mkdir(parents=True)
+    (app / "settings.json").write_text(json.dumps({"downloadsFolder": str(tmp_path / "D" / "models")}))
+    lay_out_lm_studio(tmp_path / "D" / "models", smollm2_gguf)
+    found = find_models(model_folders("Windows", {"APPDATA": str(tmp_path / "Roaming")}, home))
+    assert [str(m.path).startswith(str(tmp_path / "D")) for m in found] == [True, False]
+
+
+def test_a_folder_that_cannot_be_looked_at_is_passed_over(smollm2_gguf: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's folder (the Linux service's /usr/share/ollama): Path.is_dir raises PermissionError there."""
+    home = tmp_path / "home"
+    lay_out_all(home, smollm2_gguf)
+    locked = home / ".ollama" / "models"
+    is_dir = Path.is_dir
+
+    def guarded(self: Path) -> bool:
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", guarded)
+    folders = model_folders("Linux", {}, home)
+    assert [m.tool for m in find_models(folders)] == [LM_STUDIO, GPT4ALL]
+    assert not next(f for f in folders if f.path == locked).exists
 
 
 def test_a_damaged_header_is_refused_not_read_forever(tmp_path: Path) -> None:

@@ -249,7 +249,7 @@ def test_every_sample_question_is_answered_in_the_window(qtbot, sample_library: 
     tests/test_sample_answers.py for the rule)."""
     import json
 
-    from shelfwise.core.evaluation.answer_modes import fact_match
+    from shelfwise.evaluation.answer_modes import fact_match
 
     w = make_window(copy_library(sample_library.db, tmp_path / "library.db"), tmp_path / "ui.ini",
                     answer_generate=False)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise.core.evaluation.answer_modes import fact_match
+from shelfwise.evaluation.answer_modes import fact_match
 from shelfwise.resources import path as resource_path
 
 pytestmark = pytest.mark.model

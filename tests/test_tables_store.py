@@ -36,15 +36,17 @@ def test_the_sample_workbook_stores_each_table_typed(tmp_path: Path) -> None:
             ("Holidays 2026", "Date", 13)]
         bands = read_table(store.conn, tables[0])
         assert bands.table.kinds == ["text", "text", "text", "number", "number", "number"]
-        l5 = next(r for r, row in enumerate(bands.text) if row[0] == "L5")
-        assert bands.number[l5][5] == 102000 and bands.table.address(l5, 5, bands.sheet_rows[l5]) == \
+        l5 = bands.text(0).index("L5")
+        assert bands.number(5)[l5] == 102000 and bands.table.address(l5, 5, bands.sheet_row(l5)) == \
             "Salary bands!F6"
-        node = store.node(bands.row_nodes[l5] or 0)
+        (row_node,) = store.conn.execute("SELECT node_id FROM table_rows WHERE table_id = ? AND row = ?",
+                                         (tables[0].id, l5)).fetchone()
+        node = store.node(row_node)
         assert node is not None and "| L5 | Lead |" in node.text  # the row's passage, with its header
         parent = store.node(node.parent_id or 0)
         assert parent is not None and parent.id == tables[0].node_id and parent.kind == "section"
         holidays = read_table(store.conn, tables[3])
-        assert holidays.table.kinds[0] == "date" and holidays.number[0][0] == dt.date(2026, 1, 1).toordinal()
+        assert holidays.table.kinds[0] == "date" and holidays.number(0)[0] == dt.date(2026, 1, 1).toordinal()
         # an ingest of a new version replaces the tables; removing the document removes them
         store_doc(store, SAMPLE, parsed)
         assert len(tables_of_documents(store.conn, [doc])) == 4

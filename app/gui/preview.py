@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from shelfwise.app.gui.open_target import OpenTarget, open_target
 from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.app.gui.table_grid import TableGridView
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
@@ -149,6 +150,8 @@ class PreviewPane(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.text)
         self.stack.addWidget(self.page_view)
+        self.grid = TableGridView()  # a table answer: the value above the table, the cells used highlighted
+        self.stack.addWidget(self.grid)
 
         top = QHBoxLayout()
         top.addWidget(self.header, 1)
@@ -203,6 +206,22 @@ class PreviewPane(QWidget):
             return
         self.current_page = page or hit.location.slide
         self._show_context(hit.text, context or [hit.text])
+
+    def show_table(self, grid: Any, short: Any, hit: Any | None = None) -> None:
+        """A table an answer computed from (``Shelf.table_grid``) as a grid, with the value above it; ``hit`` (a
+        passage of the table) gives the file "Open file" opens."""
+        self.current_path = hit.path if hit is not None else None
+        self.current_location = hit.location if hit is not None else None
+        self.current_page = None
+        self.sentence, self._span = "", None
+        self.open_button.setEnabled(bool(self.current_path) and Path(str(self.current_path)).exists())
+        where = f"{grid.sheet} · " if grid.sheet else ""
+        name = Path(hit.path).name + " · " if hit is not None and hit.path else ""
+        self.header.setText(f"Preview: {name}{where}{grid.title}")
+        self.grid.show_table(grid, short)
+        self.highlights = len(self.grid.highlighted)
+        self.stack.setCurrentWidget(self.grid)
+        self._set_paging(False)
 
     def show_text(self, title: str, text: str, path: str | None = None) -> None:
         self.current_path = path

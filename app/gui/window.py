@@ -391,6 +391,13 @@ class MainWindow(QMainWindow):
             self.answer_view.show_generated(answer)
 
     def _open_answer_source(self, answer: Answer) -> None:
+        short = answer.short
+        if short is not None and short.cells and short.operation:  # a table answer: the table as a grid
+            grid = self.reader.table_grid(short.cells[0].table_id, [c.row for c in short.cells])
+            if grid is not None:
+                hit = next((c.hit for c in answer.citations if c.number == short.cells[0].number), None)
+                self.preview.show_table(grid, short, hit)
+                return
         if answer.sentences:
             first = answer.sentences[0]
             hit = next((c.hit for c in answer.citations if c.number == first.number), None)

@@ -42,6 +42,7 @@ _OPS: list[tuple[str, re.Pattern[str]]] = [
     ("last", re.compile(r"\b(last|final|letzte\w*|dernier|dernière)\b")),
 ]
 
+_COUNTED = re.compile(r"\b(how many|number of|wie ?viele|anzahl (der|an)|combien de|nombre de)\b")
 _ASK_ROW = re.compile(r"^(which|who|what|name|list|welche\w*|wer|quel\w*|qui)\b")
 _NUMBER = r"(-?\d[\d,.]*)"
 _ABOVE = re.compile(rf"\b(more than|over|above|greater than|at least|higher than|mehr als|über|ueber|"
@@ -79,6 +80,7 @@ class TableIntent:
     words: list[str]
     ops: list[tuple[str, str]] = field(default_factory=list)
     asks_row: bool = False
+    counted: str = ""  # what "how many" counts: its next word that is not a stop word ("holidays")
     comparisons: list[Comparison] = field(default_factory=list)
 
     def op_words(self) -> set[str]:
@@ -101,6 +103,9 @@ def read_intent(question: str) -> TableIntent:
         if m:
             intent.ops.append((op, m.group(0)))
     intent.asks_row = bool(_ASK_ROW.match(text))
+    m = _COUNTED.search(text)
+    if m:
+        intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")
     for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
         for m in pattern.finditer(text):
             b = _bound(m.group(2).rstrip(".,"))
@@ -126,11 +131,15 @@ def read_intent(question: str) -> TableIntent:
 
 
 def stem(word: str) -> str:
-    """A word's light stem for matching column names: "salaries" -> "salari", "holidays" -> "holiday"."""
+    """A word's plural taken off for matching column names: "salaries" -> "salary", "holidays" -> "holiday",
+    "boxes" -> "box" (only plurals: "provided" must not meet "provider")."""
     w = word.lower()
-    for suffix in ("ies", "es", "s", "ers", "er", "ing", "ed", "en", "e"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ses", "xes", "zes", "ches", "shes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
     return w
 
 

@@ -30,6 +30,7 @@ from shelfwise.core.store.tables import (
 
 MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 NUMERIC = ("number", "money", "percent", "date", "time")
+LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
 MAX_TABLES = 8  # tables tried for one question
 MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
 
@@ -77,13 +78,19 @@ def _key_cells(intent: TableIntent, data: TableData) -> dict[int, set[int]]:
     text = intent.text
     compared = " ".join(c.words for c in intent.comparisons)
     found: dict[int, set[int]] = {}
-    for r, row in enumerate(data.text):
-        for c, cell in enumerate(row):
-            v = cell.lower().strip()
-            if not v or not words_of(v) or len(v) > 80:
-                continue
-            if re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text) and v not in compared:
-                found.setdefault(c, set()).add(r)
+    if not data.whole:  # a big table: the cells equal to a phrase of the question, found by SQLite
+        tokens = [t.strip("?!.,;:\"'()") for t in text.split()]
+        phrases = {" ".join(tokens[i:j]) for i in range(len(tokens)) for j in range(i + 1, min(len(tokens), i + 8) + 1)}
+        cells = data.find_cells({p for p in phrases if p and words_of(p) and p not in compared},
+                                [c for c, kind in enumerate(data.table.kinds) if kind == "text"])
+    else:
+        cells = [(c, r, cell) for c in range(len(data.table.columns)) for r, cell in enumerate(data.text(c))]
+    for c, r, cell in cells:
+        v = cell.lower().strip()
+        if not v or not words_of(v) or len(v) > 80:
+            continue
+        if re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text) and v not in compared:
+            found.setdefault(c, set()).add(r)
     return found
 
 
@@ -98,7 +105,7 @@ def _label_column(data: TableData) -> int:
     kinds = data.table.kinds
     text_cols = [c for c in range(len(kinds)) if kinds[c] == "text"] or [0]
     for c in text_cols:
-        values = [row[c] for row in data.text if row[c]]
+        values = [v for v in data.text(c)[:LABEL_SAMPLE] if v]
         if values and len(set(values)) == len(values):
             return c
     return text_cols[0]
@@ -115,22 +122,24 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     table = data.table
     names, kinds = table.names, table.kinds
     width = len(names)
-    if width < 2 or not data.text:
+    if width < 2 or not data.n_rows:
         return None
     scores = _col_scores(intent, names)
     named = {c for c in range(width) if scores[c] >= 0.5}
     header_words = {w for c in named for w in words_of(names[c])}
     ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
     keys = _key_cells(intent, data)
-    data_rows = [r for r in range(len(data.text)) if data.row_kinds[r] == "data"]
+    data_rows = [r for r in range(data.n_rows) if data.is_data(r)]
     rows = list(data_rows)
     filters: list[str] = []
     key_col = None
     # a key value filters its column; the column whose cells the question names with most words is the key
-    for col in sorted(keys, key=lambda c: -max(len(data.text[r][c]) for r in keys[c])):
+    for col in sorted(keys, key=lambda c: -max(len(data.text(c)[r]) for r in keys[c])):
         allowed = keys[col]
-        label = sorted({data.text[r][col] for r in allowed})
-        everyone = {r for r in data_rows if re.match(r"(?i)^(all|every|alle|tous|toutes)\b", data.text[r][col])}
+        label = sorted({data.text(col)[r] for r in allowed})
+        col_text = data.text(col)
+        everyone = {r for r in data_rows if col_text[r][:3].lower() in ("all", "eve", "tou")
+                    and re.match(r"(?i)^(all|every|alle|tous|toutes)\b", col_text[r])}
         rows = [r for r in rows if r in allowed or (r in everyone and "count" in ops)]
         filters.append(f"{names[col]} = {' or '.join(label)}")
         key_col = col if key_col is None else key_col
@@ -140,7 +149,7 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
         on = _best(scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
         if on is None:
             return None
-        rows = [r for r in rows if data.number[r][on] is not None and comp.admits(float(data.number[r][on] or 0))]
+        rows = [r for r in rows if data.number(on)[r] is not None and comp.admits(float(data.number(on)[r] or 0))]
         filters.append(f"{names[on]} {comp.words}")
     numeric = [c for c in range(width) if kinds[c] in NUMERIC and c != key_col]
     measure = _best(scores, numeric)
@@ -164,10 +173,19 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     if "average" in ops and measure is not None:
         return Plan("average", rows, measure, None, key_col, None, filters)
     if "count" in ops:
+        noun = stem(intent.counted) if intent.counted else ""
+        counted_col = next((c for c in numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
+        if counted_col is not None:  # "how many days ..." names a column of numbers: its value or its sum
+            if len(rows) == 1 and key_col is not None:
+                return Plan("lookup", rows, counted_col, None, key_col, None, filters)
+            if filters:
+                return Plan("sum", rows, counted_col, None, key_col, None, filters)
+            return None
         if key_col is not None and measure is not None and scores[measure] >= 0.5 and len(rows) == 1:
             return Plan("lookup", rows, measure, None, key_col, None, filters)
-        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {' '.join(names)}")}
-        if filters or any(stem(w) in title_words for w in intent.words):
+        text_names = " ".join(names[c] for c in range(width) if kinds[c] == "text")
+        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {text_names}")}
+        if filters or (noun and noun in title_words):
             return Plan("count", rows, None, label_col, key_col, None, filters)
     if "sum" in ops and measure is not None and kinds[measure] != "date":
         return Plan("sum", rows, measure, None, key_col, None, filters)
@@ -178,9 +196,8 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
                 return Plan("arg" + op, rows, measure, col, key_col, None, filters)
             return Plan(op, rows, measure, None, key_col, None, filters)
     for op in ("first", "last"):
-        if op in ops and intent.asks_row:
-            col = answer_col if answer_col is not None else label_col
-            return Plan(op, rows, None, col, key_col, None, filters)
+        if op in ops and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5:
+            return Plan(op, rows, None, answer_col, key_col, None, filters)
     if key_col is not None and len(rows) >= 1:
         target = max((c for c in range(width) if c != key_col), key=lambda c: (scores[c], -c))
         asked = _ASKED.get(intent.text.split(" ", 1)[0])
@@ -188,15 +205,15 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
             target = next((c for c in range(width) if c != key_col and (
                 set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
             scores = [*scores[:target], 1.0, *scores[target + 1:]] if target != key_col else scores
-        if scores[target] > 0:
+        if scores[target] >= 0.5:
             return Plan("lookup", rows[:1], target, None, key_col, None, filters)
     return None
 
 
 def _cell(data: TableData, r: int, c: int) -> CellRef:
     t = data.table
-    return CellRef(t.id, r, c, t.address(r, c, data.sheet_rows[r] if r < len(data.sheet_rows) else 0),
-                   data.text[r][c])
+    return CellRef(t.id, r, c, t.address(r, c, data.sheet_row(r)),
+                   data.text(c)[r])
 
 
 def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
@@ -205,12 +222,14 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
     rows, m = plan.rows, plan.measure
     where = f" where {'; '.join(plan.filters)}" if plan.filters else ""
 
+    labels = data.text(plan.key_col if plan.key_col is not None else _label_column(data))
+
     def label(r: int) -> str:
-        return data.text[r][plan.key_col if plan.key_col is not None else _label_column(data)]
+        return labels[r]
 
     if plan.op == "lookup" and m is not None:
         r = rows[0]
-        value = data.text[r][m]
+        value = data.text(m)[r]
         if not value:
             return None
         kind = kinds[m] if kinds[m] in NUMERIC[:4] else "span"
@@ -222,7 +241,7 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
         col = plan.key_col
         parts = ""
         if col is not None:
-            groups = Counter(data.text[r][col] for r in rows)
+            groups = Counter(data.text(col)[r] for r in rows)
             parts = ": " + ", ".join(f"{k} for {v}" for v, k in groups.items())
         cells = [_cell(data, r, col if col is not None else (plan.answer_col or 0)) for r in rows[:MAX_CITED]]
         return ShortAnswer(str(n), "computed", operation="count",
@@ -230,15 +249,15 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
     if m is None:
         if plan.op in ("first", "last") and plan.answer_col is not None:
             r = rows[0] if plan.op == "first" else rows[-1]
-            value = data.text[r][plan.answer_col]
+            value = data.text(plan.answer_col)[r]
             return ShortAnswer(value, "span", operation=plan.op,
                                explanation=f"the {plan.op} row{where}: {names[plan.answer_col]} {value}",
                                cells=[_cell(data, r, plan.answer_col)]) if value else None
         return None
-    have = [r for r in rows if data.number[r][m] is not None]
+    have = [r for r in rows if data.number(m)[r] is not None]
     if not have:
         return None
-    values = [float(data.number[r][m] or 0) for r in have]
+    values = [float(data.number(m)[r] or 0) for r in have]
     shown = names[m]
     if plan.op in ("sum", "average", "max", "min"):
         if plan.op == "sum":
@@ -249,51 +268,51 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
             result = max(values) if plan.op == "max" else min(values)
         if plan.op in ("max", "min"):
             r = have[values.index(result)]
-            text = data.text[r][m]
+            text = data.text(m)[r]
             return ShortAnswer(text, "computed", operation=plan.op,
                                explanation=f"the {'highest' if plan.op == 'max' else 'lowest'} {shown} of "
                                            f"{len(have)} rows{where}: {text} ({label(r)})",
                                cells=[_cell(data, r, m)])
         words = {"sum": "sum", "average": "average"}[plan.op]
-        listed = ", ".join(f"{data.text[r][m]} ({label(r)})" for r in have[:12]) + (" ..." if len(have) > 12 else "")
+        listed = ", ".join(f"{data.text(m)[r]} ({label(r)})" for r in have[:12]) + (" ..." if len(have) > 12 else "")
         return ShortAnswer(_fmt(result), "computed", operation=plan.op,
                            explanation=f"{words} of {shown} over {len(have)} rows{where}: {listed}",
                            cells=[_cell(data, r, m) for r in have[:MAX_CITED]])
     if plan.op in ("argmax", "argmin") and plan.answer_col is not None:
         best = max(values) if plan.op == "argmax" else min(values)
         r = have[values.index(best)]
-        value = data.text[r][plan.answer_col]
+        value = data.text(plan.answer_col)[r]
         return ShortAnswer(value, "computed", operation=plan.op,
                            explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {shown} of {len(have)} "
-                                       f"rows{where}: {data.text[r][m]} ({value})",
+                                       f"rows{where}: {data.text(m)[r]} ({value})",
                            cells=[_cell(data, r, plan.answer_col), _cell(data, r, m)]) if value else None
     if plan.op in ("argmax_range", "argmin_range") and plan.other is not None and plan.answer_col is not None:
         o = plan.other
-        spans = [(float(data.number[r][m] or 0) - float(data.number[r][o] or 0), r) for r in have
-                 if data.number[r][o] is not None]
+        spans = [(float(data.number(m)[r] or 0) - float(data.number(o)[r] or 0), r) for r in have
+                 if data.number(o)[r] is not None]
         if not spans:
             return None
         span, r = max(spans) if plan.op == "argmax_range" else min(spans)
-        value = data.text[r][plan.answer_col]
+        value = data.text(plan.answer_col)[r]
         return ShortAnswer(value, "computed", operation=plan.op.split("_")[0],
                            explanation=f"{'widest' if plan.op == 'argmax_range' else 'narrowest'} range "
-                                       f"{names[o]} to {shown}: {data.text[r][o]} to {data.text[r][m]} = "
+                                       f"{names[o]} to {shown}: {data.text(o)[r]} to {data.text(m)[r]} = "
                                        f"{_fmt(span)} ({value})",
                            cells=[_cell(data, r, plan.answer_col), _cell(data, r, o), _cell(data, r, m)])
     if plan.op == "difference":
-        if plan.other is not None and len(rows) == 1 and data.number[rows[0]][plan.other] is not None:
+        if plan.other is not None and len(rows) == 1 and data.number(plan.other)[rows[0]] is not None:
             r, o = rows[0], plan.other
-            if float(data.number[r][o] or 0) > float(data.number[r][m] or 0):
+            if float(data.number(o)[r] or 0) > float(data.number(m)[r] or 0):
                 m, o, shown = o, m, names[o]
-            delta = float(data.number[r][m] or 0) - float(data.number[r][o] or 0)
+            delta = float(data.number(m)[r] or 0) - float(data.number(o)[r] or 0)
             return ShortAnswer(_fmt(abs(delta)), "computed", operation="difference",
-                               explanation=f"{shown} {data.text[r][m]} minus {names[o]} {data.text[r][o]} "
+                               explanation=f"{shown} {data.text(m)[r]} minus {names[o]} {data.text(o)[r]} "
                                            f"({label(r)})", cells=[_cell(data, r, m), _cell(data, r, o)])
         if len(have) == 2:
-            a, b = sorted(have, key=lambda r: -float(data.number[r][m] or 0))
-            delta = float(data.number[a][m] or 0) - float(data.number[b][m] or 0)
+            a, b = sorted(have, key=lambda r: -float(data.number(m)[r] or 0))
+            delta = float(data.number(m)[a] or 0) - float(data.number(m)[b] or 0)
             return ShortAnswer(_fmt(abs(delta)), "computed", operation="difference",
-                               explanation=f"{shown}: {data.text[a][m]} ({label(a)}) minus {data.text[b][m]} "
+                               explanation=f"{shown}: {data.text(m)[a]} ({label(a)}) minus {data.text(m)[b]} "
                                            f"({label(b)})", cells=[_cell(data, a, m), _cell(data, b, m)])
     return None
 
@@ -314,8 +333,9 @@ def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], q
 
 
 def load_tables(conn: sqlite3.Connection, tables: Sequence[StoredTable]) -> list[tuple[StoredTable, TableData | None]]:
-    """Each table with its cells read whole (None for a table over ``MAX_CELLS``)."""
-    return [(t, read_table(conn, t) if t.n_rows * max(1, len(t.columns)) <= MAX_CELLS else None) for t in tables]
+    """Each table ready to be read: a small one read whole, a bigger one (over ``MAX_CELLS``) column by column as
+    the question needs them, its cells found by SQLite."""
+    return [(t, read_table(conn, t, whole=t.n_rows * max(1, len(t.columns)) <= MAX_CELLS)) for t in tables]
 
 
 def candidate_tables(store: Store, hits: Sequence[Hit], scope: ResolvedScope | None,

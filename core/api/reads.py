@@ -17,6 +17,7 @@ from shelfwise.core.navigation.scope import Scope, prepare_question
 from shelfwise.core.navigation.trace import Candidate, Hit
 from shelfwise.core.store.export import LibraryExport, export_rows
 from shelfwise.core.store.on_disk import on_disk
+from shelfwise.core.store.tables import TableGrid, table_grid
 from shelfwise.core.store.types import KEPT_SUFFIX, CollectionRow, DocumentRow, NodeRow, StoreError
 
 # What this part's calls return, and the library's row types and errors the front ends show with them.
@@ -33,6 +34,7 @@ __all__ = [
     "NodeText",
     "Reads",
     "StoreError",
+    "TableGrid",
     "WordHit",
     "WordSearch",
 ]
@@ -192,6 +194,10 @@ class Reads(OpenLibrary):
         """What the preview opens for a row of the walk: a passage as a hit (from the search's ``hits``, else from
         the library; an outline's heading as its first passage), any other node as the text the model read."""
         return LibraryLookup(self.store).for_candidate(candidate, hits)
+
+    def table_grid(self, table_id: int, around: Sequence[int] = ()) -> TableGrid | None:
+        """A stored table for the preview's grid (the rows around ``around`` when it is big; docs/tables.md)."""
+        return table_grid(self.store.conn, table_id, around)
 
     def passage_hit(self, node_id: int, document_id: int) -> Hit | None:
         """A stored passage of a document as a :class:`Hit` (score 0), None when either has left the library."""

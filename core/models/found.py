@@ -3,9 +3,10 @@
 Each tool lays its folder out its own way, and :func:`model_folders` knows where each keeps it on Linux, macOS and
 Windows, with the places a person can move it to:
 
-* **LM Studio**: ``~/.lmstudio/models`` (``~/.cache/lm-studio/models`` before LM Studio 0.3; on Windows both under
-  ``%USERPROFILE%``), or the folder its ``settings.json`` names (``downloadsFolder``), or the home that
-  ``~/.lmstudio-home-pointer`` points to. Inside: ``publisher/model/file.gguf``.
+* **LM Studio**: ``models`` in its home: the one ``~/.lmstudio-home-pointer`` names, and ``~/.lmstudio``
+  (``~/.cache/lm-studio`` before LM Studio 0.3; on Windows both under ``%USERPROFILE%``); or the folder a
+  ``settings.json`` names as ``downloadsFolder`` (in that home, or in the app's own folder: ``~/.config/LM Studio``,
+  ``~/Library/Application Support/LM Studio``, ``%APPDATA%\\LM Studio``). Inside: ``publisher/model/file.gguf``.
 * **Ollama**: ``OLLAMA_MODELS`` when set, else ``~/.ollama/models`` (and ``/usr/share/ollama/.ollama/models``, where
   the Linux service keeps them). Inside: ``manifests/HOST/NAMESPACE/MODEL/TAG`` JSON files, each naming its layers by
   digest; the layer of media type ``application/vnd.ollama.image.model`` is the GGUF, stored as
@@ -53,6 +54,10 @@ class ModelFolder:
     tool: str
     path: Path
     why: str
+
+    @property
+    def exists(self) -> bool:
+        return _is_dir(self.path)
 
 
 @dataclass(frozen=True)
@@ -115,24 +120,36 @@ def _env_path(env: Mapping[str, str], key: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _lm_studio_app_data(system: str, env: Mapping[str, str], home: Path) -> Path:
+    """Where the LM Studio app (Electron) keeps its own settings."""
+    if system == "Windows":
+        return (_env_path(env, "APPDATA") or home / "AppData" / "Roaming") / "LM Studio"
+    if system == "Darwin":
+        return home / "Library" / "Application Support" / "LM Studio"
+    return (_env_path(env, "XDG_CONFIG_HOME") or home / ".config") / "LM Studio"
+
+
 def _lm_studio(system: str, env: Mapping[str, str], home: Path) -> Iterator[ModelFolder]:
+    homes: list[tuple[Path, str]] = []
     pointer = home / ".lmstudio-home-pointer"
     try:
         pointed = pointer.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         pointed = ""
     if pointed:
-        yield ModelFolder(LM_STUDIO, Path(pointed).expanduser() / "models", pointer.name)
-    for base in (home / ".lmstudio", home / ".cache" / "lm-studio"):
+        homes.append((Path(pointed.splitlines()[0].strip()).expanduser(), pointer.name))
+    homes += [(home / ".lmstudio", "default"), (home / ".cache" / "lm-studio", "default before LM Studio 0.3")]
+    for settings in [h / "settings.json" for h, _ in homes] + [_lm_studio_app_data(system, env, home) /
+                                                                  "settings.json"]:
         try:
-            data = json.loads((base / "settings.json").read_text(encoding="utf-8"))
+            data = json.loads(settings.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
-            data = None
+            continue
         folder = data.get("downloadsFolder") if isinstance(data, dict) else None
         if isinstance(folder, str) and folder.strip():
-            yield ModelFolder(LM_STUDIO, Path(folder.strip()).expanduser(),
-                              f"downloadsFolder in {base / 'settings.json'}")
-        yield ModelFolder(LM_STUDIO, base / "models", "default")
+            yield ModelFolder(LM_STUDIO, Path(folder.strip()).expanduser(), f"downloadsFolder in {settings}")
+    for lms_home, why in homes:
+        yield ModelFolder(LM_STUDIO, lms_home / "models", why)
 
 
 def _ollama(system: str, env: Mapping[str, str], home: Path) -> Iterator[ModelFolder]:
@@ -192,6 +209,22 @@ def model_folders(system: str | None = None, env: Mapping[str, str] | None = Non
 
 # --------------------------------------------------------------------------- what is in them
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False when it cannot be looked at (``Path.is_file`` raises for a permission
+    denied, as for the Linux service's ``/usr/share/ollama`` seen by another user)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 _headers: dict[tuple[Path, int, int], tuple[GgufHeader | None, str]] = {}
 
 
@@ -222,9 +255,9 @@ def _gguf_files(root: Path, depth: int = _MAX_DEPTH) -> Iterator[Path]:
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.suffix.lower() == ".gguf" and entry.is_file():
+        if entry.suffix.lower() == ".gguf" and _is_file(entry):
             yield entry
-        elif depth > 1 and entry.is_dir():
+        elif depth > 1 and _is_dir(entry):
             yield from _gguf_files(entry, depth - 1)
 
 
@@ -247,7 +280,7 @@ def ollama_name(host: str, namespace: str, model: str, tag: str) -> str:
 def _in_ollama(folder: ModelFolder) -> Iterator[FoundModel]:
     manifests = folder.path / "manifests"
     try:
-        files = sorted(p for p in manifests.glob("*/*/*/*") if p.is_file())
+        files = sorted(p for p in manifests.glob("*/*/*/*") if _is_file(p))
     except OSError:
         return
     for manifest in files:
@@ -263,7 +296,7 @@ def _in_ollama(folder: ModelFolder) -> Iterator[FoundModel]:
         if not isinstance(digest, str) or ":" not in digest:
             continue  # a model of another format (safetensors layers): no GGUF to give llama.cpp
         blobs = [folder.path / "blobs" / digest.replace(":", "-", 1), folder.path / "blobs" / digest]
-        blob = next((b for b in blobs if b.is_file()), None)
+        blob = next((b for b in blobs if _is_file(b)), None)
         if blob is None:
             yield FoundModel(OLLAMA, name, blobs[0], 0, None, f"its manifest names {digest[:19]}..., which is not "
                              "in Ollama's blobs (a pull that did not finish)")
@@ -283,7 +316,7 @@ def ollama_chat(blob: Path) -> bool | None:
     digest = "sha256:" + blob.name[len("sha256") + 1:]
     store = blob.parent.parent
     try:
-        manifests = sorted(p for p in (store / "manifests").glob("*/*/*/*") if p.is_file())
+        manifests = sorted(p for p in (store / "manifests").glob("*/*/*/*") if _is_file(p))
     except OSError:
         return None
     answer: bool | None = None
@@ -319,7 +352,7 @@ def find_models(folders: list[ModelFolder] | None = None) -> list[FoundModel]:
             real = folder.path.resolve()
         except OSError:
             real = folder.path
-        if real in seen or not folder.path.is_dir():
+        if real in seen or not _is_dir(folder.path):
             continue
         seen.add(real)
         found = _in_ollama(folder) if folder.tool == OLLAMA else _in_folder(folder)

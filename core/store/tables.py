@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from shelfwise.ingest.model import ParsedTable, read_cell
 
@@ -60,17 +60,73 @@ class StoredTable:
         return f"table {self.ordinal}, row {row + 1}, {name}"
 
 
-@dataclass
 class TableData:
-    """A table's cells as read from the store: ``text[r][c]`` as shown ("" when empty), ``number[r][c]`` (None when
-    not a number), each row's kind, passage node and sheet row."""
+    """A table's cells as the answers read them, column by column: ``text(c)`` as shown ("" when empty),
+    ``number(c)`` (None when not a number); each row's kind, passage node and sheet row. A table read ``whole``
+    has every column loaded at once; otherwise each column is read (one range of the key) when first asked for,
+    and :meth:`find_cells` looks cells up by their text in SQLite."""
 
-    table: StoredTable
-    text: list[list[str]] = field(default_factory=list)
-    number: list[list[float | None]] = field(default_factory=list)
-    row_kinds: list[str] = field(default_factory=list)
-    row_nodes: list[int | None] = field(default_factory=list)
-    sheet_rows: list[int] = field(default_factory=list)
+    def __init__(self, conn: sqlite3.Connection, table: StoredTable, whole: bool = True) -> None:
+        self.conn = conn
+        self.table = table
+        self.whole = whole
+        self.n_rows = table.n_rows
+        # rows that are not data (totals): few, read at once; a row's sheet number when it is cited
+        self.totals = {int(r) for (r,) in conn.execute(
+            "SELECT row FROM table_rows WHERE table_id = ? AND kind != 'data'", (table.id,))}
+        self._sheet_rows: dict[int, int] = {}
+        self._cols: dict[int, tuple[list[str], list[float | None]]] = {}
+        if whole:
+            width = len(table.columns)
+            for c in range(width):
+                self._cols[c] = ([""] * self.n_rows, [None] * self.n_rows)
+            for c, r, text, number in conn.execute(
+                    "SELECT col, row, text, number FROM table_cells WHERE table_id = ?", (table.id,)):
+                if c < width and r < self.n_rows:
+                    self._cols[c][0][r] = str(text)
+                    self._cols[c][1][r] = float(number) if number is not None else None
+
+    def _column(self, c: int) -> tuple[list[str], list[float | None]]:
+        if c not in self._cols:
+            texts: list[str] = [""] * self.n_rows
+            numbers: list[float | None] = [None] * self.n_rows
+            for r, text, number in self.conn.execute(
+                    "SELECT row, text, number FROM table_cells WHERE table_id = ? AND col = ?", (self.table.id, c)):
+                if r < self.n_rows:
+                    texts[r] = str(text)
+                    numbers[r] = float(number) if number is not None else None
+            self._cols[c] = (texts, numbers)
+        return self._cols[c]
+
+    def is_data(self, r: int) -> bool:
+        return r not in self.totals
+
+    def sheet_row(self, r: int) -> int:
+        """Row ``r``'s 1-based row in its sheet (0 outside a sheet)."""
+        if r not in self._sheet_rows:
+            row = self.conn.execute("SELECT sheet_row FROM table_rows WHERE table_id = ? AND row = ?",
+                                    (self.table.id, r)).fetchone()
+            self._sheet_rows[r] = int(row[0]) if row is not None else 0
+        return self._sheet_rows[r]
+
+    def text(self, c: int) -> list[str]:
+        return self._column(c)[0]
+
+    def number(self, c: int) -> list[float | None]:
+        return self._column(c)[1]
+
+    def find_cells(self, phrases: set[str], columns: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(column, row, text) of the cells of ``columns`` whose text is one of ``phrases`` (compared in lower
+        case; SQLite's ``lower`` folds ASCII letters only): one range of the key per column."""
+        out: list[tuple[int, int, str]] = []
+        items = sorted(phrases)
+        for c in columns:
+            for i in range(0, len(items), 500):
+                part = items[i : i + 500]
+                out += [(c, int(r), str(t)) for r, t in self.conn.execute(
+                    f"SELECT row, text FROM table_cells WHERE table_id = ? AND col = ? AND lower(text) IN "
+                    f"({','.join('?' * len(part))})", (self.table.id, c, *part))]
+        return out
 
 
 def write_tables(conn: sqlite3.Connection, document_id: int,
@@ -95,7 +151,7 @@ def write_tables(conn: sqlite3.Connection, document_id: int,
         conn.executemany(
             "INSERT INTO table_rows(table_id, row, kind, node_id, sheet_row) VALUES (?, ?, ?, ?, ?)",
             ((table_id, r, table.row_kinds[r] if r < len(table.row_kinds) else "data",
-              passages[row_passage[r]] if row_passage[r] < len(passages) else None, sheet_rows[r])
+              passages[row_passage[r]] if 0 <= row_passage[r] < len(passages) else None, sheet_rows[r])
              for r in range(len(table.rows))),
         )
         conn.executemany(
@@ -153,22 +209,9 @@ def table_by_id(conn: sqlite3.Connection, table_id: int) -> StoredTable | None:
     return _stored(row) if row is not None else None
 
 
-def read_table(conn: sqlite3.Connection, table: StoredTable) -> TableData:
-    """All of a table's cells (for a table small enough to read whole)."""
-    width, n = len(table.columns), table.n_rows
-    data = TableData(table, [[""] * width for _ in range(n)], [[None] * width for _ in range(n)])
-    for r, kind, node, sheet_row in conn.execute(
-            "SELECT row, kind, node_id, sheet_row FROM table_rows WHERE table_id = ? ORDER BY row", (table.id,)):
-        data.row_kinds.append(str(kind))
-        data.row_nodes.append(int(node) if node is not None else None)
-        data.sheet_rows.append(int(sheet_row))
-        del r
-    for c, r, text, number in conn.execute(
-            "SELECT col, row, text, number FROM table_cells WHERE table_id = ?", (table.id,)):
-        if r < n and c < width:
-            data.text[r][c] = str(text)
-            data.number[r][c] = float(number) if number is not None else None
-    return data
+def read_table(conn: sqlite3.Connection, table: StoredTable, whole: bool = True) -> TableData:
+    """A table's cells: all at once (``whole``), else column by column as they are asked for."""
+    return TableData(conn, table, whole)
 
 
 def orphan_tables(conn: sqlite3.Connection) -> int:
@@ -183,3 +226,41 @@ def drop_orphan_tables(conn: sqlite3.Connection) -> int:
     cur = conn.execute(
         "DELETE FROM doc_tables WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = doc_tables.node_id)")
     return int(cur.rowcount or 0)
+
+
+GRID_ROWS = 1000  # a bigger table is shown around the rows an answer used
+
+
+@dataclass(frozen=True)
+class TableGrid:
+    """A stored table as the window's preview shows it: its title, sheet, column names and the rows shown (all of
+    a table of up to ``GRID_ROWS`` rows, else the first rows and those around the rows asked for), each with its
+    label (its sheet row number, else its 1-based row) and its data row number."""
+
+    table_id: int
+    title: str
+    sheet: str
+    names: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    row_numbers: tuple[int, ...]  # each shown row's 0-based data row
+    row_labels: tuple[str, ...]
+    total_rows: int
+
+
+def table_grid(conn: sqlite3.Connection, table_id: int, around: Sequence[int] = ()) -> TableGrid | None:
+    """The grid of table ``table_id`` (None when it has left the library)."""
+    table = table_by_id(conn, table_id)
+    if table is None:
+        return None
+    data = TableData(conn, table, whole=table.n_rows <= GRID_ROWS)
+    if table.n_rows <= GRID_ROWS:
+        shown = list(range(table.n_rows))
+    else:
+        keep = set(range(20))
+        for r in around:
+            keep.update(range(max(0, r - 10), min(table.n_rows, r + 11)))
+        shown = sorted(keep)
+    columns = [data.text(c) for c in range(len(table.columns))]
+    labels = [str(data.sheet_row(r)) if table.sheet else str(r + 1) for r in shown]
+    return TableGrid(table.id, table.title, table.sheet, tuple(table.names),
+                     tuple(tuple(col[r] for col in columns) for r in shown), tuple(shown), tuple(labels), table.n_rows)

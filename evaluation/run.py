@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.datasets import EvalSet, load_conditionalqa, load_jsonl, load_squad
-from shelfwise.core.evaluation.retrieval import MethodResult, Methods, run_methods
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
 from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.evaluation.datasets import EvalSet, load_conditionalqa, load_jsonl, load_squad
+from shelfwise.evaluation.retrieval import MethodResult, Methods, run_methods
 
 DEFAULT_METHODS = ("bm25", "dense", "hybrid", "rrf", "rerank_control", "navigation")
 EVAL_DB_VERSION = 3  # bump when ingest or indexing changes what the eval collection holds (3: section vectors)
@@ -43,14 +43,14 @@ def load_dataset(name: str, limit: int | None = None, root: Path | None = None, 
     if name.startswith("traindata:"):  # a training set as a collection (tuning only: ../shared/traindata)
         if split != "all" or lang or query_lang:
             raise ValueError("traindata sets have no split and no languages")
-        from shelfwise.core.evaluation.traindata import load_traindata
+        from shelfwise.evaluation.traindata import load_traindata
 
         return load_traindata((root or shared_dir()) / "traindata", name.split(":", 1)[1], limit=limit)
     base = (root or shared_dir()) / "evaldata"
     if name == "xquad":
         if split != "all":
             raise ValueError("xquad has no tune/test split (only conditionalqa does)")
-        from shelfwise.core.evaluation.xquad import load_xquad
+        from shelfwise.evaluation.xquad import load_xquad
 
         return load_xquad(base / "xquad", lang or "en", query_lang=query_lang, limit=limit)
     if lang or query_lang:
@@ -204,7 +204,7 @@ def run_eval(
         q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
         prior_fit = {}
         if fit_prior:
-            from shelfwise.core.evaluation.tune import fit_prior as fit
+            from shelfwise.evaluation.tune import fit_prior as fit
 
             prior_fit = fit(m, ds.questions, log=log)
         results = run_methods(m, ds.questions, list(methods), q_vecs, progress=progress)
@@ -213,7 +213,7 @@ def run_eval(
             for ratio in SWEEP_RATIOS:
                 per = []
                 for q, vec in zip(ds.questions, q_vecs, strict=True):
-                    from shelfwise.core.evaluation.retrieval import judge as mark
+                    from shelfwise.evaluation.retrieval import judge as mark
 
                     r = m.navigation(q.query, vec, readout="embedding", first_keep_ratio=ratio, hybrid=0, sweep=True)
                     per.append({**mark(snap, m.doc_path, q, r.passages), "tokens": r.cost.tokens})

@@ -23,15 +23,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from shelfwise.core.answers.ask import answer_question
-from shelfwise.core.conversation.model import Conversation, Turn
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.conversation.model import Conversation, Reading, Turn
 from shelfwise.core.conversation.reading import ALONE, CONCATENATION, SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.turn import decision_for, lexical_search, turn_from
 from shelfwise.core.json_types import JSONObject
+from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import Snapshot
 from shelfwise.core.store.types import DocumentRow, NodeRow
 
 KINDS = ("first", "followup", "shift")
@@ -59,6 +64,23 @@ class Gold:
     node_id: int
     section: tuple[str, ...]
     document_id: int
+
+
+ReadFn = Callable[..., tuple[Reading, np.ndarray | None]]
+DecideFn = Callable[[LibraryWalk, Snapshot | None, ReadingRule], DecisionModel | None]
+AnswerFn = Callable[..., Answer]
+
+
+@dataclass(frozen=True)
+class Player:
+    """How :func:`play` reads and answers each turn: the product's reading (``read``, ``decision_for``) and
+    answer (``answer_question``) unless a caller brings its own (the research rules of
+    benchmarks/reading_research.py, memoised walks in benchmarks/conversation_gate.py), so nothing replaces the
+    functions of a module at run time."""
+
+    read: ReadFn = read
+    decision_for: DecideFn = decision_for
+    answer: AnswerFn = answer_question
 
 
 class GoldError(ValueError):
@@ -145,7 +167,7 @@ class Played:
 
 
 def play(library: LibraryWalk, dialogue: Dialogue, golds: Mapping[tuple[str, int], Gold], rule: ReadingRule,
-         collection: str) -> Played:
+         collection: str, player: Player = Player()) -> Played:
     conv = Conversation(id=None, collection=collection)
     coll = library.store.find_collection(collection)
     if coll is None:
@@ -154,9 +176,10 @@ def play(library: LibraryWalk, dialogue: Dialogue, golds: Mapping[tuple[str, int
     played = Played(dialogue.id, dialogue.split)
     for i, t in enumerate(dialogue.turns):
         t0 = time.perf_counter()
-        reading, q_vec = read(t.question, conv.turns, snap, library.embedder, rule,
-                              search=lexical_search(library.store, snap), decision=decision_for(library, snap, rule))
-        answer = answer_question(library, reading.query, collection=collection, generate=False,
+        reading, q_vec = player.read(t.question, conv.turns, snap, library.embedder, rule,
+                                     search=lexical_search(library.store, snap),
+                                     decision=player.decision_for(library, snap, rule))
+        answer = player.answer(library, reading.query, collection=collection, generate=False,
                                  prior=reading.prior or None, q_vec=q_vec)
         turn: Turn = turn_from(t.question, reading, answer)
         turn.position = i
@@ -193,7 +216,7 @@ def summarise(played: Sequence[Played]) -> JSONObject:
 
 def run_dialogue_eval(library: LibraryWalk, path: str | Path, *, collection: str = "default", split: str = "all",
                       rules: Mapping[str, ReadingRule] | None = None,
-                      log: Callable[[str], None] | None = None) -> JSONObject:
+                      log: Callable[[str], None] | None = None, player: Player = Player()) -> JSONObject:
     """Play every dialogue of ``path`` under each rule (default: alone, concatenation, shipped); the report."""
     rules = dict(rules or DEFAULT_RULES)
     dialogues = load_dialogues(path, split)
@@ -205,7 +228,7 @@ def run_dialogue_eval(library: LibraryWalk, path: str | Path, *, collection: str
                               "turns": sum(len(d.turns) for d in dialogues), "methods": {}, "rules": {}}
     for name, rule in rules.items():
         t0 = time.perf_counter()
-        played = [play(library, d, golds, rule, collection) for d in dialogues]
+        played = [play(library, d, golds, rule, collection, player) for d in dialogues]
         report["methods"][name] = summarise(played)
         report["rules"][name] = asdict(rule)
         report.setdefault("rows", {})[name] = [{"dialogue": p.dialogue, "split": p.split, **r}

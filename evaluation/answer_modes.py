@@ -31,9 +31,9 @@ from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.grounding import content_words, unsupported_facts
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.navigation.walk import LibraryWalk
+from shelfwise.evaluation.datasets import EvalQuestion
 
 MODES = ("short", "extractive", "generated", "grounded_generated", "shown")
 

@@ -20,7 +20,7 @@ import random
 import re
 from pathlib import Path
 
-from shelfwise.core.evaluation.datasets import EvalDocument, EvalQuestion, EvalSet, GoldPassage
+from shelfwise.evaluation.datasets import EvalDocument, EvalQuestion, EvalSet, GoldPassage
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
 SETS = {"covidqa": "covidqa", "medquad": "medquad", "pubmedqa": "pubmedqa_l", "orsharc": "or_sharc"}

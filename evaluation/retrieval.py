@@ -25,7 +25,6 @@ from typing import TypedDict, Unpack
 
 import numpy as np
 
-from shelfwise.core.evaluation.datasets import EvalQuestion
 from shelfwise.core.models.backend import Cost, DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.features import QueryEvidence
@@ -34,6 +33,7 @@ from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.settings import Readout, Settings, as_readout
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+from shelfwise.evaluation.datasets import EvalQuestion
 
 
 class BudgetChanges(TypedDict, total=False):

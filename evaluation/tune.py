@@ -2,7 +2,7 @@
 weights per level and the hybrid baseline's lexical weight.
 
 ``shelfwise eval conditionalqa --split tune --fit-prior`` runs this and writes ``prior-fit-tune.json``; the weights
-in ``core/navigation/decision.py`` and ``RRF``/hybrid constants in ``core/evaluation/retrieval.py`` are copied from
+in ``core/navigation/decision.py`` and ``RRF``/hybrid constants in ``evaluation/retrieval.py`` are copied from
 that file (their comments say so). The walk is run on every tune question with its gold evidence forced open, so
 every level yields candidates with features and labels (the same rows self-calibration collects from probes), and
 one logistic model per level kind is fitted toward the current prior with the strength that ranks best on
@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from shelfwise.core.evaluation.datasets import EvalQuestion
-from shelfwise.core.evaluation.retrieval import Methods, judge
-from shelfwise.core.navigation.calibrate import STRENGTHS, Probe, _fit, _mrr, _split, collect
+from shelfwise.core.navigation.calibrate import STRENGTHS, Probe, collect, fit_level, level_mrr, probe_split
 from shelfwise.core.navigation.decision import LEVEL_KINDS, DecisionModel
 from shelfwise.core.navigation.features import FEATURES
 from shelfwise.core.navigation.navigator import Navigator
+from shelfwise.evaluation.datasets import EvalQuestion
+from shelfwise.evaluation.retrieval import Methods, judge
 
 HYBRID_WEIGHTS = (0.0, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.75, 1.0)
 
@@ -57,15 +57,15 @@ def fit_prior(m: Methods, questions: Sequence[EvalQuestion], log: Callable[[str]
         for s in STRENGTHS:
             scores = []
             for fold in range(3):
-                train, test = _split(r, fold, 3)
-                fitted = _fit(train, True, kind=kind, strength=s)
+                train, test = probe_split(r, fold, 3)
+                fitted = fit_level(train, True, kind=kind, strength=s)
                 if fitted is not None and test:
-                    scores.append(_mrr(fitted, test, True))
+                    scores.append(level_mrr(fitted, test, True))
             if scores:
                 cv["prior" if np.isinf(s) else f"l2={s:g}"] = round(float(np.mean(scores)), 4)
         best = max(cv, key=lambda k: cv[k])
         strength = float("inf") if best == "prior" else float(best.split("=")[1])
-        fitted = _fit(r, True, kind=kind, strength=strength)
+        fitted = fit_level(r, True, kind=kind, strength=strength)
         if fitted is None:
             continue
         out["levels"][kind] = {

@@ -1,7 +1,7 @@
 """``shelfwise eval`` as one call: check the options against the dataset, run the evaluation (retrieval methods,
 ``answers`` per mode, or a file of dialogues turn by turn), write the reports and return what the command prints.
-The facade's ``evaluate`` (``core/api/evaluation.py``) opens the library and its models and calls :func:`evaluate`
-with them; the command only parses its options and renders the :class:`EvalOutcome`."""
+:func:`run` (what ``shelfwise eval`` calls) opens the library and its models through the facade and calls
+:func:`evaluate` with them; the command only parses its options and renders the :class:`EvalOutcome`."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class EvalRequest:
     @property
     def dialogues(self) -> bool:
         """A file of dialogues (``{"turns": [...]}`` per line): evaluated turn by turn."""
-        from shelfwise.core.evaluation.dialogues import is_dialogue_file
+        from shelfwise.evaluation.dialogues import is_dialogue_file
 
         return is_dialogue_file(self.dataset)
 
@@ -93,8 +93,8 @@ def checked(request: EvalRequest) -> EvalRequest:
     if request.dialogues:
         return replace(request, split=request.split or "all")
     if dataset == "xquad":
-        from shelfwise.core.evaluation.run import shared_dir
-        from shelfwise.core.evaluation.xquad import languages
+        from shelfwise.evaluation.run import shared_dir
+        from shelfwise.evaluation.xquad import languages
 
         present = languages(shared_dir() / "evaldata" / "xquad")
         for hint, value in (("--lang", request.lang), ("--query-lang", request.query_lang)):
@@ -139,7 +139,7 @@ def evaluate(request: EvalRequest, library: LibraryWalk, settings: Settings, *,
     write the reports under ``request.out`` and return what to print."""
     if request.dialogues:
         return _dialogues(request, library, log)
-    from shelfwise.core.evaluation.run import run_eval, write_reports
+    from shelfwise.evaluation.run import run_eval, write_reports
 
     split = request.split or "all"
     report = run_eval(request.dataset, limit=request.limit, methods=list(request.methods),
@@ -152,7 +152,7 @@ def evaluate(request: EvalRequest, library: LibraryWalk, settings: Settings, *,
     result = report.to_json()
     answers: JSONObject | None = None
     if request.answers:
-        from shelfwise.core.evaluation.answers import run_answer_eval_cli
+        from shelfwise.evaluation.answers import run_answer_eval_cli
 
         answers = run_answer_eval_cli(library, request.dataset, limit=request.limit, log=log, split=split,
                                       collection=request.collection)
@@ -169,7 +169,7 @@ def evaluate(request: EvalRequest, library: LibraryWalk, settings: Settings, *,
 def _dialogues(request: EvalRequest, library: LibraryWalk, log: Callable[[str], None]) -> EvalOutcome:
     """Per turn position and kind, passage / section / document Hit@1 of the question alone, the naive
     concatenation of every turn, and what ships; report files under ``request.out``."""
-    from shelfwise.core.evaluation.dialogues import GoldError, markdown, run_dialogue_eval
+    from shelfwise.evaluation.dialogues import GoldError, markdown, run_dialogue_eval
 
     split = request.split or "all"
     try:
@@ -184,3 +184,17 @@ def _dialogues(request: EvalRequest, library: LibraryWalk, log: Callable[[str], 
     (out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
     return EvalOutcome({k: v for k, v in report.items() if k != "rows"}, text,
                        [out / f"{stem}.json", out / f"{stem}.md"])
+
+
+def run(request: EvalRequest, settings: Settings, *, progress: Callable[[int, int, str], None] | None = None,
+        log: Callable[[str], None] = print) -> EvalOutcome:
+    """``shelfwise eval``: ``request`` checked against its dataset (EvalUsageError naming the option), run with the
+    user's ``settings`` and the request's options over a :class:`~shelfwise.core.shelf.Shelf` of its own (a file
+    of dialogues turn by turn; EvalError when its gold is not in the library), the reports written; returns what
+    to print. The evaluation is a client of the facade: the core never imports it."""
+    from shelfwise.core.shelf import Shelf
+
+    request = checked(request)
+    run_with = settings_for_request(request, settings)
+    with Shelf(run_with) as shelf:
+        return evaluate(request, shelf.walk, run_with, progress=progress, log=log)

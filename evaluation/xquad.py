@@ -1,7 +1,7 @@
 """XQuAD (``../shared/evaldata/xquad``): the 240 SQuAD dev paragraphs and their 1,190 questions in several
 languages, for evaluation only (never for tuning).
 
-Built like SQuAD (:func:`shelfwise.core.evaluation.datasets.load_squad`): each paragraph is one document of a flat
+Built like SQuAD (:func:`shelfwise.evaluation.datasets.load_squad`): each paragraph is one document of a flat
 collection, the gold is the question's paragraph. ``lang`` is the language of the paragraphs, ``query_lang`` that
 of the questions (the same question ids in every file, so English questions can be asked over German paragraphs).
 """
@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from shelfwise.core.evaluation.datasets import EvalDocument, EvalQuestion, EvalSet, GoldPassage
+from shelfwise.evaluation.datasets import EvalDocument, EvalQuestion, EvalSet, GoldPassage
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
 _FILE = re.compile(r"^xquad\.([a-z]{2,3})\.json$")

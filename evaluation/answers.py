@@ -13,7 +13,7 @@ Strategies:
 
 ``always_retrieve`` and ``adaptive`` score the answer the app shows (the model's when it passed the grounding check,
 else the extracted sentence). ``shelfwise eval conditionalqa --answers`` calls :func:`run_answer_eval_cli`, which
-scores the answer modes (:mod:`shelfwise.core.evaluation.answer_modes`); ConditionalQA's ``query`` is the scenario
+scores the answer modes (:mod:`shelfwise.evaluation.answer_modes`); ConditionalQA's ``query`` is the scenario
 followed by the question, its gold ``answers`` short spans or yes/no.
 """
 
@@ -28,11 +28,11 @@ from pathlib import Path
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT, stream
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.matching import exact_match, f1_score
-from shelfwise.core.evaluation.datasets import EvalQuestion, EvalSet
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import DecisionBackend
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
+from shelfwise.evaluation.datasets import EvalQuestion, EvalSet
 
 STRATEGIES = ("no_retrieval", "always_retrieve", "adaptive")
 
@@ -136,15 +136,15 @@ def summarise(rows: Sequence[JSONObject]) -> dict[str, float]:
 def run_answer_eval_cli(library: LibraryWalk, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None, split: str = "all",
                         collection: str | None = None) -> JSONObject:
-    """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.core.evaluation.answer_modes`)
+    """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.evaluation.answer_modes`)
     on the evaluation collection ``run_eval`` built (its database under the data dir unless ``db_path``), the
     library's models. ConditionalQA: the ``split`` half's span, yes/no and not-answerable questions (the first
     ``limit`` when given). A ``.jsonl`` file of labelled questions: its questions over ``collection`` on the library's
     own library."""
-    from shelfwise.core.evaluation.answer_modes import markdown, run_mode_eval
-    from shelfwise.core.evaluation.datasets import load_conditionalqa, load_jsonl
-    from shelfwise.core.evaluation.run import EVAL_DB_VERSION, shared_dir
     from shelfwise.core.paths import data_dir
+    from shelfwise.evaluation.answer_modes import markdown, run_mode_eval
+    from shelfwise.evaluation.datasets import load_conditionalqa, load_jsonl
+    from shelfwise.evaluation.run import EVAL_DB_VERSION, shared_dir
 
     def progress(done: int, total: int) -> None:
         if log is not None and (done % 10 == 0 or done == total):

@@ -1,0 +1,62 @@
+"""A table answer in the real window with the real models, offscreen (issue 49): the sample's workbook questions
+(a lookup, a count, an average) show the computed value in the preview above the table as a grid, the cells used
+highlighted, the lookup's cell among them.
+
+Slow (real models on CPU): ``pytest -m gui``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QSettings, Qt
+
+from shelfwise import resources
+from shelfwise.app.gui.window import MainWindow
+from shelfwise.core.settings import Settings
+from shelfwise.core.shelf import Shelf
+
+pytestmark = [pytest.mark.gui, pytest.mark.model]
+
+QUERY_TIMEOUT = 1200
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("tables-sample") / "library.db"
+    with Shelf(Settings(db_path=db, embedder_path="minilm")) as shelf:
+        shelf.ingest([resources.path("sample")], "default")
+    return db
+
+
+def test_table_answers_show_the_table_as_a_grid(qtbot, sample_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = MainWindow(Settings(db_path=sample_db, answer_generate=False, embedder_path="minilm"),
+                        QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+
+    def ask(question: str) -> None:
+        window.answer_view.question.setText(question)
+        with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+            qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+
+    grid = window.preview.grid
+    ask("What is the maximum salary for band L5?")
+    assert window.preview.stack.currentWidget() is grid
+    assert grid.value.text() == "102000" and "L5" in grid.explanation.text()
+    l5 = next(r for r in range(grid.model.rowCount()) if grid.model.item(r, 0).text() == "L5")
+    assert (l5, 5) in grid.highlighted and grid.model.item(l5, 5).text() == "102000"
+    assert grid.model.headerData(5, Qt.Orientation.Horizontal) == "Maximum (EUR/year)"
+    assert grid.model.headerData(l5, Qt.Orientation.Vertical) == "6"  # the sheet's own row number
+    assert "Salary bands" in window.preview.header.text() and window.preview.open_button.isEnabled()
+    ask("How many holidays does the Lisbon office have?")
+    assert grid.value.text() == "8" and len(grid.highlighted) == 8
+    ask("What is the average midpoint salary of the bands?")
+    assert grid.value.text() == "77571.43" and {c for _r, c in grid.highlighted} == {4}
+    window.grab().save(str(tmp_path / "table-grid.png"))
+    window.shutdown()
