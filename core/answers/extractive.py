@@ -24,7 +24,7 @@ context was tried and lost: docs/benchmarks.md, "The extracted answer").
 A cheap pre-score (rank and cues) keeps ``SHORTLIST`` candidates, so only those are embedded. A table row is read
 with the header row of its own table (the row a ``|---|`` rule follows), not the first table of the passage.
 
-The weights, cues and margins are chosen on the ConditionalQA TUNE half (``benchmarks/extractive_tune.py``,
+The weights, cues and margins are chosen on the ConditionalQA TUNE half (``benchmarks/research/extractive_tune.py``,
 span-answer questions) and the sample's questions (``resources/sample_questions.jsonl``); what each choice gave,
 and what was tried and not used (the judge, the generative model's query likelihood as a reranker), is in
 docs/benchmarks.md, "The extracted answer".
@@ -58,7 +58,7 @@ PASSAGES = 5  # passages whose sentences are candidates
 MIN_WORDS = 2  # a "sentence" shorter than this is a label, not an answer (unless it holds a number)
 PASSAGE_WEIGHT = 0.2
 CUE_WEIGHT = 0.2  # the question-type cue
-LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (benchmarks/extractive_tune.py)
+LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (benchmarks/research/extractive_tune.py)
 SENTENCES = 2  # the best sentence, then the next best when it scores within SECOND_MARGIN of it
 SECOND_MARGIN = 0.15  # see the module doc: a second sentence for about half the questions
 CONTEXT_VERSION = 3  # bump when what the ranker reads of a sentence changes (cached sentence vectors are redone)

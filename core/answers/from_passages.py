@@ -121,7 +121,7 @@ def extractive_answer(library: LibraryWalk, question: str, result: SearchResult 
 def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], list[int]]:
     """What the model writes from: each passage that gave the extracted answer, cut to its extracted sentence(s),
     and the real passage number of each (the prompt numbers them 1..k). Chosen over five clipped passages by
-    ``benchmarks/answer_models.py`` (docs/eval/answer-models.md)."""
+    ``benchmarks/research/answer_models.py`` (docs/eval/answer-models.md)."""
     keep: dict[int, list[str]] = {}
     for s in answer.sentences:
         keep.setdefault(s.number, []).append(" ".join(s.shown.split()))

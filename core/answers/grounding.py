@@ -31,7 +31,7 @@ and whether the text may be shown. The rules:
   "requests must be made 5 days in advance").
 
 One unsupported fact rejects the whole text (``ok`` False with ``reason``): the extractive answer stands. Pure
-functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule; ``benchmarks/answer_kind.py``
+functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule; ``benchmarks/research/answer_kind.py``
 measures the last one on recorded answers (docs/eval/answer-kind.json).
 """
 
