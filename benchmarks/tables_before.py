@@ -46,19 +46,23 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=100)
     ap.add_argument("--work", type=Path, default=Path("/tmp/wtq"))
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--embedder", help="the encoder (default: the library default, EmbeddingGemma)")
     args = ap.parse_args()
     from shelfwise.core.settings import Settings
     from shelfwise.core.shelf import Shelf
 
     questions = random.Random(0).sample(read_questions(args.split), args.sample)
-    folder = args.work / "before" / "tables"
+    folder = args.work / f"before-{args.sample}" / "tables"
     folder.mkdir(parents=True, exist_ok=True)
     for q in questions:
         src = args.work / args.split / "tables" / workbook_name(q["context"])
         shutil.copy(src, folder / src.name)
-    db = args.work / "before" / "library.db"
+    db = args.work / f"before-{args.sample}" / "library.db"
     results = []
-    with Shelf(Settings(db_path=db, answer_generate=False)) as shelf:
+    settings = Settings(db_path=db, answer_generate=False)
+    if args.embedder:
+        settings = Settings(db_path=db, answer_generate=False, embedder_path=args.embedder)
+    with Shelf(settings) as shelf:
         t0 = time.perf_counter()
         shelf.ingest([folder], "default")
         ingest_seconds = time.perf_counter() - t0
@@ -74,7 +78,8 @@ def main() -> None:
                 "contains": bool(text) and all(normalize(g) in normalize(text) for g in gold),
             })
     n = len(results)
-    summary = {"questions": n, "accuracy": sum(r["correct"] for r in results) / n,
+    summary = {"questions": n, "embedder": args.embedder or "default",
+               "accuracy": sum(r["correct"] for r in results) / n,
                "contains_gold": sum(r["contains"] for r in results) / n, "ingest_seconds": ingest_seconds}
     print(json.dumps(summary, indent=1))
     if args.out:
