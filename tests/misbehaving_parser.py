@@ -40,3 +40,12 @@ def truncating(path: Path, limits: Limits) -> ParsedDocument:
     data = path.read_bytes()
     path.write_bytes(data[: max(1, len(data) // 10)])
     return registry_parse(path, limits)
+
+
+def swapping(path: Path, limits: Limits) -> ParsedDocument:
+    """Swaps the file it was asked to read for a symlink to another (``SHELFWISE_TEST_SWAP``: "original|secret")
+    before it reads: what a race between the worker's open and the parser's reads would do."""
+    original, secret = os.environ["SHELFWISE_TEST_SWAP"].split("|")
+    os.remove(original)
+    os.symlink(secret, original)
+    return registry_parse(path, limits)

@@ -1,4 +1,4 @@
-"""Answer evaluation (core/evaluation/answers.py, core/answers/matching.py): SQuAD-style scoring and the three
+"""Answer evaluation (evaluation/answers.py, core/answers/matching.py): SQuAD-style scoring and the three
 strategies, with scripted models."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from shelfwise.core.answers.matching import answer_matches, exact_match, f1_score, normalize_answer
-from shelfwise.core.evaluation.answers import run_answer_eval
-from shelfwise.core.evaluation.datasets import EvalQuestion
+from shelfwise.evaluation.answers import run_answer_eval
+from shelfwise.evaluation.datasets import EvalQuestion
 from tests.test_adaptive import _router
 from tests.test_answer import FakeShelf
 
@@ -36,7 +36,7 @@ def test_three_strategies(tmp_path) -> None:
     # step, not the answer: core/answers/adaptive.py), so only the retrieved question counts
     assert m["adaptive"]["exact_match"] == 0.5 and m["adaptive"]["retrievals_per_question"] == 0.5
     rows = {r["qid"]: r for r in report.strategies["adaptive"].per_query}
-    assert rows["1"]["prediction"] == "" and rows["2"]["prediction"] == "25 days [1]."
+    assert rows["1"]["prediction"] == "" and rows["2"]["prediction"] == "25 days"
     assert "| adaptive | 0.5 |" in report.markdown()
     assert set(report.to_json()["strategies"]) == {"no_retrieval", "always_retrieve", "adaptive"}
     with pytest.raises(ValueError, match="unknown strategies"):
@@ -45,7 +45,7 @@ def test_three_strategies(tmp_path) -> None:
 
 
 def test_answer_modes_on_a_fake_shelf(tmp_path) -> None:
-    from shelfwise.core.evaluation.answer_modes import fact_match, markdown, run_mode_eval
+    from shelfwise.evaluation.answer_modes import fact_match, markdown, run_mode_eval
     from tests.test_answer import ScriptedBackend
 
     assert fact_match("A: Come to reception at 09:00 on your first day.", ["09:00 at reception"])

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from shelfwise.core.evaluation.traindata import load_traindata
-from shelfwise.core.evaluation.tune import Pool, fit_listwise, hit1, loco
 from shelfwise.core.navigation.decision import prior_model
 from shelfwise.core.navigation.features import FEATURES
+from shelfwise.evaluation.traindata import load_traindata
+from shelfwise.evaluation.tune import Pool, fit_listwise, hit1, loco
 
 
 def _write(root: Path, folder: str, recs: list[dict]) -> None:

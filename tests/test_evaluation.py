@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shelfwise.core.evaluation.datasets import conditionalqa_split, load_conditionalqa
-from shelfwise.core.evaluation.retrieval import Methods, summarise
-from shelfwise.core.evaluation.run import load_dataset, shared_dir
 from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings
+from shelfwise.evaluation.datasets import conditionalqa_split, load_conditionalqa
+from shelfwise.evaluation.retrieval import Methods, summarise
+from shelfwise.evaluation.run import load_dataset, shared_dir
 from tests.test_navigation import shelf_store  # noqa: F401  (the fixture)
 
 CQA = shared_dir() / "evaldata" / "conditionalqa_dev"
@@ -58,7 +58,7 @@ def test_summary_reports_the_p90_of_seconds() -> None:
 
 
 def test_fit_prior_refuses_anything_but_the_tune_half() -> None:
-    from shelfwise.core.evaluation.run import run_eval
+    from shelfwise.evaluation.run import run_eval
 
     for dataset, split in (("conditionalqa", "test"), ("conditionalqa", "all"), ("squad", "all")):
         with pytest.raises(ValueError, match="only on conditionalqa --split tune"):

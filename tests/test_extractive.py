@@ -17,10 +17,10 @@ from shelfwise.core.answers.extractive import (
     passage_sentences,
 )
 from shelfwise.core.answers.from_passages import widen_lists
-from shelfwise.core.evaluation.datasets import conditionalqa_document
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.types import FileMeta
+from shelfwise.evaluation.datasets import conditionalqa_document
 from shelfwise.ingest.model import Location
 from tests.fakes import HashEmbedder
 

@@ -169,6 +169,25 @@ def test_lm_studio_home_moved_by_its_pointer(smollm2_gguf: Path, tmp_path: Path)
     assert [str(m.path).startswith(str(tmp_path / "D")) for m in found] == [True, False]
 
 
+def test_a_folder_that_cannot_be_looked_at_is_passed_over(smollm2_gguf: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's folder (the Linux service's /usr/share/ollama): Path.is_dir raises PermissionError there."""
+    home = tmp_path / "home"
+    lay_out_all(home, smollm2_gguf)
+    locked = home / ".ollama" / "models"
+    is_dir = Path.is_dir
+
+    def guarded(self: Path) -> bool:
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", guarded)
+    folders = model_folders("Linux", {}, home)
+    assert [m.tool for m in find_models(folders)] == [LM_STUDIO, GPT4ALL]
+    assert not next(f for f in folders if f.path == locked).exists
+
+
 def test_a_damaged_header_is_refused_not_read_forever(tmp_path: Path) -> None:
     import struct
 

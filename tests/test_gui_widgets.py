@@ -27,6 +27,7 @@ from shelfwise.app.gui.workers import IngestWorker, QueryWorker, WorkerHost
 from shelfwise.core.answers.export import answer_to_markdown, source_label
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.indexing.finish import IndexProgress
+from shelfwise.core.ingestion.runner import IngestProgress
 from shelfwise.core.models.backend import Cancelled
 from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult, Trace
 from shelfwise.core.settings import Budgets, Settings, save_settings
@@ -195,8 +196,8 @@ def test_ingest_bar_progress(qtbot) -> None:
     qtbot.addWidget(bar)
     bar.start()
     assert bar.isVisibleTo(bar.parentWidget() or bar)
-    bar.update_progress(SimpleNamespace(done=3, total=10, path="/x/HR policies.pdf", status="working",
-                                        message="", eta_seconds=125, elapsed=4.0))
+    bar.update_progress(IngestProgress(done=3, total=10, path="/x/HR policies.pdf", status="working",
+                                       message="", eta_seconds=125, elapsed=4.0))
     assert bar.bar.maximum() == 10 and bar.bar.value() == 3
     assert bar.file_label.text() == "HR policies.pdf (working)" and bar.eta_label.text() == "ETA 2m 05s"
     assert bar.index_bar.format() == "index: waiting"
@@ -350,8 +351,8 @@ class StubShelf:
 
     def ingest(self, paths, collection, *, progress, cancel, force=False, index_progress=None):
         for i in range(3):
-            progress(SimpleNamespace(done=i, total=3, path=str(paths[0]), status="working", message="",
-                                     eta_seconds=1.0, elapsed=0.1))
+            progress(IngestProgress(done=i, total=3, path=str(paths[0]), status="working", message="",
+                                    eta_seconds=1.0, elapsed=0.1))
         return SimpleNamespace(collection=collection, cancelled=False)
 
     def refresh(self, collection):

@@ -10,7 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from shelfwise.core.evaluation.retrieval import Methods
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.judges import FakeJudge, RemoteJudge, make_judge
 from shelfwise.core.navigation.decision import DecisionModel
@@ -20,6 +19,7 @@ from shelfwise.core.navigation.readout_prompts import judge_text
 from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings
+from shelfwise.evaluation.retrieval import Methods
 from tests.test_navigation import shelf_store  # noqa: F401  (fixture)
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.evaluation.datasets import EvalQuestion, GoldPassage
-from shelfwise.core.evaluation.retrieval import judge
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.navigation.calibrate import calibrate, make_probes
 from shelfwise.core.navigation.navigator import Navigator
@@ -13,6 +11,8 @@ from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import FileMeta, Store
+from shelfwise.evaluation.datasets import EvalQuestion, GoldPassage
+from shelfwise.evaluation.retrieval import judge
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 from tests.fakes import HashEmbedder
 
@@ -183,14 +183,14 @@ def test_calibration_scale_keeps_the_prior_ranking_and_what_children_read(shelf_
     """Platt scaling changes probabilities, not the order of candidates nor the parent evidence children get."""
     import numpy as np
 
-    from shelfwise.core.navigation.calibrate import _fit
+    from shelfwise.core.navigation.calibrate import fit_level
     from shelfwise.core.navigation.decision import prior_model
     from shelfwise.core.navigation.features import FEATURES
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(60, len(FEATURES))).astype(np.float32)
     y = (x[:, FEATURES.index("z_cos_max")] + 0.3 * rng.normal(size=60) > 0.5).astype(int)
-    fitted = _fit([(i // 6, x[i], int(y[i])) for i in range(60)], drop_lm=True)
+    fitted = fit_level([(i // 6, x[i], int(y[i])) for i in range(60)], drop_lm=True)
     assert fitted is not None and fitted.scale != pytest.approx(1.0)
     prior = prior_model()
     prior.weights[[FEATURES.index("lm"), FEATURES.index("z_lm")]] = 0.0
@@ -203,7 +203,7 @@ def test_fit_toward_the_prior_moves_weight_to_the_feature_the_probes_favour():
     change the ranking; with strength inf it is the prior's ranking (Platt)."""
     import numpy as np
 
-    from shelfwise.core.navigation.calibrate import _choose_strength, _fit
+    from shelfwise.core.navigation.calibrate import _choose_strength, fit_level
     from shelfwise.core.navigation.decision import prior_model
     from shelfwise.core.navigation.features import FEATURES
 
@@ -215,7 +215,7 @@ def test_fit_toward_the_prior_moves_weight_to_the_feature_the_probes_favour():
     rows = [(i // 10, x[i], int(y[i])) for i in range(400)]
     strength, cv = _choose_strength(rows, drop_lm=True, kind="section")
     assert np.isfinite(strength) and cv[f"l2={strength:g}"] > cv["prior"]
-    fitted = _fit(rows, drop_lm=True, kind="section", strength=strength)
+    fitted = fit_level(rows, drop_lm=True, kind="section", strength=strength)
     assert fitted is not None and fitted.weights[favoured] > 0.5
     prior_order = list(np.argsort(-prior_model("section").logits(x[:10])))
     assert list(np.argsort(-fitted.logits(x[:10]))) != prior_order
@@ -265,8 +265,8 @@ def test_calibration_changes_the_order_when_the_probes_favour_another_feature(sh
 def test_hybrid_baseline_ranks_by_dense_and_lexical(shelf_store):
     import numpy as np
 
-    from shelfwise.core.evaluation.retrieval import Methods
     from shelfwise.core.navigation.decision import DecisionModel
+    from shelfwise.evaluation.retrieval import Methods
 
     store, cid, emb = shelf_store
     snap = snapshot_for(store, cid, emb.model_id)

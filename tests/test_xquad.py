@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from shelfwise.app.cli.main import main
-from shelfwise.core.evaluation.run import load_dataset, shared_dir
-from shelfwise.core.evaluation.xquad import languages, load_xquad
+from shelfwise.evaluation.run import load_dataset, shared_dir
+from shelfwise.evaluation.xquad import languages, load_xquad
 
 ROOT = shared_dir() / "evaldata" / "xquad"
 pytestmark = pytest.mark.skipif(not (ROOT / "original").is_dir(), reason="no ../shared/evaldata/xquad")

@@ -85,7 +85,7 @@ def _embed_cached(texts: list[str], queries: list[str], threads: int, cache: Pat
 
 def evaluate(judge_path: Path | None, threads: int = 2, top_k: int = 100, every: int = 1,
              cache: Path | None = None, offset: int = 0, embedder: Path | None = None) -> dict:
-    from shelfwise.core.evaluation.datasets import load_conditionalqa
+    from shelfwise.evaluation.datasets import load_conditionalqa
     es = load_conditionalqa(EVALROOT, split="tune")
     passages: list[Passage] = []
     for d in es.documents:

@@ -152,7 +152,7 @@ def pack_set(root: Path, name: str, limit: int | None, bm25_k: int, rng: random.
 
 
 def pack_tune(out: Path, limit: int | None) -> dict[str, int]:
-    from shelfwise.core.evaluation.datasets import load_conditionalqa
+    from shelfwise.evaluation.datasets import load_conditionalqa
     from training.eval_tune import EVALROOT, passages_of
 
     es = load_conditionalqa(EVALROOT, split="tune")

@@ -21,6 +21,7 @@ from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, r
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.settings import whole_range
 
 
 class QuestionCommand(click.Command):
@@ -52,8 +53,10 @@ class QuestionCommand(click.Command):
                    "Ollama or GPT4All as `shelfwise models` lists it.")
 @click.option("--backend", "backend_url", default=None,
               help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
-@click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
-@click.option("--threads", type=int, default=None, help="CPU threads for the models.")
+@click.option("--gpu-layers", type=click.IntRange(*whole_range("n_gpu_layers")), default=None,
+              help="Layers to offload to a GPU (if this build can).")
+@click.option("--threads", type=click.IntRange(*whole_range("n_threads")), default=None,
+              help="CPU threads for the models.")
 @JUDGE_OPTION
 @scope_options
 @click.option("--conversation", "conversation_id", default=None,
@@ -87,6 +90,12 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
     require_library(ctx)
 
     scope = scope_from(in_paths, types, since, until)
+    if conversation_id is not None:
+        if no_answer:
+            raise click.UsageError("--no-answer does not apply with --conversation: a turn is stored with its "
+                                   "answer (--no-generate keeps the answer to the sentence from the sources)")
+        # a turn reads its filters from the question, on this turn and on the follow-ups that continue it
+        question = inline_filters(in_paths, types, since, until) + question
 
     if backend_url and backend_url.startswith("url:"):
         backend_url = backend_url[4:]
@@ -113,13 +122,10 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             only_filters(question, turn_question.prepared.text)
         before_question(shelf, collection)
         if conversation_id is not None:
-            if not scope.is_empty():
-                raise click.UsageError("--in/--type/--since/--until do not apply with --conversation yet; write "
-                                       "the filter in the question (in:, type:, since:, until:)")
             from shelfwise.app.cli.chat import continue_conversation
 
             assert turn_question is not None
-            continue_conversation(shelf, conversation_id, turn_question, collection, as_json)
+            continue_conversation(shelf, conversation_id, turn_question, collection, as_json, show_trace)
             return
         assert prepared is not None
         streamed = not as_json
@@ -174,6 +180,20 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         if answer.search:
             click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
                        f"{answer.seconds:.1f} s)")
+
+
+def inline_filters(in_paths: tuple[str, ...], types: tuple[str, ...], since: str | None,
+                   until: str | None) -> str:
+    """The scope options written as the question's inline filters (``in:"PATH" type:pdf since:DATE ``), which mean
+    the same; a path holding a double quote cannot be written so and is a usage error."""
+    for p in in_paths:
+        if '"' in p:
+            raise click.UsageError(f"--in {p!r}: a path with a double quote cannot scope a conversation's turn; "
+                                   "name its folder or the document instead")
+    parts = [f'in:"{p}"' for p in in_paths] + [f"type:{t}" for t in types]
+    parts += [f"since:{since}"] if since else []
+    parts += [f"until:{until}"] if until else []
+    return "".join(part + " " for part in parts)
 
 
 def only_filters(question: str, asked: str) -> None:

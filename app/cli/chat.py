@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
-from shelfwise.app.cli.render import StreamedAnswer, answer_json
+from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace
 from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.api.asking import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
 from shelfwise.core.conversation.model import Conversation, Reading
+from shelfwise.core.navigation.trace import SearchResult
 
 if TYPE_CHECKING:
     from shelfwise.core.shelf import Shelf
@@ -68,15 +69,22 @@ def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
 
 
 def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, *, as_json: bool = False,
-                alone: bool = False) -> Conversation | None:
+                alone: bool = False, show_trace: bool = False) -> Conversation | None:
     """Ask one turn of ``conv`` through the facade and print it (streamed text, or one JSON object); the
     conversation with the turn, or None when the question asks nothing. A question read at the door
-    (:func:`taken`) is not read again."""
+    (:func:`taken`) is not read again. ``show_trace``: the path and every level of the walk before the answer."""
     shown = StreamedAnswer(click.echo)
 
     def on_reading(reading: Reading) -> None:
         line = reading_line(reading)
         if line and not as_json:
+            click.echo(line)
+
+    def on_search(result: SearchResult) -> None:
+        if as_json or not show_trace:
+            return
+        click.echo("Path:")
+        for line in [*render_path(result), "", *render_trace(result.trace), ""]:
             click.echo(line)
 
     streamed = not as_json
@@ -88,7 +96,7 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
     assert conv.id is not None
     try:
         conv, turn, answer = shelf.ask_in_conversation(conv.id, question, conv.collection, alone=alone,
-                                                       on_reading=on_reading,
+                                                       on_reading=on_reading, on_search=on_search,
                                                        on_extract=shown.on_extract if streamed else None,
                                                        on_token=shown.on_token if streamed else None,
                                                        on_generated=shown.on_generated if streamed else None)
@@ -253,12 +261,12 @@ def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
 
 
 def continue_conversation(shelf: Shelf, spec: str, question: str | TurnQuestion, collection: str,
-                          as_json: bool) -> None:
+                          as_json: bool, show_trace: bool = False) -> None:
     """``shelfwise ask --conversation ID "..."``: the next turn of a stored conversation (or of a new one)."""
     conv = open_conversation(shelf, spec, collection)
     if conv.collection != collection and conv.turns:
         err(f"Note: conversation {conv.id} is about collection {conv.collection!r}; asking there.")
-    asked = answer_turn(shelf, conv, question, as_json=as_json)
+    asked = answer_turn(shelf, conv, question, as_json=as_json, show_trace=show_trace)
     if asked is None:
         sys.exit(2)
     conv = asked

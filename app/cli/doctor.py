@@ -1,5 +1,6 @@
 """``shelfwise doctor``: check the library in full (``check_library``, ``core/api/doctor.py``, which rebuilds a word
-index out of step with the passages), and rebuild a damaged one from the source files."""
+index out of step with the passages), rebuild a damaged one from the source files (built beside it, swapped in only
+when complete), name the old libraries kept beside it and put one back (``--restore``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,17 @@ import click
 
 from shelfwise.app.cli.group import CliState
 from shelfwise.app.cli.shown import shown
-from shelfwise.core.api.doctor import check_library, rebuild, salvage
+from shelfwise.core.api.doctor import (
+    RebuildFailed,
+    RebuildRefused,
+    check_library,
+    kept_copies,
+    rebuild,
+    rebuild_running,
+    remove_leftovers,
+    restore,
+    salvage,
+)
 from shelfwise.core.api.reads import StoreError
 from shelfwise.core.shelf import Shelf
 
@@ -30,8 +41,12 @@ def _file_line(p: Any) -> None:
               "beside it as .replaced-*).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask before rebuilding.")
 @click.option("--no-index", is_flag=True, help="After a rebuild, skip embedding and calibration for now.")
+@click.option("--restore", "restore_name", default=None, metavar="FILE",
+              help="Put back an old library kept beside this one by a rebuild (a .replaced-* or .damaged-* file that "
+                   "doctor names); the library it replaces is kept the same way.")
 @click.pass_context
-def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool) -> None:
+def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool,
+               restore_name: str | None) -> None:
     """Check the library with SQLite's full integrity_check (and the search index's own check); offer to rebuild
     a damaged one from your files, keeping its collections, settings and conversations. A search index out of step
     with the passages (the pages themselves intact) is rebuilt from them at once, and said. Exit code 0 when
@@ -42,7 +57,21 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         shelfwise doctor
         shelfwise doctor --rebuild --yes
         shelfwise doctor --rebuild --force --yes
+        shelfwise doctor --restore library.db.replaced-20261206-031500
     """
+    try:
+        _doctor(ctx, do_rebuild, force, yes, no_index, restore_name)
+    except KeyboardInterrupt:
+        if ctx.meta.get("shelfwise.rebuilt"):
+            click.echo("Interrupted after the rebuild: the new library is in place; its index is finished by the next "
+                       "question or `shelfwise index`.", err=True)
+        else:
+            click.echo("Interrupted before anything was changed: the library is as it was.", err=True)
+        ctx.exit(130)
+
+
+def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool,
+            restore_name: str | None) -> None:
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
@@ -50,8 +79,17 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
 
         db = default_db()
     db = Path(db)
+    if restore_name is not None:
+        _restore(db, restore_name)
+        return
     if not db.exists():
         raise click.ClickException(f"No library at {db}.")
+    if rebuild_running(db):
+        click.echo(f"A rebuild of {shown(db)} is running in another process; the library stays as it is until the "
+                   "new one is complete.")
+    for left in remove_leftovers(db):
+        click.echo(f"Removed {shown(left.name)}: the partial file of a rebuild that was interrupted (the library was "
+                   "never replaced by it).")
     try:
         checked = check_library(db)
     except StoreError as exc:
@@ -71,6 +109,9 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         click.echo("  tables: " + ", ".join(f"{t.name} {t.rows}" for t in diag.tables))
     for u in diag.unreadable:
         click.echo(f"  unreadable: {u}")
+    for kept in kept_copies(db):
+        click.echo(f"  kept beside it: {shown(kept.name)} (an earlier library, {kept.stat().st_size / 2**20:.1f} MB); "
+                   f"to put it back: shelfwise --db {shown(db)} doctor --restore {shown(kept.name)}")
     if reason and not do_rebuild:
         click.echo(f"  read-only: {reason}")
     if diag.ok and not (do_rebuild and force):
@@ -95,8 +136,15 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         raise click.ClickException(f"cannot rebuild: {reason}")
     try:
         report = rebuild(db, progress=_file_line, found=found, healthy=diag.ok)
-    except OSError as exc:
-        raise click.ClickException(f"cannot rebuild: {exc}") from exc
+    except RebuildRefused as exc:
+        raise click.ClickException(f"cannot rebuild: {exc}") from None
+    except (RebuildFailed, OSError) as exc:
+        raise click.ClickException(f"the rebuild failed: {exc}. The library is as it was: {_unchanged(db)}") from None
+    except KeyboardInterrupt:
+        click.echo(f"Interrupted: the rebuild stopped before it was complete. The library is as it was: "
+                   f"{_unchanged(db)}", err=True)
+        ctx.exit(130)
+    ctx.meta["shelfwise.rebuilt"] = True
     added = sum(r.counts["added"] for r in report.ingest_reports)
     failed = sum(len(r.failed) for r in report.ingest_reports)
     click.echo(f"Rebuilt {db}: {len(report.collections)} collections ({', '.join(report.collections)}), "
@@ -114,6 +162,32 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         with Shelf(settings_for(ctx)) as shelf:
             for name in report.collections:
                 index_collection(shelf, name, quiet=False)
+
+
+def _unchanged(db: Path) -> str:
+    """What the live library still holds, said after a rebuild that did not complete."""
+    try:
+        found = salvage(db)
+    except Exception as exc:  # the message must not end in a traceback
+        return f"{shown(db)} ({exc})"
+    return (f"{shown(db)}, {found.n_documents} documents in {len(found.collections)} collections, "
+            f"{len(found.conversations[1])} conversations.")
+
+
+def _restore(db: Path, name: str) -> None:
+    kept = Path(name) if Path(name).is_absolute() or Path(name).parent != Path(".") else db.with_name(name)
+    known = kept_copies(db)
+    if kept.resolve() not in {k.resolve() for k in known}:
+        listing = ", ".join(k.name for k in known) or "none"
+        raise click.ClickException(f"{shown(name)} is not an old library kept beside {shown(db)} (kept: "
+                                   f"{shown(listing)})")
+    try:
+        aside = restore(db, kept)
+    except (RebuildRefused, OSError) as exc:
+        raise click.ClickException(f"cannot restore: {exc}") from None
+    click.echo(f"Restored {shown(kept.name)} as {shown(db)}: {_unchanged(db)}")
+    if aside != db:
+        click.echo(f"The library it replaces is kept as {shown(aside.name)}")
 
 
 COMMANDS = (doctor_cmd,)

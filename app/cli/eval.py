@@ -1,6 +1,6 @@
 """``shelfwise eval``: navigation against BM25, dense retrieval and the rerank control on public datasets or your
 own questions, and (``--answers``) the answers per mode; on a file of dialogues, each turn's reading. The
-options become an ``EvalRequest``; ``evaluate`` (``core/api/evaluation.py``) runs it and writes the reports;
+options become an ``EvalRequest``; ``run`` (``evaluation/command.py``) runs it and writes the reports;
 this prints them."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
         shelfwise eval xquad --query-lang en --lang de
         shelfwise eval resources/sample_questions.jsonl --collection default
     """
-    from shelfwise.core.api.evaluation import EvalError, EvalRequest, EvalUsageError, evaluate
+    from shelfwise.evaluation.command import EvalError, EvalRequest, EvalUsageError, run
 
     request = EvalRequest(
         dataset, collection=collection, limit=limit, methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
@@ -90,7 +90,7 @@ def eval_cmd(ctx: click.Context, dataset: str, collection: str, limit: int | Non
         state["done"] = done
 
     try:
-        outcome = evaluate(request, settings_for(ctx), progress=progress, log=err)
+        outcome = run(request, settings_for(ctx), progress=progress, log=err)
     except EvalUsageError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
     except EvalError as exc:

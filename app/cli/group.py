@@ -79,8 +79,10 @@ class ShelfwiseGroup(click.Group):
     prints passes :class:`~shelfwise.app.cli.shown.TerminalStream` (the one output door)."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        from shelfwise.app.cli import started
         from shelfwise.app.cli.shown import TerminalStream
 
+        started()  # Ctrl-C is a KeyboardInterrupt again (while importing it ended the program with one line)
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
         try:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from shelfwise.app.gui.conversation_session import ConversationSession
 from shelfwise.app.gui.plain import warn
+from shelfwise.core.api.asking import write_text_atomically
 
 
 class ConversationsDialog(QDialog):
@@ -84,7 +85,7 @@ class ConversationsDialog(QDialog):
             return None
         try:
             out = Path(path)
-            out.write_text(self.session.export_markdown(cid), encoding="utf-8")
+            write_text_atomically(out, self.session.export_markdown(cid))
             return out
         except (OSError, ValueError) as exc:
             warn(self, "Export", str(exc))

@@ -5,12 +5,12 @@ they run on their own worker and answer from what is indexed so far."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.core.api.indexing import IndexProgress, IngestProgress
 
 
 def format_eta(seconds: float | None) -> str:
@@ -76,52 +76,48 @@ class IngestBar(QWidget):
         self.index_bar.setFormat("index: waiting")
         self.setVisible(True)
 
-    def update_progress(self, progress: Any) -> None:
+    def update_progress(self, progress: IngestProgress | IndexProgress) -> None:
         """Takes an ``IngestProgress(done, total, path, status, message, eta_seconds, elapsed)``, or an
         ``IndexProgress(stage, done, total, eta_seconds, ...)`` for the indexing bar."""
-        if hasattr(progress, "stage"):
+        if isinstance(progress, IndexProgress):
             self.update_index(progress)
             return
-        total = int(getattr(progress, "total", 0) or 0)
-        done = int(getattr(progress, "done", 0) or 0)
+        total, done = progress.total, progress.done
         if total > 0:
             self.bar.setRange(0, total)
             self.bar.setValue(min(done, total))
             self.bar.setFormat(f"ingest: {done}/{total} · %p%")
-        if total > 0 and done >= total and getattr(progress, "status", "") != "working":
+        if total > 0 and done >= total and progress.status != "working":
             self.file_label.setText("Files read: you can ask now. Indexing…")
             self.eta_label.clear()
             return
-        path = getattr(progress, "path", None)
-        status = getattr(progress, "status", "") or ""
+        path, status = progress.path, progress.status
         name = Path(str(path)).name if path else ""
         text = name if status in ("", "ok", "reading", "started") else f"{name} ({status})"
-        message = getattr(progress, "message", "") or ""
+        message = progress.message
         if status == "working" and message:  # the parser's own progress, e.g. "OCR page 3/12"
             text = f"{name} · {message}"
         self.file_label.setText(text)
         self.file_label.setToolTip(plain_tip(f"{path}\n{message}" if message else str(path or "")))
-        self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+        self.eta_label.setText(format_eta(progress.eta_seconds))
 
-    def update_index(self, progress: Any) -> None:
-        stage = str(getattr(progress, "stage", ""))
-        done = int(getattr(progress, "done", 0) or 0)
-        total = int(getattr(progress, "total", 0) or 0)
+    def update_index(self, progress: IndexProgress) -> None:
+        stage, done, total = progress.stage, progress.done, progress.total
         if stage == "embedding" and total > 0:
             self.index_bar.setRange(0, total)
             self.index_bar.setValue(min(done, total))
             self.index_bar.setFormat(f"index: {done}/{total} · %p%")
-            self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+            self.eta_label.setText(format_eta(progress.eta_seconds))
         elif stage == "sentences" and total > 0:
             self.index_bar.setRange(0, total)
             self.index_bar.setValue(min(done, total))
             self.index_bar.setFormat(f"index: sentences {done}/{total}")
-            self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+            self.eta_label.setText(format_eta(progress.eta_seconds))
         elif stage == "calibrating" and total > 1:
             self.index_bar.setRange(0, total)
             self.index_bar.setValue(min(done, total))
             self.index_bar.setFormat(f"index: calibrating {done}/{total}")
-            self.eta_label.setText(format_eta(getattr(progress, "eta_seconds", None)))
+            self.eta_label.setText(format_eta(progress.eta_seconds))
         elif stage == "calibrating":
             self.index_bar.setRange(0, 0)  # busy: topics, and calibration before its first probe
             self.index_bar.setFormat("index: topics and calibration")

@@ -9,10 +9,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # Qt and the facade load when the window starts, after the arguments are read
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
+
+    from shelfwise.app.gui.window import MainWindow
+    from shelfwise.core.api.indexing import IngestReport
+    from shelfwise.core.settings import Settings
+    from shelfwise.core.shelf import Shelf
 
 SAMPLE_COLLECTION = "Sample"
 
@@ -32,7 +42,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def fake_shelf_factory(settings: Any) -> Any:
+def fake_shelf_factory(settings: Settings) -> Shelf:
     from shelfwise.core.api.models import FakeBackend
     from shelfwise.core.shelf import Shelf
 
@@ -45,11 +55,11 @@ def sample_path() -> Path:
     return resources.path("sample")
 
 
-def ask_when_idle(window: Any, question: str) -> None:
+def ask_when_idle(window: MainWindow, question: str) -> None:
     """Ask once no ingest is running (after the sample has been read, for instance)."""
     from PySide6.QtCore import QTimer
 
-    def go(_report: Any = None) -> None:
+    def go(_report: IngestReport | None = None) -> None:
         if window.ingest_host.busy:
             return
         window.ingest_finished.disconnect(go)
@@ -59,7 +69,7 @@ def ask_when_idle(window: Any, question: str) -> None:
     QTimer.singleShot(0, go)
 
 
-def open_window(settings: Any, qsettings: Any, fake: bool = False) -> Any:
+def open_window(settings: Settings, qsettings: QSettings, fake: bool = False) -> MainWindow | QMessageBox:
     """The main window on ``settings``' library, or, when that library cannot be opened (another program's
     database, a device, a data folder that is a file), a shown message box saying why and how to start with
     another library (``main`` then exits with code 1 once it is closed)."""
@@ -108,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setOrganizationName("shelfwise")
     app.setStyle("Fusion")
     qsettings = QSettings("shelfwise", "shelfwise")
-    loaded = window_settings(qsettings, Settings(db_path=args.db.expanduser().resolve() if args.db else None))
+    db = Path(os.path.realpath(args.db.expanduser())) if args.db else None  # a symlink loop as it is
+    loaded = window_settings(qsettings, Settings(db_path=db))
     window = open_window(loaded.settings, qsettings, fake=args.fake)
     if not isinstance(window, MainWindow):  # a library that cannot be opened: said in a window, not a traceback
         window.finished.connect(lambda _result: app.exit(1))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -37,11 +36,12 @@ from shelfwise.app.gui.reading_bar import ReadingBar
 from shelfwise.app.gui.settings_dialog import SettingsDialog
 from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
-from shelfwise.app.gui.workers import IngestWorker, QueryWorker, ShelfFactory, WorkerHost
+from shelfwise.app.gui.workers import IngestWorker, Job, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.api.asking import in_filter
-from shelfwise.core.api.indexing import label
+from shelfwise.core.api.asking import in_filter, write_text_atomically
+from shelfwise.core.api.indexing import IngestReport, SwitchEstimate, label
 from shelfwise.core.api.reads import NodeText
+from shelfwise.core.conversation.model import Conversation, Reading, Turn
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings, save_settings
@@ -79,9 +79,9 @@ class MainWindow(QMainWindow):
         self.reader = Shelf(self.settings)
         self.session = QuerySession()
         self.conversation = ConversationSession(self.reader)  # the thread the next question continues
-        self._opened_for: Any = None  # the query job whose answer sentence the preview opened
+        self._opened_for: QueryJob | None = None  # the query job whose answer sentence the preview opened
         self.ledger = IngestLedger()
-        self.last_estimate: Any = None  # what the last measured encoder switch would take (SwitchEstimate)
+        self.last_estimate: SwitchEstimate | None = None  # what the last measured encoder switch would take
         self._closed = False
         self.setWindowTitle(f"Shelfwise — {Path(db_path).name}")
         self.setStyleSheet(STYLE)
@@ -232,7 +232,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Measuring what switching to {label(encoder)} takes on this machine…")
         return self.ingest_host.submit(EncoderJob(encoder, estimate=True))
 
-    def _on_estimated(self, job: Any, estimate: Any) -> None:
+    def _on_estimated(self, job: EncoderJob, estimate: SwitchEstimate) -> None:
         if self._closed:
             return
         self.last_estimate = estimate
@@ -280,16 +280,16 @@ class MainWindow(QMainWindow):
             self.ingest_host.submit(RemoveJob(list(ids), collection))
 
     # worker signals arrive here (bound methods run on the UI thread); the ledger keeps the outcome until the end
-    def _on_ingest_done(self, job: Any, report: Any) -> None:
+    def _on_ingest_done(self, job: Job, report: IngestReport | None) -> None:
         self.ledger.done(job, report)
 
-    def _on_ingest_cancelled(self, job: Any) -> None:
+    def _on_ingest_cancelled(self, job: Job) -> None:
         self.ledger.cancelled(job)
 
     def _on_ingest_error(self, message: str) -> None:
         self.ledger.error(message)
 
-    def _on_ingest_finished(self, job: Any) -> None:
+    def _on_ingest_finished(self, job: Job) -> None:
         outcome = self.ledger.finished(job)
         if self._closed:
             return
@@ -358,11 +358,11 @@ class MainWindow(QMainWindow):
             alone = last is not None and last.question == question and last.reading.mode == "alone"
             self.ask(question, collection, keep=keep, alone=alone, replaces_turn=replaces)
 
-    def _on_query_job_finished(self, job: Any) -> None:
+    def _on_query_job_finished(self, job: QueryJob) -> None:
         if self.session.is_current(job):
             self.query_finished.emit()
 
-    def _on_searched(self, job: Any, result: SearchResult) -> None:
+    def _on_searched(self, job: QueryJob, result: SearchResult) -> None:
         if not self.session.on_searched(job, result):
             return
         self.walk.show_trace(result.trace, forced=self.session.forced)
@@ -371,11 +371,11 @@ class MainWindow(QMainWindow):
         if not job.answer:
             self._finish_query("Walk done")
 
-    def _on_token(self, job: Any, piece: str) -> None:
+    def _on_token(self, job: QueryJob, piece: str) -> None:
         if self.session.is_current(job):
             self.answer_view.append_token(piece)
 
-    def _on_extracted(self, job: Any, answer: Answer) -> None:
+    def _on_extracted(self, job: QueryJob, answer: Answer) -> None:
         """The sentence that answers: shown at once, and highlighted in its passage in the preview."""
         if not self.session.is_current(job):
             return
@@ -385,7 +385,7 @@ class MainWindow(QMainWindow):
         self._open_answer_source(answer)
         self._opened_for = job
 
-    def _on_generated(self, job: Any, answer: Answer) -> None:
+    def _on_generated(self, job: QueryJob, answer: Answer) -> None:
         """The model's answer is checked: the streamed text is replaced by the kept one, or withdrawn."""
         if self.session.is_current(job):
             self.answer_view.show_generated(answer)
@@ -407,7 +407,7 @@ class MainWindow(QMainWindow):
         if answer.citations:
             self.show_hit(min(answer.citations, key=lambda c: c.number).hit)
 
-    def _on_answered(self, job: Any, answer: Answer) -> None:
+    def _on_answered(self, job: QueryJob, answer: Answer) -> None:
         update = self.session.on_answered(job, answer)
         if update is None:
             return
@@ -421,14 +421,14 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled(True)
         self._finish_query(f"Answered in {answer.seconds:.1f} s")
 
-    def _on_query_cancelled(self, job: Any) -> None:
+    def _on_query_cancelled(self, job: QueryJob) -> None:
         if self.session.is_current(job):
             self.answer_view.show_cancelled()
             if self.session.last_search is None:
                 self.walk.clear("Cancelled.")
             self._finish_query("Cancelled")
 
-    def _on_query_failed(self, job: Any, message: str) -> None:
+    def _on_query_failed(self, job: QueryJob, message: str) -> None:
         if self.session.is_current(job):
             self.answer_view.show_error(message)
             self.walk.clear("")
@@ -441,11 +441,11 @@ class MainWindow(QMainWindow):
         self.answer_view.set_busy(busy)
 
     # -- conversation -------------------------------------------------------------------------------------------
-    def _on_read(self, job: Any, reading: Any) -> None:
+    def _on_read(self, job: QueryJob, reading: Reading) -> None:
         if self.session.is_current(job):
             self.reading_bar.show_note(self.conversation.note_for(reading))
 
-    def _on_turned(self, job: Any, conversation: Any, turn: Any) -> None:
+    def _on_turned(self, job: QueryJob, conversation: Conversation, turn: Turn) -> None:
         self.conversation.on_turn(conversation, turn)
         if self.session.is_current(job):
             self.thread_view.show_turns(self.conversation.turns()[:-1])
@@ -497,7 +497,7 @@ class MainWindow(QMainWindow):
 
     def export_conversation(self, path: str | Path, conversation_id: int | None = None) -> Path:
         out = Path(path)
-        out.write_text(self.conversation.export_markdown(conversation_id), encoding="utf-8")
+        write_text_atomically(out, self.conversation.export_markdown(conversation_id))
         return out
 
     def export_conversation_dialog(self) -> None:
@@ -542,7 +542,7 @@ class MainWindow(QMainWindow):
     def export_markdown(self, path: str | Path) -> Path:
         text = self.session.export_markdown()
         out = Path(path)
-        out.write_text(text, encoding="utf-8")
+        write_text_atomically(out, text)  # whole or not at all: a failed write keeps the old file
         return out
 
     def export_dialog(self) -> None:

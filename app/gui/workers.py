@@ -13,19 +13,27 @@ import logging
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from shelfwise.app.gui.jobs import EncoderJob, IngestJob, QueryJob, RemoveJob
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.api.indexing import IndexProgress, IngestProgress, IngestReport
 from shelfwise.core.settings import Settings
+
+if TYPE_CHECKING:  # the facade itself loads on the worker's first job
+    from shelfwise.core.shelf import Shelf
 
 log = logging.getLogger(__name__)
 
-ShelfFactory = Callable[[Settings], Any]
+ShelfFactory = Callable[[Settings], "Shelf"]
+Job = IngestJob | RemoveJob | EncoderJob | QueryJob
+J = TypeVar("J", IngestJob, RemoveJob, EncoderJob, QueryJob)
+Progress = Callable[[IngestProgress | IndexProgress], None]
 
 
-def default_shelf_factory(settings: Settings) -> Any:
+def default_shelf_factory(settings: Settings) -> Shelf:
     from shelfwise.core.shelf import Shelf
 
     return Shelf(settings)
@@ -53,9 +61,9 @@ class ShelfWorker(QObject):
         super().__init__()
         self._settings = settings
         self._factory = shelf_factory or default_shelf_factory
-        self._shelf: Any | None = None
+        self._shelf: Shelf | None = None
 
-    def shelf(self) -> Any:
+    def shelf(self) -> Shelf:
         if self._shelf is None:
             self._shelf = self._factory(self._settings)
         return self._shelf
@@ -81,7 +89,7 @@ class ShelfWorker(QObject):
             self._shelf = None
 
 
-def _ingest(shelf: Any, job: IngestJob, progress: Callable[[Any], None]) -> Any:
+def _ingest(shelf: Shelf, job: IngestJob, progress: Progress) -> IngestReport:
     """``Shelf.ingest`` of one job (``force`` re-reads unchanged files too)."""
     return shelf.ingest(job.paths, job.collection, progress=progress, index_progress=progress, cancel=job.cancel,
                         force=job.force)
@@ -100,15 +108,14 @@ class IngestWorker(ShelfWorker):
                 self.cancelled.emit(job)
                 return
             shelf = self.shelf()
+            report: IngestReport | None = None
             if isinstance(job, EncoderJob):
                 self._encoder(shelf, job)
-                report = None
             elif isinstance(job, RemoveJob):
                 shelf.remove_documents(job.document_ids, job.collection, cancel=job.cancel)
-                report = None
             else:
                 report = _ingest(shelf, job, self.progress.emit)
-            if job.cancel() or getattr(report, "cancelled", False):
+            if job.cancel() or (report is not None and report.cancelled):
                 self.cancelled.emit(job)
             else:
                 self.done.emit(job, report)
@@ -121,7 +128,7 @@ class IngestWorker(ShelfWorker):
         finally:
             self.finished.emit(job)
 
-    def _encoder(self, shelf: Any, job: EncoderJob) -> None:
+    def _encoder(self, shelf: Shelf, job: EncoderJob) -> None:
         """Measure what switching to ``job.encoder`` would take, or switch: record it as the library's encoder,
         then re-embed every collection with a Shelf that reads it (progress as for an ingest)."""
         if job.estimate:
@@ -160,7 +167,7 @@ class QueryWorker(ShelfWorker):
             collection = job.collection or None
             shelf.before_question(job.collection or "default")  # answer from what exists, or finish the index
             if job.answer and job.conversation is not None:
-                answer = self._turn(shelf, job)
+                answer = self._turn(shelf, job, job.conversation)
                 if job.cancel():
                     self.cancelled.emit(job)
                 else:
@@ -190,11 +197,11 @@ class QueryWorker(ShelfWorker):
             self.finished.emit(job)
 
 
-    def _turn(self, shelf: Any, job: QueryJob) -> Any:
-        """A question of a conversation (``job.conversation``; 0 starts a new one) through the facade;
-        ``read`` and ``turned`` tell the window how it was read and what was kept."""
+    def _turn(self, shelf: Shelf, job: QueryJob, conversation: int) -> Answer:
+        """A question of conversation ``conversation`` (0 starts a new one) through the facade; ``read`` and
+        ``turned`` tell the window how it was read and what was kept."""
         conv, turn, answer = shelf.ask_in_conversation(
-            job.conversation, job.question, job.collection or "default", alone=job.alone,
+            conversation, job.question, job.collection or "default", alone=job.alone,
             replaces_turn=job.replaces_turn, keep=list(job.keep), cancel=job.cancel,
             on_reading=lambda reading: self.read.emit(job, reading),
             on_token=lambda piece: self.token.emit(job, piece),
@@ -223,7 +230,7 @@ class WorkerHost(QObject):
         self._reset.connect(worker.reset)
         self._close.connect(worker.close)
         worker.finished.connect(self._on_finished)
-        self._pending: list[Any] = []
+        self._pending: list[Job] = []
         self._stopped = False
         self.worker_thread.start()
 
@@ -232,10 +239,10 @@ class WorkerHost(QObject):
         return bool(self._pending)
 
     @property
-    def current(self) -> Any | None:
+    def current(self) -> Job | None:
         return self._pending[0] if self._pending else None
 
-    def submit(self, job: Any) -> Any:
+    def submit(self, job: J) -> J:
         if self._stopped:
             raise RuntimeError("worker is shut down")
         self._pending.append(job)
@@ -253,7 +260,7 @@ class WorkerHost(QObject):
         if not self._stopped:
             self._reset.emit(settings)
 
-    def _on_finished(self, job: Any) -> None:
+    def _on_finished(self, job: Job) -> None:
         if job in self._pending:
             self._pending.remove(job)
         if not self._pending:

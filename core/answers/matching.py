@@ -1,6 +1,6 @@
 """SQuAD-style answer matching: the v1.1 normalisation, exact match, token F1, and the looser "gold answer contained
 as whole words" test the adaptive tree search uses to tell a correct trajectory. Shared by the search
-(:mod:`shelfwise.core.answers.adaptive_search`) and the answer-quality evaluation (:mod:`shelfwise.core.evaluation`).
+(:mod:`shelfwise.core.answers.adaptive_search`) and the answer-quality evaluation (:mod:`shelfwise.evaluation`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,29 @@
-"""``shelfwise doctor``: checking a library file in full, and rebuilding or salvaging a damaged one. Plain
-functions of a path: nothing here needs an open library or a model."""
+"""``shelfwise doctor``: checking a library file in full, rebuilding or salvaging a damaged one (built beside it and
+swapped in only when complete), and the old libraries kept beside it (named, restored). Plain functions of a path:
+nothing here needs an open library or a model."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from shelfwise.core.ingestion.rebuild import FTS_NOT_CHECKED, Diagnosis, diagnose, rebuild, salvage
+from shelfwise.core.ingestion.rebuild import (
+    FTS_NOT_CHECKED,
+    Diagnosis,
+    RebuildFailed,
+    RebuildRefused,
+    diagnose,
+    kept_copies,
+    rebuild,
+    rebuild_running,
+    remove_leftovers,
+    restore,
+    salvage,
+)
 from shelfwise.core.store.db import Store
 
-__all__ = ["Diagnosis", "LibraryCheck", "check_library", "rebuild", "salvage"]
+__all__ = ["Diagnosis", "LibraryCheck", "RebuildFailed", "RebuildRefused", "check_library", "kept_copies", "rebuild",
+           "rebuild_running", "remove_leftovers", "restore", "salvage"]
 
 
 @dataclass(frozen=True)

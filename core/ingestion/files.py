@@ -7,18 +7,32 @@ without recursion (a tree thousands of levels deep is walked as far as the syste
 every entry it does not take; :func:`open_regular` opens without blocking and refuses anything that turned into a
 non-regular file between the check and the open; :func:`sha256_file` reads at most the size ``stat`` gave, so no
 stream can keep the main process reading.
+
+Files are opened once, safely: the walk keeps each file's identity (device, inode) as it looked at it
+(``Walked.ids``); every later open compares the opened file's ``fstat`` with it and refuses another file
+(:data:`REPLACED`): a file swapped for a symlink to a secret outside the folder, or for a hard link to one, between
+the listing and the reading is not read. The parse worker parses the file it opened and checked (:func:`pinned`:
+on Linux through ``/proc/self/fd``, so a swap during parsing changes nothing; elsewhere the identity is checked again
+after parsing).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
+import shutil
 import stat
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
+
+#: (st_dev, st_ino) of a file as the walk looked at it
+FileId = tuple[int, int]
+REPLACED = "the file was replaced between listing and reading (by a link or another file)"
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -47,28 +61,33 @@ def _inside(target: str, root: str) -> bool:
 def not_a_file(path: Path, inside: Path | None = None) -> str:
     """Why ``path`` is not read as a document ("" for a regular file it may read). ``inside``: the folder the user
     gave, which a symlink may not leave. Never opens the path."""
+    return _look(path, inside)[0]
+
+
+def _look(path: Path, inside: Path | None) -> tuple[str, FileId | None]:
+    """:func:`not_a_file`'s reason, and the identity of the regular file it may read (None when refused)."""
     try:
         lst = os.lstat(path)
     except OSError as exc:
-        return f"cannot read it: {exc.strerror or exc}"
+        return f"cannot read it: {exc.strerror or exc}", None
     link = stat.S_ISLNK(lst.st_mode)
     try:
         st = os.stat(path)
     except OSError as exc:
         if link and exc.errno == errno.ELOOP:
-            return "a symbolic link loop (the link leads back to itself): not read"
+            return "a symbolic link loop (the link leads back to itself): not read", None
         if link and exc.errno == errno.ENOENT:
-            return "a broken symbolic link (its target does not exist): not read"
-        return f"cannot read it: {exc.strerror or exc}"
+            return "a broken symbolic link (its target does not exist): not read", None
+        return f"cannot read it: {exc.strerror or exc}", None
     kind = _kind(st.st_mode)
     if kind:
         what = f"a symbolic link to {kind}" if link else kind
-        return f"{what}, not a regular file: not read"
+        return f"{what}, not a regular file: not read", None
     if link and inside is not None:
         target = os.path.realpath(path)
         if not _inside(target, os.path.realpath(inside)):
-            return f"a symbolic link that leaves the folder (to {target}): not followed"
-    return ""
+            return f"a symbolic link that leaves the folder (to {target}): not followed", None
+    return "", (st.st_dev, st.st_ino)
 
 
 @dataclass
@@ -77,6 +96,7 @@ class Walked:
     refused: list[tuple[Path, str]] = field(default_factory=list)  # entries that are not read, and why
     unreadable: list[tuple[Path, OSError]] = field(default_factory=list)  # folders that cannot be listed
     unreadable_files: list[tuple[Path, OSError]] = field(default_factory=list)  # entries that cannot be looked at
+    ids: dict[Path, FileId] = field(default_factory=dict)  # each file's identity when the walk looked at it
 
 
 def walk(folder: Path, is_candidate: Callable[[Path], bool]) -> Walked:
@@ -118,34 +138,69 @@ def walk(folder: Path, is_candidate: Callable[[Path], bool]) -> Walked:
             except OSError as exc:  # listed but not looked at: a folder that may be read but not entered (r--)
                 out.unreadable_files.append((p, exc))
                 continue
-            why = not_a_file(p, folder)
-            if why:
+            why, ident = _look(p, folder)
+            if why or ident is None:
                 out.refused.append((p, why))
             else:
                 out.files.append(p)
+                out.ids[p] = ident
         stack.extend(reversed(subdirs))
     return out
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading in binary, refusing (:class:`NotAFile`) anything but a regular file; the open
-    itself cannot block (``O_NONBLOCK``: a FIFO swapped in after the check)."""
+def open_regular(path: Path, expect: FileId | None = None) -> BinaryIO:
+    """``path`` opened for reading in binary, refusing (:class:`NotAFile`) anything but a regular file, and, given
+    ``expect``, any file but that one (:data:`REPLACED`: the identity ``fstat`` gives for what was opened is compared,
+    so a symlink or another file swapped in after the walk is not read); the open itself cannot block
+    (``O_NONBLOCK``: a FIFO swapped in after the check)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
     try:
-        kind = _kind(os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        kind = _kind(st.st_mode)
         if kind:
             raise NotAFile(errno.EINVAL, f"{kind}, not a regular file")
+        if expect is not None and (st.st_dev, st.st_ino) != tuple(expect):
+            raise NotAFile(errno.ESTALE, REPLACED)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
 
 
-def sha256_file(path: Path, limit: int | None = None, chunk: int = 1 << 20) -> str:
-    """The sha256 of the first ``limit`` bytes of ``path`` (default: its size now), a regular file only."""
+def identity(path: Path) -> FileId:
+    """(st_dev, st_ino) of the file ``path`` names now (links followed)."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+@contextlib.contextmanager
+def pinned(path: Path, expect: FileId | None) -> Iterator[Path]:
+    """A path that reads the file ``path`` named when opened here, refused (:class:`NotAFile`) unless it is the
+    regular file ``expect`` names. On Linux it is a link, in a private temporary folder and under the same name, to
+    ``/proc/self/fd/N`` of the open file: whatever a parser opens through it (by name, several times) is that file,
+    even if ``path`` is swapped meanwhile. Elsewhere it is ``path`` itself, its identity checked again after use."""
+    with open_regular(path, expect) as f:
+        proc = f"/proc/self/fd/{f.fileno()}"
+        if not os.path.exists(proc):
+            yield path
+            if expect is not None and identity(path) != tuple(expect):
+                raise NotAFile(errno.ESTALE, REPLACED)
+            return
+        folder = tempfile.mkdtemp(prefix="shelfwise-open-")
+        try:
+            link = Path(folder) / path.name
+            os.symlink(proc, link)
+            yield link
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def sha256_file(path: Path, limit: int | None = None, chunk: int = 1 << 20, expect: FileId | None = None) -> str:
+    """The sha256 of the first ``limit`` bytes of ``path`` (default: its size now), a regular file only (and that
+    file, given ``expect``)."""
     h = hashlib.sha256()
-    with open_regular(path) as f:
+    with open_regular(path, expect) as f:
         left = os.fstat(f.fileno()).st_size if limit is None else limit
         while left > 0 and (block := f.read(min(chunk, left))):
             h.update(block)

@@ -13,6 +13,10 @@ database in rollback-journal mode: an ingest keeps a read transaction open on it
 :func:`ingest_running` asks for an EXCLUSIVE one without waiting. SQLite locks the same way on every platform
 (``fcntl`` on POSIX, ``LockFileEx`` on Windows) and the operating system drops the lock when the process dies, even
 by ``kill -9``, so one code path serves everywhere (an ``fcntl.flock`` lock would do nothing on Windows).
+
+A rebuild (``shelfwise doctor --rebuild``) holds ``<library>.rebuild.lock`` exclusively the same way
+(:func:`rebuild_lock`); an ingest into a library being rebuilt is refused (:func:`refuse_while_rebuilt`): what it
+wrote into the old file would be lost when the new one is swapped in.
 """
 
 from __future__ import annotations
@@ -21,6 +25,13 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+
+from shelfwise.core.store.types import StoreError
+
+
+class RebuildRefused(RuntimeError):
+    """A rebuild (or a restore) that did not start, and why: another one runs, an ingest runs, too little space.
+    Nothing was changed."""
 
 
 def _lock_path(db: Path) -> Path:
@@ -77,3 +88,49 @@ def ingest_running(db: Path | None) -> bool:
     finally:
         conn.close()  # (rolls back a BEGIN EXCLUSIVE that succeeded)
     return False
+
+
+def _rebuild_lock_path(db: Path) -> Path:
+    return db.with_name(db.name + ".rebuild.lock")
+
+
+@contextlib.contextmanager
+def rebuild_lock(db: Path, wait: float = 0.0) -> Iterator[None]:
+    """Held (exclusive) while the library at ``db`` is rebuilt or restored; :class:`RebuildRefused` when another
+    process holds it for longer than ``wait`` seconds. An exclusive lock on a tiny SQLite file, like
+    :func:`~shelfwise.core.ingestion.lock.ingest_lock`: the operating system drops it when the process dies."""
+    lock = _rebuild_lock_path(db)
+    try:
+        conn = sqlite3.connect(f"{lock.resolve().as_uri()}?mode=rwc", uri=True, timeout=wait, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise RebuildRefused(f"cannot take the rebuild lock {lock}: {exc}") from exc
+    try:
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")
+            conn.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise RebuildRefused("another rebuild of this library is running; nothing was changed (run "
+                                     "doctor again when it has finished)") from exc
+            raise RebuildRefused(f"cannot take the rebuild lock {lock}: {exc}") from exc
+        yield
+    finally:
+        conn.close()
+
+
+def rebuild_running(db: Path) -> bool:
+    """True while another process rebuilds or restores the library at ``db``."""
+    if not _rebuild_lock_path(db).exists():
+        return False
+    try:
+        with rebuild_lock(db):
+            return False
+    except RebuildRefused:
+        return True
+
+
+def refuse_while_rebuilt(db: Path | None) -> None:
+    """StoreError while the library at ``db`` is being rebuilt: an ingest then would write into the old file."""
+    if db is not None and rebuild_running(db):
+        raise StoreError(f"the library {db} is being rebuilt (shelfwise doctor --rebuild); add files when the "
+                         "rebuild has finished (nothing was written)")

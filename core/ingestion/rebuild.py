@@ -3,28 +3,47 @@
 :func:`diagnose` runs SQLite's full ``integrity_check`` (and FTS5's, when the library can be written) on a library
 that may be damaged. :func:`salvage` reads what is still readable from a damaged library: the collections, which
 file belongs to which collection, and the settings kept in ``meta`` (derived entries such as calibrations and the
-topic hierarchy are rebuilt, not copied) and the conversations with their turns. :func:`rebuild` moves the damaged
-file aside (never deletes it), creates a fresh library with the same collections, settings and conversations, and
-ingests every file again; a kept turn's citations point at the re-read documents (found by path).
+topic hierarchy are rebuilt, not copied) and the conversations with their turns. :func:`rebuild` builds a fresh
+library beside the old one (``<name>.rebuilding-<pid>``) with the same collections, settings and conversations,
+ingesting every file again (a kept turn's citations point at the re-read documents, found by path), and swaps it in
+only when it is complete: the old file is first given a second name (``.damaged-*`` or ``.replaced-*``, a hard link,
+so the library is live under its own name at every moment) and the new one is renamed over it (``os.replace``,
+atomic). An interrupted rebuild (Ctrl-C, ``kill -9``, a full disk, a file that could not be saved) leaves the old
+library live and untouched; its partial file is removed then, or by the next ``doctor`` (:func:`leftovers`).
+
+One rebuild at a time: :func:`rebuild` holds ``<library>.rebuild.lock`` (an exclusive SQLite lock, dropped by the
+operating system when the process dies) and a second one is refused with :class:`RebuildRefused`; so is a rebuild
+while an ingest runs into the library (its writes would be lost in the swap), and one without room for a second copy
+of the library (:func:`check_space`). :func:`kept_copies` lists the old files kept beside a library, and
+:func:`restore` puts one back in its place (the library it replaces is kept the same way).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shelfwise.core.ingestion.lock import (
+    RebuildRefused,
+    ingest_lock,
+    ingest_running,
+    rebuild_lock,
+    rebuild_running,
+)
 from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, ingest
 from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.lite import TableInfo, tables
 from shelfwise.core.store.migrations import free_sibling
 from shelfwise.core.store.opening import connect_read_only
-from shelfwise.core.store.types import path_from_key
+from shelfwise.core.store.types import StoreError, path_from_key
 
 # meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
 DERIVED_META_PREFIXES = ("tree_version", "index_version:", "hierarchy:", "calibrated_tree:", "decision:",
@@ -79,6 +98,14 @@ class RebuildReport:
 
 
 FTS_NOT_CHECKED = "not checked (the library is read-only)"
+BUILDING = "rebuilding"  # the label of the new library while it is built: <name>.rebuilding-<pid>
+KEPT_LABELS = ("replaced", "damaged")  # old libraries kept beside the new one: <name>.replaced-<time>
+SPARE_BYTES = 16 << 20  # room asked for besides a copy of the library (the journal, the search index's merges)
+
+
+class RebuildFailed(RuntimeError):
+    """A rebuild that stopped before the swap (a full disk, a file that could not be saved): the old library is
+    live, unchanged; the partial new one is removed."""
 
 
 def _ro(path: Path) -> sqlite3.Connection:
@@ -224,6 +251,146 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
         conn.close()
 
 
+def _siblings(db: Path, label: str) -> list[Path]:
+    """The files beside ``db`` named ``<name>.<label>-*``, without their -wal and -shm companions."""
+    prefix = f"{db.name}.{label}-"
+    try:
+        names = os.listdir(db.parent)
+    except OSError:
+        return []
+    return sorted(db.with_name(n) for n in names
+                  if n.startswith(prefix) and not n.endswith(("-wal", "-shm", "-journal", ".ingest.lock",
+                                                              ".index.lock")))
+
+
+def kept_copies(db: Path) -> list[Path]:
+    """The old libraries kept beside ``db`` by rebuilds and restores (``.replaced-*``, ``.damaged-*``), oldest
+    first."""
+    found = [p for label in KEPT_LABELS for p in _siblings(db, label)]
+    return sorted(found, key=lambda p: (_mtime(p), p.name))
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def leftovers(db: Path) -> list[Path]:
+    """Partial libraries of rebuilds that were killed (``<name>.rebuilding-*``): not the library, never read."""
+    return _siblings(db, BUILDING)
+
+
+def remove_leftovers(db: Path) -> list[Path]:
+    """Remove the partial files of killed rebuilds (only while no rebuild runs); returns what was removed."""
+    if rebuild_running(db):
+        return []
+    gone = leftovers(db)
+    for p in gone:
+        _remove_family(p)
+    return gone
+
+
+def _remove_family(path: Path) -> None:
+    """``path`` and every file named after it (its -wal, -shm, journal, lock files)."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for n in names:
+        if n == path.name or n.startswith(path.name + "-") or n.startswith(path.name + "."):
+            with contextlib.suppress(OSError):
+                os.unlink(path.with_name(n))
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            total += os.stat(str(path) + suffix).st_size
+    return total
+
+
+def check_space(db: Path) -> None:
+    """:class:`RebuildRefused` unless the folder of ``db`` has room for a second copy of it (its size now, with the
+    write-ahead log, and :data:`SPARE_BYTES`)."""
+    need = _size(db) + SPARE_BYTES
+    try:
+        free = shutil.disk_usage(db.parent).free
+    except OSError as exc:
+        raise RebuildRefused(f"cannot tell the free space in {db.parent}: {exc.strerror or exc}") from exc
+    if free < need:
+        raise RebuildRefused(f"not enough free space to rebuild: {free / 2**20:.1f} MB free in {db.parent}, about "
+                             f"{need / 2**20:.1f} MB needed (a second copy of the library is built before the old "
+                             "one is replaced); nothing was changed")
+
+
+def _checkpoint(db: Path) -> None:
+    """Fold the write-ahead log into the library file (so the file alone is the whole library), where it can be."""
+    with contextlib.suppress(sqlite3.Error):
+        conn = sqlite3.connect(str(db), timeout=5.0)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def swap_in(new: Path, db: Path, label: str) -> Path:
+    """Make the complete library ``new`` the one at ``db``; the old file keeps a second name ``<name>.<label>-*``
+    (returned). The old name is live at every moment: a hard link gives the old file its second name (a copy where
+    the file system has no hard links), its -wal and -shm files go with it (checkpointed first, so they are
+    normally gone), then ``os.replace`` puts the new file in its place in one step."""
+    _checkpoint(db)
+    aside = free_sibling(db, lambda stamp: f"{db.name}.{label}-{stamp}")
+    try:
+        os.link(db, aside)
+    except OSError:
+        shutil.copy2(db, aside)
+    for suffix in ("-wal", "-shm"):
+        side = db.with_name(db.name + suffix)
+        if side.exists():
+            side.rename(aside.with_name(aside.name + suffix))
+    os.replace(new, db)
+    _fsync_dir(db.parent)
+    return aside
+
+
+def restore(db: Path, kept: Path) -> Path:
+    """Put the kept old library ``kept`` (one of :func:`kept_copies`) back at ``db``; the library it replaces is
+    kept as ``.replaced-*`` (returned). RebuildRefused while a rebuild or ingest runs, or when ``kept`` is not a
+    library."""
+    with rebuild_lock(db):
+        if ingest_running(db):
+            raise RebuildRefused("an ingest is running into this library; restore when it has finished")
+        try:
+            conn = _ro(kept)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise RebuildRefused(f"{kept} cannot be read as a library ({exc}); nothing was changed") from exc
+        _checkpoint(kept)
+        aside = swap_in(kept, db, "replaced") if db.exists() else db
+        if aside == db:
+            os.replace(kept, db)
+        for suffix in ("-wal", "-shm"):  # a kept file's own log (when it could not be folded in) goes with it
+            side = kept.with_name(kept.name + suffix)
+            if side.exists():
+                side.rename(db.with_name(db.name + suffix))
+        return aside
+
+
 def move_aside(path: Path, label: str = "damaged") -> Path:
     """Rename the library (and its -wal/-shm files) to ``<name>.<label>-<time>``; returns the new path. (Renamed,
     not copied like a migration's backup: the backup API would stop at the damaged pages.)"""
@@ -238,14 +405,51 @@ def move_aside(path: Path, label: str = "damaged") -> Path:
 
 def rebuild(
     path: Path, *, progress: Callable[[IngestProgress], None] | None = None, found: Salvage | None = None,
-    healthy: bool = False,
+    healthy: bool = False, wait: float = 0.0,
 ) -> RebuildReport:
-    """Move the library aside (``.damaged-*``, or ``.replaced-*`` when ``healthy``) and make a new one from its
-    source files, keeping collections, settings and conversations. Files that no longer exist are listed in
-    ``missing``."""
-    found = found or salvage(path)
-    damaged_copy = move_aside(path, "replaced" if healthy else "damaged")
-    store = Store(path)
+    """Build a new library from the source files of the one at ``path`` beside it, keeping collections, settings
+    and conversations, and swap it in when complete; the old file is kept as ``.damaged-*`` (``.replaced-*`` when
+    ``healthy``). Files that no longer exist are listed in ``missing``. :class:`RebuildRefused` before anything is
+    done (another rebuild, an ingest, too little space); :class:`RebuildFailed` (a file could not be saved) or the
+    interruption itself (KeyboardInterrupt, an OSError) when it stops before the swap: the old library is then
+    live and unchanged."""
+    with rebuild_lock(path, wait=wait):
+        if ingest_running(path):
+            raise RebuildRefused("an ingest is running into this library; rebuild when it has finished (nothing "
+                                 "was changed)")
+        remove_leftovers_held(path)
+        check_space(path)
+        found = found or salvage(path)
+        new = path.with_name(f"{path.name}.{BUILDING}-{os.getpid()}")
+        _remove_family(new)
+        try:
+            with ingest_lock(path):  # questions asked meanwhile answer from the old library and say an ingest runs
+                report = _build(new, found, progress)
+            _checkpoint(new)
+            wal = new.with_name(new.name + "-wal")
+            if wal.exists() and wal.stat().st_size > 0:  # never rename a library away from its own log
+                raise RebuildFailed(f"the new library's write-ahead log could not be folded into it ({wal})")
+            report.damaged_copy = swap_in(new, path, "replaced" if healthy else "damaged")
+        finally:
+            _remove_family(new)  # the partial library of a failed build; after the swap only its lock files
+        return report
+
+
+def remove_leftovers_held(db: Path) -> None:
+    """:func:`remove_leftovers` for the holder of the rebuild lock."""
+    for p in leftovers(db):
+        _remove_family(p)
+
+
+NOT_SAVED = ("could not save to the library", "could not record it")
+
+
+def _build(path: Path, found: Salvage, progress: Callable[[IngestProgress], None] | None) -> RebuildReport:
+    """The new library at ``path`` from ``found``; RebuildFailed when a file could not be saved in it."""
+    try:
+        store = Store(path)
+    except (sqlite3.Error, StoreError) as exc:
+        raise RebuildFailed(f"the new library could not be made ({exc})") from exc
     reports: list[IngestReport] = []
     missing: list[str] = []
     try:
@@ -268,7 +472,16 @@ def rebuild(
             "SELECT c.name, d.path, d.id FROM documents d JOIN collections c ON c.id = d.collection_id")}
         old_docs = {did: (found.collections.get(cid, ""), key) for did, (cid, key) in found.document_keys.items()}
         n_conv, n_turns = _keep_conversations(store, found, new_ids, old_docs)
+    except sqlite3.Error as exc:
+        full = "disk is full" in str(exc)
+        raise RebuildFailed(f"the new library could not be written ({exc}{': the disk is full' if full else ''})"
+                            ) from exc
     finally:
         store.close()
-    return RebuildReport(damaged_copy, names, found.n_documents, missing, reports, found.problems,
+    unsaved = [r for rep in reports for r in rep.results if r.message.startswith(NOT_SAVED)
+               or NOT_SAVED[1] in r.message]
+    if unsaved:
+        raise RebuildFailed(f"{len(unsaved)} file(s) could not be saved in the new library (first: "
+                            f"{unsaved[0].message})")
+    return RebuildReport(path, names, found.n_documents, missing, reports, found.problems,
                          len(found.meta), n_conv, n_turns)

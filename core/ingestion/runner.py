@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shelfwise.core.ingestion.files import NotAFile, not_a_file, sha256_file, walk
-from shelfwise.core.ingestion.lock import ingest_lock
+from shelfwise.core.ingestion.files import FileId, NotAFile, not_a_file, sha256_file, walk
+from shelfwise.core.ingestion.lock import ingest_lock, refuse_while_rebuilt
 from shelfwise.core.ingestion.worker import Cancelled, ParseWorker
 from shelfwise.core.store.db import DocumentRow, FileMeta, Store
 from shelfwise.ingest.model import IngestError, Limits, ParsedDocument
@@ -115,6 +115,7 @@ class WorkItem:
     existing: DocumentRow | None
     skip: bool  # unchanged since the stored version
     meta: FileMeta | None = None  # known when the sha256 had to be computed during planning
+    ident: FileId | None = None  # (device, inode) when listed: every later open must find this file
 
 
 @dataclass
@@ -125,9 +126,9 @@ class Plan:
     unreadable: list[FileResult] = field(default_factory=list)  # of the problems, those kept as rows of the library
 
 
-def file_meta(path: Path) -> FileMeta:
+def file_meta(path: Path, expect: FileId | None = None) -> FileMeta:
     st = path.stat()
-    return FileMeta(st.st_size, st.st_mtime, sha256_file(path, st.st_size))
+    return FileMeta(st.st_size, st.st_mtime, sha256_file(path, st.st_size, expect=expect))
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
@@ -202,6 +203,7 @@ def plan(
     given) is refused from its ``stat`` before anything opens it, with the reason (:mod:`.files`)."""
     out = Plan()
     files: list[Path] = []
+    ids: dict[Path, FileId] = {}  # each walked file's identity as the walk saw it
     stored = {d.path: d for d in store.documents(collection_id)}
     gone: dict[str, DocumentRow] = {}
     for raw in paths:
@@ -218,6 +220,7 @@ def plan(
             out.unreadable.extend(_unreadable(f, "file", exc) for f, exc in walked.unreadable_files)
             out.problems.extend(FileResult(str(f), "ignored", "ignored", why) for f, why in walked.refused)
             files.extend(walked.files)
+            ids.update(walked.ids)
             present = {str(f) for f in walked.files}
             # what was read from a folder or file that cannot be read now is kept (status: cannot be read now)
             kept = [str(f) for f, _ in walked.unreadable + walked.unreadable_files]
@@ -258,7 +261,7 @@ def plan(
                 gone[key] = stored[key]
             continue
         old = stored.get(key)
-        item = WorkItem(f, st.st_size, old, skip=False)
+        item = WorkItem(f, st.st_size, old, skip=False, ident=ids.get(f, (st.st_dev, st.st_ino)))
         # a failure that may have passed, or a document to read again (one read before tables were stored)
         retry = old is not None and bool(old.retry)
         if old is not None and not force and not retry and old.size == st.st_size:
@@ -266,7 +269,7 @@ def plan(
                 item.skip = True
             else:
                 try:
-                    item.meta = FileMeta(st.st_size, st.st_mtime, sha256_file(f, st.st_size))
+                    item.meta = FileMeta(st.st_size, st.st_mtime, sha256_file(f, st.st_size, expect=item.ident))
                 except OSError:
                     item.meta = None
                 item.skip = item.meta is not None and item.meta.sha256 == old.sha256
@@ -311,6 +314,8 @@ def ingest(
             parse = registry.parse
     try:
         with ingest_lock(store.path):
+            # checked with the ingest lock held: a rebuild starting now sees this ingest, or this ingest sees it
+            refuse_while_rebuilt(store.path)
             return _run(store, paths, collection, limits, progress, cancel, after_write, force, parse,
                         is_candidate, worker)
     finally:
@@ -373,7 +378,7 @@ def _run(
                 tell(n, key, "working", message)
 
             with reporting(step):
-                done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker)
+                done = _ingest_one(store, coll.id, item, limits, parse, after_write, worker, cancel)
             if done is None:  # cancelled while parsing: nothing was written for this file
                 report.cancelled = True
                 break
@@ -403,10 +408,12 @@ CHANGED = "the file changed while it was read (it is being written?); the next i
 def _ingest_one(
     store: Store, collection_id: int, item: WorkItem, limits: Limits, parse: ParseFn,
     after_write: Callable[[int], None] | None, worker: ParseWorker | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> FileResult | None:
     """Parse and store one file. A file that changes while it is read (its size, mtime or inode differ after the
     parse) is read once more; changed again, it fails as a failure that may pass, so a half-written or truncated
-    file is never stored as "ok" with part of its text."""
+    file is never stored as "ok" with part of its text. Every open checks the file is the one listed
+    (``item.ident``): a file replaced by a link to elsewhere meanwhile is refused (:data:`~.files.REPLACED`)."""
     key = str(item.path)
     fmt = item.path.suffix.lower().lstrip(".")
     status, message, retry = "error", "", False
@@ -417,7 +424,7 @@ def _ingest_one(
         parsed, status, message, retry = None, "error", "", False
         try:
             before = _stamp(item.path)
-            meta = file_meta(item.path)
+            meta = file_meta(item.path, item.ident)
         except NotAFile as exc:
             return FileResult(key, "failed", "error", f"{exc.strerror}: not read", format=fmt)
         except OSError as exc:  # e.g. no permission to read it: a row of the library that says so
@@ -427,7 +434,10 @@ def _ingest_one(
         t0 = time.perf_counter()
         log.debug("stage: parse %s", key)  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
         try:
-            parsed = parse(item.path, limits)
+            # the worker parses the file it opened and checked itself (files.pinned), not whatever the name
+            # leads to by then; a parse function handed in (tests, isolate=False) gets the path
+            parsed = (worker(item.path, limits, cancel, identity=item.ident) if worker is not None
+                      else parse(item.path, limits))
         except Cancelled:
             return None
         except IngestError as exc:

@@ -20,6 +20,7 @@ Packaged apps (PyInstaller) must call ``multiprocessing.freeze_support()`` at th
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import sys
 import time
@@ -29,8 +30,17 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import NamedTuple, NoReturn, Self
 
+from shelfwise.core.ingestion.files import FileId, NotAFile, pinned
 from shelfwise.core.ingestion.watchdog import MemoryWatchdog, rss_bytes
-from shelfwise.ingest.model import CorruptFile, IngestError, Limits, ParsedDocument, TooLarge
+from shelfwise.ingest.model import (
+    CorruptFile,
+    IngestError,
+    Limits,
+    ParsedDocument,
+    ReadFailed,
+    TooLarge,
+    UnsupportedFormat,
+)
 from shelfwise.ingest.progress import report, reporting
 
 
@@ -128,21 +138,35 @@ def _serve(conn: Connection, parser: str) -> None:
         module, _, name = parser.partition(":")
         parse = getattr(importlib.import_module(module), name)
     except Exception as exc:  # reported to the parent, which explains it to the user
-        conn.send(Note("failed", f"{exc.__class__.__name__}: {exc}"))
+        with contextlib.suppress(OSError, EOFError):
+            conn.send(Note("failed", f"{exc.__class__.__name__}: {exc}"))
         return
-    conn.send(Note("ready"))
+    try:
+        conn.send(Note("ready"))
+    except (OSError, EOFError):  # the parent died while this child started (kill -9): nothing to do, nothing to say
+        return
 
     while True:
         try:
-            path, limits = conn.recv()
+            path, limits, ident = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
         _limit_memory(limits)
         t0 = time.perf_counter()
         reply: Reply
         try:
-            with reporting(lambda message: conn.send(Note("progress", message))):  # e.g. "OCR page 3/12"
-                reply = Parsed(parse(Path(path), limits), time.perf_counter() - t0, _peak_rss())
+            # the file opened once here and checked against the walk's identity is the one parsed (files.pinned)
+            with reporting(lambda message: conn.send(Note("progress", message))), \
+                    pinned(Path(path), ident) as opened:  # e.g. "OCR page 3/12"
+                reply = Parsed(parse(opened, limits), time.perf_counter() - t0, _peak_rss())
+        except NotAFile as exc:  # replaced by a link or another file since the walk, or no longer a regular file
+            reply = Failed(UnsupportedFormat.__name__, "error", f"{exc.strerror}: not read",
+                           time.perf_counter() - t0, _peak_rss())
+        except FileNotFoundError:  # what registry.parse says of a file gone before it was opened
+            reply = Failed(IngestError.__name__, "error", "file not found", time.perf_counter() - t0, _peak_rss())
+        except OSError as exc:  # it could not be opened now (permissions, an I/O error): a failure that may pass
+            reply = Failed(ReadFailed.__name__, "error", f"cannot read file: {exc.strerror or exc}",
+                           time.perf_counter() - t0, _peak_rss())
         except IngestError as exc:
             reply = Failed(exc.__class__.__name__, exc.status, str(exc), time.perf_counter() - t0, _peak_rss())
         except MemoryError:
@@ -243,12 +267,15 @@ class ParseWorker:
         return lambda path, limits: self(path, limits, cancel)
 
     def __call__(
-        self, path: Path, limits: Limits = DEFAULT_LIMITS, cancel: Callable[[], bool] | None = None
+        self, path: Path, limits: Limits = DEFAULT_LIMITS, cancel: Callable[[], bool] | None = None,
+        identity: FileId | None = None,
     ) -> ParsedDocument:
+        """Parse ``path`` in the child; ``identity`` (device, inode, as the walk saw the file): the child parses only
+        that file (another one swapped in under the name fails with :data:`~.files.REPLACED`)."""
         conn = self._start()  # raises ParserCrashed if no child can start: every file then fails with the reason
         self.last_parse_seconds = 0.0
         try:
-            conn.send((str(path), limits))
+            conn.send((str(path), limits, identity))
         except (OSError, EOFError) as exc:
             self._stop()
             gone = ParserCrashed(f"the parser process is not responding ({exc})")

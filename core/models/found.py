@@ -55,6 +55,10 @@ class ModelFolder:
     path: Path
     why: str
 
+    @property
+    def exists(self) -> bool:
+        return _is_dir(self.path)
+
 
 @dataclass(frozen=True)
 class FoundModel:
@@ -205,6 +209,22 @@ def model_folders(system: str | None = None, env: Mapping[str, str] | None = Non
 
 # --------------------------------------------------------------------------- what is in them
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False when it cannot be looked at (``Path.is_file`` raises for a permission
+    denied, as for the Linux service's ``/usr/share/ollama`` seen by another user)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 _headers: dict[tuple[Path, int, int], tuple[GgufHeader | None, str]] = {}
 
 
@@ -235,9 +255,9 @@ def _gguf_files(root: Path, depth: int = _MAX_DEPTH) -> Iterator[Path]:
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.suffix.lower() == ".gguf" and entry.is_file():
+        if entry.suffix.lower() == ".gguf" and _is_file(entry):
             yield entry
-        elif depth > 1 and entry.is_dir():
+        elif depth > 1 and _is_dir(entry):
             yield from _gguf_files(entry, depth - 1)
 
 
@@ -260,7 +280,7 @@ def ollama_name(host: str, namespace: str, model: str, tag: str) -> str:
 def _in_ollama(folder: ModelFolder) -> Iterator[FoundModel]:
     manifests = folder.path / "manifests"
     try:
-        files = sorted(p for p in manifests.glob("*/*/*/*") if p.is_file())
+        files = sorted(p for p in manifests.glob("*/*/*/*") if _is_file(p))
     except OSError:
         return
     for manifest in files:
@@ -276,7 +296,7 @@ def _in_ollama(folder: ModelFolder) -> Iterator[FoundModel]:
         if not isinstance(digest, str) or ":" not in digest:
             continue  # a model of another format (safetensors layers): no GGUF to give llama.cpp
         blobs = [folder.path / "blobs" / digest.replace(":", "-", 1), folder.path / "blobs" / digest]
-        blob = next((b for b in blobs if b.is_file()), None)
+        blob = next((b for b in blobs if _is_file(b)), None)
         if blob is None:
             yield FoundModel(OLLAMA, name, blobs[0], 0, None, f"its manifest names {digest[:19]}..., which is not "
                              "in Ollama's blobs (a pull that did not finish)")
@@ -296,7 +316,7 @@ def ollama_chat(blob: Path) -> bool | None:
     digest = "sha256:" + blob.name[len("sha256") + 1:]
     store = blob.parent.parent
     try:
-        manifests = sorted(p for p in (store / "manifests").glob("*/*/*/*") if p.is_file())
+        manifests = sorted(p for p in (store / "manifests").glob("*/*/*/*") if _is_file(p))
     except OSError:
         return None
     answer: bool | None = None
@@ -328,11 +348,8 @@ def find_models(folders: list[ModelFolder] | None = None) -> list[FoundModel]:
     out: list[FoundModel] = []
     seen: set[Path] = set()
     for folder in model_folders() if folders is None else folders:
-        try:
-            real = folder.path.resolve()
-        except OSError:
-            real = folder.path
-        if real in seen or not folder.path.is_dir():
+        real = Path(os.path.realpath(folder.path))  # a folder that is a symlink loop: as it is (resolve() raises)
+        if real in seen or not _is_dir(folder.path):
             continue
         seen.add(real)
         found = _in_ollama(folder) if folder.tool == OLLAMA else _in_folder(folder)

@@ -31,7 +31,7 @@ class ModelsReport:
     def as_json(self) -> JSONObject:
         out: JSONObject = {"generative": self.generative, "embedder": self.embedder, "library": self.library,
                            "gpu_offload": self.gpu_offload, "found": [m.as_json() for m in self.found],
-                           "folders": [{"tool": f.tool, "path": str(f.path), "why": f.why, "exists": f.path.is_dir()}
+                           "folders": [{"tool": f.tool, "path": str(f.path), "why": f.why, "exists": f.exists}
                                        for f in self.folders]}
         if self.check is not None:
             out["check"] = self.check

@@ -112,7 +112,7 @@ def _matrix(rows: Rows, drop_lm: bool) -> tuple[np.ndarray, np.ndarray]:
     return x, np.array([r[2] for r in rows], np.float64)
 
 
-def _fit(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = float("inf")) -> LevelModel | None:
+def fit_level(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = float("inf")) -> LevelModel | None:
     """Fit one level's model on probe rows, regularised toward the prior.
 
     The weights are ``a * prior + delta``: ``a > 0`` and the offset are fitted freely (Platt scaling: calibrated
@@ -163,7 +163,7 @@ def _fit(rows: Rows, drop_lm: bool, kind: str = "section", strength: float = flo
     return LevelModel(weights=w.astype(np.float32), bias=b, fitted=True, n_train=n, scale=a)
 
 
-def _mrr(model: LevelModel, rows: Rows, drop_lm: bool = False) -> float:
+def level_mrr(model: LevelModel, rows: Rows, drop_lm: bool = False) -> float:
     ranks = _gold_ranks(model, rows, drop_lm)
     return float(np.mean([1.0 / (r + 1) for r, _ in ranks])) if ranks else 0.0
 
@@ -173,13 +173,13 @@ def _choose_strength(rows: Rows, drop_lm: bool, kind: str, folds: int = 3) -> tu
     candidates are never in both halves); the prior's ranking (inf) unless a fitted one gains MIN_HELDOUT_GAIN."""
     scores: dict[float, list[float]] = {s: [] for s in STRENGTHS}
     for fold in range(folds):
-        train, test = _split(rows, fold, folds)
+        train, test = probe_split(rows, fold, folds)
         if not train or not test:
             continue
         for s in STRENGTHS:
-            m = _fit(train, drop_lm, kind=kind, strength=s)
+            m = fit_level(train, drop_lm, kind=kind, strength=s)
             if m is not None:
-                scores[s].append(_mrr(m, test, drop_lm))
+                scores[s].append(level_mrr(m, test, drop_lm))
     mean = {s: float(np.mean(v)) for s, v in scores.items() if v}
     if not mean:
         return float("inf"), {}
@@ -209,7 +209,7 @@ def _gold_ranks(model: LevelModel, rows: Rows, drop_lm: bool = False) -> list[tu
     return out
 
 
-def _split(rows: Rows, fold: int, folds: int = 2) -> tuple[Rows, Rows]:
+def probe_split(rows: Rows, fold: int, folds: int = 2) -> tuple[Rows, Rows]:
     train = [r for r in rows if r[0] % folds != fold]
     test = [r for r in rows if r[0] % folds == fold]
     return train, test
@@ -254,7 +254,7 @@ def calibrate(store: Store, collection_id: int, embedder: Embedder, backend: Dec
             best_without = max(chosen[True][1].values(), default=0.0)
             with_lm = best_with > best_without + MIN_HELDOUT_GAIN  # the readout earns its tokens on held-out probes
         strength, cv = chosen[not with_lm]
-        fitted = _fit(r, drop_lm=not with_lm, kind=kind, strength=strength)
+        fitted = fit_level(r, drop_lm=not with_lm, kind=kind, strength=strength)
         if fitted is not None:
             model.levels[kind] = fitted
         if with_lm:

@@ -238,9 +238,11 @@ class Embedder(LoadedEncoder, PromptedEncoder):
     ``<bos>``/``<eos>``) included. ``batch_tokens`` caps the
     tokens packed into one forward pass and ``max_seqs`` the texts in it (chosen by throughput per CPU second:
     docs/benchmarks.md, "Embedder"). ``n_threads`` defaults to the cores (1-4), faster on an idle machine
-    (``benchmarks/embedder.py --threads N``; docs/benchmarks.md).
+    (``benchmarks/product/embedder.py --threads N``; docs/benchmarks.md).
     Calls are serialised by a lock.
     """
+
+    query_cache: int = QUERY_CACHE  # how many question vectors embed_query keeps (a replay may keep more)
 
     profile: EncoderProfile
     path: Path
@@ -377,7 +379,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        """One question's vector, shape ``(dim,)``. The last :data:`QUERY_CACHE` questions' vectors are kept: a
+        """One question's vector, shape ``(dim,)``. The last :attr:`query_cache` questions' vectors are kept: a
         conversation's follow-up embeds its question for the topic-shift test and again as the walk's question
         sentence (docs/eval/conversation.md)."""
         return self.embed_queries_kept([text])[0]
@@ -395,7 +397,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
             np.zeros((0, self.dim), np.float32)
         for t in texts:
             cache.move_to_end(t)
-        while len(cache) > QUERY_CACHE:
+        while len(cache) > self.query_cache:
             cache.popitem(last=False)
         return out
 

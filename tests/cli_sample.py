@@ -1,0 +1,49 @@
+"""The bundled sample as a library the command line is run against: ingested once per test session through the
+real ``shelfwise`` console script (a subprocess, real SQLite, the real models), and a runner for more commands on
+it whose stdout and stderr arrive interleaved as a terminal shows them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from shelfwise.resources import path as resource_path
+
+SHELFWISE = Path(sys.executable).parent / "shelfwise"  # the installed console script
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def run_shelfwise(db: Path, args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+                  timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``shelfwise --db DB ARGS...`` in a subprocess (``env`` over this process's environment): stdout and stderr in
+    one stream (unbuffered, so a note on stderr lands where a terminal shows it), decoded as UTF-8."""
+    env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run([str(SHELFWISE), "--db", str(db), *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace", env=env, cwd=cwd, timeout=timeout)
+
+
+@dataclass(frozen=True)
+class SampleLibrary:
+    """The sample's files (a copy of ``resources/sample`` in a folder named ``sample``), the library made from
+    them, and the output of the ``shelfwise ingest`` that made it."""
+
+    db: Path
+    files: Path
+    ingest: subprocess.CompletedProcess[str]
+
+    def ingest_args(self) -> list[str]:
+        return ["ingest", str(self.files)]
+
+
+def make_sample_library(base: Path) -> SampleLibrary:
+    files = base / "sample"
+    shutil.copytree(resource_path("sample"), files)
+    db = base / "library.db"
+    lib = SampleLibrary(db, files, subprocess.CompletedProcess([], 0))
+    done = run_shelfwise(db, lib.ingest_args())
+    assert done.returncode == 0 and TRACEBACK not in done.stdout, done.stdout[-3000:]
+    return SampleLibrary(db, files, done)
