@@ -2,16 +2,16 @@
 "text chunks with an extracted sentence" answers, beside the table path's answers to the same questions.
 
 Run it with the older checkout's code first on PYTHONPATH (a folder holding ``shelfwise/{core,ingest,app,
-resources}`` linked to ``git worktree add --detach <dir> a682462``), after ``benchmarks/tables.py`` wrote the
+resources}`` linked to ``git worktree add --detach <dir> a682462``), after ``benchmarks/product/tables.py`` wrote the
 split's workbooks:
 
-    PYTHONPATH=/path/to/oldpkg nice -n 19 .venv/bin/python benchmarks/tables_before.py --sample 100 \\
+    PYTHONPATH=/path/to/oldpkg nice -n 19 .venv/bin/python benchmarks/product/tables_before.py --sample 100 \\
         --work /tmp/wtq --out docs/eval/tables-before.json
 
 The sampled questions' workbooks are ingested into a library of their own with the defaults (the walk's encoder,
 indexed); each question is asked in process (``Shelf.ask``, scoped ``in:<its workbook>`` as the table path is,
 generation off: the extracted sentence is the answer shown first). Scored twice: by the dataset's evaluator on
-the answer's text (``benchmarks/tables.py``), and leniently: every gold value's normalised text inside the
+the answer's text (``benchmarks/product/tables.py``), and leniently: every gold value's normalised text inside the
 normalised answer.
 """
 
