@@ -17,7 +17,7 @@ import click
 from shelfwise.core.api.models import BackendError
 from shelfwise.core.api.reads import StoreError
 from shelfwise.core.paths import DataDirError
-from shelfwise.core.settings import EMBEDDER_NAMES, Settings, load_settings
+from shelfwise.core.settings import EMBEDDER_NAMES, Settings, declared, load_settings
 from shelfwise.core.shelf import Shelf
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
@@ -217,9 +217,12 @@ def collection_id(shelf: Shelf, name: str | None) -> int | None:
     return found.id
 
 
+def setting_help(key: str) -> str:
+    """The help of a setting's option: its declaration's (``DECLARED`` in ``core/settings.py``), which the window's
+    Settings dialog shows as the tooltip."""
+    return declared(key).help
+
+
 # options several commands share
-READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
-JUDGE_OPTION = click.option(
-    "--judge", default=None,
-    help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
-         "(default: off; SHELFWISE_JUDGE sets it too).")
+READOUTS = click.Choice(list(declared("readout").choices))
+JUDGE_OPTION = click.option("--judge", default=None, help=setting_help("judge"))
