@@ -21,6 +21,7 @@ from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, r
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.settings import whole_range
 
 
 class QuestionCommand(click.Command):
@@ -52,8 +53,10 @@ class QuestionCommand(click.Command):
                    "Ollama or GPT4All as `shelfwise models` lists it.")
 @click.option("--backend", "backend_url", default=None,
               help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
-@click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
-@click.option("--threads", type=int, default=None, help="CPU threads for the models.")
+@click.option("--gpu-layers", type=click.IntRange(*whole_range("n_gpu_layers")), default=None,
+              help="Layers to offload to a GPU (if this build can).")
+@click.option("--threads", type=click.IntRange(*whole_range("n_threads")), default=None,
+              help="CPU threads for the models.")
 @JUDGE_OPTION
 @scope_options
 @click.option("--conversation", "conversation_id", default=None,

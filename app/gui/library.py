@@ -84,14 +84,14 @@ class FolderWatcher(QObject):
         self._timer.timeout.connect(self._flush)
 
     def watch(self, folder: str | Path, collection: str) -> None:
-        root = str(Path(folder).expanduser().resolve())
+        root = os.path.realpath(Path(folder).expanduser())
         if not Path(root).is_dir():
             return
         self.roots[root] = collection
         self._add_tree(root)
 
     def unwatch(self, folder: str | Path) -> None:
-        root = str(Path(folder).expanduser().resolve())
+        root = os.path.realpath(Path(folder).expanduser())
         self.roots.pop(root, None)
         gone = [d for d in self._watcher.directories() if d == root or d.startswith(root + os.sep)]
         if gone:
@@ -285,7 +285,8 @@ class LibraryView(QWidget):
     # -- adding -------------------------------------------------------------------------------------------------
     def add_paths(self, paths: Sequence[str | Path], collection: str) -> None:
         """Ask for ``paths`` to be ingested into ``collection``; folders are watched from now on."""
-        clean = [str(Path(p).expanduser().resolve()) for p in paths]
+        # realpath: a dropped symlink loop is ingested as the failed file it is (Path.resolve() raises on it)
+        clean = [os.path.realpath(Path(p).expanduser()) for p in paths]
         if not clean:
             return
         for p in clean:

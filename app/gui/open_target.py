@@ -11,6 +11,7 @@ cell on the command line, so presentations and spreadsheets open at their start 
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -47,7 +48,7 @@ class OpenTarget:
 
 
 def _file_url(path: str) -> str:
-    return Path(path).resolve().as_uri()
+    return Path(os.path.realpath(path)).as_uri()  # a symlink loop as it is (Path.resolve() raises)
 
 
 def open_target(path: str, location: Any = None, *, which: Which = shutil.which,

@@ -37,6 +37,7 @@ from shelfwise.core.api.models import FoundModel, encoder_name, found_models
 from shelfwise.core.settings import (
     DEFAULT_EMBEDDER,
     EMBEDDER_NAMES,
+    LIMITS,
     READOUTS,
     Budgets,
     LoadedSettings,
@@ -44,6 +45,7 @@ from shelfwise.core.settings import (
     as_readout,
     load_settings,
     save_settings,
+    whole_range,
 )
 
 BUDGET_HELP = {
@@ -183,14 +185,14 @@ class SettingsDialog(QDialog):
         self.judge.setToolTip("A relevance judge read beside the encoder: off (the default), bundled, a "
                               "cross-encoder GGUF path or a rerank server URL")
         self.gpu_layers = QSpinBox()
-        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setRange(*whole_range("n_gpu_layers"))
         self.gpu_layers.setSpecialValueText("automatic")
         self.gpu_layers.setValue(settings.n_gpu_layers)
         self.gpu_layers.setToolTip("Layers offloaded to the GPU: automatic puts every layer of the answer model and "
                                    "the encoder there when llama.cpp was built for a GPU (CUDA, Vulkan, Metal); 0 "
                                    "keeps them on the CPU")
         self.threads = QSpinBox()
-        self.threads.setRange(0, 256)
+        self.threads.setRange(0, whole_range("n_threads")[1])  # 0: automatic
         self.threads.setSpecialValueText("automatic")
         self.threads.setValue(settings.n_threads or 0)
         model_box = QGroupBox("Models")
@@ -215,7 +217,7 @@ class SettingsDialog(QDialog):
         self.adaptive = QCheckBox("Adaptive retrieval (split the question, retrieve only when needed)")
         self.adaptive.setChecked(settings.adaptive)
         self.answer_passages = QSpinBox()
-        self.answer_passages.setRange(1, 20)
+        self.answer_passages.setRange(*whole_range("answer_passages"))
         self.answer_passages.setValue(settings.answer_passages)
         note = QLabel(ADVANCED_NOTE)
         note.setWordWrap(True)
@@ -231,12 +233,12 @@ class SettingsDialog(QDialog):
             box: QSpinBox | QDoubleSpinBox
             if isinstance(value, float):
                 box = QDoubleSpinBox()
-                box.setRange(0.01, 1.0)
+                box.setRange(*LIMITS[f"budgets.{f.name}"])
                 box.setSingleStep(0.05)
                 box.setDecimals(2)
             else:
                 box = QSpinBox()
-                box.setRange(0, 1000)
+                box.setRange(*whole_range(f"budgets.{f.name}"))
             box.setValue(value)
             box.setToolTip(BUDGET_HELP.get(f.name, ""))
             self.budgets[f.name] = box

@@ -348,10 +348,7 @@ def find_models(folders: list[ModelFolder] | None = None) -> list[FoundModel]:
     out: list[FoundModel] = []
     seen: set[Path] = set()
     for folder in model_folders() if folders is None else folders:
-        try:
-            real = folder.path.resolve()
-        except OSError:
-            real = folder.path
+        real = Path(os.path.realpath(folder.path))  # a folder that is a symlink loop: as it is (resolve() raises)
         if real in seen or not _is_dir(folder.path):
             continue
         seen.add(real)
