@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.plain import plain_tip, shown_name
+from shelfwise.core.api.reads import DocumentRow
 from shelfwise.core.shelf import Shelf
 
 ROLE_KIND = Qt.ItemDataRole.UserRole  # "collection" | "document"
@@ -241,9 +242,9 @@ class LibraryView(QWidget):
             self.tree.addTopLevelItem(top)
             top.setExpanded(first or coll.name in expanded)
 
-    def _document_item(self, doc: Any) -> QTreeWidgetItem:
+    def _document_item(self, doc: DocumentRow) -> QTreeWidgetItem:
         name = Path(doc.path).name
-        ocr = getattr(doc, "ocr_label", lambda: "")()  # "OCR 3/12 pages": text read from page images
+        ocr = doc.ocr_label()  # "OCR 3/12 pages": text read from page images
         name = shown_name(name)
         item = QTreeWidgetItem([f"{name} · OCR" if ocr else name])
         item.setData(0, ROLE_KIND, "document")

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from shelfwise.app.gui.open_target import OpenTarget, open_target
 from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 from shelfwise.app.gui.table_grid import TableGridView
+from shelfwise.core.navigation.trace import Hit
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
@@ -182,7 +183,7 @@ class PreviewPane(QWidget):
         self._set_paging(False)
 
     # -- showing ------------------------------------------------------------------------------------------------
-    def show_hit(self, hit: Any, context: list[str] | None = None,
+    def show_hit(self, hit: Hit, context: list[str] | None = None,
                  sentence: tuple[int, int] | None = None) -> None:
         """A passage: its PDF page with the passage highlighted, or its text among its neighbours; ``sentence``
         (character offsets in the passage) highlighted more strongly within it."""
@@ -196,7 +197,7 @@ class PreviewPane(QWidget):
             self.open_button.setToolTip(plain_tip(f"Open at {target.place}" if target.exact and target.place else
                                                   target.note or "Open the file"))
         self._passage = hit.text
-        self._boxes = tuple(getattr(hit.location, "boxes", None) or ())
+        self._boxes = tuple(hit.location.boxes or ())
         where = hit.location_label()
         heading = " > ".join(h for h in hit.heading_path if h)
         self._label = shown_name(" · ".join(x for x in (Path(hit.path).name, heading, where) if x))
