@@ -4,10 +4,12 @@
 ``resources/sample_questions.jsonl``) answers every question once with
 :func:`~shelfwise.core.answers.ask.answer_question` and reads four texts off the one :class:`Answer`:
 
+* ``short``: the value asked for, shown first (``Answer.short``; "" when none was found);
 * ``extractive``: the extracted sentence(s) (``Answer.text``);
 * ``generated``: what the model wrote, before the grounding check (``Answer.generated_raw``);
 * ``grounded_generated``: the model's answer when it passed the check, else the extractive one;
-* ``shown``: what the CLI and the window show: the extracted sentence(s), and the model's answer when it passed.
+* ``shown``: what the CLI and the window show: the short answer and the extracted sentence(s)
+  (``Answer.shown_first``), and the model's answer when it passed.
 
 Per mode: ``contains_gold`` over the span-answer questions (gold not yes/no; a gold answer contained as whole words
 after SQuAD normalisation, :func:`~shelfwise.core.answers.matching.answer_matches`; ``contains_gold_facts``, the
@@ -33,7 +35,7 @@ from shelfwise.core.json_types import JSONObject
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.evaluation.datasets import EvalQuestion
 
-MODES = ("extractive", "generated", "grounded_generated", "shown")
+MODES = ("short", "extractive", "generated", "grounded_generated", "shown")
 
 
 def is_yes_no(answer: str) -> bool:
@@ -43,8 +45,9 @@ def is_yes_no(answer: str) -> bool:
 
 def mode_texts(ans: Answer) -> dict[str, str]:
     extractive = "" if not ans.found else ans.text
-    shown = " ".join(x for x in (extractive, ans.generated) if x)
-    return {"extractive": extractive, "generated": ans.generated_raw if ans.found else "",
+    shown = " ".join(x for x in (ans.shown_first() if ans.found else "", ans.generated) if x)
+    short = ans.short.text if ans.found and ans.short is not None else ""
+    return {"short": short, "extractive": extractive, "generated": ans.generated_raw if ans.found else "",
             "grounded_generated": ans.generated or extractive, "shown": shown}
 
 

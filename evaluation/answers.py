@@ -101,9 +101,10 @@ def run_answer_eval(
                 text, tokens = closed_book_answer(library.backend, q.query)
             else:
                 ans = answer_question(library, q.query, collection=collection, adaptive=name == "adaptive")
-                # what the app shows as the answer: the model's when it passed the grounding check, else the
-                # extracted sentence(s) (answer_modes.py scores each mode separately)
-                text, tokens, found = ans.generated or ans.text, ans.tokens, ans.found
+                # what the app shows as the answer: the model's when it passed the checks, else the value asked
+                # for, else the extracted sentence(s) (answer_modes.py scores each mode separately)
+                short = ans.short.text if ans.found and ans.short is not None else ""
+                text, tokens, found = ans.generated or short or ans.text, ans.tokens, ans.found
                 retrievals = (sum(s.source == "documents" for s in ans.steps) if name == "adaptive" else 1)
             pred = "" if text == NOT_FOUND_TEXT else text
             rows.append({"qid": q.qid, "prediction": pred, "gold": list(q.answers),

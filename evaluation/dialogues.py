@@ -75,7 +75,8 @@ AnswerFn = Callable[..., Answer]
 class Player:
     """How :func:`play` reads and answers each turn: the product's reading (``read``, ``decision_for``) and
     answer (``answer_question``) unless a caller brings its own (the research rules of
-    benchmarks/reading_research.py, memoised walks in benchmarks/conversation_gate.py), so nothing replaces the
+    benchmarks/research/reading_research.py, memoised walks in benchmarks/research/conversation_gate.py), so nothing
+    replaces the
     functions of a module at run time."""
 
     read: ReadFn = read

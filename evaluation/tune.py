@@ -88,7 +88,7 @@ def fit_prior(m: Methods, questions: Sequence[EvalQuestion], log: Callable[[str]
 # The last level decides all three granularities (the first passage's section and document are the answer's), and
 # its candidate pool does not depend on the passage weights (the tree's kept branches + the hybrid candidates): the
 # pool each question's walk built, with every candidate's features and whether it is a gold passage / in a gold
-# section / in a gold document, scores any passage weights exactly, offline. ``benchmarks/combiner_loco.py``
+# section / in a gold document, scores any passage weights exactly, offline. ``benchmarks/research/combiner_loco.py``
 # collects the pools on the ConditionalQA tune half and the traindata collections, fits with ``fit_listwise`` and
 # chooses by ``loco``; docs/eval/combiner.md has the figures.
 PASSAGE_FREE = ("g_cos_max", "g_lex_max", "g_cos_nb", "z_cos_max", "z_lex_max", "rank_cos", "rank_lex", "parent",

@@ -176,7 +176,7 @@ class Limits:
     """Every bound on parsing huge or hostile input, in one place (the parse worker and all parsers read these).
 
     Each bound is a multiple of the largest value seen on the real files of ``../shared/corpus`` (the figures, and
-    what measured them, are in docs/reliability.md, "Limits"; ``benchmarks/reliability.py`` re-measures the
+    what measured them, are in docs/reliability.md, "Limits"; ``benchmarks/product/reliability.py`` re-measures the
     hostile side):
 
     * Office zips: a member may unpack to at most ``max_zip_member_bytes`` (its XML is parsed whole, at about 16
@@ -213,7 +213,7 @@ class Limits:
     max_nonascii_ratio_cp1252: float = 0.3  # a Windows-1252 guess with more non-ASCII than this is not text
     max_ocr_pages: int = 100  # pages read by OCR per file
     ocr_page_seconds: float = 180.0  # a page whose OCR takes longer is skipped (with a warning)
-    ocr_dpi: int = 300  # render resolution for OCR (chosen by benchmarks/ocr.py: see ingest/ocr.py DEFAULT_DPI)
+    ocr_dpi: int = 300  # render resolution for OCR (chosen by benchmarks/product/ocr.py: see ingest/ocr.py DEFAULT_DPI)
 
 
 DEFAULT_LIMITS = Limits()  # the default for every parser's ``limits`` argument

@@ -1,7 +1,7 @@
 """Offline OCR of PDF pages with RapidOCR (PP-OCRv4 detection/recognition ONNX models inside its wheel).
 
 Used by :mod:`shelfwise.ingest.pdf` for pages without a usable text layer. A page is rendered with PyMuPDF at
-:data:`DEFAULT_DPI` (measured best, see ``benchmarks/ocr.py``), text lines are detected and recognised, and each
+:data:`DEFAULT_DPI` (measured best, see ``benchmarks/product/ocr.py``), text lines are detected and recognised, and each
 line becomes a :class:`~shelfwise.ingest.pdf_layout.Line` in PDF points, its size taken from the line's height,
 so the PDF parser's heading detection, paragraphs and passages work on OCR'd pages as on text pages, and every
 passage keeps the boxes of its lines (the preview highlights them on the page image).
@@ -30,7 +30,7 @@ INSTALL_HINT = (
     "install the optional OCR engine: pip install 'shelfwise[ocr]' && "
     "pip install --no-deps rapidocr-onnxruntime==1.4.4 (packaging/setup.sh does both)"
 )
-# Render resolution: the most accurate of those benchmarks/ocr.py tried at about the same pages/s (docs/ocr.md;
+# Render resolution: the most accurate of those benchmarks/product/ocr.py tried at about the same pages/s (docs/ocr.md;
 # detection is capped at DET_MAX_SIDE, so higher resolution mostly sharpens the lines the recogniser reads).
 DEFAULT_DPI = 300
 # Text detection runs on the page scaled to at most this many pixels on its long side: less memory than

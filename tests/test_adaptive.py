@@ -159,13 +159,15 @@ def test_unsure_model_retrieves_and_answers_as_one_walk_does(tmp_path) -> None:
     assert (ans.text, ans.generated, ans.found) == (plain.text, plain.generated, plain.found)
     assert events == plain_events
     assert ans.text == "New employees receive 25 days of paid annual leave per year. [1]"
-    assert ans.generated == "25 days [1]." and [c.hit for c in ans.citations] == [HITS[0]]
+    # the model's "25 days [1]." says nothing the value shown first and the sentence do not: streamed, not kept
+    assert ans.generated == "" and "says nothing" in ans.generation_note and [c.hit for c in ans.citations] == [HITS[0]]
+    assert ans.short is not None and ans.short.text == "25 days"
     tokens = [t for name, t in events if name == "token"]
     assert len(tokens) > 1 and "".join(tokens) == "25 days [1]."  # streamed piece by piece
     assert [name for name, _ in events] == ["search", "extract", *["token"] * len(tokens), "generated"]
     [step] = ans.steps
     assert step.source == "documents" and step.p_retrieve >= 0.5 and step.hits == HITS
-    assert step.answer == "25 days [1]." and ans.search is not None
+    assert step.answer == ans.text and ans.search is not None  # the model's text was not kept
 
 
 def test_threshold_from_the_store_moves_the_decision(tmp_path) -> None:
@@ -198,8 +200,9 @@ def test_several_retrievals_extract_once_then_stream_the_final_answer(tmp_path) 
     names = [name for name, _ in events]
     assert names[:3] == ["search", "search", "extract"] and names[-1] == "generated"
     assert set(names[3:-1]) == {"token"} and len(names) > 5  # the final answer, streamed
-    assert "".join(t for name, t in events if name == "token") == ans.generated == \
+    assert "".join(t for name, t in events if name == "token") == ans.generated_raw == \
         "New employees receive 25 days [1]."
+    assert ans.generated == "" and "not shown" in ans.generation_note  # it says no name for "Who approves it?"
     assert [st.source for st in ans.steps] == ["documents", "documents"] and ans.found and ans.sentences
 
 

@@ -1,7 +1,7 @@
 """Embedding alongside an ingest: the documents written so far get vectors while the next files are parsed, the
 embedder gives the parse worker a core meanwhile, and whatever is left is finished afterwards. Real SQLite and the
 real ingest runner and Markdown parser; a hashed bag-of-words embedder (logic only: the real embedder's speed with
-and without the overlap is in benchmarks/index.py)."""
+and without the overlap is in benchmarks/product/index.py)."""
 
 from __future__ import annotations
 

@@ -304,8 +304,9 @@ def test_with_the_fake_backend(tmp_path) -> None:
 def test_render_answer_text(shelf) -> None:
     ans = answer_question(shelf, "How much paid annual leave do new employees receive?")
     assert render_answer_text(ans) == (
-        "New employees receive 25 days of paid annual leave per year. [1]\n\n"
-        "Model's answer (its facts checked against the sources): New staff get 25 days [1].\n\n"
+        "Answer: 25 days [1]\nIn the sources: New employees receive 25 days of paid annual leave per year. [1]\n\n"
+        "Model's answer (checked: its numbers, dates and names are in the passages shown; each of its sentences "
+        "stands in one sentence of a passage; it gives a number, as the question asks): New staff get 25 days [1].\n\n"
         "Sources:\n[1] HR handbook > Policies > Leave (p. 1) /docs/hr.pdf"
     )
     assert render_sources(ans)[0] == "Sources:"
@@ -366,7 +367,8 @@ def test_the_model_writes_from_the_extracted_sentences_and_cites_their_passages(
     prompt = b.prompts[-1]
     assert "[1] (Travel) Meals abroad are covered up to 40 euros per day.\n" in prompt  # numbered 1 for the model
     assert "25 days" not in prompt and "[2]" not in prompt  # the passages it was not extracted from are left out
-    assert ans.generated == "Meals abroad are covered up to 40 euros [3]."  # [1] of the prompt is passage 3
+    assert ans.generated_raw == "Meals abroad are covered up to 40 euros [3]."  # [1] of the prompt is passage 3
+    assert ans.generated == "" and "says nothing" in ans.generation_note  # it only repeats the sentence found
     assert [c.number for c in ans.citations] == [3] and ans.citations[0].hit.text == HITS[2].text
 
 

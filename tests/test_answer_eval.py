@@ -36,7 +36,7 @@ def test_three_strategies(tmp_path) -> None:
     # step, not the answer: core/answers/adaptive.py), so only the retrieved question counts
     assert m["adaptive"]["exact_match"] == 0.5 and m["adaptive"]["retrievals_per_question"] == 0.5
     rows = {r["qid"]: r for r in report.strategies["adaptive"].per_query}
-    assert rows["1"]["prediction"] == "" and rows["2"]["prediction"] == "25 days [1]."
+    assert rows["1"]["prediction"] == "" and rows["2"]["prediction"] == "25 days"
     assert "| adaptive | 0.5 |" in report.markdown()
     assert set(report.to_json()["strategies"]) == {"no_retrieval", "always_retrieve", "adaptive"}
     with pytest.raises(ValueError, match="unknown strategies"):

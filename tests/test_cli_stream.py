@@ -21,7 +21,8 @@ from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import guarded_stream
 
 QUESTION = "How many hours a day do cats sleep?"
-EXTRACTED = "Answer: Cats sleep sixteen hours a day. [1]"
+EXTRACTED = "Answer: sixteen hours a day [1]\nIn the sources: Cats sleep sixteen hours a day. [1]"
+KEPT = "Cats sleep sixteen hours a day [1]. Cats eat fish."  # the second sentence is in another shown passage
 
 
 class Watching(FakeBackend):
@@ -75,23 +76,32 @@ def ask(db: Path, reply: str, monkeypatch: pytest.MonkeyPatch, *args: str, stdin
 
 
 def test_ask_prints_the_extracted_sentence_then_streams_the_kept_answer(library: Path, monkeypatch) -> None:
-    out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "ask", QUESTION)
+    out, backend = ask(library, KEPT, monkeypatch, "ask", QUESTION)
     first, *later = backend.screens
     assert EXTRACTED in first and "Model's answer" not in first  # the sentence is on screen before the model writes
     written = ""
-    for screen, word in zip(later, "Cats sleep sixteen hours [1].".split(" "), strict=False):
+    for screen, word in zip(later, KEPT.split(" "), strict=False):
         written += word if not written else " " + word
         assert screen.rstrip().endswith("Model's answer: " + written)  # each piece on screen as it came
     tail = out[out.index(EXTRACTED):]
-    assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(kept:")
+    assert tail.startswith(EXTRACTED + f"\n\nModel's answer: {KEPT}\n(kept, checked: its numbers, dates and names "
+                           "are in the passages shown; each of its sentences stands in one sentence of a passage; "
+                           "it gives a number, as the question asks)")
     assert "Sources:\n[1] Cats" in tail and "withdrawn" not in out
+
+
+def test_a_model_text_that_only_repeats_the_sentence_is_not_shown(library: Path, monkeypatch) -> None:
+    out, _ = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "ask", QUESTION)
+    tail = out[out.index(EXTRACTED):]
+    assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(not shown: it says "
+                           "nothing that the answer and the sentence above do not.)")
 
 
 def test_ask_says_when_the_streamed_answer_is_withdrawn(library: Path, monkeypatch) -> None:
     out, _ = ask(library, "Cats sleep twenty hours [1].", monkeypatch, "ask", QUESTION)
     tail = out[out.index(EXTRACTED):]
     assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep twenty hours [1].\n(withdrawn: it says "
-                           "\u201ctwenty\u201d, which the cited passages do not.)\nSources:")
+                           "\u201ctwenty\u201d, which no passage shown does.)\nSources:")
 
 
 def test_ask_without_generation_prints_the_extracted_sentence_only(library: Path, monkeypatch) -> None:
@@ -100,9 +110,9 @@ def test_ask_without_generation_prints_the_extracted_sentence_only(library: Path
 
 
 def test_chat_streams_the_same_way(library: Path, monkeypatch) -> None:
-    out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "chat", stdin=QUESTION + "\n/quit\n")
+    out, backend = ask(library, KEPT, monkeypatch, "chat", stdin=QUESTION + "\n/quit\n")
     assert EXTRACTED in backend.screens[0] and "Model's answer: Cats sleep" in backend.screens[-1]
-    assert EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(kept:" in out
+    assert EXTRACTED + f"\n\nModel's answer: {KEPT}\n(kept, checked:" in out
 
 
 def test_chat_reads_a_question_once(library: Path, monkeypatch) -> None:

@@ -1,9 +1,10 @@
 """The docs and the code's comments stay what they claim to be (issue 26).
 
-* Comments and docstrings in ``core/``, ``ingest/`` and ``app/`` state rules and point at docs; measured figures and
-  session history live in ``docs/`` with the command that measured them. The patterns below are the clear cases
-  (a figure after "measured", "session 3", "1.36 s idle", "MRR 0.710", "26 -> 31", "2.5x faster", a month and a
-  year); a rule such as "256 tokens" or a syntax example such as ``since:2025-01-01`` is not flagged.
+* Comments and docstrings in ``core/``, ``ingest/``, ``app/`` and ``evaluation/`` state rules and point at docs;
+  measured figures and session history live in ``docs/`` with the command that measured them. The patterns below
+  are the clear cases (a figure after "measured", "session 3", "1.36 s idle", "MRR 0.710", "26 -> 31", "2.5x
+  faster", a month and a year); a rule such as "256 tokens" or a syntax example such as ``since:2025-01-01`` is
+  not flagged.
 * A path or module a comment points at exists (pointers to things that moved are how comments rot).
 * The README is a user's guide: under ~150 lines, the screenshot and the two commands on its first screen, the
   EmbeddingGemma attribution and its licence kept; every relative link in README.md and docs/ resolves, and every
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("core", "ingest", "app")
+CODE = ("core", "ingest", "app", "evaluation")
 
 _FIGURE = r"(\b\d+(\.\d+)?\s?(s|ms|%|x|MB|GB|MiB|GiB)\b|\b\d+\.\d+\b|\b\d+/\d+\b|\b\d+ of \d+\b)"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
@@ -81,7 +82,8 @@ def test_history_patterns_are_precise() -> None:
     assert not [t for t in rules if any(rx.search(t) for rx in HISTORY.values())]
 
 
-_PATH = re.compile(r"(?<![\w/.~-])((?:core|ingest|app|benchmarks|tests|docs|training|packaging|resources)/[\w./-]*\w)")
+_TOPS = "core|ingest|app|evaluation|benchmarks|tests|docs|training|packaging|resources"
+_PATH = re.compile(rf"(?<![\w/.~-])((?:{_TOPS})/[\w./-]*\w)")
 
 
 def _exists(ref: str) -> bool:
@@ -144,7 +146,7 @@ def test_relative_links_resolve() -> None:
 
 
 def test_paths_in_docs_exist() -> None:
-    tops = {"core", "ingest", "app", "benchmarks", "tests", "training", "packaging", "resources"}
+    tops = {"core", "ingest", "app", "evaluation", "benchmarks", "tests", "training", "packaging", "resources"}
     stale = []
     for md in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for ref in _PATH.findall(md.read_text(encoding="utf-8")):
@@ -153,3 +155,15 @@ def test_paths_in_docs_exist() -> None:
             if not _exists(ref):
                 stale.append(f"{md.relative_to(ROOT)}: {ref}")
     assert not stale, "docs point at paths that do not exist:\n" + "\n".join(stale)
+
+
+def test_every_benchmark_is_listed_in_its_folder() -> None:
+    """benchmarks/ holds two folders, product/ (the product's speed and behaviour checks) and research/ (choices
+    tried, tuned or not shipped); each file there has its one line in docs/benchmarks.md."""
+    loose = sorted(p.name for p in (ROOT / "benchmarks").iterdir() if p.is_file())
+    assert not loose, f"put these in benchmarks/product or benchmarks/research: {loose}"
+    listed = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    missing = [f"benchmarks/{d}/{p.name}" for d in ("product", "research")
+               for p in sorted((ROOT / "benchmarks" / d).iterdir())
+               if p.is_file() and f"- `benchmarks/{d}/{p.name}`" not in listed]
+    assert not missing, f"give these a line in docs/benchmarks.md: {missing}"

@@ -232,7 +232,9 @@ def test_a_sample_question_shows_the_sentence_that_answers_highlighted(qtbot, wi
     answer = ask_in_window(qtbot, window, question)
     assert answer is not None and extracted and extracted[0].text == answer.text
     assert "27 days" in answer.text and answer.text.endswith("[1]")
-    assert window.answer_view.browser.toPlainText().startswith(answer.text)
+    assert answer.short is not None and answer.short.text == "27 days"  # the value asked for, shown first
+    shown = window.answer_view.browser.toPlainText()
+    assert shown.startswith("27 days [1]\n") and shown.index(answer.text) > 0
     sentence = answer.sentences[0]
     assert sentence.text == "Full-time employees receive 27 days of paid annual leave per calendar year."
     assert window.preview.current_path.endswith("handbook.pdf") and window.preview.current_page == 5
@@ -258,8 +260,11 @@ def test_every_sample_question_is_answered_in_the_window(qtbot, sample_library: 
             q = json.loads(line)
             answer = ask_in_window(qtbot, w, q["question"])
             shown = w.answer_view.browser.toPlainText()
-            assert answer is not None and shown.startswith(answer.text.split(" [")[0])
-            if not fact_match(shown.split("\n")[0], [q["answer"]]):
+            assert answer is not None
+            first = answer.short.text if answer.short is not None else answer.text.split(" [")[0]
+            assert shown.startswith(first)  # the value asked for, then the sentence: what is shown first
+            at = shown.find(answer.text[:40])  # what is shown first: up to the end of the sentence(s)
+            if not fact_match(shown[: at + len(answer.text) + 2] if at >= 0 else shown, [q["answer"]]):
                 wrong.append((q["question"], q["answer"], shown[:200]))
     finally:
         w.shutdown()

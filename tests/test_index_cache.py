@@ -1,6 +1,6 @@
 """Indexing without re-embedding: vectors keyed by text hash survive re-ingest; the cache migrates in and is
 bounded; embedding stops between batches when cancelled. Real SQLite, a hashed bag-of-words embedder that counts
-what it is asked to embed (logic only: the real embedder's speed is in benchmarks/index.py)."""
+what it is asked to embed (logic only: the real embedder's speed is in benchmarks/product/index.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The reading rules tried and not shipped (benchmarks/reading_research.py, outside the product): each variant's
+"""The reading rules tried and not shipped (benchmarks/research/reading_research.py, outside the product): each
+variant's
 branch, and the research reading with the variants off reads exactly as the core's."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.reading_research import SHIPPED, ResearchRule, prior_for, read, with_rule
+from benchmarks.research.reading_research import SHIPPED, ResearchRule, prior_for, read, with_rule
 from shelfwise.core.conversation import reading as core
 from shelfwise.core.conversation.reading import alone_confidence
 from shelfwise.core.navigation.decision import DecisionModel

@@ -95,3 +95,26 @@ def test_questions_in_other_languages_are_answered_from_the_right_passage(
     first = out["citations"][0]
     assert Path(first["path"]).name == file and first["heading_path"][-1] == heading, first
     assert fact in out["answer"], out["answer"]
+
+
+# German and French questions over the (English) sample get the value asked for, shown first (issue 48).
+SHORT_IN_OTHER_LANGUAGES = [
+    ("Wie viele Urlaubstage bekommen Mitarbeiter?", "27 days"),
+    ("Wann wird der Feueralarm getestet?", "every Monday at 11:00"),
+    ("Quelles sont les heures de travail principales ?", "10:00 to 15:00, Monday to Friday"),
+    ("Où se trouve le siège à Rotterdam ?", "Lantern Quay 14, Rotterdam"),
+    ("Muss ich im Büro-WLAN das VPN benutzen?", "No"),
+    ("Faut-il utiliser le VPN sur le Wi-Fi du bureau ?", "No"),
+]
+
+
+@pytest.mark.parametrize(("question", "value"), SHORT_IN_OTHER_LANGUAGES, ids=["de", "de-when", "fr", "fr-where",
+                                                                               "de-yes-no", "fr-yes-no"])
+def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, dict[str, str]], question: str,
+                                                          value: str) -> None:
+    db, env = library
+    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == value, out["answer"]
+    assert out["answer"].startswith(value)

@@ -1,4 +1,5 @@
-"""Structural questions: recognised by the rules on the held-out half of benchmarks/structure_questions.jsonl, and
+"""Structural questions: recognised by the rules on the held-out half of benchmarks/product/structure_questions.jsonl,
+and
 answered from the stored tree of the real sample library (ingested by the CLI with the real models): outlines are
 the stored top-level headings, summaries cite several sections, counts are the stored counts."""
 
@@ -19,7 +20,7 @@ from shelfwise.core.navigation.scope import parse_question
 from shelfwise.core.store.db import Store
 from shelfwise.resources import path as resource_path
 
-QUESTIONS = Path(__file__).parent.parent / "benchmarks" / "structure_questions.jsonl"
+QUESTIONS = Path(__file__).parent.parent / "benchmarks" / "product" / "structure_questions.jsonl"
 ROWS = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

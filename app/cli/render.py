@@ -76,13 +76,14 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     """``shelfwise ask --json``: the search's passages and trace, then the answer, its citations and steps."""
     out: dict[str, Any] = (result_json(answer.search) if answer.search
                            else {"question": answer.question, "passages": [], "trace": []})
-    out["answer"] = answer.text
+    out["answer"] = answer.shown_first()
     out["short_answer"] = to_dict(answer.short) if answer.short else None
     out["found"] = answer.found
     out["sentences"] = [to_dict(s) for s in answer.sentences]
     out["generated"] = answer.generated
     out["generated_raw"] = answer.generated_raw
     out["generation_note"] = answer.generation_note
+    out["generation_checks"] = list(answer.generation_checks)
     out["first_seconds"] = round(answer.first_seconds, 3)
     out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
                          "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
@@ -105,6 +106,26 @@ def source_line(c: Citation) -> str:
     return f"[{c.number}] {where}" + (f" ({loc})" if loc else "") + (f" {shown(h.path)}" if h.path else "")
 
 
+def answer_lines(answer: Answer) -> list[str]:
+    """What is shown first, in order: "Answer:" with the value asked for (or "Yes:"/"No:" and the deciding
+    sentence), "In the sources:" with the sentence(s) it is read from, a table value's explanation and cells; just
+    "Answer:" and the sentence(s) when no value was found (or "Not found in your documents.")."""
+    short = answer.short
+    if short is None or not answer.found:
+        return [f"Answer: {answer.text}"]
+    if short.operation and short.cells:  # a table's value: the value, the operation, the cells, then the answer
+        return [*table_lines(short), f"Answer: {answer.text}"]
+    if short.kind == "yes_no":
+        return [f"Answer: {short.text}: {answer.text}"]
+    cite = f" [{short.number}]" if short.number else ""
+    lines = [f"Answer: {short.text}{cite}"]
+    if short.explanation:
+        lines.append(f"  {short.explanation}")
+    if short.cells:
+        lines.append("  cells: " + "; ".join(f"{c.address} = {c.value}" for c in short.cells))
+    return [*lines, f"In the sources: {answer.text}"]
+
+
 def render_sources(answer: Answer) -> list[str]:
     """The "Sources:" block under an answer."""
     if answer.citations:
@@ -112,25 +133,31 @@ def render_sources(answer: Answer) -> list[str]:
     return []
 
 
+def checked_label(answer: Answer) -> str:
+    """The label of a kept model text: exactly the checks it passed (``Answer.generation_checks``)."""
+    return "Model's answer (checked: " + "; ".join(answer.generation_checks) + ")"
+
+
 def render_generation(answer: Answer) -> list[str]:
-    """Under the extracted answer: the model's own answer when it passed the grounding check, or why it is not
-    shown (nothing when the model was not asked)."""
+    """Under the answer: the model's own answer with what it was checked for, when it passed the checks, or why it
+    is not shown (nothing when the model was not asked)."""
     if answer.generated:
-        return ["", f"Model's answer (its facts checked against the sources): {answer.generated}"]
+        return ["", f"{checked_label(answer)}: {answer.generated}"]
     if answer.generation_note:
         return ["", f"({answer.generation_note})"]
     return []
 
 
 def render_verdict(answer: Answer, streamed: str) -> list[str]:
-    """Under a streamed model's answer (``streamed``, as printed): whether it is kept, and the kept text when the
-    check changed it; or that it is withdrawn, and why."""
+    """Under a streamed model's answer (``streamed``, as printed): whether it is kept and what it was checked for,
+    and the kept text when the check changed it; or that it is withdrawn, and why."""
+    checks = "; ".join(answer.generation_checks)
     if answer.generated:
         if " ".join(answer.generated.split()) == " ".join(streamed.split()):
-            return ["(kept: its facts are in the cited sources)"]
-        return [f"(kept, as checked against the sources: {answer.generated})"]
+            return [f"(kept, checked: {checks})"]
+        return [f"(kept, checked: {checks}; as kept: {answer.generated})"]
     why = answer.generation_note.removeprefix("The model's answer is not shown: ") or "not kept"
-    return [f"(withdrawn: {why})"]
+    return [f"({'not shown' if why.startswith('it says nothing that') else 'withdrawn'}: {why})"]
 
 
 class StreamedAnswer:
@@ -145,9 +172,8 @@ class StreamedAnswer:
         self.judged = False
 
     def on_extract(self, answer: Answer) -> None:
-        for line in table_lines(answer.short) if answer.short is not None else []:  # a table's value first
+        for line in answer_lines(answer):
             self.echo(line)
-        self.echo(f"Answer: {answer.text}")
         self.extracted = True
 
     def on_token(self, piece: str) -> None:
@@ -194,7 +220,7 @@ def render_steps(answer: Answer) -> list[str]:
 
 def render_answer_text(answer: Answer) -> str:
     """The answer, the adaptive steps if there were several, then "Sources:" lines."""
-    parts = [answer.text, *render_generation(answer)]
+    parts = [*answer_lines(answer), *render_generation(answer)]
     if shows_steps(answer):
         parts += ["", "Steps:", *render_steps(answer)]
     sources = render_sources(answer)

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shelfwise.app.gui.plain import plain_label, plain_tip
-from shelfwise.core.answers.types import Answer
+from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
+from shelfwise.core.answers.types import Answer, ShortAnswer
 from shelfwise.core.api.asking import source_label
 from shelfwise.core.navigation.trace import Hit, SearchResult
 
@@ -86,6 +86,19 @@ def answer_html(text: str, known: set[int] | None = None) -> str:
     linked = CITATION.sub(link, escaped)
     paragraphs = [p.replace("\n", "<br>") for p in re.split(r"\n\s*\n", linked.strip())]
     return "".join(f"<p style='margin:0 0 8px 0'>{p}</p>" for p in paragraphs)
+
+
+def short_html(short: ShortAnswer, known: set[int] | None = None) -> str:
+    """The value asked for, large, with its citation; a table value's explanation and cells beneath it."""
+    cite = f" [{short.number}]" if short.number else ""
+    inner = answer_html(short.text + cite, known).removeprefix("<p style='margin:0 0 8px 0'>").removesuffix("</p>")
+    out = f"<p class='shortAnswer' style='font-size:x-large; font-weight:600; margin:0 0 6px 0'>{inner}</p>"
+    if short.explanation:
+        out += f"<p style='color:gray; margin:0 0 4px 0'>{html.escape(short.explanation)}</p>"
+    if short.cells:
+        cells = "; ".join(f"{c.address} = {c.value}" for c in short.cells)
+        out += f"<p style='color:gray; margin:0 0 4px 0'>Cells used: {html.escape(cells)}</p>"
+    return out
 
 
 class AnswerView(QWidget):
@@ -276,12 +289,15 @@ class AnswerView(QWidget):
     def _render(self) -> None:
         known = set(self.hits_by_number())
         body = answer_html(self._text, known)
+        if self.answer is not None and self.answer.found and self.answer.short is not None:
+            body = short_html(self.answer.short, known) + body
         if self._streamed:
             body += ("<p class='generating' style='color:gray; margin:8px 0 0 0'>The model's answer (being "
                      f"written; checked against the sources when done)</p>{answer_html(self._streamed, known)}")
         elif self.answer is not None and self.answer.generated:
-            body += ("<p style='color:gray; margin:8px 0 0 0'>The model's answer (its facts checked against the "
-                     f"sources)</p>{answer_html(self.answer.generated, known)}")
+            checks = html.escape("; ".join(self.answer.generation_checks))
+            body += (f"<p class='checkedLabel' style='color:gray; margin:8px 0 0 0'>The model's answer (checked: "
+                     f"{checks})</p>{answer_html(self.answer.generated, known)}")
         elif self.answer is not None and self.answer.generation_note:
             body += (f"<p class='generationNote' style='color:gray; margin:8px 0 0 0'>"
                      f"{html.escape(self.answer.generation_note)}</p>")
@@ -303,7 +319,7 @@ class AnswerView(QWidget):
         for number in sorted(hits):
             hit = hits[number]
             snippet = " ".join(hit.text.split())
-            item = QListWidgetItem(f"[{number}] {source_label(hit)}")
+            item = QListWidgetItem(f"[{number}] {shown_name(source_label(hit))}")
             item.setData(Qt.ItemDataRole.UserRole, number)
             item.setData(ROLE_SNIPPET, f"“{snippet[:400]}”")
             item.setToolTip(plain_tip(f"{hit.path}\n\n{snippet[:500]}"))

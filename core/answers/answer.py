@@ -55,7 +55,7 @@ NOT_FOUND_TEXT = "Not found in your documents."
 FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
 # With cosine evidence, the cosine threshold and a P(relevant) one (a walk whose best passage it still judged this
 # unlikely abstains too) are the encoder's own (core/answers/tuning.py), each chosen on the ConditionalQA TUNE half
-# by benchmarks/abstention_tune.py (docs/benchmarks.md, "Answers"; docs/eval/embeddinggemma.md).
+# by benchmarks/research/abstention_tune.py (docs/benchmarks.md, "Answers"; docs/eval/embeddinggemma.md).
 CITE_MIN_SCORE = 0.5  # an uncited answer is attributed to the best passage only above this
 PASSAGE_WORDS = 70
 MAX_TOKENS = 120

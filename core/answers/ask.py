@@ -27,6 +27,7 @@ from shelfwise.core.answers.from_passages import (
     ground,
 )
 from shelfwise.core.answers.route import route
+from shelfwise.core.answers.short import value_fits
 from shelfwise.core.answers.tables import attach, table_answer
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.models.backend import CancelCheck
@@ -124,7 +125,9 @@ def answer_question(
 
     def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
-        if short is not None:
+        # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?") does not
+        # displace a span that is
+        if short is not None and (answer.short is None or value_fits(question, short.text)):
             attach(answer, short, library.store)
         if on_extract is not None:
             on_extract(answer)

@@ -24,7 +24,7 @@ context was tried and lost: docs/benchmarks.md, "The extracted answer").
 A cheap pre-score (rank and cues) keeps ``SHORTLIST`` candidates, so only those are embedded. A table row is read
 with the header row of its own table (the row a ``|---|`` rule follows), not the first table of the passage.
 
-The weights, cues and margins are chosen on the ConditionalQA TUNE half (``benchmarks/extractive_tune.py``,
+The weights, cues and margins are chosen on the ConditionalQA TUNE half (``benchmarks/research/extractive_tune.py``,
 span-answer questions) and the sample's questions (``resources/sample_questions.jsonl``); what each choice gave,
 and what was tried and not used (the judge, the generative model's query likelihood as a reranker), is in
 docs/benchmarks.md, "The extracted answer".
@@ -58,10 +58,10 @@ PASSAGES = 5  # passages whose sentences are candidates
 MIN_WORDS = 2  # a "sentence" shorter than this is a label, not an answer (unless it holds a number)
 PASSAGE_WEIGHT = 0.2
 CUE_WEIGHT = 0.2  # the question-type cue
-LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (benchmarks/extractive_tune.py)
+LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (benchmarks/research/extractive_tune.py)
 SENTENCES = 2  # the best sentence, then the next best when it scores within SECOND_MARGIN of it
 SECOND_MARGIN = 0.15  # see the module doc: a second sentence for about half the questions
-CONTEXT_VERSION = 2  # bump when what the ranker reads of a sentence changes (cached sentence vectors are redone)
+CONTEXT_VERSION = 3  # bump when what the ranker reads of a sentence changes (cached sentence vectors are redone)
 PRIOR = "rank"
 PREFIX = 5  # words compared on their first 5 letters
 SHORTLIST = 12  # candidates the model reads (the rest are cut by the cheap pre-score)
@@ -90,9 +90,27 @@ def is_list_item(text: str) -> bool:
     return bool(_LIST_ITEM.match(text))
 
 
+# a sentence that announces a list without a colon: "We work by three values.", "the following rooms"
+_ANNOUNCES = re.compile(r"\b(?:(?:the )?following|as follows|folgende[nrs]?|suivant(?:e?s)?|"
+                        r"(?:two|three|four|five|six|seven|eight|nine|ten|zwei|drei|vier|fünf|sechs|deux|trois|"
+                        r"quatre|cinq|six)\s+(?:[^\W\d_]+\s+)?[^\W\d_]+)\b", re.I)
+_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+           "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5}
+
+
 def is_lead_in(text: str) -> bool:
-    """A sentence that introduces a list ("The council may check your vehicle to make sure:")."""
-    return text.rstrip().endswith(":") and not text.lstrip().startswith("|")
+    """A sentence that introduces a list: it ends with a colon ("The council may check your vehicle to make
+    sure:"), or it is short and announces one ("We work by three values.", "We have the following rooms.")."""
+    stripped = text.strip()
+    if stripped.startswith("|"):
+        return False
+    return stripped.endswith(":") or (len(stripped.split()) <= 15 and bool(_ANNOUNCES.search(stripped)))
+
+
+def announced_count(text: str) -> int:
+    """How many items a lead-in names ("three values" -> 3; 0 when it names no number)."""
+    m = re.search(r"\b(" + "|".join(_COUNTS) + r")\s+(?:[^\W\d_]+\s+)?[^\W\d_]+", text, re.I)
+    return _COUNTS[m.group(1).lower()] if m else 0
 
 
 @dataclass(frozen=True)
@@ -110,9 +128,34 @@ _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
 _HEADING_LINE = re.compile(r"^\d+(\.\d+)*\.?\s+\S")
 
 
+# words a line that goes on into the next one ends with ("... open from 07:00 to" / "21:00 on weekdays.")
+_GOES_ON = frozenset("""a an the to of in on at by for from with and or but than as is are was were be into through
+via per not no your our their its this that these those can may must will should would could has have had do does
+very also each every all any both either le la les des du de et ou à au aux en un une der die das den dem des ein
+eine und oder zu zum zur im am von mit für""".split())
+
+
+def _goes_on(prev: str, line: str) -> bool:
+    """Whether ``line`` continues the sentence ``prev`` ends (a line wrapped in a text or Markdown file, a DOCX or
+    slide line broken inside a sentence): ``prev`` ends without a sentence's end, neither is a table row, a heading
+    or a list item, and ``line`` starts in lower case, or ``prev`` is a long line ending with a comma, a word that
+    cannot end a sentence ("to", "the", "and"), or ``line`` starts with a digit or is the sentence's last word(s)."""
+    if not prev or prev.startswith(("|", "#")) or line.startswith(("|", "#")) or is_list_item(line):
+        return False
+    if prev.endswith((".", "!", "?", ":", ";")) or _TABLE_RULE.match(line):
+        return False
+    if line[0].islower():
+        return True
+    if len(prev) < 40:
+        return False
+    last = prev.split()[-1].lower()
+    return (prev.endswith(",") or last in _GOES_ON or line[0].isdigit()
+            or (len(line.split()) <= 2 and line.endswith((".", "!", "?"))))
+
+
 def logical_lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line of ``text``, a wrapped line joined to the one before (it starts in lower case
-    and neither is a table row)."""
+    """(start, end) of each line of ``text``, a line that goes on from the one before (:func:`_goes_on`: a line
+    wrapped inside a sentence) joined to it."""
     spans: list[tuple[int, int]] = []
     pos = 0
     for line in text.split("\n"):
@@ -122,7 +165,7 @@ def logical_lines(text: str) -> list[tuple[int, int]]:
         if not stripped:
             continue
         prev = text[spans[-1][0]:spans[-1][1]].strip() if spans else ""
-        if prev and stripped[0].islower() and not prev.startswith("|") and not prev.endswith((".", "!", "?", ":")):
+        if _goes_on(prev, stripped):
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
@@ -325,12 +368,24 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
     out: list[Extracted] = []
     for i in order:
         c = short[i]
-        end = list_end(hits[c.number - 1].text, c.end) if is_lead_in(c.text) else c.end
+        end = list_end(hits[c.number - 1].text, c.end, lead=c.text) if is_lead_in(c.text) else c.end
         if any(x.number == c.number and x.start <= c.start < x.end for x in out):
             continue  # an item of a list already shown with its lead-in
         out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i]),
                              c.header))
-    return out
+    return bearing_first(focus, out, " ".join({h.title for h in hits[:passages]}), prefix)
+
+
+def bearing_first(question: str, found: list[Extracted], scope: str = "", prefix: int = PREFIX) -> list[Extracted]:
+    """``found`` with the sentences that hold some of the question's words (not counting the documents' titles,
+    ``scope``) before a first one that holds none: an opening sentence that does not bear on the question is not
+    shown first. Unchanged when none holds any (a question in another language than the documents)."""
+    keys = set(question_keys(question, prefix)) - _words(scope, prefix)
+    held = [len(keys & _words(x.text, prefix)) for x in found]
+    if len(found) < 2 or held[0] > 0 or max(held) == 0:
+        return found
+    return [x for x, h in zip(found, held, strict=True) if h > 0] + [x for x, h in zip(found, held, strict=True)
+                                                                     if h == 0]
 
 
 def list_run(texts: Iterable[str], items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
@@ -345,11 +400,16 @@ def list_run(texts: Iterable[str], items: int = LIST_ITEMS, words: int = LIST_WO
     return n
 
 
-def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
+def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS, lead: str = "") -> int:
     """Where the list that a lead-in sentence ending at ``end`` introduces ends in ``text`` (:func:`list_run` of
-    the lines after it; ``end`` itself when no list item follows on the next lines)."""
+    the lines after it; ``end`` itself when no list item follows on the next lines). A ``lead`` that names how many
+    items follow ("three values") takes that many short lines even without list marks (slide bullets)."""
     spans = [(a, b) for a, b in logical_lines(text) if a >= end]
     n = list_run((text[a:b] for a, b in spans), items, words)
+    count = announced_count(lead) if lead else 0
+    if not n and count and len(spans) >= count and all(
+            len(text[a:b].split()) <= 25 for a, b in spans[:count]):
+        n = count
     if not n:
         return end
     a, b = spans[n - 1]
@@ -360,10 +420,13 @@ def extract_text(sentences: Sequence[Extracted]) -> str:
     """The extracted sentences as one answer with their ``[n]`` markers (a list's items one a line)."""
     parts: list[str] = []
     for i, s in enumerate(sentences):
-        lines = [" ".join(line.split()) for line in s.shown.split("\n") if line.strip()] or [""]
+        shown = s.shown
+        spans = logical_lines(shown)
+        lines = [" ".join(shown[a:b].split()) for a, b in spans] or [""]
         text = lines[0]
+        listed = is_lead_in(lines[0])
         for line in lines[1:]:  # a list shown with its lead-in keeps one item a line
-            text += ("\n" if is_list_item(line) else " ") + line
+            text += ("\n" if listed or is_list_item(line) else " ") + line
         last_of_passage = i + 1 == len(sentences) or sentences[i + 1].number != s.number
         parts.append(f"{text} [{s.number}]" if last_of_passage else text)
     return " ".join(parts)

@@ -44,7 +44,9 @@ from shelfwise.core.answers.extractive import (
     logical_lines,
 )
 from shelfwise.core.answers.grounding import check_grounding
+from shelfwise.core.answers.meaning import check_meaning
 from shelfwise.core.answers.sentence_vectors import cached_scorer
+from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import Answer, Citation
 from shelfwise.core.models.backend import CancelCheck
@@ -107,15 +109,19 @@ def extractive_answer(library: LibraryWalk, question: str, result: SearchResult 
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
+    short = short_answer(question, sentences)
+    if short is not None and short.kind == "yes_no":  # the deciding sentence is shown first, after "Yes:"/"No:"
+        sentences = sorted(sentences, key=lambda s: (s.number, s.start) != (short.number, short.start))
     numbers = sorted({s.number for s in sentences})
     return Answer(question, extract_text(sentences), [Citation(n, hits[n - 1]) for n in numbers], True,
-                  search=result, tokens=tokens, sentences=sentences, first_seconds=time.perf_counter() - t0)
+                  search=result, tokens=tokens, sentences=sentences, first_seconds=time.perf_counter() - t0,
+                  short=short)
 
 
 def sentence_sources(answer: Answer, hits: Sequence[Hit]) -> tuple[list[Hit], list[int]]:
     """What the model writes from: each passage that gave the extracted answer, cut to its extracted sentence(s),
     and the real passage number of each (the prompt numbers them 1..k). Chosen over five clipped passages by
-    ``benchmarks/answer_models.py`` (docs/eval/answer-models.md)."""
+    ``benchmarks/research/answer_models.py`` (docs/eval/answer-models.md)."""
     keep: dict[int, list[str]] = {}
     for s in answer.sentences:
         keep.setdefault(s.number, []).append(" ".join(s.shown.split()))
@@ -173,22 +179,35 @@ class CitationStream:
 
 
 def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
-    """Keep the model's answer in ``answer.generated`` only if it is grounded in the passages it cites (the
-    extracted answer's passages when it cites none) and does not contradict the extracted answer; otherwise say
-    why in ``answer.generation_note``."""
+    """Keep the model's answer in ``answer.generated`` only if it means what the passages say: its numbers, dates
+    and names in a passage shown (every passage of ``hits``, not only the one it cites; numbers as values), its
+    quantities not contradicting the sentence found (:func:`check_grounding`), then
+    :func:`~shelfwise.core.answers.meaning.check_meaning` (not a restatement of the question, each sentence standing
+    in one passage sentence, a yes/no agreeing with the deciding sentence, the kind of value asked for given).
+    ``answer.generation_checks`` lists what a kept text passed; otherwise ``answer.generation_note`` says why it
+    is not shown (also when it adds nothing to the short answer and the sentence)."""
     answer.generated_raw = written.text
     if not written.found:
         answer.generation_note = "the model did not find an answer in the passages"
         return
-    cited = [c.hit for c in written.citations] or [c.hit for c in answer.citations] or list(hits)
-    verdict = check_grounding(written.text, [h.text for h in cited], answer.question, evidence=answer.text)
-    if verdict.ok:
-        answer.generated = verdict.text
-        have = {c.number for c in answer.citations}  # the passages it cites join the answer's sources
-        answer.citations = sorted([*answer.citations, *(c for c in written.citations if c.number not in have)],
-                                  key=lambda c: c.number)
-    else:
+    shown = [h.text for h in hits] or [c.hit.text for c in answer.citations]
+    verdict = check_grounding(written.text, shown, answer.question, evidence=answer.text)
+    if not verdict.ok:
         answer.generation_note = f"The model's answer is not shown: {verdict.reason}."
+        return
+    meaning = check_meaning(verdict.text, answer.question, shown, answer.short, answer.sentences)
+    if meaning.reason:
+        answer.generation_note = f"The model's answer is not shown: {meaning.reason}."
+        return
+    if meaning.adds_nothing:
+        answer.generation_note = ("The model's answer is not shown: it says nothing that the answer and the "
+                                  "sentence above do not.")
+        return
+    answer.generated = verdict.text
+    answer.generation_checks = meaning.checks
+    have = {c.number for c in answer.citations}  # the passages it cites join the answer's sources
+    answer.citations = sorted([*answer.citations, *(c for c in written.citations if c.number not in have)],
+                              key=lambda c: c.number)
 
 
 def write_checked(library: LibraryWalk, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],

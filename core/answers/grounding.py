@@ -31,7 +31,7 @@ and whether the text may be shown. The rules:
   "requests must be made 5 days in advance").
 
 One unsupported fact rejects the whole text (``ok`` False with ``reason``): the extractive answer stands. Pure
-functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule; ``benchmarks/answer_kind.py``
+functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule; ``benchmarks/research/answer_kind.py``
 measures the last one on recorded answers (docs/eval/answer-kind.json).
 """
 
@@ -147,9 +147,29 @@ def _digit_value(whole: str, frac: str | None) -> float:
     return float(whole.replace(",", "") + (f".{frac}" if frac else ""))
 
 
+# numbers as German and French write them: "102.000" and "102 000" (thousands), "0,30" (a decimal comma)
+_DOT_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?:\.\d{3})+(?:,\d+)?(?![\d.,]\d)")
+_SPACE_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?:[\u00a0\u202f ]\d{3})+(?:,\d+)?(?![\d])")
+_DECIMAL_COMMA = re.compile(r"(?<![\w.,])\d+,\d{1,2}(?![\d])|(?<![\w.,])\d+,\d{4,}(?![\d])")
+
+
+def other_readings(text: str) -> set[float]:
+    """The values of ``text``'s numbers as German and French write them ("102.000" = 102000, "102 000" = 102000,
+    "0,30" = 0.3), beside the English reading :func:`numbers_in` gives: "102,000 = 102000 = 102.000"."""
+    out: set[float] = set()
+    for pattern in (_DOT_GROUPS, _SPACE_GROUPS):
+        for m in pattern.finditer(text):
+            whole, _, frac = re.sub(r"[.\u00a0\u202f ]", "", m.group(0)).partition(",")
+            out.add(float(whole + (f".{frac}" if frac else "")))
+    for m in _DECIMAL_COMMA.finditer(text):
+        out.add(float(m.group(0).replace(",", ".")))
+    return out
+
+
 def numbers_in(text: str) -> set[float]:
-    """Every number written in ``text``, as values (digits, grouped digits, decimals, number words, ordinals)."""
-    out = {_digit_value(m.group(1), m.group(2)) for m in _DIGITS.finditer(text)}
+    """Every number written in ``text``, as values (digits, grouped digits, decimals, number words, ordinals; and
+    the German and French readings of :func:`other_readings`)."""
+    out = {_digit_value(m.group(1), m.group(2)) for m in _DIGITS.finditer(text)} | other_readings(text)
     for m in _NUMBER_WORDS.finditer(text):
         value = words_to_number(m.group(0))
         if value is not None:
@@ -306,7 +326,8 @@ def unsupported_facts(text: str, sources: Sequence[str], question: str = "") -> 
     for written in date_spans:  # a date's day and year are checked as the date, not again as numbers
         rest = rest.replace(written, " ")
     for fact, value in _number_facts(rest):
-        if value not in src_numbers and not any(fact.text == b.text for b in bad):
+        values: set[float] = {value} | other_readings(fact.text)
+        if not values & src_numbers and not any(fact.text == b.text for b in bad):
             bad.append(fact)
     allowed = _words(src) | _words(question)
     for name in names_in(body):
@@ -569,10 +590,15 @@ def check_grounding(text: str, sources: Sequence[str], question: str = "", evide
     shown = " ".join(kept)
     if not shown:
         return Grounding(False, "", [], dropped, "no sentence of it is supported by the sources")
-    bad = unsupported_facts(shown, sources, question) + (conflicts(shown, evidence) if evidence else [])
+    bad = unsupported_facts(shown, sources, question)
     if bad:
         listed = ", ".join(f"\u201c{f.text}\u201d" for f in bad[:3])
-        return Grounding(False, shown, bad, dropped, f"it says {listed}, which the cited passages do not")
+        return Grounding(False, shown, bad, dropped, f"it says {listed}, which no passage shown does")
+    bad = conflicts(shown, evidence) if evidence else []
+    if bad:
+        listed = ", ".join(f"\u201c{f.text}\u201d" for f in bad[:3])
+        return Grounding(False, shown, bad, dropped, f"it says {listed}, where the sentence found gives another "
+                         "number in that unit")
     off = off_the_question(shown, question) or off_the_subject(shown, question, sources, evidence)
     if off:
         return Grounding(False, shown, [], dropped, off)

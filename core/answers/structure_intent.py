@@ -4,8 +4,8 @@ A structural question asks for the outline of a document or section, a summary, 
 sections), an inventory of documents, the documents that mention something, or where something is described.
 :func:`recognise` returns its :class:`Intent` (the kind and the words naming what it is about), or None for an
 ordinary question, which the walk answers from passages. The rules and the question set they were tuned on (and
-the held-out part they are reported on) are in ``benchmarks/structure_questions.jsonl``,
-``benchmarks/structure_recognition.py`` and docs/eval/structure.md.
+the held-out part they are reported on) are in ``benchmarks/product/structure_questions.jsonl``,
+``benchmarks/product/structure_recognition.py`` and docs/eval/structure.md.
 """
 
 from __future__ import annotations

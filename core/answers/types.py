@@ -107,11 +107,26 @@ class Answer:
     generated: str = ""
     generated_raw: str = ""
     generation_note: str = ""
+    generation_checks: list[str] = field(default_factory=list)  # what the shown model text passed, in words
     first_seconds: float = 0.0  # question -> first answer text (the extracted sentence), walk included
     notes: list[str] = field(default_factory=list)  # e.g. "the question was clipped to ..."
     kind: str = ""  # "" = answered from passages; else the structural kind (core/answers/structure_intent.py)
     outline: Outline | None = None  # for a structural answer: the outline it was read from
     short: ShortAnswer | None = None  # the value asked for, shown before ``text`` (None: no value was found)
+
+    def shown_first(self) -> str:
+        """What is shown first (``ask --json``'s ``answer``, the CLI's "Answer:" lines, the window's top): the short
+        answer with its citation, then the sentence(s) it is read from; a yes/no answer as "No: <sentence> [n]";
+        :attr:`text` alone when no value was found."""
+        short = self.short
+        if short is None or not self.found:
+            return self.text
+        if short.kind == "yes_no":
+            return f"{short.text}: {self.text}"
+        if self.text.startswith(short.text):  # a table's value the text already opens with
+            return self.text
+        cite = f" [{short.number}]" if short.number else ""
+        return f"{short.text}{cite}\n{self.text}"
 
     @property
     def withdrawn(self) -> bool:

@@ -1,7 +1,7 @@
 """How a question is read against the conversation before it.
 
-Three decisions, each measured on the multi-turn set's tune split (``benchmarks/conversation_tune.py`` and
-``benchmarks/conversation_gate.py``; figures and the data that chose each in docs/eval/conversation.md):
+Three decisions, each measured on the multi-turn set's tune split (``benchmarks/research/conversation_tune.py`` and
+``benchmarks/research/conversation_gate.py``; figures and the data that chose each in docs/eval/conversation.md):
 
 1. **Follow-up or new topic.** The words first: a question that announces a new subject ("OK, new question: ...")
    or says what it asks in its own words (no pronoun, "one" or continuing opening, at least ``own_words`` content
@@ -22,7 +22,8 @@ Three decisions, each measured on the multi-turn set's tune split (``benchmarks/
    :meth:`Navigator.navigate`'s ``prior``).
 
 The variants tried and not shipped (``alone_gap``, ``gap_hits``, ``coverage_inside``, the middle reading's own text,
-mix, bonuses and opening, ``passage_bonus``) live in ``benchmarks/reading_research.py``, which the benchmarks use.
+mix, bonuses and opening, ``passage_bonus``) live in ``benchmarks/research/reading_research.py``, which the benchmarks
+use.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class ReadingRule:
     # at least this (:func:`section_confidence`): its own words lead to another section of the same document
 
 
-# chosen on the multi-turn set's tune split (benchmarks/conversation_tune.py, then benchmarks/conversation_gate.py
+# chosen on the multi-turn set's tune split (benchmarks/research/conversation_tune.py, then
+# benchmarks/research/conversation_gate.py
 # for the topic-shift test) and the sequence guard; docs/eval/conversation.md: the last turn's query before the
 # question, the embedder reading the question's vector + 0.5 x the last query's, the walk preferring the last
 # answer's documents. Read alone when the question says what it asks in its own words (no word pointing back, at

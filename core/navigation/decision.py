@@ -27,7 +27,7 @@ _PRIOR: dict[str, float] = {
 # Passages are the last level, where candidates from different branches and the hybrid pool meet: their cosine and
 # BM25 are z-scored against the whole collection (not the pool), plus the best neighbour in the same section (a
 # list item is read with its lead-in). Re-derived across collections (issue 23 item 5): leave-one-collection-out
-# over the ConditionalQA tune half and four traindata collections (benchmarks/combiner_loco.py), choosing the
+# over the ConditionalQA tune half and four traindata collections (benchmarks/research/combiner_loco.py), choosing the
 # weights with the best WORST held-out change; every fitted departure cost on some held-out collection, so these
 # weights stay (docs/eval/combiner.md has the figures and the runner-up by the mean rule).
 _PRIOR_BY_KIND: dict[str, dict[str, float]] = {

@@ -327,10 +327,9 @@ class ResolvedScope:
 
 
 def _matches_path(doc_path: str, target: Path, is_dir: bool) -> bool:
-    try:
-        p = Path(doc_path).resolve()
-    except OSError:
-        p = Path(doc_path)
+    # realpath, not Path.resolve(): a document's file replaced by a symlink loop since it was read raises
+    # RuntimeError there (Python < 3.13); realpath leaves the looping part as it is
+    p = Path(os.path.realpath(doc_path))
     return p.is_relative_to(target) if is_dir else p == target
 
 
@@ -354,7 +353,7 @@ def documents_in(docs: Sequence[DocumentRow], value: str, cwd: str | Path | None
     raw = Path(os.path.expanduser(value))
     candidate = raw if raw.is_absolute() else Path(cwd or os.getcwd()) / raw
     if candidate.exists():
-        target = candidate.resolve()
+        target = Path(os.path.realpath(candidate))
         found = [d for d in docs if _matches_path(d.path, target, target.is_dir())]
         if found or raw.is_absolute():
             return found  # an existing path that holds no document of the library: the scope is empty

@@ -22,7 +22,7 @@ NODE_INSERT = f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) VALUES ({', '.join(
 
 def insert_nodes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     """``executemany``, not sqlite-utils' ``insert_all``: its per-value conversion check made the whole write path
-    about 15% slower on the corpus (benchmarks/store_writes.py; docs/benchmarks.md, "Store writes")."""
+    about 15% slower on the corpus (benchmarks/product/store_writes.py; docs/benchmarks.md, "Store writes")."""
     conn.executemany(NODE_INSERT, rows)
 
 

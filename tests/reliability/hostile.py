@@ -1,5 +1,5 @@
 """Generators of hostile input and damaged libraries, shared by ``tests/reliability`` and
-``benchmarks/reliability.py``. Every generator writes into a folder it is given and returns the path(s)."""
+``benchmarks/product/reliability.py``. Every generator writes into a folder it is given and returns the path(s)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 to drive a terminal (OSC, CSI, DCS sequences, BEL, C1 controls, carriage returns, backspaces), reorder a line (bidi
 overrides and isolates) or render as markup in a Qt widget (HTML that loads an image or restyles a pane), and
 :func:`terminal_unsafe`, the check that none of it reaches a terminal. Shared by ``tests/reliability`` and
-``benchmarks/reliability.py``; every draw comes from a seed, so a failure can be replayed."""
+``benchmarks/product/reliability.py``; every draw comes from a seed, so a failure can be replayed."""
 
 from __future__ import annotations
 

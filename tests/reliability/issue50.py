@@ -1,4 +1,5 @@
-"""Issue 50's large runs for ``benchmarks/reliability.py``: ``doctor --rebuild`` interrupted (SIGINT and SIGKILL) at
+"""Issue 50's large runs for ``benchmarks/product/reliability.py``: ``doctor --rebuild`` interrupted (SIGINT and
+SIGKILL) at
 random moments, rebuilds started at once, a rebuild on a full file system (a small tmpfs mounted in a private mount
 namespace: ``unshare --mount``, root in this sandbox), exports of hostile text, and files swapped for a symlink to a
 secret at random moments of an ingest. Each checks that every document and conversation is still there. Real CLI in

@@ -1,4 +1,4 @@
-"""The reliability scenarios, shared by ``tests/reliability`` (small samples) and ``benchmarks/reliability.py``
+"""The reliability scenarios, shared by ``tests/reliability`` (small samples) and ``benchmarks/product/reliability.py``
 (the full runs): kill -9 at random points of ingest/index/calibrate, fuzzed files through every parser, two
 writers at once, and a search during an ingest. Everything runs the real CLI, real parse workers and real SQLite."""
 

@@ -1,4 +1,4 @@
-"""Small samples of the benchmark's big runs (benchmarks/reliability.py has 1,000 fuzzed files and 20 kills):
+"""Small samples of the benchmark's big runs (benchmarks/product/reliability.py has 1,000 fuzzed files and 20 kills):
 fuzzed files through every parser, kill -9 aimed at parsing, tree writing, embedding and calibration, two
 writers, a search during ingest."""
 

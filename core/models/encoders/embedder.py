@@ -238,7 +238,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
     ``<bos>``/``<eos>``) included. ``batch_tokens`` caps the
     tokens packed into one forward pass and ``max_seqs`` the texts in it (chosen by throughput per CPU second:
     docs/benchmarks.md, "Embedder"). ``n_threads`` defaults to the cores (1-4), faster on an idle machine
-    (``benchmarks/embedder.py --threads N``; docs/benchmarks.md).
+    (``benchmarks/product/embedder.py --threads N``; docs/benchmarks.md).
     Calls are serialised by a lock.
     """
 

@@ -1,0 +1,120 @@
+"""Does the model's text mean what the sources say? The checks after the fact check of
+:mod:`~shelfwise.core.answers.grounding` (which finds the text's numbers, dates and names in the passages shown):
+
+* **restating**: a text whose words are all the question's ("The company that provides health insurance.") answers
+  nothing;
+* **support**: each sentence of the text must stand in one sentence of a shown passage: at least
+  ``SUPPORT`` of its content words and numbers (words compared on their first five letters, a plural "s" dropped;
+  numbers as values) in that one sentence, not scattered over the passages ("Yes, the company covers gym
+  membership" where no sentence says so);
+* **polarity**: for a yes/no question, the text's yes or no (its first word, else its negations against the
+  question's) must be the deciding sentence's (:func:`~shelfwise.core.answers.short.polarity`);
+* **the kind asked for**: a question that asks for a number, an amount, a date, a time, a place or a name must get
+  one in the text (:func:`~shelfwise.core.answers.short.asked_value`);
+* **adds nothing**: a text whose words and numbers are all in the short answer, the sentence(s) found and the
+  question is not shown (it would only repeat them).
+
+:func:`check_meaning` returns a :class:`Meaning`: why the text is withdrawn (``reason``), or that it adds nothing,
+or the list of checks it passed (``checks``: the label the CLI and the window show says exactly these). Pure
+functions, no model: tests/test_meaning.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from shelfwise.core.answers.grounding import numbers_in, split_sentences
+from shelfwise.core.answers.short import asked_value, polarity, spans_of, stems
+from shelfwise.core.answers.types import Extracted, ShortAnswer
+
+SUPPORT = 0.6  # share of a text sentence's content words that one source sentence must hold
+_CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
+_YES = re.compile(r"^\W*(?:yes|yeah|ja|oui|si)\b", re.I)
+_NO = re.compile(r"^\W*(?:no|nope|nein|non)\b", re.I)
+_KIND_WORDS = {"number": "a number", "money": "an amount", "percent": "a percentage", "duration": "a duration",
+               "date": "a date", "time": "a time", "place": "a place", "name": "a name", "list": "a list"}
+FACTS_CHECK = "its numbers, dates and names are in the passages shown"
+SUPPORT_CHECK = "each of its sentences stands in one sentence of a passage"
+
+
+@dataclass
+class Meaning:
+    reason: str = ""  # why the text is withdrawn ("" when it is not)
+    adds_nothing: bool = False  # it only repeats the short answer and the sentence(s): not shown
+    checks: list[str] = field(default_factory=list)  # what it passed, in words (the label)
+
+
+def _plain(text: str) -> str:
+    return _CITATION.sub("", text).strip()
+
+
+def source_sentences(sources: Sequence[str]) -> list[str]:
+    return [s for src in sources for line in src.split("\n") for s in split_sentences(line) if s.strip()]
+
+
+def restates(text: str, question: str) -> bool:
+    """Whether ``text`` says nothing but the question's own words (and numbers)."""
+    words = stems(_plain(text))
+    return not (words - stems(question)) and numbers_in(text) <= numbers_in(question)
+
+
+def unsupported_sentences(text: str, sources: Sequence[str], question: str = "") -> list[str]:
+    """The sentences of ``text`` no single sentence of ``sources`` holds at least ``SUPPORT`` of the content words
+    of (words of the question count as held: the text may name what was asked)."""
+    def tokens(text: str) -> set[str]:  # content words and numbers (as values)
+        return stems(text) | {f"{v:g}" for v in numbers_in(text)}
+
+    src = [tokens(s) for s in source_sentences(sources)]
+    asked = tokens(question)
+    out = []
+    for sentence in split_sentences(_plain(text)):
+        words = tokens(sentence) - asked
+        if not words:
+            continue
+        best = max((len(words & s) / len(words) for s in src), default=0.0)
+        if best < SUPPORT:
+            out.append(sentence)
+    return out
+
+
+def text_polarity(text: str, question: str) -> str:
+    """The yes or no of a text: its first word when it is one, else its negations against the question's."""
+    plain = _plain(text)
+    if _YES.match(plain):
+        return "Yes"
+    if _NO.match(plain):
+        return "No"
+    return polarity(question, plain)
+
+
+def check_meaning(text: str, question: str, sources: Sequence[str], short: ShortAnswer | None,
+                  sentences: Sequence[Extracted] = ()) -> Meaning:
+    """The verdict on the model's ``text`` (already past the fact check against ``sources``, every passage shown),
+    given the ``short`` answer and the ``sentences`` found (see the module doc)."""
+    plain = _plain(text)
+    checks = [FACTS_CHECK]
+    kind = asked_value(question)
+    said = ""
+    if kind == "yes_no" and short is not None and short.kind == "yes_no":
+        said = text_polarity(plain, question)
+        if said != short.text:
+            return Meaning(f"it says {said.lower()} where the deciding sentence [{short.number}] says "
+                           f"{short.text.lower()}")
+    if restates(plain, question):
+        return Meaning("it only restates the question")
+    loose = unsupported_sentences(plain, sources, question)
+    if loose:
+        return Meaning(f"no passage says \u201c{loose[0][:80]}\u201d")
+    checks.append(SUPPORT_CHECK)
+    if said:
+        checks.append(f"its {said.lower()} is the deciding sentence's [{short.number if short else 0}]")
+    elif kind in _KIND_WORDS and kind != "list":
+        if not spans_of(kind, plain, question):
+            return Meaning(f"it gives no {_KIND_WORDS[kind].split(' ', 1)[1]}, which the question asks for")
+        checks.append(f"it gives {_KIND_WORDS[kind]}, as the question asks")
+    known = " ".join([short.text if short else "", *(s.shown for s in sentences), question])
+    if stems(plain) <= stems(known) and numbers_in(plain) <= numbers_in(known):
+        return Meaning(adds_nothing=True, checks=checks)
+    return Meaning(checks=checks)

@@ -1,0 +1,534 @@
+"""The value asked for, shown first: a short answer taken as a span of the sentences found (never new words).
+
+:func:`asked_value` reads what kind of value a question asks for (English, German and French wording; the other
+languages of ``core/answers/cues.py`` for numbers and dates): ``yes_no``, ``percent``, ``time``, ``date``,
+``duration``, ``number`` (with ``money`` and ``percent`` read off the span found), ``name``, ``place``, ``list``,
+or ``span`` (nothing more specific: no short answer is taken).
+
+:func:`short_answer` looks for a span of that kind in the extracted sentences, best sentence first, and returns a
+:class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and offsets):
+
+* numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 600", "27 days",
+  "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"); a number the question itself names is not an
+  answer; the unit the question names ("how many *weeks*") is preferred;
+* dates and times: the date, weekday, month or clock-time pieces of the sentence joined across "to", "and", "at"
+  ("every Monday at 11:00", "10:00 to 15:00, Monday to Friday");
+* names: a run of capitalised words or codes not in the question, with the question's own head noun when it
+  follows ("Overtime Request form (OT-2)" for "Which form ..."); places: the object of "at/in/on" (and
+  German/French prepositions) or an address/host;
+* lists: the items a lead-in sentence brings, or a series "A, B, C and D" in the sentence;
+* yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
+  words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
+
+Among several spans of the kind in one sentence, the one nearest the question's own words wins. Pure functions over
+strings and :class:`~shelfwise.core.answers.types.Extracted` sentences, no model: ``tests/test_short_answer.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shelfwise.core.answers import cues
+from shelfwise.core.answers.extractive import is_lead_in, is_list_item, logical_lines, question_keys
+from shelfwise.core.answers.grounding import STOPWORDS, TENS, UNITS, asked_units, dates_in, times_in
+from shelfwise.core.answers.types import Extracted, ShortAnswer
+from shelfwise.core.languages import word_units
+
+# --------------------------------------------------------------------------- what the question asks for
+_EN_AUX = (r"do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|has|had|am|"
+           r"isn't|aren't|don't|doesn't|didn't|can't|cannot|won't|wouldn't|shouldn't|mustn't")
+_YES_NO_EN = re.compile(rf"^\W*(?:{_EN_AUX})\b", re.I)
+_YES_NO_FR = re.compile(r"^\W*(?:est-ce qu|(?:\w+)-(?:je|tu|il|elle|on|nous|vous|ils|elles|t-il|t-elle|t-on)\b|"
+                        r"y a-t-il\b)", re.I)
+# German questions put the finite verb first; the W-words and prepositions that open other questions
+_DE_OPENERS = re.compile(r"^\W*(?:wer|wen|wem|wessen|was|wann|wo|wohin|woher|wie|welche[rsnm]?|warum|wieso|weshalb|"
+                         r"wozu|wo[r]?(?:an|auf|aus|bei|durch|für|gegen|in|mit|nach|über|um|unter|von|vor|zu)|"
+                         r"in|an|auf|bis|ab|für|um|seit|mit|nach|von|zu|bei|aus|über|unter|vor|durch)\b", re.I)
+_DE_VERBS = re.compile(r"^\W*(?:kann|kannst|können|könnte|könnten|muss|musst|müssen|darf|darfst|dürfen|ist|sind|"
+                       r"bin|bist|gibt|gilt|habe|hat|haben|hast|brauche|brauchst|braucht|brauchen|bekomme|bekommt|"
+                       r"bekommen|erhalte|erhält|erhalten|werde|wird|werden|soll|sollte|sollen|zahlt|bezahlt|"
+                       r"übernimmt|erstattet|dürfte|gehört|zählt|benötige|benötigt|steht|stehen|geht|gehen|"
+                       r"wäre|war|waren|hatte|hatten|mag|möchte|will|wollen)\b", re.I)
+_ANY_WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|wer|wen|wem|was|wann|wo|wohin|wie|"
+                     r"welche[rsnm]?|warum|qui|que|quoi|quel(?:le)?s?|quand|où|comment|combien|pourquoi|"
+                     r"lequel|laquelle)\b", re.I)
+
+_PERCENT_Q = re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b|\bhow many percent|"
+                        r"\bwie viel(?:e)? prozent|\bwelche[rn]? (?:prozentsatz|anteil)|\bquel(?:le)? "
+                        r"(?:pourcentage|part|proportion)|\bcombien de pour ?cent", re.I)
+_TIME_Q = re.compile(r"\b(?:what|which) time\b|\bat what time\b|\buntil what time\b|\b(?:opening|office|core|"
+                     r"working|business|support) hours\b|\bum wie ?viel uhr\b|\buhrzeit|\böffnungszeit|\bkernzeit|"
+                     r"\bà quelle heure\b|\bquelle heure\b|\bhoraires?\b|\bheures d(?:e\s|')\w+", re.I)
+_DATE_Q = re.compile(r"\bwhen\b|\b(?:what|which|by what|on what) (?:date|day|year|month)\b|\bdeadline\b|"
+                     r"\bbis wann\b|\bab wann\b|\ban welchem (?:tag|datum)\b|\bwelche[sm]? (?:datum|tag|jahr)\b|"
+                     r"\bquelle date\b|\bquel jour\b|\bjusqu'à quand\b|\bà partir de quand\b|\ben quelle année\b",
+                     re.I)
+_DURATION_Q = re.compile(r"\bhow long\b|\bwie lange?\b|\bcombien de temps\b|\bpendant combien\b|\bdurée\b", re.I)
+_QUANTITY_Q = re.compile(r"\bhow (?:many|much|often|old|far|large|big|high)\b|\bby how much\b|\bup to what\b|"
+                         r"\b(?:what|which) (?:is the )?(?:amount|rate|number|value|age|price|cost|fee|limit|"
+                         r"minimum|maximum|budget|allowance|salary)\b|\bminimum\b|\bmaximum\b|"
+                         r"\bwie (?:viel|viele|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bquel(?:le)? est le (?:montant|prix|taux|nombre|budget|plafond)\b", re.I)
+_AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
+                           r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
+                           r"chiffre d'affaires|betrag|preis|kosten|gebühr|satz|pauschale|montant|prix|taux|tarif|"
+                           r"frais|indemnité)\b", re.I)
+_NAME_Q = re.compile(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:the )?names?\b|\bcalled\b|"
+                     r"\bwhat [a-z]+ (?:do|does|should|must|can|is|are)\b|\bwer\b|\bwen\b|\bwem\b|\bwelche[rsnm]?\b|"
+                     r"\bwie heißt\b|\bqui\b|\bquel(?:le)?s?\b|\bcomment s'appelle\b", re.I)
+_PLACE_Q = re.compile(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
+                      r"\boù\b|\bdans quel(?:le)?\b", re.I)
+_LIST_Q = re.compile(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
+                     r"\b(?:which|what) [a-z]{3,}(?<!s)s\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|"
+                     r"\bquel(?:le)?s sont\b", re.I)
+
+
+_VALUE_QUESTIONS = (("percent", _PERCENT_Q), ("time", _TIME_Q), ("duration", _DURATION_Q), ("date", _DATE_Q),
+                    ("number", _QUANTITY_Q))
+
+
+def is_yes_no_question(question: str) -> bool:
+    """A question answered yes or no: an English auxiliary first ("Do I need ...?"), a French inversion or
+    "est-ce que", or a German verb first; a choice between alternatives ("... X or Y?") is not one."""
+    q = question.strip()
+    if re.search(r"\s(?:or|oder|ou)\s[^?]*\?\s*$", q, re.I) and not re.search(r"\bor not\b", q, re.I):
+        return False
+    if _YES_NO_EN.match(q):
+        return True
+    if _YES_NO_FR.match(q) and not re.match(r"^\W*(?:qu|quel|quand|où|comment|combien|pourquoi)", q, re.I):
+        return True
+    return bool(_DE_VERBS.match(q) and not _DE_OPENERS.match(q))
+
+
+def asked_value(question: str) -> str:
+    """The kind of value ``question`` asks for (see the module doc), ``span`` when none is named."""
+    from shelfwise.core.answers.extractive import focus_question
+
+    q = focus_question(question)
+    if is_yes_no_question(q):
+        return "yes_no"
+    # the value words first named win ("By how much is it reduced when ...?" asks for an amount)
+    found = [(m.start(), kind) for kind, pattern in _VALUE_QUESTIONS for m in [pattern.search(q)] if m]
+    if found:
+        return min(found)[1]
+    if cues.asks_when(q):
+        return "date"
+    if cues.asks_quantity(q) or (re.match(r"^\W*(?:what|which|welche[rsnm]?|was|quel(?:le)?)\b", q, re.I)
+                                 and _AMOUNT_NOUNS.search(q)):
+        return "number"
+    if _PLACE_Q.search(q):
+        return "place"
+    if _LIST_Q.search(q):
+        return "list"
+    if _NAME_Q.search(q):
+        return "name"
+    return "span"
+
+
+# --------------------------------------------------------------------------- spans of a kind in a sentence
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+
+
+_NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+_CURRENCY = r"(?:EUR|USD|GBP|CHF|€|\$|£|Euro|euros?|dollars?|pounds?|Franken)"
+_PERCENT = r"(?:%|percent|per cent|Prozent|pour ?cent)"
+_PER = r"(?:\s+(?:per|a|each|every|pro|je|par)\s+(?:(?:calendar|working|business|full)\s+)?[^\W\d_]+)"
+_MONEY = re.compile(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
+_PERCENT_SPAN = re.compile(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
+_MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", "unpaid", "extra", "additional",
+              "fully", "bezahlte", "volle", "weitere", "zusätzliche"}
+_UNIT_WORD = re.compile(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
+_WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
+_NUMBER_WORD = re.compile(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
+_NUMBER = re.compile(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
+_DURATION_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "sekunde", "stunde", "tag",
+                   "woche", "monat", "jahr", "seconde", "heure", "jour", "semaine", "mois", "an",
+                   "année", "tage", "wochen", "monate", "jahre", "stunden", "minuten", "jours", "semaines", "ans",
+                   "années", "heures"}
+_WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|montag|dienstag|mittwoch|donnerstag|"
+            r"freitag|samstag|sonntag|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)s?")
+_MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december|januar|"
+          r"februar|märz|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août|septembre|"
+          r"octobre|novembre|décembre)")
+_ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|"
+            r"ersten|zweiten|dritten|vierten|fünften|premier|deuxième|troisième|quatrième|cinquième)")
+_DAY_PIECES = re.compile(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
+                         rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
+                         rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{_WEEKDAY}\b|"
+                         rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
+                         rf"\b(?:in\s+|im\s+|en\s+)?{_MONTH}\b(?:\s+(?:19|20)\d\d)?|\b(?:19|20)\d\d\b", re.I)
+_JOIN = re.compile(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
+                   r"le|am|on the)\s*)+$|^\s+$", re.I)
+_LEAD = re.compile(r"(?:\b(?:every|each|from|between|by|before|until|on|at|with the|within|jeden|jede|ab|bis|"
+                   r"vom|von|zwischen|am|um|chaque|du|entre|dès|avant|le)\s+)$", re.I)
+
+
+def _merge(spans: list[Span], text: str, join: re.Pattern[str] = _JOIN) -> list[Span]:
+    """Spans that follow each other with only a connector ("to", "and", ",", "at") between them, joined."""
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda x: (x.start, -x.end)):
+        if out and s.start < out[-1].end:
+            if s.end > out[-1].end:
+                out[-1] = Span(out[-1].start, s.end, out[-1].kind)
+            continue
+        if out and join.match(text[out[-1].end:s.start]) and s.start - out[-1].end <= 12:
+            out[-1] = Span(out[-1].start, s.end, out[-1].kind)
+        else:
+            out.append(s)
+    return out
+
+
+def _with_lead(span: Span, text: str) -> Span:
+    m = _LEAD.search(text[: span.start])
+    return Span(m.start(), span.end, span.kind) if m else span
+
+
+def time_spans(text: str) -> list[Span]:
+    """Clock times with the weekdays beside them, joined across connectors: "10:00 to 15:00, Monday to Friday"."""
+    pieces = [Span(m.start(), m.end(), "time") for m in re.finditer(
+        r"\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?\b|\b\d{1,2}(?::|h)\d{2}\b(?:\s*(?:Uhr|h)\b)?|"
+        r"\b\d{1,2}\.\d{2}\s*(?:Uhr|h)\b|\b\d{1,2}\s*Uhr\b", text, re.I)]
+    if not pieces:
+        return []
+    days = [Span(m.start(), m.end(), "time") for m in re.finditer(_WEEKDAY, text, re.I)]
+    merged = _merge([*pieces, *days], text)
+    return [_with_lead(s, text) for s in merged if any(p.start >= s.start and p.end <= s.end for p in pieces)]
+
+
+def date_spans(text: str) -> list[Span]:
+    """Dates as written (``dates_in``: "31 March", "12.06.2026"), weekdays, months and years, joined across
+    connectors, with a leading "every"/"by"/"from" kept ("every Monday at 11:00")."""
+    pieces: list[Span] = []
+    for written, _ in dates_in(text):
+        at = text.find(written)
+        if at >= 0:
+            pieces.append(Span(at, at + len(written.rstrip(". ")), "date"))
+    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text)]
+    pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
+    pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
+    # "with the May salary": a month word heads a noun phrase
+    merged = _merge(pieces, text)
+    out = []
+    for s in merged:
+        s = _with_lead(s, text)
+        tail = re.match(r"\s+(?:salary|payment|payroll|Gehalt|salaire)\b|\s*Uhr\b", text[s.end:], re.I)
+        out.append(Span(s.start, s.end + tail.end(), "date") if tail else s)
+    return out
+
+
+def quantity_spans(text: str) -> list[Span]:
+    """Numbers with what they count: money ("EUR 600", "600 €"), percentages, a number and its unit word(s)
+    ("27 days", "2 working days", "14 characters"), a bare number last; clock times and dates are left out."""
+    taken: list[Span] = []
+    excluded = [(s.start, s.end) for s in time_spans(text)]
+    excluded += [(text.find(w), text.find(w) + len(w)) for w, _ in dates_in(text) if text.find(w) >= 0]
+
+    def free(a: int, b: int) -> bool:
+        return not any(x < b and a < y for x, y in [*excluded, *((s.start, s.end) for s in taken)])
+
+    for m in _MONEY.finditer(text):
+        if free(m.start(), m.end()):
+            taken.append(Span(m.start(), m.end(), "money"))
+    for m in _PERCENT_SPAN.finditer(text):
+        if free(m.start(), m.end()):
+            taken.append(Span(m.start(), m.end(), "percent"))
+    numbers = sorted([*_NUMBER.finditer(text), *_NUMBER_WORD.finditer(text)], key=lambda m: m.start())
+    for m in numbers:
+        a, b = m.start(), m.end()
+        if not free(a, b) or (re.match(r"\d{4}$", m.group(0)) and 1900 <= int(m.group(0)) <= 2099):
+            continue
+        unit = _UNIT_WORD.match(text, b)
+        kind = "number"
+        if unit:
+            first, second = unit.group(1), unit.group(2)
+            if (first.lower() not in STOPWORDS and not first[0].isupper()) or first.lower() in _DURATION_UNITS:
+                b = unit.start(1) + len(first)
+                if second and first.lower() in _MODIFIERS and second.lower() not in STOPWORDS:
+                    b = unit.end(2)
+                per = re.match(_PER, text[b:])
+                if per:
+                    b += per.end()
+                words = text[m.end():b].lower().split()
+                if any(w.rstrip("s") in _DURATION_UNITS or w in _DURATION_UNITS for w in words[:2]):
+                    kind = "duration"
+        taken.append(Span(a, b, kind))
+    return sorted(taken, key=lambda s: s.start)
+
+
+_CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"
+_CAP_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
+                      r"(?:\s*\([A-Z0-9][\w-]*\))?")
+_HOST = re.compile(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
+                   r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.(?:com|org|net|example|io|de|fr|nl|uk|eu|gov|edu)\b",
+                   re.I)
+_PLACE_PREP = re.compile(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|bei|nach|à|au|aux|dans|"
+                         r"chez|sur|en)\s+(?:the\s+|der\s+|die\s+|dem\s+|le\s+|la\s+|les\s+|l')?$", re.I)
+
+
+def name_spans(text: str, question: str) -> list[Span]:
+    """Runs of capitalised words or codes that the question does not already say (the first word of the sentence
+    only when more follow), each with the question's head noun when it follows ("... form (OT-2)")."""
+    q_words = {w.lower() for w in word_units(question)}
+    head = _head_noun(question)
+    out = []
+    for m in _CAP_RUN.finditer(text):
+        a, b = m.start(), m.end()
+        words = [w.lower().strip(".,()") for w in m.group(0).split()]
+        if a == 0 and len(words) == 1:
+            continue
+        if all(w in q_words or w in STOPWORDS for w in words):
+            continue
+        tail = re.match(r"\s+([a-z]+)(\s*\(?[A-Z]{1,4}-?\d+[\w-]*\)?)?", text[b:])
+        if tail and head and tail.group(1).lower().startswith(head[:5]):
+            b += tail.end()
+        out.append(Span(a, b, "name"))
+    return out
+
+
+def place_spans(text: str, question: str) -> list[Span]:
+    """An address or host, else a capitalised run after a preposition of place ("at Lantern Quay 14, Rotterdam")."""
+    out = [Span(m.start(), m.end(), "place") for m in _HOST.finditer(text)]
+    for s in name_spans(text, question):
+        if _PLACE_PREP.search(text[: s.start]):
+            b = s.end
+            more = re.match(r"(?:\s*\d+[a-z]?)?(?:,\s*[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?", text[b:])
+            if more and more.group(0).strip():
+                b += more.end()
+            out.append(Span(s.start, b, "place"))
+    return sorted(out, key=lambda s: s.start)
+
+
+_SERIES = re.compile(rf"{_CAP_WORD}(?:\s+{_CAP_WORD})*(?:,\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*)+,?\s+"
+                     rf"(?:and|or|und|oder|et|ou)\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*")
+
+
+def list_spans(text: str) -> list[Span]:
+    """A series "A, B, C and D" of capitalised items, or the items of a list that a lead-in brings (one a line)."""
+    out = [Span(m.start(), m.end(), "list") for m in _SERIES.finditer(text)]
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
+    items = [(a, b) for a, b in lines[1:] if is_list_item(text[a:b])]
+    if len(items) >= 2:
+        out.append(Span(items[0][0], items[-1][1], "list"))
+    return out
+
+
+def _head_noun(question: str) -> str:
+    """The noun a "which/what X" question asks about ("Which form do you use" -> "form")."""
+    m = re.search(r"\b(?:which|what|welche[rsnm]?|quel(?:le)?s?)\s+(?:\w+\s+)??([a-zäöüéèà]+)\b", question, re.I)
+    if not m:
+        return ""
+    word = m.group(1).lower()
+    return "" if word in STOPWORDS or word in {"is", "are", "was", "were", "do", "does", "ist", "sind", "est"} \
+        else word
+
+
+# --------------------------------------------------------------------------- yes/no
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|keiner|"
+    r"keines|nie|niemals|ohne|nichts|pas|jamais|aucun|aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
+_ONLY = re.compile(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
+                   re.I)
+_EXCEPT = re.compile(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
+
+
+# German and French function words (English ones are grounding.STOPWORDS): not what a question is about
+_FUNCTION_WORDS = frozenset("""ich du er sie es wir ihr das der die den dem des ein eine einen einem einer und oder
+für mit von auf ist sind wie was wer wann welche welcher welches mein meine dein sich man bei nach zum zur aus dass
+wird werden kann muss darf soll gibt pro les une des est sont que qui quel quelle quels quelles pour avec dans sur
+mon ma mes son sa ses nous vous ils elles aux par pas une""".split())
+
+
+def stems(text: str) -> set[str]:
+    """The content words of ``text`` as compared here: lower case, a plural "s" dropped, the first 5 letters
+    ("dogs" and "dog", "Mondays" and "Monday" meet); German and French function words left out."""
+    return {w.removesuffix("s")[:5] if len(w) > 3 else w for w in question_keys(text, prefix=0)
+            if w not in _FUNCTION_WORDS}
+
+
+def negations(text: str) -> int:
+    """How many negation words ``text`` holds ("not", "n't", "no", "kein", "nicht", "pas", "jamais", ...)."""
+    return len(_NEGATION.findall(text))
+
+
+def _word_class(word: str) -> str:
+    if re.fullmatch(_WEEKDAY, word, re.I):
+        return "weekday"
+    if re.fullmatch(_MONTH, word, re.I):
+        return "month"
+    if re.fullmatch(r"\d+(?:[.,]\d+)?", word):
+        return "number"
+    return "name" if word[:1].isupper() else ""
+
+
+def polarity(question: str, sentence: str) -> str:
+    """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
+    between them; or the sentence restricts with "only" and the question names another thing of the restricted
+    kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names."""
+    flips = negations(question) + negations(sentence)
+    keys = stems(question)
+    for m in _EXCEPT.finditer(sentence):
+        if keys & stems(sentence[m.end(): m.end() + 80]):
+            flips += 1
+            break
+    else:
+        only = _ONLY.search(sentence)
+        if only:
+            near = re.findall(r"[\w'-]+", sentence[max(0, only.start() - 40): only.end() + 40])
+            restricted = {_word_class(w) for w in near} - {""}
+            have = stems(sentence)
+            missing = [w for w in re.findall(r"[\w'-]+", question)[1:]
+                       if w.lower() not in STOPWORDS and stems(w) and not stems(w) & have]
+            if any(_word_class(w) in restricted for w in missing):
+                flips += 1
+    return "No" if flips % 2 else "Yes"
+
+
+# --------------------------------------------------------------------------- the short answer
+def spans_of(kind: str, text: str, question: str) -> list[Span]:
+    if kind in ("number", "percent", "duration"):
+        return quantity_spans(text)
+    if kind == "time":
+        return time_spans(text) or date_spans(text)
+    if kind == "date":
+        return date_spans(text)
+    if kind == "place":
+        return place_spans(text, question)
+    if kind == "list":
+        return list_spans(text)
+    if kind == "name":
+        return name_spans(text, question)
+    return []
+
+
+# "outside core hours", "except the lab": words that follow these are what the sentence is *not* about
+_OUTSIDE = re.compile(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
+                      r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+"
+                      r"(?:the\s+|der\s+|des\s+|du\s+|la\s+|le\s+)?"
+                      r"[^\W\d_]+(?:\s+[^\W\d_]+)?", re.I)
+
+
+def _about(text: str) -> str:
+    """``text`` with what it excludes blanked out (same length: offsets hold)."""
+    return _OUTSIDE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _closeness(text: str, span: Span, keys: Sequence[str]) -> float:
+    """How near the span sits to the question's words, within its own sentence: for each word of the question,
+    1 / (1 + its distance in characters / 20) from its nearest occurrence, summed ("Core hours are 10:00 to 15:00"
+    beats "outside core hours ... window of 07:00 to 20:00" for "What are the core hours?"); plus 0.75 for each
+    such word in what follows the span up to the clause's end: what a value is "of" or "for" ("by 20 percent for
+    breakfast and by 35 percent each for lunch": lunch's is 35 percent)."""
+    starts = [m.end() for m in re.finditer(r"[.!?;]\s+", text[: span.start])]
+    begin = starts[-1] if starts else 0
+    stop = re.search(r"[.!?;]\s+|$", text[span.end:])
+    end = span.end + (stop.start() if stop else 0)
+    low = _about(text[begin:end]).lower()
+    a, b = span.start - begin, span.end - begin
+    tail = re.split(r",|\b(?:and|or|but|und|oder|et|ou)\b", low[b:], maxsplit=1)[0]
+    total = 0.0
+    for k in keys:
+        at = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(k)}", low)] if len(k) > 2 else []
+        if at:
+            gap = min(0 if a <= p < b else min(abs(p - a), abs(p - b)) for p in at)
+            total += 1.0 / (1.0 + gap / 20.0)
+            total += 0.75 * bool(re.search(rf"(?<!\w){re.escape(k)}", tail))
+    return total
+
+
+def _score(kind: str, span: Span, text: str, question: str) -> float | None:
+    """How well ``span`` of ``text`` answers: None when it is no answer (a value the question itself names); more
+    for the unit the question names, a percentage or duration asked for, an amount for "how much", a span near the
+    question's words."""
+    piece = text[span.start:span.end]
+    q_numbers = {m.group(0) for m in re.finditer(r"\d+(?:[.,]\d+)?", question)}
+    digits = set(re.findall(r"\d+(?:[.,]\d+)?", piece))
+    if kind in ("number", "percent", "duration") and digits and digits <= q_numbers:
+        return None
+    piece_stems = stems(piece)
+    if piece_stems and piece_stems <= stems(question) and set(re.findall(r"\d+", piece)) <= q_numbers:
+        return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
+    score = 0.0
+    if kind == "percent":
+        score += 2.0 * (span.kind == "percent")
+    if kind == "duration":
+        score += 2.0 * (span.kind == "duration")
+    units = asked_units(question)
+    if units and any(u and u in piece.lower() for u in units):
+        score += 2.0
+    if kind == "number" and re.search(r"\bhow much|wie viel|combien", question, re.I) and span.kind == "money":
+        score += 1.0
+    if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
+        score -= 0.5  # a bare number is a weaker answer than one with its unit
+    return score + _closeness(text, span, question_keys(question))
+
+
+def _list_items(sentence: Extracted) -> list[str]:
+    """The items a lead-in sentence brings (its lines after the first, list marks dropped)."""
+    spans = logical_lines(sentence.text)
+    if len(spans) < 3 or not is_lead_in(sentence.text[spans[0][0]:spans[0][1]]):
+        return []
+    lines = [" ".join(sentence.text[a:b].split()) for a, b in spans[1:]]
+    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+
+
+def value_fits(question: str, value: str) -> bool:
+    """Whether ``value`` is of the kind ``question`` asks for: a number for a number, a percentage, a duration, a
+    date or a time (a table's value or a model's text); any value for the other kinds."""
+    kind = asked_value(question)
+    if kind in ("number", "percent", "duration", "time"):
+        return bool(re.search(r"\d", value) or _NUMBER_WORD.search(value))
+    if kind == "date":
+        return bool(re.search(r"\d", value) or date_spans(value))
+    return True
+
+
+def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
+    """The value ``question`` asks for, as a span of ``sentences`` (best first), or None when they hold none of
+    its kind (or it asks for no particular kind)."""
+    if not sentences:
+        return None
+    kind = asked_value(question)
+    if kind == "yes_no":
+        # the deciding sentence: the found sentence that shares most of the question's words (the best ranked on a
+        # tie; a question in another language than the documents may share none)
+        keys = stems(question)
+        deciding = max(sentences, key=lambda s: (len(keys & stems(s.text)), s.score))
+        text = " ".join(deciding.shown.split())
+        return ShortAnswer(polarity(question, deciding.text), "yes_no", deciding.number, deciding.start,
+                           deciding.end, deciding.score, sentence=text)
+    keys = stems(question)
+    first = len(keys & stems(_about(sentences[0].text)))
+    best: tuple[float, Extracted, Span] | None = None
+    for rank, s in enumerate(sentences):
+        held = len(keys & stems(_about(s.text)))
+        if rank and held < first:
+            continue  # a later sentence that bears less on the question gives no value
+        if kind == "list":
+            items = _list_items(s)
+            if len(items) >= 2:
+                return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
+                                   sentence=" ".join(s.shown.split()))
+        for span in spans_of(kind, s.text, question):
+            score = _score(kind, span, s.text, question)
+            if score is None:
+                continue
+            # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
+            # receives 8 weeks" over "the birth parent receives 20 weeks")
+            score += held - first - 0.3 * rank
+            if best is None or score > best[0]:
+                best = (score, s, span)
+    if best is None:
+        return None
+    score, s, chosen = best
+    value = " ".join(s.text[chosen.start:chosen.end].split()).strip(" ,;:|")
+    if not value:
+        return None
+    shown_kind = chosen.kind if kind in ("number", "percent", "duration") else kind
+    return ShortAnswer(value, shown_kind, s.number, s.start + chosen.start, s.start + chosen.end, s.score,
+                       sentence=" ".join(s.shown.split()))

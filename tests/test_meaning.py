@@ -1,0 +1,74 @@
+"""The checks of meaning on the model's text (core/answers/meaning.py): pure rules, no model. The same rules through
+the CLI and the window: tests/test_answer_rules.py."""
+
+from __future__ import annotations
+
+from shelfwise.core.answers.grounding import check_grounding, numbers_in, other_readings
+from shelfwise.core.answers.meaning import check_meaning, restates, text_polarity, unsupported_sentences
+from shelfwise.core.answers.short import short_answer
+from shelfwise.core.answers.types import Extracted
+
+VPN = "In the office, the staff Wi-Fi network does not need the VPN."
+REVENUE = "Revenue in 2025 was EUR 102,000, up from EUR 95,000."
+
+
+def found(sentence: str, question: str):
+    s = Extracted(sentence, 1, 0, len(sentence), 0.5)
+    return short_answer(question, [s]), [s]
+
+
+def test_a_reversed_yes_no_is_withdrawn_and_an_agreeing_one_kept() -> None:
+    q = "Do I need the VPN on the office Wi-Fi?"
+    short, sentences = found(VPN, q)
+    assert short is not None and short.text == "No"
+    bad = check_meaning("Yes, you do [1].", q, [VPN], short, sentences)
+    assert bad.reason == "it says yes where the deciding sentence [1] says no"
+    good = check_meaning("No, the staff network in the office works without it [1].", q, [VPN], short, sentences)
+    assert not good.reason and not good.adds_nothing
+    assert "its no is the deciding sentence's [1]" in good.checks
+    assert text_polarity("You do not need it.", q) == "No" and text_polarity("Nein.", q) == "No"
+
+
+def test_a_restatement_is_withdrawn() -> None:
+    q = "Which company provides health insurance?"
+    assert restates("The company that provides health insurance.", q)
+    assert check_meaning("The company that provides health insurance.", q, ["Health insurance is provided by "
+                         "Zilver Care."], None).reason == "it only restates the question"
+    assert not restates("Zilver Care provides it.", q)
+
+
+def test_a_claim_no_passage_makes_is_withdrawn_even_when_its_words_occur_apart() -> None:
+    sources = ["The company covers the cost of glasses for screen work.", "Gym membership is not discounted."]
+    q = "Does the company cover gym membership?"
+    assert unsupported_sentences("Yes, the company covers gym membership for all staff.", sources, q)
+    verdict = check_meaning("The company covers gym membership fees and yoga classes.", q, sources, None)
+    assert verdict.reason.startswith("no passage says")
+
+
+def test_numbers_are_compared_as_values_across_writings() -> None:
+    assert 102000.0 in numbers_in("EUR 102.000") and other_readings("102 000 €") == {102000.0}
+    assert 0.3 in numbers_in("0,30 EUR pro Kilometer")
+    q = "What was the revenue in 2025?"
+    for text in ("The revenue was EUR 102000 [1].", "The revenue was 102.000 EUR [1]."):
+        assert check_grounding(text, [REVENUE], q).ok, text
+    assert not check_grounding("The revenue was EUR 103,000 [1].", [REVENUE], q).ok
+
+
+def test_a_text_without_the_kind_of_value_asked_for_is_withdrawn() -> None:
+    q = "How much was the revenue in 2025?"
+    short, sentences = found(REVENUE, q)
+    verdict = check_meaning("Revenue grew strongly over the year before.", q, [REVENUE + " Revenue grew strongly."],
+                            short, sentences)
+    assert verdict.reason == "it gives no number, which the question asks for"
+
+
+def test_a_text_that_adds_nothing_is_not_shown_and_a_kept_text_lists_its_checks() -> None:
+    q = "How much was the revenue in 2025?"
+    short, sentences = found(REVENUE, q)
+    assert check_meaning("Revenue in 2025 was EUR 102,000 [1].", q, [REVENUE], short, sentences).adds_nothing
+    kept = check_meaning("It was EUR 102,000, up from EUR 95,000 [1]. Costs fell to EUR 80,000 [2].", q,
+                         [REVENUE, "Costs fell to EUR 80,000 in 2025."], short, sentences)
+    assert not kept.reason and not kept.adds_nothing
+    assert kept.checks == ["its numbers, dates and names are in the passages shown",
+                           "each of its sentences stands in one sentence of a passage",
+                           "it gives a number, as the question asks"]

@@ -1,0 +1,127 @@
+"""The value asked for (core/answers/short.py): the kind a question asks for, in English, German and French, and the
+span of the found sentence that answers it; yes/no from the deciding sentence's polarity. Pure functions over
+strings (the CLI and the window: tests/test_answer_shown.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shelfwise.core.answers.short import asked_value, polarity, short_answer
+from shelfwise.core.answers.types import Answer, Extracted
+
+
+def one(question: str, sentence: str) -> tuple[str, str] | None:
+    short = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 0.5)])
+    return (short.kind, short.text) if short else None
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many days of annual leave do I get?", "number"),
+    ("By how much is the per diem reduced when lunch is provided?", "number"),  # "how much" comes before "when"
+    ("When is the fire alarm tested?", "date"),
+    ("What are the core working hours?", "time"),
+    ("How long is the notice period?", "duration"),
+    ("What percentage of the salary is the holiday allowance?", "percent"),
+    ("Where is the headquarters?", "place"),
+    ("Who do I call if my laptop breaks?", "name"),
+    ("Do I need the VPN on the office Wi-Fi?", "yes_no"),
+    ("Do I use the red form or the blue one?", "span"),  # a choice is not a yes/no question
+    ("Wie viele Tage Urlaub bekomme ich?", "number"),
+    ("Wann wird der Feueralarm getestet?", "date"),
+    ("Brauche ich im Büro das VPN?", "yes_no"),
+    ("Wo ist der Hauptsitz?", "place"),
+    ("Combien de jours de congé ai-je ?", "number"),
+    ("Quand le salaire est-il versé ?", "date"),
+    ("Faut-il un VPN au bureau ?", "yes_no"),
+    ("Est-ce que je peux amener mon chien ?", "yes_no"),
+    ("Tell me about the wiki", "span"),
+])
+def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
+    assert asked_value(question) == kind
+
+
+@pytest.mark.parametrize(("question", "sentence", "expected"), [
+    ("How many days of paid annual leave does a full-time employee get per year?",
+     "Full-time employees receive 27 days of paid annual leave per calendar year.", ("duration", "27 days")),
+    ("How much is the one-time home office allowance?",
+     "You receive a one-time home office allowance of EUR 600 for a desk, and EUR 25 a month for internet.",
+     ("money", "EUR 600")),
+    ("Up to what value may an employee accept a gift?", "Gifts up to EUR 50 per occasion may be accepted.",
+     ("money", "EUR 50 per occasion")),
+    ("By how much is the per diem reduced when lunch is provided free of charge?",
+     "Reduce the per diem for that day by 20 percent for breakfast and by 35 percent each for lunch and dinner.",
+     ("percent", "35 percent")),
+    ("What is the mileage rate for business trips in your own car?",
+     "Business trips in your own car are reimbursed at EUR 0.30 per kilometre.", ("money", "EUR 0.30 per kilometre")),
+    ("What are the core working hours?",
+     "Outside core hours you choose when to start, within the window of 07:00 to 20:00. Core hours are 10:00 to "
+     "15:00, Monday to Friday.", ("time", "10:00 to 15:00, Monday to Friday")),
+    ("When is the fire alarm tested?", "The alarm is tested every Monday at 11:00 with a short tone.",
+     ("date", "every Monday at 11:00")),
+    ("On what date is Founders Day in 2026?", "Founders Day 2026 is on Friday 12 June 2026.",
+     ("date", "on Friday 12 June 2026")),  # the question's own "2026" is not the answer
+    ("Which form do you use to get overtime approved?",
+     "Approval is requested with the Overtime Request form OT-2 in the HR system.",
+     ("name", "Overtime Request form OT-2")),
+    ("Where is the headquarters?", "The headquarters is at Lantern Quay 14, Rotterdam.",
+     ("place", "Lantern Quay 14, Rotterdam")),
+    ("What are the meeting rooms in Rotterdam called?",
+     "Meeting rooms are named after winds: Mistral, Sirocco, Bora and Zephyr in Rotterdam.",
+     ("list", "Mistral, Sirocco, Bora and Zephyr")),
+    ("How many hours a day do cats sleep?", "Cats sleep sixteen hours a day.", ("duration", "sixteen hours a day")),
+    ("Wie viele Tage bezahlten Urlaub bekommt ein Vollzeitbeschäftigter?",
+     "Vollzeitbeschäftigte erhalten 27 Tage bezahlten Urlaub pro Kalenderjahr.", ("duration", "27 Tage")),
+    ("Wann wird der Feueralarm getestet?", "Der Alarm wird jeden Montag um 11:00 Uhr getestet.",
+     ("date", "jeden Montag um 11:00 Uhr")),
+    ("Combien de jours de congés payés reçoit un salarié à temps plein ?",
+     "Les salariés à temps plein reçoivent 27 jours de congés payés par an.", ("duration", "27 jours")),
+    ("Quel est le montant de l'indemnité ?", "L'indemnité est de 102.000 EUR par an.", ("money", "102.000 EUR par an")),
+])
+def test_the_value_is_a_span_of_the_sentence(question: str, sentence: str, expected: tuple[str, str]) -> None:
+    assert one(question, sentence) == expected
+    assert expected[1] in sentence  # never new words
+
+
+def test_a_sentence_without_a_value_of_the_kind_gives_none() -> None:
+    assert one("When is the fire alarm tested?", "Fire wardens wear orange vests.") is None
+    assert one("Tell me about the wiki", "The wiki is at wiki.northwindlabs.example.") is None
+
+
+def test_a_later_sentence_that_bears_less_on_the_question_gives_no_value() -> None:
+    first = "A medical certificate is required after a few days of absence."
+    second = "Notify your manager before 09:30 on your first day."
+    sentences = [Extracted(first, 1, 0, len(first), 0.9), Extracted(second, 1, 60, 60 + len(second), 0.8)]
+    assert short_answer("From which day of sickness is a medical certificate required?", sentences) is None
+
+
+@pytest.mark.parametrize(("question", "sentence", "verdict"), [
+    ("Do I need the VPN on the office Wi-Fi?", "In the office, the Wi-Fi network does not need the VPN.", "No"),
+    ("Do I need the VPN on hotel Wi-Fi?", "The VPN is required on every public or hotel Wi-Fi network.", "Yes"),
+    ("Can I bring my dog to the office?", "Dogs are welcome in the office on Fridays only.", "Yes"),
+    ("Can I bring my dog on Mondays?", "Dogs are welcome in the office on Fridays only.", "No"),
+    ("Are visitors allowed everywhere?", "Visitors may go everywhere except the hardware lab.", "Yes"),
+    ("Are visitors allowed in the hardware lab?", "Visitors may go everywhere except the hardware lab.", "No"),
+    ("Brauche ich im Büro das VPN?", "Im Büro brauchen Sie das VPN nicht.", "No"),
+    ("Darf ich meinen Hund mitbringen?", "Hunde sind freitags willkommen.", "Yes"),
+    ("Faut-il un VPN au bureau ?", "Au bureau, vous n'avez pas besoin du VPN.", "No"),
+    ("Puis-je apporter mon chien ?", "Les chiens ne sont jamais admis.", "No"),
+])
+def test_yes_or_no_is_the_deciding_sentences_polarity(question: str, sentence: str, verdict: str) -> None:
+    assert polarity(question, sentence) == verdict
+    short = short_answer(question, [Extracted(sentence, 2, 0, len(sentence), 0.5)])
+    assert short is not None and short.kind == "yes_no" and short.text == verdict and short.sentence == sentence
+    assert short.shown() == f"{verdict}: {sentence}" and short.number == 2
+
+
+def test_what_is_shown_first() -> None:
+    sentence = "You receive a home office allowance of EUR 600."
+    found = Extracted(sentence, 1, 0, len(sentence), 0.5)
+    answer = Answer("How much is the home office allowance?", f"{sentence} [1]", [], True, sentences=[found],
+                    short=short_answer("How much is the home office allowance?", [found]))
+    assert answer.shown_first() == f"EUR 600 [1]\n{sentence} [1]"
+    yes_no = short_answer("Do I get a home office allowance?", [found])
+    assert yes_no is not None
+    answer.short = yes_no
+    assert answer.shown_first() == f"Yes: {sentence} [1]"
+    answer.found, answer.text = False, "Not found in your documents."
+    assert answer.shown_first() == "Not found in your documents."
