@@ -1,9 +1,9 @@
 """Growth: what a question costs as the library grows from 10^3 to 10^6 passages, side by side in one run.
 
-    python benchmarks/growth.py --json                          # 10^3, 10^4, 10^5, 10^6
-    python benchmarks/growth.py --sizes 100000 --json           # {"sizes": {"100000": {"ask_process_s": ...}}}
-    python benchmarks/growth.py --sizes 1000,10000 --dir /tmp/growth --repeat 5
-    python benchmarks/growth.py --baseline-src BASE --json     # today's code beside this one, same run
+    python benchmarks/product/growth.py --json                          # 10^3, 10^4, 10^5, 10^6
+    python benchmarks/product/growth.py --sizes 100000 --json           # {"sizes": {"100000": {"ask_process_s": ...}}}
+    python benchmarks/product/growth.py --sizes 1000,10000 --dir /tmp/growth --repeat 5
+    python benchmarks/product/growth.py --baseline-src BASE --json     # today's code beside this one, same run
 
 ``--baseline-src BASE``: a folder holding ``shelfwise/`` whose ``core``, ``app``, ``ingest``, ``resources`` link to
 another checkout (today's code): its libraries are built by that code (in ``--dir``/today) and every measurement is
@@ -11,7 +11,7 @@ taken for both, the whole-process questions alternated, up to ``--baseline-max``
 of 10^6 passages holds ~3 GB of float32 vectors three times over while it is built). Each size's row has today's
 figures under ``today`` and ``ratio_today_over_this``.
 
-The libraries: the synthetic trees of ``benchmarks/synthetic.py`` (real tree shapes: 32 children a node at most;
+The libraries: the synthetic trees of ``benchmarks/product/synthetic.py`` (real tree shapes: 32 children a node at most;
 10^3 documents -> passages, 10^4 + sections, 10^5 and 10^6 + topic clusters), with the lexical index built, and a
 vector for every passage, section, document and cluster, written through ``Store.set_embeddings`` (so in whatever
 form the store keeps them). The vectors: ``--real`` (default 1,000) passages of the trees are encoded by the real
@@ -60,7 +60,7 @@ from shelfwise.core.settings import Budgets, Settings, save_settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHELFWISE = Path(sys.executable).parent / "shelfwise"  # the same install as this interpreter
 CHUNK = 20_000
 

@@ -1,7 +1,7 @@
 """Navigation Hit@1 at every level with the node vectors in float32 and as int8 (one scale per vector), side by side.
 
-    python benchmarks/vector_precision.py --json --out docs/eval/vector-precision.json
-    python benchmarks/vector_precision.py --sets conditionalqa:test,xquad:en --limit 200
+    python benchmarks/research/vector_precision.py --json --out docs/eval/vector-precision.json
+    python benchmarks/research/vector_precision.py --sets conditionalqa:test,xquad:en --limit 200
 
 Each set's eval library is the one ``shelfwise eval`` builds (the user data dir's ``eval/`` folder; built and
 calibrated once, with float32 vectors, with no generative model), walked with the default navigation (the
@@ -114,7 +114,7 @@ def main() -> None:
     args = ap.parse_args()
     settings = Settings()
     embedder = make_embedder("embeddinggemma")
-    out: dict[str, object] = {"command": "benchmarks/vector_precision.py " + " ".join(sys.argv[1:]),
+    out: dict[str, object] = {"command": "benchmarks/research/vector_precision.py " + " ".join(sys.argv[1:]),
                               "embedder": embedder.model_id, "sets": {}}
     sets: dict[str, object] = out["sets"]  # type: ignore[assignment]
     for spec in args.sets.split(","):
