@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from shelfwise.core.environment import variable
+
 Readout = Literal["fused", "likelihood", "binary", "embedding"]
 READOUTS: tuple[Readout, ...] = get_args(Readout)
 #: Sentence encoders Shelfwise installs itself (``Settings.embedder_path`` may also be an embedding GGUF's path).
@@ -192,7 +194,7 @@ class LoadedSettings:
 
 def settings_path() -> Path:
     """The settings file: ``SHELFWISE_SETTINGS`` when set, else ``settings.json`` in the data dir."""
-    env = os.environ.get("SHELFWISE_SETTINGS")
+    env = variable("SHELFWISE_SETTINGS")
     if env:
         return Path(env).expanduser()
     from shelfwise.core.paths import data_dir

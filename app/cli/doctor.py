@@ -83,6 +83,11 @@ def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_ind
         _restore(db, restore_name)
         return
     if not db.exists():
+        earlier = kept_copies(db)
+        if earlier:  # the library is gone but a rebuild kept an earlier one beside it
+            raise click.ClickException(f"No library at {shown(db)}. An earlier one is kept beside it: "
+                                       f"{shown(earlier[-1].name)}; to put it back: shelfwise --db {shown(db)} doctor "
+                                       f"--restore {shown(earlier[-1].name)}")
         raise click.ClickException(f"No library at {db}.")
     if rebuild_running(db):
         click.echo(f"A rebuild of {shown(db)} is running in another process; the library stays as it is until the "

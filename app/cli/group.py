@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from shelfwise.core import environment
 from shelfwise.core.api.models import BackendError
 from shelfwise.core.api.reads import StoreError
 from shelfwise.core.paths import DataDirError
@@ -135,11 +136,11 @@ def require_library(ctx: click.Context) -> None:
 
 @click.group(cls=ShelfwiseGroup, context_settings=CONTEXT)
 @click.option(
-    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SHELFWISE_DB", default=None,
+    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar=environment.DB, default=None,
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
     "the SHELFWISE_DB variable sets this option).",
 )
-@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF|URL",
+@click.option("--embedder", envvar=environment.EMBEDDER, default=None, metavar="NAME|GGUF|URL",
               help="Sentence encoder that judges every level. Not given: the library's own (a new library gets "
               "embeddinggemma, multilingual, installed by packaging/setup.sh). minilm is faster and reads English "
               "only; an embedding GGUF's path works too, and so does an encoder server's http://host:port "

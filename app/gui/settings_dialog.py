@@ -9,7 +9,7 @@ values an older window kept in QSettings into that file once, so an upgrade lose
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +86,7 @@ def legacy_settings(qs: QSettings, base: Settings) -> Settings | None:
                ("path", "gpu_layers", "threads", "readout", "adaptive", "answer_passages",
                 *(f.name for f in fields(Budgets)))):
         return None
-    budgets = Budgets(**{f.name: _value(qs, f"budgets/{f.name}", getattr(base.budgets, f.name))
+    budgets = Budgets(**{f.name: _value(qs, f"budgets/{f.name}", asdict(base.budgets)[f.name])
                          for f in fields(Budgets)})
     readout = _value(qs, "search/readout", base.readout)
     threads = _value(qs, "model/threads", base.n_threads or 0)
@@ -222,7 +222,7 @@ class SettingsDialog(QDialog):
         advanced_form.addRow(self.adaptive)
         self.budgets: dict[str, QSpinBox | QDoubleSpinBox] = {}
         for f in fields(Budgets):
-            value = getattr(settings.budgets, f.name)
+            value = asdict(settings.budgets)[f.name]
             box: QSpinBox | QDoubleSpinBox
             if isinstance(value, float):
                 box = QDoubleSpinBox()
@@ -292,7 +292,7 @@ class SettingsDialog(QDialog):
         self.adaptive.setChecked(d.adaptive)
         self.answer_passages.setValue(d.answer_passages)
         for name, box in self.budgets.items():
-            box.setValue(getattr(d.budgets, name))
+            box.setValue(asdict(d.budgets)[name])
 
     def _browse(self) -> None:
         start = self.model_path.text() or str(Path.home())

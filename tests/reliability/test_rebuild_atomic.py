@@ -189,3 +189,16 @@ def test_ctrl_c_during_the_check_before_a_rebuild_says_nothing_changed(library: 
     assert "Interrupted before anything was changed: the library is as it was." in result.output
     monkeypatch.undo()
     assert documents(db) == docs and len(conversations(db)) == n_conv
+
+
+def test_a_lost_library_is_put_back_from_the_copy_a_rebuild_kept(library: tuple[Path, list[str], int]) -> None:
+    db, docs, n_conv = library
+    home = session_home(db.parent)
+    assert cli("doctor", "--rebuild", "--force", "--yes", "--no-index", db=db, home=home).returncode == 0
+    [kept] = [p for p in db.parent.iterdir() if p.name.startswith(f"{db.name}.replaced-")]
+    db.unlink()
+    lost = cli("doctor", db=db, home=home)
+    assert lost.returncode == 1 and f"doctor --restore {kept.name}" in lost.stderr, lost.stderr
+    restored = cli("doctor", "--restore", kept.name, db=db, home=home)
+    assert restored.returncode == 0, restored.stderr
+    assert documents(db) == docs and len(conversations(db)) == n_conv
