@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from shelfwise.core.environment import variable
+
 Readout = Literal["fused", "likelihood", "binary", "embedding"]
 READOUTS: tuple[Readout, ...] = get_args(Readout)
 #: Sentence encoders Shelfwise installs itself (``Settings.embedder_path`` may also be an embedding GGUF's path).
@@ -108,6 +110,57 @@ LIMITS: dict[str, tuple[float, float]] = {
 }
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A setting the front ends show, declared once: its key (a field of :class:`Settings`; ``budgets.KEY`` for a
+    budget), the group the window shows it in (``models``, or ``advanced`` under the collapsed Advanced), its label,
+    the help both front ends give (the dialog's tooltip, the command line's option help) and its choices. Its type
+    and default are the :class:`Settings` field's, its range is in :data:`LIMITS`."""
+
+    key: str
+    group: str
+    label: str
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+#: Every setting the Settings dialog and the commands' options show, in the dialog's order: the dialog's rows and
+#: the options' help are built from these (``app/gui/settings_dialog.py``, ``setting_help`` in ``app/cli/group.py``).
+DECLARED: tuple[Declared, ...] = (
+    Declared("model_path", "models", "Answer model (GGUF)",
+             "A GGUF file to use instead of the bundled Gemma 3 270M, or the name of a model of LM Studio, Ollama or "
+             "GPT4All as `shelfwise models` lists it."),
+    Declared("judge", "models", "Relevance judge",
+             "Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
+             "(default: off; SHELFWISE_JUDGE sets it too).", ("off", "bundled")),
+    Declared("n_gpu_layers", "models", "GPU layers",
+             "Layers offloaded to the GPU: automatic (-1) puts every layer of the answer model and the encoder there "
+             "when llama.cpp was built for a GPU (CUDA, Vulkan, Metal); 0 keeps them on the CPU."),
+    Declared("n_threads", "models", "Threads", "CPU threads for the models (automatic: one per core)."),
+    Declared("readout", "advanced", "Readout",
+             "How each candidate is scored: fused evidence (default), query likelihood, Yes/No (binary), or the "
+             "embedder alone.", READOUTS),
+    Declared("answer_passages", "advanced", "Passages for the answer", "Passages the answer is written from."),
+    Declared("adaptive", "advanced", "Adaptive retrieval",
+             "Adaptive retrieval (DeepRAG): split the question, retrieve only when needed."),
+    Declared("budgets.first_keep_ratio", "advanced", "first keep ratio",
+             "Share of the first level kept (leans to recall)"),
+    Declared("budgets.keep", "advanced", "keep", "Candidates kept at every later level"),
+    Declared("budgets.passages", "advanced", "passages", "Passages the last level returns (r)"),
+    Declared("budgets.request_size", "advanced", "request size", "Most candidates compared in one request"),
+    Declared("budgets.hybrid", "advanced", "hybrid", "Dense + lexical candidates added to the last level (0 = off)"),
+    Declared("budgets.branching", "advanced", "branching", "Most children a node may have before it is grouped"),
+)
+
+
+def declared(key: str) -> Declared:
+    """The declaration of setting ``key`` (KeyError when it is not one the front ends show)."""
+    for d in DECLARED:
+        if d.key == key:
+            return d
+    raise KeyError(key)
+
+
 def whole_range(key: str) -> tuple[int, int]:
     """``LIMITS[key]`` of a whole-number setting, as the front ends' options and spin boxes take it."""
     low, high = LIMITS[key]
@@ -141,7 +194,7 @@ class LoadedSettings:
 
 def settings_path() -> Path:
     """The settings file: ``SHELFWISE_SETTINGS`` when set, else ``settings.json`` in the data dir."""
-    env = os.environ.get("SHELFWISE_SETTINGS")
+    env = variable("SHELFWISE_SETTINGS")
     if env:
         return Path(env).expanduser()
     from shelfwise.core.paths import data_dir

@@ -98,8 +98,9 @@ def read_intent(question: str) -> TableIntent:
     """The operations, comparisons and words of ``question`` (see the module docstring)."""
     text = " ".join(question.lower().replace("’", "'").split()).rstrip("?!. ")
     intent = TableIntent(text, [w for w in _WORD.findall(text) if w not in STOP])
+    plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", text)  # bounds, not superlatives
     for op, pattern in _OPS:
-        m = pattern.search(text)
+        m = pattern.search(plain)
         if m:
             intent.ops.append((op, m.group(0)))
     intent.asks_row = bool(_ASK_ROW.match(text))

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shelfwise.core import environment
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.gguf_meta import GgufHeader, NotGguf, read_header
@@ -190,7 +191,7 @@ def model_folders(system: str | None = None, env: Mapping[str, str] | None = Non
     one), with ``env`` (default: the environment) and ``home`` (default: the user's) -- every place, whether or not
     it exists, each once."""
     system = system or platform.system()
-    env = os.environ if env is None else env
+    env = environment.system() if env is None else env
     home = home if home is not None else Path.home()
     out: list[ModelFolder] = []
     seen: set[tuple[str, Path]] = set()
