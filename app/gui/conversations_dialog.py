@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.conversation_session import ConversationSession
-from shelfwise.app.gui.plain import warn
+from shelfwise.app.gui.plain import shown_name, warn
 from shelfwise.core.api.asking import write_text_atomically
 
 
@@ -50,7 +50,8 @@ class ConversationsDialog(QDialog):
     def refresh(self) -> None:
         self.list.clear()
         for s in self.session.listing():
-            item = QListWidgetItem(f"{s.title or '(untitled)'}  ·  {s.turns} question(s)  ·  {s.updated_at}")
+            title = shown_name(s.title) or "(untitled)"
+            item = QListWidgetItem(f"{title}  ·  {s.turns} question(s)  ·  {s.updated_at}")
             item.setData(Qt.ItemDataRole.UserRole, s.id)
             self.list.addItem(item)
         if self.list.count():

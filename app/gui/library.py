@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shelfwise.app.gui.plain import plain_tip
+from shelfwise.app.gui.plain import plain_tip, shown_name
 from shelfwise.core.api.reads import DocumentRow
 from shelfwise.core.shelf import Shelf
 
@@ -244,6 +244,7 @@ class LibraryView(QWidget):
     def _document_item(self, doc: DocumentRow) -> QTreeWidgetItem:
         name = Path(doc.path).name
         ocr = doc.ocr_label()  # "OCR 3/12 pages": text read from page images
+        name = shown_name(name)
         item = QTreeWidgetItem([f"{name} · OCR" if ocr else name])
         item.setData(0, ROLE_KIND, "document")
         item.setData(0, ROLE_OBJ, doc)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.open_target import OpenTarget, open_target
-from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 from shelfwise.app.gui.table_grid import TableGridView
 from shelfwise.core.answers.types import ShortAnswer
 from shelfwise.core.api.reads import DocumentRow, TableGrid
@@ -204,7 +204,7 @@ class PreviewPane(QWidget):
         self._boxes = tuple(hit.location.boxes or ())
         where = hit.location_label()
         heading = " > ".join(h for h in hit.heading_path if h)
-        self._label = " · ".join(x for x in (Path(hit.path).name, heading, where) if x)
+        self._label = shown_name(" · ".join(x for x in (Path(hit.path).name, heading, where) if x))
         page = hit.location.page
         if hit.path.lower().endswith(".pdf") and page and Path(hit.path).exists():
             self._show_pdf_page(page)
@@ -222,7 +222,7 @@ class PreviewPane(QWidget):
         self.open_button.setEnabled(bool(self.current_path) and Path(str(self.current_path)).exists())
         where = f"{grid.sheet} · " if grid.sheet else ""
         name = Path(hit.path).name + " · " if hit is not None and hit.path else ""
-        self.header.setText(f"Preview: {name}{where}{grid.title}")
+        self.header.setText(f"Preview: {shown_name(name + where + grid.title)}")
         self.grid.show_table(grid, short)
         self.highlights = len(self.grid.highlighted)
         self.stack.setCurrentWidget(self.grid)
@@ -235,7 +235,7 @@ class PreviewPane(QWidget):
         self.highlights = 0
         self.sentence, self._span = "", None
         self.open_button.setEnabled(bool(path and Path(path).exists()))
-        self.header.setText(f"Preview: {title}")
+        self.header.setText(f"Preview: {shown_name(title)}")
         self.text.setHtml(f"<h3>{html.escape(title)}</h3><p>{html.escape(text).replace(chr(10), '<br>')}</p>")
         self.stack.setCurrentWidget(self.text)
         self._set_paging(False)
@@ -247,7 +247,7 @@ class PreviewPane(QWidget):
         self._passage = ""
         self._boxes = ()
         self.sentence, self._span = "", None
-        self._label = Path(doc.path).name
+        self._label = shown_name(Path(doc.path).name)
         self.open_button.setEnabled(Path(doc.path).exists())
         if doc.path.lower().endswith(".pdf") and doc.status == "ok" and Path(doc.path).exists():
             self._show_pdf_page(1)
