@@ -11,7 +11,6 @@ import os
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont, QIcon, QPainter, QPixmap
@@ -341,22 +340,22 @@ class LibraryView(QWidget):
             self._on_dropped(paths, self.selected_collection())
 
     # -- documents ----------------------------------------------------------------------------------------------
-    def _selected_documents(self) -> list[tuple[Any, str]]:
-        out: list[tuple[Any, str]] = []
+    def _selected_documents(self) -> list[tuple[DocumentRow, str]]:
+        out: list[tuple[DocumentRow, str]] = []
         for item in self.tree.selectedItems():
             parent = item.parent()
             if item.data(0, ROLE_KIND) == "document" and parent is not None:
                 out.append((item.data(0, ROLE_OBJ), parent.data(0, ROLE_OBJ).name))
         return out
 
-    def reingest(self, docs: list[tuple[Any, str]]) -> None:
+    def reingest(self, docs: list[tuple[DocumentRow, str]]) -> None:
         by_collection: dict[str, list[str]] = {}
         for doc, coll in docs:
             by_collection.setdefault(coll, []).append(doc.path)
         for coll, paths in by_collection.items():
             self.reingest_requested.emit(paths, coll)
 
-    def remove(self, docs: list[tuple[Any, str]]) -> None:
+    def remove(self, docs: list[tuple[DocumentRow, str]]) -> None:
         by_collection: dict[str, list[int]] = {}
         for doc, coll in docs:
             by_collection.setdefault(coll, []).append(doc.id)

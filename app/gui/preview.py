@@ -30,7 +30,11 @@ from PySide6.QtWidgets import (
 from shelfwise.app.gui.open_target import OpenTarget, open_target
 from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 from shelfwise.app.gui.table_grid import TableGridView
-from shelfwise.core.navigation.trace import Hit
+from shelfwise.core.answers.types import ShortAnswer
+from shelfwise.core.api.reads import DocumentRow, TableGrid
+from shelfwise.core.navigation.trace import Hit, Location
+
+Box = tuple[int, float, float, float, float]  # an OCR'd line: (page, x0, y0, x1, y1) in PDF points
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
@@ -83,7 +87,7 @@ def find_passage_rects(page: Any, text: str) -> list[Any]:
 
 
 def render_pdf_page(
-    path: str, page_number: int, passage: str, width: int, boxes: tuple[tuple[Any, ...], ...] = (),
+    path: str, page_number: int, passage: str, width: int, boxes: tuple[Box, ...] = (),
     sentence: str = "",
 ) -> tuple[QImage, int, int, float, int]:
     """(image with highlights, highlight count, page count, y of the first highlight as a share of the height,
@@ -165,7 +169,7 @@ class PreviewPane(QWidget):
         layout.addWidget(self.stack, 1)
 
         self.current_path: str | None = None
-        self.current_location: Any = None  # the shown place (a Location), for "Open file"
+        self.current_location: Location | None = None  # the shown place, for "Open file"
         self.current_page: int | None = None
         self.page_count = 0
         self.highlights = 0
@@ -173,7 +177,7 @@ class PreviewPane(QWidget):
         self._span: tuple[int, int] | None = None
         self.sentence_highlights = 0  # rectangles (PDF) or spans (text) painted for the sentence
         self._passage = ""
-        self._boxes: tuple[tuple[Any, ...], ...] = ()  # the passage's OCR line boxes, if any
+        self._boxes: tuple[Box, ...] = ()  # the passage's OCR line boxes, if any
         self._label = ""
         self._rendered_width = 0
         self._resize_timer = QTimer(self)
@@ -208,7 +212,7 @@ class PreviewPane(QWidget):
         self.current_page = page or hit.location.slide
         self._show_context(hit.text, context or [hit.text])
 
-    def show_table(self, grid: Any, short: Any, hit: Any | None = None) -> None:
+    def show_table(self, grid: TableGrid, short: ShortAnswer | None, hit: Hit | None = None) -> None:
         """A table an answer computed from (``Shelf.table_grid``) as a grid, with the value above it; ``hit`` (a
         passage of the table) gives the file "Open file" opens."""
         self.current_path = hit.path if hit is not None else None
@@ -236,7 +240,7 @@ class PreviewPane(QWidget):
         self.stack.setCurrentWidget(self.text)
         self._set_paging(False)
 
-    def show_document(self, doc: Any) -> None:
+    def show_document(self, doc: DocumentRow) -> None:
         """A library document: page 1 of a PDF, otherwise what the library knows about it."""
         self.current_path = doc.path
         self.current_location = None
