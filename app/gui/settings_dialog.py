@@ -131,6 +131,24 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Shelfwise settings")
         self._base = settings
 
+        model_box = self._models_box(settings, encoder)
+        self._advanced_box(settings)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+            | QDialogButtonBox.StandardButton.RestoreDefaults
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._defaults)
+        layout = QVBoxLayout(self)
+        layout.addWidget(model_box)
+        layout.addWidget(self.advanced_toggle)
+        layout.addWidget(self.advanced)
+        layout.addWidget(buttons)
+
+    def _models_box(self, settings: Settings, encoder: str) -> QGroupBox:
+        """The Models group: the answer model (a file, or one found on this computer), the library's encoder,
+        the judge, GPU layers and threads."""
         self.model_path = QLineEdit(settings.model_path or "")
         self.model_path.setPlaceholderText("bundled Gemma 3 270M (Q4_K_M)")
         self.model_path.setToolTip(declared("model_path").help)
@@ -194,7 +212,11 @@ class SettingsDialog(QDialog):
         model_form.addRow(declared("judge").label, self.judge)
         model_form.addRow(declared("n_gpu_layers").label, self.gpu_layers)
         model_form.addRow(declared("n_threads").label, self.threads)
+        return model_box
 
+    def _advanced_box(self, settings: Settings) -> None:
+        """The collapsed Advanced part: the readout, the passages for the answer, adaptive retrieval and the
+        walk's budgets (calibration sets those per collection)."""
         self.advanced_toggle = QToolButton()
         self.advanced_toggle.setText("Advanced")
         self.advanced_toggle.setCheckable(True)
@@ -238,19 +260,6 @@ class SettingsDialog(QDialog):
             self.budgets[f.name] = box
             advanced_form.addRow(said.label, box)
         self.advanced.setVisible(False)
-
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-            | QDialogButtonBox.StandardButton.RestoreDefaults
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._defaults)
-        layout = QVBoxLayout(self)
-        layout.addWidget(model_box)
-        layout.addWidget(self.advanced_toggle)
-        layout.addWidget(self.advanced)
-        layout.addWidget(buttons)
 
     def _found_chosen(self, index: int) -> None:
         if 0 < index < len(self._found_paths):

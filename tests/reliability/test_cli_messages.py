@@ -134,3 +134,14 @@ def test_a_settings_file_that_is_fine_still_reads(sample_library: SampleLibrary,
     r = settings_run(sample_library, tmp_path, {"version": 1, "budgets": {"passages": 3}}, "search", "leave")
     clean(r)
     assert r.returncode == 0 and "Note:" not in r.stdout, r.stdout[-2000:]
+
+
+@pytest.mark.parametrize("command", [["status"], ["search", "leave"], ["ingest", "."]])
+def test_db_naming_a_proc_file_says_it_is_not_a_library(tmp_path: Path, command: list[str]) -> None:
+    # /proc/self/status reads as a 0-byte file: SQLite took it for a new library and the message said its folder was
+    # read-only
+    r = run_shelfwise(Path("/proc/self/status"), command, cwd=tmp_path)
+    clean(r)
+    assert r.returncode == 1 and "file is not a database" in r.stdout and "not a Shelfwise library" in r.stdout, \
+        r.stdout
+    assert "read-only" not in r.stdout
