@@ -279,8 +279,8 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
                 return Plan("sum", rows, counted_col, None, key_col, None, filters)
         if key_col is not None and measure is not None and scores[measure] >= 0.5 and len(rows) == 1:
             return Plan("lookup", rows, measure, None, key_col, None, filters)
-        text_names = " ".join(names[c] for c in range(width) if kinds[c] == "text")
-        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {text_names}")}
+        caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
+        title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[label_col]}")}
         if filters or (noun and noun in title_words):
             return Plan("count", rows, None, label_col, key_col, None, filters)
     if "sum" in ops and measure is not None and kinds[measure] != "date":
@@ -295,7 +295,8 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
             if _ASKS_VALUE.match(intent.text):  # "what is the highest ...": the value itself
                 return Plan(op, rows, measure, None, key_col, None, filters)
     for op in ("first", "last"):
-        if op in ops and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5:
+        if (op in ops and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5
+                and stem(intent.asked) in {stem(w) for w in words_of(names[answer_col])}):  # "which school ... first"
             return Plan(op, rows, None, answer_col, key_col, None, filters)
         if op in ops and _LISTED.search(intent.text):  # "the last country listed": the table's own order
             col = answer_col if answer_col is not None and scores[answer_col] >= 0.5 else label_col
