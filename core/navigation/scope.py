@@ -311,15 +311,18 @@ class ResolvedScope:
         and their ancestors. None when nothing is left out."""
         if not self.restricted:
             return None
-        out: set[int] = set()
-        for nid, node in snap.nodes.items():
-            if node.document_id in self.document_ids and nid not in self.excluded_passages:
-                out.add(nid)
-                if node.kind == "document":
-                    p = node.parent
-                    while p is not None and p not in out:
-                        out.add(p)
-                        p = snap.nodes[p].parent if p in snap.nodes else None
+        import numpy as np
+
+        from shelfwise.core.store.snapshot import KINDS
+
+        data = snap.data
+        inside = np.isin(data.document_id, np.fromiter(self.document_ids, np.int64, len(self.document_ids)))
+        out = set(data.ids[inside].tolist()) - set(self.excluded_passages)
+        for doc in data.ids[inside & (data.kind == KINDS.index("document"))].tolist():
+            p = snap.parent_of(doc)
+            while p is not None and p not in out:
+                out.add(p)
+                p = snap.parent_of(p)
         return out
 
 
