@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import platformdirs
+
+from shelfwise.core.environment import variable
 
 
 class DataDirError(OSError):
@@ -16,7 +17,7 @@ class DataDirError(OSError):
 def data_dir() -> Path:
     """The user data dir (models, default database, calibration). Created on first use; :class:`DataDirError`
     when it is not a folder and cannot become one."""
-    env = os.environ.get("SHELFWISE_HOME")
+    env = variable("SHELFWISE_HOME")
     root = Path(env).expanduser() if env else Path(platformdirs.user_data_dir("shelfwise", appauthor=False))
     where = f"SHELFWISE_HOME ({root})" if env else f"Shelfwise's data folder {root}"
     fix = "point SHELFWISE_HOME at a folder (it is created if missing)" if env else "set SHELFWISE_HOME to a folder"

@@ -4,18 +4,24 @@ The file is ``settings.json`` in the data dir, beside the libraries (``SHELFWISE
 one JSON object with a ``version`` and the fields of :data:`PERSISTED`. Both front ends read it with
 :func:`load_settings`; the window writes it from its Settings dialog, the command line only reads it and its
 flags override it for that run. Keys this version does not know are kept when the file is written again (a newer
-Shelfwise's settings survive an older one); a value of the wrong type is dropped (its default is used); a damaged
-file gives the defaults and a message that says so, never an exception. The encoder is not here: it is the
-library's (``shelfwise.core.indexing.encoder``).
+Shelfwise's settings survive an older one); a value of the wrong type is dropped (its default is used), a number
+outside the range a command can use (:data:`LIMITS`) is clamped into it, each with a note naming the key; a damaged
+file, or one that is not a regular file of settings' size (a FIFO, a device), gives the defaults and a message that
+says so, never an exception or a hang. The encoder is not here: it is the library's
+(``shelfwise.core.indexing.encoder``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
+
+from shelfwise.core.environment import variable
 
 Readout = Literal["fused", "likelihood", "binary", "embedding"]
 READOUTS: tuple[Readout, ...] = get_args(Readout)
@@ -86,6 +92,84 @@ class Settings:
     judge_top: int = 24  # candidates per level the judge reads (the best by the other evidence)
 
 
+#: The range of each number the settings hold (``budgets.KEY`` for a budget): what the commands can run with, and
+#: what the window's Settings dialog offers. Past it a value is clamped, with a note naming the key: no budget of 0
+#: (a walk that keeps nothing answers "Not found"), no branching below 2 (topic clusters need two), no more threads
+#: than llama.cpp can start (a value far past it ends the process).
+LIMITS: dict[str, tuple[float, float]] = {
+    "n_gpu_layers": (-1, 999),
+    "n_threads": (1, 256),
+    "answer_passages": (1, 20),
+    "judge_top": (1, 1000),
+    "budgets.first_keep_ratio": (0.01, 1.0),
+    "budgets.keep": (1, 1000),
+    "budgets.passages": (1, 1000),
+    "budgets.request_size": (1, 1000),
+    "budgets.hybrid": (0, 1000),
+    "budgets.branching": (2, 1000),
+}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A setting the front ends show, declared once: its key (a field of :class:`Settings`; ``budgets.KEY`` for a
+    budget), the group the window shows it in (``models``, or ``advanced`` under the collapsed Advanced), its label,
+    the help both front ends give (the dialog's tooltip, the command line's option help) and its choices. Its type
+    and default are the :class:`Settings` field's, its range is in :data:`LIMITS`."""
+
+    key: str
+    group: str
+    label: str
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+#: Every setting the Settings dialog and the commands' options show, in the dialog's order: the dialog's rows and
+#: the options' help are built from these (``app/gui/settings_dialog.py``, ``setting_help`` in ``app/cli/group.py``).
+DECLARED: tuple[Declared, ...] = (
+    Declared("model_path", "models", "Answer model (GGUF)",
+             "A GGUF file to use instead of the bundled Gemma 3 270M, or the name of a model of LM Studio, Ollama or "
+             "GPT4All as `shelfwise models` lists it."),
+    Declared("judge", "models", "Relevance judge",
+             "Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
+             "(default: off; SHELFWISE_JUDGE sets it too).", ("off", "bundled")),
+    Declared("n_gpu_layers", "models", "GPU layers",
+             "Layers offloaded to the GPU: automatic (-1) puts every layer of the answer model and the encoder there "
+             "when llama.cpp was built for a GPU (CUDA, Vulkan, Metal); 0 keeps them on the CPU."),
+    Declared("n_threads", "models", "Threads", "CPU threads for the models (automatic: one per core)."),
+    Declared("readout", "advanced", "Readout",
+             "How each candidate is scored: fused evidence (default), query likelihood, Yes/No (binary), or the "
+             "embedder alone.", READOUTS),
+    Declared("answer_passages", "advanced", "Passages for the answer", "Passages the answer is written from."),
+    Declared("adaptive", "advanced", "Adaptive retrieval",
+             "Adaptive retrieval (DeepRAG): split the question, retrieve only when needed."),
+    Declared("budgets.first_keep_ratio", "advanced", "first keep ratio",
+             "Share of the first level kept (leans to recall)"),
+    Declared("budgets.keep", "advanced", "keep", "Candidates kept at every later level"),
+    Declared("budgets.passages", "advanced", "passages", "Passages the last level returns (r)"),
+    Declared("budgets.request_size", "advanced", "request size", "Most candidates compared in one request"),
+    Declared("budgets.hybrid", "advanced", "hybrid", "Dense + lexical candidates added to the last level (0 = off)"),
+    Declared("budgets.branching", "advanced", "branching", "Most children a node may have before it is grouped"),
+)
+
+
+def declared(key: str) -> Declared:
+    """The declaration of setting ``key`` (KeyError when it is not one the front ends show)."""
+    for d in DECLARED:
+        if d.key == key:
+            return d
+    raise KeyError(key)
+
+
+def whole_range(key: str) -> tuple[int, int]:
+    """``LIMITS[key]`` of a whole-number setting, as the front ends' options and spin boxes take it."""
+    low, high = LIMITS[key]
+    return int(low), int(high)
+
+
+#: The most a settings file may hold (a few hundred bytes are usual): a larger file is not read.
+MAX_SETTINGS_BYTES = 1 << 20
+
 #: The version of the settings file's schema (written as ``version``); a file of a newer version is read for the
 #: keys this one knows.
 SETTINGS_VERSION = 1
@@ -110,7 +194,7 @@ class LoadedSettings:
 
 def settings_path() -> Path:
     """The settings file: ``SHELFWISE_SETTINGS`` when set, else ``settings.json`` in the data dir."""
-    env = os.environ.get("SHELFWISE_SETTINGS")
+    env = variable("SHELFWISE_SETTINGS")
     if env:
         return Path(env).expanduser()
     from shelfwise.core.paths import data_dir
@@ -118,12 +202,51 @@ def settings_path() -> Path:
     return data_dir() / SETTINGS_FILE
 
 
-def _typed(name: str, value: object, default: object) -> object:
-    """``value`` as the field ``name`` holds it; ValueError/TypeError when it cannot be."""
+def _number(key: str, value: object, whole: bool, notes: list[str]) -> float:
+    """``value`` as a number in ``LIMITS[key]`` (clamped, with a note); TypeError when it is not a finite number
+    (a numeric string is read as its number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(f"{key} must be a number")
+    try:
+        number = float(value) if not isinstance(value, int) else value
+    except ValueError:
+        raise TypeError(f"{key} must be a number") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise TypeError(f"{key} must be a finite number")
+    if whole and isinstance(value, str | float) and not float(number).is_integer():
+        raise TypeError(f"{key} must be a whole number")
+    low, high = LIMITS.get(key, (-math.inf, math.inf))
+    if not low <= number <= high:
+        clamped = low if number < low else high
+        shown = (lambda x: f"{int(x)}") if whole else (lambda x: f"{x:g}")
+        notes.append(f"{key} {_short(value)} is outside {shown(low)}..{shown(high)}; {shown(clamped)} is used")
+        number = clamped
+    return int(number) if whole else float(number)
+
+
+def _budgets(value: object, notes: list[str]) -> Budgets:
+    """The budgets of the file: each known key checked (:func:`_number`); one that is not a number keeps its
+    default, with a note."""
+    if not isinstance(value, dict):
+        raise TypeError("budgets must be an object")
+    base = Budgets()
+    changes: dict[str, Any] = {}
+    for key, raw in value.items():
+        if key not in Budgets.__dataclass_fields__:
+            continue
+        default = getattr(base, key)
+        try:
+            changes[key] = _number(f"budgets.{key}", raw, isinstance(default, int), notes)
+        except TypeError:
+            notes.append(f"budgets.{key} {raw!r} is not a number it can use; the default {default} is used")
+    return replace(base, **changes)
+
+
+def _typed(name: str, value: object, default: object, notes: list[str]) -> object:
+    """``value`` as the field ``name`` holds it, a number clamped into :data:`LIMITS` (said in ``notes``);
+    ValueError/TypeError when it cannot be."""
     if name == "budgets":
-        if not isinstance(value, dict):
-            raise TypeError("budgets must be an object")
-        return Budgets.from_dict(value)
+        return _budgets(value, notes)
     if name == "readout":
         return as_readout(str(value))
     if name == "judge_levels":
@@ -136,7 +259,7 @@ def _typed(name: str, value: object, default: object) -> object:
         if name == "n_threads":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError("n_threads must be a whole number")
-            return value or None
+            return _number(name, value, True, notes) if value else None  # 0: automatic
         if not isinstance(value, str):
             raise TypeError(f"{name} must be text")
         return value or None
@@ -147,24 +270,29 @@ def _typed(name: str, value: object, default: object) -> object:
     if isinstance(default, int):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be a whole number")
-        return value
+        return _number(name, value, True, notes) if name in LIMITS else value
     return value
 
 
 def settings_from_dict(data: dict[str, object], base: Settings | None = None) -> tuple[Settings, list[str]]:
-    """The persisted fields of ``data`` over ``base``, and the keys whose values were unusable (their default
-    stays)."""
+    """The persisted fields of ``data`` over ``base``, and a note per key whose value was unusable (its default
+    stays) or out of range (clamped), each naming the key."""
     base = base or Settings()
     changes: dict[str, Any] = {}
-    bad: list[str] = []
+    notes: list[str] = []
     for name in PERSISTED:
         if name not in data:
             continue
         try:
-            changes[name] = _typed(name, data[name], getattr(base, name))
+            changes[name] = _typed(name, data[name], getattr(base, name), notes)
         except (TypeError, ValueError):
-            bad.append(name)
-    return replace(base, **changes), bad
+            notes.append(f"{name} {_short(data[name])} is not a value it can use; the default is used")
+    return replace(base, **changes), notes
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def settings_to_dict(settings: Settings) -> dict[str, object]:
@@ -177,14 +305,44 @@ def settings_to_dict(settings: Settings) -> dict[str, object]:
     return out
 
 
+def _kind(mode: int) -> str:
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _read_text(path: Path) -> str:
+    """The text of the regular file at ``path``, opened without waiting (a FIFO with no writer would block the
+    open) and read only when it is a regular file of at most :data:`MAX_SETTINGS_BYTES`; OSError (ValueError for
+    what it is instead) otherwise."""
+    fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK | os.O_NOCTTY if os.name == "posix" else 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"it is {_kind(st.st_mode)}, not a file")
+        if st.st_size > MAX_SETTINGS_BYTES:
+            raise ValueError(f"it holds {st.st_size:,} bytes, more than settings take ({MAX_SETTINGS_BYTES:,})")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_SETTINGS_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SETTINGS_BYTES:  # grew while read
+        raise ValueError(f"it holds more than settings take ({MAX_SETTINGS_BYTES:,} bytes)")
+    return data.decode("utf-8")
+
+
 def _read(path: Path) -> tuple[dict[str, object] | None, str]:
     """The file's object (None when absent or unreadable) and what was wrong with it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path)
     except FileNotFoundError:
         return None, ""
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read the settings file {path} ({exc}); using the default settings"
+    except ValueError as exc:
+        return None, f"the settings file {path} is not read: {exc}; using the default settings"
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -203,9 +361,9 @@ def load_settings(path: Path | None = None, base: Settings | None = None) -> Loa
     data, problem = _read(path)
     if data is None:
         return LoadedSettings(base, path, found=path.exists(), problem=problem)
-    settings, bad = settings_from_dict(data, base)
-    if bad:
-        problem = f"the settings file {path} has unusable values for {', '.join(bad)}; their defaults are used"
+    settings, notes = settings_from_dict(data, base)
+    if notes:
+        problem = f"the settings file {path}: {'; '.join(notes)}"
     return LoadedSettings(settings, path, found=True, problem=problem)
 
 

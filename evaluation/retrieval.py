@@ -151,7 +151,7 @@ class Methods:
 
     def dense(self, query: str, q_vec: np.ndarray, n: int = 100) -> Ranked:
         t = time.perf_counter()
-        cos = self.snap.passage_vecs @ q_vec
+        cos = self.snap.passage_cos(q_vec)
         top = np.argsort(-cos)[:n]
         return Ranked([int(self.snap.passage_ids[i]) for i in top], time.perf_counter() - t)
 
@@ -168,7 +168,7 @@ class Methods:
         t = time.perf_counter()
         lexical = [nid for nid, _ in self.store.search_ids(query, limit=200, kinds=("passage",),
                                                             collection_id=self.collection_id)]
-        cos = self.snap.passage_vecs @ q_vec
+        cos = self.snap.passage_cos(q_vec)
         dense = [int(self.snap.passage_ids[i]) for i in np.argsort(-cos)[:200]]
         fused: dict[int, float] = {}
         for ranking in (dense, lexical):
@@ -182,7 +182,7 @@ class Methods:
         t = time.perf_counter()
         nav = self.navigator(self.settings.readout)
         ev = nav.evidence(self.snap, query, self.collection_id, q_vec)
-        cands: list[NodeInfo] = [self.snap.nodes[p] for p in self.dense(query, q_vec).passages]
+        cands: list[NodeInfo] = self.snap.nodes.many(self.dense(query, q_vec).passages)
         parent_logit = {c.parent: nav._offline_logit(self.snap, self.decision, ev, self.snap.nodes[c.parent])
                         for c in cands if c.parent is not None}
         scored, cost = nav._score_level(self.snap, self.decision, ev, query, cands, "passage", parent_logit, None)

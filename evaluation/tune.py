@@ -29,8 +29,7 @@ HYBRID_WEIGHTS = (0.0, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.75, 1.0)
 def gold_probes(m: Methods, questions: Sequence[EvalQuestion]) -> list[Probe]:
     """A labelled question as a probe: its gold passages (by document and content item) as node ids."""
     by_key: dict[tuple[str, int | None], int] = {}
-    for pid in m.snap.passage_ids:
-        n = m.snap.nodes[int(pid)]
+    for pid, n in zip(m.snap.passage_ids.tolist(), m.snap.nodes.many(m.snap.passage_ids.tolist()), strict=True):
         by_key[(m.doc_path.get(n.document_id or -1, ""), n.location.line)] = int(pid)
     out = []
     for q in questions:

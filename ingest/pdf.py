@@ -63,6 +63,10 @@ def _open(path: Path) -> Any:
 
 Entry = tuple[int, str, int, float | None]  # (level, title, 1-based page, y from the page top or None)
 MAX_OUTLINE_ENTRIES = 20_000
+#: The deepest outline read: a book's bookmarks go a few levels down; one nested past this (a hostile chain of
+#: thousands) is left out whole, with a warning, and the pages are read as an outline-less PDF (building sections that
+#: deep exhausted the recursion of the tree's later passes, and the file was refused).
+MAX_OUTLINE_DEPTH = 64
 
 
 def _walk_outline(doc: Any) -> list[tuple[int, str, int, float | None]]:
@@ -158,6 +162,11 @@ def parse(path: Path, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
         if n_pages > limit:
             warnings.append(f"only the first {limit} of {n_pages} pages were read")
         entries = outline_entries(doc, limit)
+        deepest = max((e[0] for e in entries), default=0)
+        if deepest > MAX_OUTLINE_DEPTH:
+            warnings.append(f"the outline (bookmarks) is {deepest} levels deep, more than {MAX_OUTLINE_DEPTH}: "
+                            "left out; headings are read from the pages")
+            entries = []
         pages = read_pages(doc, limit, warnings, fonts=not entries)
         ocr_pages = read_scans(doc, pages, limits, warnings)
         if not any(p.has_text for p in pages):

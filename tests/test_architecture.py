@@ -24,9 +24,10 @@ QT = ("PySide6", "shiboken6", "PyQt5", "PyQt6")
 # and the shared leaf modules ``shelfwise.core.paths``, ``shelfwise.core.settings``, ``shelfwise.core.languages``
 # and ``shelfwise.core.json_types`` are open to all of the core.
 SHARED = ("shelfwise.resources", "shelfwise.core.paths", "shelfwise.core.settings", "shelfwise.core.languages",
-          "shelfwise.core.json_types")
+          "shelfwise.core.json_types", "shelfwise.core.environment")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "shelfwise.core.paths": (),
+    "shelfwise.core.environment": (),
     "shelfwise.core.json_types": (),
     "shelfwise.core.settings": (),
     "shelfwise.core.languages": (),
@@ -400,7 +401,7 @@ def test_the_probe_check_finds_a_probe(tmp_path: Path) -> None:
 # ``__all__``: the types of its job).
 FACADE = ("shelfwise.core.shelf", "shelfwise.core.api")
 APP_RENDERS = ("shelfwise.core.navigation.trace", "shelfwise.core.answers.types", "shelfwise.core.conversation.model",
-               "shelfwise.core.settings", "shelfwise.core.paths")
+               "shelfwise.core.settings", "shelfwise.core.paths", "shelfwise.core.environment")
 
 
 def app_reaches_past_the_door(graph: dict[str, set[str]] = GRAPH) -> set[tuple[str, str]]:
@@ -528,3 +529,30 @@ def test_the_search_count_finds_a_second_one(tmp_path: Path) -> None:
     (tmp_path / "core" / "x.py").write_text("class A:\n    def search(self, request, cancel=None):\n        pass\n"
                                              "class B:\n    def search(self, text):\n        pass\n")
     assert classes_defining_search(tmp_path) == ["core/x.py:A"]
+
+
+# -- environment variables: read in one place -------------------------------------------------------------------------
+def environment_reads(root: Path = ROOT) -> list[str]:
+    """Where core/ or app/ reads the environment (``os.environ``, ``os.getenv``) outside ``core/environment.py``."""
+    found = []
+    for folder in ("core", "app"):
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel == "core/environment.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                        and node.attr in ("environ", "getenv", "putenv"):
+                    found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_environment_variables_are_read_in_one_place() -> None:
+    """Every variable Shelfwise reads is in ``core/environment.py``'s table and read through it."""
+    assert environment_reads() == []
+
+
+def test_the_environment_check_finds_a_read(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text("import os\nHOME = os.environ.get('HOME')\n")
+    assert environment_reads(tmp_path) == ["core/x.py:2"]

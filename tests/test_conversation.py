@@ -45,6 +45,7 @@ from shelfwise.core.store import fts
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.core.store.migrations import MIGRATIONS, applied, migrate
 from shelfwise.core.store.snapshot import Snapshot, build_snapshot
+from shelfwise.core.store.vectors import quantize
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
 
 
@@ -205,9 +206,11 @@ def _three_axes(tmp_path: Path) -> tuple[Store, Snapshot, tuple[int, int, int], 
     snap = build_snapshot(store, coll, None)
     leave, request, hotel = (next(p.id for p in store.passages() if p.text.startswith(s))
                              for s in ("Full-time", "All leave", "Book hotels"))
-    snap.passage_vecs = np.zeros((len(snap.passage_ids), 3), np.float32)
+    vecs = np.zeros((len(snap.passage_ids), 3), np.float32)
     for axis, nid in enumerate((leave, request, hotel)):
-        snap.passage_vecs[snap.row_of[nid], axis] = 1.0
+        vecs[snap.row_of[nid], axis] = 1.0
+    snap.data.passage_q, snap.data.passage_scale = quantize(vecs)
+    snap.data.dim = 3
     history = [_turn(store, "How many days of annual leave?", "Full-time employees")]
     return store, snap, (leave, request, hotel), history
 
@@ -385,6 +388,7 @@ def test_a_reopened_conversation_mixes_the_stored_vector_without_embedding_the_l
     convs.add_turn(conv, turn)
     store.close()
     store = Store(tmp_path / "lib.db")  # after a restart: the turn comes back from the database
+    snap = Snapshot(snap.data, store)  # the same arrays, seen through the new store
     reopened = ConversationStore(store).get(conv.id or 0)
     kept = reopened.turns[0].reading
     assert kept.vector_model == "test-vectors" and kept.vector is not None

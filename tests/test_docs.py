@@ -1,9 +1,10 @@
 """The docs and the code's comments stay what they claim to be (issue 26).
 
-* Comments and docstrings in ``core/``, ``ingest/`` and ``app/`` state rules and point at docs; measured figures and
-  session history live in ``docs/`` with the command that measured them. The patterns below are the clear cases
-  (a figure after "measured", "session 3", "1.36 s idle", "MRR 0.710", "26 -> 31", "2.5x faster", a month and a
-  year); a rule such as "256 tokens" or a syntax example such as ``since:2025-01-01`` is not flagged.
+* Comments and docstrings in ``core/``, ``ingest/``, ``app/`` and ``evaluation/`` state rules and point at docs;
+  measured figures and session history live in ``docs/`` with the command that measured them. The patterns below
+  are the clear cases (a figure after "measured", "session 3", "1.36 s idle", "MRR 0.710", "26 -> 31", "2.5x
+  faster", a month and a year); a rule such as "256 tokens" or a syntax example such as ``since:2025-01-01`` is
+  not flagged.
 * A path or module a comment points at exists (pointers to things that moved are how comments rot).
 * The README is a user's guide: under ~150 lines, the screenshot and the two commands on its first screen, the
   EmbeddingGemma attribution and its licence kept; every relative link in README.md and docs/ resolves, and every
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("core", "ingest", "app")
+CODE = ("core", "ingest", "app", "evaluation")
 
 _FIGURE = r"(\b\d+(\.\d+)?\s?(s|ms|%|x|MB|GB|MiB|GiB)\b|\b\d+\.\d+\b|\b\d+/\d+\b|\b\d+ of \d+\b)"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"

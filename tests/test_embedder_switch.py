@@ -59,16 +59,18 @@ def test_switching_reembeds_and_never_mixes_two_models(tmp_path: Path) -> None:
     store.set_embeddings(small.model_id, list(zip([n.id for n in half], small.embed([n.text for n in half]),
                                                   strict=True)))
     snap = build_snapshot(store, cid, small.model_id)
-    assert snap.passage_vecs.shape[1] == 64  # only the new model's vectors, at its size
-    have = {int(p) for p, v in zip(snap.passage_ids, snap.passage_vecs, strict=True) if np.any(v)}
+    assert snap.dim == 64  # only the new model's vectors, at its size
+    vecs = snap.passage_vectors(np.arange(len(snap.passage_ids)))
+    have = {int(p) for p, v in zip(snap.passage_ids, vecs, strict=True) if np.any(v)}
     assert have == {n.id for n in half}  # the others are found by their words until embedded
-    assert build_snapshot(store, cid, big.model_id).passage_vecs.shape[1] == 2048  # the old one untouched
+    assert build_snapshot(store, cid, big.model_id).dim == 2048  # the old one untouched
 
     small.seen.clear()
     embed_missing(store, cid, small)
     assert index_state(store, cid, small.model_id).without_vectors == 0 and len(small.seen) == 40 - 15 + 1
     snap = build_snapshot(store, cid, small.model_id)
-    assert snap.passage_vecs.shape == (40, 64) and np.all(np.linalg.norm(snap.passage_vecs, axis=1) > 0.99)
+    vecs = snap.passage_vectors(np.arange(len(snap.passage_ids)))
+    assert vecs.shape == (40, 64) and np.all(np.linalg.norm(vecs, axis=1) > 0.99)
 
     # and back: the first model's vectors are all still there, nothing is re-embedded
     big_seen: list[str] = []

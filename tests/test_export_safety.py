@@ -128,3 +128,31 @@ def test_conversation_export_escapes_controls_and_makes_images_inert() -> None:
     assert "![" not in md.replace("\\![", "") and "<img" not in md
     assert "\\![pwn](https://evil.example/t.gif)" in md and "&lt;img src=" in md
     assert FAMILY in md
+
+
+def test_json_on_a_terminal_is_valid_json_with_controls_escaped(hostile: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "shelfwise"
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([str(exe), "--db", str(hostile), "export"], stdout=follower, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            block = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command ended
+            break
+        if not block:
+            break
+        chunks.append(block)
+    proc.wait(timeout=120)
+    os.close(leader)
+    shown = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    assert proc.returncode == 0
+    assert "\x07" not in shown and "\u202e" not in shown and "\\u202e" in shown  # escaped as JSON escapes
+    assert json.loads(shown) == _stored(hostile)  # still valid JSON, the same values

@@ -78,3 +78,20 @@ def test_a_swap_while_the_parser_reads_changes_nothing(folder: tuple[Path, Path]
     text = " ".join(n.text for n in doc.nodes())
     assert "gliders" in text and "zanzibar" not in text
     assert (docs / "b.md").is_symlink()  # the parser did swap it
+
+
+def test_without_proc_the_identity_is_checked_again_after_parsing(folder: tuple[Path, Path],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from shelfwise.core.ingestion import files
+
+    docs, secret = folder
+    real_exists = os.path.exists
+    monkeypatch.setattr(files.os.path, "exists", lambda p: False if str(p).startswith("/proc/self/fd/")
+                        else real_exists(p))  # as on macOS or Windows: no /proc to pin the open file through
+    listed = identity(docs / "b.md")
+    with pytest.raises(files.NotAFile, match="replaced between listing and reading"):
+        with files.pinned(docs / "b.md", listed) as path:
+            assert path == docs / "b.md"
+            _swap(docs / "b.md", secret)  # while the parser reads
+    with files.pinned(docs / "a.md", identity(docs / "a.md")) as path:  # a file left alone passes
+        assert "kites" in path.read_text()

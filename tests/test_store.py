@@ -99,6 +99,36 @@ def test_migration_from_previous_version_backs_up_and_indexes_old_rows(tmp_path:
     s.close()
 
 
+def test_migration_0011_keeps_float32_vectors_as_int8_and_they_rank_the_same(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    before = Store(db)
+    conn = before.conn
+    conn.execute("DELETE FROM migrations WHERE name = '0011_int8_vectors'")  # the version before: float32 blobs
+    conn.execute("INSERT INTO collections(id, name, created_at, root_node_id) VALUES (1, 'old', 'x', 1)")
+    conn.execute("INSERT INTO nodes(id, collection_id, kind, title) VALUES (1, 1, 'collection', 'old')")
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((30, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    for i, v in enumerate(vecs, start=2):
+        conn.execute("INSERT INTO nodes(id, collection_id, parent_id, kind, text) VALUES (?, 1, 1, 'passage', 'p')",
+                     (i,))
+        conn.execute("INSERT INTO embeddings(node_id, model, dim, vector) VALUES (?, 'm', 16, ?)", (i, v.tobytes()))
+    conn.execute("INSERT INTO vector_cache(model, sha, dim, vector, used) VALUES ('m', 'abc', 16, ?, 1.0)",
+                 (vecs[0].tobytes(),))
+    before.close()
+    s = Store(db)
+    assert s.migrations_applied == ["0011_int8_vectors"] and s.backup_path is not None
+    sizes = {r[0] for r in s.conn.execute("SELECT length(vector) FROM embeddings UNION "
+                                          "SELECT length(vector) FROM vector_cache")}
+    assert sizes == {16}
+    ids, got = s.embeddings("m")
+    assert ids.tolist() == list(range(2, 32)) and np.abs(got - vecs).max() < 1 / 127
+    query = vecs[7] + 0.1 * vecs[9]
+    assert np.argsort(-(got @ query))[:3].tolist() == np.argsort(-(vecs @ query))[:3].tolist()
+    assert np.abs(s.cached_vectors("m", ["abc"])["abc"] - vecs[0]).max() < 1 / 127
+    s.close()
+
+
 def test_unusable_files_raise_a_clear_store_error(tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
@@ -313,12 +343,17 @@ def test_embeddings_roundtrip_missing_and_cascade(store: Store) -> None:
     doc_id = store.write_document(c.id, "/a.pdf", META, handbook())
     passages = store.passages(document_id=doc_id)
     rng = np.random.default_rng(0)
-    vecs = {p.id: rng.standard_normal(8).astype(np.float32) for p in passages}
+    vecs = {p.id: (v / np.linalg.norm(v)).astype(np.float32) for p in passages
+            for v in [rng.standard_normal(8)]}  # unit vectors, as every stored vector is
     store.set_embeddings("minilm", list(vecs.items()))
     ids, matrix = store.embeddings("minilm")
     assert ids.dtype == np.int64 and matrix.dtype == np.float32 and matrix.shape == (4, 8)
-    for i, row in zip(ids, matrix, strict=True):
-        np.testing.assert_array_equal(row, vecs[int(i)])
+    for i, row in zip(ids, matrix, strict=True):  # kept as int8: each value within a step of the original
+        v = vecs[int(i)]
+        np.testing.assert_allclose(row, v, rtol=0, atol=float(np.abs(v).max()) / 127)
+        assert abs(float(np.linalg.norm(row)) - 1) < 1e-5
+    blob_bytes = store.conn.execute("SELECT length(vector) FROM embeddings LIMIT 1").fetchone()[0]
+    assert blob_bytes == 8  # a byte a dimension (float32 took 32)
     assert store.embeddings("minilm", kinds=["section"])[0].size == 0
     assert store.embeddings("other")[1].shape == (0, 0)
     missing = store.nodes_missing_embedding("minilm")

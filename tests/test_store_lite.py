@@ -28,9 +28,9 @@ def test_writes_leave_the_schema_as_the_migrations_made_it(tmp_path: Path) -> No
     store.write_document(cid, tmp_path / "a.md", META, handbook("allowance"))  # replaced: the same id
     assert store.documents(cid)[0].id == doc and store.documents(cid)[0].status == "ok"
     store.record_failure(cid, tmp_path / "b.pdf", META, "error", "broken", retry=True)
-    store.cache_vectors("m", [("s1", np.ones(4, dtype=np.float32))])
-    store.cache_vectors("m", [("s1", np.full(4, 2.0, dtype=np.float32))])  # replaced
-    assert store.cached_vectors("m", ["s1"])["s1"].tolist() == [2.0] * 4
+    store.cache_vectors("m", [("s1", np.array([1.0, 0, 0, 0], dtype=np.float32))])
+    store.cache_vectors("m", [("s1", np.array([0, 1.0, 0, 0], dtype=np.float32))])  # replaced (a unit vector)
+    assert store.cached_vectors("m", ["s1"])["s1"].tolist() == [0.0, 1.0, 0.0, 0.0]
     store.set_meta("k", {"a": 1})
     store.set_meta("k", [2])  # upserted
     assert store.get_meta("k") == [2]

@@ -59,5 +59,9 @@ def test_the_sample_workbook_questions(sample: Store, big: bool, monkeypatch: py
 
 def test_what_a_table_cannot_answer_is_not_guessed(sample: Store) -> None:
     for question in ("What is the VPN policy for contractors?", "How do I reset my password?",
-                     "What is the maximum salary for band L9?"):
+                     "What is the maximum salary for band L9?",
+                     # the sample's text questions: a table's column "Day" is not what they count or ask for
+                     "How many days of paid annual leave does a full-time employee get per year?",
+                     "Within how many days of returning must an expense claim be submitted?",
+                     "What time should a new starter arrive on the first day?"):
         assert _ask(sample, question) is None, question

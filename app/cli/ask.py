@@ -13,6 +13,7 @@ from shelfwise.app.cli.group import (
     READOUTS,
     err,
     require_library,
+    setting_help,
     settings_for,
     warn_if_degraded,
 )
@@ -21,6 +22,7 @@ from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, r
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.app.cli.shown import json_text, shown
 from shelfwise.core.navigation.trace import SearchResult
+from shelfwise.core.settings import whole_range
 
 
 class QuestionCommand(click.Command):
@@ -42,18 +44,18 @@ class QuestionCommand(click.Command):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (passages, trace, answer, citations).")
 @click.option("--trace", "show_trace", is_flag=True, help="Print every level of the walk, kept and pruned.")
 @click.option("--no-answer", is_flag=True, help="Only navigate; do not write an answer.")
-@click.option("--adaptive/--no-adaptive", default=None, help="DeepRAG adaptive retrieval (decompose, decide).")
+@click.option("--adaptive/--no-adaptive", default=None, help=setting_help("adaptive"))
 @click.option("--generate/--no-generate", default=None,
               help="After the extracted sentence, let the model write an answer (shown only if its facts are in "
                    "the cited passages). Default: on.")
-@click.option("--readout", type=READOUTS, default=None, help="How candidates are scored (default: fused).")
-@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
-              help="A GGUF file to use instead of the bundled Gemma 3 270M, or the name of a model of LM Studio, "
-                   "Ollama or GPT4All as `shelfwise models` lists it.")
+@click.option("--readout", type=READOUTS, default=None, help=setting_help("readout"))
+@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None, help=setting_help("model_path"))
 @click.option("--backend", "backend_url", default=None,
               help="url:http://host:port to use an OpenAI-compatible server instead of the in-process model.")
-@click.option("--gpu-layers", type=int, default=None, help="Layers to offload to a GPU (if this build can).")
-@click.option("--threads", type=int, default=None, help="CPU threads for the models.")
+@click.option("--gpu-layers", type=click.IntRange(*whole_range("n_gpu_layers")), default=None,
+              help=setting_help("n_gpu_layers"))
+@click.option("--threads", type=click.IntRange(*whole_range("n_threads")), default=None,
+              help=setting_help("n_threads"))
 @JUDGE_OPTION
 @scope_options
 @click.option("--conversation", "conversation_id", default=None,

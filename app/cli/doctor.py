@@ -59,6 +59,19 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         shelfwise doctor --rebuild --force --yes
         shelfwise doctor --restore library.db.replaced-20261206-031500
     """
+    try:
+        _doctor(ctx, do_rebuild, force, yes, no_index, restore_name)
+    except KeyboardInterrupt:
+        if ctx.meta.get("shelfwise.rebuilt"):
+            click.echo("Interrupted after the rebuild: the new library is in place; its index is finished by the next "
+                       "question or `shelfwise index`.", err=True)
+        else:
+            click.echo("Interrupted before anything was changed: the library is as it was.", err=True)
+        ctx.exit(130)
+
+
+def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool,
+            restore_name: str | None) -> None:
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
@@ -70,6 +83,11 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         _restore(db, restore_name)
         return
     if not db.exists():
+        earlier = kept_copies(db)
+        if earlier:  # the library is gone but a rebuild kept an earlier one beside it
+            raise click.ClickException(f"No library at {shown(db)}. An earlier one is kept beside it: "
+                                       f"{shown(earlier[-1].name)}; to put it back: shelfwise --db {shown(db)} doctor "
+                                       f"--restore {shown(earlier[-1].name)}")
         raise click.ClickException(f"No library at {db}.")
     if rebuild_running(db):
         click.echo(f"A rebuild of {shown(db)} is running in another process; the library stays as it is until the "
@@ -131,6 +149,7 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
         click.echo(f"Interrupted: the rebuild stopped before it was complete. The library is as it was: "
                    f"{_unchanged(db)}", err=True)
         ctx.exit(130)
+    ctx.meta["shelfwise.rebuilt"] = True
     added = sum(r.counts["added"] for r in report.ingest_reports)
     failed = sum(len(r.failed) for r in report.ingest_reports)
     click.echo(f"Rebuilt {db}: {len(report.collections)} collections ({', '.join(report.collections)}), "

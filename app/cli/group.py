@@ -14,10 +14,11 @@ from typing import Any
 
 import click
 
+from shelfwise.core import environment
 from shelfwise.core.api.models import BackendError
 from shelfwise.core.api.reads import StoreError
 from shelfwise.core.paths import DataDirError
-from shelfwise.core.settings import EMBEDDER_NAMES, Settings, load_settings
+from shelfwise.core.settings import EMBEDDER_NAMES, Settings, declared, load_settings
 from shelfwise.core.shelf import Shelf
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
@@ -135,11 +136,11 @@ def require_library(ctx: click.Context) -> None:
 
 @click.group(cls=ShelfwiseGroup, context_settings=CONTEXT)
 @click.option(
-    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SHELFWISE_DB", default=None,
+    "--db", type=click.Path(dir_okay=False, path_type=Path), envvar=environment.DB, default=None,
     help="Library database file. Default: library.db in the user data dir (SHELFWISE_HOME overrides the dir; "
     "the SHELFWISE_DB variable sets this option).",
 )
-@click.option("--embedder", envvar="SHELFWISE_EMBEDDER", default=None, metavar="NAME|GGUF|URL",
+@click.option("--embedder", envvar=environment.EMBEDDER, default=None, metavar="NAME|GGUF|URL",
               help="Sentence encoder that judges every level. Not given: the library's own (a new library gets "
               "embeddinggemma, multilingual, installed by packaging/setup.sh). minilm is faster and reads English "
               "only; an embedding GGUF's path works too, and so does an encoder server's http://host:port "
@@ -217,9 +218,12 @@ def collection_id(shelf: Shelf, name: str | None) -> int | None:
     return found.id
 
 
+def setting_help(key: str) -> str:
+    """The help of a setting's option: its declaration's (``DECLARED`` in ``core/settings.py``), which the window's
+    Settings dialog shows as the tooltip."""
+    return declared(key).help
+
+
 # options several commands share
-READOUTS = click.Choice(["fused", "embedding", "likelihood", "binary"])
-JUDGE_OPTION = click.option(
-    "--judge", default=None,
-    help="Relevance judge for the walk: bundled, a cross-encoder GGUF path, a rerank server URL, or off "
-         "(default: off; SHELFWISE_JUDGE sets it too).")
+READOUTS = click.Choice(list(declared("readout").choices))
+JUDGE_OPTION = click.option("--judge", default=None, help=setting_help("judge"))

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 from shelfwise.core.answers.types import Answer, ShortAnswer
 from shelfwise.core.api.asking import source_label
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -324,7 +324,7 @@ class AnswerView(QWidget):
         for number in sorted(hits):
             hit = hits[number]
             snippet = " ".join(hit.text.split())
-            item = QListWidgetItem(f"[{number}] {source_label(hit)}")
+            item = QListWidgetItem(f"[{number}] {shown_name(source_label(hit))}")
             item.setData(Qt.ItemDataRole.UserRole, number)
             item.setData(ROLE_SNIPPET, f"“{snippet[:400]}”")
             item.setToolTip(plain_tip(f"{hit.path}\n\n{snippet[:500]}"))

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.conversation_session import ConversationSession
-from shelfwise.app.gui.plain import warn
+from shelfwise.app.gui.plain import shown_name, warn
+from shelfwise.core.api.asking import write_text_atomically
 
 
 class ConversationsDialog(QDialog):
@@ -49,7 +50,8 @@ class ConversationsDialog(QDialog):
     def refresh(self) -> None:
         self.list.clear()
         for s in self.session.listing():
-            item = QListWidgetItem(f"{s.title or '(untitled)'}  ·  {s.turns} question(s)  ·  {s.updated_at}")
+            title = shown_name(s.title) or "(untitled)"
+            item = QListWidgetItem(f"{title}  ·  {s.turns} question(s)  ·  {s.updated_at}")
             item.setData(Qt.ItemDataRole.UserRole, s.id)
             self.list.addItem(item)
         if self.list.count():
@@ -84,7 +86,7 @@ class ConversationsDialog(QDialog):
             return None
         try:
             out = Path(path)
-            out.write_text(self.session.export_markdown(cid), encoding="utf-8")
+            write_text_atomically(out, self.session.export_markdown(cid))
             return out
         except (OSError, ValueError) as exc:
             warn(self, "Export", str(exc))

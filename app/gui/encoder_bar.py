@@ -6,8 +6,9 @@ The window measures what a switch would take (``EncoderJob(estimate=True)``) and
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
+from shelfwise.app.gui.plain import plain_label, shown_name
 from shelfwise.core.api.indexing import LABELS, NOTES, SwitchEstimate, canonical, label
 from shelfwise.core.settings import EMBEDDER_NAMES
 
@@ -25,7 +26,7 @@ class EncoderBar(QWidget):
         super().__init__(parent)
         self.encoder = ""
         self.target = ""
-        self.label = QLabel()
+        self.label = plain_label()  # the encoder's file name is stored in the library: shown as text
         self.label.setObjectName("hint")
         self.label.setWordWrap(True)
         self.switch_button = QPushButton()
@@ -40,7 +41,7 @@ class EncoderBar(QWidget):
         self.encoder = canonical(name)
         self.target = other_encoder(self.encoder)
         note = NOTES.get(self.encoder, "an embedding GGUF")
-        self.label.setText(f"Encoder: {label(self.encoder)} ({note})")
+        self.label.setText(f"Encoder: {shown_name(label(self.encoder))} ({note})")
         self.switch_button.setText(f"Switch to {LABELS[self.target]}…")
         self.switch_button.setToolTip(f"{LABELS[self.target]}: {NOTES[self.target]}. Re-embeds this library (the "
                                       "time is measured first and shown before anything changes).")

@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 from shelfwise.core.api.indexing import IndexProgress, IngestProgress
 
 
@@ -92,7 +92,7 @@ class IngestBar(QWidget):
             self.eta_label.clear()
             return
         path, status = progress.path, progress.status
-        name = Path(str(path)).name if path else ""
+        name = shown_name(Path(str(path)).name) if path else ""
         text = name if status in ("", "ok", "reading", "started") else f"{name} ({status})"
         message = progress.message
         if status == "working" and message:  # the parser's own progress, e.g. "OCR page 3/12"

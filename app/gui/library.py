@@ -11,7 +11,6 @@ import os
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont, QIcon, QPainter, QPixmap
@@ -28,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shelfwise.app.gui.plain import plain_tip
+from shelfwise.app.gui.plain import plain_tip, shown_name
+from shelfwise.core.api.reads import DocumentRow
 from shelfwise.core.shelf import Shelf
 
 ROLE_KIND = Qt.ItemDataRole.UserRole  # "collection" | "document"
@@ -84,14 +84,14 @@ class FolderWatcher(QObject):
         self._timer.timeout.connect(self._flush)
 
     def watch(self, folder: str | Path, collection: str) -> None:
-        root = str(Path(folder).expanduser().resolve())
+        root = os.path.realpath(Path(folder).expanduser())
         if not Path(root).is_dir():
             return
         self.roots[root] = collection
         self._add_tree(root)
 
     def unwatch(self, folder: str | Path) -> None:
-        root = str(Path(folder).expanduser().resolve())
+        root = os.path.realpath(Path(folder).expanduser())
         self.roots.pop(root, None)
         gone = [d for d in self._watcher.directories() if d == root or d.startswith(root + os.sep)]
         if gone:
@@ -241,9 +241,10 @@ class LibraryView(QWidget):
             self.tree.addTopLevelItem(top)
             top.setExpanded(first or coll.name in expanded)
 
-    def _document_item(self, doc: Any) -> QTreeWidgetItem:
+    def _document_item(self, doc: DocumentRow) -> QTreeWidgetItem:
         name = Path(doc.path).name
-        ocr = getattr(doc, "ocr_label", lambda: "")()  # "OCR 3/12 pages": text read from page images
+        ocr = doc.ocr_label()  # "OCR 3/12 pages": text read from page images
+        name = shown_name(name)
         item = QTreeWidgetItem([f"{name} · OCR" if ocr else name])
         item.setData(0, ROLE_KIND, "document")
         item.setData(0, ROLE_OBJ, doc)
@@ -285,7 +286,8 @@ class LibraryView(QWidget):
     # -- adding -------------------------------------------------------------------------------------------------
     def add_paths(self, paths: Sequence[str | Path], collection: str) -> None:
         """Ask for ``paths`` to be ingested into ``collection``; folders are watched from now on."""
-        clean = [str(Path(p).expanduser().resolve()) for p in paths]
+        # realpath: a dropped symlink loop is ingested as the failed file it is (Path.resolve() raises on it)
+        clean = [os.path.realpath(Path(p).expanduser()) for p in paths]
         if not clean:
             return
         for p in clean:
@@ -338,22 +340,22 @@ class LibraryView(QWidget):
             self._on_dropped(paths, self.selected_collection())
 
     # -- documents ----------------------------------------------------------------------------------------------
-    def _selected_documents(self) -> list[tuple[Any, str]]:
-        out: list[tuple[Any, str]] = []
+    def _selected_documents(self) -> list[tuple[DocumentRow, str]]:
+        out: list[tuple[DocumentRow, str]] = []
         for item in self.tree.selectedItems():
             parent = item.parent()
             if item.data(0, ROLE_KIND) == "document" and parent is not None:
                 out.append((item.data(0, ROLE_OBJ), parent.data(0, ROLE_OBJ).name))
         return out
 
-    def reingest(self, docs: list[tuple[Any, str]]) -> None:
+    def reingest(self, docs: list[tuple[DocumentRow, str]]) -> None:
         by_collection: dict[str, list[str]] = {}
         for doc, coll in docs:
             by_collection.setdefault(coll, []).append(doc.path)
         for coll, paths in by_collection.items():
             self.reingest_requested.emit(paths, coll)
 
-    def remove(self, docs: list[tuple[Any, str]]) -> None:
+    def remove(self, docs: list[tuple[DocumentRow, str]]) -> None:
         by_collection: dict[str, list[int]] = {}
         for doc, coll in docs:
             by_collection.setdefault(coll, []).append(doc.id)

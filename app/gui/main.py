@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -117,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setOrganizationName("shelfwise")
     app.setStyle("Fusion")
     qsettings = QSettings("shelfwise", "shelfwise")
-    loaded = window_settings(qsettings, Settings(db_path=args.db.expanduser().resolve() if args.db else None))
+    db = Path(os.path.realpath(args.db.expanduser())) if args.db else None  # a symlink loop as it is
+    loaded = window_settings(qsettings, Settings(db_path=db))
     window = open_window(loaded.settings, qsettings, fake=args.fake)
     if not isinstance(window, MainWindow):  # a library that cannot be opened: said in a window, not a traceback
         window.finished.connect(lambda _result: app.exit(1))

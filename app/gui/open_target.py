@@ -11,12 +11,14 @@ cell on the command line, so presentations and spreadsheets open at their start 
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from shelfwise.core.navigation.trace import Location
 
 Which = Callable[[str], str | None]
 
@@ -47,17 +49,14 @@ class OpenTarget:
 
 
 def _file_url(path: str) -> str:
-    return Path(path).resolve().as_uri()
+    return Path(os.path.realpath(path)).as_uri()  # a symlink loop as it is (Path.resolve() raises)
 
 
-def open_target(path: str, location: Any = None, *, which: Which = shutil.which,
+def open_target(path: str, location: Location | None = None, *, which: Which = shutil.which,
                 platform: str = sys.platform) -> OpenTarget:
-    """How to open ``path`` at ``location`` (an ``ingest.model.Location`` or None)."""
-    page = getattr(location, "page", None)
-    slide = getattr(location, "slide", None)
-    sheet = getattr(location, "sheet", None)
-    cells = getattr(location, "cells", None)
-    line = getattr(location, "line", None)
+    """How to open ``path`` at ``location`` (a passage's place, or None: the file)."""
+    at = location or Location()
+    page, slide, sheet, cells, line = at.page, at.slide, at.sheet, at.cells, at.line
     suffix = Path(path).suffix.lower()
     url = _file_url(path)
     if suffix == ".pdf" and page:

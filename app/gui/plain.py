@@ -5,6 +5,11 @@ Qt renders a QLabel, a tooltip or a message box as rich text when the string mer
 pane. Every widget that shows names, headings, passages or model output is either plain text (:func:`plain_label`,
 :func:`warn`) or rich text that Shelfwise builds itself from escaped pieces (:func:`plain_tip`, the answer and
 preview browsers). ``tests/test_gui_plain.py`` walks the window's widgets to check it.
+
+A name (a file's, a heading's, a document's title, the encoder's file) is also shown through :func:`shown_name`, the
+command line's rule (``app/cli/shown.py``'s ``shown``): every control character (C0 and C1), bidi control,
+zero-width character and line separator written escaped (``\\u202e``), so a name cannot reorder or hide the text
+around it in a label, a list or the walk tree, as it cannot in the terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +19,13 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtGui import Qt as QtGui
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+
+from shelfwise.app.cli.shown import shown
+
+
+def shown_name(text: object) -> str:
+    """``text`` (a name) with controls, bidi and zero-width characters escaped as the command line prints them."""
+    return shown(text)
 
 
 def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:

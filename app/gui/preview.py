@@ -28,8 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from shelfwise.app.gui.open_target import OpenTarget, open_target
-from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 from shelfwise.app.gui.table_grid import TableGridView
+from shelfwise.core.answers.types import ShortAnswer
+from shelfwise.core.api.reads import DocumentRow, TableGrid
+from shelfwise.core.navigation.trace import Hit, Location
+
+Box = tuple[int, float, float, float, float]  # an OCR'd line: (page, x0, y0, x1, y1) in PDF points
 
 log = logging.getLogger(__name__)
 HIGHLIGHT = QColor(255, 214, 0, 110)
@@ -82,7 +87,7 @@ def find_passage_rects(page: Any, text: str) -> list[Any]:
 
 
 def render_pdf_page(
-    path: str, page_number: int, passage: str, width: int, boxes: tuple[tuple[Any, ...], ...] = (),
+    path: str, page_number: int, passage: str, width: int, boxes: tuple[Box, ...] = (),
     sentence: str = "",
 ) -> tuple[QImage, int, int, float, int]:
     """(image with highlights, highlight count, page count, y of the first highlight as a share of the height,
@@ -164,7 +169,7 @@ class PreviewPane(QWidget):
         layout.addWidget(self.stack, 1)
 
         self.current_path: str | None = None
-        self.current_location: Any = None  # the shown place (a Location), for "Open file"
+        self.current_location: Location | None = None  # the shown place, for "Open file"
         self.current_page: int | None = None
         self.page_count = 0
         self.highlights = 0
@@ -172,7 +177,7 @@ class PreviewPane(QWidget):
         self._span: tuple[int, int] | None = None
         self.sentence_highlights = 0  # rectangles (PDF) or spans (text) painted for the sentence
         self._passage = ""
-        self._boxes: tuple[tuple[Any, ...], ...] = ()  # the passage's OCR line boxes, if any
+        self._boxes: tuple[Box, ...] = ()  # the passage's OCR line boxes, if any
         self._label = ""
         self._rendered_width = 0
         self._resize_timer = QTimer(self)
@@ -182,7 +187,7 @@ class PreviewPane(QWidget):
         self._set_paging(False)
 
     # -- showing ------------------------------------------------------------------------------------------------
-    def show_hit(self, hit: Any, context: list[str] | None = None,
+    def show_hit(self, hit: Hit, context: list[str] | None = None,
                  sentence: tuple[int, int] | None = None) -> None:
         """A passage: its PDF page with the passage highlighted, or its text among its neighbours; ``sentence``
         (character offsets in the passage) highlighted more strongly within it."""
@@ -196,10 +201,10 @@ class PreviewPane(QWidget):
             self.open_button.setToolTip(plain_tip(f"Open at {target.place}" if target.exact and target.place else
                                                   target.note or "Open the file"))
         self._passage = hit.text
-        self._boxes = tuple(getattr(hit.location, "boxes", None) or ())
+        self._boxes = tuple(hit.location.boxes or ())
         where = hit.location_label()
         heading = " > ".join(h for h in hit.heading_path if h)
-        self._label = " · ".join(x for x in (Path(hit.path).name, heading, where) if x)
+        self._label = shown_name(" · ".join(x for x in (Path(hit.path).name, heading, where) if x))
         page = hit.location.page
         if hit.path.lower().endswith(".pdf") and page and Path(hit.path).exists():
             self._show_pdf_page(page)
@@ -207,7 +212,7 @@ class PreviewPane(QWidget):
         self.current_page = page or hit.location.slide
         self._show_context(hit.text, context or [hit.text])
 
-    def show_table(self, grid: Any, short: Any, hit: Any | None = None) -> None:
+    def show_table(self, grid: TableGrid, short: ShortAnswer | None, hit: Hit | None = None) -> None:
         """A table an answer computed from (``Shelf.table_grid``) as a grid, with the value above it; ``hit`` (a
         passage of the table) gives the file "Open file" opens."""
         self.current_path = hit.path if hit is not None else None
@@ -217,7 +222,7 @@ class PreviewPane(QWidget):
         self.open_button.setEnabled(bool(self.current_path) and Path(str(self.current_path)).exists())
         where = f"{grid.sheet} · " if grid.sheet else ""
         name = Path(hit.path).name + " · " if hit is not None and hit.path else ""
-        self.header.setText(f"Preview: {name}{where}{grid.title}")
+        self.header.setText(f"Preview: {shown_name(name + where + grid.title)}")
         self.grid.show_table(grid, short)
         self.highlights = len(self.grid.highlighted)
         self.stack.setCurrentWidget(self.grid)
@@ -230,19 +235,19 @@ class PreviewPane(QWidget):
         self.highlights = 0
         self.sentence, self._span = "", None
         self.open_button.setEnabled(bool(path and Path(path).exists()))
-        self.header.setText(f"Preview: {title}")
+        self.header.setText(f"Preview: {shown_name(title)}")
         self.text.setHtml(f"<h3>{html.escape(title)}</h3><p>{html.escape(text).replace(chr(10), '<br>')}</p>")
         self.stack.setCurrentWidget(self.text)
         self._set_paging(False)
 
-    def show_document(self, doc: Any) -> None:
+    def show_document(self, doc: DocumentRow) -> None:
         """A library document: page 1 of a PDF, otherwise what the library knows about it."""
         self.current_path = doc.path
         self.current_location = None
         self._passage = ""
         self._boxes = ()
         self.sentence, self._span = "", None
-        self._label = Path(doc.path).name
+        self._label = shown_name(Path(doc.path).name)
         self.open_button.setEnabled(Path(doc.path).exists())
         if doc.path.lower().endswith(".pdf") and doc.status == "ok" and Path(doc.path).exists():
             self._show_pdf_page(1)

@@ -7,7 +7,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QWidget
 
 from shelfwise.app.gui.conversation_session import ReadingNote
-from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.app.gui.plain import plain_label, plain_tip, shown_name
 
 
 class ReadingBar(QWidget):
@@ -35,7 +35,7 @@ class ReadingBar(QWidget):
         if note is None:
             self.hide()
             return
-        self.label.setText(note.text)
+        self.label.setText(shown_name(note.text))
         self.label.setToolTip(plain_tip(note.text))
         self.alone_button.setEnabled(True)
         self.show()

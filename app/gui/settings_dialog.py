@@ -9,7 +9,7 @@ values an older window kept in QSettings into that file once, so an upgrade lose
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +37,18 @@ from shelfwise.core.api.models import FoundModel, encoder_name, found_models
 from shelfwise.core.settings import (
     DEFAULT_EMBEDDER,
     EMBEDDER_NAMES,
+    LIMITS,
     READOUTS,
     Budgets,
     LoadedSettings,
     Settings,
     as_readout,
+    declared,
     load_settings,
     save_settings,
+    whole_range,
 )
 
-BUDGET_HELP = {
-    "first_keep_ratio": "Share of the first level kept (leans to recall)",
-    "keep": "Candidates kept at every later level",
-    "passages": "Passages the last level returns (r)",
-    "request_size": "Most candidates compared in one request",
-    "hybrid": "Dense + lexical candidates added to the last level (0 = off)",
-    "branching": "Most children a node may have before it is grouped",
-}
-JUDGES = ("off", "bundled")
 FOUND_PROMPT = "choose one of LM Studio's, Ollama's or GPT4All's models…"
 ADVANCED_NOTE = ("Calibration sets the walk's budgets per collection when it indexes, so these values apply only to "
                  "a collection that is not calibrated yet. The readout and adaptive retrieval are research options.")
@@ -92,7 +86,7 @@ def legacy_settings(qs: QSettings, base: Settings) -> Settings | None:
                ("path", "gpu_layers", "threads", "readout", "adaptive", "answer_passages",
                 *(f.name for f in fields(Budgets)))):
         return None
-    budgets = Budgets(**{f.name: _value(qs, f"budgets/{f.name}", getattr(base.budgets, f.name))
+    budgets = Budgets(**{f.name: _value(qs, f"budgets/{f.name}", asdict(base.budgets)[f.name])
                          for f in fields(Budgets)})
     readout = _value(qs, "search/readout", base.readout)
     threads = _value(qs, "model/threads", base.n_threads or 0)
@@ -137,8 +131,27 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Shelfwise settings")
         self._base = settings
 
+        model_box = self._models_box(settings, encoder)
+        self._advanced_box(settings)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+            | QDialogButtonBox.StandardButton.RestoreDefaults
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._defaults)
+        layout = QVBoxLayout(self)
+        layout.addWidget(model_box)
+        layout.addWidget(self.advanced_toggle)
+        layout.addWidget(self.advanced)
+        layout.addWidget(buttons)
+
+    def _models_box(self, settings: Settings, encoder: str) -> QGroupBox:
+        """The Models group: the answer model (a file, or one found on this computer), the library's encoder,
+        the judge, GPU layers and threads."""
         self.model_path = QLineEdit(settings.model_path or "")
         self.model_path.setPlaceholderText("bundled Gemma 3 270M (Q4_K_M)")
+        self.model_path.setToolTip(declared("model_path").help)
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
         model_row = QHBoxLayout()
@@ -178,30 +191,32 @@ class SettingsDialog(QDialog):
                                  "vectors made so far.")
         self.judge = QComboBox()
         self.judge.setEditable(True)
-        self.judge.addItems(list(JUDGES))
+        self.judge.addItems(list(declared("judge").choices))
         self.judge.setCurrentText(settings.judge or "off")
-        self.judge.setToolTip("A relevance judge read beside the encoder: off (the default), bundled, a "
-                              "cross-encoder GGUF path or a rerank server URL")
+        self.judge.setToolTip(declared("judge").help)
         self.gpu_layers = QSpinBox()
-        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setRange(*whole_range("n_gpu_layers"))
         self.gpu_layers.setSpecialValueText("automatic")
         self.gpu_layers.setValue(settings.n_gpu_layers)
-        self.gpu_layers.setToolTip("Layers offloaded to the GPU: automatic puts every layer of the answer model and "
-                                   "the encoder there when llama.cpp was built for a GPU (CUDA, Vulkan, Metal); 0 "
-                                   "keeps them on the CPU")
+        self.gpu_layers.setToolTip(declared("n_gpu_layers").help)
         self.threads = QSpinBox()
-        self.threads.setRange(0, 256)
+        self.threads.setRange(0, whole_range("n_threads")[1])  # 0: automatic
         self.threads.setSpecialValueText("automatic")
         self.threads.setValue(settings.n_threads or 0)
+        self.threads.setToolTip(declared("n_threads").help)
         model_box = QGroupBox("Models")
         model_form = QFormLayout(model_box)
-        model_form.addRow("Answer model (GGUF)", model_row)
+        model_form.addRow(declared("model_path").label, model_row)
         model_form.addRow("Models on this computer", self.found)
-        model_form.addRow("Sentence encoder", self.embedder)
-        model_form.addRow("Relevance judge", self.judge)
-        model_form.addRow("GPU layers", self.gpu_layers)
-        model_form.addRow("Threads", self.threads)
+        model_form.addRow("Sentence encoder", self.embedder)  # the library's, not a setting (encoder_choice)
+        model_form.addRow(declared("judge").label, self.judge)
+        model_form.addRow(declared("n_gpu_layers").label, self.gpu_layers)
+        model_form.addRow(declared("n_threads").label, self.threads)
+        return model_box
 
+    def _advanced_box(self, settings: Settings) -> None:
+        """The collapsed Advanced part: the readout, the passages for the answer, adaptive retrieval and the
+        walk's budgets (calibration sets those per collection)."""
         self.advanced_toggle = QToolButton()
         self.advanced_toggle.setText("Advanced")
         self.advanced_toggle.setCheckable(True)
@@ -209,52 +224,42 @@ class SettingsDialog(QDialog):
         self.advanced = QWidget()
         self.advanced_toggle.toggled.connect(self._show_advanced)
         self.readout = QComboBox()
-        self.readout.addItems(list(READOUTS))
+        self.readout.addItems(list(declared("readout").choices))
         self.readout.setCurrentText(settings.readout)
-        self.readout.setToolTip("How each candidate is scored: fused evidence, query likelihood, Yes/No, embedder")
-        self.adaptive = QCheckBox("Adaptive retrieval (split the question, retrieve only when needed)")
+        self.readout.setToolTip(declared("readout").help)
+        self.adaptive = QCheckBox(declared("adaptive").label)
         self.adaptive.setChecked(settings.adaptive)
+        self.adaptive.setToolTip(declared("adaptive").help)
         self.answer_passages = QSpinBox()
-        self.answer_passages.setRange(1, 20)
+        self.answer_passages.setRange(*whole_range("answer_passages"))
         self.answer_passages.setValue(settings.answer_passages)
+        self.answer_passages.setToolTip(declared("answer_passages").help)
         note = QLabel(ADVANCED_NOTE)
         note.setWordWrap(True)
         note.setObjectName("advancedNote")
         advanced_form = QFormLayout(self.advanced)
         advanced_form.addRow(note)
-        advanced_form.addRow("Readout", self.readout)
-        advanced_form.addRow("Passages for the answer", self.answer_passages)
+        advanced_form.addRow(declared("readout").label, self.readout)
+        advanced_form.addRow(declared("answer_passages").label, self.answer_passages)
         advanced_form.addRow(self.adaptive)
         self.budgets: dict[str, QSpinBox | QDoubleSpinBox] = {}
         for f in fields(Budgets):
-            value = getattr(settings.budgets, f.name)
+            value = asdict(settings.budgets)[f.name]
             box: QSpinBox | QDoubleSpinBox
             if isinstance(value, float):
                 box = QDoubleSpinBox()
-                box.setRange(0.01, 1.0)
+                box.setRange(*LIMITS[f"budgets.{f.name}"])
                 box.setSingleStep(0.05)
                 box.setDecimals(2)
             else:
                 box = QSpinBox()
-                box.setRange(0, 1000)
+                box.setRange(*whole_range(f"budgets.{f.name}"))
             box.setValue(value)
-            box.setToolTip(BUDGET_HELP.get(f.name, ""))
+            said = declared(f"budgets.{f.name}")
+            box.setToolTip(said.help)
             self.budgets[f.name] = box
-            advanced_form.addRow(f.name.replace("_", " "), box)
+            advanced_form.addRow(said.label, box)
         self.advanced.setVisible(False)
-
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-            | QDialogButtonBox.StandardButton.RestoreDefaults
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._defaults)
-        layout = QVBoxLayout(self)
-        layout.addWidget(model_box)
-        layout.addWidget(self.advanced_toggle)
-        layout.addWidget(self.advanced)
-        layout.addWidget(buttons)
 
     def _found_chosen(self, index: int) -> None:
         if 0 < index < len(self._found_paths):
@@ -296,7 +301,7 @@ class SettingsDialog(QDialog):
         self.adaptive.setChecked(d.adaptive)
         self.answer_passages.setValue(d.answer_passages)
         for name, box in self.budgets.items():
-            box.setValue(getattr(d.budgets, name))
+            box.setValue(asdict(d.budgets)[name])
 
     def _browse(self) -> None:
         start = self.model_path.text() or str(Path.home())

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shelfwise.app.gui.plain import shown_name
 from shelfwise.core.api.asking import level_summary
 from shelfwise.core.navigation.trace import Candidate, Level, Outline, Trace
 
@@ -246,7 +247,7 @@ class WalkView(QWidget):
         self.trace = trace
         self.outline = outline
         self.tree.clear()
-        head = QTreeWidgetItem([f"Outline · {outline.title}", "", ""])
+        head = QTreeWidgetItem([f"Outline · {shown_name(outline.title)}", "", ""])
         head.setData(COL_TITLE, ROLE_ROW, "outline")
         font = QFont(self.tree.font())
         font.setBold(True)
@@ -256,7 +257,7 @@ class WalkView(QWidget):
         head.setFirstColumnSpanned(True)
         for entry in outline.entries:
             where = entry.location.label() if entry.location is not None else ""
-            item = QTreeWidgetItem(["    " * entry.depth + entry.title, where, ""])
+            item = QTreeWidgetItem(["    " * entry.depth + shown_name(entry.title), where, ""])
             cand = Candidate(node_id=entry.node_id, kind="document" if entry.depth == 0 else "section",
                              title=entry.title, description="", score=1.0 if entry.highlighted else 0.0,
                              kept=entry.highlighted, source="outline")
@@ -368,7 +369,7 @@ class WalkView(QWidget):
 
     def _candidate_item(self, cand: Candidate, fraction: float, phase: int) -> QTreeWidgetItem:
         marked = phase >= 2
-        title = cand.title.strip() or f"#{cand.node_id}"
+        title = shown_name(cand.title.strip()) or f"#{cand.node_id}"
         if cand.source != "tree":
             title += f"  ({cand.source})"
         if cand.node_id in self.forced:

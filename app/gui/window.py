@@ -38,7 +38,7 @@ from shelfwise.app.gui.thread_view import ThreadView
 from shelfwise.app.gui.walk_view import WalkView
 from shelfwise.app.gui.workers import IngestWorker, Job, QueryWorker, ShelfFactory, WorkerHost
 from shelfwise.core.answers.types import Answer
-from shelfwise.core.api.asking import in_filter
+from shelfwise.core.api.asking import in_filter, write_text_atomically
 from shelfwise.core.api.indexing import IngestReport, SwitchEstimate, label
 from shelfwise.core.api.reads import NodeText
 from shelfwise.core.conversation.model import Conversation, Reading, Turn
@@ -497,7 +497,7 @@ class MainWindow(QMainWindow):
 
     def export_conversation(self, path: str | Path, conversation_id: int | None = None) -> Path:
         out = Path(path)
-        out.write_text(self.conversation.export_markdown(conversation_id), encoding="utf-8")
+        write_text_atomically(out, self.conversation.export_markdown(conversation_id))
         return out
 
     def export_conversation_dialog(self) -> None:
@@ -542,7 +542,7 @@ class MainWindow(QMainWindow):
     def export_markdown(self, path: str | Path) -> Path:
         text = self.session.export_markdown()
         out = Path(path)
-        out.write_text(text, encoding="utf-8")
+        write_text_atomically(out, text)  # whole or not at all: a failed write keeps the old file
         return out
 
     def export_dialog(self) -> None:

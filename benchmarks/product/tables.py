@@ -126,7 +126,10 @@ def to_value(text: str, canon: str = "", canon_type: str = "") -> tuple[str, obj
         return "date", tuple(-1 if p == "xx" else int(p) for p in m.groups()), norm
     if canon_type:
         return "string", norm, norm
-    n = _number(text.strip())
+    plain = text.strip()
+    if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", plain):  # no canonical form (training): 1,234 as CoreNLP reads it
+        plain = plain.replace(",", "")
+    n = _number(plain)
     if n is not None:
         return "number", n, norm
     m = _DATE.match(text.strip().lower())
@@ -234,6 +237,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/wtq"), help="workbooks and the library")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--reuse", action="store_true", help="reuse the split's library when it exists")
+    ap.add_argument("--prepare", action="store_true", help="write the workbooks and ingest them; answer nothing")
     args = ap.parse_args()
     questions = read_questions(args.split)
     if args.limit:
@@ -245,6 +249,8 @@ def main() -> None:
     if not (args.reuse and db.exists()):
         ingest_seconds = ingest(folder, db)
     print(f"{made} workbooks written, ingest {ingest_seconds:.1f} s", flush=True)
+    if args.prepare:
+        return
     results = answer_all(db, questions)
     s = summary(results)
     print(json.dumps(s, indent=1))

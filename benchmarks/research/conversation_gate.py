@@ -93,7 +93,7 @@ def features(shelf: Any, snap: Any, question: str, before: list[Turn]) -> dict[s
     docs = history_documents(snap, last)
     cin, cout = shift_margin(snap, qv, docs)
     lin, lout = lexical_margin(snap, lexical_search(shelf.store, snap)(question), docs)
-    cos = snap.passage_vecs @ qv
+    cos = snap.passage_cos(qv)
     cited = np.zeros(len(cos), bool)
     for nid in history_nodes(last):
         if nid in snap.row_of:

@@ -56,7 +56,7 @@ def _prompts_on(store: Store, ds: EvalSet, name: str, embedder: Embedder) -> dic
     if coll is None:
         raise SystemExit(f"{name}: no collection {ds.store_name!r} in {store.path}")
     snap = snapshot_for(store, coll.id, embedder.model_id)
-    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != embedder.dim:
+    if not len(snap.passage_ids) or snap.dim != embedder.dim:
         raise SystemExit(f"{name}: the library holds no vectors of {embedder.model_id}")
     doc_path = {d.id: d.path for d in store.documents(coll.id)}
     out: dict[str, dict[str, float]] = {}
@@ -65,7 +65,7 @@ def _prompts_on(store: Store, ds: EvalSet, name: str, embedder: Embedder) -> dic
         vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)
         hits = []
         for q, vec in zip(ds.questions, vecs, strict=True):
-            ranked = [int(snap.passage_ids[i]) for i in np.argsort(-(snap.passage_vecs @ vec), kind="stable")[:10]]
+            ranked = [int(snap.passage_ids[i]) for i in np.argsort(-snap.passage_cos(vec), kind="stable")[:10]]
             j = judge(snap, doc_path, q, ranked)
             hits.append([j[f"{g}_hit1"] for g in GRANULARITIES])
         out[label] = dict(zip(GRANULARITIES, np.array(hits).mean(0).round(4).tolist(), strict=True))

@@ -81,6 +81,7 @@ class TableIntent:
     ops: list[tuple[str, str]] = field(default_factory=list)
     asks_row: bool = False
     counted: str = ""  # what "how many" counts: its next word that is not a stop word ("holidays")
+    asked: str = ""  # what "which / what" asks for: its next word that is neither a stop word nor an operation
     comparisons: list[Comparison] = field(default_factory=list)
 
     def op_words(self) -> set[str]:
@@ -98,11 +99,15 @@ def read_intent(question: str) -> TableIntent:
     """The operations, comparisons and words of ``question`` (see the module docstring)."""
     text = " ".join(question.lower().replace("’", "'").split()).rstrip("?!. ")
     intent = TableIntent(text, [w for w in _WORD.findall(text) if w not in STOP])
+    plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", text)  # bounds, not superlatives
     for op, pattern in _OPS:
-        m = pattern.search(text)
+        m = pattern.search(plain)
         if m:
             intent.ops.append((op, m.group(0)))
     intent.asks_row = bool(_ASK_ROW.match(text))
+    if intent.asks_row:
+        said = intent.op_words()
+        intent.asked = next((w for w in _WORD.findall(text)[1:] if w not in STOP and w not in said), "")
     m = _COUNTED.search(text)
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")

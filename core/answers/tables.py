@@ -9,6 +9,7 @@ table cannot answer gives None, and the answer stays the walk's sentence.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import sqlite3
 from collections import Counter
@@ -72,6 +73,9 @@ def _col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
     return out
 
 
+_TOKEN = re.compile(r"[\w$€£%]+", re.UNICODE)
+
+
 def _key_cells(intent: TableIntent, data: TableData) -> dict[int, set[int]]:
     """Cells whose whole text the question names (as words): column -> rows. A cell that is only a stop word, or
     a number the question compares with, is not a key."""
@@ -85,18 +89,94 @@ def _key_cells(intent: TableIntent, data: TableData) -> dict[int, set[int]]:
                                 [c for c, kind in enumerate(data.table.kinds) if kind == "text"])
     else:
         cells = [(c, r, cell) for c in range(len(data.table.columns)) for r, cell in enumerate(data.text(c))]
+    plural = " " + " ".join(stem(w) for w in _TOKEN.findall(text)) + " "  # the question with plurals taken off
     for c, r, cell in cells:
         v = cell.lower().strip()
-        if not v or not words_of(v) or len(v) > 80:
+        if not v or not words_of(v) or len(v) > 80 or v in compared:
             continue
-        if re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text) and v not in compared:
+        if re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text):
             found.setdefault(c, set()).add(r)
+        elif data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
+            singular = " ".join(stem(w) for w in _TOKEN.findall(v))
+            if singular and f" {singular} " in plural:
+                found.setdefault(c, set()).add(r)
     return found
 
 
 def _best(scores: Sequence[float], allowed: Sequence[int]) -> int | None:
     best = max(allowed, key=lambda c: (scores[c], -c), default=None)
     return best if best is not None and scores[best] > 0 else None
+
+
+_ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
+_LISTED = re.compile(r"\b(listed|in the list|on the list|in the table|on the chart|on the record|on the album)\b")
+_IMPLIED = [  # a superlative's column when the question names none: (the question's word, words of the column name)
+    (r"tallest|shortest|height", ("height", "ht")), (r"heaviest|lightest|weight", ("weight", "wt")),
+    (r"oldest|youngest|\bage\b", ("age",)), (r"most populous|populat", ("population", "pop")),
+    (r"fastest|slowest|quickest|time", ("time",)), (r"longest|length", ("length", "duration")),
+    (r"medals?", ("total",)), (r"votes?", ("votes", "total")), (r"points?|scor", ("points", "pts", "score")),
+    (r"goals?", ("goals",)), (r"attend", ("attendance",)), (r"capacity|seats", ("capacity",)),
+]
+
+
+def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequence[int]) -> int | None:
+    """The column a superlative or a sum means when the question names none: "tallest" -> Height, "the most
+    medals" -> Total; None when no word says which."""
+    for pattern, words in _IMPLIED:
+        if re.search(pattern, intent.text):
+            for c in numeric:
+                if set(words_of(names[c])) & set(words):
+                    return c
+    return None
+
+
+def _mostly_numbers(numbers: Sequence[float | None], texts: Sequence[str]) -> bool:
+    """A text column whose filled cells mostly start with a number ("12 km", "1st", "3:45.2")."""
+    filled = [n for n, t in zip(numbers, texts, strict=True) if t]
+    return bool(filled) and sum(1 for n in filled if n is not None) >= 0.8 * len(filled)
+
+
+_MORE = re.compile(r"\b(more|most|higher|highest|larger|largest|bigger|greater|longer|later|latest|taller|heavier|"
+                   r"older|better|mehr|höher|größer|plus)\b")
+_LESS = re.compile(r"\b(less|fewer|lower|smaller|shorter|earlier|faster|quicker|younger|weniger|kleiner|früher|"
+                   r"moins)\b")
+_NEXT = re.compile(r"\b(after|next|following|succeeded|nach|danach|après|suivant)\b")
+_PREVIOUS = re.compile(r"\b(before|previous|preceding|prior to|preceded|vor|davor|avant|précédent)\b")
+
+
+def _between_rows(intent: TableIntent, data: TableData, keyed: set[int], key_col: int, measure: int | None,
+                  scores: Sequence[float], filters: list[str]) -> Plan | None:
+    """Questions about the rows the question names by their key cells: "which had more X, A or B" (two rows
+    compared on the named column, or on their order for earlier / later) and "what came after / before A"
+    (the next or previous row)."""
+    names = data.table.names
+    text = intent.text
+    rows = sorted(keyed)
+    if len(rows) == 2 and re.search(r"\b(or|oder|ou)\b", text):
+        more, less = _MORE.search(text), _LESS.search(text)
+        if more or less:
+            word = (more or less).group(0)  # type: ignore[union-attr]
+            larger = bool(more) and not (less and less.start() < more.start())  # type: ignore[union-attr]
+            if measure is not None:
+                values = [data.number(measure)[r] for r in rows]
+                if None not in values:
+                    pick = max if larger else min
+                    best = pick(rows, key=lambda r: float(data.number(measure)[r] or 0))
+                    return Plan("choice", [best, *(r for r in rows if r != best)], measure, key_col, key_col, None,
+                                [*filters, f"{word} {names[measure]}"])
+            if word in ("earlier", "later", "früher", "before", "after"):
+                best = rows[0] if word in ("earlier", "früher") else rows[-1]
+                return Plan("choice", [best, *(r for r in rows if r != best)], None, key_col, key_col, None,
+                            [*filters, f"{word} in the table's order"])
+    if intent.comparisons or len(rows) != 1:
+        return None
+    step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
+    r = rows[0] + step
+    if not step or not 0 <= r < data.n_rows:
+        return None
+    named = [c for c in range(len(names)) if scores[c] >= 0.5]
+    col = max(named, key=lambda c: (c != key_col, scores[c])) if named else key_col
+    return Plan("next" if step > 0 else "previous", [r, rows[0]], None, col, key_col, None, filters)
 
 
 def _label_column(data: TableData) -> int:
@@ -151,13 +231,30 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
             return None
         rows = [r for r in rows if data.number(on)[r] is not None and comp.admits(float(data.number(on)[r] or 0))]
         filters.append(f"{names[on]} {comp.words}")
-    numeric = [c for c in range(width) if kinds[c] in NUMERIC and c != key_col]
+    year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", intent.text)
+    dates = [c for c in range(width) if kinds[c] == "date"]
+    if year and dates and not any(year.group(0) in data.text(c)[r].lower() for c in keys for r in keys[c]):
+        on, wanted = dates[0], int(year.group(0))  # "in 1987" over a column of dates: that year's rows
+        col_numbers = data.number(on)
+        rows = [r for r in rows if col_numbers[r] is not None
+                and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
+        filters.append(f"{names[on]} in {wanted}")
+    numeric = [c for c in range(width) if c != key_col and (kinds[c] in NUMERIC or (
+        data.whole and _mostly_numbers(data.number(c), data.text(c))))]
     measure = _best(scores, numeric)
+    if measure is None and any(op in ops for op in ("max", "min", "difference", "sum", "average")):
+        measure = _implied_measure(intent, names, numeric)
     text_cols = [c for c in range(width) if c != key_col and c != measure]
     answer_col = _best(scores, text_cols)
     label_col = _label_column(data)
     if not rows:
         return None
+    if key_col is not None:
+        plan = _between_rows(intent, data, keys[key_col], key_col, measure, scores, filters)
+        if plan is not None:
+            return plan
+    if "count" in ops and intent.asks_row and any(op in ops for op in ("max", "min")):  # "which ... most number of"
+        ops = [op for op in ops if op != "count"]
     if "range" in ops:
         lo = next((c for c in numeric if re.search(r"(?i)\b(min|minimum|low|from|von|de)\b", names[c])), None)
         hi = next((c for c in numeric if re.search(r"(?i)\b(max|maximum|high|to|bis|à)\b", names[c])), None)
@@ -175,29 +272,35 @@ def plan_question(intent: TableIntent, data: TableData) -> Plan | None:
     if "count" in ops:
         noun = stem(intent.counted) if intent.counted else ""
         counted_col = next((c for c in numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
-        if counted_col is not None:  # "how many days ..." names a column of numbers: its value or its sum
+        if counted_col is not None and kinds[counted_col] != "date":  # "how many days ...": a column of numbers
             if len(rows) == 1 and key_col is not None:
                 return Plan("lookup", rows, counted_col, None, key_col, None, filters)
-            if filters:
+            if "sum" in ops and not intent.comparisons:  # "how many points in total ..."
                 return Plan("sum", rows, counted_col, None, key_col, None, filters)
-            return None
         if key_col is not None and measure is not None and scores[measure] >= 0.5 and len(rows) == 1:
             return Plan("lookup", rows, measure, None, key_col, None, filters)
-        text_names = " ".join(names[c] for c in range(width) if kinds[c] == "text")
-        title_words = {stem(w) for w in words_of(f"{table.title} {table.sheet} {text_names}")}
+        caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
+        title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[label_col]}")}
         if filters or (noun and noun in title_words):
             return Plan("count", rows, None, label_col, key_col, None, filters)
     if "sum" in ops and measure is not None and kinds[measure] != "date":
         return Plan("sum", rows, measure, None, key_col, None, filters)
     for op in ("max", "min"):
+        if op in ops and measure is None and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5:
+            return Plan("most_often" if op == "max" else "least_often", rows, None, answer_col, key_col, None, filters)
         if op in ops and measure is not None:
             if intent.asks_row or answer_col is not None:
                 col = answer_col if answer_col is not None else label_col
                 return Plan("arg" + op, rows, measure, col, key_col, None, filters)
-            return Plan(op, rows, measure, None, key_col, None, filters)
+            if _ASKS_VALUE.match(intent.text):  # "what is the highest ...": the value itself
+                return Plan(op, rows, measure, None, key_col, None, filters)
     for op in ("first", "last"):
-        if op in ops and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5:
+        if (op in ops and intent.asks_row and answer_col is not None and scores[answer_col] >= 0.5
+                and stem(intent.asked) in {stem(w) for w in words_of(names[answer_col])}):  # "which school ... first"
             return Plan(op, rows, None, answer_col, key_col, None, filters)
+        if op in ops and _LISTED.search(intent.text):  # "the last country listed": the table's own order
+            col = answer_col if answer_col is not None and scores[answer_col] >= 0.5 else label_col
+            return Plan(op, rows, None, col, key_col, None, filters)
     if key_col is not None and len(rows) >= 1:
         target = max((c for c in range(width) if c != key_col), key=lambda c: (scores[c], -c))
         asked = _ASKED.get(intent.text.split(" ", 1)[0])
@@ -246,6 +349,33 @@ def compute(plan: Plan, data: TableData, question: str) -> ShortAnswer | None:
         cells = [_cell(data, r, col if col is not None else (plan.answer_col or 0)) for r in rows[:MAX_CITED]]
         return ShortAnswer(str(n), "computed", operation="count",
                            explanation=f"{n} rows of {data.table.title}{where}{parts}", cells=cells)
+    if plan.op in ("next", "previous") and plan.answer_col is not None:
+        r, key = rows
+        value = data.text(plan.answer_col)[r]
+        return ShortAnswer(value, "span", operation=plan.op,
+                           explanation=f"the row {'after' if plan.op == 'next' else 'before'} {label(key)}: "
+                                       f"{names[plan.answer_col]} {value}",
+                           cells=[_cell(data, r, plan.answer_col), _cell(data, key, plan.key_col or 0)]) if value \
+            else None
+    if plan.op == "choice" and plan.answer_col is not None:
+        value = data.text(plan.answer_col)[rows[0]]
+        used = [_cell(data, r, m if m is not None else plan.answer_col) for r in rows]
+        said = ", ".join(f"{data.text(m)[r]} ({label(r)})" for r in rows) if m is not None else ""
+        return ShortAnswer(value, "computed", operation="choice",
+                           explanation=f"{plan.filters[-1]}: {value}" + (f" ({said})" if said else ""), cells=used)
+    if plan.op in ("most_often", "least_often") and plan.answer_col is not None:
+        counts = Counter(data.text(plan.answer_col)[r] for r in rows if data.text(plan.answer_col)[r])
+        if not counts:
+            return None
+        ranked = counts.most_common()
+        value, n = ranked[0] if plan.op == "most_often" else ranked[-1]
+        if sum(1 for _v, k in ranked if k == n) > 1:  # a tie: no single answer
+            return None
+        used = [_cell(data, r, plan.answer_col) for r in rows if data.text(plan.answer_col)[r] == value]
+        return ShortAnswer(value, "computed", operation=plan.op,
+                           explanation=f"{value} appears {n} times in {names[plan.answer_col]} "
+                                       f"({'most' if plan.op == 'most_often' else 'least'} often){where}",
+                           cells=used[:MAX_CITED])
     if m is None:
         if plan.op in ("first", "last") and plan.answer_col is not None:
             r = rows[0] if plan.op == "first" else rows[-1]

@@ -190,9 +190,9 @@ def history_documents(snap: Snapshot, turn: Turn) -> set[int]:
 
 def shift_margin(snap: Snapshot, q_vec: np.ndarray, documents: set[int]) -> tuple[float, float]:
     """The question alone's best passage cosine inside ``documents`` (document node ids) and outside them."""
-    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+    if not len(snap.passage_ids) or snap.dim != q_vec.shape[0]:
         return 0.0, 0.0
-    cos = snap.passage_vecs @ q_vec
+    cos = snap.passage_cos(q_vec)
     inside = np.zeros(len(cos), bool)
     for d in documents:
         a, b = snap.nodes[d].span
@@ -228,11 +228,11 @@ def flat_best(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float],
               decision: DecisionModel) -> tuple[float, int | None]:
     """:func:`alone_confidence` and the passage it is for (its node id; None in an empty or other-model
     snapshot)."""
-    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+    if not len(snap.passage_ids) or snap.dim != q_vec.shape[0]:
         return 0.0, None
     ev = QueryEvidence.build(snap, q_vec, hits)
     rows = set(np.argsort(-ev.cos)[:POOL].tolist()) | {snap.row_of[n] for n in hits if n in snap.row_of}
-    cands = [snap.nodes[int(snap.passage_ids[r])] for r in sorted(rows)]
+    cands = snap.nodes.many([int(snap.passage_ids[r]) for r in sorted(rows)])
     p = decision.model("passage").proba(level_features(snap, ev, cands))
     best = int(np.argmax(p))
     return float(p[best]), cands[best].id
@@ -341,10 +341,10 @@ def section_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float]
                        decision: DecisionModel) -> tuple[float, float]:
     """The passage model's best P(relevant) for a question (its vector and BM25 hits, every passage of the snapshot
     scored as one level) inside the sections ``turn`` answered from and in the rest of its documents."""
-    if not len(snap.passage_ids) or snap.passage_vecs.shape[1] != q_vec.shape[0]:
+    if not len(snap.passage_ids) or snap.dim != q_vec.shape[0]:
         return 0.0, 0.0
     ev = QueryEvidence.build(snap, q_vec, hits)
-    p = decision.model("passage").proba(level_features(snap, ev, [snap.nodes[int(n)] for n in snap.passage_ids]))
+    p = decision.model("passage").proba(level_features(snap, ev, snap.nodes.many(snap.passage_ids.tolist())))
     in_sec = np.zeros(len(p), bool)
     in_doc = np.zeros(len(p), bool)
     for nid in history_nodes(turn):

@@ -17,6 +17,8 @@ from shelfwise.core.store.db import Store
 from shelfwise.core.store.types import now
 
 TITLE_CHARS = 80
+#: SQLite's largest integer: an id past it cannot be a row's (a query with it raises OverflowError)
+MAX_ID = 2**63 - 1
 
 
 class NoSuchConversation(LookupError):
@@ -26,6 +28,12 @@ class NoSuchConversation(LookupError):
         super().__init__(f"there is no conversation {conversation_id} in this library "
                          f"(`shelfwise chat --list` shows the ones there are)")
         self.conversation_id = conversation_id
+
+
+def _stored_id(conversation_id: int) -> None:
+    """NoSuchConversation for an id no row can have (0, negative, or past SQLite's integer range)."""
+    if not 1 <= conversation_id <= MAX_ID:
+        raise NoSuchConversation(conversation_id)
 
 
 def title_for(question: str) -> str:
@@ -79,6 +87,7 @@ class ConversationStore:
         return turn
 
     def get(self, conversation_id: int) -> Conversation:
+        _stored_id(conversation_id)
         row = self.store.conn.execute("SELECT id, collection, title, created_at, updated_at FROM conversations "
                                       "WHERE id = ?", (conversation_id,)).fetchone()
         if row is None:
@@ -117,6 +126,7 @@ class ConversationStore:
                 for r in self.store.conn.execute(sql, params)]
 
     def delete(self, conversation_id: int) -> None:
+        _stored_id(conversation_id)
         with self.store.transaction() as conn:
             cur = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
             if cur.rowcount == 0:

@@ -22,8 +22,10 @@ from shelfwise.core.indexing.sentences import embed_sentences
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.calibrate import ensure_calibrated
+from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import tree_version
 
 log = logging.getLogger(__name__)
 STORE_EVERY = 2.0  # seconds between progress rows written to the meta table
@@ -106,6 +108,17 @@ class _Reporter:
             self.store.set_meta(progress_key(self.cid), json.dumps(asdict(p)))
 
 
+def complete_key(collection_id: int, model: str) -> str:
+    return f"index_complete:{collection_id}:{model}"
+
+
+def index_complete(store: Store, collection_id: int, model: str) -> bool:
+    """Whether the last complete index run of the collection with ``model`` left it at its present tree version:
+    every write of a document, removal, re-clustering or new vector changes the version
+    (``core/store/snapshot.py``, ``tree_version``), so nothing has been added since that needs a vector."""
+    return store.get_meta(complete_key(collection_id, model)) == tree_version(store, collection_id)
+
+
 def finish_index(
     store: Store, collection_id: int, embedder: Embedder, settings: Settings | None = None,
     progress: Callable[[IndexProgress], None] | None = None, cancel: Callable[[], bool] | None = None,
@@ -116,6 +129,12 @@ def finish_index(
     (the mark stays; the next run goes on). Returns ``{"embedded": n, "clusters": n}``."""
     settings = settings or Settings()
     token = store.index_pending(collection_id)
+    if not token and index_complete(store, collection_id, embedder.model_id):
+        # nothing written since the last complete run: no scan of every node for missing vectors (a question
+        # on a library of 10^6 passages paid two such scans, ~1 s each: docs/scale.md, "Growth")
+        if settings.use_calibration:
+            ensure_calibrated(store, collection_id, embedder, None, settings)
+        return {"embedded": 0, "clusters": 0}
     log.debug("stage: embedding")  # stage markers (``shelfwise -v``): the reliability runs aim kills by them
     report = _Reporter(store, collection_id, progress)
     result = refresh_collection(store, collection_id, embedder, settings.budgets,
@@ -130,8 +149,11 @@ def finish_index(
     if settings.use_calibration:
         ensure_calibrated(store, collection_id, embedder, None, settings,
                           progress=lambda done, total: report("calibrating", done, total))
+    snapshot_for(store, collection_id, embedder.model_id)  # written beside the library now, not at the next question
     if token:
         store.index_done(collection_id, token)
+    if not store.index_pending(collection_id) and not store.nodes_without_vectors(collection_id, embedder.model_id):
+        store.set_meta(complete_key(collection_id, embedder.model_id), tree_version(store, collection_id))
     report("done", 1, 1)
     log.debug("stage: done")
     return result

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from shelfwise.core.indexing.finish import indexer_alive, stored_progress
+from shelfwise.core.indexing.finish import index_complete, indexer_alive, stored_progress
 from shelfwise.core.store.db import Store
 
 
@@ -34,8 +34,10 @@ class IndexState:
 def index_state(store: Store, collection_id: int, model: str | None = None) -> IndexState:
     """How far the collection's index is; ``model``: count the nodes without a vector from that embedder (a library
     embedded with another one is unfinished for it)."""
-    return IndexState(collection_id, store.index_pending(collection_id),
-                      store.nodes_without_vectors(collection_id, model))
+    token = store.index_pending(collection_id)
+    if not token and model is not None and index_complete(store, collection_id, model):
+        return IndexState(collection_id, 0, 0)  # nothing written since a complete run: no count of every node
+    return IndexState(collection_id, token, store.nodes_without_vectors(collection_id, model))
 
 
 def _index_lock_path(db: Path) -> Path:

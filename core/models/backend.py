@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from shelfwise.core.environment import variable
 from shelfwise.core.json_types import JSONObject
 
 
@@ -358,7 +359,7 @@ def text_sha(embedder: Embedder, text: str) -> str:
 def default_threads() -> int:
     """Threads for llama.cpp when none are given: ``SHELFWISE_THREADS`` if set (the test suite is run with 1 and
     with all cores this way), else every core this process may use."""
-    env = os.environ.get("SHELFWISE_THREADS", "").strip()
+    env = (variable("SHELFWISE_THREADS") or "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
     try:

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shelfwise.core import environment
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.gguf_meta import GgufHeader, NotGguf, read_header
@@ -190,7 +191,7 @@ def model_folders(system: str | None = None, env: Mapping[str, str] | None = Non
     one), with ``env`` (default: the environment) and ``home`` (default: the user's) -- every place, whether or not
     it exists, each once."""
     system = system or platform.system()
-    env = os.environ if env is None else env
+    env = environment.system() if env is None else env
     home = home if home is not None else Path.home()
     out: list[ModelFolder] = []
     seen: set[tuple[str, Path]] = set()
@@ -348,10 +349,7 @@ def find_models(folders: list[ModelFolder] | None = None) -> list[FoundModel]:
     out: list[FoundModel] = []
     seen: set[Path] = set()
     for folder in model_folders() if folders is None else folders:
-        try:
-            real = folder.path.resolve()
-        except OSError:
-            real = folder.path
+        real = Path(os.path.realpath(folder.path))  # a folder that is a symlink loop: as it is (resolve() raises)
         if real in seen or not _is_dir(folder.path):
             continue
         seen.add(real)

@@ -5,8 +5,8 @@ answer path reaches the models without going through the facade."""
 from __future__ import annotations
 
 import logging
-import os
 
+from shelfwise.core.environment import variable
 from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.settings import Settings
 
@@ -46,7 +46,7 @@ class Models:
         if self._judge is None:
             from shelfwise.core.models.encoders.judges import make_judge
 
-            spec = self.settings.judge if self.settings.judge is not None else os.environ.get("SHELFWISE_JUDGE")
+            spec = self.settings.judge if self.settings.judge is not None else variable("SHELFWISE_JUDGE")
             try:
                 self._judge = [make_judge(spec, n_threads=self.settings.n_threads)]
             except Exception as exc:  # a missing or broken judge must not stop search

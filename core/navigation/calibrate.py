@@ -45,9 +45,13 @@ class Probe:
 
 def make_probes(snap: Snapshot, n: int = 240, seed: int = 0, keep_words: float = 0.6) -> list[Probe]:
     rng = random.Random(seed)
-    passages = [snap.nodes[int(p)] for p in snap.passage_ids]
-    passages = [p for p in passages if word_count(p.text) >= 8]
-    rng.shuffle(passages)
+    conn = snap.store.conn  # the words are read here, not kept for every node (a library may be large)
+    long_enough = {int(nid) for nid, text in conn.execute(
+        "SELECT id, text FROM nodes WHERE collection_id = ? AND kind = 'passage'", (snap.collection_id,))
+        if word_count(text or "") >= 8}
+    ids = [int(p) for p in snap.passage_ids if int(p) in long_enough]
+    rng.shuffle(ids)
+    passages = snap.nodes.many(ids[: int(n * 0.8)])
     probes: list[Probe] = []
     for p in passages[: int(n * 0.8)]:
         sents = [s for s in _SENT.split(p.text) if word_count(s) >= 6] or [p.text]
@@ -62,10 +66,12 @@ def make_probes(snap: Snapshot, n: int = 240, seed: int = 0, keep_words: float =
         start = rng.randint(0, max(0, len(words) - k))
         chosen = words[start:start + k]
         probes.append(Probe(" ".join(chosen), p.id, "sentence"))
-    sections = [s for s in snap.nodes.values() if s.kind == "section" and len(s.title.split()) >= 2]
+    sections = [(int(nid), title) for nid, title in conn.execute(
+        "SELECT id, title FROM nodes WHERE collection_id = ? AND kind = 'section' ORDER BY parent_id, ordinal, id",
+        (snap.collection_id,)) if int(nid) in snap.nodes and len((title or "").split()) >= 2]
     rng.shuffle(sections)
-    for s in sections[: n - len(probes)]:
-        probes.append(Probe(s.title, s.id, "heading"))
+    for nid, title in sections[: n - len(probes)]:
+        probes.append(Probe(title, nid, "heading"))
     return probes
 
 

@@ -41,10 +41,12 @@ class QueryEvidence:
               question_vec: np.ndarray | None = None, words_only: WordsOnly | None = None) -> QueryEvidence:
         """``words_only``: passages (and the nodes above them) in languages the encoder does not read; their cosine
         is replaced by their BM25 evidence on the cosine's scale (:func:`lean_on_words`)."""
-        cos = snap.passage_vecs @ q_vec if snap.passage_vecs.shape[1] == q_vec.shape[0] else np.zeros(
-            len(snap.passage_ids), np.float32)
-        node_cos = snap.node_vecs @ q_vec if snap.node_vecs.shape[1] == q_vec.shape[0] else np.zeros(
-            len(snap.node_vecs), np.float32)
+        both = question_vec is not None and question_vec.shape == q_vec.shape
+        # one pass over the vectors for both queries
+        cols = snap.passage_cos(np.stack([q_vec, question_vec], axis=1) if question_vec is not None and both
+                                else q_vec)
+        cos = cols[:, 0] if both else cols
+        node_cos = snap.node_cos(q_vec)
         lex = np.zeros(len(snap.passage_ids), dtype=np.float32)
         if lexical:
             best = max(lexical.values()) or 1.0
@@ -52,9 +54,7 @@ class QueryEvidence:
                 row = snap.row_of.get(nid)
                 if row is not None:
                     lex[row] = max(0.0, s) / best
-        cos_q = None
-        if question_vec is not None and snap.passage_vecs.shape[1] == question_vec.shape[0]:
-            cos_q = (snap.passage_vecs @ question_vec).astype(np.float32)
+        cos_q = cols[:, 1].astype(np.float32) if both and snap.dim == q_vec.shape[0] else None
         cos, node_cos = cos.astype(np.float32), node_cos.astype(np.float32)
         if words_only is not None:
             cos, node_cos, cos_q = lean_on_words(words_only, cos, node_cos, lex, cos_q)
@@ -90,16 +90,17 @@ def words_only(snap: Snapshot, covered: Sequence[str] | None) -> WordsOnly | Non
     docs = {d: langs[0] for d, langs in snap.doc_languages.items() if langs and langs[0] not in covered}
     if not docs:
         return None
-    row_doc = [snap.nodes[int(p)].document_id for p in snap.passage_ids]
-    passages = np.array([d in docs for d in row_doc], dtype=bool)
-    nodes = np.zeros(len(snap.node_vecs), dtype=bool)
-    for n in snap.nodes.values():
-        if n.vec_row >= 0 and n.document_id in docs:
-            nodes[n.vec_row] = True
+    these = np.fromiter(docs, np.int64, len(docs))
+    row_doc = snap.passage_documents()
+    passages = np.isin(row_doc, these)
+    data = snap.data
+    nodes = np.zeros(snap.n_node_vecs, dtype=bool)
+    with_vec = data.vec_row >= 0
+    nodes[data.vec_row[with_vec & np.isin(data.document_id, these)]] = True
+    found, per_doc = np.unique(row_doc[passages], return_counts=True)
     counts: dict[str, int] = {}
-    for d, on in zip(row_doc, passages, strict=True):
-        if on and d is not None:
-            counts[docs[d]] = counts.get(docs[d], 0) + 1
+    for d, c in zip(found.tolist(), per_doc.tolist(), strict=True):
+        counts[docs[d]] = counts.get(docs[d], 0) + c
     return WordsOnly(passages, nodes, tuple(sorted(counts, key=lambda k: -counts[k])), len(docs))
 
 

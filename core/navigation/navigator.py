@@ -202,12 +202,15 @@ class Navigator:
             raise Cancelled("query cancelled")
         sources = {pid: "tree" for pid in pool}
         if budgets.hybrid > 0:
-            for pid, source in self._hybrid(snap, ev, budgets.hybrid, allowed):
+            extra = [(pid, source) for pid, source in self._hybrid(snap, ev, budgets.hybrid, allowed)
+                     if pid not in pool]
+            for (pid, source), node in zip(extra, snap.nodes.many([pid for pid, _ in extra]), strict=True):
                 if pid not in pool:
-                    pool[pid] = snap.nodes[pid]
+                    pool[pid] = node
                     sources[pid] = source
         passages = list(pool.values())
         depth += 1
+        snap.nodes.many(list({p.parent for p in passages if p.parent is not None}))  # read in one statement
         for p in passages:  # ancestors never judged in the walk get their own calibrated logit, not a guess
             if p.parent is not None and p.parent not in parent_logit:
                 parent_logit[p.parent] = self._offline_logit(snap, decision, ev, snap.nodes[p.parent])
@@ -346,10 +349,10 @@ class Navigator:
         if allowed is not None:
             rows = np.nonzero(np.isin(snap.passage_ids, np.fromiter(allowed, np.int64, len(allowed))))[0]
         if len(ev.cos) and len(rows):
-            out.extend((int(snap.passage_ids[i]), "dense") for i in rows[np.argsort(-ev.cos[rows])[:n]])
+            out.extend((int(snap.passage_ids[i]), "dense") for i in rows[_top(ev.cos[rows], n)])
         lex_rows = rows[np.nonzero(ev.lex[rows])[0]] if len(rows) else rows
         if len(lex_rows):
-            out.extend((int(snap.passage_ids[i]), "lexical") for i in lex_rows[np.argsort(-ev.lex[lex_rows])[:n]])
+            out.extend((int(snap.passage_ids[i]), "lexical") for i in lex_rows[_top(ev.lex[lex_rows], n)])
         return out
 
     def _candidate(self, s: Scored, kept: bool, model: LevelModel) -> Candidate:
@@ -373,6 +376,17 @@ class Navigator:
                 location=n.location,
             ))
         return hits
+
+
+def _top(values: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the ``n`` largest values, largest first (ties in index order, as a stable sort gives them), without
+    sorting the whole array."""
+    if len(values) > n:
+        part = np.argpartition(-values, n - 1)[:n]
+        cut = values[part].min()
+        part = np.flatnonzero(values >= cut)  # every tie at the cut, so the stable order below decides as before
+        return part[np.argsort(-values[part], kind="stable")][:n]
+    return np.argsort(-values, kind="stable")[:n]
 
 
 def _prefer(scored: list[Scored], prior: Mapping[int, float] | None) -> None:

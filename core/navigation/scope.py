@@ -311,23 +311,25 @@ class ResolvedScope:
         and their ancestors. None when nothing is left out."""
         if not self.restricted:
             return None
-        out: set[int] = set()
-        for nid, node in snap.nodes.items():
-            if node.document_id in self.document_ids and nid not in self.excluded_passages:
-                out.add(nid)
-                if node.kind == "document":
-                    p = node.parent
-                    while p is not None and p not in out:
-                        out.add(p)
-                        p = snap.nodes[p].parent if p in snap.nodes else None
+        import numpy as np
+
+        from shelfwise.core.store.snapshot import KINDS
+
+        data = snap.data
+        inside = np.isin(data.document_id, np.fromiter(self.document_ids, np.int64, len(self.document_ids)))
+        out = set(data.ids[inside].tolist()) - set(self.excluded_passages)
+        for doc in data.ids[inside & (data.kind == KINDS.index("document"))].tolist():
+            p = snap.parent_of(doc)
+            while p is not None and p not in out:
+                out.add(p)
+                p = snap.parent_of(p)
         return out
 
 
 def _matches_path(doc_path: str, target: Path, is_dir: bool) -> bool:
-    try:
-        p = Path(doc_path).resolve()
-    except OSError:
-        p = Path(doc_path)
+    # realpath, not Path.resolve(): a document's file replaced by a symlink loop since it was read raises
+    # RuntimeError there (Python < 3.13); realpath leaves the looping part as it is
+    p = Path(os.path.realpath(doc_path))
     return p.is_relative_to(target) if is_dir else p == target
 
 
@@ -351,7 +353,7 @@ def documents_in(docs: Sequence[DocumentRow], value: str, cwd: str | Path | None
     raw = Path(os.path.expanduser(value))
     candidate = raw if raw.is_absolute() else Path(cwd or os.getcwd()) / raw
     if candidate.exists():
-        target = candidate.resolve()
+        target = Path(os.path.realpath(candidate))
         found = [d for d in docs if _matches_path(d.path, target, target.is_dir())]
         if found or raw.is_absolute():
             return found  # an existing path that holds no document of the library: the scope is empty

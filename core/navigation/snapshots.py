@@ -7,26 +7,27 @@ import threading
 from shelfwise.core.models.backend import DecisionBackend, Embedder
 from shelfwise.core.navigation.decision import DecisionModel, meta_key
 from shelfwise.core.store.db import Store
-from shelfwise.core.store.snapshot import Snapshot, build_snapshot, tree_version
+from shelfwise.core.store.snapshot import Snapshot, SnapshotData, load_or_build, tree_version
 
 _lock = threading.Lock()
-_snapshots: dict[tuple[str, int, str], Snapshot] = {}
+_snapshots: dict[tuple[str, int, str], SnapshotData] = {}
 
 
 def snapshot_for(store: Store, collection_id: int, embed_model: str | None) -> Snapshot:
-    """The collection's snapshot, rebuilt when its tree version changed (after ingest or re-clustering)."""
+    """The collection's snapshot as seen through ``store`` (its nodes' words are read through it): the arrays are
+    shared by the process (and mapped from the files beside the library, ``load_or_build``), made again when the
+    tree version changed (after ingest or re-clustering, and while an index run adds vectors)."""
     key = (str(store.path) if store.path else f"memory:{id(store)}", collection_id, embed_model or "")
     version = tree_version(store, collection_id)
     with _lock:
-        snap = _snapshots.get(key)
-        if snap is not None and snap.version == version:
-            return snap
-    snap = build_snapshot(store, collection_id, embed_model)
-    with _lock:
-        _snapshots[key] = snap
-        if len(_snapshots) > 8:
-            _snapshots.pop(next(iter(_snapshots)))
-    return snap
+        data = _snapshots.get(key)
+    if data is None or data.version != version:
+        data = load_or_build(store, collection_id, embed_model)
+        with _lock:
+            _snapshots[key] = data
+            if len(_snapshots) > 8:
+                _snapshots.pop(next(iter(_snapshots)))
+    return Snapshot(data, store)
 
 
 def model_set(embedder: Embedder, backend: DecisionBackend | None) -> str:

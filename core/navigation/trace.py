@@ -140,4 +140,5 @@ def to_dict(obj: object) -> JSONValue:
     return obj
 
 
-__all__ = ["Candidate", "Hit", "Level", "Outline", "OutlineEntry", "SearchResult", "Trace", "asdict", "to_dict"]
+__all__ = ["Candidate", "Hit", "Level", "Location", "Outline", "OutlineEntry", "SearchResult", "Trace", "asdict",
+           "to_dict"]

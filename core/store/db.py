@@ -47,6 +47,8 @@ from shelfwise.core.store.types import (
     now,
     path_key,
 )
+from shelfwise.core.store.vectors import blob as vector_blob
+from shelfwise.core.store.vectors import decode_float
 from shelfwise.ingest.model import ParsedDocument
 
 SNIPPET_BATCH = 50  # search_hits makes snippets for at most this many rows by id; more, with the ranking
@@ -506,12 +508,12 @@ class Store:
                                   [(",".join(langs), doc_id) for doc_id, langs in items])
 
     def set_embeddings(self, model: str, items: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Store (or replace) one float32 vector per node for ``model``. A node deleted meanwhile (its document
-        re-ingested while another thread or process embedded it) is skipped."""
+        """Store (or replace) one vector per node for ``model`` (kept as int8 with a scale: ``core/store/vectors.py``).
+        A node deleted meanwhile (its document re-ingested while another thread or process embedded it) is skipped."""
         rows = []
         for node_id, vec in items:
-            v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
-            rows.append((int(node_id), model, int(v.size), v.tobytes(), int(node_id)))
+            v = np.asarray(vec, dtype=np.float32).ravel()
+            rows.append((int(node_id), model, int(v.size), vector_blob(v), int(node_id)))
         with self.transaction():  # by hand: sqlite-utils' inserts have no WHERE EXISTS guard
             self.conn.executemany(
                 "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) "
@@ -523,8 +525,8 @@ class Store:
         now = time.time()
         rows = []
         for sha, vec in items:
-            v = np.ascontiguousarray(np.asarray(vec, dtype=np.float32).ravel())
-            rows.append((model, sha, int(v.size), v.tobytes(), now))
+            v = np.asarray(vec, dtype=np.float32).ravel()
+            rows.append((model, sha, int(v.size), vector_blob(v), now))
         with self.transaction():
             insert_rows(self.conn, "vector_cache", ("model", "sha", "dim", "vector", "used"), rows, replace=True)
 
@@ -536,10 +538,10 @@ class Store:
         for i in range(0, len(uniq), 500):
             part = uniq[i:i + 500]
             marks = ",".join("?" * len(part))
-            for sha, blob in self.conn.execute(
-                f"SELECT sha, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
+            for sha, dim, blob in self.conn.execute(
+                f"SELECT sha, dim, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
             ):
-                found[sha] = np.frombuffer(blob, dtype=np.float32).copy()
+                found[sha] = decode_float([blob], int(dim))[0]
         if found and touch and not self.read_only:
             now = time.time()
             with self.transaction():
@@ -559,7 +561,8 @@ class Store:
         self, model: str, kinds: Iterable[str] | None = None, collection_id: int | None = None,
         document_id: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(node ids int64 [n], vectors float32 [n, dim]) in node id order; empty arrays when there are none."""
+        """(node ids int64 [n], vectors float32 [n, dim], read back from int8) in node id order; empty arrays when
+        there are none."""
         where, params = self._filters(kinds, collection_id, document_id)
         where = where.replace("WHERE ", "AND ", 1)
         rows = self.conn.execute(
@@ -574,8 +577,14 @@ class Store:
             raise ValueError(f"Embeddings for model {model!r} have mixed dimensions {sorted(dims)}")
         dim = dims.pop()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim).copy()
-        return ids, matrix
+        return ids, decode_float([r[2] for r in rows], dim)
+
+    def embedding_blobs(self, model: str, collection_id: int) -> Iterator[tuple[int, int, bytes]]:
+        """(node id, dim, stored blob) of every vector of ``model`` in the collection, streamed in node id order
+        (the snapshot decodes them a block at a time: ``core/store/vectors.py``)."""
+        yield from self.conn.execute(
+            "SELECT e.node_id, e.dim, e.vector FROM embeddings e JOIN nodes n ON n.id = e.node_id "
+            "WHERE e.model = ? AND n.collection_id = ? ORDER BY e.node_id", (model, collection_id))
 
     def nodes_missing_embedding(
         self, model: str, collection_id: int | None = None, kinds: Iterable[str] | None = None

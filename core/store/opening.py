@@ -46,6 +46,18 @@ def _pending_migrations(conn: sqlite3.Connection) -> list[str]:
     return [name for name, _ in MIGRATIONS if name not in done]
 
 
+def _foreign_bytes(path: Path) -> bool:
+    """Whether the file at ``path`` holds bytes and they do not start as an SQLite database does (a text file, a
+    file of ``/proc`` whose size reads as 0): SQLite would take it for an empty database to create. A file that is
+    empty or cannot be read is left to SQLite."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return bool(head) and head != b"SQLite format 3\x00"[: len(head)]
+
+
 def _truncated_pages(path: Path) -> tuple[int, int] | None:
     """(pages the header records, pages the file holds) when the library file is shorter than its header says (a
     copy or a disk that stopped half-way), else None. SQLite then calls every read "malformed"."""
@@ -154,6 +166,10 @@ class OpenedLibrary:
                              "give the path of a library file (a new name makes a new library) with --db")
         if self.path is not None and self.read_only and not self.path.exists():
             raise StoreError(f"Cannot open the library {path}: no such file")
+        if self.path is not None and _foreign_bytes(self.path):
+            raise StoreError(f"Cannot open the library {path}: file is not a database (its first bytes are not "
+                             "SQLite's), so not a Shelfwise library; give the path of a library file (a new name "
+                             "makes a new library) with --db")
         self.conn = self._connect()
         try:
             if check and not self.memory:

@@ -172,3 +172,33 @@ def test_ctrl_c_while_the_command_line_starts_is_one_line(library: tuple[Path, l
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert proc.returncode in (130, -signal.SIGINT)  # -2: before Python installed its own handler
     assert documents(db) == docs and len(conversations(db)) == n_conv
+
+
+def test_ctrl_c_during_the_check_before_a_rebuild_says_nothing_changed(library: tuple[Path, list[str], int],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from shelfwise.app.cli import doctor
+
+    db, docs, n_conv = library
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(doctor, "salvage", interrupted)  # Ctrl-C while doctor reads what the library lists
+    result = CliRunner().invoke(main, ["--db", str(db), "doctor", "--rebuild", "--force", "--yes", "--no-index"])
+    assert result.exit_code == 130, result.output
+    assert "Interrupted before anything was changed: the library is as it was." in result.output
+    monkeypatch.undo()
+    assert documents(db) == docs and len(conversations(db)) == n_conv
+
+
+def test_a_lost_library_is_put_back_from_the_copy_a_rebuild_kept(library: tuple[Path, list[str], int]) -> None:
+    db, docs, n_conv = library
+    home = session_home(db.parent)
+    assert cli("doctor", "--rebuild", "--force", "--yes", "--no-index", db=db, home=home).returncode == 0
+    [kept] = [p for p in db.parent.iterdir() if p.name.startswith(f"{db.name}.replaced-")]
+    db.unlink()
+    lost = cli("doctor", db=db, home=home)
+    assert lost.returncode == 1 and f"doctor --restore {kept.name}" in lost.stderr, lost.stderr
+    restored = cli("doctor", "--restore", kept.name, db=db, home=home)
+    assert restored.returncode == 0, restored.stderr
+    assert documents(db) == docs and len(conversations(db)) == n_conv

@@ -9,11 +9,11 @@ measurements that chose it: docs/benchmarks.md, "OpenMP spin count".
 
 from __future__ import annotations
 
-import os
+from shelfwise.core.environment import set_default
 
 SPINCOUNT = "2000"  # chosen in docs/benchmarks.md ("OpenMP spin count")
 
 
 def tune_openmp() -> None:
     """Bound libgomp's spinning (``GOMP_SPINCOUNT``) unless the user set it; call before llama.cpp is loaded."""
-    os.environ.setdefault("GOMP_SPINCOUNT", SPINCOUNT)
+    set_default("GOMP_SPINCOUNT", SPINCOUNT)
