@@ -25,7 +25,7 @@ class AnswerTuning:
     cue_weight: float
     lexical_weight: float
     # not found too when the top passages hold under ``covered_min`` of the question's key terms and the best
-    # cosine is under ``covered_max_cosine`` (core/answers/coverage.py; 0.0: off)
+    # cosine is under ``covered_max_cosine`` (core/answers/coverage.py; 0.0: off, no point chosen: docs/eval/answers.md)
     covered_min: float = 0.0
     covered_max_cosine: float = 0.0
 
