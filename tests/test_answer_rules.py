@@ -115,3 +115,14 @@ def test_a_sentence_wrapped_across_lines_is_shown_whole(library: Path, monkeypat
                          "--no-generate"))
     assert out["short_answer"]["text"] == "Mistral, Sirocco, Bora and Zephyr", out["answer"]
     assert "Mistral, Sirocco, Bora and Zephyr in Rotterdam. [" in out["answer"]
+
+
+def test_a_question_not_found_offers_the_nearest_passages_as_related(library: Path, monkeypatch) -> None:
+    question = "Who won the football world cup in 1998?"
+    out = json.loads(ask(library, question, "unused", monkeypatch, "--json"))
+    assert not out["found"] and out["answer"] == "Not found in your documents." and out["short_answer"] is None
+    assert out["generated"] == "" and out["citations"] == []
+    assert 1 <= len(out["related"]) <= 3 and all(r["path"] for r in out["related"])
+    text = ask(library, question, "unused", monkeypatch)
+    assert "Answer: Not found in your documents." in text
+    assert "Related passages (nearest, they do not answer it):\n[1] " in text and "Sources:" not in text

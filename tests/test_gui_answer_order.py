@@ -72,3 +72,13 @@ def test_a_reversed_yes_no_is_not_shown_in_the_window(qtbot, window: MainWindow,
     shown = window.answer_view.browser.toPlainText()
     assert shown.startswith("No [") and "does not need the VPN" in shown
     assert "Yes, you do" not in shown and "it says yes where the deciding sentence [1] says no" in shown
+
+
+def test_not_found_offers_the_nearest_passages_as_related(qtbot, window: MainWindow, monkeypatch) -> None:
+    answer = ask(qtbot, window, "Who won the football world cup in 1998?", "unused", monkeypatch)
+    assert answer is not None and not answer.found and answer.short is None
+    assert window.answer_view.browser.toPlainText().startswith("Not found in your documents.")
+    assert window.answer_view.sources_title.text() == "Related passages (nearest; they do not answer it)"
+    assert window.answer_view.sources.count() >= 1
+    ask(qtbot, window, "What was the revenue in 2025?", "unused", monkeypatch)
+    assert window.answer_view.sources_title.text() == "Sources"

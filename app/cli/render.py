@@ -12,7 +12,7 @@ from typing import Any
 from shelfwise.app.cli.shown import shown
 from shelfwise.app.cli.table_answer import table_lines
 from shelfwise.core.answers.types import Answer, Citation
-from shelfwise.core.navigation.trace import SearchResult, Trace, to_dict
+from shelfwise.core.navigation.trace import Hit, SearchResult, Trace, to_dict
 
 
 def render_path(result: SearchResult) -> list[str]:
@@ -88,6 +88,9 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     out["citations"] = [{"number": c.number, "path": c.hit.path, "title": c.hit.title,
                          "location": to_dict(c.hit.location), "heading_path": c.hit.heading_path,
                          "text": c.hit.text, "node_id": c.hit.node_id} for c in answer.citations]
+    out["related"] = [{"path": h.path, "title": h.title, "location": to_dict(h.location),
+                       "heading_path": h.heading_path, "text": h.text, "node_id": h.node_id}
+                      for h in related_hits(answer)]
     out["steps"] = [to_dict(s) for s in answer.steps]
     out["notes"] = sorted(set(answer.notes) | set(out.get("notes", [])))
     return out
@@ -126,10 +129,24 @@ def answer_lines(answer: Answer) -> list[str]:
     return [*lines, f"In the sources: {answer.text}"]
 
 
+RELATED = 3  # nearest passages offered under "Not found in your documents."
+
+
+def related_hits(answer: Answer) -> list[Hit]:
+    """The passages nearest a question the documents do not answer (offered as related, not as an answer)."""
+    if answer.found or answer.search is None or answer.kind:
+        return []
+    return list(answer.search.hits[:RELATED])
+
+
 def render_sources(answer: Answer) -> list[str]:
-    """The "Sources:" block under an answer."""
+    """The "Sources:" block under an answer; under "Not found", the nearest passages as related ones."""
     if answer.citations:
         return ["Sources:", *(source_line(c) for c in answer.citations)]
+    related = related_hits(answer)
+    if related:
+        return ["Related passages (nearest, they do not answer it):",
+                *(source_line(Citation(i, h)) for i, h in enumerate(related, 1))]
     return []
 
 

@@ -152,6 +152,7 @@ class AnswerView(QWidget):
         answer_title.setObjectName("paneTitle")
         sources_title = QLabel("Sources")
         sources_title.setObjectName("paneTitle")
+        self.sources_title = sources_title
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(ask_row)
@@ -208,6 +209,7 @@ class AnswerView(QWidget):
         self.search = None
         self.browser.clear()
         self.sources.clear()
+        self.sources_title.setText("Sources")
         self.status.setText("Walking the library…")
 
     def show_search(self, result: SearchResult, answer_passages: int = 5) -> None:
@@ -258,6 +260,9 @@ class AnswerView(QWidget):
             self.sources.clear()
         self._render()
         found = "" if answer.found else "Not found in your documents · "
+        # not found: the passages listed are the nearest ones, offered as related, not as an answer
+        self.sources_title.setText("Sources" if answer.found or answer.kind or not self.sources.count()
+                                   else "Related passages (nearest; they do not answer it)")
         first = f"first answer {answer.first_seconds:.1f} s · " if answer.sentences else ""
         notes = list(dict.fromkeys([*answer.notes, *(answer.search.trace.notes if answer.search else [])]))
         clipped = " · ".join(notes) + " · " if notes else ""  # e.g. the question was clipped to fit the model

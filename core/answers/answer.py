@@ -44,6 +44,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
+from shelfwise.core.answers.coverage import key_coverage
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
 from shelfwise.core.answers.tuning import MINILM, AnswerTuning
 from shelfwise.core.answers.types import Citation
@@ -302,14 +303,18 @@ def passage_cosines(result: SearchResult | None, hits: Sequence[Hit]) -> dict[in
 
 
 def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
-                  min_score: float = FOUND_MIN_SCORE, tuning: AnswerTuning = MINILM) -> bool:
+                  min_score: float = FOUND_MIN_SCORE, tuning: AnswerTuning = MINILM, question: str = "") -> bool:
     """No hits, or none of them close enough to the question (see the module doc); with cosine evidence, also a
-    best passage whose P(relevant) is under ``abstain_p``."""
+    best passage whose P(relevant) is under ``abstain_p``, or (given the ``question``) top passages that leave the
+    question's key terms uncovered while the best cosine is not high (:func:`key_coverage`)."""
     if not hits:
         return True
     if cosines:
-        return (max(cosines.get(h.node_id, 0.0) for h in hits) < tuning.found_min_cosine
-                or hits[0].score < tuning.abstain_max_p)
+        best = max(cosines.get(h.node_id, 0.0) for h in hits)
+        if best < tuning.found_min_cosine or hits[0].score < tuning.abstain_max_p:
+            return True
+        return bool(question and best < tuning.covered_max_cosine
+                    and key_coverage(question, hits) < tuning.covered_min)
     return hits[0].score < min_score
 
 

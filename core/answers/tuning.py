@@ -14,6 +14,7 @@ from shelfwise.core.models.backend import Embedder
 @dataclass(frozen=True)
 class AnswerTuning:
     """``found_min_cosine``: the best shown passage's query cosine under which an answer is "not found";
+    ``covered_min`` / ``covered_max_cosine``: the key-term coverage rule (:mod:`~shelfwise.core.answers.coverage`);
     ``abstain_max_p``: the walk's P(relevant) of its top passage under which it is "not found" too (with cosine
     evidence); ``passage_weight``, ``cue_weight``, ``lexical_weight``: the extracted sentence's ranking
     (``core/answers/extractive.py``)."""
@@ -23,6 +24,10 @@ class AnswerTuning:
     passage_weight: float
     cue_weight: float
     lexical_weight: float
+    # not found too when the top passages hold under ``covered_min`` of the question's key terms and the best
+    # cosine is under ``covered_max_cosine`` (core/answers/coverage.py; 0.0: off, no point chosen: docs/eval/answers.md)
+    covered_min: float = 0.0
+    covered_max_cosine: float = 0.0
 
 
 # chosen with all-MiniLM-L6-v2 (docs/benchmarks.md, "Answers" and "The extracted answer")

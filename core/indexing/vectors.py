@@ -39,14 +39,26 @@ EMBED_KINDS: tuple[str, ...] = ("passage", "section", "document")
 SECTIONS_FROM_PASSAGES = True
 
 
+#: The most of a title or a heading a passage's or section's embedded text carries in front of it: the encoder reads
+#: only its window, and a title of megabytes (a DOCX's Title paragraph) filled it, so the passage itself was never
+#: read and its question answered "Not found" while word search found it.
+HEAD_CHARS = 200
+
+
+def _head(text: str) -> str:
+    return text if len(text) <= HEAD_CHARS else text[:HEAD_CHARS].rstrip() + "…"
+
+
 def embedding_text(node: NodeRow, doc_title: str) -> str:
-    """What the embedder reads for a node: passages and sections carry their document title and heading path,
-    which measured better than bare text for both the embedder and BM25."""
-    heads = " > ".join([doc_title, *node.heading_path]) if doc_title else " > ".join(node.heading_path)
+    """What the embedder reads for a node: passages and sections carry their document title and heading path
+    (each cut to :data:`HEAD_CHARS`), which measured better than bare text for both the embedder and BM25."""
+    parts = [_head(h) for h in ([doc_title] if doc_title else []) + list(node.heading_path)]
+    heads = " > ".join(parts)
     if node.kind == "passage":
         return f"{heads}: {node.text}" if heads else node.text
     if node.kind == "section":
-        return f"{heads} > {node.title}. {node.description}" if heads else f"{node.title}. {node.description}"
+        title = _head(node.title)
+        return f"{heads} > {title}. {node.description}" if heads else f"{title}. {node.description}"
     return node.description or node.title
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import IO
 import sqlite_utils
 
 from shelfwise.core.store.inert import csv_cell, write_atomically
+from shelfwise.core.store.types import path_from_key
 
 TABLES = ("documents", "sections", "passages")
 FORMATS = ("json", "csv")
@@ -86,14 +88,25 @@ def _columns(table: str) -> list[str]:
     return [*base, "text", "location"]
 
 
+def exported_path(key: str) -> str:
+    """A stored path as an export writes it: a byte of a file name that is not UTF-8 as ``\\xe9`` (how the command
+    line shows it), never the store's internal form (a NUL and two hex digits: ``path_key``), which no program reading
+    the JSON or the CSV could open."""
+    path = path_from_key(key)
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if path != key else path
+
+
 def export_rows(conn: sqlite3.Connection, collection_id: int | None = None) -> LibraryExport:
     """The documents, sections and passages of the library (of one collection when ``collection_id`` is given)."""
     db = sqlite_utils.Database(conn)
     params: dict[str, int] = {} if collection_id is None else {"cid": collection_id}
     doc_where = "" if collection_id is None else "WHERE d.collection_id = :cid"
     node_where = "" if collection_id is None else "AND n.collection_id = :cid"
+    documents = list(db.query(_DOCUMENTS.format(where=doc_where), params))
+    for row in documents:
+        row["path"] = exported_path(str(row["path"]))
     return LibraryExport(
-        documents=list(db.query(_DOCUMENTS.format(where=doc_where), params)),
+        documents=documents,
         sections=list(db.query(_NODES.format(extra="n.description", kind="section", where=node_where), params)),
         passages=list(db.query(_NODES.format(extra="n.text, n.location", kind="passage", where=node_where),
                                params)),

@@ -145,3 +145,22 @@ def test_db_naming_a_proc_file_says_it_is_not_a_library(tmp_path: Path, command:
     assert r.returncode == 1 and "file is not a database" in r.stdout and "not a Shelfwise library" in r.stdout, \
         r.stdout
     assert "read-only" not in r.stdout
+
+
+def test_a_file_name_that_is_not_utf8_is_exported_as_the_cli_shows_it(tmp_path: Path) -> None:
+    # the export wrote the store's internal form: "caf\u0000e9.md" in JSON, a NUL byte in the CSV
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    with open(os.fsencode(docs) + b"/caf\xe9.md", "w", encoding="utf-8") as fh:
+        fh.write("# Cafe\n\nThe cafe opens at nine.\n")
+    db = tmp_path / "lib.db"
+    assert run_shelfwise(db, ["ingest", str(docs)]).returncode == 0
+    r = run_shelfwise(db, ["export"])
+    clean(r)
+    [doc] = json.loads(r.stdout)["documents"]
+    assert doc["path"] == f"{docs}/caf\\xe9.md", doc["path"]
+    out = tmp_path / "csv"
+    r = run_shelfwise(db, ["export", "--format", "csv", "--out", str(out)])
+    clean(r)
+    data = (out / "documents.csv").read_bytes()
+    assert b"\x00" not in data and b"caf\\xe9.md" in data, data[:500]
