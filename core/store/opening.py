@@ -14,8 +14,8 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import BinaryIO
 from pathlib import Path
+from typing import BinaryIO
 
 from shelfwise.core.store import fts
 from shelfwise.core.store.migrations import SchemaTooNew, migrate, refuse_foreign
