@@ -38,6 +38,14 @@ def test_a_lookup_answers_with_the_cell_and_cites_it(sample_db: tuple[Path, dict
     short = json.loads(r.stdout)["short_answer"]
     assert short["text"] == "102000" and short["operation"] == "lookup"
     assert short["cells"][0]["address"] == "Salary bands!F6" and short["cells"][0]["number"] >= 1
+    # in text mode the row it was read from comes beneath the value (not the walk's first row, L7's), and it is
+    # the only source
+    r = _run(["--db", str(db), "ask", "What is the maximum salary for band L5?", "--no-generate"], env)
+    lines = r.stdout.splitlines()
+    at = lines.index("Answer: 102000")
+    row = next(ln for ln in lines[at:] if ln.startswith("In the sources:"))
+    assert row.startswith("In the sources: L5, Lead:") and "maximum (EUR/year) 102000 [1]" in row
+    assert "L7" not in "\n".join(lines[at:]) and sum(ln.startswith("[") for ln in lines[at:]) == 1
 
 
 def test_a_count_and_an_average_over_a_sheet(sample_db: tuple[Path, dict[str, str]]) -> None:
@@ -45,10 +53,11 @@ def test_a_count_and_an_average_over_a_sheet(sample_db: tuple[Path, dict[str, st
     r = _run(["--db", str(db), "ask", "How many holidays does the Lisbon office have?", "--no-generate"], env)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.splitlines()
-    at = lines.index("8")  # the value first, then the operation and the cells, then the answer
+    at = lines.index("Answer: 8")  # the value first, then the operation and the cells it counted
     assert "4 for Lisbon" in lines[at + 1] and "4 for All offices" in lines[at + 1]
     assert any(ln.strip().startswith("Holidays 2026!D") for ln in lines[at + 2:])
-    assert any(ln.startswith("Answer:") for ln in lines[at:])
+    # a count over eight rows is answered by the count and its cells: no one row is shown as "the" sentence
+    assert not any(ln.startswith(("In the sources:", "Answer: 20")) for ln in lines[at + 1:])
     r = _run(["--db", str(db), "ask", "What is the average midpoint salary of the bands?", "--json",
               "--no-generate"], env)
     short = json.loads(r.stdout)["short_answer"]

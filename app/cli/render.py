@@ -116,8 +116,8 @@ def answer_lines(answer: Answer) -> list[str]:
     short = answer.short
     if short is None or not answer.found:
         return [f"Answer: {answer.text}"]
-    if short.operation and short.cells:  # a table's value: the value, the operation, the cells, then the answer
-        return [*table_lines(short), f"Answer: {answer.text}"]
+    if short.operation and short.cells:  # a table's value: the value, the operation, the cells, the rows read
+        return [*table_lines(short), *([f"In the sources: {answer.text}"] if short.sentence else [])]
     if short.kind == "yes_no":
         return [f"Answer: {short.text}: {answer.text}"]
     cite = f" [{short.number}]" if short.number else ""

@@ -15,7 +15,7 @@ def table_lines(short: ShortAnswer) -> list[str]:
         return []
     cells = short.cells[:MAX_ROWS]
     width = max(len("cell"), *(len(shown(c.address)) for c in cells))
-    lines = [f"{shown(short.text)}", f"  {shown(short.explanation)}", f"  {'cell':<{width}}  value"]
+    lines = [f"Answer: {shown(short.text)}", f"  {shown(short.explanation)}", f"  {'cell':<{width}}  value"]
     for c in cells:
         cite = f"  [{c.number}]" if c.number else ""
         lines.append(f"  {shown(c.address):<{width}}  {shown(c.value)}{cite}")

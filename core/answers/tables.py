@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
+from shelfwise.core.answers.table_rows import read_row
 from shelfwise.core.answers.types import Answer, CellRef, Citation, ShortAnswer
 from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.trace import Hit
@@ -33,6 +34,7 @@ MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 NUMERIC = ("number", "money", "percent", "date", "time")
 LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
 MAX_TABLES = 8  # tables tried for one question
+MAX_READ_COLUMNS = 30  # a row wider than this is not read out in words (its cells are cited instead)
 MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
 
 
@@ -458,8 +460,28 @@ def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], q
             continue
         short = compute(plan, data, question)
         if short is not None:
+            short.sentence = rows_read(data, short)
             return short
     return None
+
+
+ROWS_READ = 3  # a value read from this many rows or fewer is shown with those rows read out; more: its explanation
+
+
+def rows_read(data: TableData, short: ShortAnswer) -> str:
+    """The rows a value was read from, each read with its column names ("L5, Lead: ...; maximum (EUR/year)
+    102000"), when there are at most :data:`ROWS_READ` of them and the table is narrow enough to read across;
+    else ""."""
+    rows = list(dict.fromkeys(c.row for c in short.cells))
+    names = data.table.names
+    if not rows or len(rows) > ROWS_READ or len(names) > MAX_READ_COLUMNS:
+        return ""
+    header = "| " + " | ".join(n.replace("|", "/") for n in names) + " |"
+    said = []
+    for r in rows:
+        cells = [data.text(c)[r].replace("|", "/") for c in range(len(names))]
+        said.append(read_row(header, "| " + " | ".join(cells) + " |"))
+    return "; ".join(said) if len(said) > 1 else said[0]
 
 
 def load_tables(conn: sqlite3.Connection, tables: Sequence[StoredTable]) -> list[tuple[StoredTable, TableData | None]]:
@@ -513,10 +535,20 @@ def attach(answer: Answer, short: ShortAnswer, store: Store) -> None:
             by_node[nid] = max([c.number for c in answer.citations], default=0) + 1
             answer.citations.append(Citation(by_node[nid], hit))
         cell.number = by_node[nid]
+    # only the passages the value was read from are its sources, numbered in the order the cells use them
+    used = list(dict.fromkeys(c.number for c in short.cells if c.number))
+    if used:
+        renumber = {old: new for new, old in enumerate(used, 1)}
+        kept = {c.number: c.hit for c in answer.citations if c.number in renumber}
+        answer.citations = [Citation(renumber[n], kept[n]) for n in used]
+        for cell in short.cells:
+            cell.number = renumber.get(cell.number, 0)
     numbers = sorted({c.number for c in short.cells if c.number})
     short.number = numbers[0] if len(numbers) == 1 else 0
     answer.short = short
-    if not answer.found:
-        cites = "".join(f"[{n}]" for n in numbers)
-        answer.text = f"{short.text}: {short.explanation} {cites}".strip()
-        answer.found = True
+    # what is shown beneath the value is what it was read from (the rows, or the operation over them), not the
+    # walk's first sentence, which may be another row of the same table
+    cites = "".join(f"[{n}]" for n in numbers)
+    answer.text = f"{short.sentence or short.explanation} {cites}".strip()
+    answer.sentences = []
+    answer.found = True

@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from shelfwise.core.store import fts
 from shelfwise.core.store.migrations import SchemaTooNew, migrate, refuse_foreign
@@ -81,9 +82,12 @@ def _truncated_pages(path: Path) -> tuple[int, int] | None:
 _READABLE_COPIES: list[Path] = []
 
 
-def _readable_copy(path: Path, pages: int) -> Path:
-    """A copy of a truncated library whose header records the pages it really has, so SQLite reads what is there
-    (the tables whose pages survived); the original is never changed. Removed when the process ends."""
+def _readable_copy(path: Path, pages: int, recorded: int) -> Path:
+    """A copy of a truncated library that SQLite can read what is there from (the tables whose pages survived);
+    the original is never changed. Removed when the process ends. The missing pages are put back as zeros, so a
+    table whose root page was lost is the only one that reads as damaged (a header shortened to the pages left
+    would make SQLite refuse the whole schema: "invalid rootpage"); where the file system cannot hold them, the
+    header records the pages the file has."""
     import atexit
     import shutil
     import tempfile
@@ -99,9 +103,19 @@ def _readable_copy(path: Path, pages: int) -> Path:
     copy = folder / path.name
     shutil.copyfile(path, copy)
     with copy.open("r+b") as fh:
-        fh.seek(28)
-        fh.write(pages.to_bytes(4, "big"))
+        page_size = int.from_bytes(_page_size_bytes(fh), "big")
+        page_size = 65536 if page_size == 1 else page_size
+        try:
+            fh.truncate(recorded * page_size)  # sparse zeros where the lost pages were
+        except OSError:
+            fh.seek(28)
+            fh.write(pages.to_bytes(4, "big"))
     return copy
+
+
+def _page_size_bytes(fh: BinaryIO) -> bytes:
+    fh.seek(16)
+    return fh.read(2)
 
 
 def truncation(path: Path) -> str:
@@ -120,7 +134,7 @@ def connect_read_only(path: Path, timeout: float = 30.0) -> sqlite3.Connection:
     left to the caller's first query."""
     found = _truncated_pages(path)
     if found is not None:
-        copy = _readable_copy(path, found[1])
+        copy = _readable_copy(path, found[1], found[0])
         return sqlite3.connect(f"{copy.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None,
                                timeout=timeout)
     uri = f"{path.resolve().as_uri()}?mode=ro"
