@@ -52,9 +52,12 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def copy_library(db: Path, to: Path) -> Path:
     to.mkdir(parents=True, exist_ok=True)
-    for p in db.parent.iterdir():
+    for p in db.parent.iterdir():  # the file, its WAL and the snapshot folder kept beside it
         if p.name.startswith(db.name):
-            shutil.copy2(p, to / p.name)
+            if p.is_dir():
+                shutil.copytree(p, to / p.name)
+            else:
+                shutil.copy2(p, to / p.name)
     return to / db.name
 
 
