@@ -70,7 +70,10 @@ def test_a_1mb_question_through_chat_is_stored_clipped_with_a_note(library: Path
     db = tmp_path / "lib.db"
     for p in library.parent.iterdir():
         if p.name.startswith(library.name) and not p.name.endswith(".lock"):
-            shutil.copy(p, tmp_path / p.name)
+            if p.is_dir():  # the snapshot folder kept beside the library
+                shutil.copytree(p, tmp_path / p.name)
+            else:
+                shutil.copy(p, tmp_path / p.name)
     question = "How many days of annual leave do I get? " + "leave " * 170_000
     r = cli(db, "chat", stdin=question + "\n/quit\n")
     assert r.returncode == 0, r.stderr[-2000:]
