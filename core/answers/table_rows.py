@@ -32,9 +32,13 @@ def read_row(header: str, row: str) -> str:
     column's name: "Berlin, Germany: daily allowance EUR 55, hotel cap per night EUR 160". Cells holding a comma
     are parted by semicolons instead. The row as written when the two do not line up (another cell count, no
     column names)."""
-    names, cells = table_cells(header), table_cells(row)
+    return read_cells(table_cells(header), table_cells(row)) or row
+
+
+def read_cells(names: list[str], cells: list[str]) -> str:
+    """:func:`read_row` for a row already in cells with its column names ("" when the two do not line up)."""
     if len(names) != len(cells) or len(cells) < 2 or not any(names[1:]) or not cells[0]:
-        return row
+        return ""
     label = [cells[0]]
     rest = list(zip(names[1:], cells[1:], strict=True))
     second = cells[1]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
-from shelfwise.core.answers.table_rows import read_row
+from shelfwise.core.answers.table_rows import read_cells
 from shelfwise.core.answers.types import Answer, CellRef, Citation, ShortAnswer
 from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.trace import Hit
@@ -476,12 +476,11 @@ def rows_read(data: TableData, short: ShortAnswer) -> str:
     names = data.table.names
     if not rows or len(rows) > ROWS_READ or len(names) > MAX_READ_COLUMNS:
         return ""
-    header = "| " + " | ".join(n.replace("|", "/") for n in names) + " |"
     said = []
     for r in rows:
-        cells = [data.text(c)[r].replace("|", "/") for c in range(len(names))]
-        said.append(read_row(header, "| " + " | ".join(cells) + " |"))
-    return "; ".join(said) if len(said) > 1 else said[0]
+        cells = [data.text(c)[r] for c in range(len(names))]
+        said.append(read_cells(list(names), cells) or "| " + " | ".join(cells) + " |")  # as written, like read_row
+    return "; ".join(said)
 
 
 def load_tables(conn: sqlite3.Connection, tables: Sequence[StoredTable]) -> list[tuple[StoredTable, TableData | None]]:
