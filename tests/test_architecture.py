@@ -44,7 +44,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
                            "shelfwise.core.answers", "shelfwise.core.indexing", "shelfwise.core.ingestion",
                            "shelfwise.core.conversation"),
     "shelfwise.core.shelf": ("shelfwise.core.api", "shelfwise.core.store", "shelfwise.core.models",
-                             "shelfwise.core.navigation", "shelfwise.core.indexing"),
+                             "shelfwise.core.navigation", "shelfwise.core.indexing", "shelfwise.core.answers"),
     "shelfwise.ingest": (),
     # beside the app, a client of the core (issue 51: it was core/evaluation, imported by the facade)
     "shelfwise.evaluation": ("shelfwise.core", "shelfwise.ingest.model"),
