@@ -6,12 +6,14 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import click
 
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace
+from shelfwise.app.cli.scope_options import scope_message
 from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.api.asking import (
     EmptyQuestion,
@@ -42,7 +44,7 @@ def reading_line(reading: Reading) -> str | None:
     return None
 
 
-def reading_json(reading: Reading, conversation: Conversation) -> dict[str, Any]:
+def reading_json(reading: Reading, conversation: Conversation) -> dict[str, object]:
     return {"id": conversation.id, "turn": len(conversation.turns), "reading": reading.to_dict()}
 
 
@@ -63,7 +65,7 @@ def open_conversation(shelf: Shelf, spec: str | None, collection: str) -> Conver
 
 def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
     """``question`` read once for the next turn (``Shelf.take_question``); None, said on stderr, when it asks
-    nothing (empty, or only filters)."""
+    nothing (empty, or only filters) or a filter in it is malformed or names nothing (the chat goes on)."""
     try:
         turn_question = shelf.take_question(question, collection)
     except EmptyQuestion as exc:
@@ -71,6 +73,9 @@ def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
         return None
     if turn_question.only_filters:
         err(ONLY_FILTERS)
+        return None
+    if turn_question.error is not None:  # a filter that names nothing: said, and the chat goes on
+        err(scope_message(turn_question.error))
         return None
     return turn_question
 
@@ -130,7 +135,7 @@ def _history_file() -> Path | None:
         return None
 
 
-def _readline() -> Any:
+def _readline() -> ModuleType | None:
     try:
         import readline
     except ImportError:  # Windows without pyreadline: plain input()

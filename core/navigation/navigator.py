@@ -118,13 +118,7 @@ class Navigator:
         if scope is not None:
             result.trace.scope = scope.label()
         result.trace.notes.extend(request.notes)
-        lean = self.words_only(snap)
-        if lean is not None:
-            profile = self.embedder.profile
-            encoder = profile.name if profile is not None else "this one"
-            result.trace.notes.append(
-                f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
-                f"({encoder}) does not read: their passages were judged by their words (BM25).")
+        result.trace.notes.extend(lean_notes(self.words_only(snap), self.embedder, len(snap.passage_ids)))
         return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
@@ -141,7 +135,8 @@ class Navigator:
         return QueryEvidence.build(snap, q_vec, lexical, question_vec, self.words_only(snap))
 
     def words_only(self, snap: Snapshot) -> WordsOnly | None:
-        """The documents whose language the encoder does not read (their passages are judged by their words)."""
+        """The documents whose language the encoder does not read and the passages with no vector yet (they are
+        judged by their words)."""
         profile = self.embedder.profile
         return words_only(snap, profile.languages if profile is not None else None)
 
@@ -429,6 +424,22 @@ def _title(node: NodeInfo) -> str:
         text = " ".join(node.text.split())
         return text[:90] + ("..." if len(text) > 90 else "")
     return node.title or "(untitled)"
+
+
+def lean_notes(lean: WordsOnly | None, embedder: Embedder, passages: int) -> list[str]:
+    """What the trace says about the passages judged by their words (:func:`words_only`)."""
+    if lean is None:
+        return []
+    notes = []
+    if lean.documents:
+        profile = embedder.profile
+        encoder = profile.name if profile is not None else "this one"
+        notes.append(f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
+                     f"({encoder}) does not read: their passages were judged by their words (BM25).")
+    if lean.unembedded:
+        notes.append(f"{lean.unembedded:,} of {passages:,} passages have no vector yet (the index is not finished): "
+                     "they were judged by their words (BM25).")
+    return notes
 
 
 def _dominant_kind(cands: list[NodeInfo]) -> str:
