@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import click
 
@@ -43,7 +44,7 @@ def reading_line(reading: Reading) -> str | None:
     return None
 
 
-def reading_json(reading: Reading, conversation: Conversation) -> dict[str, Any]:
+def reading_json(reading: Reading, conversation: Conversation) -> dict[str, object]:
     return {"id": conversation.id, "turn": len(conversation.turns), "reading": reading.to_dict()}
 
 
@@ -134,7 +135,7 @@ def _history_file() -> Path | None:
         return None
 
 
-def _readline() -> Any:
+def _readline() -> ModuleType | None:
     try:
         import readline
     except ImportError:  # Windows without pyreadline: plain input()
