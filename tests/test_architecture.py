@@ -558,6 +558,46 @@ def test_the_environment_check_finds_a_read(tmp_path: Path) -> None:
     assert environment_reads(tmp_path) == ["core/x.py:2"]
 
 
+# -- an answer's events: one object ---------------------------------------------------------------------------------
+ANSWER_CALLBACKS = ("on_search", "on_extract", "on_token", "on_generated", "on_reading")
+
+
+def signatures_with_loose_callbacks(root: Path = ROOT) -> list[str]:
+    """Every function (in the product, its tests, the evaluation, benchmarks and training scripts) whose parameters
+    spell out more than one of an answer's events: those travel as one ``AnswerEvents`` (``TurnEvents`` for a
+    conversation's turn), so a new event is a field, not a parameter added to every signature on the path."""
+    found = []
+    for folder in ("core", "app", "ingest", "evaluation", "tests", "benchmarks", "training"):
+        for path in sorted((root / folder).rglob("*.py")) if (root / folder).is_dir() else []:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    continue
+                a = node.args
+                names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+                loose = [n for n in names if n in ANSWER_CALLBACKS]
+                if len(loose) > 1:
+                    name = node.name if not isinstance(node, ast.Lambda) else "lambda"
+                    found.append(f"{path.relative_to(root).as_posix()}:{node.lineno} {name}({', '.join(loose)})")
+    return found
+
+
+def test_an_answers_events_travel_as_one_object() -> None:
+    """The four answer callbacks (and a turn's ``on_reading``) were spelled out in eight signatures on the answer
+    path (issue 51); now each takes one ``events`` (``core/answers/types.py``'s ``AnswerEvents``)."""
+    found = signatures_with_loose_callbacks()
+    assert not found, "pass one AnswerEvents instead of the callbacks:\n" + "\n".join(found)
+
+
+def test_the_events_check_finds_loose_callbacks(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text(
+        "def stream(prompt, *, on_token=None):\n    pass\n"
+        "def ask(question, *, on_search=None, on_token=None):\n    pass\n"
+        "class A:\n    def ask(self, q, on_extract, *, events=None, on_generated=None):\n        pass\n")
+    assert signatures_with_loose_callbacks(tmp_path) == ["core/x.py:3 ask(on_search, on_token)",
+                                                         "core/x.py:6 ask(on_extract, on_generated)"]
+
+
 # -- sizes: modules and functions short enough to read; getattr( and Any few (issue 51) --------------------------------
 MODULE_LINES = 600  # no module of core/ longer
 FUNCTION_LINES = 80  # no function of app/, core/, ingest/ longer (from its def line to its last line)
