@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.encoders.gguf_file import publish
+from shelfwise.core.models.encoders.gguf_file import write_gguf
 from shelfwise.core.models.encoders.safetensors import SafetensorsError
 from shelfwise.core.models.encoders.safetensors import read_safetensors as _read_st
 
@@ -251,26 +249,18 @@ def _write_tensors(w: GGUFWriter, src_dir: Path, bert: _Bert, ftype: FType) -> N
 
 def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     """Write ``out_path`` (a GGUF of the BERT model in ``src_dir``) atomically and return it."""
-    import gguf
 
     if ftype not in FTYPES:
         raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
     src_dir, out_path = Path(src_dir), Path(out_path)
     bert = _read_bert(src_dir)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".part", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        w = gguf.GGUFWriter(tmp, "bert")
+
+    def fill(w: GGUFWriter) -> None:
         _write_header(w, src_dir, bert, ftype)
         _write_tokenizer(w, bert)
         _write_tensors(w, src_dir, bert, ftype)
-        publish(w, tmp, out_path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return out_path
+
+    return write_gguf(out_path, "bert", fill)
 
 
 def bundled_source_dir() -> Path:

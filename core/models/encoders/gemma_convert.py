@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from shelfwise.core.models.encoders.gguf_file import publish
+from shelfwise.core.models.encoders.gguf_file import write_gguf
 from shelfwise.core.models.encoders.safetensors import SafetensorsError, read_safetensors
 from shelfwise.core.models.encoders.sentencepiece_vocab import Vocab, VocabError, llama_vocab
 
@@ -232,27 +230,21 @@ def _write_tensors(w: GGUFWriter, src_dir: Path, source: _Source, ftype: FType) 
 
 def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     """Write ``out_path`` (a GGUF of the EmbeddingGemma folder ``src_dir``) atomically and return it."""
-    import gguf
 
     if ftype not in FTYPES:
         raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
     src_dir, out_path = Path(src_dir), Path(out_path)
     source = _read_source(src_dir)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".part", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        w = gguf.GGUFWriter(tmp, ARCH)
+
+    def fill(w: GGUFWriter) -> None:
         _write_header(w, src_dir, source.cfg, ftype)
         _write_tokenizer(w, source)
         _write_tensors(w, src_dir, source, ftype)
-        publish(w, tmp, out_path)
+
+    try:
+        return write_gguf(out_path, ARCH, fill)
     except SafetensorsError as e:
         raise ConversionError(str(e)) from e
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out_path
 
 
 def main(argv: list[str] | None = None) -> int:
