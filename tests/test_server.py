@@ -364,9 +364,9 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _alias(path: Path) -> str:
-    from shelfwise.core.models.gguf_meta import encoder_model_id
+    from shelfwise.core.models.identity import file_sha_id
 
-    return encoder_model_id(path)
+    return file_sha_id(path)
 
 
 @pytest.mark.model

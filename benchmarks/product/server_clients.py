@@ -50,7 +50,7 @@ def answer_server(model: Path, slots: int, threads: int) -> Any:
 
     import httpx
 
-    from shelfwise.core.models.gguf_meta import encoder_model_id
+    from shelfwise.core.models.identity import file_sha_id
 
     @contextlib.contextmanager
     def run() -> Any:
@@ -59,7 +59,7 @@ def answer_server(model: Path, slots: int, threads: int) -> Any:
             port = s.getsockname()[1]
         proc = subprocess.Popen([binary(), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                                  "--threads", str(threads), "--parallel", str(slots),
-                                 "--ctx-size", str(slots * 4096), "--alias", encoder_model_id(model)],
+                                 "--ctx-size", str(slots * 4096), "--alias", file_sha_id(model)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
         try:

@@ -31,7 +31,7 @@ import numpy as np
 
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.embedder import Embedder, resolve_embedder
-from shelfwise.core.models.gguf_meta import encoder_model_id
+from shelfwise.core.models.identity import file_sha_id
 from shelfwise.core.models.remote.embedder import RemoteEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def server(model: Path, slots: int, threads: int, ubatch: int = 0) -> Iterator[s
     proc = subprocess.Popen([binary(), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                              "--threads", str(threads), "--embedding", "--pooling", "mean", "--parallel", str(slots),
                              "--ctx-size", str(ctx), "--batch-size", str(ctx), "--ubatch-size", str(ubatch or ctx),
-                             "--alias", encoder_model_id(model)],
+                             "--alias", file_sha_id(model)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

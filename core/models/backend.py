@@ -182,8 +182,8 @@ class BackendBase:
     """The capabilities of :class:`DecisionBackend` a backend may lack, declared with their defaults; a backend
     overrides what it has.
 
-    ``model_id`` is the one rule for a model's identity: the in-process backend's is its GGUF's content identity
-    (:func:`shelfwise.core.models.gguf_meta.gguf_identity`), a server's the model name it serves, the fake's its
+    ``model_id`` is the model's identity by one rule (``core/models/identity.py``): the GGUF's content identity,
+    whether the file is loaded in process or served (a server's is read from what it reports), the fake's its
     name. Calibration (``navigation/snapshots.model_set``) and the adaptive threshold (``answers/adaptive``) are
     both keyed by it, so loading another model redoes both. ``legacy_ids``: what a library written before this
     rule keyed the same model by (read only when nothing is stored under ``model_id``)."""

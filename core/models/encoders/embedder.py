@@ -35,7 +35,8 @@ from shelfwise.core.models.encoders.convert import (
 )
 from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, gpu_layers, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
-from shelfwise.core.models.gguf_meta import encoder_model_id, sha256_of
+from shelfwise.core.models.gguf_meta import sha256_of
+from shelfwise.core.models.identity import file_sha_id
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
@@ -270,7 +271,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
         self.window = window
         self.batch_tokens = max(batch_tokens, window)
         self._lock = threading.Lock()
-        self._model_id = encoder_model_id(path)
+        self._model_id = file_sha_id(path)
         self.timing = EmbedTiming()
 
         self._model: llama_cpp.llama_model_p | None = load_model(path, "embedder", n_gpu_layers)

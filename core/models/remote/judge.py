@@ -53,7 +53,7 @@ def local_judge_file(model_id: str) -> Path | None:
     """This machine's copy of the judge ``model_id`` names (``FILE:SHA16``): the judge shipped with Shelfwise or a
     file in the models folder, with that sha256; None without one."""
     from shelfwise.core.models.encoders.cross_encoder import bundled_judge_path
-    from shelfwise.core.models.gguf_meta import encoder_model_id
+    from shelfwise.core.models.identity import file_sha_id
     from shelfwise.core.paths import models_dir
 
     file, _, sha = model_id.partition(":")
@@ -65,7 +65,7 @@ def local_judge_file(model_id: str) -> Path | None:
     except BackendError:
         pass
     for path in candidates:
-        if path.is_file() and encoder_model_id(path) == model_id:
+        if path.is_file() and file_sha_id(path) == model_id:
             return path
     return None
 
