@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path, PurePath
+from pathlib import Path
 
 PREFIX = "gguf:"
 IDENTITY = re.compile(r"^gguf:[0-9a-f]{16}$")
@@ -79,17 +79,16 @@ def _local_file(reported: str) -> Path | None:
 
 
 def _found_file(name: str) -> Path | None:
-    """The file of the model found on this machine under ``name`` (an Ollama tag, an LM Studio path), if one."""
-    from shelfwise.core.models.backend import BackendError
-    from shelfwise.core.models.found import find_model
+    """The file of the one model found on this machine under ``name`` (an Ollama tag, an LM Studio path, its
+    reference), if there is exactly one."""
+    from shelfwise.core.models.found import find_models
 
-    if not name or len(name) > 512:
+    key = name.strip().lower()
+    if not key or len(key) > 512:
         return None
-    try:
-        found = find_model(name) or find_model(PurePath(name).name)
-    except (BackendError, OSError, ValueError):  # two tools' model, or one that cannot answer: not this rule's
-        return None
-    return found.path if found is not None else None
+    models = find_models()
+    hits = [m for m in models if m.ref.lower() == key] or [m for m in models if m.name.lower() == key]
+    return hits[0].path if len(hits) == 1 else None
 
 
 def served_identity(alias: str, path: str = "") -> str | None:
