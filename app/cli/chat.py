@@ -11,6 +11,7 @@ import click
 
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace
+from shelfwise.app.cli.scope_options import scope_message
 from shelfwise.app.cli.shown import json_text, raw_stream
 from shelfwise.core.api.asking import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
 from shelfwise.core.conversation.model import Conversation, Reading
@@ -56,7 +57,7 @@ def open_conversation(shelf: Shelf, spec: str | None, collection: str) -> Conver
 
 def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
     """``question`` read once for the next turn (``Shelf.take_question``); None, said on stderr, when it asks
-    nothing (empty, or only filters)."""
+    nothing (empty, or only filters) or a filter in it is malformed or names nothing (the chat goes on)."""
     try:
         turn_question = shelf.take_question(question, collection)
     except EmptyQuestion as exc:
@@ -64,6 +65,9 @@ def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
         return None
     if turn_question.only_filters:
         err(ONLY_FILTERS)
+        return None
+    if turn_question.error is not None:  # a filter that names nothing: said, and the chat goes on
+        err(scope_message(turn_question.error))
         return None
     return turn_question
 
