@@ -130,15 +130,12 @@ import os; print(os.environ.get("SHELFWISE_SERVER_JUDGE") or bundled_judge_path(
   esac
 }
 
-alias_of() {  # role file: the model's id in process, declared as the server's --alias (core/models/identity.py)
-  if [ "$1" = answer ]; then  # the one rule: calibration made in process is used for the served file, and back
-    "$VPY" -c 'import sys
+alias_of() {  # role file: the file's identity, the model id it has in process (core/models/identity.py), so what
+  # was stored with it in process (vectors, calibration, thresholds) is used with the server, and the reverse
+  "$VPY" -c 'import sys
 from pathlib import Path
 from shelfwise.core.models.identity import model_identity
 print(model_identity(Path(sys.argv[1])))' "$2"
-  else  # encoders and judges: FILE:SHA16, the name a library's vectors and judge scores are stored under
-    echo "$(basename "$2"):$(sha256sum "$2" | cut -c1-16)"
-  fi
 }
 
 start_one() {  # role port model args...

@@ -287,7 +287,15 @@ class Embedder(Protocol):
         ...
 
     @property
-    def model_id(self) -> str: ...
+    def model_id(self) -> str:
+        """The model's identity (``core/models/identity.py``): what its vectors are stored under."""
+        ...
+
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:
+        """Names older releases stored this model's vectors under (a library's are renamed to ``model_id`` when
+        it is next used with them: ``core/indexing/encoder.py``, ``adopt_identity``)."""
+        ...
 
     @property
     def profile(self) -> EncoderProfile | None:
@@ -331,6 +339,7 @@ class EmbedderBase:
     n_threads: int | None = None
     profile: EncoderProfile | None = None
     ran: str = "in process"
+    legacy_ids: tuple[str, ...] = ()
 
     def embed_query(self, text: str) -> np.ndarray:
         raise NotImplementedError

@@ -13,9 +13,11 @@ under, when that is a model found on this machine (``core/models/found.py``: ``s
 Studio ``publisher/model/file.gguf``); else None (the caller gives the server its own id, which no file's identity
 equals, so nothing made with another model is ever used for it).
 
-The sentence encoders and the judges are still named ``FILE:SHA16`` (the file's name and 16 hex digits of its whole
-sha256, :func:`file_sha_id`): a library's vectors are stored under that name, and ``server.sh`` declares it as the
-alias of a served encoder or judge, which :func:`served_identity` then returns as it is.
+Before this rule, the sentence encoders and the judges were named ``FILE:SHA16`` (the file's name and 16 hex digits
+of its whole sha256, :func:`file_sha_id`), and ``server.sh`` declared that as a served encoder's alias: a library's
+vectors stored so are renamed when the same file is next used with it (``core/indexing/encoder.py``,
+``adopt_identity``), and a server that still declares such an alias is named by it (what its vectors were stored
+under). :func:`local_copy` finds this machine's file for an id of either form.
 """
 
 from __future__ import annotations
@@ -105,3 +107,23 @@ def served_identity(alias: str, path: str = "") -> str | None:
         return alias
     found = _found_file(alias)
     return model_identity(found) if found is not None else None
+
+
+def local_copy(model_id: str, candidates: list[Path]) -> Path | None:
+    """The first of ``candidates`` (files on this machine) that holds the model ``model_id`` names, by this rule or
+    by the ``FILE:SHA16`` name of before it; None when none does."""
+    legacy = FILE_SHA_ID.match(model_id)
+    if not legacy and not is_identity(model_id):
+        return None  # a server's own name: nothing here is known to be the same
+    for path in candidates:
+        try:
+            if not path.is_file():
+                continue
+            if legacy:
+                if path.name == legacy.group("file") and file_sha_id(path) == model_id:
+                    return path
+            elif model_identity(path) == model_id:
+                return path
+        except OSError:
+            continue
+    return None
