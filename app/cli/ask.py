@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -82,7 +83,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.api.asking import ScopeError
+    from shelfwise.core.api.asking import AnswerEvents, ScopeError
     from shelfwise.core.shelf import Shelf
 
     question = typed_question(question)
@@ -161,11 +162,12 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
             return
 
         printer = StreamedAnswer(click.echo)
+        events = AnswerEvents(on_search=on_search)
+        if streamed:
+            events = replace(events, on_extract=printer.on_extract, on_token=printer.on_token,
+                             on_generated=printer.on_generated)
         try:
-            answer = shelf.ask(prepared, collection, on_search=on_search,
-                               on_extract=printer.on_extract if streamed else None,
-                               on_token=printer.on_token if streamed else None,
-                               on_generated=printer.on_generated if streamed else None)
+            answer = shelf.ask(prepared, collection, events=events)
         except ScopeError as exc:
             raise scope_error(exc) from exc
         if as_json:
