@@ -44,7 +44,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
                            "shelfwise.core.answers", "shelfwise.core.indexing", "shelfwise.core.ingestion",
                            "shelfwise.core.conversation"),
     "shelfwise.core.shelf": ("shelfwise.core.api", "shelfwise.core.store", "shelfwise.core.models",
-                             "shelfwise.core.navigation", "shelfwise.core.indexing"),
+                             "shelfwise.core.navigation", "shelfwise.core.indexing", "shelfwise.core.answers"),
     "shelfwise.ingest": (),
     # beside the app, a client of the core (issue 51: it was core/evaluation, imported by the facade)
     "shelfwise.evaluation": ("shelfwise.core", "shelfwise.ingest.model"),
@@ -605,7 +605,7 @@ GETATTR_LINES = 8  # lines of core/ and app/ holding ``getattr(`` (as `grep -rn 
 ANY_LINES = 40  # lines of core/ and app/ holding the word ``Any`` (as `grep -rnw Any app core` counts)
 # Functions still over FUNCTION_LINES, each in a file another piece of work was changing when the bar came
 # (issue 51): remove a name here when its function is split; add none.
-LONG_FOR_NOW = {"core/answers/tables.py:compute", "core/answers/tables.py:plan_question", "app/cli/ask.py:ask_cmd"}
+LONG_FOR_NOW = {"core/answers/tables.py:compute", "core/answers/tables.py:plan_question"}
 
 
 def long_modules(root: Path = ROOT) -> list[str]:

@@ -35,8 +35,10 @@ __all__ = [
     "AnswerEvents",
     "Asking",
     "Cancelled",
+    "EmptyCollection",
     "EmptyQuestion",
     "NoSuchConversation",
+    "OnlyFilters",
     "Prepared",
     "Scope",
     "ScopeError",
@@ -53,6 +55,22 @@ __all__ = [
 ]
 
 
+class EmptyCollection(LookupError):
+    """The collection a question was asked in has no documents (or does not exist): nothing to walk."""
+
+    def __init__(self, collection: str) -> None:
+        super().__init__(f"collection {collection!r} has no documents")
+        self.collection = collection
+
+
+class OnlyFilters(ValueError):
+    """The question as typed is only filters (``in:handbook.pdf``): it asks nothing besides where to look."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(f"the question is only filters: {question.strip()!r}")
+        self.question = question
+
+
 class Asking(OpenLibrary):
     """The question calls of :class:`~shelfwise.core.shelf.Shelf`."""
 
@@ -61,6 +79,18 @@ class Asking(OpenLibrary):
         the collection (ScopeError for a malformed one). :meth:`ask` and :meth:`search` take the result as read;
         ``Prepared.text`` is what it asks besides its filters."""
         return prepare_question(self.store, collection, question, scope)
+
+    def read_at_the_door(self, question: str, collection: str, scope: Scope | None = None) -> Prepared:
+        """``question`` as typed, read once before anything else is done for it: EmptyCollection when
+        ``collection`` has no document, ScopeError for a malformed filter (:meth:`prepare`), OnlyFilters when it
+        asks nothing besides its filters."""
+        coll = self.store.find_collection(collection)
+        if coll is None or not self.store.documents(coll.id):
+            raise EmptyCollection(collection)
+        prepared = self.prepare(question, collection, scope)
+        if not any(ch.isalnum() for ch in prepared.text):
+            raise OnlyFilters(question)
+        return prepared
 
     def search(self, question: str | Prepared, collection: str | None = None, *, keep: Sequence[int] = (),
                cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
