@@ -28,6 +28,13 @@ class AnswerTuning:
     # cosine is under ``covered_max_cosine`` (core/answers/coverage.py; 0.0: off, no point chosen: docs/eval/answers.md)
     covered_min: float = 0.0
     covered_max_cosine: float = 0.0
+    # not found too when some key term of the question occurs nowhere in the library, the library holds at least
+    # ``absent_min_present`` of the question's words, the question without those terms keeps an encoder cosine
+    # under ``absent_max_keep`` with itself, and the best cosine is under ``absent_max_cosine``
+    # (core/answers/coverage.py ``subject_absent``; absent_max_keep 0.0: off)
+    absent_min_present: float = 0.0
+    absent_max_keep: float = 0.0
+    absent_max_cosine: float = 0.0
 
 
 # chosen with all-MiniLM-L6-v2 (docs/benchmarks.md, "Answers" and "The extracted answer")
