@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from shelfwise.core.answers.answer import weak_evidence
-from shelfwise.core.answers.coverage import absent_terms, index_tokens, key_coverage, key_terms, subject_absent
+from shelfwise.core.answers.coverage import (
+    absent_terms,
+    index_tokens,
+    key_coverage,
+    key_terms,
+    subject_absent,
+)
 from shelfwise.core.answers.tuning import EMBEDDINGGEMMA
 from shelfwise.core.navigation.trace import Hit, Location
 from shelfwise.core.store.db import FileMeta, Store

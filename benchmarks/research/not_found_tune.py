@@ -215,7 +215,7 @@ def main() -> None:
               f"found {c['found_answerable']} / not found {c['not_found_unanswerable']} "
               f"({c['answerable']} answerable, {c['unanswerable']} unanswerable walks)")
     print(f"chosen on {', '.join(tune)}: {out['chosen']}")
-    args.out.write_text(json.dumps(out, indent=1))
+    args.out.write_text(json.dumps(out, separators=(",", ":")))
 
 
 def dump(path: Path, out: dict[str, Any], sets: dict[str, list[dict[str, Any]]]) -> None:

@@ -124,7 +124,8 @@ def _spelled_near(store: Store, term: str, collection_id: int | None,
     token = tokens[0]
     try:
         for name, kind in ((_VOCAB, "row"), (_INSTANCES, "instance")):
-            store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, nodes_fts, {kind})")
+            store.conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, nodes_fts, {kind})")
         near = [str(r[0]) for r in store.conn.execute(
             f"SELECT term FROM temp.{_VOCAB} WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
             (token[:2], token[:2] + "\U0010ffff", len(token) - 1, len(token) + 1))]
