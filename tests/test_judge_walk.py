@@ -181,7 +181,7 @@ def test_shipped_judge_in_the_walk(shelf_store):  # noqa: F811
         judge.close()
     vals = [c.features["judge"] for lvl in res.trace.levels for c in lvl.candidates if "judge" in c.features]
     assert 0 < len(vals) <= 16 and all(np.isfinite(vals))
-    assert res.trace.judge.startswith("shelfwise-judge-")
+    assert res.trace.judge == judge.model_id and res.trace.judge.startswith("gguf:")  # the file's identity
 
 
 def test_cli_and_window_show_the_judges_reading(shelf_store):  # noqa: F811

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from shelfwise.core.models.backend import BackendError, Cost, Scores
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.remote.backend import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
 from shelfwise.core.navigation.parallel import pool_scores, request_concurrency, score_requests
 from shelfwise.core.navigation.readout_prompts import binary_prompt
@@ -424,7 +425,9 @@ LISTING = [
 @pytest.mark.model
 def test_real_probe_and_model_id(remote: RemoteBackend, bundled_model: Path) -> None:
     caps = remote.probe()
-    assert caps.top_logprobs and remote.model_id == str(bundled_model)
+    # the server lists the file by its path: the model is named as the same file in process is
+    assert caps.top_logprobs and remote.api.model_id == str(bundled_model)
+    assert remote.model_id == model_identity(bundled_model)
     assert remote.count_tokens(" Yes") == 1
 
 

@@ -364,9 +364,10 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _alias(path: Path) -> str:
-    from shelfwise.core.models.gguf_meta import encoder_model_id
-
-    return encoder_model_id(path)
+    """The alias ``packaging/server.sh start`` declares for the file (its identity)."""
+    done = subprocess.run(["bash", str(ROOT / "packaging" / "server.sh"), "alias", "encoder", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    return done.stdout.strip()
 
 
 @pytest.mark.model
@@ -397,14 +398,15 @@ def test_embeddinggemma_prompts_on_the_server_match_in_process(embeddinggemma_mo
 
     texts = TEXTS[:8]
     with Embedder(embeddinggemma_model, n_threads=2) as local:
+        local_id = local.model_id
         want_docs = local.embed(texts)
         want_pair = local.embed_query_and_documents(texts[0], texts[1:3])
     with llama_server(embeddinggemma_model, "--embedding", "--pooling", "mean", "--parallel", "2",
                       "--ctx-size", "1024", "--batch-size", "1024", "--ubatch-size", "1024") as url:
         with contextlib.closing(RemoteEmbedder(url, batch=3, concurrency=2)) as remote:
             assert remote.profile is EMBEDDINGGEMMA
-            # no hashed alias: an id that never equals the in-process one
-            assert remote.model_id.startswith("embeddinggemma-300m-q8_0.gguf@server:")
+            # no alias: the file the server reports is on this machine, so it is the in-process model
+            assert remote.model_id == local_id
             got = remote.embed(texts)
             pair = remote.embed_query_and_documents(texts[0], texts[1:3])
     assert _cosines(got, want_docs).min() >= 0.999
