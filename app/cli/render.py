@@ -7,7 +7,6 @@ objects with widgets (``app/gui``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from shelfwise.app.cli.shown import shown
 from shelfwise.app.cli.table_answer import table_lines
@@ -60,7 +59,7 @@ def render_trace(trace: Trace) -> list[str]:
     return lines
 
 
-def result_json(result: SearchResult) -> dict[str, Any]:
+def result_json(result: SearchResult) -> dict[str, object]:
     passages = [{
         "text": h.text, "path": h.path, "title": h.title, "heading_path": h.heading_path,
         "location": to_dict(h.location), "score": h.score, "node_id": h.node_id,
@@ -72,9 +71,9 @@ def result_json(result: SearchResult) -> dict[str, Any]:
             "encoder": result.trace.encoder or None, "judged": result.trace.judged, "notes": list(result.trace.notes)}
 
 
-def answer_json(answer: Answer) -> dict[str, Any]:
+def answer_json(answer: Answer) -> dict[str, object]:
     """``shelfwise ask --json``: the search's passages and trace, then the answer, its citations and steps."""
-    out: dict[str, Any] = (result_json(answer.search) if answer.search
+    out: dict[str, object] = (result_json(answer.search) if answer.search
                            else {"question": answer.question, "passages": [], "trace": []})
     out["answer"] = answer.shown_first()
     out["short_answer"] = to_dict(answer.short) if answer.short else None
@@ -92,7 +91,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
                        "heading_path": h.heading_path, "text": h.text, "node_id": h.node_id}
                       for h in related_hits(answer)]
     out["steps"] = [to_dict(s) for s in answer.steps]
-    out["notes"] = sorted(set(answer.notes) | set(out.get("notes", [])))
+    out["notes"] = sorted(set(answer.notes) | set(answer.search.trace.notes if answer.search else []))
     return out
 
 
@@ -182,7 +181,7 @@ class StreamedAnswer:
     sentence at once (:meth:`on_extract`), the model's answer as it is written (:meth:`on_token`), then whether it
     is kept (:meth:`on_generated`); :meth:`finish` prints what no event brought (the steps, the sources)."""
 
-    def __init__(self, echo: Callable[..., Any]) -> None:
+    def __init__(self, echo: Callable[..., object]) -> None:
         self.echo = echo
         self.extracted = False
         self.streamed = ""
