@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import pytest
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM
 from shelfwise.core.models.remote.embedder import RemoteEmbedder, cut_points, is_server_url, server_model
+from tests.fakes import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,21 +157,10 @@ def _handler(fake: _Fake) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@contextlib.contextmanager
-def _serving(fake: _Fake) -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 @pytest.fixture
 def fake() -> Iterator[tuple[str, _Fake]]:
     f = _Fake()
-    with _serving(f) as url:
+    with serving(_handler(f)) as url:
         yield url, f
 
 
@@ -244,7 +234,7 @@ def test_without_a_local_copy_a_stopped_server_is_an_error_that_says_what_to_do(
     from shelfwise.core.models.remote.fallback import open_served_embedder
 
     f = _Fake()
-    with _serving(f) as url:
+    with serving(_handler(f)) as url:
         served = open_served_embedder(url, retries=0)
         assert served.ran.startswith("on the encoder server") and served.model_id == f.alias
         served.embed(["before"])
@@ -271,7 +261,7 @@ def test_the_same_weights_in_process_stand_in_for_a_stopped_server() -> None:
     path = bundled_embedder_path()
     f = _Fake()
     f.alias = _alias(path)  # the stand-in claims MiniLM's identity: its local copy is the twin
-    with _serving(f) as url:
+    with serving(_handler(f)) as url:
         served = open_served_embedder(url, retries=0, n_threads=1)
         from_server = served.embed(["a passage"])
         f.down = True

@@ -2,10 +2,11 @@
 baseline checkout, runs alternated in one session so both see the same machine.
 
     git worktree add --detach ../before <commit>      # the baseline
-    .venv/bin/python benchmarks/product/ask_no_generate.py --before ../before --runs 7 [--db LIBRARY]
+    .venv/bin/python benchmarks/product/ask_no_generate.py --before ../before --runs 7 [--after TREE] [--db LIBRARY]
 
-The baseline is imported through a ``.pyroot`` folder the script makes in it (``shelfwise/{core,app,...}`` linked
-to the checkout, put first on ``PYTHONPATH``), with this tree's virtual environment. Without ``--db`` the bundled
+The baseline (and ``--after``, else this tree) is imported through a ``.pyroot`` folder the script makes in it
+(``shelfwise/{core,app,...}`` linked to the checkout, put first on ``PYTHONPATH``), with this tree's virtual
+environment. Without ``--db`` the bundled
 sample is ingested once into a scratch folder first (by this tree). Prints one JSON object: per side the median and
 each run's seconds and max RSS (MiB), and after/before ratios of the medians. Each run is also checked to print the
 same answer lines on both sides (timings masked).
@@ -76,25 +77,31 @@ def sample_library(work: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", type=Path, required=True, help="a checkout of the baseline commit")
+    ap.add_argument("--after", type=Path, help="a checkout of the commit measured (default: this tree)")
     ap.add_argument("--db", type=Path, help="the library to ask (default: the sample, ingested first)")
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ask-no-generate-"))
     try:
         db = args.db or sample_library(work)
-        sides = {"before": pyroot(args.before.resolve()), "after": None}
-        one_run(db, sides["before"])  # warm the page cache for both (the model files, the library)
-        one_run(db, sides["after"])
+        sides = {"before": pyroot(args.before.resolve()), "after": pyroot(args.after.resolve()) if args.after else None}
+        # each side asks its own copy: a side may rename what the library stores (an identity rule) or add to it
+        dbs = {name: work / f"{name}.db" for name in sides}
+        for name, path in sides.items():
+            shutil.copyfile(db, dbs[name])
+            one_run(dbs[name], path)  # warm the page cache (the model files, the library); the side's first use
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
         for _ in range(args.runs):
             outputs = []
             for name, path in sides.items():
-                seconds, rss, out = one_run(db, path)
+                seconds, rss, out = one_run(dbs[name], path)
                 runs[name].append((seconds, rss))
                 outputs.append(out)
             if outputs[0] != outputs[1]:
                 raise SystemExit(f"the answers differ:\n--- before\n{outputs[0]}\n--- after\n{outputs[1]}")
-        report: dict[str, object] = {"question": QUESTION, "runs": args.runs, "before": str(args.before)}
+        report: dict[str, object] = {"question": QUESTION, "runs": args.runs, "library": str(db),
+                                     "before_tree": str(args.before),
+                                     "after_tree": str(args.after or ROOT)}
         for name, values in runs.items():
             report[name] = {"median_s": round(statistics.median(v[0] for v in values), 3),
                             "median_max_rss_mib": round(statistics.median(v[1] for v in values), 1),

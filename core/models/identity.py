@@ -11,7 +11,8 @@ identity as the model's alias (``--alias gguf:HEX``); else the file it says it s
 ``model_path``, llama-cpp-python's ``/v1/models`` id), when that file is on this machine; else the name it serves
 under, when that is a model found on this machine (``core/models/found.py``: ``smollm2:135m`` in Ollama, an LM
 Studio ``publisher/model/file.gguf``); else None (the caller gives the server its own id, which no file's identity
-equals, so nothing made with another model is ever used for it).
+equals, so nothing made with another model is ever used for it: ``FILE@server:PARAMS:BYTES`` for an encoder, the
+name it serves under for an answer model, ``rerank@URL`` for a rerank server that lists no model).
 
 Before this rule, the sentence encoders and the judges were named ``FILE:SHA16`` (the file's name and 16 hex digits
 of its whole sha256, :func:`file_sha_id`), and ``server.sh`` declared that as a served encoder's alias: a library's
