@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,7 +14,13 @@ from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace
 from shelfwise.app.cli.scope_options import scope_message
 from shelfwise.app.cli.shown import json_text, raw_stream
-from shelfwise.core.api.asking import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
+from shelfwise.core.api.asking import (
+    EmptyQuestion,
+    NoSuchConversation,
+    TurnEvents,
+    TurnQuestion,
+    write_text_atomically,
+)
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.navigation.trace import SearchResult
 
@@ -36,7 +43,7 @@ def reading_line(reading: Reading) -> str | None:
     return None
 
 
-def reading_json(reading: Reading, conversation: Conversation) -> dict[str, Any]:
+def reading_json(reading: Reading, conversation: Conversation) -> dict[str, object]:
     return {"id": conversation.id, "turn": len(conversation.turns), "reading": reading.to_dict()}
 
 
@@ -91,7 +98,9 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
         for line in [*render_path(result), "", *render_trace(result.trace), ""]:
             click.echo(line)
 
-    streamed = not as_json
+    events = TurnEvents(on_reading=on_reading, on_search=on_search)
+    if not as_json:  # the answer streamed as it is made
+        events = shown.listening(events)
     if isinstance(question, str):
         read_once = taken(shelf, question, conv.collection)
         if read_once is None:
@@ -100,10 +109,7 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
     assert conv.id is not None
     try:
         conv, turn, answer = shelf.ask_in_conversation(conv.id, question, conv.collection, alone=alone,
-                                                       on_reading=on_reading, on_search=on_search,
-                                                       on_extract=shown.on_extract if streamed else None,
-                                                       on_token=shown.on_token if streamed else None,
-                                                       on_generated=shown.on_generated if streamed else None)
+                                                       events=events)
     except EmptyQuestion as exc:
         err(f"Nothing asked: {exc}.")
         return None
@@ -127,7 +133,7 @@ def _history_file() -> Path | None:
         return None
 
 
-def _readline() -> Any:
+def _readline() -> ModuleType | None:
     try:
         import readline
     except ImportError:  # Windows without pyreadline: plain input()

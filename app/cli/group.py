@@ -7,6 +7,7 @@ commands to the group.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import sqlite3
 import sys
@@ -170,9 +171,9 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     from shelfwise.app.cli.shown import raw_stream
 
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as \udce9, not a traceback
-        reconfigure = getattr(raw_stream(stream), "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+        raw = raw_stream(stream)
+        if isinstance(raw, io.TextIOWrapper):
+            raw.reconfigure(errors="backslashreplace")
     from shelfwise.core.api.models import setup_logging
 
     setup_logging(verbose)

@@ -404,18 +404,6 @@ def restore(db: Path, kept: Path) -> Path:
         return aside
 
 
-def move_aside(path: Path, label: str = "damaged") -> Path:
-    """Rename the library (and its -wal/-shm files) to ``<name>.<label>-<time>``; returns the new path. (Renamed,
-    not copied like a migration's backup: the backup API would stop at the damaged pages.)"""
-    target = free_sibling(path, lambda stamp: f"{path.name}.{label}-{stamp}")
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            side.rename(target.with_name(target.name + suffix))
-    path.rename(target)
-    return target
-
-
 def rebuild(
     path: Path, *, progress: Callable[[IngestProgress], None] | None = None, found: Salvage | None = None,
     healthy: bool = False, wait: float = 0.0,

@@ -17,7 +17,6 @@ leaves one float per sequence, read with ``llama_get_embeddings_seq``.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.models.encoders.pair_frame import PAIR_TOKENS, QUERY_TOKENS, PairFrame, pair_tokens
-from shelfwise.core.models.gguf_meta import encoder_model_id
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 
 JUDGE_GLOB = "shelfwise-judge-*.gguf"
@@ -67,18 +66,15 @@ class Judge(LoadedEncoder):
     ) -> None:
         import llama_cpp
 
-        self._ll = llama_cpp
-        self._what = "judge"
-        self._lock = threading.Lock()
+        super().__init__("judge")
         path = Path(model_path) if model_path is not None else bundled_judge_path()
         if not path.is_file():
             raise BackendError(f"judge model not found: {path}")
         self.path = path
-        self._model_id = encoder_model_id(path)
+        self._model_id = model_identity(path)
         if verbose:
             logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
-        self._model: llama_cpp.llama_model_p | None = load_model(path, "judge")
-        self._enc: EncoderContext | None = None
+        self._model = load_model(path, "judge")
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
@@ -106,7 +102,7 @@ class Judge(LoadedEncoder):
 
     @property
     def model_id(self) -> str:
-        """File name + sha256 prefix: changes whenever the model file changes."""
+        """The file's identity (``core/models/identity.py``): changes whenever the model file changes."""
         return self._model_id
 
     # -- tokenization -------------------------------------------------------------------------------------------
