@@ -189,7 +189,7 @@ def ingest(folder: Path, db: Path) -> float:
     return time.perf_counter() - t0
 
 
-def answer_all(db: Path, questions: list[dict[str, str]]) -> list[dict[str, object]]:
+def answer_all(db: Path, questions: list[dict[str, str]], embedder: object = None) -> list[dict[str, object]]:
     from shelfwise.core.answers.tables import table_answer
     from shelfwise.core.navigation.scope import prepare_question
     from shelfwise.core.store.db import Store
@@ -199,7 +199,7 @@ def answer_all(db: Path, questions: list[dict[str, str]]) -> list[dict[str, obje
         for q in questions:
             t0 = time.perf_counter()
             prepared = prepare_question(store, "default", f"{q['utterance']} in:{workbook_name(q['context'])}")
-            short = table_answer(store, prepared.question, [], prepared.resolved)
+            short = table_answer(store, prepared.question, [], prepared.resolved, embedder)  # type: ignore[arg-type]
             seconds = time.perf_counter() - t0
             text = short.text if short is not None else ""
             ok = short is not None and matches(gold_values(q), prediction(text))
@@ -238,10 +238,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--reuse", action="store_true", help="reuse the split's library when it exists")
     ap.add_argument("--prepare", action="store_true", help="write the workbooks and ingest them; answer nothing")
+    ap.add_argument("--embedder", default="default",
+                    help="the encoder that matches column names: default (the product's), minilm, or none")
+    ap.add_argument("--seed", type=int, default=0, help="the seed of the --limit sample")
     args = ap.parse_args()
     questions = read_questions(args.split)
     if args.limit:
-        questions = random.Random(0).sample(questions, min(args.limit, len(questions)))
+        questions = random.Random(args.seed).sample(questions, min(args.limit, len(questions)))
     folder = args.work / args.split / "tables"
     db = args.work / args.split / "library.db"
     made = write_workbooks(questions, folder)
@@ -251,11 +254,18 @@ def main() -> None:
     print(f"{made} workbooks written, ingest {ingest_seconds:.1f} s", flush=True)
     if args.prepare:
         return
-    results = answer_all(db, questions)
+    embedder = None
+    if args.embedder != "none":
+        from shelfwise.core.models.encoders.embedder import Embedder
+
+        embedder = Embedder(None if args.embedder == "default" else args.embedder, n_threads=1)
+    results = answer_all(db, questions, embedder)
     s = summary(results)
     print(json.dumps(s, indent=1))
     if args.out:
-        args.out.write_text(json.dumps({"split": args.split, "limit": args.limit, "ingest_seconds": ingest_seconds,
+        args.out.write_text(json.dumps({"split": args.split, "limit": args.limit, "seed": args.seed,
+                                        "embedder": getattr(embedder, "model_id", "none"),
+                                        "ingest_seconds": ingest_seconds,
                                         "summary": s, "results": results}, indent=1, ensure_ascii=False) + "\n")
 
 
