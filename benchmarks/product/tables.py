@@ -241,6 +241,7 @@ def main() -> None:
     ap.add_argument("--embedder", default="default",
                     help="the encoder that matches column names: default (the product's), minilm, or none")
     ap.add_argument("--seed", type=int, default=0, help="the seed of the --limit sample")
+    ap.add_argument("--header-match", help="THRESHOLD,MARGIN for the encoder's column names (choosing them)")
     args = ap.parse_args()
     questions = read_questions(args.split)
     if args.limit:
@@ -255,6 +256,11 @@ def main() -> None:
     if args.prepare:
         return
     embedder = None
+    if args.header_match:
+        from shelfwise.core.answers import tables as table_answers
+
+        pair = tuple(float(x) for x in args.header_match.split(","))
+        table_answers.HEADER_MATCH = {k: (pair[0], pair[1]) for k in table_answers.HEADER_MATCH}
     if args.embedder != "none":
         from shelfwise.core.models.encoders.embedder import Embedder
 

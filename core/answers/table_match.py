@@ -167,16 +167,18 @@ def _holds(cell: list[str], want: list[str]) -> bool:
 
 
 class HeaderEncoder:
-    """Column names matched to the question's words by the encoder's vectors (cosine of the name and the best of
-    the question's words and two-word phrases): a name at least :attr:`threshold` alike counts as named half-way
-    (0.5), as a name sharing half its words would. Vectors are kept in process by their text (a table's names are
+    """Column names matched to the question's words by the encoder's vectors: each of the question's words and
+    two-word phrases names the column whose name is most alike (cosine) when it is at least :attr:`threshold`
+    alike and :attr:`margin` more alike than the next column's; a column so named counts as named half-way (0.5),
+    as a name sharing half its words would. Vectors are kept in process by their text (a table's names are
     embedded once)."""
 
     KEEP = 50_000  # vectors kept; all are dropped when full
 
-    def __init__(self, embedder: Embedder, threshold: float) -> None:
+    def __init__(self, embedder: Embedder, threshold: float, margin: float) -> None:
         self.embedder = embedder
         self.threshold = threshold
+        self.margin = margin
         self._vectors: dict[str, np.ndarray] = {}
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -193,11 +195,13 @@ class HeaderEncoder:
         words = [w for w in intent.words if not w.isdigit()]
         units = words + [f"{a} {b}" for a, b in pairwise(words)]
         clean = [" ".join(words_of(re.sub(r"\(.*?\)", " ", n))) or n.lower() for n in names]
-        if not units or not any(clean):
+        if not units or len(names) < 2:
             return list(exact)
-        sims = self.vectors(units) @ self.vectors([c or "-" for c in clean]).T
-        best = sims.max(axis=0)
-        return [
-            max(e, 0.5) if e < 0.5 and clean[c] and best[c] >= self.threshold else e
-            for c, e in enumerate(exact)
-        ]
+        sims = self.vectors(units) @ self.vectors([c or "-" for c in clean]).T  # units x columns
+        out = list(exact)
+        for row in sims:
+            order = np.argsort(-row)
+            best, second = int(order[0]), int(order[1])
+            if row[best] >= self.threshold and row[best] - row[second] >= self.margin and clean[best]:
+                out[best] = max(out[best], 0.5)
+        return out

@@ -37,9 +37,10 @@ from shelfwise.core.store.tables import (
 MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 MAX_TABLES = 8  # tables tried for one question
 MAX_READ_COLUMNS = 30  # a row wider than this is not read out in words (its cells are cited instead)
-# how alike (cosine) a column name and a question's word must be for the encoder to count the column named, by
-# encoder family; chosen on WikiTableQuestions training questions (docs/eval/tables.md)
-HEADER_THRESHOLD = {"gemma": 0.6, "minilm": 0.6}
+# how alike (cosine) a column name and a question's word must be for the encoder to count the column named, and by
+# how much more than the next column's name, by encoder family; chosen on WikiTableQuestions training questions
+# (docs/eval/tables.md)
+HEADER_MATCH = {"gemma": (0.6, 0.1), "minilm": (0.6, 0.1)}
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
     "when": {"when", "date", "day", "wann", "datum", "quand"}, "wann": {"when", "date", "datum", "wann"},
@@ -60,8 +61,10 @@ _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|
 _YES_NO = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
 _YES = frozenset({"yes", "y", "✓", "✔", "x", "ja", "oui", "true"})
 _IMPLIED = [  # a superlative's column when the question names none: (the question's word, words of the column name)
-    (r"tallest|shortest|height", ("height", "ht")), (r"heaviest|lightest|weight", ("weight", "wt")),
-    (r"oldest|youngest|\bage\b", ("age",)), (r"most populous|populat", ("population", "pop")),
+    (r"tallest|taller|shortest|shorter|height", ("height", "ht")),
+    (r"heaviest|heavier|lightest|lighter|weight", ("weight", "wt")),
+    (r"oldest|older|youngest|younger|\bage\b", ("age",)),
+    (r"most populous|populat", ("population", "pop")),
     (r"fastest|slowest|quickest|time", ("time",)), (r"longest|length", ("length", "duration")),
     (r"medals?", ("total",)), (r"votes?", ("votes", "total")), (r"points?|scor", ("points", "pts", "score")),
     (r"goals?", ("goals",)), (r"attend", ("attendance",)), (r"capacity|seats", ("capacity",)),
@@ -89,6 +92,8 @@ _MORE = re.compile(r"\b(more|most|higher|highest|larger|largest|bigger|greater|l
                    r"older|better|mehr|höher|größer|plus)\b")
 _LESS = re.compile(r"\b(less|fewer|lower|smaller|shorter|earlier|faster|quicker|younger|weniger|kleiner|früher|"
                    r"moins)\b")
+_EITHER = re.compile(r"\b(more|higher|greater|larger|longer|older|taller|earlier) or (less|fewer|lower|smaller|"
+                     r"shorter|younger|later)\b")
 _NEXT = re.compile(r"\b(after|next|following|succeeded|nach|danach|après|suivant)\b")
 _PREVIOUS = re.compile(r"\b(before|previous|preceding|prior to|preceded|vor|davor|avant|précédent)\b")
 
@@ -110,6 +115,7 @@ class _Match:
     measure: int | None = None
     answer_col: int | None = None
     label_col: int = 0
+    parts: bool = False  # a part of a cell may be a key (the looser matching)
 
     def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
              other: int | None = None, value: str = "") -> Plan:
@@ -122,10 +128,12 @@ def _between_rows(m: _Match) -> Plan | None:
     compared on the named column, or on their order for earlier / later), "is A higher than B" (yes or no) and
     "what came after / before A" (the next or previous row)."""
     assert m.key_col is not None
-    data, text, names, measure = m.data, m.intent.text, m.data.table.names, m.measure
+    data, text, names = m.data, m.intent.text, m.data.table.names
+    measure = m.measure if m.measure is not None else _implied_measure(m.intent, names, m.numeric)
     key = m.keys[m.key_col]
     rows = sorted(key.rows)
-    yes_no = bool(_YES_NO.match(text))
+    either = _EITHER.search(text)  # "more or less": the answer is one of the two words
+    yes_no = bool(_YES_NO.match(text)) and (either is not None or not re.search(r"\b(or|oder|ou)\b", text))
     if len(rows) == 2 and (yes_no or re.search(r"\b(or|oder|ou)\b", text)):
         more, less = _MORE.search(text), _LESS.search(text)
         if more or less:
@@ -141,7 +149,9 @@ def _between_rows(m: _Match) -> Plan | None:
                 order = [best, *(r for r in rows if r != best)]
                 labels = data.text(m.key_col)
                 first = min(rows, key=lambda r: text.find(labels[r].lower()))  # the row the question names first
-                value = ("yes" if first == best else "no") if yes_no else ""  # "is A higher than B": yes or no
+                wins = first == best  # "is A higher than B": yes when the row named first wins
+                value = ((either.group(1 if wins == larger else 2) if either else ("yes" if wins else "no"))
+                         if yes_no else "")
                 return Plan("compare" if yes_no else "choice", order, measure, m.key_col, m.key_col, None,
                             [*m.filters, said], value)
     if m.intent.comparisons or len(rows) != 1 or key.negated:
@@ -175,9 +185,7 @@ def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
         m.key_col = col if m.key_col is None else m.key_col
     if m.keys or not parts:
         return
-    named = {stem(w) for c in range(len(names)) if m.scores[c] >= 0.5 for w in words_of(names[c])}
-    said = {stem(w) for w in m.intent.op_words()}
-    found = part_key(m.intent, data, named | said, set())
+    found = _part_key(m)
     if found is not None:
         col, key = found
         m.keys[col] = key
@@ -185,6 +193,14 @@ def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
         m.filters.append(f"{names[col]} {'does not hold' if key.negated else 'holds'} \"{key.phrase}\"")
         if not key.negated:
             m.key_col = col
+
+
+def _part_key(m: _Match) -> tuple[int, Key] | None:
+    """The phrase of the question that is a part of some cells (:func:`part_key`), words of the columns it names
+    and of its operations left out."""
+    names = m.data.table.names
+    named = {stem(w) for c in range(len(names)) if m.scores[c] >= 0.5 for w in words_of(names[c])}
+    return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, set())
 
 
 def _filter_named_columns(m: _Match) -> None:
@@ -239,7 +255,7 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
     header_words = {w for c in range(width) if scores[c] >= 0.5 for w in words_of(names[c])}
     ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
     data_rows = [r for r in range(data.n_rows) if data.is_data(r)]
-    m = _Match(intent, data, scores, ops, key_cells(intent, data), list(data_rows))
+    m = _Match(intent, data, scores, ops, key_cells(intent, data), list(data_rows), parts=parts)
     _filter_keys(m, data_rows, parts)
     _filter_named_columns(m)
     if not _filter_comparisons(m):
@@ -257,7 +273,8 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
 def _plan_count(m: _Match) -> Plan | None:
     """"How many ...": the rows that pass the filters, or a column of numbers the counted noun names ("how many
     days ..." is that column's value or sum); without a filter, only when the noun is what the table's caption,
-    sheet or label column names, or the question says it counts the table's rows ("listed", "in total")."""
+    sheet or label column names, or the question says it counts the table's rows ("listed", "in total") and no
+    part of a cell filters them."""
     intent, data, names, kinds = m.intent, m.data, m.data.table.names, m.data.table.kinds
     noun = stem(intent.counted) if intent.counted else ""
     counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
@@ -273,7 +290,12 @@ def _plan_count(m: _Match) -> Plan | None:
     table = data.table
     caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
     title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[m.label_col]}")}
-    if m.filters or (noun and noun in title_words) or _ALL_ROWS.search(intent.text):
+    if m.filters:
+        return m.plan("count", answer=m.label_col)
+    # every row ("how many bands", "how many ... listed"), unless a phrase of the question is a part of some cells:
+    # that is a filter the looser pass reads ("how many matches in Belgrade")
+    if ((noun and noun in title_words) or (_ALL_ROWS.search(intent.text) and m.parts)) and (
+            m.parts or _part_key(m) is None):
         return m.plan("count", answer=m.label_col)
     return None
 
@@ -409,9 +431,10 @@ def header_encoder(embedder: Embedder) -> HeaderEncoder:
     key = embedder.model_id
     if key not in _ENCODERS:
         family = embedder.profile.name if embedder.profile is not None else ""
-        threshold = next((v for k, v in HEADER_THRESHOLD.items() if k in family), max(HEADER_THRESHOLD.values()))
+        threshold, margin = next((v for k, v in HEADER_MATCH.items() if k in family), max(HEADER_MATCH.values()))
         _ENCODERS.clear()
-        _ENCODERS[key] = HeaderEncoder(embedder, threshold)
+        _ENCODERS[key] = HeaderEncoder(embedder, threshold, margin)
+    _ENCODERS[key].embedder = embedder  # the same model opened again: its kept vectors still hold
     return _ENCODERS[key]
 
 
