@@ -27,7 +27,8 @@ _OPS: list[tuple[str, re.Pattern[str]]] = [
     ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(range|spread|span|gap)\b|"
                          r"\b(breiteste|größte|grösste) (spanne|bandbreite)\b|"
                          r"\b(plus (large|grande)) (fourchette|écart)\b")),
-    ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter)|"
+    ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter|"
+                              r"taller|older|younger|heavier|lighter|bigger|larger|greater|smaller|faster|slower)|"
                               r"unterschied|differenz|um wie viel|différence|écart)\b")),
     ("average", re.compile(r"\b(average|mean|avg|durchschnitt\w*|mittelwert|mittlere\w*|moyen(?:ne)?s?)\b")),
     ("count", re.compile(r"\b(how many|number of|count|wie ?viele|anzahl|combien|nombre de)\b")),

@@ -60,6 +60,8 @@ _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|
                        r"total number of|insgesamt|au total)\b")
 _YES_NO = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
 _YES = frozenset({"yes", "y", "✓", "✔", "x", "ja", "oui", "true"})
+_NO = frozenset({"no", "n", "nein", "non", "false", "-", "—"})
+YES_NO_SHARE = 0.6  # a column of yes/no cells: at least this share of its filled cells say yes or no
 _IMPLIED = [  # a superlative's column when the question names none: (the question's word, words of the column name)
     (r"tallest|taller|shortest|shorter|height", ("height", "ht")),
     (r"heaviest|heavier|lightest|lighter|weight", ("weight", "wt")),
@@ -217,8 +219,9 @@ def _filter_named_columns(m: _Match) -> None:
         no = negated(text, found.start()) or bool(re.search(r"\b(no|without|ohne|sans)\s+(\w+\s+)?$",
                                                             text[:found.start()]))
         cells = data.text(c)
-        filled = {cells[r].strip().lower() for r in m.rows if cells[r].strip()}
-        if filled and filled <= _YES | {"no", "n", "nein", "non", "false", "-", "—"}:
+        filled = [cells[r].strip().lower() for r in m.rows if cells[r].strip()]
+        said = sum(1 for v in filled if v in _YES or v in _NO)
+        if filled and said >= YES_NO_SHARE * len(filled) and any(v in _YES for v in filled):
             m.rows = [r for r in m.rows if (cells[r].strip().lower() in _YES) != no]
             m.filters.append(f"{names[c]} {'is not' if no else 'is'} yes")
         elif no:
