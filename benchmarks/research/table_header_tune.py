@@ -2,8 +2,9 @@
 docs/eval/tables.md): WikiTableQuestions training questions (a sample, seed 0, the library that
 ``benchmarks/product/tables.py --split training --limit N --work W --prepare`` made) answered by the table path
 with the words alone, then those it leaves unanswered again with the encoder at each (threshold, margin) of a
-grid; prints the accuracy over the whole sample at each point (vectors kept across the points, so the grid costs
-one embedding of each text).
+grid for column names (label cells off), then at the best of those with each threshold for label cells; prints the
+accuracy over the whole sample at each point (vectors kept across the points, so the grid costs one embedding of
+each text).
 
     nice -n 19 .venv/bin/python benchmarks/research/table_header_tune.py --work /work/s20/tables/wtq --limit 2000
 """
@@ -35,11 +36,12 @@ def main() -> None:
     ap.add_argument("--embedder", default="default", help="default (the product's) or minilm")
     ap.add_argument("--thresholds", default="0.45,0.5,0.55,0.6,0.65,0.7")
     ap.add_argument("--margins", default="0,0.05,0.1,0.15")
+    ap.add_argument("--cell-thresholds", default="0.8,0.75,0.7,0.65,0.6")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     questions = random.Random(args.seed).sample(read_questions("training"), args.limit)
     embedder = Embedder(None if args.embedder == "default" else args.embedder, n_threads=1)
-    encoder = HeaderEncoder(embedder, 1.0, 0.0)
+    encoder = HeaderEncoder(embedder, 1.0, 0.0, 2.0)  # label cells off (no cosine reaches 2) until their grid
     base = 0
     left: list[tuple[dict[str, str], list, str]] = []  # type: ignore[type-arg]
     with Store(args.work / "training" / "library.db") as store:
@@ -51,22 +53,31 @@ def main() -> None:
                 base += matches(gold_values(q), prediction(short.text))
             else:
                 left.append((q, loaded, prepared.question))
+        def point(name: str) -> dict[str, float]:
+            right = answered = 0
+            for q, loaded, question in left:
+                short = answer_from_tables(loaded, question, encoder)
+                if short is not None:
+                    answered += 1
+                    right += matches(gold_values(q), prediction(short.text))
+            print(f"{name}: accuracy {(base + right) / len(questions):.4f} (+{right} right of {answered} newly "
+                  f"answered)", flush=True)
+            return {"accuracy": (base + right) / len(questions), "newly_answered": answered, "newly_right": right}
+
         grid = {}
         for t in (float(x) for x in args.thresholds.split(",")):
             for mg in (float(x) for x in args.margins.split(",")):
                 encoder.threshold, encoder.margin = t, mg
-                right = answered = 0
-                for q, loaded, question in left:
-                    short = answer_from_tables(loaded, question, encoder)
-                    if short is not None:
-                        answered += 1
-                        right += matches(gold_values(q), prediction(short.text))
-                grid[f"{t},{mg}"] = {"accuracy": (base + right) / len(questions), "newly_answered": answered,
-                                     "newly_right": right}
-                print(f"threshold {t} margin {mg}: accuracy {(base + right) / len(questions):.4f} "
-                      f"(+{right} right of {answered} newly answered)", flush=True)
+                grid[f"{t},{mg}"] = point(f"names: threshold {t} margin {mg}")
+        best = max(grid, key=lambda k: (grid[k]["accuracy"], k))
+        encoder.threshold, encoder.margin = (float(x) for x in best.split(","))
+        cells = {}
+        for ct in (float(x) for x in args.cell_thresholds.split(",")):
+            encoder.cell_threshold = ct
+            cells[str(ct)] = point(f"names {best}, label cells: threshold {ct}")
     result = {"sample": args.limit, "seed": args.seed, "encoder": embedder.model_id,
-              "words_only_accuracy": base / len(questions), "unanswered_by_words": len(left), "grid": grid}
+              "words_only_accuracy": base / len(questions), "unanswered_by_words": len(left), "names": grid,
+              "names_chosen": best, "label_cells": cells}
     print(json.dumps(result, indent=1))
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -175,10 +175,11 @@ class HeaderEncoder:
 
     KEEP = 50_000  # vectors kept; all are dropped when full
 
-    def __init__(self, embedder: Embedder, threshold: float, margin: float) -> None:
+    def __init__(self, embedder: Embedder, threshold: float, margin: float, cell_threshold: float = 1.0) -> None:
         self.embedder = embedder
         self.threshold = threshold
         self.margin = margin
+        self.cell_threshold = cell_threshold
         self._vectors: dict[str, np.ndarray] = {}
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -205,3 +206,27 @@ class HeaderEncoder:
             if row[best] >= self.threshold and row[best] - row[second] >= self.margin and clean[best]:
                 out[best] = max(out[best], 0.5)
         return out
+
+    def cell_key(self, intent: TableIntent, data: TableData, col: int, skip: set[str]) -> Key | None:
+        """The cells of column ``col`` that a phrase of the question (up to :data:`PART_MAX_WORDS` words, words of
+        ``skip`` left out) names in other words than the cell's ("the Soviet Union" for "USSR"): the cell most
+        alike a phrase when at least :attr:`cell_threshold` alike and :attr:`margin` more alike than the next
+        cell; None when no phrase names one."""
+        if not data.whole:
+            return None
+        cells = data.text(col)
+        texts = sorted({t for t in cells if t and len(t) <= 80})
+        phrases = _phrases(intent, skip)
+        if len(texts) < 2 or not phrases:
+            return None
+        sims = self.vectors([p for p, _s in phrases]) @ self.vectors(texts).T
+        best_key: tuple[float, Key] | None = None
+        for (phrase, start), row in zip(phrases, sims, strict=True):
+            order = np.argsort(-row)
+            top, second = int(order[0]), int(order[1])
+            if row[top] >= self.cell_threshold and row[top] - row[second] >= self.margin:
+                if best_key is None or row[top] > best_key[0]:
+                    rows = {r for r, t in enumerate(cells) if t == texts[top]}
+                    best_key = (float(row[top]), Key(rows, phrase, exact=False, negated=negated(intent.text, start),
+                                                     start=start))
+        return best_key[1] if best_key is not None else None

@@ -41,6 +41,7 @@ MAX_READ_COLUMNS = 30  # a row wider than this is not read out in words (its cel
 # how much more than the next column's name, by encoder family; chosen on WikiTableQuestions training questions
 # (docs/eval/tables.md)
 HEADER_MATCH = {"gemma": (0.6, 0.1), "minilm": (0.6, 0.1)}
+CELL_MATCH = {"gemma": 0.7, "minilm": 0.7}  # how alike a phrase and a label cell must be (the same margin)
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
     "when": {"when", "date", "day", "wann", "datum", "quand"}, "wann": {"when", "date", "datum", "wann"},
@@ -118,6 +119,7 @@ class _Match:
     answer_col: int | None = None
     label_col: int = 0
     parts: bool = False  # a part of a cell may be a key (the looser matching)
+    given_key: tuple[int, Key] | None = None  # a key found otherwise (the encoder's), in a part of a cell's stead
 
     def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
              other: int | None = None, value: str = "") -> Plan:
@@ -159,6 +161,10 @@ def _between_rows(m: _Match) -> Plan | None:
     if m.intent.comparisons or len(rows) != 1 or key.negated:
         return None
     step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
+    if step and "count" in m.ops:  # "how many athletes finished before X": the rows above X's (below: after)
+        counted = [r for r in range(data.n_rows) if data.is_data(r) and (r - rows[0]) * step > 0]
+        side = f"{'after' if step > 0 else 'before'} {data.text(m.key_col)[rows[0]]} in the table's order"
+        return Plan("count", counted, None, m.key_col, m.key_col, None, [side]) if counted else None
     r = rows[0] + step
     if not step or not 0 <= r < data.n_rows:
         return None
@@ -187,7 +193,7 @@ def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
         m.key_col = col if m.key_col is None else m.key_col
     if m.keys or not parts:
         return
-    found = _part_key(m)
+    found = m.given_key if m.given_key is not None else _part_key(m)
     if found is not None:
         col, key = found
         m.keys[col] = key
@@ -234,15 +240,24 @@ def _filter_comparisons(m: _Match) -> bool:
     column of dates keeps that year's rows. False: a comparison names no column."""
     data, names, kinds, width = m.data, m.data.table.names, m.data.table.kinds, len(m.data.table.names)
     for comp in m.intent.comparisons:
-        cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
+        if comp.kind == "year":  # a date column (its dates' years) or a column of years
+            cands = [c for c in range(width) if kinds[c] == "date" or _years(data, c)]
+        else:
+            cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
         on = _best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
+        if on is None and comp.kind == "year" and cands:
+            on = cands[0]
         if on is None:
             return False
-        m.rows = [r for r in m.rows if data.number(on)[r] is not None and comp.admits(float(data.number(on)[r] or 0))]
+        values = data.number(on)
+        if comp.kind == "year" and kinds[on] == "date":
+            values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
+        m.rows = [r for r in m.rows if values[r] is not None and comp.admits(float(values[r] or 0))]
         m.filters.append(f"{names[on]} {comp.words}")
     year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", m.intent.text)
     dates = [c for c in range(width) if kinds[c] == "date"]
-    if year and dates and not any(year.group(0) in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
+    if year and dates and not any(year.group(0) in c.words for c in m.intent.comparisons) and \
+            not any(year.group(0) in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
         on, wanted = dates[0], int(year.group(0))
         col_numbers = data.number(on)
         m.rows = [r for r in m.rows if col_numbers[r] is not None
@@ -251,14 +266,23 @@ def _filter_comparisons(m: _Match) -> bool:
     return True
 
 
-def _match(intent: TableIntent, data: TableData, scores: list[float], parts: bool) -> _Match | None:
+def _years(data: TableData, c: int) -> bool:
+    """A column of years: its filled cells are mostly numbers from 1500 to 2100 (or start with one: "2001-02")."""
+    numbers = [n for n, t in zip(data.number(c), data.text(c), strict=True) if t]
+    return bool(numbers) and sum(1 for n in numbers if n is not None and 1500 <= n <= 2100 and n == int(n)) \
+        >= 0.8 * len(numbers)
+
+
+def _match(intent: TableIntent, data: TableData, scores: list[float], parts: bool,
+           given_key: tuple[int, Key] | None = None) -> _Match | None:
     """``intent`` matched to ``data`` (:class:`_Match`; ``parts``: a part of a cell may be a key), or None when a
     comparison names no column of the table."""
     names, kinds, width = data.table.names, data.table.kinds, len(data.table.names)
     header_words = {w for c in range(width) if scores[c] >= 0.5 for w in words_of(names[c])}
     ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
     data_rows = [r for r in range(data.n_rows) if data.is_data(r)]
-    m = _Match(intent, data, scores, ops, key_cells(intent, data), list(data_rows), parts=parts)
+    m = _Match(intent, data, scores, ops, key_cells(intent, data), list(data_rows), parts=parts,
+               given_key=given_key)
     _filter_keys(m, data_rows, parts)
     _filter_named_columns(m)
     if not _filter_comparisons(m):
@@ -321,11 +345,36 @@ def _plan_extreme(m: _Match) -> Plan | None:
     return None
 
 
+def _same_stem(a: str, b: str) -> bool:
+    """Two words of one stem: "released" / "release", "incorporated" / "incorporation" (a common start of at
+    least five letters that leaves at most three letters of the shorter word)."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return n >= 5 and n >= min(len(a), len(b)) - 3
+
+
+def _time_column(m: _Match) -> int | None:
+    """A column of dates or years that the question names, by its words or by a word of the same stem ("the
+    first album released" -> Release date)."""
+    names, words = m.data.table.names, [w for w in m.intent.words if len(w) >= 5]
+    for c in range(len(names)):
+        if m.data.table.kinds[c] != "date" and not _years(m.data, c):
+            continue
+        if m.scores[c] >= 0.5 or any(_same_stem(w, n) for w in words for n in words_of(names[c]) if len(n) >= 5):
+            return c
+    return None
+
+
 def _plan_first_last(m: _Match) -> Plan | None:
+    """"first" / "last": in time when the question names a column of dates or years (the row with the earliest
+    or latest), else in the table's own order (the row first or last listed)."""
     names, scores, col = m.data.table.names, m.scores, m.answer_col
     for op in ("first", "last"):
         if op not in m.ops:
             continue
+        when = _time_column(m) if not _LISTED.search(m.intent.text) else None
+        target = col if col is not None and col != when and scores[col] >= 0.5 else m.label_col
+        if when is not None and target != when:
+            return m.plan("argmin" if op == "first" else "argmax", measure=when, answer=target)
         if (m.intent.asks_row and col is not None and scores[col] >= 0.5
                 and stem(m.intent.asked) in {stem(w) for w in words_of(names[col])}):  # "which school ... first"
             return m.plan(op, answer=col)
@@ -385,14 +434,15 @@ def _plan(m: _Match) -> Plan | None:
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,
-                  parts: bool = False) -> Plan | None:
+                  parts: bool = False, given_key: tuple[int, Key] | None = None) -> Plan | None:
     """The operation over ``data`` that ``intent`` asks for, or None (see the module docstring). ``scores``: how
     well each column is named, when not the exact words' (:func:`col_scores`); ``parts``: a phrase that is a part
-    of some cells may filter them (when no cell is named whole)."""
+    of some cells may filter them (when no cell is named whole); ``given_key``: (column, rows) found otherwise
+    (the encoder's) that filter in its stead."""
     names = data.table.names
     if len(names) < 2 or not data.n_rows:
         return None
-    m = _match(intent, data, list(scores) if scores is not None else col_scores(intent, names), parts)
+    m = _match(intent, data, list(scores) if scores is not None else col_scores(intent, names), parts, given_key)
     if m is None or not m.rows:
         return None
     return _plan(m)
@@ -401,29 +451,40 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
 def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], question: str,
                        encoder: HeaderEncoder | None = None, focus: set[int] | None = None) -> ShortAnswer | None:
     """The first of ``tables`` (in the order given: the walk's) that answers ``question``, as a short answer. The
-    surest matching is tried on every table before a looser one: the column names and whole cells named by their
-    words; then a phrase that is a part of cells; then (an ``encoder`` given) the column names by the encoder. The
-    looser matchings are tried only on the tables in ``focus`` (ids: the table the walk's first passage is a row
-    of), or on the only table there is: on another table of the document they would find words of notes and
-    titles that the question does not ask about."""
+    surest matching is tried on every table before a looser one (:func:`_plan_at`): the column names and whole
+    cells named by their words; then a phrase that is a part of cells; then (an ``encoder`` given) the column
+    names by the encoder; then a cell of the label column by the encoder. The looser matchings are tried only on
+    the tables in ``focus`` (ids: the table the walk's first passage is a row of), or on the only table there is:
+    on another table of the document they would find words of notes and titles the question does not ask about."""
     intent = read_intent(question)
     ready = [data for _table, data in tables if data is not None]
     focus = focus if focus is not None else ({ready[0].table.id} if len(ready) == 1 else set())
-    for level in range(3 if encoder is not None else 2):
+    for level in range(4 if encoder is not None else 2):
         for data in ready if level == 0 else [d for d in ready if d.table.id in focus]:
-            scores = col_scores(intent, data.table.names)
-            if level == 2:
-                assert encoder is not None
-                raised = encoder.scores(intent, data.table.names, scores)
-                if raised == scores:  # nothing new named: the same plan as before
-                    continue
-                scores = raised
-            plan = plan_question(intent, data, scores, parts=level > 0)
+            plan = _plan_at(level, intent, data, encoder)
             short = compute(plan, data) if plan is not None else None
             if short is not None:
                 short.sentence = rows_read(data, short)
                 return short
     return None
+
+
+def _plan_at(level: int, intent: TableIntent, data: TableData, encoder: HeaderEncoder | None) -> Plan | None:
+    """The plan at one level of :func:`answer_from_tables`; None when the level finds nothing new."""
+    scores = col_scores(intent, data.table.names)
+    if level < 2:
+        return plan_question(intent, data, scores, parts=level > 0)
+    assert encoder is not None
+    raised = encoder.scores(intent, data.table.names, scores)
+    if level == 2:
+        return plan_question(intent, data, raised, parts=True) if raised != scores else None
+    if key_cells(intent, data):  # a cell named by its words already: the encoder looks for no other
+        return None
+    col = label_column(data)
+    names = data.table.names
+    skip = {stem(w) for c in range(len(names)) if raised[c] >= 0.5 for w in words_of(names[c])}
+    key = encoder.cell_key(intent, data, col, skip | {stem(w) for w in intent.op_words()})
+    return plan_question(intent, data, raised, parts=True, given_key=(col, key)) if key is not None else None
 
 
 _ENCODERS: dict[str, HeaderEncoder] = {}
@@ -435,8 +496,9 @@ def header_encoder(embedder: Embedder) -> HeaderEncoder:
     if key not in _ENCODERS:
         family = embedder.profile.name if embedder.profile is not None else ""
         threshold, margin = next((v for k, v in HEADER_MATCH.items() if k in family), max(HEADER_MATCH.values()))
+        cells = next((v for k, v in CELL_MATCH.items() if k in family), max(CELL_MATCH.values()))
         _ENCODERS.clear()
-        _ENCODERS[key] = HeaderEncoder(embedder, threshold, margin)
+        _ENCODERS[key] = HeaderEncoder(embedder, threshold, margin, cells)
     _ENCODERS[key].embedder = embedder  # the same model opened again: its kept vectors still hold
     return _ENCODERS[key]
 
