@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, compute, label_column
 from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
@@ -161,16 +162,33 @@ def _between_rows(m: _Match) -> Plan | None:
     if m.intent.comparisons or len(rows) != 1 or key.negated:
         return None
     step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
+    said = step  # "after" / "before" as the question says it (in time)
+    if _descending_time(data):  # the newest row first: "after" (in time) is the row above
+        step = -step
     if step and "count" in m.ops:  # "how many athletes finished before X": the rows above X's (below: after)
         counted = [r for r in range(data.n_rows) if data.is_data(r) and (r - rows[0]) * step > 0]
-        side = f"{'after' if step > 0 else 'before'} {data.text(m.key_col)[rows[0]]} in the table's order"
+        side = f"{'after' if said > 0 else 'before'} {data.text(m.key_col)[rows[0]]}"
         return Plan("count", counted, None, m.key_col, m.key_col, None, [side]) if counted else None
     r = rows[0] + step
     if not step or not 0 <= r < data.n_rows:
         return None
     named = [c for c in range(len(names)) if m.scores[c] >= 0.5]
     col = max(named, key=lambda c: (c != m.key_col, m.scores[c])) if named else m.key_col
-    return m.plan("next" if step > 0 else "previous", [r, rows[0]], answer=col)
+    if text.startswith("who") or stem(m.intent.asked) in {stem(w) for w in words_of(names[m.key_col])}:
+        col = m.key_col  # "who won after Arazi", "which team ... after Ballymore": the key's own column
+    return m.plan("next" if said > 0 else "previous", [r, rows[0]], answer=col)
+
+
+def _descending_time(data: TableData) -> bool:
+    """Whether the table lists its rows newest first: its first column of dates or years falls more often than
+    it rises from one row to the next."""
+    col = next((c for c, kind in enumerate(data.table.kinds) if kind == "date" or _years(data, c)), None)
+    if col is None:
+        return False
+    values = [v for r, v in enumerate(data.number(col)) if v is not None and data.is_data(r)]
+    falls = sum(1 for a, b in pairwise(values) if b < a)
+    rises = sum(1 for a, b in pairwise(values) if b > a)
+    return falls >= 2 and falls > rises
 
 
 def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
