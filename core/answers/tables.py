@@ -162,12 +162,12 @@ def _between_rows(m: _Match) -> Plan | None:
     if m.intent.comparisons or len(rows) != 1 or key.negated:
         return None
     step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
-    said = step  # "after" / "before" as the question says it (in time)
+    forward = step  # "after" (1) / "before" (-1) as the question says it (in time)
     if _descending_time(data):  # the newest row first: "after" (in time) is the row above
         step = -step
     if step and "count" in m.ops:  # "how many athletes finished before X": the rows above X's (below: after)
         counted = [r for r in range(data.n_rows) if data.is_data(r) and (r - rows[0]) * step > 0]
-        side = f"{'after' if said > 0 else 'before'} {data.text(m.key_col)[rows[0]]}"
+        side = f"{'after' if forward > 0 else 'before'} {data.text(m.key_col)[rows[0]]}"
         return Plan("count", counted, None, m.key_col, m.key_col, None, [side]) if counted else None
     r = rows[0] + step
     if not step or not 0 <= r < data.n_rows:
@@ -176,7 +176,7 @@ def _between_rows(m: _Match) -> Plan | None:
     col = max(named, key=lambda c: (c != m.key_col, m.scores[c])) if named else m.key_col
     if text.startswith("who") or stem(m.intent.asked) in {stem(w) for w in words_of(names[m.key_col])}:
         col = m.key_col  # "who won after Arazi", "which team ... after Ballymore": the key's own column
-    return m.plan("next" if said > 0 else "previous", [r, rows[0]], answer=col)
+    return m.plan("next" if forward > 0 else "previous", [r, rows[0]], answer=col)
 
 
 def _descending_time(data: TableData) -> bool:
