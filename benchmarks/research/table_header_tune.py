@@ -56,7 +56,7 @@ def main() -> None:
         def point(name: str) -> dict[str, float]:
             right = answered = 0
             for q, loaded, question in left:
-                short = answer_from_tables(loaded, question, encoder)
+                short = answer_from_tables(loaded, question, encoder, first_level=2)
                 if short is not None:
                     answered += 1
                     right += matches(gold_values(q), prediction(short.text))

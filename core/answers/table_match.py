@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -26,6 +25,7 @@ _NEGATION = re.compile(
 NEGATION_WINDOW = 4  # a negation word this many words or fewer before a key negates it
 PART_MAX_WORDS = 3  # the longest phrase looked for inside cells
 PART_CELL_WORDS = 6  # a cell of more words (a note, a sentence) is not looked into
+CELL_PHRASE_WORDS = 2  # the longest phrase the encoder compares with label cells
 
 
 def col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
@@ -167,8 +167,8 @@ def _holds(cell: list[str], want: list[str]) -> bool:
 
 
 class HeaderEncoder:
-    """Column names matched to the question's words by the encoder's vectors: each of the question's words and
-    two-word phrases names the column whose name is most alike (cosine) when it is at least :attr:`threshold`
+    """Column names matched to the question's words by the encoder's vectors: each of the question's words that
+    no column name has names the column whose name is most alike (cosine) when it is at least :attr:`threshold`
     alike and :attr:`margin` more alike than the next column's; a column so named counts as named half-way (0.5),
     as a name sharing half its words would. Vectors are kept in process by their text (a table's names are
     embedded once)."""
@@ -193,9 +193,9 @@ class HeaderEncoder:
 
     def scores(self, intent: TableIntent, names: Sequence[str], exact: Sequence[float]) -> list[float]:
         """``exact`` with each column not named by its words raised to 0.5 when the encoder finds it named."""
-        words = [w for w in intent.words if not w.isdigit()]
-        units = words + [f"{a} {b}" for a, b in pairwise(words)]
         clean = [" ".join(words_of(re.sub(r"\(.*?\)", " ", n))) or n.lower() for n in names]
+        said = {stem(w) for c in clean for w in c.split()}
+        units = [w for w in dict.fromkeys(intent.words) if not w.isdigit() and stem(w) not in said]  # unread words
         if not units or len(names) < 2:
             return list(exact)
         sims = self.vectors(units) @ self.vectors([c or "-" for c in clean]).T  # units x columns
@@ -208,7 +208,7 @@ class HeaderEncoder:
         return out
 
     def cell_key(self, intent: TableIntent, data: TableData, col: int, skip: set[str]) -> Key | None:
-        """The cells of column ``col`` that a phrase of the question (up to :data:`PART_MAX_WORDS` words, words of
+        """The cells of column ``col`` that a phrase of the question (up to :data:`CELL_PHRASE_WORDS` words, words of
         ``skip`` left out) names in other words than the cell's ("the Soviet Union" for "USSR"): the cell most
         alike a phrase when at least :attr:`cell_threshold` alike and :attr:`margin` more alike than the next
         cell; None when no phrase names one."""
@@ -216,7 +216,7 @@ class HeaderEncoder:
             return None
         cells = data.text(col)
         texts = sorted({t for t in cells if t and len(t) <= 80})
-        phrases = _phrases(intent, skip)
+        phrases = [(p, s) for p, s in _phrases(intent, skip) if p.count(" ") < CELL_PHRASE_WORDS]
         if len(texts) < 2 or not phrases:
             return None
         sims = self.vectors([p for p, _s in phrases]) @ self.vectors(texts).T
