@@ -46,7 +46,9 @@ CELL_MATCH = {"gemma": 0.7, "minilm": 0.7}  # how alike a phrase and a label cel
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
     "when": {"when", "date", "day", "wann", "datum", "quand"}, "wann": {"when", "date", "datum", "wann"},
-    "quand": {"date", "quand", "jour"}, "who": {"who", "name", "provider", "person", "owner", "contact"},
+    "quand": {"date", "quand", "jour"},
+    "who": {"who", "name", "provider", "person", "owner", "contact", "player", "athlete", "candidate", "driver",
+            "rider", "artist", "winner", "member", "representative", "incumbent", "cyclist", "swimmer", "author"},
     "wer": {"name", "anbieter", "wer"}, "where": {"where", "location", "place", "city", "office", "venue"},
 }
 
@@ -291,6 +293,21 @@ def _years(data: TableData, c: int) -> bool:
         >= 0.8 * len(numbers)
 
 
+def _asked_column(m: _Match) -> int | None:
+    """The column a "which X" / "what X" / "who" question asks for: the one whose name has the word X (not the
+    measure); for "who" without one, a column of people's names (Name, Player, Candidate ...)."""
+    names, asked = m.data.table.names, stem(m.intent.asked) if m.intent.asked else ""
+    cands = [c for c in range(len(names)) if c != m.measure]
+    if asked:
+        found = [c for c in cands if asked in {stem(w) for w in words_of(names[c])}]
+        if found:
+            return found[0]
+    if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
+        people = _ASKED["who"]
+        return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
+    return None
+
+
 def _match(intent: TableIntent, data: TableData, scores: list[float], parts: bool,
            given_key: tuple[int, Key] | None = None) -> _Match | None:
     """``intent`` matched to ``data`` (:class:`_Match`; ``parts``: a part of a cell may be a key), or None when a
@@ -307,10 +324,15 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
         return None
     m.numeric = [c for c in range(width) if c != m.key_col and (kinds[c] in NUMERIC or (
         data.whole and _mostly_numbers(data.number(c), data.text(c))))]
-    m.measure = _best(scores, m.numeric)
+    asked = _asked_column(m)  # "what year had the most X": Year is asked for, X is the measure
+    m.measure = _best(scores, [c for c in m.numeric if c != asked])
     if m.measure is None and any(op in ops for op in ("max", "min", "difference", "sum", "average")):
-        m.measure = _implied_measure(intent, names, m.numeric)
+        m.measure = _implied_measure(intent, names, [c for c in m.numeric if c != asked])
+    if m.measure is None:
+        m.measure = _best(scores, m.numeric)
     m.answer_col = _best(scores, [c for c in range(width) if c != m.key_col and c != m.measure])
+    if asked is not None and asked != m.measure:
+        m.answer_col = asked
     m.label_col = label_column(data)
     return m
 
@@ -446,6 +468,8 @@ def _plan(m: _Match) -> Plan | None:
         plan = _plan_count(m)
         if plan is not None:
             return plan
+    if "sum" in m.ops and any(op in m.ops for op in ("max", "min")) and m.intent.asks_row:
+        m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
         return m.plan("sum", measure=m.measure)
     return _plan_extreme(m) or _plan_first_last(m) or _plan_lookup(m)
