@@ -2,7 +2,7 @@
 click's CliRunner) over a small real workbook (tests/table_workbooks.py) with the real SQLite and the real bundled
 encoder (MiniLM), generation off: a part of a cell as a filter ("in Belgrade" for "Belgrade, Serbia"), its
 negation ("not in Belgrade"), a column left empty ("no notes"), a yes/no comparison of two rows, "more or less",
-every row counted ("listed"), a column named in other words than its header (the encoder), and a question the
+every row counted ("listed"), the rows after a named one counted, the column a "which X" asks for, a column named in other words than its header (the encoder), and a question the
 table does not answer, which keeps the walk's sentence."""
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def ask(db: Path, question: str) -> dict:  # type: ignore[type-arg]
     ("Did the match against Ajax have more goals than the match against Lyon?", "no", "compare", None),
     ("Was the attendance against Porto higher or lower than against Celtic?", "lower", "compare", None),
     ("How many matches are listed?", "8", "count", None),
+    ("How many matches were played after Ajax?", "5", "count", None),
+    ("Which opponent had the lowest attendance?", "Lyon", "argmin", ["Matches!B2", "Matches!F2"]),
 ])
 def test_each_new_operation(library: Path, question: str, value: str, operation: str,
                             cells: list[str] | None) -> None:
