@@ -2,8 +2,8 @@
 click's CliRunner) over a small real workbook (tests/table_workbooks.py) with the real SQLite and the real bundled
 encoder (MiniLM), generation off: a part of a cell as a filter ("in Belgrade" for "Belgrade, Serbia"), its
 negation ("not in Belgrade"), a column left empty ("no notes"), a yes/no comparison of two rows, "more or less",
-every row counted ("listed"), the rows after a named one counted, the column a "which X" asks for, a column named in other words than its header (the encoder), and a question the
-table does not answer, which keeps the walk's sentence."""
+every row counted ("listed"), the rows after a named one counted, the column a "which X" asks for, and a question
+the table does not answer, which keeps the walk's sentence."""
 
 from __future__ import annotations
 

@@ -22,8 +22,10 @@ _NEGATION = re.compile(
     r"\b(not|n't|other than|besides|except|excluding|apart from|aside from|nicht|außer|ausser|"
     r"sauf|pas|hors)\b"
 )
+_RATE = frozenset({"per", "each", "every", "pro", "je", "par", "chaque"})
 NEGATION_WINDOW = 4  # a negation word this many words or fewer before a key negates it
 PART_MAX_WORDS = 3  # the longest phrase looked for inside cells
+PART_SHARE = 3  # a phrase must be more than 1/PART_SHARE of a cell's words to filter by a part of it
 PART_CELL_WORDS = 6  # a cell of more words (a note, a sentence) is not looked into
 CELL_PHRASE_WORDS = 2  # the longest phrase the encoder compares with label cells
 
@@ -119,7 +121,7 @@ def _same_word(q: str, w: str) -> bool:
 def _phrases(intent: TableIntent, skip: set[str]) -> list[tuple[str, int]]:
     """The question's phrases of up to :data:`PART_MAX_WORDS` words that may name a part of a cell, longest
     first, each with where it stands: no stop word at either end, no word of ``skip`` (column names, operation
-    words), a one-word phrase of at least 4 letters or a number."""
+    words), not after "per" / "each" (a rate), a one-word phrase of at least 4 letters or a number."""
     spans = [(m.group(0), m.start()) for m in _TOKEN.finditer(intent.text)]
     out = []
     for n in range(PART_MAX_WORDS, 0, -1):
@@ -128,6 +130,8 @@ def _phrases(intent: TableIntent, skip: set[str]) -> list[tuple[str, int]]:
             if words[0] in STOP or words[-1] in STOP or any(stem(w) in skip or w in skip for w in words):
                 continue
             if n == 1 and len(words[0]) < 4 and not words[0].isdigit():
+                continue
+            if i > 0 and spans[i - 1][0] in _RATE:  # "per year": a rate, not a filter
                 continue
             out.append((" ".join(words), spans[i][1]))
     return out
@@ -159,7 +163,12 @@ def part_key(intent: TableIntent, data: TableData, skip: set[str], taken: set[in
 
 
 def _holds(cell: list[str], want: list[str]) -> bool:
+    """Whether the cell's words hold the phrase's, and the phrase is more than a third of the cell's words (stop
+    words and numbers not counted): "belgrade" in "Belgrade, Serbia", not "working" in "Everyone working in the
+    office"."""
     n = len(want)
+    if n * PART_SHARE <= len([w for w in cell if w not in STOP and not w.isdigit()]):
+        return False
     return any(
         all(_same_word(q, w) for q, w in zip(want, cell[i : i + n], strict=True))
         for i in range(len(cell) - n + 1)

@@ -357,7 +357,8 @@ def _plan_count(m: _Match) -> Plan | None:
     table = data.table
     caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
     title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[m.label_col]}")}
-    if m.filters:
+    loose = m.parts and any(not k.exact for k in m.keys.values())
+    if m.filters and not (loose and not _counts_rows(m, noun)):
         return m.plan("count", answer=m.label_col)
     # every row ("how many bands", "how many ... listed"), unless a phrase of the question is a part of some cells:
     # that is a filter the looser pass reads ("how many matches in Belgrade")
@@ -365,6 +366,17 @@ def _plan_count(m: _Match) -> Plan | None:
             m.parts or _part_key(m) is None):
         return m.plan("count", answer=m.label_col)
     return None
+
+
+_GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
+
+
+def _counts_rows(m: _Match, noun: str) -> bool:
+    """Whether the counted noun is what the table's rows are: a word of its caption, sheet or column names, or
+    a word for "rows" ("how many times"). A count filtered only by a part of a cell needs it: "how many days of
+    paid annual leave" counts no row of a pay-items table that has "Annual salary review"."""
+    t = m.data.table
+    return noun in _GENERIC_COUNTED or noun in {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
 
 
 def _plan_extreme(m: _Match) -> Plan | None:
