@@ -34,6 +34,7 @@ QUESTIONS = [
     "What is the average revenue?",
     "Which order has the highest margin?",
     "What is the total units for the region North?",
+    "How many orders are not in the region West?",  # a negated key (session 20)
 ]
 
 
