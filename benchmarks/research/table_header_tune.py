@@ -1,12 +1,13 @@
 """Choosing how alike a column name and a question's word must be for the encoder to name the column (issue 49;
 docs/eval/tables.md): WikiTableQuestions training questions (a sample, seed 0, the library that
-``benchmarks/product/tables.py --split training --limit N --work W --prepare`` made) answered by the table path
+``benchmarks/product/tables.py --split training --limit N --work W --prepare`` made; its first ``--limit``)
+answered by the table path
 with the words alone, then those it leaves unanswered again with the encoder at each (threshold, margin) of a
 grid for column names (label cells off), then at the best of those with each threshold for label cells; prints the
 accuracy over the whole sample at each point (vectors kept across the points, so the grid costs one embedding of
 each text).
 
-    nice -n 19 .venv/bin/python benchmarks/research/table_header_tune.py --work /work/s20/tables/wtq --limit 2000
+    nice -n 19 .venv/bin/python benchmarks/research/table_header_tune.py --work /work/s20/tables/wtq --limit 600
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--limit", type=int, default=2000)
+    ap.add_argument("--sample", type=int, default=2000, help="the sample the library was made for (seed --seed)")
+    ap.add_argument("--limit", type=int, default=0, help="the first this many of the sample (0: all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--embedder", default="default", help="default (the product's) or minilm")
     ap.add_argument("--thresholds", default="0.45,0.5,0.55,0.6,0.65,0.7")
@@ -39,7 +41,7 @@ def main() -> None:
     ap.add_argument("--cell-thresholds", default="0.8,0.75,0.7,0.65,0.6")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    questions = random.Random(args.seed).sample(read_questions("training"), args.limit)
+    questions = random.Random(args.seed).sample(read_questions("training"), args.sample)[: args.limit or None]
     embedder = Embedder(None if args.embedder == "default" else args.embedder, n_threads=1)
     encoder = HeaderEncoder(embedder, 1.0, 0.0, 2.0)  # label cells off (no cosine reaches 2) until their grid
     base = 0
@@ -75,7 +77,7 @@ def main() -> None:
         for ct in (float(x) for x in args.cell_thresholds.split(",")):
             encoder.cell_threshold = ct
             cells[str(ct)] = point(f"names {best}, label cells: threshold {ct}")
-    result = {"sample": args.limit, "seed": args.seed, "encoder": embedder.model_id,
+    result = {"sample": args.sample, "first": len(questions), "seed": args.seed, "encoder": embedder.model_id,
               "words_only_accuracy": base / len(questions), "unanswered_by_words": len(left), "names": grid,
               "names_chosen": best, "label_cells": cells}
     print(json.dumps(result, indent=1))
