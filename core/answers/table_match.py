@@ -65,6 +65,7 @@ class Key:
     exact: bool = True
     negated: bool = False
     start: int = 0
+    share: float = 1.0  # the least share of a named cell's words the phrase is (1.0: whole cells)
 
 
 def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
@@ -156,10 +157,16 @@ def part_key(intent: TableIntent, data: TableData, skip: set[str], taken: set[in
             rows = {r for r, ws in enumerate(cell_words[c]) if _holds(ws, want)}
             filled = sum(1 for ws in cell_words[c] if ws)
             if rows and len(rows) < filled:
-                key = Key(rows, phrase, exact=False, start=start)
+                share = min(len(want) / max(1, len(_content(cell_words[c][r]))) for r in rows)
+                key = Key(rows, phrase, exact=False, start=start, share=min(1.0, share))
                 key.negated = negated(intent.text, start)
                 return c, key
     return None
+
+
+def _content(words: list[str]) -> list[str]:
+    """A cell's words that say what it is: no stop words, no bare numbers."""
+    return [w for w in words if w not in STOP and not w.isdigit()]
 
 
 def _holds(cell: list[str], want: list[str]) -> bool:
@@ -167,7 +174,7 @@ def _holds(cell: list[str], want: list[str]) -> bool:
     words and numbers not counted): "belgrade" in "Belgrade, Serbia", not "working" in "Everyone working in the
     office"."""
     n = len(want)
-    if n * PART_SHARE <= len([w for w in cell if w not in STOP and not w.isdigit()]):
+    if n * PART_SHARE <= len(_content(cell)):
         return False
     return any(
         all(_same_word(q, w) for q, w in zip(want, cell[i : i + n], strict=True))

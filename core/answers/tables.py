@@ -357,8 +357,10 @@ def _plan_count(m: _Match) -> Plan | None:
     table = data.table
     caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
     title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[m.label_col]}")}
-    loose = m.parts and any(not k.exact for k in m.keys.values())
-    if m.filters and not (loose and not _counts_rows(m, noun)):
+    loose = [k for k in m.keys.values() if not k.exact]
+    if loose and not _counts_rows(m, noun) and (noun in _UNITS or any(k.share < NAMED_SHARE for k in loose)):
+        return None  # "how many days of paid annual leave": not the rows a word of their cells names
+    if m.filters:
         return m.plan("count", answer=m.label_col)
     # every row ("how many bands", "how many ... listed"), unless a phrase of the question is a part of some cells:
     # that is a filter the looser pass reads ("how many matches in Belgrade")
@@ -368,13 +370,17 @@ def _plan_count(m: _Match) -> Plan | None:
     return None
 
 
+NAMED_SHARE = 0.5  # a part of a cell that is at least this share of its words names the cell ("russian": "Russia")
+_UNITS = frozenset({"day", "week", "month", "year", "hour", "minute", "second", "km", "mile", "meter", "metre",
+                    "euro", "dollar", "eur", "usd", "tag", "jour", "woche", "monat", "jahr", "semaine", "mois", "an"})
 _GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
 
 
 def _counts_rows(m: _Match, noun: str) -> bool:
     """Whether the counted noun is what the table's rows are: a word of its caption, sheet or column names, or
-    a word for "rows" ("how many times"). A count filtered only by a part of a cell needs it: "how many days of
-    paid annual leave" counts no row of a pay-items table that has "Annual salary review"."""
+    a word for "rows" ("how many times"). A count filtered by a part of cells needs it when the part is small or
+    the noun is a unit: "how many days of paid annual leave" counts no row of a pay-items table that has "Annual
+    salary review", nor the benefits whose name has "employee"."""
     t = m.data.table
     return noun in _GENERIC_COUNTED or noun in {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
 
@@ -424,6 +430,8 @@ def _plan_first_last(m: _Match) -> Plan | None:
         if op not in m.ops:
             continue
         when = _time_column(m) if not _LISTED.search(m.intent.text) else None
+        if when is not None and stem(m.intent.asked) in {stem(w) for w in words_of(names[when])}:  # "what year"
+            return m.plan("min" if op == "first" else "max", measure=when)
         target = col if col is not None and col != when and scores[col] >= 0.5 else m.label_col
         if when is not None and target != when:
             return m.plan("argmin" if op == "first" else "argmax", measure=when, answer=target)
