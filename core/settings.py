@@ -17,6 +17,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -56,13 +57,15 @@ class Budgets:
     hybrid: int = 20
     branching: int = 24  # most children a node may have before it is grouped (topic clusters)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, float | int]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Budgets:
-        data = data or {}
-        return cls(**{k: type(getattr(cls(), k))(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+    def from_dict(cls, data: Mapping[str, str | int | float] | None) -> Budgets:
+        """The known keys of ``data``, each read as its default's type (int or float)."""
+        defaults = cls().to_dict()
+        known: dict[str, Any] = {k: type(defaults[k])(v) for k, v in (data or {}).items() if k in defaults}
+        return cls(**known)
 
 
 @dataclass(frozen=True)
@@ -230,11 +233,12 @@ def _budgets(value: object, notes: list[str]) -> Budgets:
     if not isinstance(value, dict):
         raise TypeError("budgets must be an object")
     base = Budgets()
-    changes: dict[str, Any] = {}
+    defaults = base.to_dict()
+    changes: dict[str, Any] = {}  # keyword arguments of replace(), each field's own type
     for key, raw in value.items():
-        if key not in Budgets.__dataclass_fields__:
+        if key not in defaults:
             continue
-        default = getattr(base, key)
+        default = defaults[key]
         try:
             changes[key] = _number(f"budgets.{key}", raw, isinstance(default, int), notes)
         except TypeError:
@@ -278,13 +282,14 @@ def settings_from_dict(data: dict[str, object], base: Settings | None = None) ->
     """The persisted fields of ``data`` over ``base``, and a note per key whose value was unusable (its default
     stays) or out of range (clamped), each naming the key."""
     base = base or Settings()
-    changes: dict[str, Any] = {}
+    current = asdict(base)
+    changes: dict[str, Any] = {}  # keyword arguments of replace(), each field's own type
     notes: list[str] = []
     for name in PERSISTED:
         if name not in data:
             continue
         try:
-            changes[name] = _typed(name, data[name], getattr(base, name), notes)
+            changes[name] = _typed(name, data[name], current[name], notes)
         except (TypeError, ValueError):
             notes.append(f"{name} {_short(data[name])} is not a value it can use; the default is used")
     return replace(base, **changes), notes
@@ -298,10 +303,10 @@ def _short(value: object) -> str:
 def settings_to_dict(settings: Settings) -> dict[str, object]:
     """The persisted fields as JSON values."""
     out: dict[str, object] = {}
+    current = asdict(settings)  # the budgets as a dict already
     for name in PERSISTED:
-        value = getattr(settings, name)
-        out[name] = value.to_dict() if isinstance(value, Budgets) else list(value) if isinstance(value, tuple) \
-            else value
+        value = current[name]
+        out[name] = list(value) if isinstance(value, tuple) else value
     return out
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shelfwise.core.answers.types import Answer
 from shelfwise.core.api.asking import Asking
-from shelfwise.core.api.indexing import Indexing
+from shelfwise.core.api.indexing import Indexing, QuestionEvents
 from shelfwise.core.api.reads import Reads
 from shelfwise.core.indexing.encoder import encoder_for
 from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.models.loaded import Models
+from shelfwise.core.navigation.scope import Scope
+from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.paths import default_db
 from shelfwise.core.settings import Settings
@@ -43,6 +46,28 @@ class Shelf(Reads, Asking, Indexing):
         self._own_encoder = embedder is None
         self.models = Models(self.settings, backend=backend, embedder=embedder, judge=judge)
         self.walk = LibraryWalk(self.store, self.models)  # what the answer path is handed (never the facade)
+
+    def ask_typed(self, question: str, collection: str = "default", *, scope: Scope | None = None,
+                  events: QuestionEvents | None = None) -> Answer:
+        """``shelfwise ask`` in one call: ``question`` as typed read once at the door (:meth:`read_at_the_door`:
+        EmptyCollection, ScopeError or OnlyFilters before any indexing or model load), the index made ready
+        (:meth:`before_question`, said through ``events.on_before`` and ``events.on_index``), then answered
+        (:meth:`ask`, its events through ``events``)."""
+        events = events or QuestionEvents()
+        prepared = self.read_at_the_door(question, collection, scope)
+        self.before_question(collection, said=events.on_before, progress=events.on_index)
+        return self.ask(prepared, collection, events=events)
+
+    def search_typed(self, question: str, collection: str = "default", *, scope: Scope | None = None,
+                     events: QuestionEvents | None = None) -> SearchResult:
+        """The walk alone for ``question`` as typed (``shelfwise ask --no-answer``): read and the index made ready as
+        in :meth:`ask_typed`, then walked (:meth:`search`), the walk reported through ``events.on_search``."""
+        events = events or QuestionEvents()
+        prepared = self.read_at_the_door(question, collection, scope)
+        self.before_question(collection, said=events.on_before, progress=events.on_index)
+        result = self.search(prepared, collection)
+        events.searched(result)
+        return result
 
     def close(self) -> None:
         self.models.close()

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
-from shelfwise.core.answers.grounding import content_words, unsupported_facts
+from shelfwise.core.answers.facts import content_words
+from shelfwise.core.answers.grounding import unsupported_facts
 from shelfwise.core.answers.matching import answer_matches
 from shelfwise.core.answers.types import Answer
 from shelfwise.core.json_types import JSONObject

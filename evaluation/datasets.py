@@ -12,6 +12,7 @@ import html
 import json
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,26 +154,42 @@ def load_squad(root: Path, *, limit: int | None = None) -> EvalSet:
     with zipfile.ZipFile(root / "original" / "dev-v1.1.json.zip") as zf:
         name = next(n for n in zf.namelist() if n.endswith(".json"))
         data = json.loads(zf.read(name))
+    documents, questions = squad_paragraphs(data, "squad", _lead, lambda qa: qa["question"])
+    return EvalSet("squad", documents, spread(questions, limit))
+
+
+def squad_paragraphs(data: dict, scheme: str, title: Callable[[str], str],
+                     question_of: Callable[[dict], str | None]) -> tuple[list[EvalDocument], list[EvalQuestion]]:
+    """A SQuAD-format file (SQuAD, XQuAD) as a flat collection: each paragraph one document (``scheme://a/p``, its
+    title ``title(text)``), each question (``question_of(qa)``; None: left out) gold on its paragraph."""
     documents: list[EvalDocument] = []
     questions: list[EvalQuestion] = []
     for a_idx, article in enumerate(data["data"]):
         for p_idx, para in enumerate(article["paragraphs"]):
-            path = f"squad://{a_idx}/{p_idx}"
+            path = f"{scheme}://{a_idx}/{p_idx}"
             text = para["context"].strip()
-            doc = ParsedDocument(title=_lead(text), format="txt", pages=1, children=[
+            doc = ParsedDocument(title=title(text), format="txt", pages=1, children=[
                 ParsedNode(kind="passage", title="", text=text, location=Location(line=1)),
             ])
             documents.append(EvalDocument(path=path, parsed=doc))
             for qa in para["qas"]:
+                question = question_of(qa)
+                if question is None:
+                    continue
                 questions.append(EvalQuestion(
-                    qid=qa["id"], query=qa["question"].strip(), question=qa["question"].strip(),
+                    qid=qa["id"], query=question.strip(), question=question.strip(),
                     gold=[GoldPassage(path=path, heading_path=())],
                     answers=[x["text"] for x in qa["answers"]],
                 ))
+    return documents, questions
+
+
+def spread(questions: list[EvalQuestion], limit: int | None) -> list[EvalQuestion]:
+    """At most ``limit`` of the questions, taken at even steps (so spread over all articles)."""
     if limit is not None and limit < len(questions):
         step = len(questions) / limit
-        questions = [questions[int(i * step)] for i in range(limit)]
-    return EvalSet("squad", documents, questions)
+        return [questions[int(i * step)] for i in range(limit)]
+    return questions
 
 
 def load_jsonl(path: Path) -> list[EvalQuestion]:

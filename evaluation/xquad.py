@@ -12,8 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from shelfwise.evaluation.datasets import EvalDocument, EvalQuestion, EvalSet, GoldPassage
-from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
+from shelfwise.evaluation.datasets import EvalSet, spread, squad_paragraphs
 
 _FILE = re.compile(r"^xquad\.([a-z]{2,3})\.json$")
 
@@ -50,27 +49,12 @@ def load_xquad(root: Path, lang: str, *, query_lang: str | None = None, limit: i
     data = _read(root, lang)
     asked = {qa["id"]: qa["question"] for a in _read(root, query_lang)["data"] for p in a["paragraphs"]
              for qa in p["qas"]} if query_lang != lang else None
-    documents: list[EvalDocument] = []
-    questions: list[EvalQuestion] = []
-    for a_idx, article in enumerate(data["data"]):
-        for p_idx, para in enumerate(article["paragraphs"]):
-            path = f"xquad://{a_idx}/{p_idx}"
-            text = para["context"].strip()
-            doc = ParsedDocument(title=_title(text), format="txt", pages=1, children=[
-                ParsedNode(kind="passage", title="", text=text, location=Location(line=1)),
-            ])
-            documents.append(EvalDocument(path=path, parsed=doc))
-            for qa in para["qas"]:
-                question = (asked.get(qa["id"]) if asked is not None else qa["question"]) or ""
-                if not question.strip():
-                    continue
-                questions.append(EvalQuestion(
-                    qid=qa["id"], query=question.strip(), question=question.strip(),
-                    gold=[GoldPassage(path=path, heading_path=())],
-                    answers=[x["text"] for x in qa["answers"]],
-                ))
-    if limit is not None and limit < len(questions):
-        step = len(questions) / limit
-        questions = [questions[int(i * step)] for i in range(limit)]
+
+    def question_of(qa: dict) -> str | None:  # in query_lang; a question missing there is left out
+        question = (asked.get(qa["id"]) if asked is not None else qa["question"]) or ""
+        return question if question.strip() else None
+
+    documents, questions = squad_paragraphs(data, "xquad", _title, question_of)
+    questions = spread(questions, limit)
     name = f"xquad-{lang}" if query_lang == lang else f"xquad-{query_lang}-{lang}"
     return EvalSet(name, documents, questions, documents_key=f"xquad-{lang}")

@@ -25,6 +25,7 @@ from shelfwise.core.answers.adaptive import (
 )
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.types import AnswerEvents
 from shelfwise.core.models.fake import FakeBackend
 from tests.test_answer import HITS, FakeShelf, ScriptedBackend
 
@@ -126,19 +127,19 @@ def _router(closed: dict[str, tuple[str, float]], docs_answer: str = "25 days [1
     return ScriptedBackend(reply, loglik)
 
 
-def _events() -> tuple[list[tuple[str, str]], dict]:
+def _events() -> tuple[list[tuple[str, str]], AnswerEvents]:
     events: list[tuple[str, str]] = []
-    return events, {"on_search": lambda r: events.append(("search", r.query)),
-                    "on_extract": lambda a: events.append(("extract", a.text)),
-                    "on_token": lambda t: events.append(("token", t)),
-                    "on_generated": lambda a: events.append(("generated", a.generated or "withdrawn"))}
+    return events, AnswerEvents(on_search=lambda r: events.append(("search", r.query)),
+                                on_extract=lambda a: events.append(("extract", a.text)),
+                                on_token=lambda t: events.append(("token", t)),
+                                on_generated=lambda a: events.append(("generated", a.generated or "withdrawn")))
 
 
 def test_confident_model_answers_without_retrieval(tmp_path) -> None:
     """Nothing retrieved: not found in the documents, the model's own answer kept aside and said to be its own."""
     s = FakeShelf(tmp_path, _router({"What is the capital of France?": ("Paris", -0.1)}))
-    events, callbacks = _events()
-    ans = answer_question(s, "What is the capital of France?", adaptive=True, **callbacks)
+    events, recorded = _events()
+    ans = answer_question(s, "What is the capital of France?", adaptive=True, events=recorded)
     assert s.searches == [] and ans.text == NOT_FOUND_TEXT and not ans.found and ans.citations == []
     assert ans.generated == "" and ans.generated_raw == "Paris" and "own knowledge" in ans.generation_note
     assert events == [("extract", NOT_FOUND_TEXT), ("generated", "withdrawn")]  # nothing written now: no tokens
@@ -150,12 +151,12 @@ def test_confident_model_answers_without_retrieval(tmp_path) -> None:
 def test_unsure_model_retrieves_and_answers_as_one_walk_does(tmp_path) -> None:
     """One sub-question sent to the tree: the same extraction, events and grounding as the plain path."""
     s = FakeShelf(tmp_path, _router({}))
-    events, callbacks = _events()
-    ans = answer_question(s, "How much leave do new staff get?", adaptive=True, **callbacks)
+    events, recorded = _events()
+    ans = answer_question(s, "How much leave do new staff get?", adaptive=True, events=recorded)
     assert s.searches == ["How much leave do new staff get?"]
-    plain_events, plain_callbacks = _events()
+    plain_events, plain_recorded = _events()
     plain = answer_question(FakeShelf(tmp_path, _router({})), "How much leave do new staff get?",
-                            **plain_callbacks)
+                            events=plain_recorded)
     assert (ans.text, ans.generated, ans.found) == (plain.text, plain.generated, plain.found)
     assert events == plain_events
     assert ans.text == "New employees receive 25 days of paid annual leave per year. [1]"
@@ -195,8 +196,8 @@ def test_multi_step_narrative_ends_in_a_final_answer(tmp_path) -> None:
 
 def test_several_retrievals_extract_once_then_stream_the_final_answer(tmp_path) -> None:
     s = FakeShelf(tmp_path, _router({}, docs_answer="New employees receive 25 days [1]."))
-    events, callbacks = _events()
-    ans = answer_question(s, "How much leave do new staff get? Who approves it?", adaptive=True, **callbacks)
+    events, recorded = _events()
+    ans = answer_question(s, "How much leave do new staff get? Who approves it?", adaptive=True, events=recorded)
     names = [name for name, _ in events]
     assert names[:3] == ["search", "search", "extract"] and names[-1] == "generated"
     assert set(names[3:-1]) == {"token"} and len(names) > 5  # the final answer, streamed

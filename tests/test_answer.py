@@ -26,6 +26,7 @@ from shelfwise.core.answers.answer import (
     write_answer,
 )
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.types import AnswerEvents
 from shelfwise.core.models.backend import Cancelled, Cost, Generation, Likelihoods
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import StreamText
@@ -187,18 +188,18 @@ def test_clean_citations_keeps_only_existing_numbers() -> None:
 
 
 # --------------------------------------------------------------------------- answering
-def recorder() -> tuple[list[tuple[str, str]], dict]:
-    """The events of an answer as (name, text) pairs, and the callbacks that record them."""
+def recorder() -> tuple[list[tuple[str, str]], AnswerEvents]:
+    """The events of an answer as (name, text) pairs, and the AnswerEvents that record them."""
     events: list[tuple[str, str]] = []
-    return events, {"on_search": lambda r: events.append(("search", r.query)),
-                    "on_extract": lambda a: events.append(("extract", a.text)),
-                    "on_token": lambda t: events.append(("token", t)),
-                    "on_generated": lambda a: events.append(("generated", a.generated or "withdrawn"))}
+    return events, AnswerEvents(on_search=lambda r: events.append(("search", r.query)),
+                                on_extract=lambda a: events.append(("extract", a.text)),
+                                on_token=lambda t: events.append(("token", t)),
+                                on_generated=lambda a: events.append(("generated", a.generated or "withdrawn")))
 
 
 def test_the_extracted_sentence_comes_first_then_the_checked_generation(shelf) -> None:
-    events, callbacks = recorder()
-    ans = answer_question(shelf, "How much paid annual leave do new employees receive?", **callbacks)
+    events, recorded = recorder()
+    ans = answer_question(shelf, "How much paid annual leave do new employees receive?", events=recorded)
     extracted = "New employees receive 25 days of paid annual leave per year. [1]"
     tokens = [t for name, t in events if name == "token"]
     assert events == [("search", "How much paid annual leave do new employees receive?"), ("extract", extracted),
@@ -215,8 +216,8 @@ def test_the_extracted_sentence_comes_first_then_the_checked_generation(shelf) -
 
 def test_a_generated_number_not_in_the_cited_passage_is_not_shown(tmp_path) -> None:
     s = FakeShelf(tmp_path, ScriptedBackend("New staff get 10 days [1]."))
-    events, callbacks = recorder()
-    ans = answer_question(s, "How much paid annual leave do new employees receive?", **callbacks)
+    events, recorded = recorder()
+    ans = answer_question(s, "How much paid annual leave do new employees receive?", events=recorded)
     assert ans.text.startswith("New employees receive 25 days") and ans.generated == ""
     assert ans.generated_raw == "New staff get 10 days [1]." and "\u201c10\u201d" in ans.generation_note
     # streamed as it was written, then withdrawn by one event
@@ -230,8 +231,8 @@ def test_a_generated_number_not_in_the_cited_passage_is_not_shown(tmp_path) -> N
 def test_no_generation_when_switched_off(tmp_path) -> None:
     b = ScriptedBackend("New staff get 25 days [1].")
     s = FakeShelf(tmp_path, b)
-    events, callbacks = recorder()
-    ans = answer_question(s, "How much leave?", generate=False, **callbacks)
+    events, recorded = recorder()
+    ans = answer_question(s, "How much leave?", generate=False, events=recorded)
     assert ans.found and ans.generated == "" and ans.generation_note == "" and b.prompts == []
     assert [name for name, _ in events] == ["search", "extract"] and not ans.withdrawn
 
@@ -274,8 +275,8 @@ def test_uncited_answer_gets_best_passage_only_when_strong(tmp_path) -> None:
 def test_not_found_without_calling_the_model(tmp_path, hits) -> None:
     b = ScriptedBackend("invented")
     s = FakeShelf(tmp_path, b, hits)
-    events, callbacks = recorder()
-    ans = answer_question(s, "What is the moon made of?", **callbacks)
+    events, recorded = recorder()
+    ans = answer_question(s, "What is the moon made of?", events=recorded)
     assert not ans.found and ans.text == NOT_FOUND_TEXT and ans.citations == []
     assert events == [("search", "What is the moon made of?"), ("extract", NOT_FOUND_TEXT)] and b.prompts == []
 
@@ -361,7 +362,8 @@ def test_the_model_writes_from_the_extracted_sentences_and_cites_their_passages(
     b = ScriptedBackend("Meals abroad are covered up to 40 euros [1].")
     s = FakeShelf(tmp_path, b)
     tokens: list[str] = []
-    ans = answer_question(s, "How much are meals abroad covered per day?", on_token=tokens.append)
+    ans = answer_question(s, "How much are meals abroad covered per day?",
+                          events=AnswerEvents(on_token=tokens.append))
     assert "".join(tokens) == "Meals abroad are covered up to 40 euros [3]."  # renumbered as it streams
     assert ans.sentences and {x.number for x in ans.sentences} == {3}
     prompt = b.prompts[-1]

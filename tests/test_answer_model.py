@@ -19,6 +19,7 @@ from shelfwise.core.answers.adaptive import get_threshold, threshold_key
 from shelfwise.core.answers.adaptive_search import QAItem, calibrate_adaptive
 from shelfwise.core.answers.answer import NOT_FOUND_TEXT
 from shelfwise.core.answers.ask import answer_question
+from shelfwise.core.answers.types import AnswerEvents
 
 pytestmark = pytest.mark.model
 
@@ -86,11 +87,11 @@ def test_answer_streams_and_cites_real_passages(real_shelf: Any) -> None:
     events: list[str] = []
     tokens: list[str] = []
     t0 = time.perf_counter()
-    ans = answer_question(real_shelf.walk, "What is the company VPN called?",
-                          on_search=lambda r: events.append("search"),
-                          on_extract=lambda a: events.append("extract"),
-                          on_token=lambda t: (events.append("token"), tokens.append(t)),
-                          on_generated=lambda a: events.append("generated"))
+    ans = answer_question(real_shelf.walk, "What is the company VPN called?", events=AnswerEvents(
+        on_search=lambda r: events.append("search"),
+        on_extract=lambda a: events.append("extract"),
+        on_token=lambda t: (events.append("token"), tokens.append(t)),
+        on_generated=lambda a: events.append("generated")))
     seconds = time.perf_counter() - t0
     print(f"\nanswer: {ans.text!r} ({ans.tokens} tokens evaluated, {len(tokens)} pieces, {seconds:.1f} s)")
     print(render_answer_text(ans))

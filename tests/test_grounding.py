@@ -1,4 +1,5 @@
-"""The grounding check (core/answers/grounding.py): pure rules, no model."""
+"""The grounding check (core/answers/grounding.py) and the facts it reads (core/answers/facts.py): pure rules, no
+model."""
 
 from __future__ import annotations
 
@@ -7,15 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from shelfwise.core.answers.facts import dates_in, names_in, numbers_in, words_to_number
 from shelfwise.core.answers.grounding import (
     check_grounding,
     cut_repetition,
-    dates_in,
-    names_in,
-    numbers_in,
     repeated_ngram,
     unsupported_facts,
-    words_to_number,
 )
 
 LEAVE = "Full-time employees receive 27 days of paid annual leave per calendar year."

@@ -319,14 +319,13 @@ class StubShelf:
     def remove_documents(self, document_ids, collection="default", **_):
         self.removed.extend(document_ids)
 
-    def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
-            on_generated=None):
+    def ask(self, question, collection, *, events, keep, cancel):
         result = make_result()
-        on_search(result)
+        events.searched(result)
         for _ in range(200):
             if cancel():
                 raise Cancelled("cancelled")
-            on_token("word ")
+            events.on_token("word ")
             time.sleep(0.005)
         return make_answer(result)
 
@@ -334,17 +333,16 @@ class StubShelf:
         return make_result()
 
     def ask_in_conversation(self, conversation_id, question, collection="default", *, alone=False,
-                            replaces_turn=None, keep=(), cancel=None, on_reading=None, on_token=None,
-                            on_search=None, on_extract=None, on_generated=None):
+                            replaces_turn=None, keep=(), cancel=None, events=None):
         """What the window's conversation path calls: this stand-in's ``ask`` as the first turn of a conversation."""
         from shelfwise.core.conversation.model import Conversation, Reading
-        from shelfwise.core.conversation.turn import turn_from
+        from shelfwise.core.conversation.turn import TurnEvents, turn_from
 
         reading = Reading("first", question, question)
-        if on_reading is not None:
-            on_reading(reading)
-        answer = self.ask(question, collection, on_token=on_token, on_search=on_search, keep=keep,
-                          cancel=cancel or (lambda: False), on_extract=on_extract, on_generated=on_generated)
+        events = events or TurnEvents()
+        if events.on_reading is not None:
+            events.on_reading(reading)
+        answer = self.ask(question, collection, events=events, keep=keep, cancel=cancel or (lambda: False))
         turn = turn_from(question, reading, answer)
         turn.id = turn.position = 1
         return Conversation(conversation_id or 1, collection, question, [turn]), turn, answer
@@ -459,14 +457,13 @@ def test_window_wiring_with_a_stand_in_shelf(qtbot, tmp_path: Path) -> None:
     pdf = str(make_pdf(tmp_path / "travel.pdf"))
 
     class PdfShelf(StubShelf):
-        def ask(self, question, collection, *, on_token, on_search, keep, cancel, on_extract=None,
-            on_generated=None):
+        def ask(self, question, collection, *, events, keep, cancel):
             result = make_result(pdf)
             if keep:
                 result.trace.levels[0].candidates[-1].kept = True
-            on_search(result)
+            events.searched(result)
             for piece in ["You can ", "claim 40 ", "euros [1]."]:
-                on_token(piece)
+                events.on_token(piece)
             return make_answer(result)
 
     window = MainWindow(Settings(db_path=tmp_path / "lib.db"),

@@ -237,3 +237,18 @@ def test_killed_mid_ingest_leaves_a_db_that_a_rerun_completes(tmp_path: Path) ->
         n_files * 400)
     assert store.integrity_check() == "ok" and store.search("file7 item5")
     store.close()
+
+
+def test_every_parse_failure_of_the_model_comes_back_from_the_worker_as_itself() -> None:
+    """The worker rebuilds a child's failure from its class name (``worker.ERRORS``): each IngestError of
+    ``ingest/model.py`` is there, so none comes back as a plain IngestError."""
+    from shelfwise.core.ingestion.worker import ERRORS, _error
+    from shelfwise.ingest import model
+
+    failures = {c for c in vars(model).values() if isinstance(c, type) and issubclass(c, IngestError)
+                and c is not IngestError}
+    assert set(ERRORS.values()) == failures
+    for name, cls in ERRORS.items():
+        exc = _error(name, "error", "x")
+        assert type(exc) is cls and exc.status == "error"
+    assert type(_error("SomethingElse", "needs_ocr", "x")) is IngestError

@@ -15,8 +15,9 @@ from shelfwise.core.answers.extractive import (
     type_cue,
     word_overlap,
 )
-from shelfwise.core.answers.grounding import check_grounding, dates_in, names_in, numbers_in
-from shelfwise.core.answers.grounding import split_sentences as grounding_sentences
+from shelfwise.core.answers.facts import dates_in, names_in, numbers_in
+from shelfwise.core.answers.facts import split_sentences as grounding_sentences
+from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.languages import SENTENCE_END_CHARS, split_sentences, word_count, word_units
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.ingest.model import Location

@@ -117,11 +117,13 @@ def test_a_question_on_a_current_index_does_not_count_every_node(tmp_path: Path)
     seen: list[str] = []
     store.conn.set_trace_callback(seen.append)
     assert not index_state(store, cid, emb.model_id).unfinished
+    assert not index_state(store, cid).unfinished  # any encoder's vectors: the window's start and `status` ask so
     assert finish_index(store, cid, emb, Settings(use_calibration=False)) == {"embedded": 0, "clusters": 0}
     assert not [s for s in seen if "FROM embeddings" in s]  # neither the count nor the list of missing vectors
     store.write_document(cid, "/docs/new.pdf", FileMeta(1, 1.0, "n"), _doc("cooking", TOPICS[1][1], 77))
     seen.clear()
     assert index_state(store, cid, emb.model_id).without_vectors > 0  # a write: counted again
+    assert index_state(store, cid).without_vectors > 0
     assert finish_index(store, cid, emb, Settings(use_calibration=False))["embedded"] > 0
     assert [s for s in seen if "FROM embeddings" in s]
     store.conn.set_trace_callback(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 from pathlib import Path
 
@@ -421,3 +422,15 @@ def test_a_full_disk_inside_a_transaction_is_reported_as_a_full_disk(tmp_path: P
     with store.transaction() as conn:  # the library is usable again once there is room
         conn.execute("INSERT INTO meta(key, value) VALUES ('after', '1')")
     store.close()
+
+
+def test_a_location_is_written_with_every_field() -> None:
+    """``location_json`` names Location's fields one by one (a hot path): a field added to Location and not there
+    would be lost on the way into the library."""
+    from dataclasses import fields
+
+    from shelfwise.core.store.types import location_json
+
+    full = Location(page=1, page_end=2, slide=3, sheet="S", cells="A1:B2", line=4, boxes=((1, 0.0, 0.0, 1.0, 1.0),))
+    assert all(getattr(full, f.name) is not None for f in fields(Location))
+    assert Location.from_dict(json.loads(location_json(full))) == full

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import NoReturn
 
 import click
 
@@ -17,12 +21,17 @@ from shelfwise.app.cli.group import (
     settings_for,
     warn_if_degraded,
 )
-from shelfwise.app.cli.index import before_question
+from shelfwise.app.cli.index import before_question, say_before_question
+from shelfwise.app.cli.progress import IndexLine
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace, result_json
 from shelfwise.app.cli.scope_options import scope_error, scope_from, scope_options
 from shelfwise.app.cli.shown import json_text, shown
+from shelfwise.core.answers.types import Answer
+from shelfwise.core.api.asking import EmptyCollection, OnlyFilters, ScopeError
+from shelfwise.core.api.indexing import QuestionEvents
 from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.settings import whole_range
+from shelfwise.core.shelf import Shelf
 
 
 class QuestionCommand(click.Command):
@@ -82,9 +91,6 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         shelfwise ask "type:pptx Which slides cover passwords?" --since 2025-01-01
         shelfwise ask --conversation 3 "and who approves it?" --json
     """
-    from shelfwise.core.api.asking import ScopeError
-    from shelfwise.core.shelf import Shelf
-
     question = typed_question(question)
     require_library(ctx)
 
@@ -103,82 +109,106 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
                             answer_generate=generate, judge=judge)
     with Shelf(settings) as shelf:
         warn_if_degraded(shelf)  # a damaged library answers too, read-only, with this warning
-        if not shelf.documents(collection):
-            err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
-            sys.exit(2)
-        prepared = turn_question = None
-        if conversation_id is None:
-            try:  # read once, here: a malformed filter stops before any indexing or model load
-                prepared = shelf.prepare(question, collection, scope)
-            except ScopeError as exc:
-                raise scope_error(exc) from exc
-            only_filters(question, prepared.text)
-        else:  # the turn's question, read once here (the turn does not read it again)
-            turn_question = shelf.take_question(question, collection)
-            if turn_question.error is not None:
-                raise scope_error(turn_question.error)
-            assert turn_question.prepared is not None  # read unless a filter is malformed (said just above)
-            only_filters(question, turn_question.prepared.text)
-        before_question(shelf, collection)
         if conversation_id is not None:
-            from shelfwise.app.cli.chat import continue_conversation
-
-            assert turn_question is not None
-            continue_conversation(shelf, conversation_id, turn_question, collection, as_json, show_trace)
+            _turn(shelf, conversation_id, question, collection, as_json, show_trace)
             return
-        assert prepared is not None
-        streamed = not as_json
-
-        def on_search(result: SearchResult) -> None:
-            for note in result.trace.notes:  # e.g. the question was clipped: said even with --json
-                err(f"Note: {note}")
-            if as_json:
-                return
-            if result.trace.scope:
-                click.echo(f"Scope: {shown(result.trace.scope)}")
-            if result.trace.readout == "structure" or (not result.hits and result.trace.scope):
-                click.echo("Read from the documents' tables of contents.\n")
-                return
-            click.echo("Path:")
-            for line in render_path(result):
-                click.echo(line)
-            if show_trace:
-                click.echo("")
-                for line in render_trace(result.trace):
-                    click.echo(line)
-            click.echo("")
-
-        if no_answer:
-            try:
-                result = shelf.search(prepared, collection)
-            except ScopeError as exc:
-                raise scope_error(exc) from exc
-            on_search(result)
-            if as_json:
-                click.echo(json_text(result_json(result), indent=1))
-                return
-            _print_passages(result)
-            return
-
+        # the question as typed handed to the facade once: read, the index made ready, walked and answered
+        events = _events(as_json, show_trace)
         printer = StreamedAnswer(click.echo)
-        try:
-            answer = shelf.ask(prepared, collection, on_search=on_search,
-                               on_extract=printer.on_extract if streamed else None,
-                               on_token=printer.on_token if streamed else None,
-                               on_generated=printer.on_generated if streamed else None)
-        except ScopeError as exc:
-            raise scope_error(exc) from exc
+        if not as_json and not no_answer:  # the answer printed as it is made
+            events = replace(events, on_extract=printer.on_extract, on_token=printer.on_token,
+                             on_generated=printer.on_generated)
+        with _door(question, collection):
+            if no_answer:
+                _print_walk(shelf.search_typed(question, collection, scope=scope, events=events), as_json)
+                return
+            answer = shelf.ask_typed(question, collection, scope=scope, events=events)
+        _print_answer(answer, printer, as_json)
+
+
+def _print_answer(answer: Answer, printer: StreamedAnswer, as_json: bool) -> None:
+    """What no event printed: the steps and sources, the notes not said yet, the cost (or the one JSON object)."""
+    if as_json:
+        click.echo(json_text(answer_json(answer), indent=1))
+        return
+    printer.finish(answer)
+    said = set(answer.search.trace.notes) if answer.search else set()
+    for note in answer.notes:  # e.g. a source whose file is gone or changed since it was read
+        if note not in said:
+            err(f"Note: {note}")
+    if answer.search:
+        click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
+                   f"{answer.seconds:.1f} s)")
+
+
+def _print_walk(result: SearchResult, as_json: bool) -> None:
+    """``--no-answer``: the walk's passages (its path was printed as it was reported)."""
+    if as_json:
+        click.echo(json_text(result_json(result), indent=1))
+        return
+    _print_passages(result)
+
+
+def _turn(shelf: Shelf, conversation_id: str, question: str, collection: str, as_json: bool,
+          show_trace: bool) -> None:
+    """``--conversation``: the turn's question read once here (the turn does not read it again), the index made
+    ready, then the turn asked and printed (``app/cli/chat.py``)."""
+    from shelfwise.app.cli.chat import continue_conversation
+
+    if not shelf.documents(collection):
+        _no_documents(collection)
+    turn_question = shelf.take_question(question, collection)
+    if turn_question.error is not None:
+        raise scope_error(turn_question.error)
+    assert turn_question.prepared is not None  # read unless a filter is malformed (said just above)
+    only_filters(question, turn_question.prepared.text)
+    before_question(shelf, collection)
+    continue_conversation(shelf, conversation_id, turn_question, collection, as_json, show_trace)
+
+
+@contextmanager
+def _door(question: str, collection: str) -> Iterator[None]:
+    """What the facade's door refuses, said as the command line says it: no documents (exit 2), a malformed filter
+    or only filters (usage errors)."""
+    try:
+        yield
+    except EmptyCollection:
+        _no_documents(collection)
+    except OnlyFilters:
+        only_filters(question, "")
+    except ScopeError as exc:
+        raise scope_error(exc) from exc
+
+
+def _no_documents(collection: str) -> NoReturn:
+    err(f"Collection {collection!r} has no documents. Add some first: shelfwise ingest PATH")
+    sys.exit(2)
+
+
+def _events(as_json: bool, show_trace: bool) -> QuestionEvents:
+    """What the command shows before the answer: the index made ready (on stderr), the notes of the walk (e.g. the
+    question was clipped: said even with --json), its scope and path (and every level with ``--trace``)."""
+
+    def on_search(result: SearchResult) -> None:
+        for note in result.trace.notes:
+            err(f"Note: {note}")
         if as_json:
-            click.echo(json_text(answer_json(answer), indent=1))
             return
-        printer.finish(answer)
-        said = set(answer.search.trace.notes) if answer.search else set()
-        for note in answer.notes:  # e.g. a source whose file is gone or changed since it was read
-            if note not in said:
-                err(f"Note: {note}")
-        if answer.search:
-            click.echo(f"\n({answer.search.trace.tokens} tokens to navigate, {answer.tokens} in all, "
-                       f"{answer.seconds:.1f} s)")
+        if result.trace.scope:
+            click.echo(f"Scope: {shown(result.trace.scope)}")
+        if result.trace.readout == "structure" or (not result.hits and result.trace.scope):
+            click.echo("Read from the documents' tables of contents.\n")
+            return
+        click.echo("Path:")
+        for line in render_path(result):
+            click.echo(line)
+        if show_trace:
+            click.echo("")
+            for line in render_trace(result.trace):
+                click.echo(line)
+        click.echo("")
+
+    return QuestionEvents(on_search=on_search, on_before=say_before_question, on_index=IndexLine())
 
 
 def inline_filters(in_paths: tuple[str, ...], types: tuple[str, ...], since: str | None,

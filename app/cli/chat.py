@@ -4,15 +4,24 @@ part of ``shelfwise ask --conversation ID`` that continues a stored conversation
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import click
 
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace
+from shelfwise.app.cli.scope_options import scope_message
 from shelfwise.app.cli.shown import json_text, raw_stream
-from shelfwise.core.api.asking import EmptyQuestion, NoSuchConversation, TurnQuestion, write_text_atomically
+from shelfwise.core.api.asking import (
+    EmptyQuestion,
+    NoSuchConversation,
+    TurnEvents,
+    TurnQuestion,
+    write_text_atomically,
+)
 from shelfwise.core.conversation.model import Conversation, Reading
 from shelfwise.core.navigation.trace import SearchResult
 
@@ -35,7 +44,7 @@ def reading_line(reading: Reading) -> str | None:
     return None
 
 
-def reading_json(reading: Reading, conversation: Conversation) -> dict[str, Any]:
+def reading_json(reading: Reading, conversation: Conversation) -> dict[str, object]:
     return {"id": conversation.id, "turn": len(conversation.turns), "reading": reading.to_dict()}
 
 
@@ -56,7 +65,7 @@ def open_conversation(shelf: Shelf, spec: str | None, collection: str) -> Conver
 
 def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
     """``question`` read once for the next turn (``Shelf.take_question``); None, said on stderr, when it asks
-    nothing (empty, or only filters)."""
+    nothing (empty, or only filters) or a filter in it is malformed or names nothing (the chat goes on)."""
     try:
         turn_question = shelf.take_question(question, collection)
     except EmptyQuestion as exc:
@@ -64,6 +73,9 @@ def taken(shelf: Shelf, question: str, collection: str) -> TurnQuestion | None:
         return None
     if turn_question.only_filters:
         err(ONLY_FILTERS)
+        return None
+    if turn_question.error is not None:  # a filter that names nothing: said, and the chat goes on
+        err(scope_message(turn_question.error))
         return None
     return turn_question
 
@@ -87,7 +99,10 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
         for line in [*render_path(result), "", *render_trace(result.trace), ""]:
             click.echo(line)
 
-    streamed = not as_json
+    events = TurnEvents(on_reading=on_reading, on_search=on_search)
+    if not as_json:  # the answer streamed as it is made
+        events = replace(events, on_extract=shown.on_extract, on_token=shown.on_token,
+                         on_generated=shown.on_generated)
     if isinstance(question, str):
         read_once = taken(shelf, question, conv.collection)
         if read_once is None:
@@ -96,10 +111,7 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
     assert conv.id is not None
     try:
         conv, turn, answer = shelf.ask_in_conversation(conv.id, question, conv.collection, alone=alone,
-                                                       on_reading=on_reading, on_search=on_search,
-                                                       on_extract=shown.on_extract if streamed else None,
-                                                       on_token=shown.on_token if streamed else None,
-                                                       on_generated=shown.on_generated if streamed else None)
+                                                       events=events)
     except EmptyQuestion as exc:
         err(f"Nothing asked: {exc}.")
         return None
@@ -123,7 +135,7 @@ def _history_file() -> Path | None:
         return None
 
 
-def _readline() -> Any:
+def _readline() -> ModuleType | None:
     try:
         import readline
     except ImportError:  # Windows without pyreadline: plain input()

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from shelfwise.app.cli.group import CliState
 from shelfwise.app.cli.shown import shown
 from shelfwise.core.api.doctor import (
+    LibraryCheck,
     RebuildFailed,
     RebuildRefused,
+    RebuildReport,
+    Salvage,
     check_library,
     kept_copies,
     rebuild,
@@ -23,11 +25,12 @@ from shelfwise.core.api.doctor import (
     restore,
     salvage,
 )
+from shelfwise.core.api.indexing import IngestProgress
 from shelfwise.core.api.reads import StoreError
 from shelfwise.core.shelf import Shelf
 
 
-def _file_line(p: Any) -> None:
+def _file_line(p: IngestProgress) -> None:
     if p.status != "working":
         note = f": {shown(p.message)}" if p.message and p.status != "ok" else ""
         click.echo(f"[{p.done}/{p.total}] {p.status:<9} {shown(Path(p.path).name)}{note}", err=True)
@@ -72,16 +75,47 @@ def doctor_cmd(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_
 
 def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_index: bool,
             restore_name: str | None) -> None:
+    db = _library_path(ctx)
+    if restore_name is not None:
+        _restore(db, restore_name)
+        return
+    checked = _check(db)
+    _print_check(db, checked, do_rebuild)
+    diag = checked.diagnosis
+    if diag.ok and not (do_rebuild and force):
+        click.echo("The library is healthy." + (" Nothing was rebuilt (to rebuild it from its files anyway: "
+                                                 f"shelfwise --db {shown(db)} doctor --rebuild --force)."
+                                                 if do_rebuild else ""))
+        return
+    found = salvage(db)
+    _agree_to_rebuild(ctx, db, found, do_rebuild, yes)
+    if checked.read_only and not checked.damage:
+        raise click.ClickException(f"cannot rebuild: {checked.read_only_reason}")
+    report = _rebuild(ctx, db, found, diag.ok)
+    ctx.meta["shelfwise.rebuilt"] = True
+    _print_rebuilt(db, report, diag.ok)
+    if not no_index:
+        from shelfwise.app.cli.group import settings_for
+        from shelfwise.app.cli.index import index_collection
+        with Shelf(settings_for(ctx)) as shelf:
+            for name in report.collections:
+                index_collection(shelf, name, quiet=False)
+
+
+def _library_path(ctx: click.Context) -> Path:
+    """The library ``--db`` names, else the default one."""
     state = ctx.find_object(CliState)
     db = state.db if state is not None and state.db is not None else None
     if db is None:
         from shelfwise.core.paths import default_db
 
         db = default_db()
-    db = Path(db)
-    if restore_name is not None:
-        _restore(db, restore_name)
-        return
+    return Path(db)
+
+
+def _check(db: Path) -> LibraryCheck:
+    """The library checked in full, after saying what is around it (a rebuild running, a rebuild's leftovers
+    removed); a clear message when there is no library or it cannot be read as one."""
     if not db.exists():
         earlier = kept_copies(db)
         if earlier:  # the library is gone but a rebuild kept an earlier one beside it
@@ -96,11 +130,15 @@ def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_ind
         click.echo(f"Removed {shown(left.name)}: the partial file of a rebuild that was interrupted (the library was "
                    "never replaced by it).")
     try:
-        checked = check_library(db)
+        return check_library(db)
     except StoreError as exc:
         raise click.ClickException(
             f"{exc}. It cannot be rebuilt from itself; ingest your folders into a new one."
         ) from exc
+
+
+def _print_check(db: Path, checked: LibraryCheck, do_rebuild: bool) -> None:
+    """What the check found: both checks, the counts, unreadable tables, old libraries kept beside it."""
     diag, reason = checked.diagnosis, checked.read_only_reason
     click.echo(f"Library: {db}")
     click.echo(f"  integrity_check: {'; '.join(diag.integrity)}")
@@ -119,28 +157,26 @@ def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_ind
                    f"to put it back: shelfwise --db {shown(db)} doctor --restore {shown(kept.name)}")
     if reason and not do_rebuild:
         click.echo(f"  read-only: {reason}")
-    if diag.ok and not (do_rebuild and force):
-        click.echo("The library is healthy." + (" Nothing was rebuilt (to rebuild it from its files anyway: "
-                                                 f"shelfwise --db {shown(db)} doctor --rebuild --force)."
-                                                 if do_rebuild else ""))
-        return
-    found = salvage(db)
+
+
+def _agree_to_rebuild(ctx: click.Context, db: Path, found: Salvage, do_rebuild: bool, yes: bool) -> None:
+    """Returns when the rebuild may go ahead (asked for, or agreed to at the terminal); exits with 3 otherwise."""
     n = found.n_documents
     if not do_rebuild:
         click.echo(f"The library is damaged. It lists {n} source files in {len(found.collections)} collections; "
                    "a rebuild ingests them again and keeps the collections, settings and "
                    f"{len(found.conversations[1])} conversations.")
-        if sys.stdin.isatty() and click.confirm("Rebuild it now?", default=False):
-            do_rebuild = True
-        else:
+        if not (sys.stdin.isatty() and click.confirm("Rebuild it now?", default=False)):
             click.echo(f"To rebuild: shelfwise --db {db} doctor --rebuild")
             ctx.exit(3)
     elif not yes and not click.confirm(f"Rebuild {db} from its {n} source files?", default=True):
         ctx.exit(3)
-    if checked.read_only and not checked.damage:
-        raise click.ClickException(f"cannot rebuild: {reason}")
+
+
+def _rebuild(ctx: click.Context, db: Path, found: Salvage, healthy: bool) -> RebuildReport:
+    """The rebuild, its failures said as one line each (the library then as it was)."""
     try:
-        report = rebuild(db, progress=_file_line, found=found, healthy=diag.ok)
+        return rebuild(db, progress=_file_line, found=found, healthy=healthy)
     except RebuildRefused as exc:
         raise click.ClickException(f"cannot rebuild: {exc}") from None
     except (RebuildFailed, OSError) as exc:
@@ -149,24 +185,20 @@ def _doctor(ctx: click.Context, do_rebuild: bool, force: bool, yes: bool, no_ind
         click.echo(f"Interrupted: the rebuild stopped before it was complete. The library is as it was: "
                    f"{_unchanged(db)}", err=True)
         ctx.exit(130)
-    ctx.meta["shelfwise.rebuilt"] = True
+
+
+def _print_rebuilt(db: Path, report: RebuildReport, healthy: bool) -> None:
     added = sum(r.counts["added"] for r in report.ingest_reports)
     failed = sum(len(r.failed) for r in report.ingest_reports)
     click.echo(f"Rebuilt {db}: {len(report.collections)} collections ({', '.join(report.collections)}), "
                f"{added} documents ingested, {failed} failed, {len(report.missing)} missing, "
                f"{report.settings_kept} settings kept, {report.conversations_kept} conversations "
                f"({report.turns_kept} turns) kept.")
-    click.echo(f"The {'previous' if diag.ok else 'damaged'} file is kept as {shown(report.damaged_copy)}")
+    click.echo(f"The {'previous' if healthy else 'damaged'} file is kept as {shown(report.damaged_copy)}")
     for p in report.missing:
         click.echo(f"  missing: {shown(p)}")
     for p in report.problems:
         click.echo(f"  could not read: {p}")
-    if not no_index:
-        from shelfwise.app.cli.group import settings_for
-        from shelfwise.app.cli.index import index_collection
-        with Shelf(settings_for(ctx)) as shelf:
-            for name in report.collections:
-                index_collection(shelf, name, quiet=False)
 
 
 def _unchanged(db: Path) -> str:

@@ -6,6 +6,9 @@ commands to the group.
 
 from __future__ import annotations
 
+import errno
+import io
+import os
 import sqlite3
 import sys
 from dataclasses import dataclass, replace
@@ -168,9 +171,9 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
     from shelfwise.app.cli.shown import raw_stream
 
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as \udce9, not a traceback
-        reconfigure = getattr(raw_stream(stream), "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+        raw = raw_stream(stream)
+        if isinstance(raw, io.TextIOWrapper):
+            raw.reconfigure(errors="backslashreplace")
     from shelfwise.core.api.models import setup_logging
 
     setup_logging(verbose)
@@ -179,9 +182,22 @@ def main(ctx: click.Context, db: Path | None, verbose: bool, embedder: str | Non
         raise click.BadParameter(f"{embedder!r} is neither {' nor '.join(EMBEDDER_NAMES)} nor a GGUF file nor an "
                                  "encoder server's http:// URL",
                                  param_hint="--embedder")
+    if db is not None:
+        _usable_library_path(db)
     state = CliState(db, verbose, embedder)
     ctx.obj = state
     ctx.call_on_close(state.close)
+
+
+def _usable_library_path(db: Path) -> None:
+    """A ``--db`` that no command could open, said as what it is (SQLite's own word for it was "unable to open
+    database file", with advice to rebuild): a loop of symbolic links."""
+    try:
+        os.stat(db)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise click.BadParameter(f"{str(db)!r} is a symbolic link loop (the link leads back to itself); "
+                                     "give the library's file, or a new file name", param_hint="--db") from None
 
 
 def settings_for(ctx: click.Context, **changes: Any) -> Settings:

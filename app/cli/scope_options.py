@@ -40,7 +40,11 @@ def scope_from(in_paths: tuple[str, ...], types: tuple[str, ...], since: str | N
         raise click.UsageError(f"--{exc.key} {exc.value!r}: {exc.problem}; it {exc.accepts}") from exc
 
 
+def scope_message(exc: ScopeError) -> str:
+    """What a malformed inline filter is told as: the filter, what is wrong, what it accepts."""
+    return f"{exc.filter} in the question: {exc.problem}; {exc.key}: {exc.accepts}. Nothing was searched."
+
+
 def scope_error(exc: ScopeError) -> click.UsageError:
     """A malformed inline filter, said as such (the question is not sent without it)."""
-    return click.UsageError(f"{exc.filter} in the question: {exc.problem}; {exc.key}: {exc.accepts}. "
-                            f"Nothing was searched.")
+    return click.UsageError(scope_message(exc))

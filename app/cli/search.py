@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -48,22 +47,22 @@ def search_cmd(
         click.echo(found.no_match)
         return
     query = found.query
-    rows: list[dict[str, Any]] = [{
-        "rank": h.rank, "score": round(h.score, 4), "node_id": h.node.id, "kind": h.node.kind, "path": h.path,
-        "title": h.node.title, "heading_path": h.node.heading_path, "location": h.node.location.to_dict(),
-        "location_label": h.node.location.label(), "snippet": h.snippet,
-    } for h in found.hits]
     if as_json:
-        click.echo(json_text(rows, indent=2))
+        click.echo(json_text([{
+            "rank": h.rank, "score": round(h.score, 4), "node_id": h.node.id, "kind": h.node.kind, "path": h.path,
+            "title": h.node.title, "heading_path": h.node.heading_path, "location": h.node.location.to_dict(),
+            "location_label": h.node.location.label(), "snippet": h.snippet,
+        } for h in found.hits], indent=2))
         return
-    if not rows:
+    if not found.hits:
         click.echo(f"No matches for {query!r}.")
         return
-    for r in rows:
-        where = " > ".join(shown(x) for x in [Path(r["path"]).name, *r["heading_path"]])
-        loc = f"  [{r['location_label']}]" if r["location_label"] else ""
-        click.echo(f"{r['rank']:>3}. {r['score']:7.2f}  {where}{loc}")
-        click.echo(f"     {r['snippet']}")
+    for h in found.hits:
+        where = " > ".join(shown(x) for x in [Path(h.path).name, *h.node.heading_path])
+        label = h.node.location.label()
+        loc = f"  [{label}]" if label else ""
+        click.echo(f"{h.rank:>3}. {round(h.score, 4):7.2f}  {where}{loc}")
+        click.echo(f"     {h.snippet}")
 
 
 COMMANDS = (search_cmd,)

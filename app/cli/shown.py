@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import json
 import unicodedata
-from typing import Any, TextIO
+from typing import TextIO
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
@@ -58,7 +58,7 @@ def _json_escape(ch: str) -> str:
     return f"\\u{code:04x}"
 
 
-def json_text(value: Any, indent: int | None = 2) -> str:
+def json_text(value: object, indent: int | None = 2) -> str:
     """``value`` as JSON for a terminal: readable UTF-8 as ``ensure_ascii=False`` writes it, but with every character
     :func:`shown` escapes written as a JSON escape (``\\u202e``), so a file name's bidi control cannot reorder the
     line it is printed on; ``json.loads`` gives back the same value."""
@@ -112,11 +112,11 @@ class TerminalStream(io.TextIOBase):
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.inner, "encoding", None) or "utf-8"
+        return self.inner.encoding or "utf-8"  # None for an in-memory stream
 
     @property
     def errors(self) -> str | None:  # type: ignore[override]
-        return getattr(self.inner, "errors", None)
+        return self.inner.errors
 
     def close(self) -> None:  # the wrapped stream belongs to whoever made it
         self.flush()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from shelfwise.app.cli.group import collection_id, open_library
@@ -17,7 +15,7 @@ def _label(node: NodeRow, width: int = 70) -> str:
     return shown(text if len(text) <= width else text[: width - 1] + "\u2026")
 
 
-def _tree_json(node: NodeRow, tree: LibraryTree, max_depth: int | None) -> dict[str, Any]:
+def _tree_json(node: NodeRow, tree: LibraryTree, max_depth: int | None) -> dict[str, object]:
     children = tree.kids(node) if max_depth is None or node.depth < max_depth else []
     return {
         "id": node.id, "kind": node.kind, "title": node.title, "description": node.description,

@@ -24,7 +24,6 @@ class ConversationSession:
     def __init__(self, shelf: Shelf) -> None:
         self.shelf = shelf  # the window's own, on the UI thread: stored conversations and passages, no model
         self.current: Conversation | None = None
-        self.last_reading: Reading | None = None
         self.last_turn: Turn | None = None
 
     # -- the current conversation -------------------------------------------------------------------------------
@@ -35,7 +34,6 @@ class ConversationSession:
 
     def new(self) -> None:
         self.current = None
-        self.last_reading = None
         self.last_turn = None
 
     def on_turn(self, conversation: Conversation, turn: Turn) -> None:
@@ -53,7 +51,6 @@ class ConversationSession:
         return list(self.current.turns) if self.current is not None else []
 
     def note_for(self, reading: Reading) -> ReadingNote | None:
-        self.last_reading = reading
         if reading.mode != "followup":
             return None
         shown = " ".join(reading.query.split())
@@ -71,7 +68,6 @@ class ConversationSession:
 
     def reopen(self, conversation_id: int) -> Conversation:
         self.current = self.shelf.conversation(conversation_id)
-        self.last_reading = None
         self.last_turn = self.current.turns[-1] if self.current.turns else None
         return self.current
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import html
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QProcess, QRectF, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices, QImage, QPainter, QPixmap
+from PySide6.QtGui import QColor, QDesktopServices, QImage, QPainter, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -33,6 +33,9 @@ from shelfwise.app.gui.table_grid import TableGridView
 from shelfwise.core.answers.types import ShortAnswer
 from shelfwise.core.api.reads import DocumentRow, TableGrid
 from shelfwise.core.navigation.trace import Hit, Location
+
+if TYPE_CHECKING:
+    import pymupdf
 
 Box = tuple[int, float, float, float, float]  # an OCR'd line: (page, x0, y0, x1, y1) in PDF points
 
@@ -64,17 +67,9 @@ def text_chunks(text: str, words: int = CHUNK_WORDS, first_chars: int = 60) -> l
     return [c for c in out if c.strip()]
 
 
-def _pymupdf() -> Any:
-    try:
-        import pymupdf
-    except ImportError:  # older releases only have the fitz name
-        import fitz as pymupdf  # type: ignore[no-redef]
-    return pymupdf
-
-
-def find_passage_rects(page: Any, text: str) -> list[Any]:
+def find_passage_rects(page: pymupdf.Page, text: str) -> list[pymupdf.Rect]:
     """Rectangles (PDF points) covering the passage on ``page``; empty if it is not found there."""
-    rects: list[Any] = []
+    rects: list[pymupdf.Rect] = []
     for chunk in text_chunks(text):
         try:
             found = page.search_for(chunk)
@@ -96,7 +91,8 @@ def render_pdf_page(
     ``boxes`` are the passage's stored line boxes ``(page, x0, y0, x1, y1)`` (OCR'd text): used on a page where
     the passage cannot be found in the text layer (a scan has none). ``sentence`` (the answer's) is painted over
     the passage in a stronger colour and scrolled to."""
-    pymupdf = _pymupdf()
+    import pymupdf  # imported on first use: the window starts without it
+
     with pymupdf.open(path) as doc:
         page_count = doc.page_count
         index = max(0, min(page_number - 1, page_count - 1))
@@ -308,7 +304,7 @@ class PreviewPane(QWidget):
         if on_page and abs(self._target_width() - self._rendered_width) > 24:
             self._show_pdf_page(self.current_page)  # type: ignore[arg-type]
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._resize_timer.start()
 

@@ -4,13 +4,13 @@ view."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from shelfwise.app.gui.plain import plain_label, plain_tip
+from shelfwise.core.answers.types import ShortAnswer
+from shelfwise.core.api.reads import TableGrid
 
 USED = QColor(255, 236, 150)  # a cell the answer used
 
@@ -42,10 +42,10 @@ class TableGridView(QWidget):
         layout.addWidget(self.view, 1)
         self.highlighted: list[tuple[int, int]] = []
 
-    def show_table(self, grid: Any, short: Any) -> None:
-        """``grid``: a ``TableGrid``; ``short``: the answer's ``ShortAnswer`` (its cells in ``grid.table_id``)."""
-        self.value.setText(short.text)
-        self.explanation.setText(short.explanation)
+    def show_table(self, grid: TableGrid, short: ShortAnswer | None) -> None:
+        """``short``: the answer's value, its cells in ``grid.table_id`` (None: the table alone, nothing marked)."""
+        self.value.setText(short.text if short is not None else "")
+        self.explanation.setText(short.explanation if short is not None else "")
         self.model.clear()
         self.model.setHorizontalHeaderLabels(list(grid.names))
         for row in grid.rows:
@@ -53,7 +53,7 @@ class TableGridView(QWidget):
         self.model.setVerticalHeaderLabels(list(grid.row_labels))
         where = {r: i for i, r in enumerate(grid.row_numbers)}
         self.highlighted = []
-        for cell in short.cells:
+        for cell in short.cells if short is not None else []:
             if cell.table_id != grid.table_id or cell.row not in where:
                 continue
             item = self.model.item(where[cell.row], cell.column)

@@ -23,6 +23,7 @@ from shelfwise.core.api.indexing import IndexProgress, IngestProgress, IngestRep
 from shelfwise.core.settings import Settings
 
 if TYPE_CHECKING:  # the facade itself loads on the worker's first job
+    from shelfwise.core.api.asking import TurnEvents
     from shelfwise.core.shelf import Shelf
 
 log = logging.getLogger(__name__)
@@ -173,12 +174,8 @@ class QueryWorker(ShelfWorker):
                 else:
                     self.answered.emit(job, answer)
             elif job.answer:
-                answer = shelf.ask(
-                    job.question, collection, on_token=lambda piece: self.token.emit(job, piece),
-                    on_search=lambda result: self.searched.emit(job, result), keep=list(job.keep),
-                    cancel=job.cancel, on_extract=lambda answer: self.extracted.emit(job, answer),
-                    on_generated=lambda answer: self.generated.emit(job, answer),
-                )
+                answer = shelf.ask(job.question, collection, events=self._events(job), keep=list(job.keep),
+                                   cancel=job.cancel)
                 if job.cancel():
                     self.cancelled.emit(job)
                 else:
@@ -203,13 +200,20 @@ class QueryWorker(ShelfWorker):
         conv, turn, answer = shelf.ask_in_conversation(
             conversation, job.question, job.collection or "default", alone=job.alone,
             replaces_turn=job.replaces_turn, keep=list(job.keep), cancel=job.cancel,
-            on_reading=lambda reading: self.read.emit(job, reading),
-            on_token=lambda piece: self.token.emit(job, piece),
-            on_search=lambda result: self.searched.emit(job, result),
-            on_extract=lambda answer: self.extracted.emit(job, answer),
-            on_generated=lambda answer: self.generated.emit(job, answer))
+            events=self._events(job))
         self.turned.emit(job, conv, turn)
         return answer
+
+    def _events(self, job: QueryJob) -> TurnEvents:
+        """The events of ``job``'s answer (and of its turn: how it was read), each emitted as one of this worker's
+        signals with the job."""
+        from shelfwise.core.api.asking import TurnEvents
+
+        return TurnEvents(on_search=lambda result: self.searched.emit(job, result),
+                          on_extract=lambda answer: self.extracted.emit(job, answer),
+                          on_token=lambda piece: self.token.emit(job, piece),
+                          on_generated=lambda answer: self.generated.emit(job, answer),
+                          on_reading=lambda reading: self.read.emit(job, reading))
 
 
 class WorkerHost(QObject):

@@ -5,6 +5,9 @@
     python benchmarks/product/growth.py --sizes 1000,10000 --dir /tmp/growth --repeat 5
     python benchmarks/product/growth.py --baseline-src BASE --json     # today's code beside this one, same run
 
+``--src SRC``: measure the code in SRC (a folder holding ``shelfwise/`` whose folders link to a copy of a checkout)
+instead of this checkout, so a run of an hour measures one commit while the checkout moves on.
+
 ``--baseline-src BASE``: a folder holding ``shelfwise/`` whose ``core``, ``app``, ``ingest``, ``resources`` link to
 another checkout (today's code): its libraries are built by that code (in ``--dir``/today) and every measurement is
 taken for both, the whole-process questions alternated, up to ``--baseline-max`` passages (10^5: today's snapshot
@@ -124,8 +127,12 @@ def sentence_vectors(store: Store, cid: int, emb: Embedder, real: np.ndarray, no
     return done
 
 
-def build_library(directory: Path, n: int, real: np.ndarray, emb: Embedder, noise: float) -> Path:
-    """The synthetic tree of ``n`` passages with a vector on every node, indexed (see the module doc)."""
+def build_library(directory: Path, n: int, real: np.ndarray, emb: Embedder, noise: float, *,
+                  encoder: str = "embeddinggemma", sentences: bool = True) -> Path:
+    """The synthetic tree of ``n`` passages with a vector on every node, indexed (see the module doc), for the
+    encoder ``emb`` (recorded as the library's ``encoder``). ``sentences=False``: no sentence vectors are cached
+    (the answer then encodes the few sentences it reads when it reads them, as for a library indexed before
+    them)."""
     db = directory / f"growth-{n}.db"
     done = directory / f"growth-{n}.done"
     model_id = emb.model_id
@@ -170,16 +177,17 @@ def build_library(directory: Path, n: int, real: np.ndarray, emb: Embedder, nois
                 ok = np.array(rows_up) >= 0
                 np.add.at(next_sums, np.array(rows_up)[ok], v[ok])
             sums, sum_row = next_sums, next_row
-        sentence_vectors(store, cid, emb, real, noise, rng)
+        if sentences:
+            sentence_vectors(store, cid, emb, real, noise, rng)
         # finished as `shelfwise index` leaves a library, without calibration (module doc)
-        store.set_meta("embedder", "embeddinggemma")
+        store.set_meta("embedder", encoder)
         sig = signature(store, cid)
         store.set_meta(f"hierarchy:{cid}", f"{sig}:{Budgets().branching}:{model_id}")
         store.set_meta(f"sentences:{cid}", f"{sig}:{model_id}:{CONTEXT_VERSION}")
     finally:
         store.close()
     settings = Settings(db_path=db, use_calibration=False, answer_generate=False)
-    with Shelf(settings) as shelf:
+    with Shelf(settings, embedder=emb) as shelf:
         shelf.refresh("synthetic")
     done.write_text(model_id)
     print(f"built {n} passages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -286,8 +294,9 @@ def child(args: list[str], src: str | None) -> dict[str, float]:
 
 def checkout(src: str | None) -> dict[str, str]:
     code = Path(src, "shelfwise", "core").resolve().parent if src else ROOT
-    commit = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    stamp = code / "COMMIT"  # a copy made by git archive has no .git: its commit is written beside it
+    commit = stamp.read_text().strip() if stamp.exists() else subprocess.run(
+        ["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     return {"code": str(code), "commit": commit}
 
 
@@ -295,6 +304,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000,100000,1000000")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/shelfwise-growth"))
+    ap.add_argument("--src", default=None, help="a folder holding shelfwise/ (links to a copy of a checkout): the "
+                    "code measured as 'this' (default: this checkout)")
     ap.add_argument("--baseline-src", default=None, help="a folder holding shelfwise/ (links to another "
                     "checkout's core, app, ingest, resources): today's code, measured beside this one")
     ap.add_argument("--baseline-max", type=int, default=100_000, help="the largest size the baseline is run at")
@@ -322,7 +333,7 @@ def main() -> None:
     common = ["--real", str(args.real), "--noise", str(args.noise), "--repeat", str(args.repeat)]
     for n in sizes_asked:
         row: dict[str, object] = {"passages": n}
-        db = Path(str(child(["--build-only", "--sizes", str(n), "--dir", str(args.dir), *common], None)["db"]))
+        db = Path(str(child(["--build-only", "--sizes", str(n), "--dir", str(args.dir), *common], args.src)["db"]))
         base = args.baseline_src if args.baseline_src and n <= args.baseline_max else None
         if base:
             shutil.copy(args.dir / f"real-{args.real}.npz", base_dir / f"real-{args.real}.npz")
@@ -331,13 +342,13 @@ def main() -> None:
         question = question_for(db)
         new_runs, base_runs = [], []
         for _ in range(args.repeat):  # alternated, so both see the same load
-            new_runs.append(ask_process(db, question, settings_file, None))
+            new_runs.append(ask_process(db, question, settings_file, args.src))
             if base:
                 base_runs.append(ask_process(base_db, question, settings_file, base))
         row["ask_process_s"] = round(statistics.median(r[0] for r in new_runs), 3)
         row["ask_process_rss_mb"] = round(max(r[1] for r in new_runs), 1)
         row["ask_process_cpu_s"] = round(statistics.median(r[2] for r in new_runs), 3)
-        row.update(child(["--measure-only", "--sizes", str(n), "--dir", str(args.dir), *common], None))
+        row.update(child(["--measure-only", "--sizes", str(n), "--dir", str(args.dir), *common], args.src))
         if base:
             today: dict[str, object] = {"ask_process_s": round(statistics.median(r[0] for r in base_runs), 3),
                                         "ask_process_rss_mb": round(max(r[1] for r in base_runs), 1),
@@ -353,7 +364,7 @@ def main() -> None:
         sizes[str(n)] = row
         print(json.dumps({str(n): row}), file=sys.stderr, flush=True)
     result = {"sizes": sizes, "vectors": f"{args.real} real EmbeddingGemma vectors, repeated with noise {args.noise}",
-              "this": checkout(None), "today": checkout(args.baseline_src) if args.baseline_src else None}
+              "this": checkout(args.src), "today": checkout(args.baseline_src) if args.baseline_src else None}
     if args.json:
         print(json.dumps(result, indent=1))
     else:

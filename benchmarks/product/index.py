@@ -67,7 +67,7 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _passages(store: Store, cid: int) -> int:
+def passages_in(store: Store, cid: int) -> int:
     return int(store.conn.execute(
         "SELECT count(*) FROM nodes WHERE collection_id = ? AND kind = 'passage'", (cid,)).fetchone()[0])
 
@@ -112,14 +112,14 @@ def build_and_index(store: Store, n: int, emb: Recording, overlap: bool) -> dict
     # smallest files first, so a small size is a mix of formats rather than one big PDF
     files = sorted((p for p in CORPUS.iterdir() if p.is_file() and p.suffix.lower() != ".md"),
                    key=lambda p: (p.stat().st_size, p.name))
-    ingest(store, files, "bench", cancel=lambda: _passages(store, cid) >= n,
+    ingest(store, files, "bench", cancel=lambda: passages_in(store, cid) >= n,
            after_write=along.written if along is not None else None)
-    corpus_passages = _passages(store, cid)
+    corpus_passages = passages_in(store, cid)
     for name in ("conditionalqa", "squad"):
-        if _passages(store, cid) >= n:
+        if passages_in(store, cid) >= n:
             break
         for doc in load_dataset(name).documents:
-            if _passages(store, cid) >= n:
+            if passages_in(store, cid) >= n:
                 break
             doc_id = store.write_document(cid, f"{name}:{doc.path}", FileMeta(0, 0.0, doc.path), doc.parsed)
             if along is not None:
@@ -178,7 +178,7 @@ def run_size(n: int, embedders: dict[int, Embedder], ceiling_bts: list[int], ove
         emb = Recording(embedders[256])
         built = build_and_index(store, n, emb, overlap)
         texts = emb.texts
-        passages = _passages(store, int(store.collection("bench").id))
+        passages = passages_in(store, int(store.collection("bench").id))
         nodes = int(built["embedded_alongside"]) + int(built["embedded_after"])
         ceilings: dict[int, tuple[float, float]] = {}
         tokens = 0

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import tempfile
 import time
@@ -36,19 +35,9 @@ from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import Store
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def cpu() -> float:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _passages(store: Store, cid: int) -> int:
-    return int(store.conn.execute(
-        "SELECT count(*) FROM nodes WHERE collection_id = ? AND kind = 'passage'", (cid,)).fetchone()[0])
+from index import CORPUS, ROOT, cpu, passages_in  # the same clock and count as benchmarks/product/index.py
 
 
 def build(store: Store, source: str, passages: int) -> dict[str, Any]:
@@ -59,8 +48,8 @@ def build(store: Store, source: str, passages: int) -> dict[str, Any]:
     else:
         files = sorted((p for p in CORPUS.iterdir() if p.is_file() and p.suffix.lower() != ".md"),
                        key=lambda p: (p.stat().st_size, p.name))
-        ingest(store, files, "bench", cancel=lambda: _passages(store, cid) >= passages)
-    return {"passages": _passages(store, cid), "parse_seconds": round(time.perf_counter() - t0, 2),
+        ingest(store, files, "bench", cancel=lambda: passages_in(store, cid) >= passages)
+    return {"passages": passages_in(store, cid), "parse_seconds": round(time.perf_counter() - t0, 2),
             "parse_cpu": round(cpu() - c0, 2)}
 
 

@@ -37,43 +37,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_encoder import binary, server
+from server_encoder import llama_server, server
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def answer_server(model: Path, slots: int, threads: int) -> Any:
     """The answer model on ``llama-server --parallel slots`` (a context manager yielding its URL)."""
-    import contextlib
-    import socket
-    import subprocess
-
-    import httpx
-
-    from shelfwise.core.models.gguf_meta import encoder_model_id
-
-    @contextlib.contextmanager
-    def run() -> Any:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        proc = subprocess.Popen([binary(), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-                                 "--threads", str(threads), "--parallel", str(slots),
-                                 "--ctx-size", str(slots * 4096), "--alias", encoder_model_id(model)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(900):
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(url + "/health", timeout=1).status_code == 200:
-                        break
-                time.sleep(0.1)
-            yield url
-        finally:
-            proc.terminate()
-            proc.wait(10)
-
-    return run()
+    return llama_server(model, threads, ["--parallel", str(slots), "--ctx-size", str(slots * 4096)], wait=90.0)
 
 
 def client(db: str, enc_url: str, ans_url: str, questions: list[str], barrier: Any, out: Any) -> None:

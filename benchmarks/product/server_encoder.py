@@ -58,19 +58,19 @@ def binary() -> str:
 
 
 @contextlib.contextmanager
-def server(model: Path, slots: int, threads: int, ubatch: int = 0) -> Iterator[str]:
+def llama_server(model: Path, threads: int, args: list[str], wait: float = 60.0) -> Iterator[str]:
+    """``llama-server`` serving ``model`` (named ``FILE:SHA16``, as ``packaging/server.sh`` names it) with ``args``
+    on a free loopback port; yields its URL once ``/health`` answers (or ``wait`` seconds have passed), stops it
+    after."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ctx = slots * 512
     proc = subprocess.Popen([binary(), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-                             "--threads", str(threads), "--embedding", "--pooling", "mean", "--parallel", str(slots),
-                             "--ctx-size", str(ctx), "--batch-size", str(ctx), "--ubatch-size", str(ubatch or ctx),
-                             "--alias", encoder_model_id(model)],
+                             "--threads", str(threads), *args, "--alias", encoder_model_id(model)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
+        for _ in range(int(wait * 10)):
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(url + "/health", timeout=1).status_code == 200:
                     break
@@ -79,6 +79,14 @@ def server(model: Path, slots: int, threads: int, ubatch: int = 0) -> Iterator[s
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def server(model: Path, slots: int, threads: int, ubatch: int = 0) -> contextlib.AbstractContextManager[str]:
+    """The encoder on ``llama-server --embedding --pooling mean --parallel slots`` (512 tokens a slot)."""
+    ctx = slots * 512
+    return llama_server(model, threads, ["--embedding", "--pooling", "mean", "--parallel", str(slots),
+                                         "--ctx-size", str(ctx), "--batch-size", str(ctx),
+                                         "--ubatch-size", str(ubatch or ctx)])
 
 
 def run_clients(url: str, texts: list[str], clients: int, batch: int) -> tuple[np.ndarray, float, list[float], int]:

@@ -14,6 +14,14 @@ links to such a checkout's core, app, ingest, resources and evaluation); the sto
 only the int8 vectors after it. Reported per set: document, section and passage Hit@1 (and the
 passage Recall@10) both ways and their difference (int8 - float32). ``--partial 0.1,0.5``: the same walk with only
 that share of the (int8) vectors made, as a question asked while an index run is part of the way has them.
+
+On today's code (the int8 store: the library is migrated when it is opened, so point ``SHELFWISE_HOME`` at a copy
+of the data dir whose ``eval/`` holds copies of the float32 libraries) there is no float32 to compare: it reports
+the walk with the vectors as stored (int8), BM25 on the same questions, and ``--partial`` with the snapshot as an
+index run part of the way leaves it (a passage without a vector a zero row, a node without one no row at all):
+
+    SHELFWISE_HOME=COPY python benchmarks/research/vector_precision.py --sets xquad:en,conditionalqa:test \
+        --partial 0.1,0.5 --json
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +74,8 @@ def one_set(spec: str, limit: int | None, embedder: object, settings: Settings,
         m = Methods(store, cid, snap, embedder, None, settings, decision)  # type: ignore[arg-type]
         q_vecs = np.asarray(embedder.embed_queries([q.query for q in ds.questions]), np.float32)  # type: ignore
         built = time.perf_counter() - t0
+        if not hasattr(snap, "passage_vecs"):  # today's code: the store keeps int8 only
+            return int8_store(m, ds.questions, q_vecs, partial_shares) | {"build_s": round(built, 1)}
         as_stored = run_methods(m, ds.questions, ["navigation"], q_vecs)["navigation"].metrics
         full_p, full_n = snap.passage_vecs, snap.node_vecs
         snap.passage_vecs = round_trip(full_p)
@@ -85,6 +96,46 @@ def one_set(spec: str, limit: int | None, embedder: object, settings: Settings,
     if partial:
         out["int8_vectors_so_far"] = partial
     return out
+
+
+def int8_store(m: Methods, questions: list, q_vecs: np.ndarray, shares: tuple[float, ...]) -> dict[str, object]:
+    """On today's code: the walk with the vectors as stored (int8) and BM25, and with only ``shares`` of the
+    vectors made (:func:`so_far_int8`)."""
+    full = m.snap
+    got = run_methods(m, questions, ["navigation", "bm25"], q_vecs)
+    out: dict[str, object] = {"questions": len(questions), "passages": len(full.passage_ids),
+                              "int8": {k: got["navigation"].metrics.get(k) for k in KEYS},
+                              "bm25": {k: got["bm25"].metrics.get(k) for k in KEYS}}
+    partial = {}
+    for share in shares:
+        m.snap = so_far_int8(full, share)
+        metrics = run_methods(m, questions, ["navigation"], q_vecs)["navigation"].metrics
+        partial[f"{round(share * 100)}%"] = {k: metrics.get(k) for k in KEYS}
+    m.snap = full
+    if partial:
+        out["int8_vectors_so_far"] = partial
+    return out
+
+
+def so_far_int8(snap: object, share: float) -> object:
+    """The snapshot (today's columnar one) as an index run leaves it after embedding ``share`` of the nodes, in the
+    order :func:`so_far` says: a passage without a vector is a zero row (scale 0), a document, section or cluster
+    without one has no vector row (``vec_row`` -1), as ``core/store/snapshot.py`` builds them from such a store."""
+    from shelfwise.core.store.snapshot import KINDS, Snapshot
+
+    data = snap.data  # type: ignore[attr-defined]
+    kinds = np.asarray(data.kind)
+    own = np.sort(np.asarray(data.ids)[np.isin(kinds, [KINDS.index("passage"), KINDS.index("document")])])
+    have = own[: int(len(own) * share)]
+    passage_q = np.array(data.passage_q)
+    passage_scale = np.array(data.passage_scale)
+    missing = ~np.isin(np.asarray(data.passage_ids), have)
+    passage_q[missing] = 0
+    passage_scale[missing] = 0
+    vec_row = np.array(data.vec_row)
+    vec_row[~np.isin(np.asarray(data.ids), have)] = -1
+    changed = replace(data, passage_q=passage_q, passage_scale=passage_scale, vec_row=vec_row, passage_map=None)
+    return Snapshot(changed, snap.store)  # type: ignore[attr-defined]
 
 
 def so_far(snap: object, passage_vecs: np.ndarray, node_vecs: np.ndarray, share: float,
@@ -123,8 +174,8 @@ def main() -> None:
         print(json.dumps({spec: sets[spec]}), file=sys.stderr, flush=True)
         if args.out is not None:
             args.out.write_text(json.dumps(out, indent=1) + "\n")
-    worst = {k: max(abs(float(s["int8_minus_float32"][k])) for s in sets.values())  # type: ignore[index]
-             for k in KEYS}
+    diffs = [s["int8_minus_float32"] for s in sets.values() if "int8_minus_float32" in s]  # type: ignore[operator]
+    worst = {k: max(abs(float(d[k])) for d in diffs) for k in KEYS} if diffs else None  # type: ignore[index]
     out["worst_abs_difference"] = worst
     if args.out is not None:
         args.out.write_text(json.dumps(out, indent=1) + "\n")

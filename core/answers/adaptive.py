@@ -42,11 +42,10 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shelfwise.core.answers.answer import (
     NOT_FOUND_TEXT,
-    SearchCallback,
     TokenCallback,
     Written,
     is_abstention,
@@ -59,15 +58,13 @@ from shelfwise.core.answers.answer import (
     write_answer,
 )
 from shelfwise.core.answers.from_passages import (
-    ExtractCallback,
-    GeneratedCallback,
     answer_from_search,
     extractive_answer,
     widen_lists,
     write_checked,
 )
 from shelfwise.core.answers.tuning import tuning_for
-from shelfwise.core.answers.types import Answer, Step
+from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -275,7 +272,7 @@ class Runner:
     search explores both branches of every sub-question and reuses them)."""
 
     def __init__(self, library: LibraryWalk, *, collection: str | None = None, keep: Sequence[int] = (),
-                 cancel: CancelCheck | None = None, on_search: SearchCallback | None = None,
+                 cancel: CancelCheck | None = None, events: AnswerEvents = QUIET,
                  prior: Mapping[int, float] | None = None) -> None:
         self.library = library
         self.prior = prior  # a conversation's branches, preferred by every sub-question's walk
@@ -285,7 +282,7 @@ class Runner:
         self.collection = collection
         self.keep = keep
         self.cancel = cancel
-        self.on_search = on_search
+        self.events = events  # each walk is reported (``on_search``) the first time it is made
         self.n_passages = max(1, int(library.settings.answer_passages))
         self.cost = Cost()
         self.searches: list[SearchResult] = []
@@ -301,15 +298,14 @@ class Runner:
         return self._decisions[question]
 
     def search(self, question: str) -> SearchResult:
-        """The walk for ``question`` (reported through ``on_search`` the first time)."""
+        """The walk for ``question`` (reported through ``events.on_search`` the first time)."""
         if question not in self._searched:
             request = request_for(self.library.store, self.backend, question, self.collection, keep=self.keep,
                                   prior=self.prior or None)  # a sub-question is read like a question asked
             result = self.library.search(request, self.cancel)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
-            if self.on_search is not None:
-                self.on_search(result)
+            self.events.searched(result)
             self._searched[question] = result
         return self._searched[question]
 
@@ -378,17 +374,16 @@ def merge_hits(groups: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
 
 
 def answer_adaptive(
-    library: LibraryWalk, question: str, *, collection: str | None = None, on_token: TokenCallback | None = None,
-    on_search: SearchCallback | None = None, on_extract: ExtractCallback | None = None,
-    on_generated: GeneratedCallback | None = None, keep: Sequence[int] = (), cancel: CancelCheck | None = None,
+    library: LibraryWalk, question: str, *, collection: str | None = None, events: AnswerEvents = QUIET,
+    keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
     generate: bool = True, notes: Sequence[str] = (),
 ) -> Answer:
     """DeepRAG inference: decompose, decide per sub-question, answer each; then the answer from the passages the
-    steps retrieved, as on a single walk (the module doc, step 4; the events:
-    :mod:`shelfwise.core.answers.from_passages`)."""
+    steps retrieved, as on a single walk (the module doc, step 4), reported through ``events``
+    (:class:`~shelfwise.core.answers.types.AnswerEvents`)."""
     t0 = time.perf_counter()
-    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, on_search=on_search, prior=prior)
+    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior)
     if threshold is None:
         threshold = get_threshold(library.store, runner.backend)
     subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
@@ -396,8 +391,7 @@ def answer_adaptive(
     for sub in subs:  # decided and searched in turn, so the walks are reported as they happen
         sources.append("documents" if runner.decide(sub).p_retrieve >= threshold else "model")
         if len(subs) == 1 and sources[-1] == "documents":
-            return _one_walk(runner, question, sub, t0, on_extract=on_extract, on_token=on_token,
-                             on_generated=on_generated, generate=generate, notes=notes)
+            return _one_walk(runner, question, sub, t0, events=events, generate=generate, notes=notes)
         if sources[-1] == "documents":
             runner.retrieve(sub)
     steps = [runner.step(sub, source) for sub, source in zip(subs, sources, strict=True)]
@@ -410,24 +404,21 @@ def answer_adaptive(
     search = runner.searches[-1] if runner.searches else None
     answer = extractive_answer(library, question, search, hits, t0, cosines=cosines)
     answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
-    if on_extract is not None:
-        on_extract(answer)
+    events.extracted(answer)
     if hits and answer.found and generate:
         numbers = list(range(1, len(hits) + 1))
         facts = [(s.question, strip_citations(s.answer)) for s in steps]
-        write_checked(library, answer, hits, numbers, hits, on_token=on_token, on_generated=on_generated,
-                      cancel=cancel, facts=facts)
+        write_checked(library, answer, hits, numbers, hits, events=events, cancel=cancel, facts=facts)
     elif not hits and generate and any(s.source == "model" and s.answer != UNKNOWN for s in steps):
         # nothing retrieved to check it by: the model's own answer is kept aside, never shown as the answer
         if len(steps) == 1:
             answer.generated_raw = steps[0].answer  # the closed-book answer the decision already read
         else:
-            written = runner.final(question, steps, on_token)  # from the steps' facts alone, streamed
+            written = runner.final(question, steps, events.on_token)  # from the steps' facts alone, streamed
             answer.generated_raw = written.text
             answer.tokens += written.cost.tokens
         answer.generation_note = MODEL_ONLY_NOTE
-        if on_generated is not None:
-            on_generated(answer)
+        events.generated(answer)
     answer.seconds = time.perf_counter() - t0
     return answer
 
@@ -436,8 +427,7 @@ MODEL_ONLY_NOTE = ("The model answered from its own knowledge, not from your doc
                    "(see the steps).")
 
 
-def _one_walk(runner: Runner, question: str, sub: str, t0: float, *, on_extract: ExtractCallback | None,
-              on_token: TokenCallback | None, on_generated: GeneratedCallback | None, generate: bool,
+def _one_walk(runner: Runner, question: str, sub: str, t0: float, *, events: AnswerEvents, generate: bool,
               notes: Sequence[str]) -> Answer:
     """One sub-question, sent to the tree: exactly the answer of a single walk, with its step."""
     decision_tokens = runner.cost.tokens
@@ -447,11 +437,10 @@ def _one_walk(runner: Runner, question: str, sub: str, t0: float, *, on_extract:
         answer.notes[:0] = list(notes)
         answer.steps = [Step(sub, answer.text, "documents", runner.decide(sub).p_retrieve, list(result.hits[
             : runner.n_passages]))]
-        if on_extract is not None:
-            on_extract(answer)
+        events.extracted(answer)
 
-    answer = answer_from_search(runner.library, question, result, t0, on_extract=with_step, on_token=on_token,
-                                on_generated=on_generated, generate=generate, cancel=runner.cancel)
+    answer = answer_from_search(runner.library, question, result, t0, events=replace(events, on_extract=with_step),
+                                generate=generate, cancel=runner.cancel)
     if answer.generated:
         answer.steps[0].answer = answer.generated
     answer.tokens += decision_tokens

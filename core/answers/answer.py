@@ -63,7 +63,6 @@ MAX_TOKENS = 120
 REPEAT_PENALTY = 1.15  # llama.cpp's usual 1.1-1.2 range; on the tokens this answer generated, not the prompt's
 STOPS = ("\n\n", "Question:", "Sources:", "\nFacts:")
 TokenCallback = Callable[[str], None]
-SearchCallback = Callable[[SearchResult], None]
 
 CITE = re.compile(r"\s?\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _ABSTAIN = re.compile(

@@ -1,12 +1,13 @@
 """Answering a question: the entry point :meth:`shelfwise.core.shelf.Shelf.ask` (and ``ask_in_conversation``) calls.
 
 Route the question (:mod:`shelfwise.core.answers.route`: a scope that matches nothing, a structural question read
-from the tree), else search the tree and report the walk (``on_search(result)``), then answer from the passages
-found (:mod:`shelfwise.core.answers.from_passages`): the extracted sentence(s) with their citation
-(``on_extract(answer)``), then, unless ``generate`` is off, the model's answer streamed (``on_token(piece)``) and
-checked (``on_generated(answer)``: ``answer.generated`` kept, or empty and ``answer.generation_note`` saying why it
-was withdrawn). With ``adaptive=True`` DeepRAG's loop of sub-questions (:mod:`shelfwise.core.answers.adaptive`)
-chooses the passages, through the same extraction, events and grounding check.
+from the tree), else search the tree and report the walk, then answer from the passages found
+(:mod:`shelfwise.core.answers.from_passages`): the extracted sentence(s) with their citation, then, unless
+``generate`` is off, the model's answer streamed and checked (``answer.generated`` kept, or empty and
+``answer.generation_note`` saying why it was withdrawn), each reported through one
+:class:`~shelfwise.core.answers.types.AnswerEvents`. With ``adaptive=True`` DeepRAG's loop of sub-questions
+(:mod:`shelfwise.core.answers.adaptive`) chooses the passages, through the same extraction, events and grounding
+check.
 """
 
 from __future__ import annotations
@@ -18,18 +19,12 @@ from dataclasses import replace
 import numpy as np
 
 from shelfwise.core.answers.adaptive import answer_adaptive
-from shelfwise.core.answers.answer import SearchCallback, TokenCallback, prompt_family, write_answer
-from shelfwise.core.answers.from_passages import (
-    CitationStream,
-    ExtractCallback,
-    GeneratedCallback,
-    answer_from_search,
-    ground,
-)
+from shelfwise.core.answers.answer import prompt_family, write_answer
+from shelfwise.core.answers.from_passages import CitationStream, answer_from_search, ground
 from shelfwise.core.answers.route import route
 from shelfwise.core.answers.short import value_fits
 from shelfwise.core.answers.tables import attach, table_answer
-from shelfwise.core.answers.types import Answer
+from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents
 from shelfwise.core.models.backend import BackendError, CancelCheck, Embedder
 from shelfwise.core.navigation.request import prepared_request
 from shelfwise.core.navigation.scope import Prepared, Scope
@@ -37,22 +32,19 @@ from shelfwise.core.navigation.trace import SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 
 
-def answer_from_tree(library: LibraryWalk, answer: Answer, *, on_token: TokenCallback | None,
-                     on_search: SearchCallback | None, on_extract: ExtractCallback | None,
-                     on_generated: GeneratedCallback | None, generate: bool | None,
+def answer_from_tree(library: LibraryWalk, answer: Answer, *, events: AnswerEvents, generate: bool | None,
                      cancel: CancelCheck | None) -> Answer:
     """A structural answer (or a scope that matches nothing) reported like any other; a summary gets the model's
     own wording, streamed, kept only when grounded in the sections it cites (:func:`ground`)."""
     t0 = time.perf_counter() - answer.seconds
-    if on_search is not None and answer.search is not None:
-        on_search(answer.search)
-    if on_extract is not None:
-        on_extract(answer)
+    if answer.search is not None:
+        events.searched(answer.search)
+    events.extracted(answer)
     if generate is None:
         generate = library.settings.answer_generate
     if answer.found and generate and answer.kind == "summary" and answer.citations:
         hits = [c.hit for c in answer.citations]
-        stream = CitationStream(range(1, len(hits) + 1), on_token) if on_token is not None else None
+        stream = CitationStream(range(1, len(hits) + 1), events.on_token) if events.on_token is not None else None
         written = write_answer(library.backend, answer.question, hits, on_token=stream,
                                family=prompt_family(library.backend), cancel=cancel, result=None,
                                check_evidence=False)
@@ -60,8 +52,7 @@ def answer_from_tree(library: LibraryWalk, answer: Answer, *, on_token: TokenCal
             stream.flush()
         ground(answer, written, hits)
         answer.tokens += written.cost.tokens
-        if on_generated is not None:
-            on_generated(answer)
+        events.generated(answer)
     answer.seconds = time.perf_counter() - t0
     return answer
 
@@ -92,41 +83,34 @@ def _encoder_or_none(library: LibraryWalk) -> Embedder | None:
 
 
 def answer_question(
-    library: LibraryWalk, question: str | Prepared, *, collection: str | None = None,
-    on_token: TokenCallback | None = None, on_search: SearchCallback | None = None, adaptive: bool = False,
-    keep: Sequence[int] = (),
-    cancel: CancelCheck | None = None, on_extract: ExtractCallback | None = None, generate: bool | None = None,
+    library: LibraryWalk, question: str | Prepared, *, collection: str | None = None, events: AnswerEvents = QUIET,
+    adaptive: bool = False, keep: Sequence[int] = (), cancel: CancelCheck | None = None, generate: bool | None = None,
     scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None,
-    on_generated: GeneratedCallback | None = None,
 ) -> Answer:
     """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation
-    (the events: the module doc). An over-long question is clipped to what the model's context holds;
-    ``Answer.notes`` and the trace say so. ``scope`` and the question's inline filters limit where it looks; a
-    structural question is answered from the tree (:mod:`shelfwise.core.answers.route`); a malformed filter raises
-    ScopeError; a :class:`Prepared` question (read at the door, its scope resolved) is not read again. ``prior``
-    (branches the walk prefers) and ``q_vec`` (the question's vector, when already embedded) come from a
-    conversation (:mod:`shelfwise.core.conversation.turn`)."""
+    (through ``events``, :class:`~shelfwise.core.answers.types.AnswerEvents`). An over-long question is clipped to
+    what the model's context holds; ``Answer.notes`` and the trace say so. ``scope`` and the question's inline
+    filters limit where it looks; a structural question is answered from the tree
+    (:mod:`shelfwise.core.answers.route`); a malformed filter raises ScopeError; a :class:`Prepared` question (read
+    at the door, its scope resolved) is not read again. ``prior`` (branches the walk prefers) and ``q_vec`` (the
+    question's vector, when already embedded) come from a conversation (:mod:`shelfwise.core.conversation.turn`)."""
     routed = route(library, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
     if generate is None:
         generate = library.settings.answer_generate
     if routed.answer is not None:
-        return answer_from_tree(library, routed.answer, on_token=on_token, on_search=on_search,
-                                on_extract=on_extract, on_generated=on_generated, generate=generate,
-                                cancel=cancel)
+        return answer_from_tree(library, routed.answer, events=events, generate=generate, cancel=cancel)
     request = prepared_request(routed.prepared, collection, library.backend, keep=keep, prior=prior or None,
                                q_vec=q_vec)
     notes: list[str] = [*routed.notes, *request.notes]  # said in the answer and at the head of the trace
     request = replace(request, notes=())
     question = request.question
     if adaptive and routed.resolved is None:
-        return answer_adaptive(library, question, collection=collection, on_token=on_token, on_search=on_search,
-                               on_extract=on_extract, on_generated=on_generated, keep=keep, cancel=cancel,
+        return answer_adaptive(library, question, collection=collection, events=events, keep=keep, cancel=cancel,
                                prior=prior, generate=generate, notes=notes)
     t0 = time.perf_counter()
     result: SearchResult = library.search(request, cancel)
     result.trace.notes[:0] = notes
-    if on_search is not None:
-        on_search(result)
+    events.searched(result)
 
     # a table question is computed from the stored tables (no model text): its value wins over a span
     # (column names matched by the walk's encoder too when the words name none)
@@ -138,11 +122,10 @@ def answer_question(
         # displace a span that is
         if short is not None and (answer.short is None or value_fits(question, short.text)):
             attach(answer, short, library.store)
-        if on_extract is not None:
-            on_extract(answer)
+        events.extracted(answer)
 
-    answer = answer_from_search(library, question, result, t0, on_extract=noted, on_token=on_token,
-                                on_generated=on_generated, generate=generate and short is None, cancel=cancel)
+    answer = answer_from_search(library, question, result, t0, events=replace(events, on_extract=noted),
+                                generate=generate and short is None, cancel=cancel)
     answer.notes += [n for n in stale_sources(library, answer) if n not in answer.notes]
     answer.seconds = time.perf_counter() - t0
     return answer

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.grounding import STOPWORDS, dates_in, numbers_in, times_in
+from shelfwise.core.answers.facts import STOPWORDS, dates_in, numbers_in, times_in
 from shelfwise.core.answers.types import Extracted
 from shelfwise.core.languages import (
     NON_ASCII_AFTER_STOP,

@@ -3,25 +3,15 @@ first the **extractive answer**, the sentence(s) of the top passages that answer
 (:mod:`shelfwise.core.answers.extractive`), then the **generated answer** the model writes from them, streamed as
 it is written and kept only when it is grounded in the passages it cites (:mod:`shelfwise.core.answers.grounding`).
 
-The events, one callback each, in this order:
-
-1. ``on_extract(answer)``: once, as soon as the sentence(s) are chosen: ``answer.text`` with its ``[n]`` and
-   ``answer.citations`` (or "Not found in your documents.", ``found=False``).
-2. ``on_token(piece)``: the generated answer's pieces as the model writes them, its ``[i]`` already turned into
-   the passages' own ``[n]`` (:class:`CitationStream`); nothing else goes through it.
-3. ``on_generated(answer)``: once, when the generation is over: ``answer.generated`` is the checked text that
-   replaces what was streamed (it can differ: repetition cut, a copied source line tidied, an uncited sentence
-   dropped), or it is empty and the streamed text is **withdrawn** (``answer.withdrawn``), ``generation_note``
-   saying why.
-
-No generation (switched off, nothing found): neither ``on_token`` nor ``on_generated`` is called.
+The events (the extracted answer, the generated answer's pieces, the check's verdict) go to one
+:class:`~shelfwise.core.answers.types.AnswerEvents`, whose doc says what each carries and in which order.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -48,17 +38,13 @@ from shelfwise.core.answers.meaning import check_meaning
 from shelfwise.core.answers.sentence_vectors import cached_scorer
 from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.tuning import tuning_for
-from shelfwise.core.answers.types import Answer, Citation
+from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.trace import Hit, SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 
 if TYPE_CHECKING:
     from shelfwise.core.store.db import Store
-
-ExtractCallback = Callable[[Answer], None]
-GeneratedCallback = Callable[[Answer], None]
-
 
 def sentence_scorer(library: LibraryWalk) -> Scorer:
     """The judge's probabilities when the library has one switched on (``Shelf.judge``: ``Settings.judge`` or
@@ -211,12 +197,12 @@ def ground(answer: Answer, written: Written, hits: Sequence[Hit]) -> None:
 
 
 def write_checked(library: LibraryWalk, answer: Answer, sources: Sequence[Hit], numbers: Sequence[int],
-                  hits: Sequence[Hit], *, on_token: TokenCallback | None = None,
-                  on_generated: GeneratedCallback | None = None, cancel: CancelCheck | None = None,
+                  hits: Sequence[Hit], *, events: AnswerEvents = QUIET, cancel: CancelCheck | None = None,
                   facts: Sequence[tuple[str, str]] = ()) -> Answer:
     """The model writes its answer to ``answer.question`` from ``sources`` (the prompt's [i] is passage
-    ``numbers[i-1]`` of ``hits``), streamed through ``on_token``; then :func:`ground` and ``on_generated``."""
-    stream = CitationStream(numbers, on_token) if on_token is not None else None
+    ``numbers[i-1]`` of ``hits``), streamed through ``events.on_token``; then :func:`ground` and
+    ``events.on_generated``."""
+    stream = CitationStream(numbers, events.on_token) if events.on_token is not None else None
     written = write_answer(library.backend, answer.question, sources, on_token=stream,
                            family=prompt_family(library.backend), facts=facts, cancel=cancel, result=None,
                            check_evidence=False)
@@ -224,23 +210,19 @@ def write_checked(library: LibraryWalk, answer: Answer, sources: Sequence[Hit], 
         stream.flush()
     ground(answer, renumber(written, numbers, hits), hits)
     answer.tokens += written.cost.tokens
-    if on_generated is not None:
-        on_generated(answer)
+    events.generated(answer)
     return answer
 
 
 def answer_from_search(library: LibraryWalk, question: str, result: SearchResult, t0: float, *,
-                       on_extract: ExtractCallback | None = None, on_token: TokenCallback | None = None,
-                       on_generated: GeneratedCallback | None = None, generate: bool = True,
+                       events: AnswerEvents = QUIET, generate: bool = True,
                        cancel: CancelCheck | None = None) -> Answer:
-    """The answer from one walk's top passages: extracted (``on_extract``), then, when ``generate`` and found,
-    written from the extracted sentences and checked (:func:`write_checked`)."""
+    """The answer from one walk's top passages: extracted (``events.on_extract``), then, when ``generate`` and
+    found, written from the extracted sentences and checked (:func:`write_checked`)."""
     hits = widen_lists(library.store, result.hits[: max(1, library.settings.answer_passages)])
     answer = extractive_answer(library, question, result, hits, t0)
-    if on_extract is not None:
-        on_extract(answer)
+    events.extracted(answer)
     if answer.found and generate:
         sources, numbers = sentence_sources(answer, hits)
-        write_checked(library, answer, sources, numbers, hits, on_token=on_token, on_generated=on_generated,
-                      cancel=cancel)
+        write_checked(library, answer, sources, numbers, hits, events=events, cancel=cancel)
     return answer

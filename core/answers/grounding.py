@@ -30,9 +30,9 @@ and whether the text may be shown. The rules:
   a clause about the question's subject when another number does ("27 days of annual leave", not the "5" of
   "requests must be made 5 days in advance").
 
-One unsupported fact rejects the whole text (``ok`` False with ``reason``): the extractive answer stands. Pure
-functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule; ``benchmarks/research/answer_kind.py``
-measures the last one on recorded answers (docs/eval/answer-kind.json).
+The facts are read by ``facts.py``. One unsupported fact rejects the whole text (``ok`` False with ``reason``): the
+extractive answer stands. Pure functions, no model: the unit tests in ``tests/test_grounding.py`` pin each rule;
+``benchmarks/research/answer_kind.py`` measures the last one on recorded answers (docs/eval/answer-kind.json).
 """
 
 from __future__ import annotations
@@ -41,72 +41,24 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from shelfwise.core.languages import (
-    NON_ASCII_AFTER_STOP,
-    OTHER_BREAK,
-    UNSEGMENTED,
-    boundaries,
-    cased_script,
-    has_unsegmented,
-    is_question,
-    word_units,
+from shelfwise.core.answers.facts import (
+    CITATION,
+    MONTHS,
+    NAME_WORD,
+    STOPWORDS,
+    Fact,
+    content_words,
+    dates_in,
+    name_words,
+    names_in,
+    number_facts,
+    numbers_in,
+    other_readings,
+    quantities,
+    split_sentences,
+    times_in,
 )
-
-UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19,
-}
-TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-        "ninety": 90}
-ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-    "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
-    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "thirtieth": 30,
-}
-SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-MONTHS = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
-    "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
-    "nov": 11, "dec": 12,
-}
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below between both
-but by can could did do does doing down during each either else ever every few for from further get gets got had has
-have having he her here hers him his how however i if in into is it its itself just may me might more most must my
-no nor not now of off on once only or other our ours out over own per same shall she should so some such than that
-the their them then there these they this those through to too under until up upon us very was we were what when
-where which while who whom why will with within without would yes you your yours
-""".split())
-# Capitalised words that are not names even inside a sentence (weekday and month names are checked as dates).
-NOT_NAMES = frozenset("i eur usd gbp a an the monday tuesday wednesday thursday friday saturday sunday".split())
-
-_WORD_NUMBER = "|".join(sorted([*UNITS, *TENS, *ORDINALS, *SCALES], key=len, reverse=True))
-_NUMBER_WORDS = re.compile(rf"\b(?:{_WORD_NUMBER})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER}))*\b", re.IGNORECASE)
-# a number is not part of a word ("A4", "x86"), though it may stand right after a character of a script written
-# without spaces ("于2019年")
-_DIGITS = re.compile(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th)?(?![\d])")
-_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?(?:,?\s+(\d{{4}}))?\b", re.I)
-_MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
-_NUMERIC_DATE = re.compile(r"\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2,4}))?\b\.?")
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_CJK_DATE = re.compile(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号]")  # 2019年3月31日
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b|\b(\d{1,2}):(\d{2})\b", re.I)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
-_SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\n+")
-# a word that may be a name: letters of a cased script (Latin, Cyrillic, Greek...), apostrophes and hyphens inside
-_NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
-_CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One checkable item of a text: ``kind`` (number, date, time, name) and how it was written."""
-
-    kind: str
-    text: str
+from shelfwise.core.languages import is_question
 
 
 @dataclass
@@ -119,116 +71,6 @@ class Grounding:
     dropped: list[str] = field(default_factory=list)  # sentences dropped (no support, or repeated)
     reason: str = ""  # why it is not shown, in words for the user ("" when ok)
 
-
-# --------------------------------------------------------------------------- numbers
-def words_to_number(phrase: str) -> int | None:
-    """"twenty-seven" -> 27, "one hundred and five" -> 105, "fourth" -> 4; None when it is not a number."""
-    total, current, seen = 0, 0, False
-    for w in re.split(r"[\s-]+", phrase.lower()):
-        if not w or w == "and":
-            continue
-        if w in UNITS:
-            current += UNITS[w]
-        elif w in TENS:
-            current += TENS[w]
-        elif w in ORDINALS:
-            current += ORDINALS[w]
-        elif w in SCALES:
-            current = max(current, 1) * SCALES[w]
-            if SCALES[w] >= 1000:
-                total, current = total + current, 0
-        else:
-            return None
-        seen = True
-    return total + current if seen else None
-
-
-def _digit_value(whole: str, frac: str | None) -> float:
-    return float(whole.replace(",", "") + (f".{frac}" if frac else ""))
-
-
-# numbers as German and French write them: "102.000" and "102 000" (thousands), "0,30" (a decimal comma)
-_DOT_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?:\.\d{3})+(?:,\d+)?(?![\d.,]\d)")
-_SPACE_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?:[\u00a0\u202f ]\d{3})+(?:,\d+)?(?![\d])")
-_DECIMAL_COMMA = re.compile(r"(?<![\w.,])\d+,\d{1,2}(?![\d])|(?<![\w.,])\d+,\d{4,}(?![\d])")
-
-
-def other_readings(text: str) -> set[float]:
-    """The values of ``text``'s numbers as German and French write them ("102.000" = 102000, "102 000" = 102000,
-    "0,30" = 0.3), beside the English reading :func:`numbers_in` gives: "102,000 = 102000 = 102.000"."""
-    out: set[float] = set()
-    for pattern in (_DOT_GROUPS, _SPACE_GROUPS):
-        for m in pattern.finditer(text):
-            whole, _, frac = re.sub(r"[.\u00a0\u202f ]", "", m.group(0)).partition(",")
-            out.add(float(whole + (f".{frac}" if frac else "")))
-    for m in _DECIMAL_COMMA.finditer(text):
-        out.add(float(m.group(0).replace(",", ".")))
-    return out
-
-
-def numbers_in(text: str) -> set[float]:
-    """Every number written in ``text``, as values (digits, grouped digits, decimals, number words, ordinals; and
-    the German and French readings of :func:`other_readings`)."""
-    out = {_digit_value(m.group(1), m.group(2)) for m in _DIGITS.finditer(text)} | other_readings(text)
-    for m in _NUMBER_WORDS.finditer(text):
-        value = words_to_number(m.group(0))
-        if value is not None:
-            out.add(float(value))
-    for m in _TIME.finditer(text):  # "10:00" holds the numbers 10 and 0; "4 pm" the number 4
-        if m.group(4):
-            out.update({float(m.group(4)), float(m.group(5))})
-    return out
-
-
-def _number_facts(text: str) -> list[tuple[Fact, float]]:
-    facts = [(Fact("number", m.group(0)), _digit_value(m.group(1), m.group(2))) for m in _DIGITS.finditer(text)]
-    for m in _NUMBER_WORDS.finditer(text):
-        value = words_to_number(m.group(0))
-        # "one" alone is mostly a pronoun ("the one you need", "one of"): only counted in a longer number phrase
-        if value is not None and m.group(0).lower() not in {"one", "first", "second"}:
-            facts.append((Fact("number", m.group(0)), float(value)))
-    return facts
-
-
-# --------------------------------------------------------------------------- dates and times
-def _year(y: str | None) -> int | None:
-    if not y:
-        return None
-    n = int(y)
-    return n + 2000 if n < 100 else n
-
-
-def dates_in(text: str) -> list[tuple[str, set[tuple[int, int, int | None]]]]:
-    """Each date written in ``text`` with its readings (day, month, year or None); spans covered once."""
-    found: list[tuple[str, set[tuple[int, int, int | None]]]] = []
-    taken: list[tuple[int, int]] = []
-
-    def add(m: re.Match[str], readings: set[tuple[int, int, int | None]]) -> None:
-        if any(a < m.end() and m.start() < b for a, b in taken):
-            return
-        readings = {r for r in readings if 1 <= r[0] <= 31 and 1 <= r[1] <= 12}
-        if readings:
-            taken.append((m.start(), m.end()))
-            found.append((m.group(0), readings))
-
-    for m in _ISO_DATE.finditer(text):
-        add(m, {(int(m.group(3)), int(m.group(2)), int(m.group(1)))})
-    for m in _CJK_DATE.finditer(text):
-        add(m, {(int(m.group(3)), int(m.group(2)), _year(m.group(1)))})
-    for m in _DAY_MONTH.finditer(text):
-        add(m, {(int(m.group(1)), MONTHS[m.group(2).lower()], _year(m.group(3)))})
-    for m in _MONTH_DAY.finditer(text):
-        if m.group(1).lower() == "may" and not m.group(3):  # "may 5 people" is not a date
-            continue
-        add(m, {(int(m.group(2)), MONTHS[m.group(1).lower()], _year(m.group(3)))})
-    for m in _NUMERIC_DATE.finditer(text):
-        a, b, y = int(m.group(1)), int(m.group(2)), _year(m.group(3))
-        if "." in m.group(0) and not m.group(3) and not m.group(0).endswith("."):
-            continue  # "0.30" is a decimal, not a date
-        add(m, {(a, b, y), (b, a, y)})
-    return found
-
-
 def _date_supported(readings: set[tuple[int, int, int | None]],
                     source_dates: Iterable[set[tuple[int, int, int | None]]]) -> bool:
     for src in source_dates:
@@ -237,58 +79,6 @@ def _date_supported(readings: set[tuple[int, int, int | None]],
                 if d == sd and mth == sm and (y is None or sy is None or y == sy):
                     return True
     return False
-
-
-def times_in(text: str) -> list[tuple[str, tuple[int, int]]]:
-    out = []
-    for m in _TIME.finditer(text):
-        if m.group(4):
-            out.append((m.group(0), (int(m.group(4)) % 24, int(m.group(5)))))
-        else:
-            hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "p" else 0)
-            out.append((m.group(0), (hour, int(m.group(2) or 0))))
-    return out
-
-
-# --------------------------------------------------------------------------- names and sentences
-def split_sentences(text: str) -> list[str]:
-    out, pos = [], 0
-    for m in boundaries(_SENTENCE_END, text):
-        out.append(text[pos:m.start()])
-        pos = m.end()
-    out.append(text[pos:])
-    return [s.strip() for s in out if s and s.strip()]
-
-
-def names_in(text: str) -> list[str]:
-    """Proper names: capitalised words that do not open a sentence, and words with an inner capital ("ParkPal")."""
-    names = []
-    for sentence in split_sentences(text):
-        for i, m in enumerate(_NAME_WORD.finditer(sentence)):
-            w = m.group(0).strip("'’-")
-            if not cased_script(w) or has_unsegmented(w):
-                continue
-            low = w.lower()
-            if len(w) < 2 or {low, low.removesuffix("s")} & (NOT_NAMES | MONTHS.keys()):
-                continue
-            inner = any(c.isupper() for c in w[1:]) and not w.isupper()
-            if (w[0].isupper() and i > 0) or inner or (w.isupper() and len(w) > 1 and i > 0):
-                names.append(w)
-    return names
-
-
-def content_words(text: str) -> set[str]:
-    """English words of three letters or more that are not stop words, and the words of other scripts (a character
-    bigram of Chinese, Japanese or Thai-like text counts as a word, ``core/languages.word_units``)."""
-    words = {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and w.lower() not in STOPWORDS}
-    if not text.isascii():
-        words |= {u for u in word_units(text) if not u.isascii() and (has_unsegmented(u) or len(u) >= 3)}
-    return words
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower().strip("'’-") for w in _NAME_WORD.findall(text)}
-
 
 def _name_supported(name: str, allowed: set[str]) -> bool:
     """Whether a name of the text occurs in the sources or the question: as a whole word, or with an "s" added or
@@ -303,12 +93,11 @@ def _name_supported(name: str, allowed: set[str]) -> bool:
     return any(w.startswith(stem) or (len(w) >= 4 and low.startswith(w[: max(4, len(w) - 2)]))
                for w in allowed if not w.isascii())
 
-
 # --------------------------------------------------------------------------- the check
 def unsupported_facts(text: str, sources: Sequence[str], question: str = "") -> list[Fact]:
     """The numbers, dates, times and names of ``text`` that are not in ``sources`` (names may also come from the
     question)."""
-    body = _CITATION.sub("", text)
+    body = CITATION.sub("", text)
     src = "\n".join(sources)
     bad: list[Fact] = []
     src_dates = [r for _, r in dates_in(src)]
@@ -325,35 +114,15 @@ def unsupported_facts(text: str, sources: Sequence[str], question: str = "") -> 
     rest = body
     for written in date_spans:  # a date's day and year are checked as the date, not again as numbers
         rest = rest.replace(written, " ")
-    for fact, value in _number_facts(rest):
+    for fact, value in number_facts(rest):
         values: set[float] = {value} | other_readings(fact.text)
         if not values & src_numbers and not any(fact.text == b.text for b in bad):
             bad.append(fact)
-    allowed = _words(src) | _words(question)
+    allowed = name_words(src) | name_words(question)
     for name in names_in(body):
         if not _name_supported(name, allowed):
             bad.append(Fact("name", name))
     return bad
-
-
-_QUANTITY = re.compile(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?\s*"
-                       rf"(%|{UNSEGMENTED}|(?:(?!{UNSEGMENTED})[^\W\d_])+)")  # "27 days", "27 дней", "27天"
-_CURRENCY = re.compile(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
-
-
-def quantities(text: str) -> list[tuple[float, str]]:
-    """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent"))."""
-    out = []
-    for m in _QUANTITY.finditer(_CITATION.sub("", text)):
-        unit = m.group(3).lower()
-        unit = "percent" if unit in ("%", "per") else unit.removesuffix("s")
-        if unit not in STOPWORDS:
-            out.append((_digit_value(m.group(1), m.group(2)), unit))
-    for m in _CURRENCY.finditer(text):  # "EUR 600", "€600": the currency is the unit
-        unit = {"€": "eur", "$": "usd", "£": "gbp"}.get(m.group(1), m.group(1).lower())
-        out.append((_digit_value(m.group(2), m.group(3)), unit))
-    return out
-
 
 def conflicts(text: str, evidence: str) -> list[Fact]:
     """Quantities of ``text`` whose unit the ``evidence`` (the extracted answer) gives with other numbers only:
@@ -366,7 +135,6 @@ def conflicts(text: str, evidence: str) -> list[Fact]:
             bad.append(Fact("number", f"{value:g} {unit}"))
     return bad
 
-
 def repeated_ngram(text: str, n: int = 5) -> bool:
     """Whether some run of ``n`` words occurs twice in ``text`` (the generation guard's test)."""
     words = [w.lower() for w in re.findall(r"\w+", text)]
@@ -377,7 +145,6 @@ def repeated_ngram(text: str, n: int = 5) -> bool:
             return True
         seen.add(gram)
     return False
-
 
 def cut_repetition(text: str, n: int = 5) -> str:
     """``text`` up to the sentence in which a run of ``n`` words first repeats (that sentence dropped); ``text``
@@ -390,7 +157,6 @@ def cut_repetition(text: str, n: int = 5) -> str:
             break
         kept.append(sentence)
     return " ".join(kept)
-
 
 # --------------------------------------------------------------------------- does it answer the question?
 # the kind of thing a question asks for, by its wording (first match wins)
@@ -406,11 +172,14 @@ _ASKS = (
                           re.I)),
     ("person", re.compile(r"\b(?:who|whom|whose)\b", re.I)),
 )
+
 _URL_OR_HOST = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.[a-z]{2,}|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
                           r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z][a-z0-9-]+\b", re.I)
+
 _STREET = re.compile(r"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Way|Drive|Dr|"
                      r"Boulevard|Blvd|Place|Pl|Square|Sq|Court|Ct|Close|Crescent|Terrace|Park|House|Building)\b|"
                      r"\b(?:PO|P\.O\.) Box\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")  # a street, a PO box, a postcode
+
 _WHEN_WORDS = re.compile(
     r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|several)\s+(?:working\s+|calendar\s+|"
     r"business\s+)?(?:second|minute|hour|day|week|fortnight|month|quarter|year)s?\b|"
@@ -418,26 +187,27 @@ _WHEN_WORDS = re.compile(
     r"immediately|today|tomorrow|yesterday|now|once|whenever|while|during|if|since|soon|later|end of|start of|"
     r"beginning of|morning|afternoon|evening|night|noon|midnight|weekend|weekday|spring|summer|autumn|fall|"
     r"winter)\b|\b(?:19|20)\d{2}\b", re.I)
+
 _WEEKDAYS = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
+
 _AMOUNT_WORDS = re.compile(r"\b(?:no|none|zero|unlimited|all|half|quarter|double|twice|once|every|each|a few|"
                            r"several|many|most)\b", re.I)
+
 _ROLE_WORDS = frozenset("""you your yourself we they them he she someone anyone everyone nobody person people staff team
 department office desk manager managers head lead director officer supervisor employee employees employer owner
 landlord tenant council court government company business member members committee board authority agency service
 helpdesk admin administrator hr parent partner child children spouse doctor nurse solicitor lawyer applicant
 claimant""".split())
-_BARE_NUMBER = re.compile(r"^\W*(?:(?:EUR|USD|GBP|CHF|€|\$|£)\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?\W*$", re.I)
 
+_BARE_NUMBER = re.compile(r"^\W*(?:(?:EUR|USD|GBP|CHF|€|\$|£)\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?\W*$", re.I)
 
 _YES_NO = re.compile(r"^\W*(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|"
                      r"has|had|am|isn't|aren't|don't|doesn't|can't|won't)\b", re.I)
-
 
 def asked_sentence(question: str) -> str:
     """The sentence that asks: the last one ending in "?" (a scenario often comes first), else the whole text."""
     asking = [s for s in split_sentences(question) if s.rstrip().endswith("?")]
     return asking[-1] if asking else question
-
 
 def asked_kind(question: str) -> str:
     """The kind of thing ``question`` asks for: ``address``, ``date``, ``number``, ``person``, or "" (none named, or
@@ -450,7 +220,6 @@ def asked_kind(question: str) -> str:
             return kind
     return ""
 
-
 def holds_kind(kind: str, text: str) -> bool:
     """Whether ``text`` holds a thing of ``kind`` (see :func:`asked_kind`); True for no kind."""
     if kind == "address":
@@ -461,19 +230,18 @@ def holds_kind(kind: str, text: str) -> bool:
     if kind == "number":
         return bool(numbers_in(text) or _AMOUNT_WORDS.search(text))
     if kind == "person":
-        words = [w for w in _NAME_WORD.findall(text)]
+        words = [w for w in NAME_WORD.findall(text)]
         return bool(names_in(text) or any(
             w.lower() in _ROLE_WORDS or (len(w) >= 5 and w.lower().endswith(("er", "or", "ist", "ent", "ant", "ee")))
             or (i == 0 and w[0].isupper() and w.lower() not in STOPWORDS) for i, w in enumerate(words)))
     return True
-
 
 def off_the_question(text: str, question: str) -> str:
     """Why ``text`` does not answer ``question`` ("" when it may): the question asks for a kind of thing the text
     does not hold, or the text is a bare number and the question does not ask for a number."""
     if not question:
         return ""
-    body = _CITATION.sub("", text).strip()
+    body = CITATION.sub("", text).strip()
     kind = asked_kind(question)
     if _BARE_NUMBER.match(body) and kind != "number" and not (kind == "date" and holds_kind("date", body)):
         return f"it is a bare number (\u201c{body.strip(' .')}\u201d) and the question does not ask for a number"
@@ -483,25 +251,26 @@ def off_the_question(text: str, question: str) -> str:
         return f"it does not answer what was asked: the question asks for {what}, and the answer gives none"
     return ""
 
-
 # the words of a number question that say what kind of number it wants, not what it is about
 _SCAFFOLD = frozenset("""how many much long often old far big large high tall fast soon number numbers amount total
 count quantity rate percentage percent maximum minimum max min period duration exactly roughly approximately about
 around need needs take takes give gives get gets receive receives allowed able""".split())
+
 _DURATIONS = frozenset("second minute hour day week fortnight month year".split())
+
 _ASKED_UNIT = re.compile(r"\bhow (?:many|much)\s+(?:of\s+(?:the|your|my|our|their)\s+)?([^\W\d_]+)", re.I)
+
 _PERCENT_ASKED = re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b", re.I)
+
 # a clause: a sentence cut at ";" and ":" and before a conjunction that starts another statement
 _CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,?\s+(?:and|but|while|whereas)\s+|,\s+(?:or|so|although|though|which)\s+",
                            re.I)
-
 
 def _stem(word: str) -> str:
     """A crude stem for matching a question's words with a source's: "employees" ~ "employee", "seats" ~ "seat"."""
     w = word.lower().strip("'’")
     w = w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
     return w[:6]
-
 
 def asked_units(question: str) -> set[str]:
     """The unit a number question names: "How many days ..." -> {"day"}, "How long ..." -> the durations, "What
@@ -517,7 +286,6 @@ def asked_units(question: str) -> set[str]:
         return {unit.removesuffix("s"), unit.removesuffix("es")}  # "days" -> day; "boxes" -> box
     return set()
 
-
 def subject_words(question: str) -> set[str]:
     """What a number question is about: the content words of its asking sentence, less the words that ask for a
     number ("how many", "amount") and the unit ("days"), stemmed (:func:`_stem`)."""
@@ -526,11 +294,9 @@ def subject_words(question: str) -> set[str]:
     return {_stem(w) for w in content_words(asking)
             if w not in _SCAFFOLD and w.removesuffix("s") not in units and w not in units}
 
-
 def clauses(sources: Sequence[str]) -> list[str]:
     return [c for src in sources for sentence in split_sentences(src) for c in _CLAUSE_BREAK.split(sentence)
             if c and c.strip()]
-
 
 def off_the_subject(text: str, question: str, sources: Sequence[str], evidence: str = "", *,
                     closest: bool = False) -> str:
@@ -547,10 +313,10 @@ def off_the_subject(text: str, question: str, sources: Sequence[str], evidence: 
     extracted answer is left out (docs/eval/answer-kind.md), so it is off."""
     if not question or asked_kind(question) != "number":
         return ""
-    body = _CITATION.sub("", text)
+    body = CITATION.sub("", text)
     for written, _ in dates_in(body):
         body = body.replace(written, " ")
-    values = [(f.text, v) for f, v in _number_facts(body)]
+    values = [(f.text, v) for f, v in number_facts(body)]
     if not values:
         return ""
     held = numbers_in(evidence) if evidence else set()
@@ -571,7 +337,6 @@ def off_the_subject(text: str, question: str, sources: Sequence[str], evidence: 
                     "what was asked")
     return ""
 
-
 def check_grounding(text: str, sources: Sequence[str], question: str = "", evidence: str = "") -> Grounding:
     """The verdict on ``text`` given the cited passages ``sources`` (see the module doc) and, when given, the
     extracted answer ``evidence``, which its quantities must not contradict (:func:`conflicts`)."""
@@ -580,8 +345,8 @@ def check_grounding(text: str, sources: Sequence[str], question: str = "", evide
     dropped: list[str] = []
     seen: set[str] = set()
     for sentence in split_sentences(text):
-        key = " ".join(re.findall(r"\w+", _CITATION.sub("", sentence).lower()))
-        words = content_words(_CITATION.sub("", sentence))
+        key = " ".join(re.findall(r"\w+", CITATION.sub("", sentence).lower()))
+        words = content_words(CITATION.sub("", sentence))
         if not key or key in seen or is_question(sentence) or (words and not words & src_words):
             dropped.append(sentence)
             continue

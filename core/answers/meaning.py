@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shelfwise.core.answers.grounding import numbers_in, split_sentences
+from shelfwise.core.answers.facts import numbers_in, split_sentences
 from shelfwise.core.answers.short import asked_value, polarity, spans_of, stems
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import is_lead_in, is_list_item, logical_lines, question_keys
-from shelfwise.core.answers.grounding import STOPWORDS, TENS, UNITS, asked_units, dates_in, times_in
+from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS, dates_in, times_in
+from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 from shelfwise.core.languages import word_units
 

@@ -5,6 +5,7 @@ their JSON form.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.table_rows import read_row
@@ -93,7 +94,7 @@ class Answer:
     their [n], or "Not found in your documents." (``found=False``). ``generated`` is the model's answer when it
     passed the grounding check; when it did not (:attr:`withdrawn`), ``generation_note`` says why and
     ``generated_raw`` keeps what the model wrote (never shown as the answer). How they are reported while the
-    answer is made: ``core/answers/from_passages.py``."""
+    answer is made: :class:`AnswerEvents`."""
 
     question: str
     text: str
@@ -132,3 +133,45 @@ class Answer:
     def withdrawn(self) -> bool:
         """The model wrote an answer (it may have been streamed) that is not kept: a front end takes it back."""
         return bool(self.generated_raw) and not self.generated
+
+
+@dataclass(frozen=True)
+class AnswerEvents:
+    """What an answer reports while it is made, to whoever shows it (the CLI's printer, the window's worker): one
+    object handed down the whole answer path instead of one callback per event. Each event is optional (None: no
+    one listens); they come in this order:
+
+    1. ``on_search(result)``: the walk, as soon as it is done (with adaptive retrieval, each sub-question's walk
+       the first time it is made); a structural answer reports the tree it was read from, when it has one.
+    2. ``on_extract(answer)``: once, as soon as the sentence(s) are chosen: ``answer.text`` with its ``[n]`` and
+       ``answer.citations`` (or "Not found in your documents.", ``found=False``).
+    3. ``on_token(piece)``: the generated answer's pieces as the model writes them, its ``[i]`` already turned into
+       the passages' own ``[n]`` (``core/answers/from_passages.py``'s ``CitationStream``); nothing else goes
+       through it.
+    4. ``on_generated(answer)``: once, when the generation is over: ``answer.generated`` is the checked text that
+       replaces what was streamed (it can differ: repetition cut, a copied source line tidied, an uncited sentence
+       dropped), or it is empty and the streamed text is **withdrawn** (``answer.withdrawn``), ``generation_note``
+       saying why.
+
+    No generation (switched off, nothing found): neither ``on_token`` nor ``on_generated`` is called. A
+    conversation's turn adds how its question was read (``TurnEvents``, ``core/conversation/turn.py``)."""
+
+    on_search: Callable[[SearchResult], None] | None = None
+    on_extract: Callable[[Answer], None] | None = None
+    on_token: Callable[[str], None] | None = None
+    on_generated: Callable[[Answer], None] | None = None
+
+    def searched(self, result: SearchResult) -> None:
+        if self.on_search is not None:
+            self.on_search(result)
+
+    def extracted(self, answer: Answer) -> None:
+        if self.on_extract is not None:
+            self.on_extract(answer)
+
+    def generated(self, answer: Answer) -> None:
+        if self.on_generated is not None:
+            self.on_generated(answer)
+
+
+QUIET = AnswerEvents()  # no one listens: the default of every call that takes events

@@ -4,15 +4,15 @@ answer path is handed the library's walk (``OpenLibrary.walk``), never the facad
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from shelfwise.core.answers.export import answer_to_markdown, level_summary, source_label, trace_to_markdown
-from shelfwise.core.answers.types import Answer
+from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents
 from shelfwise.core.api.opened import OpenLibrary
 from shelfwise.core.conversation.export import REMOVED, conversation_markdown
-from shelfwise.core.conversation.model import Conversation, ConversationSummary, Reading, Turn
+from shelfwise.core.conversation.model import Conversation, ConversationSummary, Turn
 from shelfwise.core.conversation.storage import ConversationStore, NoSuchConversation
-from shelfwise.core.conversation.turn import EmptyQuestion, TurnQuestion, trace_from_dict
+from shelfwise.core.conversation.turn import EmptyQuestion, TurnEvents, TurnQuestion, trace_from_dict
 from shelfwise.core.models.backend import CancelCheck, Cancelled
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.scope import (
@@ -32,13 +32,17 @@ from shelfwise.core.store.inert import write_text_atomically
 __all__ = [
     "FORMATS",
     "REMOVED",
+    "AnswerEvents",
     "Asking",
     "Cancelled",
+    "EmptyCollection",
     "EmptyQuestion",
     "NoSuchConversation",
+    "OnlyFilters",
     "Prepared",
     "Scope",
     "ScopeError",
+    "TurnEvents",
     "TurnQuestion",
     "answer_to_markdown",
     "in_filter",
@@ -51,6 +55,22 @@ __all__ = [
 ]
 
 
+class EmptyCollection(LookupError):
+    """The collection a question was asked in has no documents (or does not exist): nothing to walk."""
+
+    def __init__(self, collection: str) -> None:
+        super().__init__(f"collection {collection!r} has no documents")
+        self.collection = collection
+
+
+class OnlyFilters(ValueError):
+    """The question as typed is only filters (``in:handbook.pdf``): it asks nothing besides where to look."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(f"the question is only filters: {question.strip()!r}")
+        self.question = question
+
+
 class Asking(OpenLibrary):
     """The question calls of :class:`~shelfwise.core.shelf.Shelf`."""
 
@@ -59,6 +79,18 @@ class Asking(OpenLibrary):
         the collection (ScopeError for a malformed one). :meth:`ask` and :meth:`search` take the result as read;
         ``Prepared.text`` is what it asks besides its filters."""
         return prepare_question(self.store, collection, question, scope)
+
+    def read_at_the_door(self, question: str, collection: str, scope: Scope | None = None) -> Prepared:
+        """``question`` as typed, read once before anything else is done for it: EmptyCollection when
+        ``collection`` has no document, ScopeError for a malformed filter (:meth:`prepare`), OnlyFilters when it
+        asks nothing besides its filters."""
+        coll = self.store.find_collection(collection)
+        if coll is None or not self.store.documents(coll.id):
+            raise EmptyCollection(collection)
+        prepared = self.prepare(question, collection, scope)
+        if not any(ch.isalnum() for ch in prepared.text):
+            raise OnlyFilters(question)
+        return prepared
 
     def search(self, question: str | Prepared, collection: str | None = None, *, keep: Sequence[int] = (),
                cancel: CancelCheck | None = None, scope: Scope | None = None) -> SearchResult:
@@ -74,24 +106,18 @@ class Asking(OpenLibrary):
         question: str | Prepared,
         collection: str | None = None,
         *,
-        on_token: Callable[[str], None] | None = None,
-        on_search: Callable[[SearchResult], None] | None = None,
+        events: AnswerEvents = QUIET,
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
-        on_extract: Callable[[Answer], None] | None = None,
         scope: Scope | None = None,
-        on_generated: Callable[[Answer], None] | None = None,
     ) -> Answer:
-        """Find passages (``on_search``), give the sentence(s) that answer (``on_extract``), then stream the
-        model's answer (``on_token``) and say whether it is kept (``on_generated``): ``core/answers/ask.py``. A
-        question from :meth:`prepare` is not read again (its scope is the one it was prepared with)."""
+        """Find passages, give the sentence(s) that answer, then stream the model's answer and say whether it is
+        kept, each reported through ``events`` (:class:`AnswerEvents`): ``core/answers/ask.py``. A question from
+        :meth:`prepare` is not read again (its scope is the one it was prepared with)."""
         from shelfwise.core.answers.ask import answer_question
 
-        return answer_question(
-            self.walk, question, collection=collection, on_token=on_token, on_search=on_search,
-            adaptive=self.settings.adaptive, keep=keep, cancel=cancel, on_extract=on_extract, scope=scope,
-            on_generated=on_generated,
-        )
+        return answer_question(self.walk, question, collection=collection, events=events,
+                               adaptive=self.settings.adaptive, keep=keep, cancel=cancel, scope=scope)
 
     def take_question(self, question: str, collection: str = "default") -> TurnQuestion:
         """Read a conversation's next question once, at the door, in ``collection`` (EmptyQuestion when nothing
@@ -112,16 +138,13 @@ class Asking(OpenLibrary):
         replaces_turn: int | None = None,
         keep: Sequence[int] = (),
         cancel: CancelCheck | None = None,
-        on_reading: Callable[[Reading], None] | None = None,
-        on_token: Callable[[str], None] | None = None,
-        on_search: Callable[[SearchResult], None] | None = None,
-        on_extract: Callable[[Answer], None] | None = None,
-        on_generated: Callable[[Answer], None] | None = None,
+        events: TurnEvents | None = None,
     ) -> tuple[Conversation, Turn, Answer]:
         """The next turn of stored conversation ``conversation_id`` (0 starts one in ``collection``): read with its
         history unless ``alone``, answered and stored; ``replaces_turn`` removes that stored turn first (the
         window's "ask it alone instead"). A question from :meth:`take_question` is not read again; a text is read
-        (EmptyQuestion) before a new conversation is made for it. See ``core/conversation/turn.py``."""
+        (EmptyQuestion) before a new conversation is made for it. ``events``: how the question was read
+        (``on_reading``), then the answer's events. See ``core/conversation/turn.py``."""
         from shelfwise.core.conversation.storage import ConversationStore
         from shelfwise.core.conversation.turn import ask_turn, take_question
 
@@ -132,8 +155,7 @@ class Asking(OpenLibrary):
         if replaces_turn is not None:
             convs.delete_turn(conv, replaces_turn)
         turn, answer = ask_turn(self.walk, conv, question, alone=alone, store=convs, cancel=cancel, keep=keep,
-                                on_reading=on_reading, on_token=on_token, on_search=on_search,
-                                on_extract=on_extract, on_generated=on_generated)
+                                events=events)
         return conv, turn, answer
 
     def conversations(self) -> list[ConversationSummary]:

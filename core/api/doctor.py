@@ -12,6 +12,8 @@ from shelfwise.core.ingestion.rebuild import (
     Diagnosis,
     RebuildFailed,
     RebuildRefused,
+    RebuildReport,
+    Salvage,
     diagnose,
     kept_copies,
     rebuild,
@@ -22,8 +24,8 @@ from shelfwise.core.ingestion.rebuild import (
 )
 from shelfwise.core.store.db import Store
 
-__all__ = ["Diagnosis", "LibraryCheck", "RebuildFailed", "RebuildRefused", "check_library", "kept_copies", "rebuild",
-           "rebuild_running", "remove_leftovers", "restore", "salvage"]
+__all__ = ["Diagnosis", "LibraryCheck", "RebuildFailed", "RebuildRefused", "RebuildReport", "Salvage", "check_library",
+           "kept_copies", "rebuild", "rebuild_running", "remove_leftovers", "restore", "salvage"]
 
 
 @dataclass(frozen=True)

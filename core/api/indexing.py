@@ -17,6 +17,7 @@ from shelfwise.core.answers.adaptive_search import (
     QuestionOutcome,
     load_qa,
 )
+from shelfwise.core.answers.types import AnswerEvents
 from shelfwise.core.api.opened import OpenLibrary
 from shelfwise.core.indexing.encoder import (
     LABELS,
@@ -47,6 +48,7 @@ __all__ = [
     "IngestCancelled",
     "IngestProgress",
     "IngestReport",
+    "QuestionEvents",
     "SwitchEstimate",
     "canonical",
     "describe",
@@ -73,6 +75,16 @@ class BeforeQuestion:
     documents: int = 0
     progress: IndexProgress | None = None
     error: str = ""  # what stopped the indexing (``disk_full``)
+
+
+@dataclass(frozen=True)
+class QuestionEvents(AnswerEvents):
+    """The events of a question asked as typed (:meth:`~shelfwise.core.shelf.Shelf.ask_typed`): what it does with
+    the index first (``on_before``: the decision, before any work, unless the index is current; ``on_index``: the
+    progress of finishing it), then the answer's own (:class:`AnswerEvents`)."""
+
+    on_before: Callable[[BeforeQuestion], None] | None = None
+    on_index: IndexCallback | None = None
 
 
 def disk_full(exc: BaseException) -> bool:

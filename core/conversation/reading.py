@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -86,6 +86,63 @@ class ReadingRule:
     middle_gap: float | None = None  # set: the middle reading only when, for the question alone, the passage model's
     # best P(relevant) in the rest of the last answer's documents exceeds its best in the last answer's sections by
     # at least this (:func:`section_confidence`): its own words lead to another section of the same document
+
+    # The steps :func:`read` leaves to its rule. These are the shipped reading's; a rule that tries another
+    # (benchmarks/research/reading_research.py) overrides them, and :func:`read` stays written once.
+    def wants_hits(self) -> bool:
+        """Whether the topic-shift test reads the question's own BM25 hits."""
+        return bool(self.lexical_weight or self.confidence)
+
+    def prior(self, snap: Snapshot, turn: Turn) -> dict[int, float]:
+        """The branches a follow-up's walk prefers (:func:`prior_for`)."""
+        return prior_for(snap, turn, self)
+
+    def compare_readings(self, asked: Asked, query: str, mixed: np.ndarray | None) -> None:
+        """A further test of a follow-up against the question read alone, before the coverage test (none)."""
+
+    def coverage_counts(self, asked: Asked) -> bool:
+        """Whether the coverage test, when it finds the question's words better covered alone, reads it alone
+        (always)."""
+        return True
+
+    def reads_middle(self, question: str) -> bool:
+        """Whether a follow-up that passes the middle reading's word tests may be read in the middle (always)."""
+        return True
+
+    def middle(self, asked: Asked, snap: Snapshot, mine: np.ndarray) -> tuple[Reading, np.ndarray | None]:
+        """The middle reading: the question's own text and vector ``mine``, the walk preferring the last answer's
+        documents (no section bonus)."""
+        prior = prior_for(snap, asked.last, replace(self, section_bonus=0.0))
+        return Reading("followup", asked.question, asked.question, prior=prior, scores=asked.scores,
+                       why="a follow-up in the last answer's documents, read in its own words: " + asked.why,
+                       vector=mine, vector_model=asked.model), mine
+
+
+@dataclass
+class Asked:
+    """One question being read after a conversation: what the steps of :func:`read` find and hand on (and the
+    rule's steps read)."""
+
+    question: str
+    turns: Sequence[Turn]
+    snap: Snapshot | None
+    embedder: Embedder
+    search: Callable[[str], dict[int, float]] | None  # BM25 of a text
+    decision: DecisionModel | None
+    model: str  # the embedder's model id
+    cue: int  # :func:`cues.points_back`, 2 for a short question that points back
+    scores: dict[str, float] = field(default_factory=dict)
+    q_vec: np.ndarray | None = None  # the question's own vector, once the gate embeds it
+    hits: dict[int, float] = field(default_factory=dict)  # its BM25 hits, when the gate reads them
+    sure: float | None = None  # alone_confidence of the question alone, once computed
+    alone_best: int | None = None  # the passage it is for
+    followup: bool = True
+    documents: set[int] = field(default_factory=set)  # the last answer's documents, once the gate reads them
+    why: str = "read with the conversation (every question after the first is)"
+
+    @property
+    def last(self) -> Turn:
+        return self.turns[-1]
 
 
 # chosen on the multi-turn set's tune split (benchmarks/research/conversation_tune.py, then
@@ -260,81 +317,100 @@ def read(question: str, turns: Sequence[Turn], snap: Snapshot | None, embedder: 
         its = query_vectors(embedder, [question])[0]
         mode, why = ("alone", "asked alone") if turns else ("first", "the first question of the conversation")
         return Reading(mode, question, question, why=why, vector=its, vector_model=model), None
-    last = turns[-1]
     cue = points_back(question)
     if cue > 0 and len(content_words(question)) <= FEW_WORDS:  # "and how do I request it?": nothing of its own
         cue = 2
-    scores: dict[str, float] = {"cue": float(cue)}
-    q_vec = None
-    hits: dict[int, float] = {}
-    sure: float | None = None  # alone_confidence of the question alone, once computed
-    alone_best: int | None = None  # the passage it is for
-    followup = True
-    documents: set[int] = set()  # the last answer's documents (document node ids), once the gate reads them
-    why = "read with the conversation (every question after the first is)"
+    asked = Asked(question, turns, snap, embedder, search, decision, model, cue, {"cue": float(cue)})
     if rule.gate and snap is not None:
-        q_vec = query_vectors(embedder, [question])[0]
-        documents = history_documents(snap, last)
-        cin, cout = shift_margin(snap, q_vec, documents)
-        margin = cin - cout
-        score = margin + rule.cue_weight * cue
-        wants_hits = rule.lexical_weight or rule.confidence
-        hits = search(question) if search is not None and wants_hits else {}
-        if rule.lexical_weight and search is not None:
-            lin, lout = lexical_margin(snap, hits, documents)
-            scores.update(lexical_inside=round(lin, 4), lexical_outside=round(lout, 4))
-            score += rule.lexical_weight * (lin - lout)
-        scores.update(inside=round(cin, 4), outside=round(cout, 4), margin=round(margin, 4), score=round(score, 4))
-        followup = score >= rule.threshold
-        said = {2: "its words point back and it says little of its own", 1: "its words point back",
-                -1: "its words announce a new topic", 0: "no pronoun or continuing word"}
-        why = (f"{said[cue]}; alone it matches the last answer's documents {cin:.2f} vs elsewhere {cout:.2f}: "
-               f"score {score:+.2f} {'>=' if followup else '<'} {rule.threshold:+.2f}")
-        own = len(content_words(question))
-        if rule.own_words and cue < 0:
-            followup = False  # "OK, new question: ...": the person said so
-        elif rule.own_words and cue == 0 and own >= rule.own_words:
-            followup = False
-            why = f"it says what it asks in {own} words of its own, none pointing back ({why})"
-        elif rule.confidence and cue == 0:
-            conf, alone_best = flat_best(snap, q_vec, hits, decision or DecisionModel())
-            sure = conf
-            scores["confidence"] = round(conf, 4)
-            followup = conf < rule.confidence
-            why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
-                   f"({'<' if followup else '>='} {rule.confidence:.2f})")
+        _gate(asked, snap, rule)
     query = compose(rule.text, question, turns)
-    mixed = followup_vector(question, q_vec, last, embedder, model, rule) if followup else None
-    if (followup and rule.coverage_gap is not None and snap is not None and q_vec is not None
-            and not names_referent(question)):
-        stems = own_words(question)
-        if len(stems) >= rule.coverage_words:
-            model_ = decision or DecisionModel()
-            f_vec = mixed if mixed is not None else query_vectors(embedder, [query])[0]
-            f_hits = search(query) if search is not None else {}
-            if sure is None:
-                sure, alone_best = flat_best(snap, q_vec, hits, model_)
-            cov_a = share_held(stems, passage_words(snap, alone_best))
-            cov_f = share_held(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
-            scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
-            if cov_a - cov_f >= rule.coverage_gap - 1e-9:
-                followup = False
-                why = (f"its own words are {cov_a:.0%} in the best passage read alone, {cov_f:.0%} in the best "
-                       f"read with the conversation ({why})")
-    if not followup:
-        return Reading("shift", question, question, why="a new topic: " + why, scores=scores, vector=q_vec,
-                       vector_model=model if q_vec is not None else ""), q_vec
-    if (rule.middle_words and snap is not None and not names_referent(question)
-            and len(own_words(question)) >= rule.middle_words):
-        mine = q_vec if q_vec is not None else query_vectors(embedder, [question])[0]
-        own_hits = hits if hits or rule.middle_gap is None or search is None else search(question)
-        if rule.middle_gap is None or _moves_section(snap, mine, own_hits, last, rule.middle_gap, decision, scores):
-            prior = prior_for(snap, last, replace(rule, section_bonus=0.0))
-            return Reading("followup", question, question, prior=prior, scores=scores,
-                           why="a follow-up in the last answer's documents, read in its own words: " + why,
-                           vector=mine, vector_model=model), mine
-    prior = prior_for(snap, last, rule) if snap is not None else {}
-    return Reading("followup", query, question, prior=prior, why="a follow-up: " + why, scores=scores), mixed
+    mixed = followup_vector(question, asked.q_vec, asked.last, embedder, model, rule) if asked.followup else None
+    rule.compare_readings(asked, query, mixed)
+    _coverage(asked, rule, query, mixed)
+    if not asked.followup:
+        q_vec = asked.q_vec
+        return Reading("shift", question, question, why="a new topic: " + asked.why, scores=asked.scores,
+                       vector=q_vec, vector_model=model if q_vec is not None else ""), q_vec
+    middle = _middle(asked, rule)
+    if middle is not None:
+        return middle
+    prior = rule.prior(snap, asked.last) if snap is not None else {}
+    return Reading("followup", query, question, prior=prior, why="a follow-up: " + asked.why,
+                   scores=asked.scores), mixed
+
+
+def _gate(asked: Asked, snap: Snapshot, rule: ReadingRule) -> None:
+    """The topic-shift test (the module doc's first decision): sets ``asked.followup`` and says why."""
+    question, search, cue = asked.question, asked.search, asked.cue
+    q_vec = asked.q_vec = query_vectors(asked.embedder, [question])[0]
+    documents = asked.documents = history_documents(snap, asked.last)
+    cin, cout = shift_margin(snap, q_vec, documents)
+    margin = cin - cout
+    score = margin + rule.cue_weight * cue
+    hits = asked.hits = search(question) if search is not None and rule.wants_hits() else {}
+    if rule.lexical_weight and search is not None:
+        lin, lout = lexical_margin(snap, hits, documents)
+        asked.scores.update(lexical_inside=round(lin, 4), lexical_outside=round(lout, 4))
+        score += rule.lexical_weight * (lin - lout)
+    asked.scores.update(inside=round(cin, 4), outside=round(cout, 4), margin=round(margin, 4), score=round(score, 4))
+    followup = score >= rule.threshold
+    said = {2: "its words point back and it says little of its own", 1: "its words point back",
+            -1: "its words announce a new topic", 0: "no pronoun or continuing word"}
+    why = (f"{said[cue]}; alone it matches the last answer's documents {cin:.2f} vs elsewhere {cout:.2f}: "
+           f"score {score:+.2f} {'>=' if followup else '<'} {rule.threshold:+.2f}")
+    own = len(content_words(question))
+    if rule.own_words and cue < 0:
+        followup = False  # "OK, new question: ...": the person said so
+    elif rule.own_words and cue == 0 and own >= rule.own_words:
+        followup = False
+        why = f"it says what it asks in {own} words of its own, none pointing back ({why})"
+    elif rule.confidence and cue == 0:
+        conf, asked.alone_best = flat_best(snap, q_vec, hits, asked.decision or DecisionModel())
+        asked.sure = conf
+        asked.scores["confidence"] = round(conf, 4)
+        followup = conf < rule.confidence
+        why = (f"no word points back; read alone, its best passage is {conf:.2f} sure "
+               f"({'<' if followup else '>='} {rule.confidence:.2f})")
+    asked.followup, asked.why = followup, why
+
+
+def _coverage(asked: Asked, rule: ReadingRule, query: str, mixed: np.ndarray | None) -> None:
+    """The coverage test (``coverage_gap``): a follow-up that names no referent is read alone when its own words
+    are better covered by the best passage for it alone than by the follow-up reading's."""
+    snap, q_vec, question = asked.snap, asked.q_vec, asked.question
+    if (not asked.followup or rule.coverage_gap is None or snap is None or q_vec is None
+            or names_referent(question)):
+        return
+    stems = own_words(question)
+    if len(stems) < rule.coverage_words:
+        return
+    model_ = asked.decision or DecisionModel()
+    f_vec = mixed if mixed is not None else query_vectors(asked.embedder, [query])[0]
+    f_hits = asked.search(query) if asked.search is not None else {}
+    if asked.sure is None:
+        asked.sure, asked.alone_best = flat_best(snap, q_vec, asked.hits, model_)
+    cov_a = share_held(stems, passage_words(snap, asked.alone_best))
+    cov_f = share_held(stems, passage_words(snap, flat_best(snap, f_vec, f_hits, model_)[1]))
+    asked.scores.update(coverage_alone=round(cov_a, 3), coverage_followup=round(cov_f, 3))
+    if cov_a - cov_f >= rule.coverage_gap - 1e-9 and rule.coverage_counts(asked):
+        asked.followup = False
+        asked.why = (f"its own words are {cov_a:.0%} in the best passage read alone, {cov_f:.0%} in the best "
+                     f"read with the conversation ({asked.why})")
+
+
+def _middle(asked: Asked, rule: ReadingRule) -> tuple[Reading, np.ndarray | None] | None:
+    """The middle reading (``middle_words``, ``middle_gap``) of a follow-up, or None when it does not apply."""
+    snap, question = asked.snap, asked.question
+    if (not rule.middle_words or snap is None or names_referent(question)
+            or len(own_words(question)) < rule.middle_words or not rule.reads_middle(question)):
+        return None
+    mine = asked.q_vec if asked.q_vec is not None else query_vectors(asked.embedder, [question])[0]
+    hits, search = asked.hits, asked.search
+    own_hits = hits if hits or rule.middle_gap is None or search is None else search(question)
+    if rule.middle_gap is None or _moves_section(snap, mine, own_hits, asked.last, rule.middle_gap, asked.decision,
+                                                 asked.scores):
+        return rule.middle(asked, snap, mine)
+    return None
 
 
 def section_confidence(snap: Snapshot, q_vec: np.ndarray, hits: dict[int, float], turn: Turn,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shelfwise.core.answers.ask import answer_question
-from shelfwise.core.answers.types import Answer
+from shelfwise.core.answers.types import Answer, AnswerEvents
 from shelfwise.core.conversation.model import Conversation, Reading, Turn, TurnCitation
 from shelfwise.core.conversation.reading import SHIPPED, ReadingRule, read
 from shelfwise.core.conversation.storage import ConversationStore
@@ -20,13 +20,21 @@ from shelfwise.core.navigation.decision import DecisionModel
 from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_question
 from shelfwise.core.navigation.scope import Prepared, ScopeError, prepare_question
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
-from shelfwise.core.navigation.trace import Candidate, Level, SearchResult, Trace, to_dict
+from shelfwise.core.navigation.trace import Candidate, Level, Trace, to_dict
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import Snapshot
 
 TRACE_CANDIDATES = 40  # per level, the kept ones and the best pruned ones up to this many are kept with a turn
 QUOTE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class TurnEvents(AnswerEvents):
+    """A turn's events: ``on_reading(reading)`` first, once, how the question is read against the turns before it
+    (follow-up or new topic, the text the walk reads), then the answer's own (:class:`AnswerEvents`)."""
+
+    on_reading: Callable[[Reading], None] | None = None
 
 
 class EmptyQuestion(ValueError):
@@ -106,28 +114,27 @@ def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[
 
 def ask_turn(
     library: LibraryWalk, conversation: Conversation, question: str | TurnQuestion, *, alone: bool = False,
-    rule: ReadingRule = SHIPPED,
-    on_search: Callable[[SearchResult], None] | None = None, on_token: Callable[[str], None] | None = None,
-    on_extract: Callable[[Answer], None] | None = None, on_generated: Callable[[Answer], None] | None = None,
-    on_reading: Callable[[Reading], None] | None = None,
+    rule: ReadingRule = SHIPPED, events: TurnEvents | None = None,
     cancel: CancelCheck | None = None, generate: bool | None = None, adaptive: bool | None = None,
     store: ConversationStore | None = None, keep: Sequence[int] = (),
 ) -> tuple[Turn, Answer]:
     """Ask ``question`` as the next turn of ``conversation`` and store the turn (``conversation.id`` must be
     set, see :meth:`ConversationStore.create`); the conversation's ``turns`` gets it too. ``keep`` forces
-    branches open as in :meth:`Shelf.search`. A :class:`TurnQuestion` (read at the door) is not read again."""
+    branches open as in :meth:`Shelf.search`. A :class:`TurnQuestion` (read at the door) is not read again.
+    ``events``: how the question was read, then the answer's events."""
+    events = events or TurnEvents()
     taken = question if isinstance(question, TurnQuestion) else \
         take_question(library, question, conversation.collection)
     asked, notes = taken.asked, list(taken.notes)
     reading, q_vec = _read(library, conversation, taken.text, alone=alone, rule=rule)
-    if on_reading is not None:
-        on_reading(reading)
+    if events.on_reading is not None:
+        events.on_reading(reading)
     as_read = reading.query == taken.text and taken.collection == conversation.collection
     answer = answer_question(
         library, taken.prepared if as_read and taken.prepared is not None else reading.query,
-        collection=conversation.collection, on_token=on_token, on_search=on_search,
-        adaptive=library.settings.adaptive if adaptive is None else adaptive, cancel=cancel, on_extract=on_extract,
-        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep, on_generated=on_generated)
+        collection=conversation.collection, events=events,
+        adaptive=library.settings.adaptive if adaptive is None else adaptive, cancel=cancel,
+        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep)
     answer.notes[:0] = [n for n in notes if n not in answer.notes]
     turn = turn_from(asked, reading, answer)  # the question as it was read (clipped, with the note), not 1 MB
     (store or ConversationStore(library.store)).add_turn(conversation, turn)

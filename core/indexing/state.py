@@ -10,14 +10,16 @@ all done (see :mod:`shelfwise.core.ingestion.lock`).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from shelfwise.core.indexing.finish import index_complete, indexer_alive, stored_progress
+from shelfwise.core.indexing.finish import complete_key, index_complete, indexer_alive, stored_progress
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.snapshot import tree_version
 
 
 @dataclass
@@ -35,9 +37,20 @@ def index_state(store: Store, collection_id: int, model: str | None = None) -> I
     """How far the collection's index is; ``model``: count the nodes without a vector from that embedder (a library
     embedded with another one is unfinished for it)."""
     token = store.index_pending(collection_id)
-    if not token and model is not None and index_complete(store, collection_id, model):
+    if not token and _complete(store, collection_id, model):
         return IndexState(collection_id, 0, 0)  # nothing written since a complete run: no count of every node
     return IndexState(collection_id, token, store.nodes_without_vectors(collection_id, model))
+
+
+def _complete(store: Store, collection_id: int, model: str | None) -> bool:
+    """Whether a complete index run left the collection at its present tree version: with ``model``, or (None:
+    any encoder's vectors count) with any encoder, whose vector every node then has. The window's start and
+    ``status`` ask with None: at 10^6 passages the count they would make instead is a scan of every node."""
+    if model is not None:
+        return index_complete(store, collection_id, model)
+    version = tree_version(store, collection_id)
+    rows = store.conn.execute("SELECT value FROM meta WHERE key LIKE ?", (complete_key(collection_id, "%"),))
+    return any(json.loads(value) == version for (value,) in rows)
 
 
 def _index_lock_path(db: Path) -> Path:

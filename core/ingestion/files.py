@@ -24,6 +24,7 @@ import hashlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -153,7 +154,10 @@ def open_regular(path: Path, expect: FileId | None = None) -> BinaryIO:
     ``expect``, any file but that one (:data:`REPLACED`: the identity ``fstat`` gives for what was opened is compared,
     so a symlink or another file swapped in after the walk is not read); the open itself cannot block
     (``O_NONBLOCK``: a FIFO swapped in after the check)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    if sys.platform == "win32":
+        flags = os.O_RDONLY | os.O_BINARY
+    else:
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)

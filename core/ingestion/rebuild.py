@@ -28,7 +28,6 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from shelfwise.core.ingestion.lock import (
     RebuildRefused,
@@ -43,7 +42,7 @@ from shelfwise.core.store.db import Store
 from shelfwise.core.store.lite import TableInfo, tables
 from shelfwise.core.store.migrations import free_sibling
 from shelfwise.core.store.opening import connect_read_only
-from shelfwise.core.store.types import StoreError, path_from_key
+from shelfwise.core.store.types import SQLRow, SQLValue, StoreError, path_from_key
 
 # meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
 DERIVED_META_PREFIXES = ("tree_version", "index_version:", "hierarchy:", "calibrated_tree:", "decision:",
@@ -73,11 +72,11 @@ class Salvage:
     collections: dict[int, str] = field(default_factory=dict)  # id -> name
     documents: dict[int, list[str]] = field(default_factory=dict)  # collection id -> file paths
     document_keys: dict[int, tuple[int, str]] = field(default_factory=dict)  # document id -> (collection id, path key)
-    meta: dict[str, str] = field(default_factory=dict)  # settings (raw JSON text)
+    meta: dict[str, SQLValue] = field(default_factory=dict)  # settings (raw JSON text, as stored)
     problems: list[str] = field(default_factory=list)
     # the conversations and their turns, as rows: (column names, rows) per table
-    conversations: tuple[list[str], list[tuple[Any, ...]]] = ([], [])
-    turns: tuple[list[str], list[tuple[Any, ...]]] = ([], [])
+    conversations: tuple[list[str], list[SQLRow]] = ([], [])
+    turns: tuple[list[str], list[SQLRow]] = ([], [])
 
     @property
     def n_documents(self) -> int:
@@ -113,7 +112,7 @@ def _ro(path: Path) -> sqlite3.Connection:
     return fts.register(connect_read_only(path))
 
 
-def _rows(conn: sqlite3.Connection, table: str, cols: str, problems: list[str]) -> Iterator[tuple[Any, ...]]:
+def _rows(conn: sqlite3.Connection, table: str, cols: str, problems: list[str]) -> Iterator[SQLRow]:
     """Every readable row of ``table``: the whole table at once, or, when a damaged page breaks that, rowid range
     by range (a range that fails is skipped and named in ``problems``)."""
     try:
@@ -134,15 +133,29 @@ def _rows(conn: sqlite3.Connection, table: str, cols: str, problems: list[str]) 
             problems.append(f"{table}: rows {lo}-{lo + _CHUNK - 1} unreadable")
 
 
+def _id(value: SQLValue) -> int:
+    """An id read back (an integer key; a NULL or a blob there is a TypeError, as ``int()`` would raise)."""
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"not an id: {value!r}")
+
+
+def _json_text(value: SQLValue, empty: str) -> str | bytes:
+    """A JSON column's text (``empty`` for NULL or ""); a number is read as its text."""
+    if not value:
+        return empty
+    return value if isinstance(value, (str, bytes)) else str(value)
+
+
 def salvage(path: Path) -> Salvage:
     out = Salvage()
     conn = _ro(path)
     try:
         for cid, name in _rows(conn, "collections", "id, name", out.problems):
-            out.collections[int(cid)] = str(name)
+            out.collections[_id(cid)] = str(name)
         for did, cid, p in _rows(conn, "documents", "id, collection_id, path", out.problems):
-            out.documents.setdefault(int(cid), []).append(path_from_key(str(p)))
-            out.document_keys[int(did)] = (int(cid), str(p))
+            out.documents.setdefault(_id(cid), []).append(path_from_key(str(p)))
+            out.document_keys[_id(did)] = (_id(cid), str(p))
         for key, value in _rows(conn, "meta", "key, value", out.problems):
             if not str(key).startswith(DERIVED_META_PREFIXES):
                 out.meta[str(key)] = value
@@ -157,7 +170,7 @@ def salvage(path: Path) -> Salvage:
     return out
 
 
-def _whole_table(conn: sqlite3.Connection, table: str, problems: list[str]) -> tuple[list[str], list[tuple[Any, ...]]]:
+def _whole_table(conn: sqlite3.Connection, table: str, problems: list[str]) -> tuple[list[str], list[SQLRow]]:
     """Every readable row of ``table`` with all its columns (none when the library is older than the table)."""
     try:
         cols = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")]
@@ -201,11 +214,11 @@ def _keep_conversations(store: Store, found: Salvage, new_ids: dict[tuple[str, s
                 continue
             collection = collection_of[d["conversation_id"]]
             try:
-                cites = json.loads(d.get("citations") or "[]")
+                cites = json.loads(_json_text(d.get("citations"), "[]"))
                 for c in cites:
                     c["document_id"] = new_doc(collection, int(c.get("document_id", 0)), str(c.get("path", "")))
                 d["citations"] = json.dumps(cites)
-                hits = json.loads(d.get("hits") or "{}")
+                hits = json.loads(_json_text(d.get("hits"), "{}"))
                 docs = [new_doc(collection, int(x)) for x in hits.get("documents", [])]
                 d["hits"] = json.dumps({"nodes": [], "documents": [x for x in docs if x]})
             except (ValueError, TypeError, AttributeError):
@@ -389,18 +402,6 @@ def restore(db: Path, kept: Path) -> Path:
             if side.exists():
                 side.rename(db.with_name(db.name + suffix))
         return aside
-
-
-def move_aside(path: Path, label: str = "damaged") -> Path:
-    """Rename the library (and its -wal/-shm files) to ``<name>.<label>-<time>``; returns the new path. (Renamed,
-    not copied like a migration's backup: the backup API would stop at the damaged pages.)"""
-    target = free_sibling(path, lambda stamp: f"{path.name}.{label}-{stamp}")
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            side.rename(target.with_name(target.name + suffix))
-    path.rename(target)
-    return target
 
 
 def rebuild(

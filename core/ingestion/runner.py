@@ -202,9 +202,20 @@ def plan(
     remove (gone). What is not a regular file (a pipe, a device, a socket, a link loop, a link out of the folder
     given) is refused from its ``stat`` before anything opens it, with the reason (:mod:`.files`)."""
     out = Plan()
-    files: list[Path] = []
-    ids: dict[Path, FileId] = {}  # each walked file's identity as the walk saw it
     stored = {d.path: d for d in store.documents(collection_id)}
+    files, ids, gone = _listed(paths, is_candidate, stored, out)
+    _plan_files(files, ids, stored, gone, out, force)
+    out.remove = list(gone.values())
+    out.problems = out.unreadable + out.problems
+    return out
+
+
+def _listed(paths: Sequence[Path], is_candidate: CandidateFn, stored: dict[str, DocumentRow],
+            out: Plan) -> tuple[list[Path], dict[Path, FileId], dict[str, DocumentRow]]:
+    """The files the paths name or hold (folders walked), each walked file's identity as the walk saw it, and the
+    stored documents gone from them; what cannot be read or is not a file goes into ``out`` with its reason."""
+    files: list[Path] = []
+    ids: dict[Path, FileId] = {}
     gone: dict[str, DocumentRow] = {}
     for raw in paths:
         given, p = _given(raw)
@@ -240,6 +251,13 @@ def plan(
                 gone.update(missing)
             else:
                 out.problems.append(FileResult(str(p), "failed", "error", "no such file or folder"))
+    return files, ids, gone
+
+
+def _plan_files(files: list[Path], ids: dict[Path, FileId], stored: dict[str, DocumentRow],
+                gone: dict[str, DocumentRow], out: Plan, force: bool) -> None:
+    """One work item per file listed (a second path to the same file is a duplicate, stored once); unchanged
+    files (same size and mtime, or the same sha256) are marked to skip unless ``force``."""
     seen: set[str] = set()
     same = _owners(files)  # (device, inode) -> the one path a file reached several times is stored under
     for f in files:
@@ -274,9 +292,6 @@ def plan(
                     item.meta = None
                 item.skip = item.meta is not None and item.meta.sha256 == old.sha256
         out.items.append(item)
-    out.remove = list(gone.values())
-    out.problems = out.unreadable + out.problems
-    return out
 
 
 def ingest(
@@ -463,19 +478,34 @@ def _ingest_one(
             message, retry = f"could not save to the library: {exc.__class__.__name__}: {exc}", True
         else:
             log.debug("stage: written %s", key)
-            action = "updated" if item.existing is not None else "added"
-            result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
-                                parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,
-                                parse_seconds=parse_seconds, ocr_pages=parsed.ocr_pages,
-                                warnings=list(parsed.warnings))
-            if after_write is not None:
-                try:
-                    after_write(doc_id)
-                except Exception as exc:  # e.g. the embedder failed; the document is stored
-                    log.debug("after_write failed for %s", key, exc_info=True)
-                    note = f"post-processing failed: {exc.__class__.__name__}: {exc}"
-                    result.message = f"{result.message}; {note}" if result.message else note
-            return result
+            return _written(item, doc_id, parsed, parse_seconds, after_write)
+    return _failed(store, collection_id, key, meta, (status, message, retry), fmt, parse_seconds)
+
+
+def _written(item: WorkItem, doc_id: int, parsed: ParsedDocument, parse_seconds: float,
+             after_write: Callable[[int], None] | None) -> FileResult:
+    """The result of a file stored as ``doc_id``, after ``after_write`` (whose failure is a note: the document is
+    stored)."""
+    key = str(item.path)
+    action = "updated" if item.existing is not None else "added"
+    result = FileResult(key, action, "ok", "; ".join(parsed.warnings), parsed.count("section"),
+                        parsed.count("passage"), parsed.pages, document_id=doc_id, format=parsed.format,
+                        parse_seconds=parse_seconds, ocr_pages=parsed.ocr_pages, warnings=list(parsed.warnings))
+    if after_write is not None:
+        try:
+            after_write(doc_id)
+        except Exception as exc:  # e.g. the embedder failed; the document is stored
+            log.debug("after_write failed for %s", key, exc_info=True)
+            note = f"post-processing failed: {exc.__class__.__name__}: {exc}"
+            result.message = f"{result.message}; {note}" if result.message else note
+    return result
+
+
+def _failed(store: Store, collection_id: int, key: str, meta: FileMeta, failure: tuple[str, str, bool], fmt: str,
+            parse_seconds: float) -> FileResult:
+    """A file that could not be stored, recorded as ``failure`` (status, message, may pass); an earlier version
+    stays stored and is said."""
+    status, message, retry = failure
     try:
         doc_id = store.record_failure(collection_id, key, meta, status, message, retry=retry)
     except Exception as exc:

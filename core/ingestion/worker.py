@@ -34,9 +34,12 @@ from shelfwise.core.ingestion.files import FileId, NotAFile, pinned
 from shelfwise.core.ingestion.watchdog import MemoryWatchdog, rss_bytes
 from shelfwise.ingest.model import (
     CorruptFile,
+    EmptyDocument,
     IngestError,
     Limits,
+    NeedsOCR,
     ParsedDocument,
+    PasswordProtected,
     ReadFailed,
     TooLarge,
     UnsupportedFormat,
@@ -186,11 +189,13 @@ def _serve(conn: Connection, parser: str) -> None:
                              _peak_rss()))
 
 
-def _error(name: str, status: str, message: str) -> IngestError:
-    from shelfwise.ingest import model
+# the parse failures a child names in its reply, by class name (another name is an IngestError)
+ERRORS: dict[str, type[IngestError]] = {cls.__name__: cls for cls in (
+    ReadFailed, PasswordProtected, CorruptFile, UnsupportedFormat, NeedsOCR, EmptyDocument, TooLarge)}
 
-    cls = getattr(model, name, None)
-    exc = cls(message) if isinstance(cls, type) and issubclass(cls, IngestError) else IngestError(message)
+
+def _error(name: str, status: str, message: str) -> IngestError:
+    exc = ERRORS.get(name, IngestError)(message)
     exc.status = status
     return exc
 

@@ -38,9 +38,11 @@ class QueryEvidence:
 
     @classmethod
     def build(cls, snap: Snapshot, q_vec: np.ndarray, lexical: dict[int, float],
-              question_vec: np.ndarray | None = None, words_only: WordsOnly | None = None) -> QueryEvidence:
-        """``words_only``: passages (and the nodes above them) in languages the encoder does not read; their cosine
-        is replaced by their BM25 evidence on the cosine's scale (:func:`lean_on_words`)."""
+              question_vec: np.ndarray | None = None, lean: WordsOnly | None = None) -> QueryEvidence:
+        """``lean``: what is judged by its words (:func:`words_only` with the encoder's languages); its cosine is
+        replaced by its BM25 evidence on the cosine's scale (:func:`lean_on_words`). Not given: the passages and
+        nodes with no vector yet (``words_only(snap, None)``), so every caller's walk leans on words where an index
+        run has not reached."""
         both = question_vec is not None and question_vec.shape == q_vec.shape
         # one pass over the vectors for both queries
         cols = snap.passage_cos(np.stack([q_vec, question_vec], axis=1) if question_vec is not None and both
@@ -56,8 +58,10 @@ class QueryEvidence:
                     lex[row] = max(0.0, s) / best
         cos_q = cols[:, 1].astype(np.float32) if both and snap.dim == q_vec.shape[0] else None
         cos, node_cos = cos.astype(np.float32), node_cos.astype(np.float32)
-        if words_only is not None:
-            cos, node_cos, cos_q = lean_on_words(words_only, cos, node_cos, lex, cos_q)
+        if lean is None:
+            lean = words_only(snap, None)
+        if lean is not None:
+            cos, node_cos, cos_q = lean_on_words(lean, cos, node_cos, lex, cos_q)
         return cls(q_vec=q_vec, cos=cos, lex=lex, node_cos=node_cos, cos_q=cos_q)
 
     def global_z(self, values: np.ndarray, which: str) -> np.ndarray:
@@ -74,42 +78,62 @@ class QueryEvidence:
 
 @dataclass(frozen=True)
 class WordsOnly:
-    """The parts of a snapshot whose language the encoder does not read (:func:`words_only`)."""
+    """The parts of a snapshot the walk judges by their words (:func:`words_only`): documents in a language the
+    encoder does not read, and passages and nodes that have no vector yet."""
 
     passages: np.ndarray  # (n_passages,) bool
-    nodes: np.ndarray  # (n_node_vecs,) bool: description vectors of nodes inside those documents
-    languages: tuple[str, ...]  # the languages concerned, most passages first
-    documents: int  # how many documents
+    nodes: np.ndarray  # (n_node_vecs,) bool: description vectors of nodes inside those documents, or zero rows
+    languages: tuple[str, ...] = ()  # the languages the encoder does not read, most passages first
+    documents: int = 0  # how many documents are in them
+    unembedded: int = 0  # how many passages have no vector yet
 
 
 def words_only(snap: Snapshot, covered: Sequence[str] | None) -> WordsOnly | None:
-    """The passages of documents whose main language is not in ``covered`` (the encoder's languages; None: it
-    reads them all), or None when there are none."""
-    if covered is None or not snap.doc_languages:
-        return None
-    docs = {d: langs[0] for d, langs in snap.doc_languages.items() if langs and langs[0] not in covered}
-    if not docs:
-        return None
-    these = np.fromiter(docs, np.int64, len(docs))
-    row_doc = snap.passage_documents()
-    passages = np.isin(row_doc, these)
+    """What the walk judges by its words instead of the encoder's cosine, or None when there is nothing:
+
+    * the passages of documents whose main language is not in ``covered`` (the encoder's languages; None: it reads
+      them all), and the description vectors of the nodes inside them;
+    * the passages with no vector yet (a zero row in the snapshot: an index run part of the way, or a library not
+      embedded with this encoder), whose cosine 0 would rank them below every embedded passage whatever their
+      words say, and the node vectors that are zero rows. A node with no stored vector at all has none in the
+      snapshot (``vec_row`` -1) and is read by the passages beneath it already."""
     data = snap.data
-    nodes = np.zeros(snap.n_node_vecs, dtype=bool)
-    with_vec = data.vec_row >= 0
-    nodes[data.vec_row[with_vec & np.isin(data.document_id, these)]] = True
-    found, per_doc = np.unique(row_doc[passages], return_counts=True)
-    counts: dict[str, int] = {}
-    for d, c in zip(found.tolist(), per_doc.tolist(), strict=True):
-        counts[docs[d]] = counts.get(docs[d], 0) + c
-    return WordsOnly(passages, nodes, tuple(sorted(counts, key=lambda k: -counts[k])), len(docs))
+    passages = np.asarray(data.passage_scale) == 0
+    nodes = np.asarray(data.node_scale) == 0
+    unembedded = int(passages.sum())
+    languages: tuple[str, ...] = ()
+    documents = 0
+    unread = _unread_documents(snap, covered)
+    if unread:
+        these = np.fromiter(unread, np.int64, len(unread))
+        row_doc = snap.passage_documents()
+        in_them = np.isin(row_doc, these)
+        with_vec = data.vec_row >= 0
+        nodes[data.vec_row[with_vec & np.isin(data.document_id, these)]] = True
+        found, per_doc = np.unique(row_doc[in_them], return_counts=True)
+        counts: dict[str, int] = {}
+        for d, c in zip(found.tolist(), per_doc.tolist(), strict=True):
+            counts[unread[d]] = counts.get(unread[d], 0) + c
+        passages |= in_them
+        languages, documents = tuple(sorted(counts, key=lambda k: -counts[k])), len(unread)
+    if not passages.any() and not nodes.any():
+        return None
+    return WordsOnly(passages, nodes, languages, documents, unembedded)
+
+
+def _unread_documents(snap: Snapshot, covered: Sequence[str] | None) -> dict[int, str]:
+    """Document id -> main language, for the documents whose main language is not in ``covered``."""
+    if covered is None or not snap.doc_languages:
+        return {}
+    return {d: langs[0] for d, langs in snap.doc_languages.items() if langs and langs[0] not in covered}
 
 
 def lean_on_words(w: WordsOnly, cos: np.ndarray, node_cos: np.ndarray, lex: np.ndarray,
                   cos_q: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Cosines where the encoder cannot read the language, replaced by the passage's BM25 evidence mapped onto the
-    cosine's own scale: no lexical hit -> the median cosine of the passages it reads (all passages when it reads
-    none), the best hit -> their best cosine. Descriptions of nodes inside such documents get the median (no
-    evidence either way); their passages carry the words below them."""
+    """Cosines where the encoder cannot read the language or has not embedded the passage yet, replaced by the
+    passage's BM25 evidence mapped onto the cosine's own scale: no lexical hit -> the median cosine of the passages
+    it reads (all passages when it reads none), the best hit -> their best cosine. Such node descriptions get the
+    median (no evidence either way); their passages carry the words below them."""
     cos, node_cos = cos.copy(), node_cos.copy()
     ref = cos[~w.passages] if (~w.passages).any() else cos
     lo = float(np.median(ref)) if len(ref) else 0.0

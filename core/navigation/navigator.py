@@ -118,13 +118,7 @@ class Navigator:
         if scope is not None:
             result.trace.scope = scope.label()
         result.trace.notes.extend(request.notes)
-        lean = self.words_only(snap)
-        if lean is not None:
-            profile = self.embedder.profile
-            encoder = profile.name if profile is not None else "this one"
-            result.trace.notes.append(
-                f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
-                f"({encoder}) does not read: their passages were judged by their words (BM25).")
+        result.trace.notes.extend(lean_notes(self.words_only(snap), self.embedder, len(snap.passage_ids)))
         return result
 
     def evidence(self, snap: Snapshot, query: str, collection_id: int, q_vec: np.ndarray | None = None,
@@ -141,7 +135,8 @@ class Navigator:
         return QueryEvidence.build(snap, q_vec, lexical, question_vec, self.words_only(snap))
 
     def words_only(self, snap: Snapshot) -> WordsOnly | None:
-        """The documents whose language the encoder does not read (their passages are judged by their words)."""
+        """The documents whose language the encoder does not read and the passages with no vector yet (they are
+        judged by their words)."""
         profile = self.embedder.profile
         return words_only(snap, profile.languages if profile is not None else None)
 
@@ -161,10 +156,7 @@ class Navigator:
         pool: dict[int, NodeInfo] = {}
         parent_logit: dict[int, float] = {}
         depth = 0
-        forced = set(keep)
-        for n in list(forced):  # forcing a node forces its ancestors too
-            if n in snap.nodes:
-                forced.update(a.id for a in snap.ancestors(n))
+        forced = _with_ancestors(snap, keep)
         while frontier:
             if cancel and cancel():
                 raise Cancelled("query cancelled")
@@ -200,14 +192,7 @@ class Navigator:
         # last level: passages under the kept branches, plus hybrid candidates from the whole collection
         if cancel and cancel():
             raise Cancelled("query cancelled")
-        sources = {pid: "tree" for pid in pool}
-        if budgets.hybrid > 0:
-            extra = [(pid, source) for pid, source in self._hybrid(snap, ev, budgets.hybrid, allowed)
-                     if pid not in pool]
-            for (pid, source), node in zip(extra, snap.nodes.many([pid for pid, _ in extra]), strict=True):
-                if pid not in pool:
-                    pool[pid] = node
-                    sources[pid] = source
+        sources = self._add_hybrid(snap, ev, pool, budgets.hybrid, allowed)
         passages = list(pool.values())
         depth += 1
         snap.nodes.many(list({p.parent for p in passages if p.parent is not None}))  # read in one statement
@@ -230,6 +215,19 @@ class Navigator:
         return SearchResult(query=query, hits=hits, trace=trace)
 
     # -- pieces -------------------------------------------------------------------------------------------------
+    def _add_hybrid(self, snap: Snapshot, ev: QueryEvidence, pool: dict[int, NodeInfo], hybrid: int,
+                    allowed: set[int] | None) -> dict[int, str]:
+        """Adds the ``hybrid`` candidates from the whole collection to the last level's ``pool`` (the passages under
+        the kept branches); returns where each passage of the pool came from ("tree" or the hybrid's source)."""
+        sources = {pid: "tree" for pid in pool}
+        if hybrid > 0:
+            extra = [(pid, source) for pid, source in self._hybrid(snap, ev, hybrid, allowed) if pid not in pool]
+            for (pid, source), node in zip(extra, snap.nodes.many([pid for pid, _ in extra]), strict=True):
+                if pid not in pool:
+                    pool[pid] = node
+                    sources[pid] = source
+        return sources
+
     def _expand(self, snap: Snapshot, node: NodeInfo, flattened: set[int]) -> tuple[list[NodeInfo], list[NodeInfo]]:
         """Containers to judge next, and passages that go straight to the last level."""
         children = snap.children(node.id)
@@ -429,6 +427,31 @@ def _title(node: NodeInfo) -> str:
         text = " ".join(node.text.split())
         return text[:90] + ("..." if len(text) > 90 else "")
     return node.title or "(untitled)"
+
+
+def lean_notes(lean: WordsOnly | None, embedder: Embedder, passages: int) -> list[str]:
+    """What the trace says about the passages judged by their words (:func:`words_only`)."""
+    if lean is None:
+        return []
+    notes = []
+    if lean.documents:
+        profile = embedder.profile
+        encoder = profile.name if profile is not None else "this one"
+        notes.append(f"{lean.documents} document(s) in {', '.join(lean.languages)}, which the sentence encoder "
+                     f"({encoder}) does not read: their passages were judged by their words (BM25).")
+    if lean.unembedded:
+        notes.append(f"{lean.unembedded:,} of {passages:,} passages have no vector yet (the index is not finished): "
+                     "they were judged by their words (BM25).")
+    return notes
+
+
+def _with_ancestors(snap: Snapshot, keep: set[int]) -> set[int]:
+    """The nodes a walk must keep: ``keep`` and their ancestors (forcing a node forces its ancestors too)."""
+    forced = set(keep)
+    for n in list(forced):
+        if n in snap.nodes:
+            forced.update(a.id for a in snap.ancestors(n))
+    return forced
 
 
 def _dominant_kind(cands: list[NodeInfo]) -> str:

@@ -6,7 +6,7 @@ The CLI (``app/cli``) and the GUI (``app/gui``) render exactly these objects and
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 
 from shelfwise.core.json_types import JSONValue
 from shelfwise.ingest.model import Location
@@ -131,8 +131,9 @@ def to_dict(obj: object) -> JSONValue:
         d["tokens"] = obj.tokens
         d["requests"] = obj.requests
         return d
-    if hasattr(obj, "__dataclass_fields__"):
-        return {k: to_dict(getattr(obj, k)) for k in obj.__dataclass_fields__}
+    if is_dataclass(obj) and not isinstance(obj, type):
+        values = vars(obj)  # the instance's fields (none of these dataclasses has slots)
+        return {f.name: to_dict(values[f.name]) for f in fields(obj)}
     if isinstance(obj, list | tuple):
         return [to_dict(x) for x in obj]
     if isinstance(obj, dict):

@@ -19,11 +19,12 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import numpy as np
 
-from shelfwise.core.store.fts import clean_snippet
+from shelfwise.core.json_types import JSONValue
+from shelfwise.core.store import ranking
 from shelfwise.core.store.lite import database, insert_rows, rebuild_fts
 from shelfwise.core.store.opening import OpenedLibrary
 from shelfwise.core.store.tables import delete_tables, write_tables
@@ -39,6 +40,8 @@ from shelfwise.core.store.types import (
     FileMeta,
     NodeRow,
     SearchHit,
+    SQLParams,
+    SQLValue,
     StoreError,
     StoreStats,
     clean_text,
@@ -50,8 +53,6 @@ from shelfwise.core.store.types import (
 from shelfwise.core.store.vectors import blob as vector_blob
 from shelfwise.core.store.vectors import decode_float
 from shelfwise.ingest.model import ParsedDocument
-
-SNIPPET_BATCH = 50  # search_hits makes snippets for at most this many rows by id; more, with the ranking
 
 __all__ = [
     "KEPT_SUFFIX", "STATUSES", "CollectionRow", "DocumentRow", "FileMeta", "NodeRow", "SearchHit", "Store",
@@ -127,7 +128,7 @@ class Store:
         self._depth -= 1
         self.conn.execute("COMMIT" if level == 0 else f"RELEASE sp{level}")
 
-    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _one(self, sql: str, params: SQLParams = ()) -> SQLValue:
         row = self.conn.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
@@ -335,7 +336,7 @@ class Store:
             "SELECT count(*) FROM nodes n WHERE n.collection_id = ? AND n.kind IN ('document', 'section', 'passage') "
             f"AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.node_id = n.id{same})",
             (collection_id, *([model] if model is not None else [])),
-        ))
+        ) or 0)
 
     # ----------------------------------------------------------------- nodes
     def node(self, node_id: int) -> NodeRow | None:
@@ -371,128 +372,37 @@ class Store:
         self, kinds: Iterable[str] | None = None, collection_id: int | None = None, document_id: int | None = None
     ) -> Iterator[NodeRow]:
         """Nodes in id order (reading order inside a document), optionally filtered."""
-        where, params = self._filters(kinds, collection_id, document_id)
+        where, params = ranking.filters(kinds, collection_id, document_id)
         for r in self.conn.execute(f"SELECT {NODE_COLS} FROM nodes n {where} ORDER BY id", params):
             yield node_from_row(r)
 
     def passages(self, document_id: int | None = None, collection_id: int | None = None) -> list[NodeRow]:
         return list(self.iter_nodes(("passage",), collection_id, document_id))
 
-    @staticmethod
-    def _filters(
-        kinds: Iterable[str] | None, collection_id: int | None, document_id: int | None = None
-    ) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        if kinds is not None:
-            ks = list(kinds)
-            clauses.append(f"n.kind IN ({', '.join('?' * len(ks))})" if ks else "0")
-            params.extend(ks)
-        if collection_id is not None:
-            clauses.append("n.collection_id = ?")
-            params.append(collection_id)
-        if document_id is not None:
-            clauses.append("n.document_id = ?")
-            params.append(document_id)
-        return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
-
-    # ----------------------------------------------------------------- search
+    # ----------------------------------------------------------------- search (the statements: core/store/ranking.py)
     def search(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
         *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[tuple[NodeRow, float]]:
-        """FTS5 BM25 over title, heading path and text. Score = -bm25 (higher is better). Any input is safe.
+        """FTS5 BM25 over title, heading path and text. Score = -bm25 (higher is better). Safe for any input.
         ``document_ids`` limits it to those documents (a question's scope); ``match`` is an FTS5 expression used
         instead of the query's words (phrases and excluded words: ``core/navigation/scope.py``)."""
-        _, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
+        rows = ranking.ranked_rows(self.conn, match or fts_query(query), limit, kinds, collection_id, document_ids)
         return [(node_from_row(r), score) for r, score in rows]
 
     def search_hits(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
         *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[SearchHit]:
-        """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``). Up to :data:`SNIPPET_BATCH` hits
-        the snippets are made for the returned rows only; for more, in the ranking statement itself (then for every
-        match: FTS5 would evaluate the whole expression again for each id of a ``rowid IN`` list; docs/benchmarks.md,
-        "BM25 without snippets")."""
-        match = match or fts_query(query)
-        if limit > SNIPPET_BATCH:
-            return [SearchHit(node_from_row(r), -float(r[12]), clean_snippet(r[13]))
-                    for r in self._rows_with_snippets(match, limit, kinds, collection_id, document_ids)]
-        _, rows = self._ranked(query, limit, kinds, collection_id, document_ids, match)
-        snippets: dict[int, str] = {}
-        if match is not None and rows:
-            ids = [int(r[0]) for r, _ in rows]
-            snippets = {int(i): sn for i, sn in self.conn.execute(
-                "SELECT rowid, snippet(nodes_fts, -1, '[', ']', '\u2026', 16) FROM nodes_fts WHERE nodes_fts MATCH ? "
-                f"AND rowid IN ({', '.join('?' * len(ids))})", (match, *ids))}
-        return [SearchHit(node_from_row(r), score, clean_snippet(snippets.get(int(r[0]), ""))) for r, score in rows]
+        """Like :meth:`search`, with a snippet per hit (matched terms in ``[ ]``)."""
+        return ranking.hits(self.conn, match or fts_query(query), limit, kinds, collection_id, document_ids)
 
     def search_ids(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
         *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[tuple[int, float]]:
         """Like :meth:`search`, node ids in place of the rows (what the walk's lexical evidence reads)."""
-        return self._rank(match or fts_query(query), limit, kinds, collection_id, document_ids)
-
-    def _rank(
-        self, match: str | None, limit: int, kinds: Sequence[str], collection_id: int | None,
-        document_ids: Collection[int] | None,
-    ) -> list[tuple[int, float]]:
-        """The best ``limit`` node ids matching the FTS5 expression ``match``, with -bm25, best first. No snippet
-        and no row here: a snippet reads the node's text back through the index's source view, and asked for in
-        the ranking statement it would be made for every matching row before the sort, as the rows' text would be
-        carried through it (docs/benchmarks.md, "BM25 without snippets")."""
-        if match is None or limit <= 0 or (document_ids is not None and not document_ids):
-            return []
-        where, params = self._where(kinds, collection_id, document_ids)
-        return [(int(i), -float(score)) for i, score in self.conn.execute(
-            f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
-            f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
-            (match, *params, int(limit)),
-        )]
-
-    def _ranked(
-        self, query: str, limit: int, kinds: Sequence[str], collection_id: int | None,
-        document_ids: Collection[int] | None, match: str | None,
-    ) -> tuple[str | None, list[tuple[tuple[Any, ...], float]]]:
-        """The FTS5 expression and the best ``limit`` matching node rows with their -bm25, best first
-        (:meth:`_rank`, then the rows of the nodes returned)."""
-        match = match or fts_query(query)
-        ranked = self._rank(match, limit, kinds, collection_id, document_ids)
-        rows: dict[int, tuple[Any, ...]] = {}
-        ids = [i for i, _ in ranked]
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            for r in self.conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id IN ({', '.join('?' * len(part))})",
-                                       part):
-                rows[int(r[0])] = tuple(r)
-        return match, [(rows[i], score) for i, score in ranked if i in rows]
-
-    def _rows_with_snippets(
-        self, match: str | None, limit: int, kinds: Sequence[str], collection_id: int | None,
-        document_ids: Collection[int] | None,
-    ) -> list[tuple[Any, ...]]:
-        """The best ``limit`` matching node rows, each followed by its bm25 and snippet, in one statement."""
-        if match is None or limit <= 0 or (document_ids is not None and not document_ids):
-            return []
-        where, params = self._where(kinds, collection_id, document_ids)
-        cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
-        return self.conn.execute(
-            f"SELECT {cols}, bm25(nodes_fts), snippet(nodes_fts, -1, '[', ']', '\u2026', 16) "
-            f"FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
-            f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?", (match, *params, int(limit)),
-        ).fetchall()
-
-    def _where(self, kinds: Sequence[str], collection_id: int | None,
-               document_ids: Collection[int] | None) -> tuple[str, list[Any]]:
-        """The ranking statements' filters on the joined node (``n``), after the MATCH."""
-        where, params = self._filters(kinds, collection_id)
-        where = where.replace("WHERE ", "AND ", 1)
-        if document_ids is not None:
-            where += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
-            params.extend(sorted(document_ids))
-        return where, params
+        return ranking.rank(self.conn, match or fts_query(query), limit, kinds, collection_id, document_ids)
 
     # ----------------------------------------------------------------- embeddings
     def documents_without_languages(self, collection_id: int) -> list[int]:
@@ -563,7 +473,7 @@ class Store:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(node ids int64 [n], vectors float32 [n, dim], read back from int8) in node id order; empty arrays when
         there are none."""
-        where, params = self._filters(kinds, collection_id, document_id)
+        where, params = ranking.filters(kinds, collection_id, document_id)
         where = where.replace("WHERE ", "AND ", 1)
         rows = self.conn.execute(
             f"SELECT e.node_id, e.dim, e.vector FROM embeddings e JOIN nodes n ON n.id = e.node_id "
@@ -591,7 +501,7 @@ class Store:
     ) -> list[NodeRow]:
         """Nodes (all kinds but 'collection' unless ``kinds`` says) with no vector for ``model``, in id order."""
         ks = list(kinds) if kinds is not None else ["cluster", "document", "section", "passage"]
-        where, params = self._filters(ks, collection_id)
+        where, params = ranking.filters(ks, collection_id)
         cols = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))
         rows = self.conn.execute(
             f"SELECT {cols} FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id AND e.model = ? "
@@ -601,11 +511,11 @@ class Store:
         return [node_from_row(r) for r in rows]
 
     # ----------------------------------------------------------------- meta and stats
-    def get_meta(self, key: str, default: Any = None) -> Any:
+    def get_meta(self, key: str, default: JSONValue = None) -> JSONValue:
         raw = self._one("SELECT value FROM meta WHERE key = ?", (key,))
-        return default if raw is None else json.loads(raw)
+        return default if raw is None else json.loads(str(raw))
 
-    def set_meta(self, key: str, value: Any) -> None:
+    def set_meta(self, key: str, value: JSONValue) -> None:
         with self.transaction():
             database(self.conn).table("meta").upsert({"key": key, "value": json.dumps(value, ensure_ascii=False)},
                                                pk="key")
@@ -621,7 +531,7 @@ class Store:
             documents_by_status=grouped("SELECT status, count(*) FROM documents GROUP BY status"),
             nodes_by_kind=grouped("SELECT kind, count(*) FROM nodes GROUP BY kind"),
             embeddings_by_model=grouped("SELECT model, count(*) FROM embeddings GROUP BY model"),
-            db_bytes=int(self._one("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")),
+            db_bytes=int(self._one("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()") or 0),
         )
 
     def rebuild_fts(self) -> None:

@@ -355,8 +355,8 @@ def _is_empty(conn: sqlite3.Connection) -> bool:
 def free_sibling(path: Path, name: Callable[[str], str]) -> Path:
     """Where to keep an old copy of the library at ``path``: the sibling called ``name(stamp)``, the stamp being the
     time now (``20261201-045502``), with ``-2``, ``-3``... added to it while such a file exists. Used for the
-    backup before a migration and for a damaged library moved aside before a rebuild
-    (:func:`shelfwise.core.ingestion.rebuild.move_aside`)."""
+    backup before a migration and for the old library a rebuild keeps beside the new one
+    (:func:`shelfwise.core.ingestion.rebuild.swap_in`)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(name(stamp))
     n = 1

@@ -330,28 +330,7 @@ def build_data(store: Store, collection_id: int, embed_model: str | None) -> Sna
             first[p] = k
         count[p] = count.get(p, 0) + 1
     kind_of = dict(zip(ids_by_row.tolist(), kind_by_row.tolist(), strict=True))
-    # depth-first layout (iterative: deep trees), passages numbered in reading order
-    order: list[int] = []
-    span_of: dict[int, tuple[int, int]] = {}
-    passages: list[int] = []
-    kid_list = kids.tolist()
-    stack: list[tuple[int, bool]] = [(root, False)]
-    start_of: dict[int, int] = {}
-    while stack:
-        nid, done = stack.pop()
-        if done:
-            span_of[nid] = (start_of[nid], len(passages))
-            continue
-        order.append(nid)
-        if kind_of[nid] == PASSAGE:
-            span_of[nid] = (len(passages), len(passages) + 1)
-            passages.append(nid)
-            continue
-        start_of[nid] = len(passages)
-        stack.append((nid, True))
-        if nid in first:
-            a = first[nid]
-            stack.extend((c, False) for c in reversed(kid_list[a:a + count[nid]]))
+    order, span_of, passages = _depth_first(root, kind_of, kids.tolist(), first, count)
     ids = np.array(order, np.int64)
     pos_of = np.full(int(ids.max()) + 1 if len(ids) else 1, -1, np.int32)
     pos_of[ids] = np.arange(len(ids), dtype=np.int32)
@@ -387,6 +366,34 @@ def build_data(store: Store, collection_id: int, embed_model: str | None) -> Sna
         doc_languages={int(d): langs.split(",") for d, langs in store.conn.execute(
             "SELECT id, languages FROM documents WHERE collection_id = ? AND languages != ''", [collection_id])},
     )
+
+
+def _depth_first(root: int, kind_of: dict[int, int], kids: list[int], first: dict[int, int],
+                 count: dict[int, int]) -> tuple[list[int], dict[int, tuple[int, int]], list[int]]:
+    """The tree laid out depth first from ``root`` (iteratively: deep trees): the node ids in that order, each
+    node's span of passage rows, and the passages numbered in reading order. ``kids[first[p]:first[p] + count[p]]``
+    are node ``p``'s children in reading order."""
+    order: list[int] = []
+    span_of: dict[int, tuple[int, int]] = {}
+    passages: list[int] = []
+    stack: list[tuple[int, bool]] = [(root, False)]
+    start_of: dict[int, int] = {}
+    while stack:
+        nid, done = stack.pop()
+        if done:
+            span_of[nid] = (start_of[nid], len(passages))
+            continue
+        order.append(nid)
+        if kind_of[nid] == PASSAGE:
+            span_of[nid] = (len(passages), len(passages) + 1)
+            passages.append(nid)
+            continue
+        start_of[nid] = len(passages)
+        stack.append((nid, True))
+        if nid in first:
+            a = first[nid]
+            stack.extend((c, False) for c in reversed(kids[a:a + count[nid]]))
+    return order, span_of, passages
 
 
 def _vectors(store: Store, collection_id: int, model: str | None, pos_of: np.ndarray, kind: np.ndarray,

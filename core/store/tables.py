@@ -214,20 +214,6 @@ def read_table(conn: sqlite3.Connection, table: StoredTable, whole: bool = True)
     return TableData(conn, table, whole)
 
 
-def orphan_tables(conn: sqlite3.Connection) -> int:
-    """Tables whose section node is gone (a tree rewritten without them): counted for ``doctor``."""
-    return int(conn.execute(
-        "SELECT count(*) FROM doc_tables t WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = t.node_id)"
-    ).fetchone()[0])
-
-
-def drop_orphan_tables(conn: sqlite3.Connection) -> int:
-    """Delete the tables :func:`orphan_tables` counts; returns how many."""
-    cur = conn.execute(
-        "DELETE FROM doc_tables WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = doc_tables.node_id)")
-    return int(cur.rowcount or 0)
-
-
 GRID_ROWS = 1000  # a bigger table is shown around the rows an answer used
 
 

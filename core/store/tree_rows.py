@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from shelfwise.core.store.lite import NODE_COLUMNS
 from shelfwise.core.store.textutil import describe
-from shelfwise.core.store.types import clean_text, first_text, location_json
+from shelfwise.core.store.types import SQLRow, clean_text, first_text, location_json
 from shelfwise.ingest.model import ParsedDocument, ParsedNode, ParsedTable
 
 NODE_INSERT = f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
 
 
-def insert_nodes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+def insert_nodes(conn: sqlite3.Connection, rows: list[SQLRow]) -> None:
     """``executemany``, not sqlite-utils' ``insert_all``: its per-value conversion check made the whole write path
     about 15% slower on the corpus (benchmarks/product/store_writes.py; docs/benchmarks.md, "Store writes")."""
     conn.executemany(NODE_INSERT, rows)
@@ -37,7 +36,7 @@ def insert_tree(
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'nodes'), 0), "
         "coalesce((SELECT max(id) FROM nodes), 0))"
     ).fetchone()[0] or 0) + 1
-    rows: list[tuple[Any, ...]] = []
+    rows: list[SQLRow] = []
     first = next((n.text for n in parsed.nodes() if n.kind == "passage" and n.text.strip()), "")
     doc_node = next_id
     rows.append((doc_node, collection_id, doc_id, parent_id, "document", 0, parent_depth + 1, title,

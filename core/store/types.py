@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 from shelfwise.ingest.model import Location, ParsedNode
 
@@ -16,6 +16,15 @@ NODE_COLS = "id, collection_id, document_id, parent_id, kind, ordinal, depth, ti
     "heading_path"
 DOC_COLS = "id, collection_id, path, size, mtime, sha256, format, status, message, title, pages, sections, " \
     "passages, ingested_at, warnings, ocr_pages, retry, languages"
+
+SQLValue: TypeAlias = str | int | float | bytes | None  # what one SQLite cell holds, or one statement parameter
+SQLRow: TypeAlias = tuple[SQLValue, ...]  # one row of any table, column by column
+SQLParams: TypeAlias = Sequence[SQLValue]  # a statement's parameters
+# A node's row as NODE_COLS reads it (location and heading_path are JSON text)
+NodeTuple: TypeAlias = tuple[int, int, int | None, int | None, str, int, int, str, str, str, str, str]
+# A document's row as DOC_COLS reads it (warnings is JSON text, retry 0/1, languages comma-separated)
+DocTuple: TypeAlias = tuple[int, int, str, int, float, str, str, str, str, str, int, int, int, str, str, int, int,
+                            str | None]
 
 
 class StoreError(RuntimeError):
@@ -172,14 +181,14 @@ def path_from_key(key: str) -> str:
     return "".join(out)
 
 
-def node_from_row(r: Sequence[Any]) -> NodeRow:
+def node_from_row(r: NodeTuple) -> NodeRow:
     return NodeRow(
         r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
         Location.from_dict(json.loads(r[10])), json.loads(r[11]),
     )
 
 
-def doc_from_row(r: Sequence[Any]) -> DocumentRow:
+def doc_from_row(r: DocTuple) -> DocumentRow:
     return DocumentRow(
         id=r[0], collection_id=r[1], path=path_from_key(r[2]), size=r[3], mtime=r[4], sha256=r[5], format=r[6],
         status=r[7], message=r[8], title=r[9], pages=r[10], sections=r[11], passages=r[12], ingested_at=r[13],
@@ -188,12 +197,11 @@ def doc_from_row(r: Sequence[Any]) -> DocumentRow:
     )
 
 
-LOC_FIELDS = tuple(Location.__dataclass_fields__)
-
-
 def location_json(loc: Location) -> str:
     """``json.dumps(loc.to_dict())`` without dataclasses.asdict's deep copy (hot path: once per node)."""
-    d = {k: v for k in LOC_FIELDS if (v := getattr(loc, k)) is not None}
+    pairs = (("page", loc.page), ("page_end", loc.page_end), ("slide", loc.slide), ("sheet", loc.sheet),
+             ("cells", loc.cells), ("line", loc.line), ("boxes", loc.boxes))  # every field of Location (a test)
+    d = {k: v for k, v in pairs if v is not None}
     return json.dumps(d, ensure_ascii=False) if d else "{}"
 
 

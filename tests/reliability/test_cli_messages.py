@@ -164,3 +164,15 @@ def test_a_file_name_that_is_not_utf8_is_exported_as_the_cli_shows_it(tmp_path: 
     clean(r)
     data = (out / "documents.csv").read_bytes()
     assert b"\x00" not in data and b"caf\\xe9.md" in data, data[:500]
+
+
+@pytest.mark.parametrize("command", [["status"], ["ingest", "--no-index", "."], ["ask", QUESTION, "--no-generate"]])
+def test_a_library_path_that_is_a_symlink_loop_is_said_so(tmp_path: Path, command: list[str]) -> None:
+    # was "No library at ... yet" (status), or "could not read ...: unable to open database file" and advice to
+    # rebuild the library (ingest)
+    db = tmp_path / "lib.db"
+    db.symlink_to("lib.db")
+    r = run_shelfwise(db, command, cwd=tmp_path)
+    clean(r)
+    assert r.returncode == 2 and "is a symbolic link loop" in r.stdout, r.stdout[-2000:]
+    assert "rebuild" not in r.stdout and "No library" not in r.stdout

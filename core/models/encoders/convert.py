@@ -21,21 +21,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError
-from shelfwise.core.models.encoders.gguf_file import publish
+from shelfwise.core.models.encoders.gguf_file import write_gguf
 from shelfwise.core.models.encoders.safetensors import SafetensorsError
 from shelfwise.core.models.encoders.safetensors import read_safetensors as _read_st
 
 if TYPE_CHECKING:
-    from gguf import GGMLQuantizationType
+    from gguf import GGMLQuantizationType, GGUFWriter
 
 FType = Literal["f32", "f16", "q8_0"]
 FTYPES: tuple[FType, ...] = ("f32", "f16", "q8_0")
@@ -143,13 +142,20 @@ def _encode(name: str, arr: np.ndarray, ftype: FType) -> tuple[np.ndarray, GGMLQ
     return gguf.quants.quantize(arr, qtype), qtype
 
 
-def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
-    """Write ``out_path`` (a GGUF of the BERT model in ``src_dir``) atomically and return it."""
-    import gguf
+@dataclass
+class _Bert:
+    """The BERT folder's config and vocabulary, checked, and whether it is a cross-encoder (a classifier head)."""
 
-    if ftype not in FTYPES:
-        raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
-    src_dir, out_path = Path(src_dir), Path(out_path)
+    cfg: dict
+    tokens: list[str]  # llama.cpp's spelling of the WordPiece vocabulary (phantom_vocab)
+    toktypes: list[int]
+    ids: dict[str, int]  # WordPiece token -> id
+    rank: bool  # a cross-encoder: pooled by RANK, with its classifier
+
+
+def _read_bert(src_dir: Path) -> _Bert:
+    """The folder's config and vocabulary; ConversionError when files are missing, it is not BERT, the vocabulary
+    does not match the config or lacks a special token, or a classifier comes without its pooler."""
     for fname in ("model.safetensors", "config.json", "vocab.txt"):
         if not (src_dir / fname).is_file():
             raise ConversionError(f"{src_dir}: missing {fname}")
@@ -168,73 +174,93 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     missing = [s for s in _SPECIAL if s not in ids]
     if missing:
         raise ConversionError(f"vocab.txt lacks special tokens {missing}")
+    return _Bert(cfg, tokens, toktypes, ids, rank)
 
+
+def _write_header(w: GGUFWriter, src_dir: Path, bert: _Bert, ftype: FType) -> None:
+    """The model's hyperparameters, its pooling (MEAN, or RANK for a cross-encoder), the converter's version and a
+    judge's own caps."""
+    import gguf
+
+    cfg = bert.cfg
     file_type = {
         "f32": gguf.LlamaFileType.ALL_F32,
         "f16": gguf.LlamaFileType.MOSTLY_F16,
         "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
     }[ftype]
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".part", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        w = gguf.GGUFWriter(tmp, "bert")
-        w.add_name(src_dir.name if src_dir.name != "model" else "all-MiniLM-L6-v2")
-        w.add_context_length(int(cfg.get("max_position_embeddings", 512)))
-        w.add_embedding_length(int(cfg["hidden_size"]))
-        w.add_feed_forward_length(int(cfg["intermediate_size"]))
-        w.add_block_count(int(cfg["num_hidden_layers"]))
-        w.add_head_count(int(cfg["num_attention_heads"]))
-        w.add_layer_norm_eps(float(cfg.get("layer_norm_eps", 1e-12)))
-        w.add_causal_attention(False)
-        w.add_pooling_type(gguf.PoolingType.RANK if rank else gguf.PoolingType.MEAN)
-        w.add_file_type(file_type)
-        w.add_token_type_count(int(cfg.get("type_vocab_size", 2)))
-        w.add_uint32("shelfwise.converter_version", CONVERTER_VERSION)
-        # a judge trained with other caps than the defaults says so (cross_encoder.Judge reads these keys)
-        for key, val in (cfg.get("shelfwise_judge") or {}).items():
-            if key in ("query_tokens", "pair_tokens"):
-                w.add_uint32(f"shelfwise.judge.{key}", int(val))
-            elif key in ("query_tail", "whole_query"):
-                w.add_bool(f"shelfwise.judge.{key}", bool(val))
+    w.add_name(src_dir.name if src_dir.name != "model" else "all-MiniLM-L6-v2")
+    w.add_context_length(int(cfg.get("max_position_embeddings", 512)))
+    w.add_embedding_length(int(cfg["hidden_size"]))
+    w.add_feed_forward_length(int(cfg["intermediate_size"]))
+    w.add_block_count(int(cfg["num_hidden_layers"]))
+    w.add_head_count(int(cfg["num_attention_heads"]))
+    w.add_layer_norm_eps(float(cfg.get("layer_norm_eps", 1e-12)))
+    w.add_causal_attention(False)
+    w.add_pooling_type(gguf.PoolingType.RANK if bert.rank else gguf.PoolingType.MEAN)
+    w.add_file_type(file_type)
+    w.add_token_type_count(int(cfg.get("type_vocab_size", 2)))
+    w.add_uint32("shelfwise.converter_version", CONVERTER_VERSION)
+    # a judge trained with other caps than the defaults says so (cross_encoder.Judge reads these keys)
+    for key, val in (cfg.get("shelfwise_judge") or {}).items():
+        if key in ("query_tokens", "pair_tokens"):
+            w.add_uint32(f"shelfwise.judge.{key}", int(val))
+        elif key in ("query_tail", "whole_query"):
+            w.add_bool(f"shelfwise.judge.{key}", bool(val))
 
-        w.add_tokenizer_model("bert")
-        w.add_tokenizer_pre("jina-v2-en")
-        w.add_token_list(tokens)
-        w.add_token_types(toktypes)
-        w.add_bos_token_id(ids["[CLS]"])
-        w.add_eos_token_id(ids["[SEP]"])
-        w.add_sep_token_id(ids["[SEP]"])
-        w.add_unk_token_id(ids["[UNK]"])
-        w.add_pad_token_id(ids["[PAD]"])
-        w.add_mask_token_id(ids["[MASK]"])
-        w.add_add_bos_token(True)
-        w.add_add_eos_token(True)
-        w.add_add_sep_token(False)
 
-        seen: set[str] = set()
-        for hf_name, arr in read_safetensors(src_dir / "model.safetensors"):
-            name = gguf_tensor_name(hf_name, rank)
-            if name is None:
-                continue
-            data, raw_dtype = _encode(name, arr, ftype)
-            if raw_dtype is None:
-                w.add_tensor(name, data)
-            else:
-                w.add_tensor(name, data, raw_dtype=raw_dtype)
-            seen.add(name)
-        n_layers = int(cfg["num_hidden_layers"])
-        if "token_embd.weight" not in seen or f"blk.{n_layers - 1}.ffn_down.weight" not in seen:
-            raise ConversionError(f"{src_dir}: model.safetensors lacks embeddings or layers")
-        if rank and not {"cls.weight", "cls.output.weight"} <= seen:
-            raise ConversionError(f"{src_dir}: cross-encoder head incomplete")
+def _write_tokenizer(w: GGUFWriter, bert: _Bert) -> None:
+    """The WordPiece vocabulary as llama.cpp's "bert" tokenizer, with [CLS] ... [SEP] around every text."""
+    ids = bert.ids
+    w.add_tokenizer_model("bert")
+    w.add_tokenizer_pre("jina-v2-en")
+    w.add_token_list(bert.tokens)
+    w.add_token_types(bert.toktypes)
+    w.add_bos_token_id(ids["[CLS]"])
+    w.add_eos_token_id(ids["[SEP]"])
+    w.add_sep_token_id(ids["[SEP]"])
+    w.add_unk_token_id(ids["[UNK]"])
+    w.add_pad_token_id(ids["[PAD]"])
+    w.add_mask_token_id(ids["[MASK]"])
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(True)
+    w.add_add_sep_token(False)
 
-        publish(w, tmp, out_path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return out_path
+
+def _write_tensors(w: GGUFWriter, src_dir: Path, bert: _Bert, ftype: FType) -> None:
+    """The tensors under llama.cpp's names, encoded as ``ftype`` allows (:func:`_encode`); ConversionError when the
+    embeddings, the last layer or a cross-encoder's head is missing."""
+    seen: set[str] = set()
+    for hf_name, arr in read_safetensors(src_dir / "model.safetensors"):
+        name = gguf_tensor_name(hf_name, bert.rank)
+        if name is None:
+            continue
+        data, raw_dtype = _encode(name, arr, ftype)
+        if raw_dtype is None:
+            w.add_tensor(name, data)
+        else:
+            w.add_tensor(name, data, raw_dtype=raw_dtype)
+        seen.add(name)
+    n_layers = int(bert.cfg["num_hidden_layers"])
+    if "token_embd.weight" not in seen or f"blk.{n_layers - 1}.ffn_down.weight" not in seen:
+        raise ConversionError(f"{src_dir}: model.safetensors lacks embeddings or layers")
+    if bert.rank and not {"cls.weight", "cls.output.weight"} <= seen:
+        raise ConversionError(f"{src_dir}: cross-encoder head incomplete")
+
+
+def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
+    """Write ``out_path`` (a GGUF of the BERT model in ``src_dir``) atomically and return it."""
+
+    if ftype not in FTYPES:
+        raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
+    src_dir, out_path = Path(src_dir), Path(out_path)
+    bert = _read_bert(src_dir)
+
+    def fill(w: GGUFWriter) -> None:
+        _write_header(w, src_dir, bert, ftype)
+        _write_tokenizer(w, bert)
+        _write_tensors(w, src_dir, bert, ftype)
+
+    return write_gguf(out_path, "bert", fill)
 
 
 def bundled_source_dir() -> Path:

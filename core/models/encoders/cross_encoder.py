@@ -17,7 +17,6 @@ leaves one float per sequence, read with ``llama_get_embeddings_seq``.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,9 +66,7 @@ class Judge(LoadedEncoder):
     ) -> None:
         import llama_cpp
 
-        self._ll = llama_cpp
-        self._what = "judge"
-        self._lock = threading.Lock()
+        super().__init__("judge")
         path = Path(model_path) if model_path is not None else bundled_judge_path()
         if not path.is_file():
             raise BackendError(f"judge model not found: {path}")
@@ -77,8 +74,7 @@ class Judge(LoadedEncoder):
         self._model_id = encoder_model_id(path)
         if verbose:
             logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
-        self._model: llama_cpp.llama_model_p | None = load_model(path, "judge")
-        self._enc: EncoderContext | None = None
+        self._model = load_model(path, "judge")
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))

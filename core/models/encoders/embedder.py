@@ -259,8 +259,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
     ) -> None:
         import llama_cpp
 
-        self._ll = llama_cpp
-        self._what = "embedder"
+        LoadedEncoder.__init__(self, "embedder")
         path = resolve_embedder(model_path)
         if not path.is_file():
             raise BackendError(f"embedder model not found: {path}")
@@ -269,13 +268,11 @@ class Embedder(LoadedEncoder, PromptedEncoder):
         self.path = path
         self.window = window
         self.batch_tokens = max(batch_tokens, window)
-        self._lock = threading.Lock()
         self._model_id = encoder_model_id(path)
         self.timing = EmbedTiming()
 
-        self._model: llama_cpp.llama_model_p | None = load_model(path, "embedder", n_gpu_layers)
+        self._model = load_model(path, "embedder", n_gpu_layers)
         self.n_gpu_layers = gpu_layers(n_gpu_layers)
-        self._enc: EncoderContext | None = None
         try:
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             self._dim = int(llama_cpp.llama_model_n_embd(self._model))

@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from shelfwise.core.models.encoders.gguf_file import publish
+from shelfwise.core.models.encoders.gguf_file import write_gguf
 from shelfwise.core.models.encoders.safetensors import SafetensorsError, read_safetensors
-from shelfwise.core.models.encoders.sentencepiece_vocab import VocabError, llama_vocab
+from shelfwise.core.models.encoders.sentencepiece_vocab import Vocab, VocabError, llama_vocab
 
 if TYPE_CHECKING:
     from gguf import GGMLQuantizationType, GGUFWriter
@@ -119,13 +118,20 @@ def _read_json(path: Path) -> dict:
         raise ConversionError(f"cannot read {path}: {e}") from e
 
 
-def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
-    """Write ``out_path`` (a GGUF of the EmbeddingGemma folder ``src_dir``) atomically and return it."""
-    import gguf
+@dataclass
+class _Source:
+    """What the folder holds besides the weights, checked: the model's config, its vocabulary, the tokenizer's
+    config, and the ids of its special tokens."""
 
-    if ftype not in FTYPES:
-        raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
-    src_dir, out_path = Path(src_dir), Path(out_path)
+    cfg: dict
+    vocab: Vocab
+    tok_cfg: dict
+    special_ids: dict[str, int]  # bos, eos, unk, pad
+
+
+def _read_source(src_dir: Path) -> _Source:
+    """The folder's configs and vocabulary; ConversionError when it is not an EmbeddingGemma sentence-transformers
+    folder (files missing, another architecture, other Dense modules, special tokens outside the vocabulary)."""
     missing = [f for f in SOURCE_FILES if not (src_dir / f).is_file()]
     if missing:
         raise ConversionError(f"{src_dir}: missing {', '.join(missing)}")
@@ -135,9 +141,8 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     modules = [m.get("path") for m in _read_json(src_dir / "modules.json") if str(m.get("type", "")).endswith("Dense")]
     if modules != ["2_Dense", "3_Dense"]:
         raise ConversionError(f"{src_dir}: expected the Dense modules 2_Dense and 3_Dense, found {modules}")
-    vocab_size = int(cfg["vocab_size"])
     try:
-        vocab = llama_vocab(src_dir, vocab_size)
+        vocab = llama_vocab(src_dir, int(cfg["vocab_size"]))
     except VocabError as e:
         raise ConversionError(str(e)) from e
     tok_cfg = _read_json(src_dir / "tokenizer_config.json")
@@ -145,80 +150,101 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     specials = {k: str(tok_cfg.get(f"{k}_token")) for k in ("bos", "eos", "unk", "pad")}
     if any(v not in ids for v in specials.values()):
         raise ConversionError(f"{src_dir}: special tokens {specials} not all in the vocabulary")
+    return _Source(cfg, vocab, tok_cfg, {k: ids[v] for k, v in specials.items()})
+
+
+def _write_header(w: GGUFWriter, src_dir: Path, cfg: dict, ftype: FType) -> None:
+    """The architecture's hyperparameters, the Dense projections' sizes, pooling and the converter's version."""
+    import gguf
 
     file_type = {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
                  "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[ftype]
     head_dim = int(cfg.get("head_dim", 256))
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".part", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    w.add_type("model")
+    w.add_name("EmbeddingGemma-300M")
+    w.add_string("general.license", "gemma")
+    w.add_block_count(int(cfg["num_hidden_layers"]))
+    w.add_context_length(int(cfg["max_position_embeddings"]))
+    w.add_embedding_length(int(cfg["hidden_size"]))
+    w.add_feed_forward_length(int(cfg["intermediate_size"]))
+    w.add_head_count(int(cfg["num_attention_heads"]))
+    w.add_head_count_kv(int(cfg["num_key_value_heads"]))
+    w.add_rope_freq_base(float(cfg.get("rope_theta", 1_000_000.0)))
+    w.add_float32(f"{ARCH}.rope.freq_base_swa", float(cfg.get("rope_local_base_freq", 10_000.0)))
+    w.add_layer_norm_rms_eps(float(cfg.get("rms_norm_eps", 1e-6)))
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
+    w.add_file_type(file_type)
+    w.add_uint32(f"{ARCH}.attention.sliding_window", int(cfg["sliding_window"]))
+    for folder, prefix in _DENSE.items():
+        dense = _read_json(src_dir / folder / "config.json")
+        w.add_uint32(f"{ARCH}.{prefix}_feat_in", int(dense["in_features"]))
+        w.add_uint32(f"{ARCH}.{prefix}_feat_out", int(dense["out_features"]))
+    w.add_pooling_type(gguf.PoolingType.MEAN)
+    w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    w.add_uint32("shelfwise.converter_version", CONVERTER_VERSION)
+
+
+def _write_tokenizer(w: GGUFWriter, source: _Source) -> None:
+    """The SentencePiece vocabulary as llama.cpp's "llama" tokenizer, with the special tokens and the BOS/EOS
+    flags of the tokenizer's config."""
+    vocab, ids = source.vocab, source.special_ids
+    w.add_tokenizer_model("llama")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(vocab.tokens)
+    w.add_token_scores(vocab.scores)
+    w.add_token_types(vocab.types)
+    w.add_bos_token_id(ids["bos"])
+    w.add_eos_token_id(ids["eos"])
+    w.add_unk_token_id(ids["unk"])
+    w.add_pad_token_id(ids["pad"])
+    w.add_add_bos_token(bool(source.tok_cfg.get("add_bos_token", True)))
+    w.add_add_eos_token(bool(source.tok_cfg.get("add_eos_token", True)))
+    w.add_add_sep_token(False)
+    w.add_add_space_prefix(False)
+
+
+def _write_tensors(w: GGUFWriter, src_dir: Path, source: _Source, ftype: FType) -> None:
+    """The two Dense projections and the transformer's tensors under llama.cpp's names (the embedding cut to the
+    vocabulary, RMSNorm weights as 1 + weight); ConversionError when a layer's tensor is missing."""
+    for folder, prefix in _DENSE.items():
+        tensors = dict(read_safetensors(src_dir / folder / "model.safetensors"))
+        if set(tensors) != {"linear.weight"}:
+            raise ConversionError(f"{folder}: expected one bias-free linear.weight, found {sorted(tensors)}")
+        _add(w, f"{prefix}.weight", tensors["linear.weight"], ftype)
+    seen: set[str] = set()
+    for hf_name, arr in read_safetensors(src_dir / "model.safetensors"):
+        name = gguf_tensor_name(hf_name)
+        if name == "token_embd.weight":
+            arr = arr[: len(source.vocab)]
+        if name.endswith("norm.weight"):
+            arr = arr.astype(np.float32) + 1.0  # Gemma's RMSNorm scales by (1 + weight)
+        _add(w, name, arr, ftype)
+        seen.add(name)
+    n_layers = int(source.cfg["num_hidden_layers"])
+    want = {"token_embd.weight", "output_norm.weight"} | {
+        f"blk.{b}.{part}.weight" for b in range(n_layers) for part in _LAYER.values()}
+    if want - seen:
+        raise ConversionError(f"{src_dir}: model.safetensors lacks {sorted(want - seen)[:3]}...")
+
+
+def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
+    """Write ``out_path`` (a GGUF of the EmbeddingGemma folder ``src_dir``) atomically and return it."""
+
+    if ftype not in FTYPES:
+        raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
+    src_dir, out_path = Path(src_dir), Path(out_path)
+    source = _read_source(src_dir)
+
+    def fill(w: GGUFWriter) -> None:
+        _write_header(w, src_dir, source.cfg, ftype)
+        _write_tokenizer(w, source)
+        _write_tensors(w, src_dir, source, ftype)
+
     try:
-        w = gguf.GGUFWriter(tmp, ARCH)
-        w.add_type("model")
-        w.add_name("EmbeddingGemma-300M")
-        w.add_string("general.license", "gemma")
-        w.add_block_count(int(cfg["num_hidden_layers"]))
-        w.add_context_length(int(cfg["max_position_embeddings"]))
-        w.add_embedding_length(int(cfg["hidden_size"]))
-        w.add_feed_forward_length(int(cfg["intermediate_size"]))
-        w.add_head_count(int(cfg["num_attention_heads"]))
-        w.add_head_count_kv(int(cfg["num_key_value_heads"]))
-        w.add_rope_freq_base(float(cfg.get("rope_theta", 1_000_000.0)))
-        w.add_float32(f"{ARCH}.rope.freq_base_swa", float(cfg.get("rope_local_base_freq", 10_000.0)))
-        w.add_layer_norm_rms_eps(float(cfg.get("rms_norm_eps", 1e-6)))
-        w.add_key_length(head_dim)
-        w.add_value_length(head_dim)
-        w.add_file_type(file_type)
-        w.add_uint32(f"{ARCH}.attention.sliding_window", int(cfg["sliding_window"]))
-        for folder, prefix in _DENSE.items():
-            dense = _read_json(src_dir / folder / "config.json")
-            w.add_uint32(f"{ARCH}.{prefix}_feat_in", int(dense["in_features"]))
-            w.add_uint32(f"{ARCH}.{prefix}_feat_out", int(dense["out_features"]))
-        w.add_pooling_type(gguf.PoolingType.MEAN)
-        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
-        w.add_uint32("shelfwise.converter_version", CONVERTER_VERSION)
-
-        w.add_tokenizer_model("llama")
-        w.add_tokenizer_pre("default")
-        w.add_token_list(vocab.tokens)
-        w.add_token_scores(vocab.scores)
-        w.add_token_types(vocab.types)
-        w.add_bos_token_id(ids[specials["bos"]])
-        w.add_eos_token_id(ids[specials["eos"]])
-        w.add_unk_token_id(ids[specials["unk"]])
-        w.add_pad_token_id(ids[specials["pad"]])
-        w.add_add_bos_token(bool(tok_cfg.get("add_bos_token", True)))
-        w.add_add_eos_token(bool(tok_cfg.get("add_eos_token", True)))
-        w.add_add_sep_token(False)
-        w.add_add_space_prefix(False)
-
-        for folder, prefix in _DENSE.items():
-            tensors = dict(read_safetensors(src_dir / folder / "model.safetensors"))
-            if set(tensors) != {"linear.weight"}:
-                raise ConversionError(f"{folder}: expected one bias-free linear.weight, found {sorted(tensors)}")
-            _add(w, f"{prefix}.weight", tensors["linear.weight"], ftype)
-        seen: set[str] = set()
-        for hf_name, arr in read_safetensors(src_dir / "model.safetensors"):
-            name = gguf_tensor_name(hf_name)
-            if name == "token_embd.weight":
-                arr = arr[: len(vocab)]
-            if name.endswith("norm.weight"):
-                arr = arr.astype(np.float32) + 1.0  # Gemma's RMSNorm scales by (1 + weight)
-            _add(w, name, arr, ftype)
-            seen.add(name)
-        n_layers = int(cfg["num_hidden_layers"])
-        want = {"token_embd.weight", "output_norm.weight"} | {
-            f"blk.{b}.{part}.weight" for b in range(n_layers) for part in _LAYER.values()}
-        if want - seen:
-            raise ConversionError(f"{src_dir}: model.safetensors lacks {sorted(want - seen)[:3]}...")
-
-        publish(w, tmp, out_path)
+        return write_gguf(out_path, ARCH, fill)
     except SafetensorsError as e:
         raise ConversionError(str(e)) from e
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out_path
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,11 @@
-"""Finish a GGUF the converters wrote under a temporary name: header, settings, tensors, then one atomic rename."""
+"""Write a GGUF the way both converters do: under a temporary name beside the target, then header, settings and
+tensors, then one atomic rename (a failure leaves no partial file)."""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,4 +23,22 @@ def publish(w: GGUFWriter, tmp: Path, out_path: Path) -> None:
     os.replace(tmp, out_path)
 
 
-__all__ = ["publish"]
+def write_gguf(out_path: Path, arch: str, fill: Callable[[GGUFWriter], None]) -> Path:
+    """``out_path`` written atomically: a writer for ``arch`` on a temporary file beside it, filled by ``fill``
+    (metadata and tensors), then :func:`publish`; the temporary file is removed whatever happens."""
+    import gguf
+
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".part", dir=out_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        w = gguf.GGUFWriter(tmp, arch)
+        fill(w)
+        publish(w, tmp, out_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out_path
+
+
+__all__ = ["publish", "write_gguf"]

@@ -178,12 +178,18 @@ class LoadedEncoder:
     the model and its vocabulary, an :class:`EncoderContext`, a lock that serialises calls, tokenizing with the
     vocabulary, and freeing the context and the model exactly once (``close``, ``with``, or when collected)."""
 
-    _what: str  # "embedder" / "judge": named in the errors
-    _ll: ModuleType
-    _lock: threading.Lock
-    _model: llama_cpp.llama_model_p | None
-    _enc: EncoderContext | None
     _vocab: llama_cpp.llama_vocab_p
+
+    def __init__(self, what: str) -> None:
+        """What :meth:`close` frees, set first (a subclass calls this before loading, so that closing an object whose
+        loading failed half-way frees what was made)."""
+        import llama_cpp
+
+        self._ll: ModuleType = llama_cpp
+        self._what = what  # "embedder" / "judge": named in the errors
+        self._lock = threading.Lock()
+        self._model: llama_cpp.llama_model_p | None = None
+        self._enc: EncoderContext | None = None
 
     def _raw_tokens(self, data: bytes, add_special: bool) -> list[int]:
         """The vocabulary's token ids for UTF-8 ``data`` (with the model's special tokens when ``add_special``)."""
@@ -198,21 +204,14 @@ class LoadedEncoder:
             n_max = -n
 
     def close(self) -> None:
-        """Free the llama.cpp context and model (idempotent; safe on a half-built object)."""
-        lock = getattr(self, "_lock", None)
-        if lock is not None:
-            lock.acquire()
-        try:
-            enc = getattr(self, "_enc", None)
-            if enc is not None:
-                enc.close()
+        """Free the llama.cpp context and model (idempotent; safe on an object whose loading failed)."""
+        with self._lock:
+            if self._enc is not None:
+                self._enc.close()
             self._enc = None
-            if getattr(self, "_model", None):
+            if self._model:
                 self._ll.llama_model_free(self._model)
             self._model = None
-        finally:
-            if lock is not None:
-                lock.release()
 
     def __enter__(self) -> Self:
         return self

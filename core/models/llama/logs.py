@@ -79,15 +79,18 @@ def log_file() -> Path:
     return d / "shelfwise.log"
 
 
+_ADDED: list[logging.Handler] = []  # the root handlers setup_logging added (the next call replaces them)
+
+
 def setup_logging(verbose: bool = False, path: Path | None = None, stderr_level: int = logging.WARNING) -> Path | None:
     """Every record (INFO and up; DEBUG with ``verbose``) to the log file (rotating, 2 x 2 MB); on stderr the
     application's own warnings, and llama.cpp's lines only with ``verbose``. Returns the log file (None if it
     cannot be written: then nothing is logged to a file). Idempotent per process."""
     root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, "_shelfwise", False):
-            root.removeHandler(h)
-            h.close()
+    while _ADDED:  # the handlers an earlier call added
+        h = _ADDED.pop()
+        root.removeHandler(h)
+        h.close()
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     # llama.cpp's INFO is the loader's metadata dump (~400 lines per model): kept out of the file unless verbose.
     log.setLevel(logging.DEBUG if verbose else logging.WARNING)
@@ -98,8 +101,8 @@ def setup_logging(verbose: bool = False, path: Path | None = None, stderr_level:
         fh: logging.Handler = logging.handlers.RotatingFileHandler(target, maxBytes=2 << 20, backupCount=2,
                                                                    encoding="utf-8", delay=True)
         fh.setFormatter(fmt)
-        fh._shelfwise = True  # type: ignore[attr-defined]
         root.addHandler(fh)
+        _ADDED.append(fh)
     except OSError:
         target = None
     err = logging.StreamHandler()
@@ -107,8 +110,8 @@ def setup_logging(verbose: bool = False, path: Path | None = None, stderr_level:
     err.setFormatter(fmt if verbose else logging.Formatter("%(levelname)s: %(message)s"))
     if not verbose:
         err.addFilter(_NotLlama())
-    err._shelfwise = True  # type: ignore[attr-defined]
     root.addHandler(err)
+    _ADDED.append(err)
     route_llama_log()
     return target
 
