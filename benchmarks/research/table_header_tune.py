@@ -39,6 +39,9 @@ def main() -> None:
     ap.add_argument("--thresholds", default="0.45,0.5,0.55,0.6,0.65,0.7")
     ap.add_argument("--margins", default="0,0.05,0.1,0.15")
     ap.add_argument("--cell-thresholds", default="0.8,0.75,0.7,0.65,0.6")
+    ap.add_argument("--from-results", type=Path,
+                    help="a benchmarks/product/tables.py --embedder none run of the same sample: its unanswered "
+                         "questions are the ones tried again (its right answers counted as they are)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     questions = random.Random(args.seed).sample(read_questions("training"), args.sample)[: args.limit or None]
@@ -46,8 +49,14 @@ def main() -> None:
     encoder = HeaderEncoder(embedder, 1.0, 0.0, 2.0)  # label cells off (no cosine reaches 2) until their grid
     base = 0
     left: list[tuple[dict[str, str], list, str]] = []  # type: ignore[type-arg]
+    known = {}
+    if args.from_results:
+        known = {r["id"]: r for r in json.loads(args.from_results.read_text())["results"]}
     with Store(args.work / "training" / "library.db") as store:
         for q in questions:
+            if q["id"] in known and known[q["id"]]["answer"]:
+                base += bool(known[q["id"]]["correct"])
+                continue
             prepared = prepare_question(store, "default", f"{q['utterance']} in:{workbook_name(q['context'])}")
             loaded = load_tables(store.conn, candidate_tables(store, [], prepared.resolved))
             short = answer_from_tables(loaded, prepared.question)

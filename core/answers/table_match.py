@@ -244,5 +244,5 @@ class HeaderEncoder:
                 if best_key is None or row[top] > best_key[0]:
                     rows = {r for r, t in enumerate(cells) if t == texts[top]}
                     best_key = (float(row[top]), Key(rows, phrase, exact=False, negated=negated(intent.text, start),
-                                                     start=start))
+                                                     start=start, share=0.0))  # not the cell's own words
         return best_key[1] if best_key is not None else None
