@@ -393,7 +393,8 @@ def _time_column(m: _Match) -> int | None:
     for c in range(len(names)):
         if m.data.table.kinds[c] != "date" and not _years(m.data, c):
             continue
-        if m.scores[c] >= 0.5 or any(_same_stem(w, n) for w in words for n in words_of(names[c]) if len(n) >= 5):
+        by_words = col_scores(m.intent, names)[c] >= 0.5  # not the encoder's: "the first day" is not a Date
+        if by_words or any(_same_stem(w, n) for w in words for n in words_of(names[c]) if len(n) >= 5):
             return c
     return None
 
@@ -430,8 +431,8 @@ def _plan_lookup(m: _Match) -> Plan | None:
         found = next((c for c in range(width) if c != m.key_col and (
             set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
         return m.plan("lookup", m.rows[:1], measure=found)  # none such: the row's first other column
-    if scores[target] >= 0.5:
-        return m.plan("lookup", m.rows[:1], measure=target)
+    if scores[target] >= 0.5 and (m.given_key is None or col_scores(m.intent, names)[target] >= 0.5):
+        return m.plan("lookup", m.rows[:1], measure=target)  # an encoder's key: the column named by words
     return None
 
 
