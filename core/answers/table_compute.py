@@ -155,7 +155,10 @@ def _first_last(run: _Run) -> ShortAnswer | None:
 
 def _measured(run: _Run) -> list[int]:
     m = run.plan.measure
-    return [r for r in run.plan.rows if run.data.number(m)[r] is not None] if m is not None else []
+    if m is None:
+        return []
+    numbers = run.data.number(m)
+    return [r for r in run.plan.rows if numbers[r] is not None]
 
 
 def _aggregate(run: _Run) -> ShortAnswer | None:

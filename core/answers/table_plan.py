@@ -220,6 +220,8 @@ def _filter_named_columns(m: _Match) -> None:
             continue
         no = negated(text, found.start()) or bool(re.search(r"\b(no|without|ohne|sans)\s+(\w+\s+)?$",
                                                             text[:found.start()]))
+        if not no and not data.whole:  # a big table's column is read for yes / no cells only when negated
+            continue
         cells = data.text(c)
         filled = [cells[r].strip().lower() for r in m.rows if cells[r].strip()]
         said = sum(1 for v in filled if v in _YES or v in _NO)
@@ -262,8 +264,14 @@ def _filter_comparisons(m: _Match) -> bool:
     return True
 
 
+_YEAR_NAME = re.compile(r"(?i)year|season|jahr|saison|ann[ée]e")
+
+
 def _years(data: TableData, c: int) -> bool:
-    """A column of years: its filled cells are mostly numbers from 1500 to 2100 (or start with one: "2001-02")."""
+    """A column of years: its filled cells are mostly numbers from 1500 to 2100 (or start with one: "2001-02"). A
+    big table's column is read for it only when its name says so (Year, Season)."""
+    if not data.whole and not _YEAR_NAME.search(data.table.names[c]):
+        return False
     numbers = [n for n, t in zip(data.number(c), data.text(c), strict=True) if t]
     return bool(numbers) and sum(1 for n in numbers if n is not None and 1500 <= n <= 2100 and n == int(n)) \
         >= 0.8 * len(numbers)

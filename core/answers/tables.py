@@ -110,7 +110,7 @@ def rows_read(data: TableData, short: ShortAnswer) -> str:
         return ""
     said = []
     for r in rows:
-        cells = [data.text(c)[r] for c in range(len(names))]
+        cells = data.row_texts(r)
         said.append(read_cells(list(names), cells) or "| " + " | ".join(cells) + " |")  # as written, like read_row
     return "; ".join(said)
 
