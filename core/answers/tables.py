@@ -34,10 +34,11 @@ MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 MAX_TABLES = 8  # tables tried for one question
 MAX_READ_COLUMNS = 30  # a row wider than this is not read out in words (its cells are cited instead)
 # how alike (cosine) a column name and a question's word must be for the encoder to count the column named, and by
-# how much more than the next column's name, by encoder family; chosen on WikiTableQuestions training questions
-# (docs/eval/tables.md)
-HEADER_MATCH = {"gemma": (0.6, 0.1), "minilm": (0.6, 0.1)}
-CELL_MATCH = {"gemma": 0.7, "minilm": 0.7}  # how alike a phrase and a label cell must be (the same margin)
+# how much more than the next column's name, by encoder family; and how alike a phrase and a label cell must be
+# (the same margin). Chosen on WikiTableQuestions training questions (docs/eval/tables.md): MiniLM's by
+# benchmarks/research/table_header_tune.py; EmbeddingGemma's the stricter of that grid until its own run
+HEADER_MATCH = {"gemma": (0.6, 0.1), "minilm": (0.5, 0.05)}
+CELL_MATCH = {"gemma": 0.7, "minilm": 0.7}
 
 
 def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], question: str,
@@ -71,7 +72,8 @@ def _plan_at(level: int, intent: TableIntent, data: TableData, encoder: HeaderEn
     assert encoder is not None
     raised = encoder.scores(intent, data.table.names, scores)
     if level == 2:
-        return plan_question(intent, data, raised, parts=True) if raised != scores else None
+        # column names by the encoder with whole cells only: a name and a part of a cell both loose is a guess
+        return plan_question(intent, data, raised) if raised != scores else None
     if key_cells(intent, data):  # a cell named by its words already: the encoder looks for no other
         return None
     col = label_column(data)
