@@ -15,7 +15,7 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.api.asking import Asking
 from shelfwise.core.api.indexing import Indexing, QuestionEvents
 from shelfwise.core.api.reads import Reads
-from shelfwise.core.indexing.encoder import encoder_for
+from shelfwise.core.indexing.encoder import adopt_identity, encoder_for
 from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.models.loaded import Models
 from shelfwise.core.navigation.scope import Scope
@@ -44,7 +44,8 @@ class Shelf(Reads, Asking, Indexing):
         # the library's own encoder unless the settings switch it (a new library: the default)
         self.settings = replace(settings, embedder_path=encoder_for(self.store, settings.embedder_path))
         self._own_encoder = embedder is None
-        self.models = Models(self.settings, backend=backend, embedder=embedder, judge=judge)
+        self.models = Models(self.settings, backend=backend, embedder=embedder, judge=judge,
+                             on_embedder=lambda encoder: adopt_identity(self.store, encoder))
         self.walk = LibraryWalk(self.store, self.models)  # what the answer path is handed (never the facade)
 
     def ask_typed(self, question: str, collection: str = "default", *, scope: Scope | None = None,

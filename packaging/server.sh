@@ -6,6 +6,7 @@
 #   bash packaging/server.sh path             print the built binary's path (exit 1 when it is not built)
 #   bash packaging/server.sh start [--judge]  start the encoder and the answer model (and the judge) servers
 #   bash packaging/server.sh status | stop    what runs / stop what `start` started
+#   bash packaging/server.sh alias ROLE FILE  the --alias `start` gives FILE in ROLE (encoder, answer, judge)
 #
 # The build needs cmake and a C++ compiler, no network beyond the registry pip already uses: the llama-cpp-python
 # sdist is fetched with `pip download` into $SHELFWISE_SERVER_CACHE (default ~/.cache/shelfwise-server), outside the
@@ -129,8 +130,12 @@ import os; print(os.environ.get("SHELFWISE_SERVER_JUDGE") or bundled_judge_path(
   esac
 }
 
-alias_of() {  # FILE:SHA16, the in-process encoder's model id: a library mixes vectors only of the same weights
-  echo "$(basename "$1"):$(sha256sum "$1" | cut -c1-16)"
+alias_of() {  # role file: the file's identity, the model id it has in process (core/models/identity.py), so what
+  # was stored with it in process (vectors, calibration, thresholds) is used with the server, and the reverse
+  "$VPY" -c 'import sys
+from pathlib import Path
+from shelfwise.core.models.identity import model_identity
+print(model_identity(Path(sys.argv[1])))' "$2"
 }
 
 start_one() {  # role port model args...
@@ -141,7 +146,7 @@ start_one() {  # role port model args...
     echo "server: the $role server already runs (pid $(cat "$pidf")); bash packaging/server.sh stop first"
     return 0
   fi
-  nohup "$(binary)" -m "$model" --alias "$(alias_of "$model")" --host "$host" --port "$port" \
+  nohup "$(binary)" -m "$model" --alias "$(alias_of "$role" "$model")" --host "$host" --port "$port" \
     --threads "$threads" "$@" >"$log" 2>&1 &
   echo $! > "$pidf"
   local url="http://$host:$port"
@@ -216,11 +221,12 @@ main() {  # the dispatch runs after the whole file is read (an edit or git pull 
     start) do_start "$@" ;;
     status) do_status ;;
     stop) do_stop ;;
+    alias) alias_of "$@" ;;
     path)
       b="$(binary)"
       if [ -x "$b" ] && [ -f "$(build_dir)/.shelfwise-built" ]; then echo "$b"; else
         echo "server: llama-server is not built (bash packaging/server.sh build)" >&2; exit 1; fi ;;
-    *) echo "usage: bash packaging/server.sh build|path|start [--judge]|status|stop" >&2; exit 2 ;;
+    *) echo "usage: bash packaging/server.sh build|path|start [--judge]|status|stop|alias ROLE FILE" >&2; exit 2 ;;
   esac
 }
 main "$@"; exit $?

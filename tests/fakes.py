@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
 from shelfwise.core.models.encoders.embedder import SymmetricEncoder
 
 _WORD = re.compile(r"\w+")
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server answering with ``handler`` on a free loopback port, in a thread; its base URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 class HashEmbedder(SymmetricEncoder):

@@ -72,6 +72,12 @@ def _llama_backend(request: pytest.FixtureRequest) -> Any:
     return LlamaBackend(request.getfixturevalue("bundled_model"))
 
 
+def _on_demand_backend(request: pytest.FixtureRequest) -> Any:
+    from shelfwise.core.models.llama.on_demand import OnDemandLlama
+
+    return OnDemandLlama(request.getfixturevalue("bundled_model"))
+
+
 SHARED = {"llama.cpp": "llama_backend"}  # the session's instance (tests/conftest.py), used and left open
 
 
@@ -84,6 +90,7 @@ def _remote_backend(request: pytest.FixtureRequest) -> Any:
 BACKENDS: dict[str, tuple[Callable[[pytest.FixtureRequest], Any], Traits]] = {
     "fake": (_fake_backend, Traits()),
     "llama.cpp": (_llama_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1)),
+    "llama.cpp on demand": (_on_demand_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1)),
     "remote": (_remote_backend, Traits(tolerance=1e-2, probability_noise=0.1)),
 }
 
@@ -100,7 +107,7 @@ class Impl:
     fresh: Callable[[], Any]  # a new instance (for close(), which must not close the shared one)
 
 
-@pytest.fixture(scope="module", params=_params(BACKENDS, {"llama.cpp", "remote"}))
+@pytest.fixture(scope="module", params=_params(BACKENDS, {"llama.cpp", "llama.cpp on demand", "remote"}))
 def backend(request: pytest.FixtureRequest) -> Iterator[Impl]:
     make, traits = BACKENDS[request.param]
     if request.param != "fake":

@@ -12,6 +12,7 @@ import pytest
 
 from shelfwise.core.indexing.state import index_state
 from shelfwise.core.indexing.vectors import embed_missing, refresh_collection
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.store.db import FileMeta, Store
 from shelfwise.core.store.snapshot import build_snapshot
 from shelfwise.ingest.model import Location, ParsedDocument, ParsedNode
@@ -82,8 +83,8 @@ def test_switching_reembeds_and_never_mixes_two_models(tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_the_cli_embeds_with_the_encoder_it_is_given(tmp_path: Path) -> None:
-    """``--embedder GGUF`` reaches ingest's indexing: the vectors are keyed by that file's model id. (A renamed copy
-    of the bundled MiniLM keeps this fast: its model id differs, its vectors are real.)"""
+    """``--embedder GGUF`` reaches ingest's indexing: the vectors are keyed by that file's model id, its content's
+    identity whatever its name. (A renamed copy of the bundled MiniLM keeps this fast: its vectors are real.)"""
     import shutil
 
     from click.testing import CliRunner
@@ -102,7 +103,7 @@ def test_the_cli_embeds_with_the_encoder_it_is_given(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     with Store(db) as store:
         models = store.stats().embeddings_by_model
-    assert list(models) == [f"my-encoder.gguf:{models and next(iter(models)).split(':')[1]}"] and sum(models.values())
+    assert list(models) == [model_identity(other)] and sum(models.values())  # the copy's content names it
     bad = runner.invoke(main, ["--db", str(db), "--embedder", "gemma-the-unknown", "search", "cats"])
     assert bad.exit_code == 2 and "neither minilm nor embeddinggemma nor a GGUF file" in bad.output
     nothing = runner.invoke(main, ["--embedder", "embeddinggemma", "models", "--json"], env={"SHELFWISE_HOME":

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from shelfwise.core.answers.answer import build_prompt, prompt_family
-from shelfwise.core.models.gguf_meta import gguf_identity
+from shelfwise.core.models.identity import model_identity as gguf_identity
 from shelfwise.resources import path as resource_path
 from tests.test_found_models import lay_out_lm_studio, lay_out_ollama
 

@@ -4,8 +4,7 @@ backends (fake, rerank server over HTTP, the shipped GGUF) and the evaluation's 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.snapshots import snapshot_for
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.evaluation.retrieval import Methods
+from tests.fakes import serving
 from tests.test_navigation import shelf_store  # noqa: F401  (fixture)
 
 
@@ -129,10 +129,8 @@ class _Rerank(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def rerank_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Rerank)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", _Rerank
-    server.shutdown()
+    with serving(_Rerank) as url:
+        yield url, _Rerank
     _Rerank.mode = "logit"
 
 
@@ -181,7 +179,7 @@ def test_shipped_judge_in_the_walk(shelf_store):  # noqa: F811
         judge.close()
     vals = [c.features["judge"] for lvl in res.trace.levels for c in lvl.candidates if "judge" in c.features]
     assert 0 < len(vals) <= 16 and all(np.isfinite(vals))
-    assert res.trace.judge.startswith("shelfwise-judge-")
+    assert res.trace.judge == judge.model_id and res.trace.judge.startswith("gguf:")  # the file's identity
 
 
 def test_cli_and_window_show_the_judges_reading(shelf_store):  # noqa: F811

@@ -1,5 +1,5 @@
 """One rule for a model's identity (``model_id``): the in-process backend's is its GGUF's content
-(:func:`~shelfwise.core.models.gguf_meta.gguf_identity`), and calibration and the adaptive threshold are both keyed
+(:func:`~shelfwise.core.models.identity.model_identity`), and calibration and the adaptive threshold are both keyed
 by it, so loading another GGUF redoes calibration while a copy of the same file does not."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from shelfwise.core.answers.adaptive import DEFAULT_THRESHOLD, get_threshold, se
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.models.backend import DecisionBackend
 from shelfwise.core.models.fake import FakeBackend
-from shelfwise.core.models.gguf_meta import IDENTITY_HEAD, gguf_identity
+from shelfwise.core.models.identity import IDENTITY_HEAD
+from shelfwise.core.models.identity import model_identity as gguf_identity
 from shelfwise.core.navigation import calibrate as calibrate_mod
 from shelfwise.core.navigation.calibrate import ensure_calibrated
 from shelfwise.core.navigation.decision import DecisionModel

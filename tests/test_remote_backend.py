@@ -10,7 +10,6 @@ sorts the whole 262k vocabulary in Python for every echoed prompt token (~0.5 s 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import signal
@@ -20,16 +19,18 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shelfwise.core.models.backend import BackendError, Cost, Scores
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.remote.backend import RemoteBackend, query_logprobs, readout_logprobs, top_logprobs
 from shelfwise.core.navigation.parallel import pool_scores, request_concurrency, score_requests
 from shelfwise.core.navigation.readout_prompts import binary_prompt
+from tests.fakes import serving
 
 # --------------------------------------------------------------------------- a scriptable stdlib server
 
@@ -138,22 +139,10 @@ def _handler(script: _Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@contextlib.contextmanager
-def _serving(script: _Script) -> Iterator[str]:
-    """The scripted fake server on a free loopback port; its base URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 @pytest.fixture
 def fake() -> Iterator[tuple[str, _Script]]:
     script = _Script()
-    with _serving(script) as url:
+    with serving(_handler(script)) as url:
         yield url, script
 
 
@@ -424,7 +413,9 @@ LISTING = [
 @pytest.mark.model
 def test_real_probe_and_model_id(remote: RemoteBackend, bundled_model: Path) -> None:
     caps = remote.probe()
-    assert caps.top_logprobs and remote.model_id == str(bundled_model)
+    # the server lists the file by its path: the model is named as the same file in process is
+    assert caps.top_logprobs and remote.api.model_id == str(bundled_model)
+    assert remote.model_id == model_identity(bundled_model)
     assert remote.count_tokens(" Yes") == 1
 
 
@@ -498,7 +489,7 @@ def test_a_levels_questions_run_max_concurrency_at_once_on_one_server() -> None:
     """One server with slots: a level's questions are in flight together, never more than max_concurrency."""
     script = _Script()
     script.delay = 0.05
-    with _serving(script) as url, RemoteBackend(url, max_concurrency=4) as rb:
+    with serving(_handler(script)) as url, RemoteBackend(url, max_concurrency=4) as rb:
         rb.probe()
         before = script.requests
         out = rb.binary("listing", [f"q{i}" for i in range(8)])  # one request group of a level

@@ -118,3 +118,23 @@ def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, d
     out = json.loads(r.stdout)
     assert out["short_answer"] is not None and out["short_answer"]["text"] == value, out["answer"]
     assert out["answer"].startswith(value)
+
+
+# Questions the sample's six documents do not answer (issue 48): what they ask about occurs nowhere in the library,
+# so the answer is "Not found in your documents" with the nearest passages offered as related. Before the
+# absent-subject rule (core/answers/coverage.py) each got the nearest sentence as its answer.
+NOT_IN_THE_SAMPLE = ["What is the dress code at the office?",
+                     "How much is the referral bonus for recommending a new hire?"]
+
+
+@pytest.mark.parametrize("question", NOT_IN_THE_SAMPLE, ids=["dress-code", "referral-bonus"])
+def test_a_question_the_sample_does_not_answer_is_not_found(library: tuple[Path, dict[str, str]],
+                                                            question: str) -> None:
+    db, env = library
+    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert not out["found"] and out["answer"] == "Not found in your documents.", out["answer"]
+    assert out["short_answer"] is None and 1 <= len(out["related"]) <= 3
+    text = _run(["--db", str(db), "ask", question, "--no-generate"], env).stdout
+    assert "Answer: Not found in your documents." in text and "Related passages" in text, text

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import pytest
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM
 from shelfwise.core.models.remote.embedder import RemoteEmbedder, cut_points, is_server_url, server_model
+from tests.fakes import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,21 +157,10 @@ def _handler(fake: _Fake) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@contextlib.contextmanager
-def _serving(fake: _Fake) -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 @pytest.fixture
 def fake() -> Iterator[tuple[str, _Fake]]:
     f = _Fake()
-    with _serving(f) as url:
+    with serving(_handler(f)) as url:
         yield url, f
 
 
@@ -244,7 +234,7 @@ def test_without_a_local_copy_a_stopped_server_is_an_error_that_says_what_to_do(
     from shelfwise.core.models.remote.fallback import open_served_embedder
 
     f = _Fake()
-    with _serving(f) as url:
+    with serving(_handler(f)) as url:
         served = open_served_embedder(url, retries=0)
         assert served.ran.startswith("on the encoder server") and served.model_id == f.alias
         served.embed(["before"])
@@ -271,7 +261,7 @@ def test_the_same_weights_in_process_stand_in_for_a_stopped_server() -> None:
     path = bundled_embedder_path()
     f = _Fake()
     f.alias = _alias(path)  # the stand-in claims MiniLM's identity: its local copy is the twin
-    with _serving(f) as url:
+    with serving(_handler(f)) as url:
         served = open_served_embedder(url, retries=0, n_threads=1)
         from_server = served.embed(["a passage"])
         f.down = True
@@ -364,9 +354,10 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _alias(path: Path) -> str:
-    from shelfwise.core.models.gguf_meta import encoder_model_id
-
-    return encoder_model_id(path)
+    """The alias ``packaging/server.sh start`` declares for the file (its identity)."""
+    done = subprocess.run(["bash", str(ROOT / "packaging" / "server.sh"), "alias", "encoder", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    return done.stdout.strip()
 
 
 @pytest.mark.model
@@ -397,14 +388,15 @@ def test_embeddinggemma_prompts_on_the_server_match_in_process(embeddinggemma_mo
 
     texts = TEXTS[:8]
     with Embedder(embeddinggemma_model, n_threads=2) as local:
+        local_id = local.model_id
         want_docs = local.embed(texts)
         want_pair = local.embed_query_and_documents(texts[0], texts[1:3])
     with llama_server(embeddinggemma_model, "--embedding", "--pooling", "mean", "--parallel", "2",
                       "--ctx-size", "1024", "--batch-size", "1024", "--ubatch-size", "1024") as url:
         with contextlib.closing(RemoteEmbedder(url, batch=3, concurrency=2)) as remote:
             assert remote.profile is EMBEDDINGGEMMA
-            # no hashed alias: an id that never equals the in-process one
-            assert remote.model_id.startswith("embeddinggemma-300m-q8_0.gguf@server:")
+            # no alias: the file the server reports is on this machine, so it is the in-process model
+            assert remote.model_id == local_id
             got = remote.embed(texts)
             pair = remote.embed_query_and_documents(texts[0], texts[1:3])
     assert _cosines(got, want_docs).min() >= 0.999

@@ -7,11 +7,12 @@ objects with widgets (``app/gui``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import TypeVar
 
 from shelfwise.app.cli.shown import shown
 from shelfwise.app.cli.table_answer import table_lines
-from shelfwise.core.answers.types import Answer, Citation
+from shelfwise.core.answers.types import Answer, AnswerEvents, Citation
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace, to_dict
 
 
@@ -60,7 +61,7 @@ def render_trace(trace: Trace) -> list[str]:
     return lines
 
 
-def result_json(result: SearchResult) -> dict[str, Any]:
+def result_json(result: SearchResult) -> dict[str, object]:
     passages = [{
         "text": h.text, "path": h.path, "title": h.title, "heading_path": h.heading_path,
         "location": to_dict(h.location), "score": h.score, "node_id": h.node_id,
@@ -72,9 +73,9 @@ def result_json(result: SearchResult) -> dict[str, Any]:
             "encoder": result.trace.encoder or None, "judged": result.trace.judged, "notes": list(result.trace.notes)}
 
 
-def answer_json(answer: Answer) -> dict[str, Any]:
+def answer_json(answer: Answer) -> dict[str, object]:
     """``shelfwise ask --json``: the search's passages and trace, then the answer, its citations and steps."""
-    out: dict[str, Any] = (result_json(answer.search) if answer.search
+    out: dict[str, object] = (result_json(answer.search) if answer.search
                            else {"question": answer.question, "passages": [], "trace": []})
     out["answer"] = answer.shown_first()
     out["short_answer"] = to_dict(answer.short) if answer.short else None
@@ -92,7 +93,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
                        "heading_path": h.heading_path, "text": h.text, "node_id": h.node_id}
                       for h in related_hits(answer)]
     out["steps"] = [to_dict(s) for s in answer.steps]
-    out["notes"] = sorted(set(answer.notes) | set(out.get("notes", [])))
+    out["notes"] = sorted(set(answer.notes) | set(answer.search.trace.notes if answer.search else []))
     return out
 
 
@@ -177,16 +178,24 @@ def render_verdict(answer: Answer, streamed: str) -> list[str]:
     return [f"({'not shown' if why.startswith('it says nothing that') else 'withdrawn'}: {why})"]
 
 
+E = TypeVar("E", bound=AnswerEvents)
+
+
 class StreamedAnswer:
     """The terminal's side of an answer being made (``shelfwise ask``, ``shelfwise chat``): the extracted
     sentence at once (:meth:`on_extract`), the model's answer as it is written (:meth:`on_token`), then whether it
     is kept (:meth:`on_generated`); :meth:`finish` prints what no event brought (the steps, the sources)."""
 
-    def __init__(self, echo: Callable[..., Any]) -> None:
+    def __init__(self, echo: Callable[..., object]) -> None:
         self.echo = echo
         self.extracted = False
         self.streamed = ""
         self.judged = False
+
+    def listening(self, events: E) -> E:
+        """``events`` with this printer's ``on_extract``, ``on_token`` and ``on_generated`` (the command's own
+        events, such as printing the walk, kept)."""
+        return replace(events, on_extract=self.on_extract, on_token=self.on_token, on_generated=self.on_generated)
 
     def on_extract(self, answer: Answer) -> None:
         for line in answer_lines(answer):

@@ -42,7 +42,7 @@ CLI = "from shelfwise.app.cli.main import main; main()"
 
 def eval_args(name: str, args: argparse.Namespace, db: Path) -> tuple[list[str], str]:
     """The ``shelfwise eval`` arguments for a set, and the stem of the answers file it writes."""
-    common = ["--answers", "--methods", "navigation", "--no-sweep"]
+    common = ["--answers", "--methods", "navigation", "--no-sweep", *(["--no-generate"] if args.no_generate else [])]
     if name == "sample":
         return ["--db", str(db), "eval", str(ROOT / "resources" / "sample_questions.jsonl"), *common], \
             "answers-sample_questions-all"
@@ -62,14 +62,17 @@ def run_tree(tree: str, name: str, args: argparse.Namespace, work: Path) -> list
     env = dict(os.environ)
     env.pop("SHELFWISE_EMBEDDER", None)  # the default encoder, as a new user gets
     db = work / tree / "sample.db"
-    if tree == "before":
-        shim = work / "before-shim" / "shelfwise"
+    checkout = args.before if tree == "before" else args.after
+    if checkout:
+        # the tree's own code ahead of the installed package (a frozen snapshot keeps a long run on one commit)
+        shim = work / f"{tree}-shim" / "shelfwise"
         shim.mkdir(parents=True, exist_ok=True)
-        for d in ("core", "app", "ingest", "resources"):
+        for d in ("core", "app", "ingest", "resources", "evaluation"):
             link = shim / d
-            if not link.exists():
-                link.symlink_to(Path(args.before).resolve() / d)
+            if not link.exists() and (Path(checkout) / d).exists():
+                link.symlink_to(Path(checkout).resolve() / d)
         env["PYTHONPATH"] = str(shim.parent)
+    if tree == "before":
         env["SHELFWISE_HOME"] = str(args.before_home)
     if name == "sample" and not db.exists():
         subprocess.run([sys.executable, "-c", CLI, "--db", str(db), "ingest",
@@ -114,7 +117,10 @@ def grade(rows: list[dict[str, Any]], free_text: bool) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--before", required=True, help="a checkout of the release before (e.g. cb39674)")
+    ap.add_argument("--before", help="a checkout of the release before (e.g. cb39674); without it only 'after' runs")
+    ap.add_argument("--after", help="a checkout to run as 'after' (default: the installed package, this tree)")
+    ap.add_argument("--no-generate", action="store_true",
+                    help="no model text: the value and the sentence only (wrong_text_shown is then 0 by construction)")
     ap.add_argument("--before-home", type=Path, default=Path("/tmp/shelfwise-before-home"),
                     help="its SHELFWISE_HOME (models linked in; its evaluation libraries are built there)")
     ap.add_argument("--sets", default="sample,cqa-tune,cqa-test")
@@ -123,10 +129,11 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/answers-bench"))
     ap.add_argument("--out", type=Path, default=Path("/tmp/answers-bench.json"))
     args = ap.parse_args()
-    result: dict[str, Any] = {"before": str(args.before), "sets": {}}
+    result: dict[str, Any] = {"before": str(args.before), "after": str(args.after or ROOT),
+                              "generate": not args.no_generate, "sets": {}}
     for name in args.sets.split(","):
         result["sets"][name] = {}
-        for tree in ("before", "after"):
+        for tree in ("before", "after") if args.before else ("after",):
             rows = run_tree(tree, name, args, args.work)
             result["sets"][name][tree] = grade(rows, free_text=name == "sample")
             g = result["sets"][name][tree]

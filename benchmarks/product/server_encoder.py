@@ -31,7 +31,7 @@ import numpy as np
 
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.embedder import Embedder, resolve_embedder
-from shelfwise.core.models.gguf_meta import encoder_model_id
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.remote.embedder import RemoteEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def llama_server(model: Path, threads: int, args: list[str], wait: float = 60.0)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([binary(), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-                             "--threads", str(threads), *args, "--alias", encoder_model_id(model)],
+                             "--threads", str(threads), *args, "--alias", model_identity(model)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

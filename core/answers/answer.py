@@ -44,13 +44,14 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-from shelfwise.core.answers.coverage import key_coverage
+from shelfwise.core.answers.coverage import key_coverage, subject_absent
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
 from shelfwise.core.answers.tuning import MINILM, AnswerTuning
 from shelfwise.core.answers.types import Citation
 from shelfwise.core.languages import has_unsegmented, word_count
-from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Generation
+from shelfwise.core.models.backend import CancelCheck, Cancelled, Cost, DecisionBackend, Embedder, Generation
 from shelfwise.core.navigation.trace import Hit, SearchResult
+from shelfwise.core.store.db import Store
 
 NOT_FOUND_TEXT = "Not found in your documents."
 FOUND_MIN_SCORE = 0.05  # fallback without cosine evidence: the top hit's P(relevant) below this: not found
@@ -302,18 +303,24 @@ def passage_cosines(result: SearchResult | None, hits: Sequence[Hit]) -> dict[in
 
 
 def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
-                  min_score: float = FOUND_MIN_SCORE, tuning: AnswerTuning = MINILM, question: str = "") -> bool:
+                  min_score: float = FOUND_MIN_SCORE, tuning: AnswerTuning = MINILM, question: str = "",
+                  store: Store | None = None, embedder: Embedder | None = None) -> bool:
     """No hits, or none of them close enough to the question (see the module doc); with cosine evidence, also a
     best passage whose P(relevant) is under ``abstain_p``, or (given the ``question``) top passages that leave the
-    question's key terms uncovered while the best cosine is not high (:func:`key_coverage`)."""
+    question's key terms uncovered while the best cosine is not high (:func:`key_coverage`), or (given the library's
+    ``store`` and ``embedder`` too) what the question asks about occurs nowhere in the library while the best
+    cosine is not high (:func:`~shelfwise.core.answers.coverage.subject_absent`)."""
     if not hits:
         return True
     if cosines:
         best = max(cosines.get(h.node_id, 0.0) for h in hits)
         if best < tuning.found_min_cosine or hits[0].score < tuning.abstain_max_p:
             return True
-        return bool(question and best < tuning.covered_max_cosine
-                    and key_coverage(question, hits) < tuning.covered_min)
+        if question and best < tuning.covered_max_cosine and key_coverage(question, hits) < tuning.covered_min:
+            return True
+        return bool(question and store is not None and embedder is not None and best < tuning.absent_max_cosine
+                    and subject_absent(store, embedder, question, hits, min_present=tuning.absent_min_present,
+                                       max_keep=tuning.absent_max_keep))
     return hits[0].score < min_score
 
 

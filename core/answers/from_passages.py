@@ -87,7 +87,7 @@ def extractive_answer(library: LibraryWalk, question: str, result: SearchResult 
         cosines = passage_cosines(result, hits)
     tokens = result.trace.tokens if result is not None else 0
     tuning = tuning_for(library.embedder)
-    if weak_evidence(hits, cosines, tuning=tuning, question=question):
+    if weak_evidence(hits, cosines, tuning=tuning, question=question, store=library.store, embedder=library.embedder):
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
     sentences = extract_answer(question, hits, sentence_scorer(library), passage_weight=tuning.passage_weight,

@@ -28,14 +28,24 @@ class AnswerTuning:
     # cosine is under ``covered_max_cosine`` (core/answers/coverage.py; 0.0: off, no point chosen: docs/eval/answers.md)
     covered_min: float = 0.0
     covered_max_cosine: float = 0.0
+    # not found too when some key term of the question occurs nowhere in the library, the library holds at least
+    # ``absent_min_present`` of the question's words, the question without those terms keeps an encoder cosine
+    # under ``absent_max_keep`` with itself, and the best cosine is under ``absent_max_cosine``
+    # (core/answers/coverage.py ``subject_absent``; absent_max_keep 0.0: off)
+    absent_min_present: float = 0.0
+    absent_max_keep: float = 0.0
+    absent_max_cosine: float = 0.0
 
 
 # chosen with all-MiniLM-L6-v2 (docs/benchmarks.md, "Answers" and "The extracted answer")
 MINILM = AnswerTuning(found_min_cosine=0.26, abstain_max_p=0.021, passage_weight=0.2, cue_weight=0.2,
                       lexical_weight=0.4)
-# chosen with EmbeddingGemma-300M: its cosines never fall under 0.3 on the tune half, so only P(relevant) abstains
+# chosen with EmbeddingGemma-300M: its cosines never fall under 0.3 on the tune half, so only P(relevant) abstains;
+# the absent-subject rule's values chosen by benchmarks/research/not_found_tune.py on its tune sets
+# (docs/eval/answers.md, "Not found")
 EMBEDDINGGEMMA = AnswerTuning(found_min_cosine=0.0, abstain_max_p=0.0167, passage_weight=0.2, cue_weight=0.3,
-                              lexical_weight=0.4)
+                              lexical_weight=0.4, absent_min_present=0.6, absent_max_keep=0.82,
+                              absent_max_cosine=0.5)
 BY_PROFILE = {"minilm": MINILM, "embeddinggemma": EMBEDDINGGEMMA}
 
 

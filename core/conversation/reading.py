@@ -145,27 +145,9 @@ class Asked:
         return self.turns[-1]
 
 
-# chosen on the multi-turn set's tune split (benchmarks/research/conversation_tune.py, then
-# benchmarks/research/conversation_gate.py
-# for the topic-shift test) and the sequence guard; docs/eval/conversation.md: the last turn's query before the
-# question, the embedder reading the question's vector + 0.5 x the last query's, the walk preferring the last
-# answer's documents. Read alone when the question says what it asks in its own words (no word pointing back, at
-# least four content words) or announces a new topic; a shorter one with no word pointing back when the walk's
-# passage model is confident of its best passage for the question alone; one that points back when it matches the
-# rest of the collection clearly better than the last answer's documents (embedder margin + 0.3 x BM25 margin below
-# the threshold). The comparison of the two readings (``alone_gap``) is not shipped: chosen on tune, it lost
-# follow-ups on the test split (docs/eval/conversation.md, "Round 4"); nor is its undiluted form (the follow-up
-# reading's confidence from the question's own BM25 hits, ``gap_hits="question"``), which did not beat what ships on
-# the tune split ("Round 5"). Round 6: a follow-up by these tests that names no referent (no pronoun or "one") and
-# has two or more content words of its own is read alone when the best passage for it alone holds at least half
-# more of those words than the follow-up reading's best passage (``coverage_gap``). Round 7: the words compared by
-# the extractive answer's matcher (``cues.own_words``, ``extractive.share_held``). Restricting that test to questions
-# whose best passage alone lies in the last answer's documents (``coverage_inside``) was chosen on tune and lost
-# cross-document shifts on the test split, so it is not shipped ("Round 7"). Round 9 (chosen on the tune split
-# only, then the test split run once): a follow-up by these tests that names no referent, has four or more own
-# words and whose best passage alone, among the last answer's documents, lies outside its cited sections by a
-# passage-model P gap of 0.1 or more (``middle_gap``) is read in its own words and vector, the walk still preferring
-# the last answer's documents (``middle_words``): a same-document "And" shift finds its own section
+# The reading that ships, each value chosen on the multi-turn set's tune split (benchmarks/research/conversation_tune.py
+# and conversation_gate.py; the rounds that chose them, with their figures and the variants that lost, are in
+# docs/eval/conversation.md; what each field does is said on ReadingRule)
 SHIPPED = ReadingRule(text="previous", mix=0.5, document_bonus=1.0, threshold=-0.33, cue_weight=0.0,
                       lexical_weight=0.3, own_words=4, confidence=0.44, coverage_gap=0.5, coverage_words=2,
                       middle_words=4, middle_gap=0.1)

@@ -9,11 +9,13 @@ so a switch re-embeds the library; until then it is searched by its words and th
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shelfwise.core.models.backend import Embedder
+from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 from shelfwise.core.store.db import Store
 
@@ -50,12 +52,37 @@ def describe(spec: str | Path | None) -> str:
 
 
 def name_of_model_id(model_id: str) -> str | None:
-    """The encoder name behind a stored vector's model id (``file name:sha prefix``); None for another GGUF."""
+    """The encoder name behind a stored vector's model id: the identity of a named encoder's file installed here
+    (``core/models/identity.py``), or a name of before that rule (``file name:sha prefix``); None for another
+    GGUF."""
+    from shelfwise.core.models.identity import is_identity
+
+    if is_identity(model_id):
+        for name, file in FILES.items():
+            if _installed_identity(models_dir() / file) == model_id:
+                return name
+        return None
     file = model_id.split(":", 1)[0]
     for name, known in FILES.items():
         if file == known:
             return name
     return None
+
+
+def _installed_identity(path: Path) -> str | None:
+    """The identity of the file at ``path`` (None when there is none), read once per size and change time."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _identity_of(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _identity_of(path: Path, size: int, mtime_ns: int) -> str:
+    from shelfwise.core.models.identity import model_identity
+
+    return model_identity(path)
 
 
 def library_encoder(store: Store) -> str | None:
@@ -87,6 +114,34 @@ def record_encoder(store: Store, spec: str) -> None:
     if store.read_only or store.get_meta(META_KEY) == name:
         return
     store.set_meta(META_KEY, name)
+
+
+def adopted_key(model_id: str) -> str:
+    return f"identity_adopted:{model_id}"
+
+
+def adopt_identity(store: Store, embedder: Embedder) -> int:
+    """Rename what the library stored under the encoder's name of before the identity rule (its ``legacy_ids``,
+    ``FILE:SHA16``) to its identity (``core/models/identity.py``), so vectors, calibrations and index states made
+    before it serve on; returns the vectors renamed. Looked at once per library and encoder (a meta flag); the
+    encoder's old name (a hash of the whole file) is computed only when the library holds a name of that form. A
+    read-only library is left as it is (its old vectors are then not used)."""
+    from shelfwise.core.models.identity import FILE_SHA_ID, is_identity
+    from shelfwise.core.store.model_ids import rename_model, stored_models
+
+    new = embedder.model_id
+    if store.read_only or not is_identity(new) or store.get_meta(adopted_key(new)):
+        return 0
+    stored = stored_models(store)
+    moved = 0
+    if any(FILE_SHA_ID.match(name) for name in stored):
+        for old in embedder.legacy_ids:
+            if old in stored:
+                if store.get_meta(META_KEY) is None and embedder.path is not None:
+                    record_encoder(store, str(embedder.path))  # its name was read from the old ids' file names
+                moved += rename_model(store, old, new)
+    store.set_meta(adopted_key(new), True)
+    return moved
 
 
 @dataclass(frozen=True)
@@ -143,5 +198,5 @@ def _tokens(embedder: Embedder, texts: list[str]) -> int:
     return embedder.document_tokens(texts)
 
 
-__all__ = ["META_KEY", "SwitchEstimate", "canonical", "describe", "encoder_for", "label", "library_encoder",
-           "measure_switch", "name_of_model_id", "record_encoder", "switch_estimate"]
+__all__ = ["META_KEY", "SwitchEstimate", "adopt_identity", "canonical", "describe", "encoder_for", "label",
+           "library_encoder", "measure_switch", "name_of_model_id", "record_encoder", "switch_estimate"]

@@ -182,8 +182,8 @@ class BackendBase:
     """The capabilities of :class:`DecisionBackend` a backend may lack, declared with their defaults; a backend
     overrides what it has.
 
-    ``model_id`` is the one rule for a model's identity: the in-process backend's is its GGUF's content identity
-    (:func:`shelfwise.core.models.gguf_meta.gguf_identity`), a server's the model name it serves, the fake's its
+    ``model_id`` is the model's identity by one rule (``core/models/identity.py``): the GGUF's content identity,
+    whether the file is loaded in process or served (a server's is read from what it reports), the fake's its
     name. Calibration (``navigation/snapshots.model_set``) and the adaptive threshold (``answers/adaptive``) are
     both keyed by it, so loading another model redoes both. ``legacy_ids``: what a library written before this
     rule keyed the same model by (read only when nothing is stored under ``model_id``)."""
@@ -287,7 +287,15 @@ class Embedder(Protocol):
         ...
 
     @property
-    def model_id(self) -> str: ...
+    def model_id(self) -> str:
+        """The model's identity (``core/models/identity.py``): what its vectors are stored under."""
+        ...
+
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:
+        """Names older releases stored this model's vectors under (a library's are renamed to ``model_id`` when
+        it is next used with them: ``core/indexing/encoder.py``, ``adopt_identity``)."""
+        ...
 
     @property
     def profile(self) -> EncoderProfile | None:
@@ -331,6 +339,7 @@ class EmbedderBase:
     n_threads: int | None = None
     profile: EncoderProfile | None = None
     ran: str = "in process"
+    legacy_ids: tuple[str, ...] = ()
 
     def embed_query(self, text: str) -> np.ndarray:
         raise NotImplementedError

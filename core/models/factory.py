@@ -15,9 +15,10 @@ def make_backend(settings: Settings) -> DecisionBackend:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise BackendError(f"the remote backend is not available: {exc}") from exc
         return RemoteBackend(settings.backend_url)
-    from shelfwise.core.models.llama.backend import LlamaBackend
+    from shelfwise.core.models.llama.on_demand import OnDemandLlama
 
-    return LlamaBackend(settings.model_path, n_gpu_layers=settings.n_gpu_layers, n_threads=settings.n_threads)
+    # loaded by the first call that reads or writes: a question that only searches never loads it
+    return OnDemandLlama(settings.model_path, n_gpu_layers=settings.n_gpu_layers, n_threads=settings.n_threads)
 
 
 def make_embedder(spec: str | None, *, n_threads: int | None = None, n_gpu_layers: int = -1) -> Embedder:

@@ -271,34 +271,3 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def encoder_model_id(path: Path) -> str:
-    """An encoder's identity as stored beside its vectors and judge scores: ``FILE:SHA16`` (the file's name and the
-    first 16 hex digits of its sha256). ``packaging/server.sh`` gives a served encoder the same id (``--alias``),
-    so vectors from the server and from the same file in process are one model's."""
-    return f"{path.name}:{sha256_of(path)[:16]}"
-
-
-IDENTITY_HEAD = 4 << 20  # the header (metadata, tokenizer, tensor table) and the first weights
-IDENTITY_SAMPLES = 32  # chunks of the weights read at even steps through the rest of the file
-IDENTITY_CHUNK = 64 << 10
-
-
-def gguf_identity(path: Path) -> str:
-    """The content identity of a model file, cheap for any size: sha256 over the file's size, its first 4 MiB
-    (every GGUF metadata key a converter writes first: name, architecture, tokenizer; then the tensor table) and
-    32 chunks of 64 KiB at even steps through the rest (weights: another fine-tune or quantization of the same
-    model differs there). About 6 MiB read whatever the size; the file's name and place do not count, so a copy
-    is the same model and a changed file is another one."""
-    size = path.stat().st_size
-    h = hashlib.sha256(size.to_bytes(8, "little"))
-    with path.open("rb") as fh:
-        h.update(fh.read(IDENTITY_HEAD))
-        rest = size - IDENTITY_HEAD
-        if rest > 0:
-            step = max(IDENTITY_CHUNK, rest // IDENTITY_SAMPLES)
-            for offset in range(IDENTITY_HEAD, size, step):
-                fh.seek(offset)
-                h.update(fh.read(IDENTITY_CHUNK))
-            fh.seek(max(IDENTITY_HEAD, size - IDENTITY_CHUNK))
-            h.update(fh.read(IDENTITY_CHUNK))  # the last weights
-    return f"gguf:{h.hexdigest()[:16]}"

@@ -5,6 +5,7 @@ answer path reaches the models without going through the facade."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from shelfwise.core.environment import variable
 from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
@@ -14,11 +15,16 @@ log = logging.getLogger(__name__)
 
 
 class Models:
+    """``on_embedder``: called once with the encoder when it is first asked for (the facade renames what its
+    library stored under the encoder's name of before the identity rule: ``core/indexing/encoder.py``)."""
+
     def __init__(self, settings: Settings, *, backend: DecisionBackend | None = None,
-                 embedder: Embedder | None = None, judge: RelevanceJudge | None = None) -> None:
+                 embedder: Embedder | None = None, judge: RelevanceJudge | None = None,
+                 on_embedder: Callable[[Embedder], object] | None = None) -> None:
         self.settings = settings
         self._backend = backend
         self._embedder = embedder
+        self._on_embedder = on_embedder
         # [judge], or [None] once looked for and none found; None: not looked for yet
         self._judge: list[RelevanceJudge | None] | None = [judge] if judge is not None else None
 
@@ -37,6 +43,9 @@ class Models:
 
             self._embedder = make_embedder(self.settings.embedder_path, n_threads=self.settings.n_threads,
                                            n_gpu_layers=self.settings.n_gpu_layers)
+        if self._on_embedder is not None:
+            hook, self._on_embedder = self._on_embedder, None
+            hook(self._embedder)
         return self._embedder
 
     @property

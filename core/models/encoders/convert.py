@@ -249,7 +249,6 @@ def _write_tensors(w: GGUFWriter, src_dir: Path, bert: _Bert, ftype: FType) -> N
 
 def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
     """Write ``out_path`` (a GGUF of the BERT model in ``src_dir``) atomically and return it."""
-
     if ftype not in FTYPES:
         raise ValueError(f"ftype must be one of {FTYPES}, not {ftype!r}")
     src_dir, out_path = Path(src_dir), Path(out_path)

@@ -26,7 +26,7 @@ from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.models.encoders.pair_frame import PAIR_TOKENS, QUERY_TOKENS, PairFrame, pair_tokens
-from shelfwise.core.models.gguf_meta import encoder_model_id
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 
 JUDGE_GLOB = "shelfwise-judge-*.gguf"
@@ -71,7 +71,7 @@ class Judge(LoadedEncoder):
         if not path.is_file():
             raise BackendError(f"judge model not found: {path}")
         self.path = path
-        self._model_id = encoder_model_id(path)
+        self._model_id = model_identity(path)
         if verbose:
             logging.getLogger(LLAMA_LOGGER).setLevel(logging.DEBUG)
         self._model = load_model(path, "judge")
@@ -102,7 +102,7 @@ class Judge(LoadedEncoder):
 
     @property
     def model_id(self) -> str:
-        """File name + sha256 prefix: changes whenever the model file changes."""
+        """The file's identity (``core/models/identity.py``): changes whenever the model file changes."""
         return self._model_id
 
     # -- tokenization -------------------------------------------------------------------------------------------

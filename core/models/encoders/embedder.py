@@ -35,7 +35,8 @@ from shelfwise.core.models.encoders.convert import (
 )
 from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, gpu_layers, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
-from shelfwise.core.models.gguf_meta import encoder_model_id, sha256_of
+from shelfwise.core.models.gguf_meta import sha256_of
+from shelfwise.core.models.identity import file_sha_id, model_identity
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
@@ -268,7 +269,8 @@ class Embedder(LoadedEncoder, PromptedEncoder):
         self.path = path
         self.window = window
         self.batch_tokens = max(batch_tokens, window)
-        self._model_id = encoder_model_id(path)
+        self._model_id = model_identity(path)
+        self._legacy_ids: tuple[str, ...] | None = None
         self.timing = EmbedTiming()
 
         self._model = load_model(path, "embedder", n_gpu_layers)
@@ -302,8 +304,17 @@ class Embedder(LoadedEncoder, PromptedEncoder):
 
     @property
     def model_id(self) -> str:
-        """File name + sha256 prefix: changes whenever the model file changes (store it next to vectors)."""
+        """The file's identity (``core/models/identity.py``): changes whenever the model file changes (store it
+        next to vectors)."""
         return self._model_id
+
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:  # type: ignore[override]  # computed when first asked
+        """``FILE:SHA16``, the name vectors were stored under before the identity rule (the whole file is hashed,
+        once, when asked)."""
+        if self._legacy_ids is None:
+            self._legacy_ids = (file_sha_id(self.path),)
+        return self._legacy_ids
 
     # -- tokenization -------------------------------------------------------------------------------------------
     def _special_frame(self) -> tuple[list[int], list[int]]:

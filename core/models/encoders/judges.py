@@ -62,7 +62,7 @@ class RemoteJudge:
         from shelfwise.core.models.remote.client import ServerClient
 
         self.pool = ServerClient(url, timeout=timeout, retries=retries, connections=2, backoff=0.5)
-        self.model_id = f"rerank@{self.pool.url}"
+        self.model_id = f"rerank@{self.pool.url}"  # it names no model: its own id (core/models/identity.py)
         self.whole_query = True  # a rerank server's model is asked what the user typed
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:

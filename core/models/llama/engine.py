@@ -35,7 +35,8 @@ from shelfwise.core.models.backend import BackendBase, BackendError, Cost, defau
 from shelfwise.core.models.chat import render_user_turn
 from shelfwise.core.models.encoders.llama_encoder import gpu_layers
 from shelfwise.core.models.found import ollama_chat
-from shelfwise.core.models.gguf_meta import gguf_identity, require_kind
+from shelfwise.core.models.gguf_meta import require_kind
+from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.llama.batch import TokenBatch
 from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, resolve_model
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
@@ -64,6 +65,63 @@ def gpu_offload_supported() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
+N_CTX = 8192  # the context the answer model is given (tokens; the question's budget is a share of it)
+
+
+def legacy_ids_of(path: Path) -> tuple[str, ...]:
+    """The names older releases keyed this answer model's calibration and threshold by: before the content
+    identity, calibration was keyed by the backend's name whatever file was loaded (read for the bundled model
+    only, which those calibrations were made with) and the threshold by the file name."""
+    return (path.name, *(("llama.cpp",) if path.name == BUNDLED_FILENAME else ()))
+
+
+def tokenize_with(vocab: llama_cpp.llama_vocab_p, text: str, add_bos: bool, special: bool) -> list[int]:
+    """Token ids of ``text`` in ``vocab`` (a lone surrogate, bytes that were not UTF-8, becomes "?")."""
+    raw = text.encode("utf-8", errors="replace")
+    cap = len(raw) + 8
+    buf = (llama_cpp.llama_token * cap)()
+    n = llama_cpp.llama_tokenize(vocab, raw, len(raw), buf, cap, add_bos, special)
+    if n < 0:
+        cap = -n
+        buf = (llama_cpp.llama_token * cap)()
+        n = llama_cpp.llama_tokenize(vocab, raw, len(raw), buf, cap, add_bos, special)
+    return list(buf[:n])
+
+
+class Vocabulary:
+    """Only the tokenizer of a GGUF (llama.cpp's ``vocab_only`` load: no weights, no context): the tokens a text
+    is to the model, counted without loading the model."""
+
+    def __init__(self, path: Path) -> None:
+        _init_llama(False)
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        params.n_gpu_layers = 0
+        self._model: llama_cpp.llama_model_p | None = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
+        if not self._model:
+            raise BackendError(f"llama.cpp could not read the vocabulary of {path}: the file is corrupt or "
+                               "truncated, or its architecture is not supported by the installed llama-cpp-python")
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self._lock = threading.Lock()
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as :meth:`LlamaEngine.count_tokens` counts them (no BOS, special tokens as text)."""
+        with self._lock:
+            if self._model is None:
+                raise BackendError("the vocabulary is closed")
+            return len(tokenize_with(self._vocab, text, False, False))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._model:
+                llama_cpp.llama_model_free(self._model)
+                self._model = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown or a half-built instance
+            self.close()
+
+
 class LlamaEngine(BackendBase):
     """One GGUF model and one multi-sequence llama.cpp context (see the module doc).
 
@@ -80,7 +138,7 @@ class LlamaEngine(BackendBase):
         self,
         model_path: str | Path | None = None,
         *,
-        n_ctx: int = 8192,
+        n_ctx: int = N_CTX,
         n_batch: int = 2048,
         n_ubatch: int = 512,
         n_seq_max: int = 64,
@@ -98,11 +156,8 @@ class LlamaEngine(BackendBase):
         self._lock = threading.Lock()
         self.model_path = resolve_model(model_path)
         require_kind(self.model_path, "generator", "answer model")  # an encoder here answered nothing, silently
-        self._model_id = gguf_identity(self.model_path)
-        # Before the content identity, calibration was keyed by the backend's name whatever file was loaded (read
-        # for the bundled model only, which those calibrations were made with) and the threshold by the file name.
-        self.legacy_ids = (self.model_path.name, *(("llama.cpp",) if self.model_path.name == BUNDLED_FILENAME
-                                                    else ()))
+        self._model_id = model_identity(self.model_path)
+        self.legacy_ids = legacy_ids_of(self.model_path)
         if n_seq_max < 2:
             raise BackendError("n_seq_max must be >= 2 (sequence 0 holds the shared prefix)")
         _init_llama(verbose)
@@ -199,7 +254,8 @@ class LlamaEngine(BackendBase):
 
     @property
     def model_id(self) -> str:
-        """The GGUF's content identity (:func:`gguf_identity`): another file loaded is another model."""
+        """The GGUF's identity (:func:`~shelfwise.core.models.identity.model_identity`): another file loaded is
+        another model."""
         return self._model_id
 
     def meta(self, key: str) -> str | None:
@@ -257,15 +313,7 @@ class LlamaEngine(BackendBase):
     # ------------------------------------------------------------------ tokens
 
     def _tok(self, text: str, add_bos: bool, special: bool = False) -> list[int]:
-        raw = text.encode("utf-8", errors="replace")  # a lone surrogate (bytes that were not UTF-8) becomes "?"
-        cap = len(raw) + 8
-        buf = (llama_cpp.llama_token * cap)()
-        n = llama_cpp.llama_tokenize(self._vocab, raw, len(raw), buf, cap, add_bos, special)
-        if n < 0:
-            cap = -n
-            buf = (llama_cpp.llama_token * cap)()
-            n = llama_cpp.llama_tokenize(self._vocab, raw, len(raw), buf, cap, add_bos, special)
-        return list(buf[:n])
+        return tokenize_with(self._vocab, text, add_bos, special)
 
     def tokenize(self, text: str, add_bos: bool = False, special: bool = False) -> list[int]:
         """Token ids of ``text``. Decision modes never parse special tokens inside texts (documents cannot inject

@@ -33,7 +33,9 @@ minus the prompt tokens it reports as served from its cache (vLLM
 llama-cpp-python's server reports no cache use, so there ``tokens`` counts what was *sent*, an upper bound of
 what it evaluated (it reuses the longest common prefix with its previous prompt).
 
-On first use the backend probes the server: ``GET /v1/models`` (reachable; :attr:`model_id`), then the
+On first use the backend probes the server: ``GET /v1/models`` and ``/props`` (reachable; :attr:`model_id`, the
+served file's identity by the rule of ``core/models/identity.py``, so calibration made with the same file in
+process is used here, and the reverse), then the
 capability a mode needs the first time it is used (top log-probabilities; prompt log-probabilities), each with
 a tiny request.
 """
@@ -124,8 +126,9 @@ class RemoteBackend(BackendBase):
 
     @property
     def model_id(self) -> str:
-        """The server's model name (probed once)."""
-        return self.api.model_id
+        """The served model's identity, the in-process model's when the server serves the same file (probed
+        once; ``core/models/identity.py``)."""
+        return self.api.identity
 
     def probe(self, *, prompt_logprobs: bool = False) -> Capabilities:
         """Check that the server is reachable and returns next-token top log-probabilities (and, if asked,
@@ -294,7 +297,8 @@ class RemoteBackend(BackendBase):
         return {
             "backend": self.name,
             "url": self.url,
-            "model": self.model_id,
+            "model": self.api.model_id,
+            "model_id": self.model_id,
             "max_concurrency": self.max_concurrency,
             "timeout": self.timeout,
             "retries": self.retries,

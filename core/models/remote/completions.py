@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendError, Cost
+from shelfwise.core.models.identity import served_identity
 from shelfwise.core.models.remote.client import ServerClient
 
 
@@ -76,7 +77,8 @@ def query_logprobs(choice: JSONObject, start: int, end: int) -> list[float]:
 class Capabilities:
     """What the probe found. ``None`` = not probed yet."""
 
-    model_id: str | None = None
+    model_id: str | None = None  # the model name requests are sent with
+    identity: str | None = None  # the model's identity (core/models/identity.py), else the name
     top_logprobs: bool | None = None
     prompt_logprobs: bool | None = None
     tokenize_path: str | None = None  # "" = no tokenize endpoint (count_tokens estimates)
@@ -113,10 +115,26 @@ class CompletionsAPI:
 
     @property
     def model_id(self) -> str:
-        """The server's model name (probed once)."""
+        """The server's model name (probed once), sent with each request."""
         self.probe_models()
         assert self.caps.model_id is not None
         return self.caps.model_id
+
+    @property
+    def identity(self) -> str:
+        """The served model's identity (:func:`~shelfwise.core.models.identity.served_identity`: the same as the
+        file's in process), else its name on the server (which no file's identity equals)."""
+        self.probe_models()
+        assert self.caps.identity is not None
+        return self.caps.identity
+
+    def _reported_path(self) -> str:
+        """The model file llama-server says it serves (``/props``); empty from a server without that endpoint."""
+        try:
+            props = self.http.request("GET", "/props", retries=0)
+        except BackendError:
+            return ""
+        return str(props.get("model_path") or "")
 
     def probe_models(self) -> None:
         if self.caps.model_id is not None:
@@ -127,11 +145,13 @@ class CompletionsAPI:
             data = self.http.request("GET", "/v1/models")
             ids = [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
             if self.model is not None:
-                self.caps.model_id = self.model
+                name = self.model
             elif ids:
-                self.caps.model_id = ids[0]
+                name = ids[0]
             else:
                 raise BackendError(f"the server at {self.http.url} lists no model under /v1/models")
+            self.caps.identity = served_identity(name, self._reported_path()) or name
+            self.caps.model_id = name
 
     def probe(self, *, prompt_logprobs: bool = False) -> Capabilities:
         """Check that the server is reachable and returns next-token top log-probabilities (and, if asked,

@@ -9,11 +9,11 @@ ids then go to ``/v1/embeddings`` in batches (several requests in flight, keep-a
 rows come back L2-normalised here. So a text longer than the window is cut where the in-process encoder cuts it,
 and a text holding ``[SEP]`` or ``<eos>`` is read as words, as it is in process.
 
-Model identity (:attr:`RemoteEmbedder.model_id`): ``packaging/server.sh start`` names each model with
-``--alias FILE:SHA16`` (the GGUF's file name and the first 16 hex digits of its sha256), the form the in-process
-encoder's ``model_id`` has, so a library's vectors from the server and from the same file in process are one
-model's; a server started by hand with no such alias gets ``FILE@server:PARAMS:BYTES``, which never equals an
-in-process id, so its vectors are never mixed with a local model's.
+Model identity (:attr:`RemoteEmbedder.model_id`): the in-process encoder's for the same file
+(:func:`~shelfwise.core.models.identity.served_identity`: the alias ``packaging/server.sh start`` declares, else the
+file the server reports when it is on this machine), so a library's vectors from the server and from the same file
+in process are one model's; a server whose model cannot be told so gets ``FILE@server:PARAMS:BYTES``, which never
+equals a file's identity, so its vectors are never mixed with a local model's.
 
 Faults: connection errors and 5xx answers are retried (:class:`~.client.ServerClient`); a timeout or a refusal is a
 :class:`~shelfwise.core.models.backend.BackendError` naming the server and its message. ``embed`` returns every
@@ -22,7 +22,6 @@ row or raises: nothing half-embedded comes back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,9 +32,9 @@ import numpy as np
 
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.encoders.embedder import EMBEDDINGGEMMA, MINILM, EncoderProfile, PromptedEncoder
+from shelfwise.core.models.identity import FILE_SHA_ID, file_sha_id, served_identity
 
 START_HINT = "bash packaging/server.sh start (see docs/server.md)"
-_ALIAS = re.compile(r"^(?P<file>[^:/\\]+\.gguf):(?P<sha>[0-9a-f]{16})$")
 
 
 def is_server_url(spec: object) -> bool:
@@ -61,16 +60,21 @@ class ServerModel:
 
     @property
     def model_id(self) -> str:
-        """``FILE:SHA16`` when the server was started with that alias (server.sh hashes the file), else an id
-        of the server's own form (never equal to an in-process encoder's)."""
-        if _ALIAS.match(self.alias):
-            return self.alias
-        return f"{self.file}@server:{self.n_params}:{self.size}"
+        """The file's identity when it can be told (:func:`served_identity`), else an id of the server's own form
+        (never equal to a file's identity)."""
+        return served_identity(self.alias, self.path) or f"{self.file}@server:{self.n_params}:{self.size}"
+
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:
+        """``FILE:SHA16`` of the served file when it is on this machine (what its vectors were stored under before
+        the identity rule)."""
+        local = Path(self.path) if self.path else None
+        return (file_sha_id(local),) if local is not None and local.is_file() else ()
 
     def profile(self) -> EncoderProfile:
         """The prompts the in-process encoder would use for this file (by its name: the server does not report
         ``general.architecture``)."""
-        alias = _ALIAS.match(self.alias)
+        alias = FILE_SHA_ID.match(self.alias)
         name = (alias.group("file") if alias else self.file).lower()
         return EMBEDDINGGEMMA if "embeddinggemma" in name else MINILM
 
@@ -129,6 +133,7 @@ class RemoteEmbedder(PromptedEncoder):
         if window < 3:
             raise ValueError("window must leave room for at least one token besides the special tokens")
         self.window = window
+        self._model_id: str | None = None
         self.batch = max(1, batch)
         self.concurrency = max(1, concurrency)
         self._workers = ThreadPoolExecutor(max_workers=self.concurrency + 1, thread_name_prefix="remote-embed")
@@ -168,7 +173,13 @@ class RemoteEmbedder(PromptedEncoder):
     # -- identity ---------------------------------------------------------------------------------------------------
     @property
     def model_id(self) -> str:
-        return self.server.model_id
+        if self._model_id is None:  # read once: the served file's identity reads a few MiB of it
+            self._model_id = self.server.model_id
+        return self._model_id
+
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:  # type: ignore[override]  # the served file's, when it is here
+        return self.server.legacy_ids
 
     @property
     def dim(self) -> int:

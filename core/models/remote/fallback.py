@@ -2,9 +2,9 @@
 
 :func:`open_served_embedder` is what ``--embedder http://host:port`` opens. While the server answers, vectors come
 from it (:class:`~.embedder.RemoteEmbedder`). When it cannot be reached (down, restarted, too slow, failing with
-5xx), the same GGUF in this process takes over, but only the same weights: the local file named by the server's
-model id (``FILE:SHA16``, ``packaging/server.sh`` declares it) is loaded and used only when its own id is equal,
-so a library never gets vectors of two models. The last id each server gave is kept in the data dir
+5xx), the same GGUF in this process takes over, but only the same weights: the local file whose identity is the
+server's model id (``core/models/identity.py``; ``packaging/server.sh`` declares it) is loaded, so a library never
+gets vectors of two models. The last id each server gave is kept in the data dir
 (``models/servers.json``), so a server that is down when Shelfwise starts still has its twin found. Without a twin
 the error says what to do. The switch is logged once, and :attr:`ServedEmbedder.ran` says which ran (``on the
 encoder server at URL`` or ``in process: the encoder server at URL did not answer``): the walk's trace shows it.
@@ -70,21 +70,17 @@ def remember_id(url: str, model_id: str) -> None:
 
 
 def local_twin(model_id: str, n_threads: int | None = None, n_gpu_layers: int = -1) -> Embedder | None:
-    """The in-process encoder on this machine's copy of ``model_id``'s weights (``FILE:SHA16``: models/FILE with
-    that sha256), or None when there is no such file or it holds other weights."""
-    file, _, sha = model_id.partition(":")
-    if not sha or "/" in file or "\\" in file or not file.endswith(".gguf"):
-        return None  # a server's own id (no hash declared): nothing local is known to be the same
-    path = models_dir() / file
-    if not path.is_file():
+    """The in-process encoder on this machine's copy of ``model_id``'s weights (a GGUF in the models folder with
+    that identity, :func:`~shelfwise.core.models.identity.local_copy`), or None when there is none."""
+    from shelfwise.core.models.identity import local_copy
+
+    folder = models_dir()
+    path = local_copy(model_id, sorted(folder.glob("*.gguf")) if folder.is_dir() else [])
+    if path is None:
         return None
     from shelfwise.core.models.encoders.embedder import Embedder as LlamaEmbedder
 
-    local = LlamaEmbedder(path, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
-    if local.model_id != model_id:
-        local.close()
-        return None
-    return local
+    return LlamaEmbedder(path, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
 
 
 class ServedEmbedder(EmbedderBase):
@@ -108,6 +104,10 @@ class ServedEmbedder(EmbedderBase):
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    @property
+    def legacy_ids(self) -> tuple[str, ...]:  # type: ignore[override]  # the server's, when it answered
+        return self._remote.legacy_ids if self._remote is not None else ()
 
     def describe(self) -> str:
         if self._remote is not None:

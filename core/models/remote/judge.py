@@ -10,8 +10,9 @@ pair scores differently. So the client tokenizes query and texts with the server
 from the judge GGUF's ``shelfwise.judge.*`` keys, read from this machine's copy of the same file (the judge ships
 with Shelfwise); a judge this machine has no copy of is read with the defaults.
 
-Identity: ``FILE:SHA16`` as ``packaging/server.sh`` declares it with ``--alias`` (the in-process judge's
-``model_id``), else the server's own id. When the server cannot be reached, the in-process judge on the same file
+Identity: the in-process judge's ``model_id`` for the same file (``core/models/identity.py``: the alias
+``packaging/server.sh`` declares, else the file the server reports when it is on this machine), else the server's
+own id. When the server cannot be reached, the in-process judge on the same file
 stands in (logged once; :attr:`ServerJudge.ran` says which ran); without one, the error says what to do.
 """
 
@@ -50,24 +51,19 @@ def judge_caps(path: Path) -> tuple[int, int, bool, bool]:
 
 
 def local_judge_file(model_id: str) -> Path | None:
-    """This machine's copy of the judge ``model_id`` names (``FILE:SHA16``): the judge shipped with Shelfwise or a
-    file in the models folder, with that sha256; None without one."""
+    """This machine's copy of the judge ``model_id`` names: the judge shipped with Shelfwise or a file in the
+    models folder with that identity (:func:`~shelfwise.core.models.identity.local_copy`); None without one."""
     from shelfwise.core.models.encoders.cross_encoder import bundled_judge_path
-    from shelfwise.core.models.gguf_meta import encoder_model_id
+    from shelfwise.core.models.identity import local_copy
     from shelfwise.core.paths import models_dir
 
-    file, _, sha = model_id.partition(":")
-    if not sha or not file.endswith(".gguf") or "/" in file or "\\" in file:
-        return None
-    candidates = [models_dir() / file]
+    folder = models_dir()
+    candidates = sorted(folder.glob("*.gguf")) if folder.is_dir() else []
     try:
         candidates.insert(0, bundled_judge_path())
     except BackendError:
         pass
-    for path in candidates:
-        if path.is_file() and encoder_model_id(path) == model_id:
-            return path
-    return None
+    return local_copy(model_id, candidates)
 
 
 class ServerJudge:
