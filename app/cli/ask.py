@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import NoReturn
 
 import click
@@ -116,8 +115,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
         events = _events(as_json, show_trace)
         printer = StreamedAnswer(click.echo)
         if not as_json and not no_answer:  # the answer printed as it is made
-            events = replace(events, on_extract=printer.on_extract, on_token=printer.on_token,
-                             on_generated=printer.on_generated)
+            events = printer.listening(events)
         with _door(question, collection):
             if no_answer:
                 _print_walk(shelf.search_typed(question, collection, scope=scope, events=events), as_json)

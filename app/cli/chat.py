@@ -4,7 +4,6 @@ part of ``shelfwise ask --conversation ID`` that continues a stored conversation
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -101,8 +100,7 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
 
     events = TurnEvents(on_reading=on_reading, on_search=on_search)
     if not as_json:  # the answer streamed as it is made
-        events = replace(events, on_extract=shown.on_extract, on_token=shown.on_token,
-                         on_generated=shown.on_generated)
+        events = shown.listening(events)
     if isinstance(question, str):
         read_once = taken(shelf, question, conv.collection)
         if read_once is None:

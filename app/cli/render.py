@@ -7,10 +7,12 @@ objects with widgets (``app/gui``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TypeVar
 
 from shelfwise.app.cli.shown import shown
 from shelfwise.app.cli.table_answer import table_lines
-from shelfwise.core.answers.types import Answer, Citation
+from shelfwise.core.answers.types import Answer, AnswerEvents, Citation
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace, to_dict
 
 
@@ -176,6 +178,9 @@ def render_verdict(answer: Answer, streamed: str) -> list[str]:
     return [f"({'not shown' if why.startswith('it says nothing that') else 'withdrawn'}: {why})"]
 
 
+E = TypeVar("E", bound=AnswerEvents)
+
+
 class StreamedAnswer:
     """The terminal's side of an answer being made (``shelfwise ask``, ``shelfwise chat``): the extracted
     sentence at once (:meth:`on_extract`), the model's answer as it is written (:meth:`on_token`), then whether it
@@ -186,6 +191,11 @@ class StreamedAnswer:
         self.extracted = False
         self.streamed = ""
         self.judged = False
+
+    def listening(self, events: E) -> E:
+        """``events`` with this printer's ``on_extract``, ``on_token`` and ``on_generated`` (the command's own
+        events, such as printing the walk, kept)."""
+        return replace(events, on_extract=self.on_extract, on_token=self.on_token, on_generated=self.on_generated)
 
     def on_extract(self, answer: Answer) -> None:
         for line in answer_lines(answer):
