@@ -35,8 +35,8 @@ MAX_TABLES = 8  # tables tried for one question
 MAX_READ_COLUMNS = 30  # a row wider than this is not read out in words (its cells are cited instead)
 # how alike (cosine) a column name and a question's word must be for the encoder to count the column named, and by
 # how much more than the next column's name, by encoder family; and how alike a phrase and a label cell must be
-# (the same margin). Chosen on WikiTableQuestions training questions (docs/eval/tables.md): MiniLM's by
-# benchmarks/research/table_header_tune.py; EmbeddingGemma's the stricter of that grid until its own run
+# (the same margin). Chosen on WikiTableQuestions training questions by benchmarks/research/table_header_tune.py
+# (docs/eval/tables.md: EmbeddingGemma's the stricter of two bars that answered as many right)
 HEADER_MATCH = {"gemma": (0.6, 0.1), "minilm": (0.5, 0.05)}
 CELL_MATCH = {"gemma": 0.7, "minilm": 0.7}
 
