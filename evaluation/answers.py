@@ -135,16 +135,18 @@ def summarise(rows: Sequence[JSONObject]) -> dict[str, float]:
 
 def run_answer_eval_cli(library: LibraryWalk, dataset: str, *, limit: int | None = None, db_path: Path | None = None,
                         log: Callable[[str], None] | None = None, split: str = "all",
-                        collection: str | None = None) -> JSONObject:
+                        collection: str | None = None, lang: str | None = None,
+                        query_lang: str | None = None) -> JSONObject:
     """For ``shelfwise eval DATASET --answers``: every answer mode (:mod:`~shelfwise.evaluation.answer_modes`)
     on the evaluation collection ``run_eval`` built (its database under the data dir unless ``db_path``), the
     library's models. ConditionalQA: the ``split`` half's span, yes/no and not-answerable questions (the first
-    ``limit`` when given). A ``.jsonl`` file of labelled questions: its questions over ``collection`` on the library's
-    own library."""
+    ``limit`` when given). SQuAD, XQuAD (``lang`` / ``query_lang``): their questions with a gold answer, as
+    ``run_eval`` loaded them. A ``.jsonl`` file of labelled questions: its questions over ``collection`` on the
+    library's own library."""
     from shelfwise.core.paths import data_dir
     from shelfwise.evaluation.answer_modes import markdown, run_mode_eval
     from shelfwise.evaluation.datasets import load_conditionalqa, load_jsonl
-    from shelfwise.evaluation.run import EVAL_DB_VERSION, shared_dir
+    from shelfwise.evaluation.run import EVAL_DB_VERSION, load_dataset, shared_dir
 
     def progress(done: int, total: int) -> None:
         if log is not None and (done % 10 == 0 or done == total):
@@ -154,13 +156,17 @@ def run_answer_eval_cli(library: LibraryWalk, dataset: str, *, limit: int | None
         questions = load_jsonl(Path(dataset))[: limit or None]
         report = run_mode_eval(library, questions, collection=collection, progress=progress)
     else:
-        ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False,
-                                split=split)
-        questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
-        store = Store(db_path or data_dir() / "eval" / f"{ds.name}-v{EVAL_DB_VERSION}.db")
+        if dataset in ("conditionalqa", "conditionalqa_dev"):
+            ds = load_conditionalqa(shared_dir() / "evaldata" / "conditionalqa_dev", answerable_only=False,
+                                    split=split)
+            questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
+        else:  # the set run_eval walked (its questions, its collection), not ConditionalQA's
+            ds = load_dataset(dataset, limit, split=split, lang=lang, query_lang=query_lang)
+            questions = [q for q in ds.questions if q.answers]
+        store = Store(db_path or data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
         try:
-            parts = LibraryWalk(store, library.models, collection=ds.name)
-            report = run_mode_eval(parts, questions, collection=ds.name, progress=progress)
+            parts = LibraryWalk(store, library.models, collection=ds.store_name)
+            report = run_mode_eval(parts, questions, collection=ds.store_name, progress=progress)
         finally:
             store.close()
     if log is not None:

@@ -155,7 +155,8 @@ def evaluate(request: EvalRequest, library: LibraryWalk, settings: Settings, *,
         from shelfwise.evaluation.answers import run_answer_eval_cli
 
         answers = run_answer_eval_cli(library, request.dataset, limit=request.limit, log=log, split=split,
-                                      collection=request.collection)
+                                      collection=request.collection, lang=request.lang,
+                                      query_lang=request.query_lang)
     paths = write_reports(report, request.out)
     if answers is not None:  # every question's texts and verdicts beside the report; the summary in the output
         rows_path = request.out / f"answers-{Path(request.dataset).stem}-{split}.json"

@@ -60,3 +60,25 @@ def test_table_answers_show_the_table_as_a_grid(qtbot, sample_db: Path, tmp_path
     assert grid.value.text() == "77571.43" and {c for _r, c in grid.highlighted} == {4}
     window.grab().save(str(tmp_path / "table-grid.png"))
     window.shutdown()
+
+
+def test_a_negated_filter_shows_its_rows_in_the_grid(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A count over the rows a key leaves out ("not played in Belgrade", a part of the City cells): the window
+    shows the count above the grid and highlights the five rows counted, none of the Belgrade ones."""
+    from tests.table_workbooks import write_matches
+
+    db = tmp_path / "matches.db"
+    with Shelf(Settings(db_path=db, embedder_path="minilm")) as shelf:
+        shelf.ingest([write_matches(tmp_path / "docs" / "matches.xlsx").parent], "default")
+    window = MainWindow(Settings(db_path=db, answer_generate=False, embedder_path="minilm"),
+                        QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    window.answer_view.question.setText("How many matches were not played in Belgrade?")
+    with qtbot.waitSignal(window.query_finished, timeout=QUERY_TIMEOUT * 1000):
+        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    grid = window.preview.grid
+    assert window.preview.stack.currentWidget() is grid and grid.value.text() == "5"
+    rows = {r for r, _c in grid.highlighted}
+    assert len(rows) == 5
+    assert not any("Belgrade" in grid.model.item(r, 2).text() for r in rows)

@@ -4,13 +4,13 @@ inline ``in:`` / ``type:`` / ``since:`` / ``until:`` filters mean the same; ``co
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import click
 
 from shelfwise.core.api.asking import FORMATS, Scope, ScopeError, make_scope
 
-F = Callable[..., Any]
+F = TypeVar("F", bound=Callable[..., object])  # the command, returned as it came (click's decorators' typing)
 
 
 def scope_options(f: F) -> F:

@@ -19,7 +19,8 @@ with its own ``SHELFWISE_HOME`` (its schema is older); its evaluation libraries 
 
     .venv/bin/python benchmarks/product/answers.py --before /tmp/before --sets sample,cqa-tune,cqa-test \\
         --out docs/eval/answers-issue48.json
-    sets: sample, cqa-tune, cqa-test, squad (--limit-squad 500), xquad-de, xquad-zh (--limit-xquad 300)
+    sets: sample, cqa-tune, cqa-test (--limit-cqa N), squad (--limit-squad 500), xquad-de, xquad-zh (--limit-xquad
+    300); --no-generate: the value and the sentence only; --after: a frozen checkout to run as this tree
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def eval_args(name: str, args: argparse.Namespace, db: Path) -> tuple[list[str],
             "answers-sample_questions-all"
     if name.startswith("cqa-"):
         split = name.split("-", 1)[1]
-        return ["eval", "conditionalqa", "--split", split, *common], f"answers-conditionalqa-{split}"
+        limit = ["--limit", str(args.limit_cqa)] if args.limit_cqa else []
+        return ["eval", "conditionalqa", "--split", split, *limit, *common], f"answers-conditionalqa-{split}"
     if name == "squad":
         return ["eval", "squad", "--limit", str(args.limit_squad), *common], "answers-squad-all"
     lang = name.split("-", 1)[1]
@@ -124,6 +126,7 @@ def main() -> None:
     ap.add_argument("--before-home", type=Path, default=Path("/tmp/shelfwise-before-home"),
                     help="its SHELFWISE_HOME (models linked in; its evaluation libraries are built there)")
     ap.add_argument("--sets", default="sample,cqa-tune,cqa-test")
+    ap.add_argument("--limit-cqa", type=int, default=None, help="only the first N questions of a ConditionalQA half")
     ap.add_argument("--limit-squad", type=int, default=500)
     ap.add_argument("--limit-xquad", type=int, default=300)
     ap.add_argument("--work", type=Path, default=Path("/tmp/answers-bench"))

@@ -34,6 +34,7 @@ QUESTIONS = [
     "What is the average revenue?",
     "Which order has the highest margin?",
     "What is the total units for the region North?",
+    "How many orders are not in the region West?",  # a negated key (session 20)
 ]
 
 
@@ -98,9 +99,19 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--sheet", type=Path, help="reuse this sheet (made when missing)")
     ap.add_argument("--child")
+    ap.add_argument("--library", type=Path,
+                    help="a library that holds the sheet already: time the questions only (no ingest, no ratio)")
     args = ap.parse_args()
     if args.child:
         child(json.loads(args.child), dict(os.environ))
+        return
+    if args.library:
+        asked = questions(args.library)
+        for a in asked:
+            print(a, flush=True)
+        if args.out:
+            args.out.write_text(json.dumps({"library": str(args.library), "questions": asked,
+                                            "machine": f"{os.cpu_count()} cores"}, indent=1) + "\n")
         return
     work = Path(tempfile.mkdtemp(prefix="table-scale-"))
     sheet = args.sheet or work / "orders.xlsx"

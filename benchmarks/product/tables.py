@@ -189,7 +189,7 @@ def ingest(folder: Path, db: Path) -> float:
     return time.perf_counter() - t0
 
 
-def answer_all(db: Path, questions: list[dict[str, str]]) -> list[dict[str, object]]:
+def answer_all(db: Path, questions: list[dict[str, str]], embedder: object = None) -> list[dict[str, object]]:
     from shelfwise.core.answers.tables import table_answer
     from shelfwise.core.navigation.scope import prepare_question
     from shelfwise.core.store.db import Store
@@ -199,7 +199,10 @@ def answer_all(db: Path, questions: list[dict[str, str]]) -> list[dict[str, obje
         for q in questions:
             t0 = time.perf_counter()
             prepared = prepare_question(store, "default", f"{q['utterance']} in:{workbook_name(q['context'])}")
-            short = table_answer(store, prepared.question, [], prepared.resolved)
+            if embedder is None:  # as the release before calls it (no encoder argument)
+                short = table_answer(store, prepared.question, [], prepared.resolved)
+            else:
+                short = table_answer(store, prepared.question, [], prepared.resolved, embedder)  # type: ignore[call-arg]
             seconds = time.perf_counter() - t0
             text = short.text if short is not None else ""
             ok = short is not None and matches(gold_values(q), prediction(text))
@@ -230,6 +233,23 @@ def summary(results: list[dict[str, object]]) -> dict[str, object]:
     }
 
 
+def run_before(args: argparse.Namespace, db: Path) -> list[dict[str, object]]:
+    """The same questions answered by the release before's code (``args.before`` first on PYTHONPATH), in a
+    subprocess of this script on the same library, without the encoder (that release has none)."""
+    import os
+    import tempfile
+
+    env = dict(os.environ, PYTHONPATH=str(args.before))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "before.json"
+        cmd = [sys.executable, __file__, "--split", args.split, "--limit", str(args.limit), "--seed", str(args.seed),
+               "--work", str(args.work), "--reuse", "--results-only", str(out)]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"the release before failed: {r.stderr[-2000:]}")
+        return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", default="training")
@@ -238,10 +258,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--reuse", action="store_true", help="reuse the split's library when it exists")
     ap.add_argument("--prepare", action="store_true", help="write the workbooks and ingest them; answer nothing")
+    ap.add_argument("--embedder", default="default",
+                    help="the encoder that matches column names: default (the product's), minilm, or none")
+    ap.add_argument("--seed", type=int, default=0, help="the seed of the --limit sample")
+    ap.add_argument("--header-match", help="THRESHOLD,MARGIN for the encoder's column names (choosing them)")
+    ap.add_argument("--before", type=Path,
+                    help="also answer every question with the release before (a folder holding its shelfwise/ "
+                         "package, put first on PYTHONPATH in a subprocess), in the same run, on the same library")
+    ap.add_argument("--results-only", type=Path, help=argparse.SUPPRESS)  # the --before subprocess's output
     args = ap.parse_args()
     questions = read_questions(args.split)
     if args.limit:
-        questions = random.Random(0).sample(questions, min(args.limit, len(questions)))
+        questions = random.Random(args.seed).sample(questions, min(args.limit, len(questions)))
     folder = args.work / args.split / "tables"
     db = args.work / args.split / "library.db"
     made = write_workbooks(questions, folder)
@@ -251,11 +279,34 @@ def main() -> None:
     print(f"{made} workbooks written, ingest {ingest_seconds:.1f} s", flush=True)
     if args.prepare:
         return
-    results = answer_all(db, questions)
+    if args.results_only:  # the release before's answers (run by --before): the results and nothing else
+        args.results_only.write_text(json.dumps(answer_all(db, questions), ensure_ascii=False))
+        return
+    before = None
+    if args.before:
+        before = run_before(args, db)
+        print("the release before:", json.dumps(summary(before), indent=1), flush=True)
+    embedder = None
+    if args.header_match:
+        from shelfwise.core.answers import tables as table_answers
+
+        pair = tuple(float(x) for x in args.header_match.split(","))
+        table_answers.HEADER_MATCH = {k: (pair[0], pair[1]) for k in table_answers.HEADER_MATCH}
+    if args.embedder != "none":
+        from shelfwise.core.models.encoders.embedder import Embedder
+
+        embedder = Embedder(None if args.embedder == "default" else args.embedder, n_threads=1)
+    results = answer_all(db, questions, embedder)
     s = summary(results)
     print(json.dumps(s, indent=1))
+    if before is not None:
+        s = {**s, "before": summary(before), "before_code": str(args.before)}
+        for r, b in zip(results, before, strict=True):
+            r["before_answer"], r["before_correct"] = b["answer"], b["correct"]
     if args.out:
-        args.out.write_text(json.dumps({"split": args.split, "limit": args.limit, "ingest_seconds": ingest_seconds,
+        args.out.write_text(json.dumps({"split": args.split, "limit": args.limit, "seed": args.seed,
+                                        "embedder": getattr(embedder, "model_id", "none"),
+                                        "ingest_seconds": ingest_seconds,
                                         "summary": s, "results": results}, indent=1, ensure_ascii=False) + "\n")
 
 

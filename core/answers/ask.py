@@ -25,7 +25,7 @@ from shelfwise.core.answers.route import route
 from shelfwise.core.answers.short import value_fits
 from shelfwise.core.answers.tables import attach, table_answer
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents
-from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.models.backend import BackendError, CancelCheck, Embedder
 from shelfwise.core.navigation.request import prepared_request
 from shelfwise.core.navigation.scope import Prepared, Scope
 from shelfwise.core.navigation.trace import SearchResult
@@ -74,6 +74,14 @@ def stale_sources(library: LibraryWalk, answer: Answer) -> list[str]:
     return notes
 
 
+def _encoder_or_none(library: LibraryWalk) -> Embedder | None:
+    """The walk's encoder, or None when it cannot be loaded (a table question is then matched by words only)."""
+    try:
+        return library.embedder
+    except (BackendError, OSError):  # an encoder that cannot be loaded: no encoder (the walk says why)
+        return None
+
+
 def answer_question(
     library: LibraryWalk, question: str | Prepared, *, collection: str | None = None, events: AnswerEvents = QUIET,
     adaptive: bool = False, keep: Sequence[int] = (), cancel: CancelCheck | None = None, generate: bool | None = None,
@@ -105,7 +113,8 @@ def answer_question(
     events.searched(result)
 
     # a table question is computed from the stored tables (no model text): its value wins over a span
-    short = table_answer(library.store, question, result.hits, routed.resolved)
+    # (column names matched by the walk's encoder too when the words name none)
+    short = table_answer(library.store, question, result.hits, routed.resolved, _encoder_or_none(library))
 
     def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes

@@ -27,7 +27,8 @@ _OPS: list[tuple[str, re.Pattern[str]]] = [
     ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(range|spread|span|gap)\b|"
                          r"\b(breiteste|größte|grösste) (spanne|bandbreite)\b|"
                          r"\b(plus (large|grande)) (fourchette|écart)\b")),
-    ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter)|"
+    ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter|"
+                              r"taller|older|younger|heavier|lighter|bigger|larger|greater|smaller|faster|slower)|"
                               r"unterschied|differenz|um wie viel|différence|écart)\b")),
     ("average", re.compile(r"\b(average|mean|avg|durchschnitt\w*|mittelwert|mittlere\w*|moyen(?:ne)?s?)\b")),
     ("count", re.compile(r"\b(how many|number of|count|wie ?viele|anzahl|combien|nombre de)\b")),
@@ -51,6 +52,7 @@ _BELOW = re.compile(rf"\b(less than|fewer than|under|below|at most|lower than|we
                     rf"moins de|au plus|inférieure? à)\s+{_NUMBER}")
 _BETWEEN = re.compile(r"\b(between|zwischen|entre)\s+(.+?)\s+(and|und|et)\s+(.+?)(?=[?.,;]|$| in\b| for\b)")
 _AFTER = re.compile(r"\b(after|since|nach|seit|après|depuis)\s+(.+?)(?=[?.,;]|$)")
+_YEAR = re.compile(r"(?:the year )?(1[5-9]\d\d|20\d\d)\b(?!\s*[-/.]\d)")
 _BEFORE = re.compile(r"\b(before|until|vor|bis|avant|jusqu'à)\s+(.+?)(?=[?.,;]|$)")
 
 
@@ -61,7 +63,7 @@ class Comparison:
     low: float | None = None
     high: float | None = None
     strict: bool = True
-    kind: str = "number"  # "number" or "date" (the bound is a day number)
+    kind: str = "number"  # "number", "date" (the bound is a day number) or "year" (a year: a date's or a number's)
     words: str = ""  # the question's words it was read from
 
     def admits(self, value: float) -> bool:
@@ -127,9 +129,10 @@ def read_intent(question: str) -> TableIntent:
     for pattern, side in ((_AFTER, "low"), (_BEFORE, "high")):
         m = pattern.search(text)
         if m:
-            b = _bound(m.group(2))
-            if b is not None and b[0] == "date":
-                c = Comparison(kind="date", words=m.group(0))
+            year = _YEAR.match(m.group(2))
+            b = _bound(m.group(2)) if year is None else ("year", float(year.group(1)))
+            if b is not None and b[0] in ("date", "year"):  # "after 2006": a year, of a date or a number column
+                c = Comparison(kind=b[0], words=m.group(0))
                 setattr(c, side, b[1])
                 intent.comparisons.append(c)
     return intent

@@ -115,6 +115,19 @@ class TableData:
     def number(self, c: int) -> list[float | None]:
         return self._column(c)[1]
 
+    def row_texts(self, r: int) -> list[str]:
+        """Row ``r``'s cells as shown, every column: from the columns already read, the others looked up one cell
+        each (a big table's row is read without reading its columns)."""
+        out = []
+        for c in range(len(self.table.columns)):
+            if c in self._cols:
+                out.append(self._cols[c][0][r])
+                continue
+            row = self.conn.execute("SELECT text FROM table_cells WHERE table_id = ? AND col = ? AND row = ?",
+                                    (self.table.id, c, r)).fetchone()
+            out.append(str(row[0]) if row is not None else "")
+        return out
+
     def find_cells(self, phrases: set[str], columns: Sequence[int]) -> list[tuple[int, int, str]]:
         """(column, row, text) of the cells of ``columns`` whose text is one of ``phrases`` (compared in lower
         case; SQLite's ``lower`` folds ASCII letters only): one range of the key per column."""

@@ -1,0 +1,248 @@
+"""A question's words matched to one stored table (issue 49; docs/tables.md): how well each column's name is named
+(exact words and light stems; the encoder's vectors of the question's words and the names when the words give no
+plan), the cells whose whole text the question names (keys: "L5", "lisbon"), the cells a question's phrase is a
+part of ("belgrade" in "Belgrade, Serbia"; "ethiopian" for "Ethiopia"), and whether the question negates a key
+("other than Lisbon", "not for the FIFA World Cup").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shelfwise.core.answers.table_intent import STOP, TableIntent, stem, words_of
+from shelfwise.core.models.backend import Embedder
+from shelfwise.core.store.tables import TableData
+
+_TOKEN = re.compile(r"[\w$€£%]+", re.UNICODE)
+_NEGATION = re.compile(
+    r"\b(not|n't|other than|besides|except|excluding|apart from|aside from|nicht|außer|ausser|"
+    r"sauf|pas|hors)\b"
+)
+_RATE = frozenset({"per", "each", "every", "pro", "je", "par", "chaque"})
+NEGATION_WINDOW = 4  # a negation word this many words or fewer before a key negates it
+PART_MAX_WORDS = 3  # the longest phrase looked for inside cells
+PART_SHARE = 3  # a phrase must be more than 1/PART_SHARE of a cell's words to filter by a part of it
+PART_CELL_WORDS = 6  # a cell of more words (a note, a sentence) is not looked into
+CELL_PHRASE_WORDS = 2  # the longest phrase the encoder compares with label cells
+
+
+def col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
+    """How well each column's name is named by the question: the share of its words the question has (light
+    stems), 1.0 when the whole name is in the question."""
+    qstems = {stem(w) for w in intent.words}
+    out = []
+    for name in names:
+        ws = [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", name))] or [stem(w) for w in words_of(name)]
+        if not ws:
+            out.append(0.0)
+            continue
+        score = sum(1 for w in ws if w in qstems) / len(ws)
+        if len(name) > 2 and re.search(rf"\b{re.escape(name.lower())}\b", intent.text):
+            score = 1.0
+        out.append(score)
+    return out
+
+
+def negated(text: str, start: int) -> bool:
+    """Whether a negation word ("not", "other than", "except") stands at most :data:`NEGATION_WINDOW` words
+    before position ``start`` of ``text``."""
+    before = text[:start].split()[-NEGATION_WINDOW:]
+    return bool(_NEGATION.search(" ".join(before)))
+
+
+@dataclass
+class Key:
+    """The rows of one column that the question names by their cells: ``rows``; ``phrase`` the question's words
+    that named them; ``exact`` a whole cell named (else a part of the cells); ``negated`` "other than ...";
+    ``start`` where the phrase stands in the question."""
+
+    rows: set[int]
+    phrase: str
+    exact: bool = True
+    negated: bool = False
+    start: int = 0
+    share: float = 1.0  # the least share of a named cell's words the phrase is (1.0: whole cells)
+
+
+def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
+    """Cells whose whole text the question names (as words): column -> :class:`Key`. A cell that is only a stop
+    word, or a number the question compares with, is not a key."""
+    text = intent.text
+    compared = " ".join(c.words for c in intent.comparisons)
+    found: dict[int, Key] = {}
+    if not data.whole:  # a big table: the cells equal to a phrase of the question, found by SQLite
+        tokens = [t.strip("?!.,;:\"'()") for t in text.split()]
+        phrases = {
+            " ".join(tokens[i:j])
+            for i in range(len(tokens))
+            for j in range(i + 1, min(len(tokens), i + 8) + 1)
+        }
+        cells = data.find_cells(
+            {p for p in phrases if p and words_of(p) and p not in compared},
+            [c for c, kind in enumerate(data.table.kinds) if kind == "text"],
+        )
+    else:
+        cells = [(c, r, cell) for c in range(len(data.table.columns)) for r, cell in enumerate(data.text(c))]
+    plural = (
+        " " + " ".join(stem(w) for w in _TOKEN.findall(text)) + " "
+    )  # the question with plurals taken off
+    for c, r, cell in cells:
+        v = cell.lower().strip()
+        if not v or not words_of(v) or len(v) > 80 or v in compared:
+            continue
+        m = re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text)
+        start = m.start() if m else -1
+        if m is None and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
+            singular = " ".join(stem(w) for w in _TOKEN.findall(v))
+            if singular and f" {singular} " in plural:
+                start = max(0, text.find(v.split()[0][:4]))
+        if start >= 0:
+            key = found.setdefault(c, Key(set(), v, start=start))
+            key.rows.add(r)
+            if len(v) > len(key.phrase):
+                key.phrase, key.start = v, start
+    for key in found.values():
+        key.negated = negated(text, key.start)
+    return found
+
+
+def _same_word(q: str, w: str) -> bool:
+    """A question's word and a cell's word are the same word: equal, the same without a plural, or one the other
+    with a short ending ("ethiopian" / "ethiopia", "korean" / "korea")."""
+    if q == w or stem(q) == stem(w):
+        return True
+    short, long_ = sorted((q, w), key=len)
+    return len(short) >= 5 and long_.startswith(short) and len(long_) - len(short) <= 3
+
+
+def _phrases(intent: TableIntent, skip: set[str]) -> list[tuple[str, int]]:
+    """The question's phrases of up to :data:`PART_MAX_WORDS` words that may name a part of a cell, longest
+    first, each with where it stands: no stop word at either end, no word of ``skip`` (column names, operation
+    words), not after "per" / "each" (a rate), a one-word phrase of at least 4 letters or a number."""
+    spans = [(m.group(0), m.start()) for m in _TOKEN.finditer(intent.text)]
+    out = []
+    for n in range(PART_MAX_WORDS, 0, -1):
+        for i in range(len(spans) - n + 1):
+            words = [w for w, _ in spans[i : i + n]]
+            if words[0] in STOP or words[-1] in STOP or any(stem(w) in skip or w in skip for w in words):
+                continue
+            if n == 1 and len(words[0]) < 4 and not words[0].isdigit():
+                continue
+            if i > 0 and spans[i - 1][0] in _RATE:  # "per year": a rate, not a filter
+                continue
+            out.append((" ".join(words), spans[i][1]))
+    return out
+
+
+def _cell_words(text: str) -> list[str]:
+    words = _TOKEN.findall(text.lower())
+    return words if len(words) <= PART_CELL_WORDS else []
+
+
+def part_key(intent: TableIntent, data: TableData, skip: set[str], taken: set[int]) -> tuple[int, Key] | None:
+    """The question's longest phrase that is a part of some (not all) filled cells of at most
+    :data:`PART_CELL_WORDS` words of one text column that holds no whole-cell key (``taken``): (that column, the
+    rows whose cell holds it: "belgrade" in "Belgrade, Serbia"); None when there is none."""
+    if not data.whole:
+        return None
+    cols = [c for c, kind in enumerate(data.table.kinds) if kind == "text" and c not in taken]
+    cell_words = {c: [_cell_words(t) for t in data.text(c)] for c in cols}
+    for phrase, start in _phrases(intent, skip):
+        want = phrase.split()
+        for c in cols:
+            rows = {r for r, ws in enumerate(cell_words[c]) if _holds(ws, want)}
+            filled = sum(1 for ws in cell_words[c] if ws)
+            if rows and len(rows) < filled:
+                share = min(len(want) / max(1, len(_content(cell_words[c][r]))) for r in rows)
+                key = Key(rows, phrase, exact=False, start=start, share=min(1.0, share))
+                key.negated = negated(intent.text, start)
+                return c, key
+    return None
+
+
+def _content(words: list[str]) -> list[str]:
+    """A cell's words that say what it is: no stop words, no bare numbers."""
+    return [w for w in words if w not in STOP and not w.isdigit()]
+
+
+def _holds(cell: list[str], want: list[str]) -> bool:
+    """Whether the cell's words hold the phrase's, and the phrase is more than a third of the cell's words (stop
+    words and numbers not counted): "belgrade" in "Belgrade, Serbia", not "working" in "Everyone working in the
+    office"."""
+    n = len(want)
+    if n * PART_SHARE <= len(_content(cell)):
+        return False
+    return any(
+        all(_same_word(q, w) for q, w in zip(want, cell[i : i + n], strict=True))
+        for i in range(len(cell) - n + 1)
+    )
+
+
+class HeaderEncoder:
+    """Column names matched to the question's words by the encoder's vectors: each of the question's words that
+    no column name has names the column whose name is most alike (cosine) when it is at least :attr:`threshold`
+    alike and :attr:`margin` more alike than the next column's; a column so named counts as named half-way (0.5),
+    as a name sharing half its words would. Vectors are kept in process by their text (a table's names are
+    embedded once)."""
+
+    KEEP = 50_000  # vectors kept; all are dropped when full
+
+    def __init__(self, embedder: Embedder, threshold: float, margin: float, cell_threshold: float = 1.0) -> None:
+        self.embedder = embedder
+        self.threshold = threshold
+        self.margin = margin
+        self.cell_threshold = cell_threshold
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if todo:
+            if len(self._vectors) + len(todo) > self.KEEP:
+                self._vectors.clear()
+            for t, v in zip(todo, self.embedder.embed(todo), strict=True):
+                self._vectors[t] = np.asarray(v, dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+    def scores(self, intent: TableIntent, names: Sequence[str], exact: Sequence[float]) -> list[float]:
+        """``exact`` with each column not named by its words raised to 0.5 when the encoder finds it named."""
+        clean = [" ".join(words_of(re.sub(r"\(.*?\)", " ", n))) or n.lower() for n in names]
+        said = {stem(w) for c in clean for w in c.split()}
+        units = [w for w in dict.fromkeys(intent.words) if not w.isdigit() and stem(w) not in said]  # unread words
+        if not units or len(names) < 2:
+            return list(exact)
+        sims = self.vectors(units) @ self.vectors([c or "-" for c in clean]).T  # units x columns
+        out = list(exact)
+        for row in sims:
+            order = np.argsort(-row)
+            best, second = int(order[0]), int(order[1])
+            if row[best] >= self.threshold and row[best] - row[second] >= self.margin and clean[best]:
+                out[best] = max(out[best], 0.5)
+        return out
+
+    def cell_key(self, intent: TableIntent, data: TableData, col: int, skip: set[str]) -> Key | None:
+        """The cells of column ``col`` that a phrase of the question (up to :data:`CELL_PHRASE_WORDS` words, words of
+        ``skip`` left out) names in other words than the cell's ("the Soviet Union" for "USSR"): the cell most
+        alike a phrase when at least :attr:`cell_threshold` alike and :attr:`margin` more alike than the next
+        cell; None when no phrase names one."""
+        if not data.whole:
+            return None
+        cells = data.text(col)
+        texts = sorted({t for t in cells if t and len(t) <= 80})
+        phrases = [(p, s) for p, s in _phrases(intent, skip) if p.count(" ") < CELL_PHRASE_WORDS]
+        if len(texts) < 2 or not phrases:
+            return None
+        sims = self.vectors([p for p, _s in phrases]) @ self.vectors(texts).T
+        best_key: tuple[float, Key] | None = None
+        for (phrase, start), row in zip(phrases, sims, strict=True):
+            order = np.argsort(-row)
+            top, second = int(order[0]), int(order[1])
+            if row[top] >= self.cell_threshold and row[top] - row[second] >= self.margin:
+                if best_key is None or row[top] > best_key[0]:
+                    rows = {r for r, t in enumerate(cells) if t == texts[top]}
+                    best_key = (float(row[top]), Key(rows, phrase, exact=False, negated=negated(intent.text, start),
+                                                     start=start, share=0.0))  # not the cell's own words
+        return best_key[1] if best_key is not None else None

@@ -1,0 +1,495 @@
+"""What a table question asks of one stored table (issue 49; docs/tables.md): the question read by rules
+(:mod:`shelfwise.core.answers.table_intent`) and matched to the table's columns and cells
+(:mod:`shelfwise.core.answers.table_match`) becomes a :class:`Plan`: the rows that pass its filters (a key or its
+negation, a part of a cell, above / below / between a number, a date or a year, an empty or a yes cell) and the
+operation over them (a lookup, count, sum, average, extreme, arg-max/arg-min, first/last, difference, range, the
+next or previous row, a choice between two rows, a yes/no comparison), or None when the table does not answer.
+:mod:`shelfwise.core.answers.table_compute` computes it; :mod:`shelfwise.core.answers.tables` tries the tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
+from shelfwise.core.answers.table_intent import TableIntent, stem, words_of
+from shelfwise.core.answers.table_match import Key, col_scores, key_cells, negated, part_key
+from shelfwise.core.store.tables import TableData
+
+_ASKED = {  # a question word and the column names it asks for when the question names no column
+    "when": {"when", "date", "day", "wann", "datum", "quand"}, "wann": {"when", "date", "datum", "wann"},
+    "quand": {"date", "quand", "jour"},
+    "who": {"who", "name", "provider", "person", "owner", "contact", "player", "athlete", "candidate", "driver",
+            "rider", "artist", "winner", "member", "representative", "incumbent", "cyclist", "swimmer", "author"},
+    "wer": {"name", "anbieter", "wer"}, "where": {"where", "location", "place", "city", "office", "venue"},
+}
+
+
+def _best(scores: Sequence[float], allowed: Sequence[int]) -> int | None:
+    best = max(allowed, key=lambda c: (scores[c], -c), default=None)
+    return best if best is not None and scores[best] > 0 else None
+
+
+_ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
+_LISTED = re.compile(r"\b(listed|in the list|on the list|in the table|on the chart|on the record|on the album)\b")
+_ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|chart)|in total|altogether|"
+                       r"total number of|insgesamt|au total)\b")
+_YES_NO = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
+_YES = frozenset({"yes", "y", "✓", "✔", "x", "ja", "oui", "true"})
+_NO = frozenset({"no", "n", "nein", "non", "false", "-", "—"})
+YES_NO_SHARE = 0.6  # a column of yes/no cells: at least this share of its filled cells say yes or no
+_IMPLIED = [  # a superlative's column when the question names none: (the question's word, words of the column name)
+    (r"tallest|taller|shortest|shorter|height", ("height", "ht")),
+    (r"heaviest|heavier|lightest|lighter|weight", ("weight", "wt")),
+    (r"oldest|older|youngest|younger|\bage\b", ("age",)),
+    (r"most populous|populat", ("population", "pop")),
+    (r"fastest|slowest|quickest|time", ("time",)), (r"longest|length", ("length", "duration")),
+    (r"medals?", ("total",)), (r"votes?", ("votes", "total")), (r"points?|scor", ("points", "pts", "score")),
+    (r"goals?", ("goals",)), (r"attend", ("attendance",)), (r"capacity|seats", ("capacity",)),
+]
+
+
+def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequence[int]) -> int | None:
+    """The column a superlative or a sum means when the question names none: "tallest" -> Height, "the most
+    medals" -> Total; None when no word says which."""
+    for pattern, words in _IMPLIED:
+        if re.search(pattern, intent.text):
+            for c in numeric:
+                if set(words_of(names[c])) & set(words):
+                    return c
+    return None
+
+
+def _mostly_numbers(numbers: Sequence[float | None], texts: Sequence[str]) -> bool:
+    """A text column whose filled cells mostly start with a number ("12 km", "1st", "3:45.2")."""
+    filled = [n for n, t in zip(numbers, texts, strict=True) if t]
+    return bool(filled) and sum(1 for n in filled if n is not None) >= 0.8 * len(filled)
+
+
+_MORE = re.compile(r"\b(more|most|higher|highest|larger|largest|bigger|greater|longer|later|latest|taller|heavier|"
+                   r"older|better|mehr|höher|größer|plus)\b")
+_LESS = re.compile(r"\b(less|fewer|lower|smaller|shorter|earlier|faster|quicker|younger|weniger|kleiner|früher|"
+                   r"moins)\b")
+_EITHER = re.compile(r"\b(more|higher|greater|larger|longer|older|taller|earlier) or (less|fewer|lower|smaller|"
+                     r"shorter|younger|later)\b")
+_NEXT = re.compile(r"\b(after|next|following|succeeded|nach|danach|après|suivant)\b")
+_PREVIOUS = re.compile(r"\b(before|previous|preceding|prior to|preceded|vor|davor|avant|précédent)\b")
+
+
+@dataclass
+class _Match:
+    """The question matched to one table: the column scores, the operations it asks, its keys, the rows that pass
+    its filters (and the filters in words), the key column, the measure (a numeric column) and the answer column."""
+
+    intent: TableIntent
+    data: TableData
+    scores: list[float]
+    ops: list[str]
+    keys: dict[int, Key]
+    rows: list[int]
+    filters: list[str] = field(default_factory=list)
+    key_col: int | None = None
+    numeric: list[int] = field(default_factory=list)
+    measure: int | None = None
+    answer_col: int | None = None
+    label_col: int = 0
+    parts: bool = False  # a part of a cell may be a key (the looser matching)
+    given_key: tuple[int, Key] | None = None  # a key found otherwise (the encoder's), in a part of a cell's stead
+
+    def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
+             other: int | None = None, value: str = "") -> Plan:
+        return Plan(op, self.rows if rows is None else rows, measure, answer, self.key_col, other,
+                    list(self.filters), value)
+
+
+def _between_rows(m: _Match) -> Plan | None:
+    """Questions about the rows the question names by their key cells: "which had more X, A or B" (two rows
+    compared on the named column, or on their order for earlier / later), "is A higher than B" (yes or no) and
+    "what came after / before A" (the next or previous row)."""
+    assert m.key_col is not None
+    data, text, names = m.data, m.intent.text, m.data.table.names
+    measure = m.measure if m.measure is not None else _implied_measure(m.intent, names, m.numeric)
+    key = m.keys[m.key_col]
+    rows = sorted(key.rows)
+    either = _EITHER.search(text)  # "more or less": the answer is one of the two words
+    yes_no = bool(_YES_NO.match(text)) and (either is not None or not re.search(r"\b(or|oder|ou)\b", text))
+    if len(rows) == 2 and (yes_no or re.search(r"\b(or|oder|ou)\b", text)):
+        more, less = _MORE.search(text), _LESS.search(text)
+        if more or less:
+            word = (more or less).group(0)  # type: ignore[union-attr]
+            larger = bool(more) and not (less and less.start() < more.start())  # type: ignore[union-attr]
+            best: int | None = None
+            said = f"{word} {names[measure]}" if measure is not None else ""
+            if measure is not None and None not in [data.number(measure)[r] for r in rows]:
+                best = (max if larger else min)(rows, key=lambda r: float(data.number(measure)[r] or 0))
+            elif word in ("earlier", "later", "früher", "before", "after"):
+                best, said = (rows[0] if word in ("earlier", "früher") else rows[-1]), f"{word} in the table's order"
+            if best is not None:
+                order = [best, *(r for r in rows if r != best)]
+                labels = data.text(m.key_col)
+                first = min(rows, key=lambda r: text.find(labels[r].lower()))  # the row the question names first
+                wins = first == best  # "is A higher than B": yes when the row named first wins
+                value = ((either.group(1 if wins == larger else 2) if either else ("yes" if wins else "no"))
+                         if yes_no else "")
+                return Plan("compare" if yes_no else "choice", order, measure, m.key_col, m.key_col, None,
+                            [*m.filters, said], value)
+    if m.intent.comparisons or len(rows) != 1 or key.negated:
+        return None
+    step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
+    forward = step  # "after" (1) / "before" (-1) as the question says it (in time)
+    if _descending_time(data):  # the newest row first: "after" (in time) is the row above
+        step = -step
+    if step and "count" in m.ops:  # "how many athletes finished before X": the rows above X's (below: after)
+        counted = [r for r in range(data.n_rows) if data.is_data(r) and (r - rows[0]) * step > 0]
+        side = f"{'after' if forward > 0 else 'before'} {data.text(m.key_col)[rows[0]]}"
+        return Plan("count", counted, None, m.key_col, m.key_col, None, [side]) if counted else None
+    r = rows[0] + step
+    if not step or not 0 <= r < data.n_rows:
+        return None
+    named = [c for c in range(len(names)) if m.scores[c] >= 0.5]
+    col = max(named, key=lambda c: (c != m.key_col, m.scores[c])) if named else m.key_col
+    if text.startswith("who") or stem(m.intent.asked) in {stem(w) for w in words_of(names[m.key_col])}:
+        col = m.key_col  # "who won after Arazi", "which team ... after Ballymore": the key's own column
+    return m.plan("next" if forward > 0 else "previous", [r, rows[0]], answer=col)
+
+
+def _descending_time(data: TableData) -> bool:
+    """Whether the table lists its rows newest first: its first column of dates or years falls more often than
+    it rises from one row to the next."""
+    col = next((c for c, kind in enumerate(data.table.kinds) if kind == "date" or _years(data, c)), None)
+    if col is None:
+        return False
+    values = [v for r, v in enumerate(data.number(col)) if v is not None and data.is_data(r)]
+    falls = sum(1 for a, b in pairwise(values) if b < a)
+    rises = sum(1 for a, b in pairwise(values) if b > a)
+    return falls >= 2 and falls > rises
+
+
+def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
+    """Each key filters its column (a negated key leaves its rows out); the column whose cells the question names
+    with most words is the key column. Without a whole-cell key (and ``parts``), a phrase that is a part of some
+    cells filters."""
+    data, names = m.data, m.data.table.names
+    for col in sorted(m.keys, key=lambda c: -max(len(data.text(c)[r]) for r in m.keys[c].rows)):
+        key = m.keys[col]
+        label = " or ".join(sorted({data.text(col)[r] for r in key.rows}))
+        if key.negated:  # "other than Lisbon"
+            m.rows = [r for r in m.rows if r not in key.rows]
+            m.filters.append(f"{names[col]} is not {label}")
+            continue
+        col_text = data.text(col)
+        everyone = {r for r in data_rows if col_text[r][:3].lower() in ("all", "eve", "tou")
+                    and re.match(r"(?i)^(all|every|alle|tous|toutes)\b", col_text[r])}
+        m.rows = [r for r in m.rows if r in key.rows or (r in everyone and "count" in m.ops)]
+        m.filters.append(f"{names[col]} = {label}")
+        m.key_col = col if m.key_col is None else m.key_col
+    if m.keys or not parts:
+        return
+    found = m.given_key if m.given_key is not None else _part_key(m)
+    if found is not None:
+        col, key = found
+        m.keys[col] = key
+        m.rows = [r for r in m.rows if (r in key.rows) != key.negated]
+        m.filters.append(f"{names[col]} {'does not hold' if key.negated else 'holds'} \"{key.phrase}\"")
+        if not key.negated:
+            m.key_col = col
+
+
+def _part_key(m: _Match) -> tuple[int, Key] | None:
+    """The phrase of the question that is a part of some cells (:func:`part_key`), words of the columns it names
+    and of its operations left out."""
+    names = m.data.table.names
+    named = {stem(w) for c in range(len(names)) if m.scores[c] >= 0.5 for w in words_of(names[c])}
+    return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, set())
+
+
+def _filter_named_columns(m: _Match) -> None:
+    """A text column the question names with a negation keeps the rows where it is empty ("wrestlers who do not
+    have any notes"); a named column of yes/no cells keeps its yes rows ("how many rides are portable"), its
+    other rows when negated."""
+    data, names, text = m.data, m.data.table.names, m.intent.text
+    for c in range(len(names)):
+        if m.scores[c] < 1.0 or c in m.keys or data.table.kinds[c] != "text":
+            continue
+        found = re.search(rf"\b{re.escape(names[c].lower())}\b", text)
+        if found is None:
+            continue
+        no = negated(text, found.start()) or bool(re.search(r"\b(no|without|ohne|sans)\s+(\w+\s+)?$",
+                                                            text[:found.start()]))
+        if not no and not data.whole:  # a big table's column is read for yes / no cells only when negated
+            continue
+        cells = data.text(c)
+        filled = [cells[r].strip().lower() for r in m.rows if cells[r].strip()]
+        said = sum(1 for v in filled if v in _YES or v in _NO)
+        if filled and said >= YES_NO_SHARE * len(filled) and any(v in _YES for v in filled):
+            m.rows = [r for r in m.rows if (cells[r].strip().lower() in _YES) != no]
+            m.filters.append(f"{names[c]} {'is not' if no else 'is'} yes")
+        elif no:
+            m.rows = [r for r in m.rows if not cells[r].strip()]
+            m.filters.append(f"{names[c]} is empty")
+
+
+def _filter_comparisons(m: _Match) -> bool:
+    """Comparisons on the numeric (or date) column they name, else the only one of that kind; "in 1987" over a
+    column of dates keeps that year's rows. False: a comparison names no column."""
+    data, names, kinds, width = m.data, m.data.table.names, m.data.table.kinds, len(m.data.table.names)
+    for comp in m.intent.comparisons:
+        if comp.kind == "year":  # a date column (its dates' years) or a column of years
+            cands = [c for c in range(width) if kinds[c] == "date" or _years(data, c)]
+        else:
+            cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
+        on = _best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
+        if on is None and comp.kind == "year" and cands:
+            on = cands[0]
+        if on is None:
+            return False
+        values = data.number(on)
+        if comp.kind == "year" and kinds[on] == "date":
+            values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
+        m.rows = [r for r in m.rows if values[r] is not None and comp.admits(float(values[r] or 0))]
+        m.filters.append(f"{names[on]} {comp.words}")
+    year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", m.intent.text)
+    dates = [c for c in range(width) if kinds[c] == "date"]
+    if year and dates and not any(year.group(0) in c.words for c in m.intent.comparisons) and \
+            not any(year.group(0) in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
+        on, wanted = dates[0], int(year.group(0))
+        col_numbers = data.number(on)
+        m.rows = [r for r in m.rows if col_numbers[r] is not None
+                  and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
+        m.filters.append(f"{names[on]} in {wanted}")
+    return True
+
+
+_YEAR_NAME = re.compile(r"(?i)year|season|jahr|saison|ann[ée]e")
+
+
+def _years(data: TableData, c: int) -> bool:
+    """A column of years: its filled cells are mostly numbers from 1500 to 2100 (or start with one: "2001-02"). A
+    big table's column is read for it only when its name says so (Year, Season)."""
+    if not data.whole and not _YEAR_NAME.search(data.table.names[c]):
+        return False
+    numbers = [n for n, t in zip(data.number(c), data.text(c), strict=True) if t]
+    return bool(numbers) and sum(1 for n in numbers if n is not None and 1500 <= n <= 2100 and n == int(n)) \
+        >= 0.8 * len(numbers)
+
+
+def _asked_column(m: _Match) -> int | None:
+    """The column a "which X" / "what X" / "who" question asks for: the one whose name has the word X (not the
+    measure); for "who" without one, a column of people's names (Name, Player, Candidate ...)."""
+    names, asked = m.data.table.names, stem(m.intent.asked) if m.intent.asked else ""
+    cands = [c for c in range(len(names)) if c != m.measure]
+    if asked:
+        found = [c for c in cands if asked in {stem(w) for w in words_of(names[c])}]
+        if found:
+            return found[0]
+    if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
+        people = _ASKED["who"]
+        return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
+    return None
+
+
+def _match(intent: TableIntent, data: TableData, scores: list[float], parts: bool,
+           given_key: tuple[int, Key] | None = None) -> _Match | None:
+    """``intent`` matched to ``data`` (:class:`_Match`; ``parts``: a part of a cell may be a key), or None when a
+    comparison names no column of the table."""
+    names, kinds, width = data.table.names, data.table.kinds, len(data.table.names)
+    header_words = {w for c in range(width) if scores[c] >= 0.5 for w in words_of(names[c])}
+    ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
+    data_rows = [r for r in range(data.n_rows) if data.is_data(r)]
+    m = _Match(intent, data, scores, ops, key_cells(intent, data), list(data_rows), parts=parts,
+               given_key=given_key)
+    _filter_keys(m, data_rows, parts)
+    _filter_named_columns(m)
+    if not _filter_comparisons(m):
+        return None
+    m.numeric = [c for c in range(width) if c != m.key_col and (kinds[c] in NUMERIC or (
+        data.whole and _mostly_numbers(data.number(c), data.text(c))))]
+    asked = _asked_column(m)  # "what year had the most X": Year is asked for, X is the measure
+    m.measure = _best(scores, [c for c in m.numeric if c != asked])
+    if m.measure is None and any(op in ops for op in ("max", "min", "difference", "sum", "average")):
+        m.measure = _implied_measure(intent, names, [c for c in m.numeric if c != asked])
+    if m.measure is None:
+        m.measure = _best(scores, m.numeric)
+    m.answer_col = _best(scores, [c for c in range(width) if c != m.key_col and c != m.measure])
+    if asked is not None and asked != m.measure:
+        m.answer_col = asked
+    m.label_col = label_column(data)
+    return m
+
+
+def _plan_count(m: _Match) -> Plan | None:
+    """"How many ...": the rows that pass the filters, or a column of numbers the counted noun names ("how many
+    days ..." is that column's value or sum); without a filter, only when the noun is what the table's caption,
+    sheet or label column names, or the question says it counts the table's rows ("listed", "in total") and no
+    part of a cell filters them."""
+    intent, data, names, kinds = m.intent, m.data, m.data.table.names, m.data.table.kinds
+    noun = stem(intent.counted) if intent.counted else ""
+    counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
+    if counted_col is None and noun and len(m.rows) == 1 and m.key_col is not None:
+        counted_col = _implied_measure(TableIntent(noun, [noun]), names, m.numeric)  # "medals" -> Total
+    if counted_col is not None and kinds[counted_col] != "date":
+        if len(m.rows) == 1 and m.key_col is not None:
+            return m.plan("lookup", measure=counted_col)
+        if "sum" in m.ops and not intent.comparisons:  # "how many points in total ..."
+            return m.plan("sum", measure=counted_col)
+    if m.key_col is not None and m.measure is not None and m.scores[m.measure] >= 0.5 and len(m.rows) == 1:
+        return m.plan("lookup", measure=m.measure)
+    table = data.table
+    caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
+    title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[m.label_col]}")}
+    loose = [k for k in m.keys.values() if not k.exact]
+    if loose and not _counts_rows(m, noun) and (noun in _UNITS or any(k.share < NAMED_SHARE for k in loose)):
+        return None  # "how many days of paid annual leave": not the rows a word of their cells names
+    if m.filters:
+        return m.plan("count", answer=m.label_col)
+    # every row ("how many bands", "how many ... listed"), unless a phrase of the question is a part of some cells:
+    # that is a filter the looser pass reads ("how many matches in Belgrade")
+    if ((noun and noun in title_words) or (_ALL_ROWS.search(intent.text) and m.parts)) and (
+            m.parts or _part_key(m) is None):
+        return m.plan("count", answer=m.label_col)
+    return None
+
+
+NAMED_SHARE = 0.5  # a part of a cell that is at least this share of its words names the cell ("russian": "Russia")
+_UNITS = frozenset({"day", "week", "month", "year", "hour", "minute", "second", "km", "mile", "meter", "metre",
+                    "euro", "dollar", "eur", "usd", "tag", "jour", "woche", "monat", "jahr", "semaine", "mois", "an"})
+_GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
+
+
+def _counts_rows(m: _Match, noun: str) -> bool:
+    """Whether the counted noun is what the table's rows are: a word of its caption, sheet or column names, or
+    a word for "rows" ("how many times"). A count filtered by a part of cells needs it when the part is small or
+    the noun is a unit: "how many days of paid annual leave" counts no row of a pay-items table that has "Annual
+    salary review", nor the benefits whose name has "employee"."""
+    t = m.data.table
+    return noun in _GENERIC_COUNTED or noun in {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
+
+
+def _plan_extreme(m: _Match) -> Plan | None:
+    """max / min: the row with the highest value of the measure ("which ... the most X"), the value itself ("what
+    is the highest X"), or the value of a named column seen most / least often."""
+    for op in ("max", "min"):
+        if op not in m.ops:
+            continue
+        if (m.measure is None and m.intent.asks_row and m.answer_col is not None
+                and m.scores[m.answer_col] >= 0.5):
+            return m.plan("most_often" if op == "max" else "least_often", answer=m.answer_col)
+        if m.measure is not None:
+            if m.intent.asks_row or m.answer_col is not None:
+                col = m.answer_col if m.answer_col is not None else m.label_col
+                return m.plan("arg" + op, measure=m.measure, answer=col)
+            if _ASKS_VALUE.match(m.intent.text):  # "what is the highest ...": the value itself
+                return m.plan(op, measure=m.measure)
+    return None
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Two words of one stem: "released" / "release", "incorporated" / "incorporation" (a common start of at
+    least five letters that leaves at most three letters of the shorter word)."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return n >= 5 and n >= min(len(a), len(b)) - 3
+
+
+def _time_column(m: _Match) -> int | None:
+    """A column of dates or years that the question names, by its words or by a word of the same stem ("the
+    first album released" -> Release date)."""
+    names, words = m.data.table.names, [w for w in m.intent.words if len(w) >= 5]
+    for c in range(len(names)):
+        if m.data.table.kinds[c] != "date" and not _years(m.data, c):
+            continue
+        by_words = col_scores(m.intent, names)[c] >= 0.5  # not the encoder's: "the first day" is not a Date
+        if by_words or any(_same_stem(w, n) for w in words for n in words_of(names[c]) if len(n) >= 5):
+            return c
+    return None
+
+
+def _plan_first_last(m: _Match) -> Plan | None:
+    """"first" / "last": in time when the question names a column of dates or years (the row with the earliest
+    or latest), else in the table's own order (the row first or last listed)."""
+    names, scores, col = m.data.table.names, m.scores, m.answer_col
+    for op in ("first", "last"):
+        if op not in m.ops:
+            continue
+        when = _time_column(m) if not _LISTED.search(m.intent.text) else None
+        if when is not None and stem(m.intent.asked) in {stem(w) for w in words_of(names[when])}:  # "what year"
+            return m.plan("min" if op == "first" else "max", measure=when)
+        target = col if col is not None and col != when and scores[col] >= 0.5 else m.label_col
+        if when is not None and target != when:
+            return m.plan("argmin" if op == "first" else "argmax", measure=when, answer=target)
+        if (m.intent.asks_row and col is not None and scores[col] >= 0.5
+                and stem(m.intent.asked) in {stem(w) for w in words_of(names[col])}):  # "which school ... first"
+            return m.plan(op, answer=col)
+        if _LISTED.search(m.intent.text):  # "the last country listed": the table's own order
+            return m.plan(op, answer=col if col is not None and scores[col] >= 0.5 else m.label_col)
+    return None
+
+
+def _plan_lookup(m: _Match) -> Plan | None:
+    """The key row's cell in the column the question names (or a question word's column: "when" -> a date)."""
+    if m.key_col is None or not m.rows:
+        return None
+    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.scores
+    target = max((c for c in range(width) if c != m.key_col), key=lambda c: (scores[c], -c))
+    asked = _ASKED.get(m.intent.text.split(" ", 1)[0])
+    if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
+        found = next((c for c in range(width) if c != m.key_col and (
+            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
+        return m.plan("lookup", m.rows[:1], measure=found)  # none such: the row's first other column
+    if scores[target] >= 0.5 and (m.given_key is None or col_scores(m.intent, names)[target] >= 0.5):
+        return m.plan("lookup", m.rows[:1], measure=target)  # an encoder's key: the column named by words
+    return None
+
+
+def _plan(m: _Match) -> Plan | None:
+    """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
+    average, a count, a sum, an extreme, first / last, a lookup."""
+    if m.key_col is not None:
+        plan = _between_rows(m)
+        if plan is not None:
+            return plan
+    if "count" in m.ops and m.intent.asks_row and any(op in m.ops for op in ("max", "min")):
+        m.ops = [op for op in m.ops if op != "count"]  # "which ... the most number of"
+    if "range" in m.ops:
+        lo = next((c for c in m.numeric if re.search(r"(?i)\b(min|minimum|low|from|von|de)\b", m.data.table.names[c])),
+                  None)
+        hi = next((c for c in m.numeric if re.search(r"(?i)\b(max|maximum|high|to|bis|à)\b", m.data.table.names[c])),
+                  None)
+        if lo is not None and hi is not None:
+            op = "argmin_range" if re.search(r"narrow|small|kleinst|petit", m.intent.text) else "argmax_range"
+            return m.plan(op, measure=hi, answer=m.label_col if m.answer_col is None else m.answer_col, other=lo)
+    if "difference" in m.ops:
+        if m.key_col is not None and m.measure is not None and len(m.rows) == 2:
+            return m.plan("difference", measure=m.measure)
+        two = sorted((c for c in m.numeric if m.scores[c] > 0), key=lambda c: -m.scores[c])[:2]
+        if len(m.rows) == 1 and len(two) == 2:
+            return m.plan("difference", measure=two[0], other=two[1])
+    if "average" in m.ops and m.measure is not None:
+        return m.plan("average", measure=m.measure)
+    if "count" in m.ops:
+        plan = _plan_count(m)
+        if plan is not None:
+            return plan
+    if "sum" in m.ops and any(op in m.ops for op in ("max", "min")) and m.intent.asks_row:
+        m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
+    if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
+        return m.plan("sum", measure=m.measure)
+    return _plan_extreme(m) or _plan_first_last(m) or _plan_lookup(m)
+
+
+def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,
+                  parts: bool = False, given_key: tuple[int, Key] | None = None) -> Plan | None:
+    """The operation over ``data`` that ``intent`` asks for, or None (see the module docstring). ``scores``: how
+    well each column is named, when not the exact words' (:func:`col_scores`); ``parts``: a phrase that is a part
+    of some cells may filter them (when no cell is named whole); ``given_key``: (column, rows) found otherwise
+    (the encoder's) that filter in its stead."""
+    names = data.table.names
+    if len(names) < 2 or not data.n_rows:
+        return None
+    m = _match(intent, data, list(scores) if scores is not None else col_scores(intent, names), parts, given_key)
+    if m is None or not m.rows:
+        return None
+    return _plan(m)

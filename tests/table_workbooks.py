@@ -1,0 +1,36 @@
+"""Small real workbooks for the table-question tests (issue 49): written with openpyxl, typed cells."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+MATCHES = [  # Date, Opponent, City, Result, Goals, Crowd, Notes
+    (dt.date(2024, 3, 1), "Lyon", "Belgrade, Serbia", "W", 3, 12000, ""),
+    (dt.date(2024, 3, 8), "Porto", "Lisbon, Portugal", "L", 1, 30000, "Rain delay"),
+    (dt.date(2024, 3, 15), "Ajax", "Belgrade, Serbia", "W", 2, 15000, ""),
+    (dt.date(2024, 3, 22), "Celtic", "Glasgow, Scotland", "D", 0, 45000, ""),
+    (dt.date(2024, 3, 29), "Benfica", "Belgrade, Serbia", "L", 1, 14000, "Closed roof"),
+    (dt.date(2024, 4, 5), "Napoli", "Naples, Italy", "W", 4, 41000, ""),
+    (dt.date(2024, 4, 12), "Sevilla", "Seville, Spain", "D", 2, 38000, "Cup tie"),
+    (dt.date(2024, 4, 19), "Rapid", "Vienna, Austria", "W", 1, 22000, ""),
+]
+
+
+def write_matches(path: Path) -> Path:
+    """A season's matches: one sheet, a header row and eight rows (a city column whose cells name more than the
+    city, notes left empty in five rows)."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "Matches"
+    ws.append(["Date", "Opponent", "City", "Result", "Goals", "Attendance", "Notes"])
+    for row in MATCHES:
+        ws.append([v if v != "" else None for v in row])
+    for cell in ws["A"][1:]:
+        cell.number_format = "yyyy-mm-dd"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(str(path))
+    return path
