@@ -98,7 +98,7 @@ def measure(db: Path, repeat: int) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dir", type=Path, required=True, help="where growth.py built its libraries")
+    ap.add_argument("--dir", type=Path, default=None, help="where growth.py built its libraries (required)")
     ap.add_argument("--sizes", default="1000,100000", help="the first is the baseline of the ratios")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
@@ -107,6 +107,8 @@ def main() -> None:
     if args.one is not None:
         print(json.dumps(measure(args.one, args.repeat)))
         return
+    if args.dir is None:
+        ap.error("--dir is required")
     sizes: dict[str, dict[str, object]] = {}
     for n in [int(s) for s in args.sizes.split(",")]:
         db = args.dir / f"growth-{n}.db"

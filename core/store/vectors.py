@@ -67,10 +67,15 @@ def decode_float(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     return dequantize(q, scale)
 
 
-def scores(q: np.ndarray, scale: np.ndarray, x: np.ndarray, block: int = 16384,
+BLOCK = 512  # rows converted and multiplied at a time (docs/scale.md, "The scan, a block at a time")
+
+
+def scores(q: np.ndarray, scale: np.ndarray, x: np.ndarray, block: int = BLOCK,
            release: Callable[[int, int], None] | None = None) -> np.ndarray:
     """``dequantize(q, scale) @ x`` for a query (dim,) or several (dim, k), a block of rows at a time so no float32
-    copy of the whole matrix is ever made; ``release(start, end)`` is called after each block's rows are read."""
+    copy of the whole matrix is ever made; ``release(start, end)`` is called after each block's rows are read. A
+    small block's float32 copy stays in the processor's cache between its conversion and its product, and is
+    below the size at which the BLAS splits a product over threads."""
     x = np.asarray(x, dtype=np.float32)
     out = np.empty((len(q), *x.shape[1:]), np.float32)
     for start in range(0, len(q), block):
