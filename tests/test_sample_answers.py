@@ -138,3 +138,34 @@ def test_a_question_the_sample_does_not_answer_is_not_found(library: tuple[Path,
     assert out["short_answer"] is None and 1 <= len(out["related"]) <= 3
     text = _run(["--db", str(db), "ask", question, "--no-generate"], env).stdout
     assert "Answer: Not found in your documents." in text and "Related passages" in text, text
+
+
+@pytest.mark.gui
+def test_the_window_says_not_found_for_a_question_the_sample_does_not_answer(
+        library: tuple[Path, dict[str, str]], qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same rule as the CLI above, seen in the window a new user opens on the library (its own encoder,
+    # EmbeddingGemma): "Not found" first, the nearest passages offered as related, no value
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings, Qt
+
+    from shelfwise.app.gui.window import MainWindow
+    from shelfwise.core.settings import Settings
+
+    monkeypatch.delenv("SHELFWISE_EMBEDDER", raising=False)
+    db, _ = library
+    window = MainWindow(Settings(db_path=db), QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    window.resize(1200, 800)
+    window.show()
+    qtbot.addWidget(window)
+    try:
+        window.answer_view.question.setText(NOT_IN_THE_SAMPLE[0])
+        with qtbot.waitSignal(window.query_finished, timeout=600_000):
+            qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+        answer = window.session.last_answer
+        assert answer is not None and not answer.found and answer.short is None
+        view = window.answer_view
+        assert view.browser.toPlainText().startswith("Not found in your documents.")
+        assert view.sources_title.text() == "Related passages (nearest; they do not answer it)"
+        assert 1 <= view.sources.count()
+    finally:
+        window.shutdown()
