@@ -22,3 +22,21 @@ def test_chat_says_a_filter_names_nothing_and_goes_on(sample_library: SampleLibr
     assert r.stderr.count(told) == 2, r.stderr
     assert "Nothing was searched." in r.stderr
     assert "Answer:" not in r.stdout  # nothing was asked of the library
+
+
+def test_the_chat_history_is_one_chats_and_bounded(sample_library: SampleLibrary, tmp_path, monkeypatch) -> None:
+    # readline's read_history_file appends: a process that ran several chats (the window's tests, CliRunner) doubled
+    # the history each time and wrote it back; the test home's file reached 1.4 GB and readline crashed writing it
+    from shelfwise.app.cli import chat
+
+    history = tmp_path / "chat_history"
+    history.write_text("What is the leave policy?\n/new\n", encoding="utf-8")
+    monkeypatch.setattr(chat, "_history_file", lambda: history)
+    for _ in range(3):
+        r = CliRunner().invoke(main, ["--db", str(sample_library.db), "chat"], input="/quit\n")
+        assert r.exit_code == 0, r.output[-2000:]
+    assert history.read_text(encoding="utf-8").splitlines() == ["What is the leave policy?", "/new"]
+    history.write_text("a line typed once\n" * 100_000, encoding="utf-8")  # 1.8 MB: past what a chat keeps
+    r = CliRunner().invoke(main, ["--db", str(sample_library.db), "chat"], input="/quit\n")
+    assert r.exit_code == 0, r.output[-2000:]
+    assert len(history.read_text(encoding="utf-8").splitlines()) <= chat.HISTORY_LINES

@@ -124,6 +124,10 @@ def answer_turn(shelf: Shelf, conv: Conversation, question: str | TurnQuestion, 
     return conv
 
 
+HISTORY_LINES = 1000  # lines of the chat's history kept between chats
+HISTORY_BYTES = 1 << 20  # a history file past this is not read
+
+
 def _history_file() -> Path | None:
     try:
         from shelfwise.core.paths import data_dir
@@ -138,12 +142,17 @@ def _readline() -> ModuleType | None:
         import readline
     except ImportError:  # Windows without pyreadline: plain input()
         return None
+    # one chat's history: cleared first, since a process may run several chats (read_history_file appends, so the
+    # history doubled with each one and the file grew without bound until readline crashed writing it), and kept
+    # to HISTORY_LINES; a file larger than any such history is not read (it is replaced when the chat ends)
+    readline.clear_history()
+    readline.set_history_length(HISTORY_LINES)
     path = _history_file()
-    if path is not None and path.exists():
-        try:
+    try:
+        if path is not None and path.stat().st_size <= HISTORY_BYTES:
             readline.read_history_file(str(path))
-        except OSError:
-            pass
+    except OSError:
+        pass
     return readline
 
 
