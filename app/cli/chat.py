@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from shelfwise.app.cli.group import err, settings_for, warn_if_degraded
+from shelfwise.app.cli.index import before_question
 from shelfwise.app.cli.render import StreamedAnswer, answer_json, render_path, render_trace
 from shelfwise.app.cli.scope_options import scope_message
 from shelfwise.app.cli.shown import json_text, raw_stream
@@ -220,6 +221,7 @@ def chat_cmd(ctx: click.Context, collection: str, conversation_id: str | None, l
 
 def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
     rl = _readline()
+    index_ready = False
     click.echo(HELP)
     if conv is not None and conv.turns:
         click.echo(f"Continuing conversation {conv.id}: {len(conv.turns)} turn(s), last: {conv.turns[-1].question}")
@@ -267,6 +269,9 @@ def chat_loop(shelf: Shelf, conv: Conversation | None, collection: str) -> None:
                 continue
             if conv is None:
                 conv = shelf.new_conversation(collection)
+            if not index_ready:  # as ask does: a new or interrupted index is finished before the first answer
+                before_question(shelf, conv.collection)
+                index_ready = True
             conv = answer_turn(shelf, conv, question, alone=alone) or conv
             click.echo("")
     finally:
