@@ -79,7 +79,12 @@ def _in_library(store: Store, term: str, collection_id: int | None, document_ids
     the first match, unranked (ranking every passage that holds a common word would read them all)."""
     sql = (f"SELECT 1 FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid WHERE nodes_fts MATCH ? "
            f"AND n.kind IN ({', '.join('?' * len(_VOCABULARY_KINDS))})")
-    params: list[object] = [f'"{term}"', *_VOCABULARY_KINDS]
+    return _any_node(store, sql, [f'"{term}"', *_VOCABULARY_KINDS], collection_id, document_ids)
+
+
+def _any_node(store: Store, sql: str, params: list[object], collection_id: int | None,
+              document_ids: Collection[int] | None) -> bool:
+    """Whether ``sql`` (over nodes ``n``) has a row in the collection (of ``document_ids`` when given): the first."""
     if collection_id is not None:
         sql += " AND n.collection_id = ?"
         params.append(collection_id)
@@ -140,14 +145,7 @@ def _token_in_library(store: Store, token: str, collection_id: int | None,
     ``document_ids``)."""
     sql = (f"SELECT 1 FROM temp.{_INSTANCES} i JOIN nodes n ON n.id = i.doc WHERE i.term = ? "
            f"AND n.kind IN ({', '.join('?' * len(_VOCABULARY_KINDS))})")
-    params: list[object] = [token, *_VOCABULARY_KINDS]
-    if collection_id is not None:
-        sql += " AND n.collection_id = ?"
-        params.append(collection_id)
-    if document_ids is not None:
-        sql += f" AND n.document_id IN ({', '.join('?' * len(document_ids))})"
-        params.extend(document_ids)
-    return store.conn.execute(sql + " LIMIT 1", params).fetchone() is not None
+    return _any_node(store, sql, [token, *_VOCABULARY_KINDS], collection_id, document_ids)
 
 
 def absent_terms(store: Store, question: str, collection_id: int | None,
