@@ -105,8 +105,9 @@ def test_every_ranking_is_the_joined_statements(library, monkeypatch: pytest.Mon
 
 
 def test_stop_words_are_not_scored_for_every_row(library, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    """A question of two rarer words (each in more rows than asked for) among stop words: before, every row holding "the" was scored (the joined
-    statement ranks the whole OR); now only the rows holding a rare word are."""
+    """A question of two rarer words (each in more rows than asked for) among stop words: before, every row
+    holding "the" was scored (the joined statement ranks the whole OR); now only the rows holding a rare word
+    are."""
     store, cid, vocab = library
     monkeypatch.setattr(ranking, "SPLIT_MIN_POSTINGS", 0)
     match = fts_query(f"What is the {vocab[150]} of the {vocab[200]}?")

@@ -115,10 +115,12 @@ def main() -> None:
     store.close()
     out = {"passages": len(paragraphs) * args.copies, "questions": len(split_s), "ranked_in_two_parts": parted,
            "rankings_that_differ": differ,
-           "whole_median_s": round(statistics.median(whole_s), 4), "split_median_s": round(statistics.median(split_s), 4),
+           "whole_median_s": round(statistics.median(whole_s), 4),
+           "split_median_s": round(statistics.median(split_s), 4),
            "whole_total_s": round(sum(whole_s), 2), "split_total_s": round(sum(split_s), 2),
            "ratio_whole_over_split_total": round(sum(whole_s) / max(sum(split_s), 1e-9), 2),
-           "ratio_whole_over_split_median": round(statistics.median(whole_s) / max(statistics.median(split_s), 1e-9), 2)}
+           "ratio_whole_over_split_median": round(statistics.median(whole_s) / max(statistics.median(split_s), 1e-9),
+                                                  2)}
     print(json.dumps(out, indent=1) if args.json else out)
 
 

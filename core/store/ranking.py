@@ -114,8 +114,8 @@ def _rank_split(conn: sqlite3.Connection, terms: list[str], limit: int, where: s
     rows matching the rarest terms (a first part, at least 4 x ``limit`` rows' worth) give a lower bound on the
     ``limit``-th best score; the commonest terms whose bounds add up to less than it are left out: a row matching
     only those scores less than the rows returned. The rows that do match a kept term get their whole score: the
-    kept terms' BM25, or for those that match a left-out term too, the BM25 of ``(kept) AND (left out)``, whose
-    terms are all the question's (a sum over terms: the same score as the whole expression gives)."""
+    BM25 of ``(kept) AND (left out)`` or of ``(kept) NOT (left out)``, whose terms are all the question's (a sum
+    over terms: the same score as the whole expression gives)."""
     if len(terms) < 2:
         return None
     df = {t: int(conn.execute("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (t,)).fetchone()[0])
@@ -168,10 +168,13 @@ def _scored(conn: sqlite3.Connection, kept: list[str], left: list[str], where: s
     sql = (f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts CROSS JOIN nodes n ON n.id = nodes_fts.rowid "
            f"WHERE nodes_fts MATCH ? {where}")
     either = " OR ".join(kept)
-    out = {int(i): -float(s) for i, s in conn.execute(sql, (either, *params))}
-    if left:
-        out.update((int(i), -float(s)) for i, s in conn.execute(sql, (f"({either}) AND ({' OR '.join(left)})",
-                                                                         *params)))
+    if not left:
+        return {int(i): -float(s) for i, s in conn.execute(sql, (either, *params))}
+    # the rows holding a left-out term too, and the others: each row scored once, by an expression whose terms
+    # are all the question's (a NOT's terms have no hit in the rows it keeps)
+    other = " OR ".join(left)
+    out = {int(i): -float(s) for i, s in conn.execute(sql, (f"({either}) AND ({other})", *params))}
+    out.update((int(i), -float(s)) for i, s in conn.execute(sql, (f"({either}) NOT ({other})", *params)))
     return out
 
 
