@@ -62,6 +62,7 @@ from shelfwise.core.models.backend import Embedder, text_sha
 from shelfwise.core.settings import Budgets, Settings, save_settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.types import NODE_COLS, node_from_row
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELFWISE = Path(sys.executable).parent / "shelfwise"  # the same install as this interpreter
@@ -119,10 +120,17 @@ def sentence_vectors(store: Store, cid: int, emb: Embedder, real: np.ndarray, no
         done += len(texts)
         batch.clear()
 
-    for p in store.iter_nodes(("passage",), cid):
-        batch.extend(passage_contexts(p.text, p.heading_path))
-        if len(batch) >= CHUNK:
-            flush()
+    last = 0
+    while True:  # a page of passages at a time: a cursor left open while writing keeps SQLite from reusing its WAL
+        rows = store.conn.execute(f"SELECT {NODE_COLS} FROM nodes n WHERE kind = 'passage' AND collection_id = ? "
+                                  "AND id > ? ORDER BY id LIMIT 5000", (cid, last)).fetchall()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        for p in map(node_from_row, rows):
+            batch.extend(passage_contexts(p.text, p.heading_path))
+            if len(batch) >= CHUNK:
+                flush()
     flush()
     return done
 
