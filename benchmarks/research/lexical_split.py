@@ -2,6 +2,7 @@
 against the whole statement, the same questions alternated in one run.
 
     python benchmarks/research/lexical_split.py --copies 20 --questions 300 --json
+    python benchmarks/research/lexical_split.py --growth DIR/growth-100000.db --questions 10 --json
 
 The library: SQuAD v1.1 dev's 2,067 paragraphs (``../shared/evaldata``, evaluation data, read only to measure
 speed: nothing is chosen on it), each written ``--copies`` times as a passage of one collection (into ``--dir``,
@@ -11,6 +12,9 @@ as ``shelfwise ask`` ranks them for the walk (``textutil.fts_query``, the best 2
 rankings run (alternated, so both see the same load); reported: the medians and totals of their seconds, the
 ratio, how many questions were ranked in two parts, and how many rankings differ (ids and scores; equal scores
 at the cut may come in either order).
+
+``--growth DB``: a library ``benchmarks/product/growth.py`` built instead (its synthetic words), the questions the
+first 8 words of ``--questions`` passages from the middle of its tree (as ``growth.py`` asks).
 """
 
 from __future__ import annotations
@@ -88,15 +92,27 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=200)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/shelfwise-lexical"))
     ap.add_argument("--squad", type=Path, default=SQUAD)
+    ap.add_argument("--growth", type=Path, default=None, help="a growth.py library instead of SQuAD's copies")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    args.dir.mkdir(parents=True, exist_ok=True)
-    paragraphs, questions = squad(args.squad)
-    db = args.dir / f"squad-x{args.copies}.db"
-    build(db, paragraphs, args.copies)
-    store = Store(db, read_only=True)
-    conn = store.conn
-    cid = store.collection("squad").id
+    if args.growth is not None:
+        db = args.growth
+        store = Store(db, read_only=True)
+        conn = store.conn
+        cid = store.collection("synthetic").id
+        n = int(conn.execute("SELECT count(*) FROM nodes WHERE kind = 'passage'").fetchone()[0])
+        questions = [" ".join(str(t).split()[:8]) + "?" for (t,) in conn.execute(
+            "SELECT text FROM nodes WHERE kind = 'passage' ORDER BY id LIMIT ? OFFSET ?", (args.questions, n // 2))]
+        paragraphs = [""] * n
+        args.copies = 1
+    else:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        paragraphs, questions = squad(args.squad)
+        db = args.dir / f"squad-x{args.copies}.db"
+        build(db, paragraphs, args.copies)
+        store = Store(db, read_only=True)
+        conn = store.conn
+        cid = store.collection("squad").id
     where, params = ranking._after_match(("passage",), cid, None)
     split_s, whole_s = [], []
     parted = differ = 0

@@ -11,7 +11,8 @@ its words match: at 10^6 passages a question holding "the" or "what" scores near
 therefore ranks a plain OR of words in two parts when that is exact (:func:`_rank_split`): BM25 is a sum over the
 words, and a word's part of a row's score is at most ``idf * (k1 + 1)``, so rows that match only the commonest
 words, whose bounds add up to less than the score of the ``limit``-th best row matching the others, cannot be
-among the best and are never scored. The same rows with the same scores come back (docs/scale.md, "Session 21").
+among the best and are never scored. The same rows with the same scores come back (docs/scale.md, "Session 21:
+10^6 passages").
 """
 
 from __future__ import annotations
