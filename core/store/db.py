@@ -383,6 +383,11 @@ class Store:
     def passages(self, document_id: int | None = None, collection_id: int | None = None) -> list[NodeRow]:
         return list(self.iter_nodes(("passage",), collection_id, document_id))
 
+    def count_passages(self, collection_id: int | None = None) -> int:
+        """How many passages the library (or one collection) holds, counted by SQLite."""
+        where, params = ranking.filters(("passage",), collection_id)
+        return int(self._one(f"SELECT count(*) FROM nodes n {where}", tuple(params)) or 0)
+
     # ----------------------------------------------------------------- search (the statements: core/store/ranking.py)
     def search(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
@@ -456,6 +461,23 @@ class Store:
                 f"SELECT sha, dim, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
             ):
                 found[sha] = decode_float([blob], int(dim))[0]
+        if found and touch and not self.read_only:
+            now = time.time()
+            with self.transaction():
+                self.conn.executemany("UPDATE vector_cache SET used = ? WHERE model = ? AND sha = ?",
+                                      [(now, model, sha) for sha in found])
+        return found
+
+    def cached_shas(self, model: str, shas: Sequence[str], touch: bool = True) -> set[str]:
+        """Which of ``shas`` the cache holds a vector of for ``model`` (marked used unless ``touch`` is False), without
+        reading the vectors: an index run checking 10^6 sentences would otherwise hold them all as float32 (3 GB)."""
+        found: set[str] = set()
+        uniq = list(dict.fromkeys(shas))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i:i + 500]
+            marks = ",".join("?" * len(part))
+            found.update(str(r[0]) for r in self.conn.execute(
+                f"SELECT sha FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)))
         if found and touch and not self.read_only:
             now = time.time()
             with self.transaction():
