@@ -208,6 +208,7 @@ def answer_all(db: Path, questions: list[dict[str, str]], embedder: object = Non
             ok = short is not None and matches(gold_values(q), prediction(text))
             out.append({"id": q["id"], "question": q["utterance"], "gold": q["targetValue"], "answer": text,
                         "operation": short.operation if short else "", "correct": ok,
+                        "score": short.score if short else 0.0,
                         "type": question_type(q["utterance"]), "seconds": round(seconds, 4)})
     return out
 

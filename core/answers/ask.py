@@ -119,8 +119,8 @@ def answer_question(
     def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
         # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?") does not
-        # displace a span that is
-        if short is not None and (answer.short is None or value_fits(question, short.text)):
+        # displace a span that is; where the walk found nothing, "Not found" stands and the value is not shown
+        if short is not None and answer.found and (answer.short is None or value_fits(question, short.text)):
             attach(answer, short, library.store)
         events.extracted(answer)
 
