@@ -532,8 +532,10 @@ def _plan_lookup(m: _Match) -> Plan | None:
     asked = _ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
         found = next((c for c in range(width) if c != m.key_col and (
-            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
-        return m.plan("lookup", m.rows[:1], measure=found)  # none such: the row's first other column
+            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), None)
+        if found is None and "date" in asked:
+            found = target  # "when ...": none such, the row's first other column
+        return m.plan("lookup", m.rows[:1], measure=found) if found is not None else None  # "who": not a date
     if scores[target] >= 0.5 and (m.given_key is None or col_scores(m.intent, names)[target] >= 0.5):
         return m.plan("lookup", m.rows[:1], measure=target)  # an encoder's key: the column named by words
     return None
@@ -568,6 +570,8 @@ def _plan(m: _Match) -> Plan | None:
         plan = _plan_count(m)
         if plan is not None:
             return plan
+        if m.measure is None or m.scores[m.measure] < 0.5:  # "the total number of teams": not a sum of a column
+            m.ops = [op for op in m.ops if op != "sum"]  # the question does not name
     if "sum" in m.ops and any(op in m.ops for op in ("max", "min")) and m.intent.asks_row:
         m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":

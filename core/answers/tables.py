@@ -196,6 +196,8 @@ def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: Resolv
     if not tables:
         return None
     encoder = header_encoder(embedder) if embedder is not None else None
+    if encoder is not None:
+        encoder.store = store  # a table's column names and label cells kept in this library's vector cache
     focus = {t.id for t in tables_of_passages(store.conn, [h.node_id for h in hits[:1]])}
     if len(tables) == 1:
         focus.add(tables[0].id)
