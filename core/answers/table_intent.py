@@ -47,6 +47,7 @@ MONTHS = {name: i % 12 + 1 for i, name in enumerate(
     "january february march april may june july august september october november december "
     "januar februar märz april mai juni juli august september oktober november dezember "
     "janvier février mars avril mai juin juillet août septembre octobre novembre décembre".split())}
+_YES_NO_Q = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
 _WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 _GERMAN = re.compile(r"\b(wie|ist|sind|das|der|die|den|dem|für|hat|haben|gibt|welche\w*|viele|wer|wann|im|und)\b")
 _COUNTED = re.compile(r"\b(how many|number of|wie ?viele|anzahl (der|an)|combien de|nombre de)\b")
@@ -164,3 +165,22 @@ def stem(word: str) -> str:
 def words_of(text: str) -> list[str]:
     """A column name's or cell's words, lower case, stop words out."""
     return [w for w in _WORD.findall(text.lower()) if w not in STOP]
+
+
+def month_in(text: str) -> tuple[int, str] | None:
+    """The month a question names ("in December", "im Dezember", "en décembre"): (its number, the word); "may"
+    only after "in" or before a day."""
+    for m in re.finditer(r"\b([a-zäéû]+)\b", text):
+        word = m.group(1)
+        if word in MONTHS and (word != "may" or re.search(r"\bin may\b|\bmay \d", text)):
+            return MONTHS[word], word
+    return None
+
+
+_GERMAN_WAS = re.compile(r"^was (ist|sind|war|waren|kostet|kosten|hat|haben|gibt|bedeutet|steht)\b")
+
+
+def asks_yes_no(text: str) -> bool:
+    """A question answered by yes or no: it opens with "is / did / has ..." and offers no choice ("A or B");
+    German "was ist ..." is "what is"."""
+    return bool(_YES_NO_Q.match(text)) and not re.search(r"\b(or|oder|ou)\b", text) and not _GERMAN_WAS.match(text)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
-from shelfwise.core.answers.table_intent import MONTHS, TableIntent, stem, words_of
+from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, col_scores, key_cells, negated, part_key
 from shelfwise.core.store.tables import TableData
 
@@ -261,7 +261,7 @@ def _filter_comparisons(m: _Match) -> bool:
         m.rows = [r for r in m.rows if col_numbers[r] is not None
                   and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
         m.filters.append(f"{names[on]} in {wanted}")
-    month = _month(m.intent.text)
+    month = month_in(m.intent.text)
     if month and dates and not any(month[1] in c.words for c in m.intent.comparisons) and \
             not any(month[1] in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
         on = dates[0]
@@ -271,15 +271,6 @@ def _filter_comparisons(m: _Match) -> bool:
         m.filters.append(f"{names[on]} in {month[1]}")
     return True
 
-
-def _month(text: str) -> tuple[int, str] | None:
-    """The month a question names ("in December", "im Dezember", "en décembre"): (its number, the word); "may"
-    only after "in" or before a day."""
-    for m in re.finditer(r"\b([a-zäéû]+)\b", text):
-        word = m.group(1)
-        if word in MONTHS and (word != "may" or re.search(r"\bin may\b|\bmay \d", text)):
-            return MONTHS[word], word
-    return None
 
 
 _YEAR_NAME = re.compile(r"(?i)year|season|jahr|saison|ann[ée]e")
@@ -592,15 +583,6 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     if m is None or not m.rows:
         return None
     plan = _plan(m)
-    if plan is not None and plan.op != "compare" and _asks_yes_no(intent.text):
+    if plan is not None and plan.op != "compare" and asks_yes_no(intent.text):
         return None  # "did X win more than Y?" answered by a row's value is no answer to it
     return plan
-
-
-_GERMAN_WAS = re.compile(r"^was (ist|sind|war|waren|kostet|kosten|hat|haben|gibt|bedeutet|steht)\b")
-
-
-def _asks_yes_no(text: str) -> bool:
-    """A question answered by yes or no: it opens with "is / did / has ..." and offers no choice ("A or B");
-    German "was ist ..." is "what is"."""
-    return bool(_YES_NO.match(text)) and not re.search(r"\b(or|oder|ou)\b", text) and not _GERMAN_WAS.match(text)
