@@ -33,6 +33,7 @@ from shelfwise.core.store.tables import (
 # a table answer's ShortAnswer.score: how sure its matching was (the question's words name whole column names and
 # cells; a part of a cell; the encoder's column names; the encoder's label cell)
 LEVEL_SCORE = (1.0, 0.6, 0.4, 0.3)
+SURE = 1.0  # a table answer this sure is shown where the walk found nothing (core/answers/ask.py)
 MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 MAX_TABLES = 8  # tables tried for one question
 WORDS_READ = 20_000  # a table of more cells has its cells' words looked up by SQLite, not read (table_words)
