@@ -12,7 +12,8 @@ offscreen, generation off): ``open_s``, the window built and shown (the library 
 check done, on the UI thread) until the event loop is idle; ``tree_s``, every collection of the library pane
 collapsed and expanded again with its document rows drawn; ``first_question_s``, a question typed and asked (the
 models loaded in the query worker's thread, the walk, the extracted answer) until ``query_finished``; then
-``question_s``, the median of ``--repeat`` more (the window's warm case); the longest the UI thread was blocked
+``question_s``, the median of ``--repeat`` more, each the words of another passage next to the middle one (the
+window's warm case: each question encoded, then walked); the longest the UI thread was blocked
 while a question ran (``ui_blocked_max_s``: the longest gap between ticks of a 10 ms timer); peak RSS. The
 question: the words of the passage in the middle of the tree (as ``growth.py`` asks).
 """
@@ -68,7 +69,7 @@ def measure(db: Path, repeat: int) -> dict[str, float]:
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start(10)
 
-    def ask() -> float:
+    def ask(question: str) -> float:
         done: list[bool] = []
         window.query_finished.connect(lambda: done.append(True))
         start = time.perf_counter()
@@ -83,9 +84,11 @@ def measure(db: Path, repeat: int) -> dict[str, float]:
             raise RuntimeError(f"no answer in the window for {question!r}")
         return took
 
-    out["first_question_s"] = round(ask(), 3)
+    out["first_question_s"] = round(ask(question), 3)
     ticks.clear()
-    runs = [ask() for _ in range(repeat)]
+    # the next questions each another passage's words (the same question again would read its kept ranking and
+    # cosines: docs/scale.md, "Session 21: 10^6 passages")
+    runs = [ask(question_for(db, k)) for k in range(1, repeat + 1)]
     timer.stop()
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
     out["question_s"] = round(statistics.median(runs), 3)
