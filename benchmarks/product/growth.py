@@ -271,6 +271,7 @@ def measure_warm(db: Path, n: int, repeat: int) -> dict[str, object]:
                               "library_bytes_per_passage": round(file_mb(db) * 2**20 / n, 1)}
     out.update(where_bytes_go(db))
     question = question_for(db)
+    others = [question_for(db, k) for k in range(1, repeat + 1)]  # read before the library is open here
     settings = Settings(db_path=db, use_calibration=False, answer_generate=False)
     with Shelf(settings) as shelf:
         store = shelf.store
@@ -292,7 +293,6 @@ def measure_warm(db: Path, n: int, repeat: int) -> dict[str, object]:
         shelf.ask(question, "synthetic")  # warm-up: models loaded, snapshot read
         # each timed question another passage's words (a question asked again reads its kept ranking and cosines),
         # their vectors encoded before the clock starts (as in session 20's figures: a warm question's walk)
-        others = [question_for(db, k) for k in range(1, repeat + 1)]
         for other in others:
             shelf.embedder.embed_query(other)
         warm, warm_cpu = [], []
