@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, EmbedderBase, EncoderProfile
-from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, gpu_layers, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.models.gguf_meta import sha256_of
 from shelfwise.core.models.identity import file_sha_id, model_identity
@@ -281,7 +281,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
         max_seqs: int = 16,
         n_gpu_layers: int = -1,
     ) -> None:
-        from shelfwise.core.models.llama.bindings import llama_cpp
+        from shelfwise.core.models.llama.bindings import gpu_layers, llama_cpp
 
         LoadedEncoder.__init__(self, "embedder")
         path = resolve_embedder(model_path)

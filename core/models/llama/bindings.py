@@ -9,7 +9,9 @@ callback is replaced in the same order as before: :func:`~shelfwise.core.models.
 leaves the high-level names to be imported on first use (the package's ``__getattr__``): ``llama_cpp.Llama`` still
 works, and a process that imported the whole package first keeps it as it is.
 
-Use ``from shelfwise.core.models.llama.bindings import llama_cpp`` where ``import llama_cpp`` was written.
+Use ``from shelfwise.core.models.llama.bindings import llama_cpp`` where ``import llama_cpp`` was written. The
+import bounds OpenMP's spinning first (:func:`~shelfwise.core.models.llama.openmp.tune_openmp`), so that a model
+loaded before the front end's own call (the encoder loaded while ``shelfwise ask`` starts) waits the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import importlib
 import importlib.util
 import sys
 from types import ModuleType
+
+from shelfwise.core.models.llama.openmp import tune_openmp
 
 
 def _public(module: ModuleType) -> dict[str, object]:
@@ -57,8 +61,20 @@ def _install_low_level() -> None:
     package.__getattr__ = high_level  # type: ignore[method-assign]
 
 
+tune_openmp()  # libgomp reads its spin count when llama.cpp's library loads, which the import below does
 _install_low_level()
 
 import llama_cpp  # noqa: E402  (after the install: it finds the package installed above)
 
-__all__ = ["llama_cpp"]
+ALL_LAYERS = 999  # more than any model here has: llama.cpp offloads them all
+
+
+def gpu_layers(requested: int) -> int:
+    """Layers to offload: ``requested`` when set (>= 0), else (-1, the default) every layer when the installed
+    llama.cpp build can offload to a GPU (CUDA, Vulkan, Metal) and none on a CPU build."""
+    if requested >= 0:
+        return requested
+    return ALL_LAYERS if llama_cpp.llama_supports_gpu_offload() else 0
+
+
+__all__ = ["ALL_LAYERS", "gpu_layers", "llama_cpp"]
