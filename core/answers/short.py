@@ -34,6 +34,7 @@ from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import is_lead_in, is_list_item, logical_lines, question_keys
 from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS, dates_in, times_in
 from shelfwise.core.answers.grounding import asked_units
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, number_word_spans, phrase_spans
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 from shelfwise.core.languages import word_units
 
@@ -70,7 +71,7 @@ _DURATION_Q = re.compile(r"\bhow long\b|\bwie lange?\b|\bcombien de temps\b|\bpe
 _QUANTITY_Q = re.compile(r"\bhow (?:many|much|often|old|far|large|big|high)\b|\bby how much\b|\bup to what\b|"
                          r"\b(?:what|which) (?:is the )?(?:amount|rate|number|value|age|price|cost|fee|limit|"
                          r"minimum|maximum|budget|allowance|salary)\b|\bminimum\b|\bmaximum\b|"
-                         r"\bwie (?:viel|viele|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
                          r"\bquel(?:le)? est le (?:montant|prix|taux|nombre|budget|plafond)\b", re.I)
 _AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
                            r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
@@ -78,7 +79,9 @@ _AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|sa
                            r"frais|indemnité)\b", re.I)
 _NAME_Q = re.compile(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:the )?names?\b|\bcalled\b|"
                      r"\bwhat [a-z]+ (?:do|does|should|must|can|is|are)\b|\bwer\b|\bwen\b|\bwem\b|\bwelche[rsnm]?\b|"
-                     r"\bwie heißt\b|\bqui\b|\bquel(?:le)?s?\b|\bcomment s'appelle\b", re.I)
+                     r"\bwie (?:heißt|heißen|hieß|hießen|lautet|lauten|lautete|lauteten|nennt man|nannte man)\b|"
+                     r"\bgenannt\b|\bbezeichnet\b|\bappel(?:é|ée|és|ées|le)\b|\bqui\b|\bquel(?:le)?s?\b|"
+                     r"\bcomment s'appelle\b", re.I)
 _PLACE_Q = re.compile(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
                       r"\boù\b|\bdans quel(?:le)?\b", re.I)
 _LIST_Q = re.compile(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
@@ -90,13 +93,32 @@ _VALUE_QUESTIONS = (("percent", _PERCENT_Q), ("time", _TIME_Q), ("duration", _DU
                     ("number", _QUANTITY_Q))
 
 
+_DE_WORDS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|wurde|"
+                       r"wurden|hat|haben|hatte|sich|nach|für|auf|nicht|auch|welche[rsnm]?)\b", re.I)
+_EN_WORDS = re.compile(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|you|he|she|they|there)\b", re.I)
+
+
+_EN_AFTER_WAS = frozenset("""the a an it he she there this that his her their its your my our one any each every not
+all some no anyone anything someone something everyone everything nobody none either neither""".split())
+
+
+def _german(question: str) -> bool:
+    """More German function words than English ones: "Was benannte die Konferenz ...?" is a German W-question,
+    not an English "Was the ...?"."""
+    if len(_DE_WORDS.findall(question)) > len(_EN_WORDS.findall(question)):
+        return True
+    # "Was verwenden ...": a lower-case verb after "Was" (English has "Was the", "Was it", "Was Tesla")
+    second = re.match(r"^\W*was\s+([^\W\d_]+)", question, re.I)
+    return bool(second and second.group(1).islower() and second.group(1) not in _EN_AFTER_WAS)
+
+
 def is_yes_no_question(question: str) -> bool:
     """A question answered yes or no: an English auxiliary first ("Do I need ...?"), a French inversion or
     "est-ce que", or a German verb first; a choice between alternatives ("... X or Y?") is not one."""
     q = question.strip()
     if re.search(r"\s(?:or|oder|ou)\s[^?]*\?\s*$", q, re.I) and not re.search(r"\bor not\b", q, re.I):
         return False
-    if _YES_NO_EN.match(q):
+    if _YES_NO_EN.match(q) and not _german(q):
         return True
     if _YES_NO_FR.match(q) and not re.match(r"^\W*(?:qu|quel|quand|où|comment|combien|pourquoi)", q, re.I):
         return True
@@ -108,6 +130,8 @@ def asked_value(question: str) -> str:
     from shelfwise.core.answers.extractive import focus_question
 
     q = focus_question(question)
+    if len(q.split()) < 3:  # "... bis zum 18. Jahrhundert?": an ordinal's dot is no sentence's end
+        q = question.strip()
     if is_yes_no_question(q):
         return "yes_no"
     # the value words first named win ("By how much is it reduced when ...?" asks for an amount)
@@ -157,13 +181,15 @@ _WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|montag
 _MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december|januar|"
           r"februar|märz|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août|septembre|"
           r"octobre|novembre|décembre)")
+_SEASON = r"(?:spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver)"
 _ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|"
             r"ersten|zweiten|dritten|vierten|fünften|premier|deuxième|troisième|quatrième|cinquième)")
 _DAY_PIECES = re.compile(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
                          rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
                          rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{_WEEKDAY}\b|"
                          rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
-                         rf"\b(?:in\s+|im\s+|en\s+)?{_MONTH}\b(?:\s+(?:19|20)\d\d)?|\b(?:19|20)\d\d\b", re.I)
+                         rf"\b(?:in\s+|im\s+|en\s+)?{_MONTH}\b(?:\s+(?:19|20)\d\d)?|"
+                         rf"\b(?:{_SEASON}\s+(?:of\s+)?)?(?:1\d|20)\d\d(?:s\b|er\b)?(?!\w)", re.I)
 _JOIN = re.compile(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
                    r"le|am|on the)\s*)+$|^\s+$", re.I)
 _LEAD = re.compile(r"(?:\b(?:every|each|from|between|by|before|until|on|at|with the|within|jeden|jede|ab|bis|"
@@ -259,6 +285,12 @@ def quantity_spans(text: str) -> list[Span]:
                 if any(w.rstrip("s") in _DURATION_UNITS or w in _DURATION_UNITS for w in words[:2]):
                     kind = "duration"
         taken.append(Span(a, b, kind))
+    for a, b in number_word_spans(text):  # "vier Pro Bowl-Selektionen", "two metropolitan areas"
+        if free(a, b):
+            unit = _UNIT_WORD.match(text, b)
+            if unit and unit.group(1).lower() not in STOPWORDS and unit.group(1).lower() not in FUNCTION_WORDS:
+                b = unit.start(1) + len(unit.group(1))
+            taken.append(Span(a, b, "number"))
     return sorted(taken, key=lambda s: s.start)
 
 
@@ -489,12 +521,118 @@ def value_fits(question: str, value: str) -> bool:
     return True
 
 
-def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
+@dataclass(frozen=True)
+class SpanWeights:
+    """How the spans offered to a question that asks for a thing (a name, a place, a list's items, or "what" /
+    "which" / "was" / "quel" something) are ranked, one weight per feature of :func:`nominal_features`:
+    ``close`` per unit of :func:`_closeness` (the question's words near it in its sentence), ``typed`` for a span of
+    the kind asked for (a run of capitalised words for "who", a place after "in"), ``capitals`` per capitalised word
+    in it (at most two) when a name or place is asked for, ``length`` less per word beyond three, ``after`` when it
+    follows one of the question's words with at most function words between ("consist of [circular RNAs]"),
+    ``before`` when it comes right before one, ``lone`` for a single lower-case word (a verb or an adverb more often
+    than a noun: "estimates", "naturally"); ``held`` per question word its sentence holds beyond the first
+    sentence's; no value is shown under ``show_min``. Chosen on the training data by
+    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence")."""
+
+    close: float = 1.0
+    typed: float = 0.0
+    capitals: float = 1.0
+    length: float = 0.0
+    after: float = 2.0
+    before: float = -2.0
+    lone: float = -2.0
+    held: float = 1.0
+    show_min: float = 1.0
+
+    def vector(self) -> tuple[float, ...]:
+        """The weights in the order of :func:`nominal_features`' features."""
+        return (self.close, self.typed, self.capitals, self.length, self.after, self.before, self.lone)
+
+
+WEIGHTS = SpanWeights()
+_NOMINAL = ("name", "place", "list", "thing")
+# a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
+_THING_Q = re.compile(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
+                      r"que|qu'|quoi|quel(?:le)?s?|qui|lequel|laquelle|lesquel(?:le)?s)\b|^\W*qu['’]", re.I)
+_HOW_WHY = re.compile(r"^\W*(?:how|why|wie|warum|wieso|weshalb|comment|pourquoi)\b", re.I)
+_LABEL = re.compile(r"^\s*[\w ]{1,30}:\s")  # "Abstract: ...", "Text: ...": a label, not an answer
+
+
+def asked_kind(question: str) -> str:
+    """:func:`asked_value`, with "thing" for a question that names no kind of value but asks what, which or who
+    ("What causes ...?", "Welche Sprache ...?"); "span" stays for how and why (a clause, no short value)."""
+    kind = asked_value(question)
+    if kind == "span" and _THING_Q.search(question) and not _HOW_WHY.match(question):
+        return "thing"
+    return kind
+
+
+def _next_to_question(text: str, span: Span, q_stems: set[str]) -> tuple[float, float]:
+    """Whether a word of the question stands just before ``span`` (at most two function words between) and just
+    after it."""
+    left = re.findall(r"[\w'’-]+", text[max(0, span.start - 60): span.start])[-3:]
+    right = re.findall(r"[\w'’-]+", text[span.end: span.end + 60])[:3]
+
+    def near(words: list[str]) -> float:
+        for w in words:
+            low = w.lower()
+            if _stem(low) in q_stems and low not in STOPWORDS:
+                return 1.0
+            if low not in STOPWORDS and low not in FUNCTION_WORDS:
+                return 0.0
+        return 0.0
+
+    return near(left[::-1]), near(right)
+
+
+def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tuple[float, ...]]]:
+    """The spans offered to a question asking for a thing, each with the features :class:`SpanWeights` weighs (in
+    the order of :meth:`SpanWeights.vector`). The spans: those of the kind asked for and the phrases the question's
+    words leave over (:func:`phrase_spans`), none cutting into one of the former; not a citation mark ("[14]") or a
+    label before a colon."""
+    typed = {(sp.start, sp.end): sp for sp in spans_of(kind, text, question)} if kind != "thing" else {}
+    shown = "name" if kind == "thing" else kind
+    q_stems = stems(question)
+    # a series "A, B, C and D" answers a question asking for a list outright
+    phrases = {} if kind == "list" and typed else {(p.start, p.end): p for p in phrase_spans(text, q_stems, _stem)}
+    keys = question_keys(question)
+    label = _LABEL.match(text)
+    out: list[tuple[Span, tuple[float, ...]]] = []
+    for key in sorted({*typed, *phrases}):
+        if any(a < key[1] and key[0] < b and not (key[0] <= a and b <= key[1]) for a, b in typed):
+            continue  # it cuts into a name or place of the kind asked for: the name is taken whole
+        span = typed.get(key) or Span(key[0], key[1], shown)
+        if _score(kind if kind != "thing" else "name", span, text, question) is None:
+            continue  # the question's own words or numbers
+        if re.search(r"\[[^\]]*$", text[: span.start]) or (label and span.end <= label.end()):
+            continue
+        words = text[span.start:span.end].split()
+        caps = phrases[key].capitals if key in phrases else sum(w[:1].isupper() for w in words)
+        after, before = _next_to_question(text, span, q_stems)
+        lone = len(words) == 1 and words[0][:1].islower() and not re.search(
+            r"\b(?:the|a|an|der|die|das|den|dem|le|la|les|un|une)\s+$", text[: span.start], re.I)
+        out.append((span, (_closeness(text, span, keys), float(key in typed),
+                           float(min(caps, 2)) * (kind in ("name", "place")), float(max(0, len(words) - 3)),
+                           after, before, float(lone))))
+    return out
+
+
+def _nominal_candidates(kind: str, text: str, question: str, weights: SpanWeights) -> list[tuple[float, Span]]:
+    w = weights.vector()
+    return [(sum(a * b for a, b in zip(w, f, strict=True)), span) for span, f in nominal_features(kind, text, question)]
+
+
+def _stem(word: str) -> str:
+    return word.removesuffix("s")[:5] if len(word) > 3 else word
+
+
+def short_answer(question: str, sentences: Sequence[Extracted],
+                 weights: SpanWeights = WEIGHTS) -> ShortAnswer | None:
     """The value ``question`` asks for, as a span of ``sentences`` (best first), or None when they hold none of
     its kind (or it asks for no particular kind)."""
     if not sentences:
         return None
-    kind = asked_value(question)
+    kind = asked_kind(question)
     if kind == "yes_no":
         # the deciding sentence: the found sentence that shares most of the question's words (the best ranked on a
         # tie; a question in another language than the documents may share none)
@@ -505,7 +643,7 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
                            deciding.end, deciding.score, sentence=text)
     keys = stems(question)
     first = len(keys & stems(_about(sentences[0].text)))
-    best: tuple[float, Extracted, Span] | None = None
+    best: tuple[float, Extracted, Span, bool] | None = None
     for rank, s in enumerate(sentences):
         held = len(keys & stems(_about(s.text)))
         if rank and held < first:
@@ -515,21 +653,27 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
             if len(items) >= 2:
                 return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
                                    sentence=" ".join(s.shown.split()))
-        for span in spans_of(kind, s.text, question):
-            score = _score(kind, span, s.text, question)
-            if score is None:
-                continue
+        typed = spans_of(kind, s.text, question) if kind != "thing" else []
+        # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
+        # a phrase for a thing is ranked by the weights and shown only over their threshold
+        ranked = kind in _NOMINAL and not (kind == "list" and typed)
+        if ranked:
+            scored = [(sc - weights.show_min, span)
+                      for sc, span in _nominal_candidates(kind, s.text, question, weights)]
+        else:
+            scored = [(sc, span) for span in typed if (sc := _score(kind, span, s.text, question)) is not None]
+        for score, span in scored:
             # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
             # receives 8 weeks" over "the birth parent receives 20 weeks")
-            score += held - first - 0.3 * rank
+            score += weights.held * (held - first) - 0.3 * rank
             if best is None or score > best[0]:
-                best = (score, s, span)
-    if best is None:
+                best = (score, s, span, ranked)
+    if best is None or (best[3] and best[0] < 0):
         return None
-    score, s, chosen = best
+    score, s, chosen, _ = best
     value = " ".join(s.text[chosen.start:chosen.end].split()).strip(" ,;:|")
     if not value:
         return None
-    shown_kind = chosen.kind if kind in ("number", "percent", "duration") else kind
+    shown_kind = chosen.kind if kind in ("number", "percent", "duration") else "span" if kind == "thing" else kind
     return ShortAnswer(value, shown_kind, s.number, s.start + chosen.start, s.start + chosen.end, s.score,
                        sentence=" ".join(s.shown.split()))
