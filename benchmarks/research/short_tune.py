@@ -40,8 +40,10 @@ from shelfwise.core.answers.types import Extracted
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT.parent / "shared" / "traindata"
-# coordinate ascent over these values, from the code's weights, until no single change gains
-VALUES = {"close": (0.25, 0.5, 1.0, 1.5, 2.0), "typed": (0.0, 0.5, 1.0, 2.0), "capitals": (0.0, 0.25, 0.5, 1.0),
+# coordinate ascent over these values, from the code's weights, until no single change gains; ``typed`` (1.0: a
+# span of the kind asked for, a name for "who") is held, not chosen: COVID-QA asks 24 name questions, too few to
+# set it (its net gain moves by about 0.01 between 0 and 1)
+VALUES = {"close": (0.25, 0.5, 1.0, 1.5, 2.0), "capitals": (0.0, 0.25, 0.5, 1.0),
           "length": (-0.6, -0.4, -0.2, -0.1, 0.0), "after": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
           "before": (-2.0, -1.0, 0.0, 0.5, 1.0, 2.0), "lone": (-6.0, -4.0, -3.0, -2.0, -1.0, -0.5, 0.0),
           "show_min": (-99.0, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)}

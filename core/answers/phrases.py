@@ -40,8 +40,8 @@ _NUMBER_WORDS = sorted({*(w for w in UNITS if w != "one"), *TENS, "hundred", "th
 NUMBER_WORD = re.compile(rf"(?<![\w-])(?:{'|'.join(_NUMBER_WORDS)})(?:[\s-]+(?:and[\s-]+|und)?"
                          rf"(?:{'|'.join(_NUMBER_WORDS)}))*(?![\w-])", re.I)
 
-_TOKEN = re.compile(r"[^\s,;:()\[\]\"“”„«»‚‘’]+")
-_BREAK = re.compile(r"[,;:()\[\]\"“”„«»]|\s[-–—]\s|[.!?](?=\s|$)")
+_TOKEN = re.compile(r"(?:[^\s,;:()\[\]\"“”„«»‚‘’]|[,:](?=\d))+")
+_BREAK = re.compile(r"[,;:](?=\s|$)|[()\[\]\"“”„«»]|\s[-–—]\s|[.!?](?=\s|$)")  # "08:00", "1,500" go on
 _QUOTED = re.compile(r"[\"“„«‚]([^\"“”„«»‚‘]{2,80})[\"”“»‘]")
 _DE_MARKS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|"
                        r"wurde|wurden|hat|haben|sich|nach|für|auf|nicht|auch)\b", re.I)

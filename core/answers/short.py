@@ -535,7 +535,7 @@ class SpanWeights:
     ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence")."""
 
     close: float = 1.0
-    typed: float = 0.0
+    typed: float = 1.0
     capitals: float = 1.0
     length: float = 0.0
     after: float = 2.0
