@@ -71,7 +71,7 @@ _DURATION_Q = re.compile(r"\bhow long\b|\bwie lange?\b|\bcombien de temps\b|\bpe
 _QUANTITY_Q = re.compile(r"\bhow (?:many|much|often|old|far|large|big|high)\b|\bby how much\b|\bup to what\b|"
                          r"\b(?:what|which) (?:is the )?(?:amount|rate|number|value|age|price|cost|fee|limit|"
                          r"minimum|maximum|budget|allowance|salary)\b|\bminimum\b|\bmaximum\b|"
-                         r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwas (?:kostet|kosten)\b|\bcombien coûte\b|\bwieviele?\b|\bcombien\b|"
                          r"\bquel(?:le)? est le (?:montant|prix|taux|nombre|budget|plafond)\b", re.I)
 _AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
                            r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
@@ -531,7 +531,8 @@ class SpanWeights:
     follows one of the question's words with at most function words between ("consist of [circular RNAs]"),
     ``before`` when it comes right before one, ``lone`` for a single lower-case word (a verb or an adverb more often
     than a noun: "estimates", "naturally"); ``held`` per question word its sentence holds beyond the first
-    sentence's; no value is shown under ``show_min``. Chosen on the training data by
+    sentence's; no value is shown under ``show_min``, nor from a sentence holding fewer than ``min_held`` of the
+    question's words (the features read the question's words in the sentence). Chosen on the training data by
     ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence")."""
 
     close: float = 1.0
@@ -542,6 +543,7 @@ class SpanWeights:
     before: float = -2.0
     lone: float = -2.0
     held: float = 1.0
+    min_held: int = 1
     show_min: float = 1.0
 
     def vector(self) -> tuple[float, ...]:
@@ -657,6 +659,8 @@ def short_answer(question: str, sentences: Sequence[Extracted],
         # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
         # a phrase for a thing is ranked by the weights and shown only over their threshold
         ranked = kind in _NOMINAL and not (kind == "list" and typed)
+        if ranked and held < weights.min_held:
+            continue  # too few of the question's words in it to place a phrase by (a question in another language)
         if ranked:
             scored = [(sc - weights.show_min, span)
                       for sc, span in _nominal_candidates(kind, s.text, question, weights)]
