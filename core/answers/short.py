@@ -71,7 +71,8 @@ _DURATION_Q = re.compile(r"\bhow long\b|\bwie lange?\b|\bcombien de temps\b|\bpe
 _QUANTITY_Q = re.compile(r"\bhow (?:many|much|often|old|far|large|big|high)\b|\bby how much\b|\bup to what\b|"
                          r"\b(?:what|which) (?:is the )?(?:amount|rate|number|value|age|price|cost|fee|limit|"
                          r"minimum|maximum|budget|allowance|salary)\b|\bminimum\b|\bmaximum\b|"
-                         r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwas (?:kostet|kosten)\b|\bcombien coûte\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bwas (?:kostet|kosten)\b|\bcombien coûte\b|"
                          r"\bquel(?:le)? est le (?:montant|prix|taux|nombre|budget|plafond)\b", re.I)
 _AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
                            r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
