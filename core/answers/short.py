@@ -250,6 +250,10 @@ def date_spans(text: str) -> list[Span]:
     return out
 
 
+def _function(word: str) -> bool:
+    return word.lower() in STOPWORDS or word.lower() in FUNCTION_WORDS
+
+
 def quantity_spans(text: str) -> list[Span]:
     """Numbers with what they count: money ("EUR 600", "600 €"), percentages, a number and its unit word(s)
     ("27 days", "2 working days", "14 characters"), a bare number last; clock times and dates are left out."""
@@ -289,7 +293,7 @@ def quantity_spans(text: str) -> list[Span]:
     for a, b in number_word_spans(text):  # "vier Pro Bowl-Selektionen", "two metropolitan areas"
         if free(a, b):
             unit = _UNIT_WORD.match(text, b)
-            if unit and unit.group(1).lower() not in STOPWORDS and unit.group(1).lower() not in FUNCTION_WORDS:
+            if unit and not _function(unit.group(1)):  # its unit word, as for a number in digits
                 b = unit.start(1) + len(unit.group(1))
             taken.append(Span(a, b, "number"))
     return sorted(taken, key=lambda s: s.start)
