@@ -1,17 +1,17 @@
 """The span chosen from the sentence (issue 48): the weights of ``core/answers/short.py``'s ranker for questions that
 ask for a thing (:class:`~shelfwise.core.answers.short.SpanWeights`), chosen on the TRAINING data only.
 
-The data: COVID-QA (``../shared/traindata/covidqa``, SQuAD-format extractive QA over CORD-19 papers): each question
-whose kind asks for a value (not yes/no, not how/why), asked of the one sentence of its passage that holds the start
-of its gold answer (the sentence is taken as found: this grades the span chosen from it, not the walk). A value is
-graded by SQuAD's token F1 against the gold answer (COVID-QA's golds are long, a median of 10 words: a value that
-is part of one scores its share); "right when shown" (precision) counts a value whose words all lie in the gold or
-that holds it. Only golds of at most :data:`MAX_GOLD_WORDS` words are asked (factoid answers). The weights
-are chosen by coordinate ascent over :data:`VALUES` (features computed once per question,
-:func:`~shelfwise.core.answers.short.nominal_features`), for the highest net gain: +1 for a
-right value shown, -:data:`WRONG_COST` for a wrong one, 0 for none (a wrong value shown first is worse than
-none). ``--replay ROWS --dataset xquad-de`` instead re-chooses the value for the sentences an evaluation run
-showed (its rows file), with the weights in the code, for a breakdown of the misses (a report, never a choice).
+The data (``../shared/traindata``): COVID-QA (SQuAD-format extractive QA over CORD-19 papers) and ConditionalQA
+TRAIN (gov.uk guides; scenario and question, span answers with their evidence): each question whose kind asks for
+a value (not yes/no, not how/why) and whose gold has at most :data:`MAX_GOLD_WORDS` words, asked of the one
+sentence that holds its gold (the sentence is taken as found: this grades the span chosen from it, not the walk).
+"Right" counts a value that holds the gold or whose words all lie in it. The weights are chosen by coordinate
+ascent over :data:`VALUES` (features computed once per question,
+:func:`~shelfwise.core.answers.short.nominal_features`), for the highest net gain: +1 for a right value shown,
+-:data:`WRONG_COST` for a wrong one, 0 for none (a wrong value shown first is worse than none). A second ascent
+on the even-numbered documents, graded on the odd ones, says how well a choice carries. ``--replay ROWS --dataset
+xquad-de`` instead re-chooses the value for the sentences an evaluation run showed, with the weights in the code,
+for a breakdown of the misses (a report, never a choice).
 
     .venv/bin/python benchmarks/research/short_tune.py --out docs/eval/short-tune.json
 """
@@ -19,7 +19,9 @@ showed (its rows file), with the weights in the code, for a breakdown of the mis
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
+import html
 import itertools
 import json
 import re
@@ -50,7 +52,7 @@ VALUES = {"close": (0.25, 0.5, 1.0, 1.5, 2.0), "capitals": (0.0, 0.25, 0.5, 1.0)
           "before": (-2.0, -1.0, 0.0, 0.5, 1.0, 2.0), "lone": (-6.0, -4.0, -3.0, -2.0, -1.0, -0.5, 0.0),
           "min_held": (0, 1, 2, 3),
           "show_min": (-99.0, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)}
-WRONG_COST = 0.5  # a wrong value shown first costs half of what a right one gains (it is worse than none)
+WRONG_COST = 1.0  # a wrong value shown first costs what a right one gains: shown only where right more often than not
 MAX_GOLD_WORDS = 5  # factoid answers: COVID-QA's longer golds are passages' clauses, not values
 
 
@@ -89,6 +91,31 @@ def covidqa_items() -> list[tuple[str, str, str, int]]:
                         if len(sentence) < 600:
                             out.append((qa["question"].strip(), sentence, text.strip(), number))
                         break
+    return out
+
+
+def cqa_items() -> list[tuple[str, str, str, int]]:
+    """(scenario and question, the sentence of its evidence holding the gold, the gold, its guide's number) for
+    ConditionalQA TRAIN's questions with a span answer (``../shared/traindata/conditionalqa_train``)."""
+    raw = json.loads((TRAIN / "conditionalqa_train" / "original" / "train.json").read_text(encoding="utf-8"))
+    guides: dict[str, int] = {}
+    out = []
+    for x in raw:
+        answers = ast.literal_eval(x["answers"]) if isinstance(x["answers"], str) else x["answers"]
+        evidences = ast.literal_eval(x["evidences"]) if isinstance(x["evidences"], str) else x["evidences"]
+        if not answers or answers[0][0].lower() in ("yes", "no") or len(answers[0][0].split()) > MAX_GOLD_WORDS:
+            continue
+        gold = answers[0][0]
+        for ev in evidences:
+            text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", ev)).split())
+            at = text.lower().find(gold.lower())
+            if at < 0:
+                continue
+            bounds = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z0-9])", text)), len(text)]
+            a, b = next((a, b) for a, b in itertools.pairwise(bounds) if a <= at < b)
+            question = f"{x['scenario'].strip()} {x['question'].strip()}".strip()
+            out.append((question, text[a:b].strip(), gold, 1000 + guides.setdefault(x["url"], len(guides))))
+            break
     return out
 
 
@@ -136,8 +163,7 @@ def grade(rows: list[dict[str, Any]], w: SpanWeights, kinds: tuple[str, ...] | N
 
 def ascend(rows: list[dict[str, Any]]) -> SpanWeights:
     """The weights with the highest net gain on ``rows``: coordinate ascent over :data:`VALUES` from the code's (a
-    tie keeps the code's value: ``min_held`` 1 and 0 tie on COVID-QA, and 1 is the cautious one, a sentence holding
-    none of the question's words placing no phrase)."""
+    tie keeps the code's value)."""
     best = SpanWeights()
     score = grade(rows, best)["net"]
     for _ in range(6):
@@ -154,9 +180,11 @@ def ascend(rows: list[dict[str, Any]]) -> SpanWeights:
 
 
 def tune(out: Path) -> None:
-    rows = features(covidqa_items())
-    print(f"COVID-QA: {len(rows)} questions asking for a value; kinds "
-          f"{dict(collections.Counter(r['kind'] for r in rows))}", flush=True)
+    rows = features(covidqa_items() + cqa_items())
+    for name, part in (("COVID-QA", [r for r in rows if r["article"] < 1000]),
+                       ("ConditionalQA train", [r for r in rows if r["article"] >= 1000])):
+        print(f"{name}: {len(part)} questions asking for a value; kinds "
+              f"{dict(collections.Counter(r['kind'] for r in part))}", flush=True)
     nominal = ("name", "place", "list", "thing")
     best = ascend([r for r in rows if r["kind"] in nominal])
     # how well a choice carries to questions it was not made on: chosen on the even articles, graded on the odd
@@ -164,14 +192,19 @@ def tune(out: Path) -> None:
     odd = [r for r in rows if r["article"] % 2 == 1]
     held_out = {"chosen_on_even": even.__dict__, "odd_with_it": grade(odd, even, nominal),
                 "odd_with_code_weights": grade(odd, SpanWeights(), nominal)}
-    report = {"data": "traindata/covidqa 200423_covidQA.json (the sentence holding the gold's start)",
+    report = {"data": "traindata/covidqa 200423_covidQA.json and traindata/conditionalqa_train train.json (the "
+                      "sentence holding the gold)",
               "values": VALUES, "wrong_cost": WRONG_COST, "max_gold_words": MAX_GOLD_WORDS,
               "chosen": best.__dict__, "default_in_code": SpanWeights().__dict__,
               "chosen_nominal": grade(rows, best, nominal), "code_nominal": grade(rows, SpanWeights(), nominal),
-              "chosen_all": grade(rows, best), "held_out": held_out, "by_kind": {k: grade(rows, best, (k,)) for k in
+              "chosen_all": grade(rows, best), "held_out": held_out,
+              "covidqa_nominal": grade([r for r in rows if r["article"] < 1000], best, nominal),
+              "cqa_train_nominal": grade([r for r in rows if r["article"] >= 1000], best, nominal),
+              "cqa_train_nominal_code": grade([r for r in rows if r["article"] >= 1000], SpanWeights(), nominal),
+              "by_kind": {k: grade(rows, best, (k,)) for k in
                                                         sorted({r["kind"] for r in rows})}}
     print(json.dumps({k: report[k] for k in ("chosen", "chosen_nominal", "code_nominal", "chosen_all", "held_out",
-                                             "by_kind")},
+                                             "covidqa_nominal", "cqa_train_nominal", "cqa_train_nominal_code")},
                      indent=1))
     out.write_text(json.dumps(report, indent=1))
 

@@ -532,24 +532,25 @@ class SpanWeights:
     "which" / "was" / "quel" something) are ranked, one weight per feature of :func:`nominal_features`:
     ``close`` per unit of :func:`_closeness` (the question's words near it in its sentence), ``typed`` for a span of
     the kind asked for (a run of capitalised words for "who", a place after "in"), ``capitals`` per capitalised word
-    in it (at most two) when a name or place is asked for, ``length`` less per word beyond three, ``after`` when it
+    in it (at most two) when a name or place is asked for, ``length`` per word beyond three, ``after`` when it
     follows one of the question's words with at most function words between ("consist of [circular RNAs]"),
     ``before`` when it comes right before one, ``lone`` for a single lower-case word (a verb or an adverb more often
     than a noun: "estimates", "naturally"); ``held`` per question word its sentence holds beyond the first
-    sentence's; no value is shown under ``show_min``, nor from a sentence holding fewer than ``min_held`` of the
-    question's words (the features read the question's words in the sentence). Chosen on the training data by
-    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence")."""
+    sentence's (held at 1, as for the other kinds); no value is shown under ``show_min``, nor from a sentence
+    holding fewer than ``min_held`` of the question's words. Chosen on the training data by
+    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence"): the best span
+    is always shown (a threshold on this score cost more right values than it saved wrong ones there)."""
 
     close: float = 1.0
     typed: float = 1.0
     capitals: float = 1.0
     length: float = 0.0
-    after: float = 2.0
+    after: float = 1.0
     before: float = -2.0
-    lone: float = -2.0
+    lone: float = -1.0
     held: float = 1.0
-    min_held: int = 1
-    show_min: float = 1.0
+    min_held: int = 0
+    show_min: float = -99.0
 
     def vector(self) -> tuple[float, ...]:
         """The weights in the order of :func:`nominal_features`' features."""
