@@ -14,17 +14,22 @@ runs on the code before too:
 
 The sentences of one passage are read back as one text (their boundaries are not in the rows), so a replayed value
 can differ from what the run itself showed; the rows' own value is reported beside it.
+
+``--items FILE`` (written by ``short_tune.py --items-out``: the training questions with the sentence holding their
+gold and the kind the new code reads) grades the code on the path on those instead: values shown, right when shown
+(holds the gold or lies within it), recall, for the questions asking for a thing and for the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-from shelfwise.core.answers.matching import answer_matches
+from shelfwise.core.answers.matching import answer_matches, normalize_answer
 from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.types import Extracted
 
@@ -74,12 +79,41 @@ def replay(rows: list[dict[str, Any]], asked: dict[str, str]) -> dict[str, Any]:
             "rows": out}
 
 
+def right(pred: str, gold: str) -> bool:
+    """A value that holds the gold or whose words all lie in it (as ``short_tune.py`` grades)."""
+    p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
+    return bool(p) and (answer_matches(pred, [gold]) or not (collections.Counter(p) - collections.Counter(g)))
+
+
+def grade_items(items: list[list[str]]) -> dict[str, Any]:
+    groups: dict[str, list[int]] = {}
+    for question, sentence, gold, kind in items:
+        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)])
+        value = got.text if got else ""
+        group = "thing" if kind in ("name", "place", "list", "thing") else "value"
+        for key in (group, "all"):
+            g = groups.setdefault(key, [0, 0, 0])
+            g[0] += 1
+            g[1] += bool(value)
+            g[2] += bool(value) and right(value, gold)
+    return {k: {"questions": n, "shown": shown, "precision": round(ok / (shown or 1), 4), "recall": round(ok / n, 4)}
+            for k, (n, shown, ok) in groups.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("rows", type=Path, help="an evaluation run's answers-*.json")
-    ap.add_argument("--dataset", required=True, help="xquad-en, xquad-de, squad, conditionalqa-test, ...")
+    ap.add_argument("rows", type=Path, nargs="?", help="an evaluation run's answers-*.json")
+    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ...")
+    ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-replay.json"))
     args = ap.parse_args()
+    if args.items:
+        graded = grade_items(json.loads(args.items.read_text()))
+        args.out.write_text(json.dumps(graded, indent=1))
+        print(json.dumps(graded))
+        return
+    if args.rows is None or not args.dataset:
+        ap.error("give ROWS and --dataset, or --items")
     result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset))
     args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))

@@ -267,7 +267,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-tune.json"))
     ap.add_argument("--replay", type=Path, help="an evaluation run's answers-*.json rows (a report, no choice)")
     ap.add_argument("--dataset", default="xquad-de")
+    ap.add_argument("--items-out", type=Path, help="write the training items (question, sentence, gold, kind) for "
+                    "short_replay.py --items, and stop")
     args = ap.parse_args()
+    if args.items_out:
+        items = [(q, s, g, asked_kind(q)) for q, s, g, _ in covidqa_items() + cqa_items()]
+        args.items_out.write_text(json.dumps([i for i in items if i[3] not in ("yes_no", "span")]))
+        return
     if args.replay:
         replay(args.replay, args.dataset)
     else:
