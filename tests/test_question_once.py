@@ -6,7 +6,6 @@ tests/fakes.py (what is counted is logic, not model behaviour)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
