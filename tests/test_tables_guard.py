@@ -50,3 +50,33 @@ def test_the_walks_table_still_answers_what_it_has(library: Store) -> None:
     assert short is not None
     assert (short.text, short.operation) == ("3", "count")
     assert short.cells[0].address.startswith("Matches!")
+
+
+@pytest.mark.model
+def test_a_tables_column_names_are_embedded_once_for_every_process(library: Store) -> None:
+    # the encoder's column names kept in the library's vector cache: a second encoder (a new process: nothing kept
+    # in memory) embeds only the question's words, not the table's names again (the real bundled MiniLM)
+    from shelfwise.core.answers.table_intent import read_intent
+    from shelfwise.core.answers.table_match import HeaderEncoder
+    from shelfwise.core.models.encoders.embedder import Embedder
+
+    embedder = Embedder("minilm", n_threads=1)
+    embedded: list[str] = []
+
+    class Counting:
+        model_id, window = embedder.model_id, embedder.window
+
+        def embed(self, texts: list[str]) -> list[object]:
+            embedded.extend(texts)
+            return embedder.embed(texts)  # type: ignore[no-any-return]
+
+    names = ["Office", "Staff", "Opened"]
+    intent = read_intent("How many people work in each office?")
+    for run in range(2):
+        embedded.clear()
+        encoder = HeaderEncoder(Counting(), 0.5, 0.05)  # type: ignore[arg-type]
+        encoder.store = library
+        encoder.scores(intent, names, [1.0, 0.0, 0.0])
+        said = {"office", "staff", "opened"} & set(embedded)
+        assert said == ({"office", "staff", "opened"} if run == 0 else set()), embedded
+        assert "people" in embedded  # the question's own words are embedded each time

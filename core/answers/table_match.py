@@ -217,7 +217,9 @@ class HeaderEncoder:
             store, model = self.store, f"table:{self.embedder.model_id}"
             shas = {t: text_sha(self.embedder, t) for t in todo} if keep and store is not None else {}
             if shas and store is not None:
-                have = store.cached_vectors(model, list(shas.values()), touch=False)
+                have: dict[str, np.ndarray] = {}
+                with contextlib.suppress(sqlite3.Error):  # a library closed or busy: embedded as without a cache
+                    have = store.cached_vectors(model, list(shas.values()), touch=False)
                 for t in todo:
                     if shas[t] in have:
                         self._vectors[t] = have[shas[t]]

@@ -272,7 +272,6 @@ def _filter_comparisons(m: _Match) -> bool:
     return True
 
 
-
 _YEAR_NAME = re.compile(r"(?i)year|season|jahr|saison|ann[ée]e")
 
 
