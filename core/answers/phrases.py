@@ -4,12 +4,13 @@ phrases of a sentence that are not words of the question, and the number words o
 A question's answer is, most of the time, a stretch of the sentence the question's own words leave over ("Who
 defeated the Steelers?" over "The Broncos defeated the Pittsburgh Steelers in the Divisional Round" leaves "The
 Broncos" and "Pittsburgh" and "in the Divisional Round"). :func:`phrase_spans` cuts the sentence at the question's
-content words, at punctuation and before a word that opens a clause ("that", "which", "qui"), trims function words from the ends (an article that opens a phrase is kept: "die
-Pittsburgh Steelers" is what a German gold holds), drops what holds no content word, and also offers the shorter
-phrase that starts at an article, a capitalised word or a number inside a longer one (a verb left before the noun
-phrase: "besiegten die Pittsburgh Steelers" also gives "die Pittsburgh Steelers"); a quoted title is a phrase of its
-own. :func:`phrase_features` describes one for the ranker (``core/answers/short.py``), whose weights
-``benchmarks/research/short_tune.py`` chose on the training data. Pure functions over strings, no model.
+content words, at punctuation and before a word that opens a clause ("that", "which", "qui"), trims function words
+from the ends (an article that opens a phrase is kept: "die Pittsburgh Steelers" is what a German gold holds), drops
+what holds no content word, and also offers the shorter phrase that starts at an article, a capitalised word or a
+number inside a longer one (a verb left before the noun phrase: "besiegten die Pittsburgh Steelers" also gives "die
+Pittsburgh Steelers"); a quoted title is a phrase of its own. ``core/answers/short.py``'s ``nominal_features``
+describes each for the ranker, whose weights ``benchmarks/research/short_tune.py`` chose on the training data. Pure
+functions over strings, no model.
 """
 
 from __future__ import annotations
