@@ -1,6 +1,7 @@
 """The bundled sample as a library the command line is run against: ingested once per test session through the
-real ``shelfwise`` console script (a subprocess, real SQLite, the real models), and a runner for more commands on
-it whose stdout and stderr arrive interleaved as a terminal shows them."""
+real ``shelfwise`` console script (a subprocess, real SQLite, the real models), copied for each module (or test)
+that wants its own to change (:func:`copy_sample`: a file copy is cheap, an ingest is not), and a runner for more
+commands on it whose stdout and stderr arrive interleaved as a terminal shows them."""
 
 from __future__ import annotations
 
@@ -47,3 +48,17 @@ def make_sample_library(base: Path) -> SampleLibrary:
     done = run_shelfwise(db, lib.ingest_args())
     assert done.returncode == 0 and TRACEBACK not in done.stdout, done.stdout[-3000:]
     return SampleLibrary(db, files, done)
+
+
+def copy_sample(lib: SampleLibrary, to: Path) -> SampleLibrary:
+    """A copy of ``lib``'s library in the new folder ``to``: the database, its WAL and the snapshot folder kept
+    beside it (every file whose name starts with the database's; not its lock file). The copy's documents are the
+    same files (``lib.files``): a test that changes a file ingests its own."""
+    to.mkdir(parents=True, exist_ok=True)
+    for p in lib.db.parent.iterdir():
+        if p.name.startswith(lib.db.name) and not p.name.endswith(".lock"):
+            if p.is_dir():
+                shutil.copytree(p, to / p.name)
+            else:
+                shutil.copy2(p, to / p.name)
+    return SampleLibrary(to / lib.db.name, lib.files, lib.ingest)

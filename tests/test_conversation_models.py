@@ -18,10 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise import resources
 from shelfwise.core.conversation.storage import ConversationStore
-from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 
 pytestmark = pytest.mark.model
@@ -33,11 +30,9 @@ TIMEOUT = 900.0
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("conv-cli") / "library.db"
-    with Shelf(Settings(db_path=db)) as shelf:
-        shelf.ingest([resources.path("sample")], "default")
-    return db
+def library(sample_copy) -> Path:
+    """The sample ingested into "default" (a copy of the session's: tests/conftest.py)."""
+    return sample_copy("conv-cli").db
 
 
 def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
