@@ -121,6 +121,28 @@ def sample_copy(sample_build: object, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="session")
+def gemma_sample_build(embeddinggemma_model: Path, tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The sample as a new user's ``shelfwise ingest`` builds it, with no encoder named (``SHELFWISE_EMBEDDER``
+    unset: EmbeddingGemma), once per session, never changed."""
+    from tests.cli_sample import make_sample_library
+
+    return make_sample_library(tmp_path_factory.mktemp("gemma-sample"), unset=("SHELFWISE_EMBEDDER",))
+
+
+@pytest.fixture(scope="session")
+def gemma_sample_copy(gemma_sample_build: object,
+                      tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], object]:
+    """``gemma_sample_copy(name)``: a new copy of :func:`gemma_sample_build`'s library in a new folder."""
+    from tests.cli_sample import SampleLibrary, copy_sample
+
+    def copy(name: str) -> SampleLibrary:
+        assert isinstance(gemma_sample_build, SampleLibrary)
+        return copy_sample(gemma_sample_build, tmp_path_factory.mktemp(name))
+
+    return copy
+
+
+@pytest.fixture(scope="session")
 def sample_library(sample_copy: Callable[[str], object]) -> object:
     """The sample library the documented examples, the ``ask`` matrix and the CLI's message tests share (a copy
     of :func:`sample_build`, so what they store does not reach the other modules' copies)."""

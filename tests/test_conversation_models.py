@@ -1,7 +1,7 @@
 """Conversations with the real bundled models, through the command line: ``shelfwise chat`` driven through a
 pseudo-terminal (the pty module), a conversation that survives kill -9 between turns, ``ask --conversation``
 with ``--json``, and bad input (a 100 kB follow-up, an empty turn, an id that does not exist, a cited document
-removed from the library). One sample library per module, ingested once."""
+removed from the library). One sample library per module, a copy of the session's."""
 
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ TIMEOUT = 900.0
 
 
 @pytest.fixture(scope="module")
-def library(sample_copy) -> Path:
-    """The sample ingested into "default" (a copy of the session's: tests/conftest.py)."""
-    return sample_copy("conv-cli").db
+def library(gemma_sample_copy) -> Path:
+    """The sample ingested into "default" with the encoder a new library gets, EmbeddingGemma (a copy of the
+    session's: tests/conftest.py)."""
+    return gemma_sample_copy("conv-cli").db
 
 
 def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
