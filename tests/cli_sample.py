@@ -55,12 +55,12 @@ def make_sample_library(base: Path, *, unset: tuple[str, ...] = ()) -> SampleLib
 
 
 def copy_sample(lib: SampleLibrary, to: Path) -> SampleLibrary:
-    """A copy of ``lib``'s library in the new folder ``to``: the database, its WAL and the snapshot folder kept
-    beside it (every file whose name starts with the database's; not its lock file). The copy's documents are the
-    same files (``lib.files``): a test that changes a file ingests its own."""
+    """A copy of ``lib``'s library in the new folder ``to``: the database, its WAL, the snapshot folder and the lock
+    files an ingest leaves beside it (everything whose name starts with the database's), as a used library has
+    them. The copy's documents are the same files (``lib.files``): a test that changes a file ingests its own."""
     to.mkdir(parents=True, exist_ok=True)
     for p in lib.db.parent.iterdir():
-        if p.name.startswith(lib.db.name) and not p.name.endswith(".lock"):
+        if p.name.startswith(lib.db.name):
             if p.is_dir():
                 shutil.copytree(p, to / p.name)
             else:

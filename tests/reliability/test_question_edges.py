@@ -62,7 +62,7 @@ def test_chat_says_a_filters_only_question_is_not_asked(library: Path) -> None:
 
 
 def test_a_1mb_question_through_chat_is_stored_clipped_with_a_note(library: Path, tmp_path: Path) -> None:
-    db = tmp_path / "lib.db"
+    db = tmp_path / library.name
     for p in library.parent.iterdir():
         if p.name.startswith(library.name) and not p.name.endswith(".lock"):
             if p.is_dir():  # the snapshot folder kept beside the library
