@@ -7,6 +7,11 @@ unless already set, so the bundled GGUF is assembled once and reused across runs
 encoder keep the fast MiniLM (every CLI run and subprocess reads the variable; a test that builds a ``Settings``
 names it, ``embedder_path="minilm"``). The tests of the defaults remove it (``tests/test_sample_answers.py``,
 ``tests/test_encoder.py``).
+
+The bundled sample is ingested through the real CLI once per session for each encoder (``sample_build``: MiniLM;
+``gemma_sample_build``: EmbeddingGemma, what a new user gets) and never changed; a module that asks it, or changes
+it, takes its own copy (``sample_copy(name)``, ``gemma_sample_copy(name)``: the database, its WAL, its snapshots),
+which costs a file copy instead of an ingest. A test of ingesting itself ingests its own files.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def test_ask_on_a_full_disk_does_not_say_an_ingest_is_running(indexed: Path, tmp
               "c.execute('SELECT count(*) FROM nodes').fetchall(); time.sleep(120)")
     wrap = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
             'mount -t tmpfs -o size=64m tmpfs "$0" && cp -a "$1"/. "$0"/ && '
-            '("$2" -c "$3" "$0/lib.db" >/dev/null 2>&1 &) && sleep 2 && '
+            f'("$2" -c "$3" "$0/{lib.name}" >/dev/null 2>&1 &) && sleep 2 && '
             '(dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; true) && shift 3 && exec "$@"',
             str(disk), str(lib.parent), sys.executable, holder]
     r = subprocess.run([*wrap, SHELFWISE, "--db", str(disk / lib.name), "ask", "How many days of annual leave?",
