@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shelfwise.core.indexing.encoder import adopt_identity
 from shelfwise.core.indexing.vectors import refresh_collection
 from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
 from shelfwise.core.navigation.snapshots import load_decision, snapshot_for
@@ -74,7 +75,10 @@ def tunable(dataset: str, split: str) -> bool:
 
 def build_collection(store: Store, ds: EvalSet, embedder: Embedder, settings: Settings,
                      progress: Callable[[str], None] | None = None) -> int:
-    """Write the dataset's documents into ``store`` (once; reused while unchanged) and index them."""
+    """Write the dataset's documents into ``store`` (once; reused while unchanged) and index them (the vectors stored
+    under the encoder's name of before the identity rule are renamed first, as a library the app opens has them
+    renamed, rather than made again)."""
+    adopt_identity(store, embedder)
     coll = store.collection(ds.store_name)
     have = {d.path for d in store.documents(coll.id)}
     todo = [d for d in ds.documents if d.path not in have]
@@ -190,6 +194,7 @@ def run_eval(
             if coll is None:
                 raise ValueError(f"no collection {collection!r} in {db_path}")
             cid = coll.id
+            adopt_identity(store, embedder)
             refresh_collection(store, cid, embedder, settings.budgets)
         else:
             cid = build_collection(store, ds, embedder, settings, progress=log)

@@ -34,3 +34,29 @@ def write_matches(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path
+
+
+OFFICES = [  # Office, Staff, Opened
+    ("Vienna (HQ)", 120, 1998),
+    ("Vienna Airport", 15, 2011),
+    ("Graz", 40, 2004),
+    ("Linz", 25, 2015),
+    ("Salzburg", 18, 2019),
+]
+
+
+def write_offices(path: Path) -> Path:
+    """A company's offices: one sheet "Offices", a header row and five rows (two offices in Vienna, neither
+    named "Vienna" whole)."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "Offices"
+    ws.append(["Office", "Staff", "Opened"])
+    for row in OFFICES:
+        ws.append(list(row))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(str(path))
+    return path

@@ -118,6 +118,31 @@ def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, d
     assert out["answer"].startswith(value)
 
 
+# Questions that ask for a thing (issue 48, session 21): the value shown first is a name or a noun phrase of the
+# sentence found. Before, a "what" question named no kind of value and got none, and a German "Was ...?" was read as
+# an English yes/no question ("Was the ...?") and answered "No".
+THINGS = [
+    ("What do you need to reach the wiki from outside the office?", "NorthGate"),
+    ("Who do I call if my laptop breaks?", "Service Desk"),
+    ("Was ist das Budget für Weiterbildung?", "EUR 1,500"),
+]
+
+
+@pytest.mark.parametrize(("question", "value"), THINGS, ids=["en-what", "en-who", "de-was"])
+def test_a_question_asking_for_a_thing_gets_it_first(library: tuple[Path, dict[str, str]], question: str,
+                                                     value: str) -> None:
+    db, env = library
+    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    short = out["short_answer"]
+    assert short is not None and value in short["text"] and short["kind"] != "yes_no", out["answer"]
+    assert out["answer"].startswith(short["text"])
+    text = _run(["--db", str(db), "ask", question, "--no-generate"], env)  # the terminal's "Answer:" line
+    first = next(line for line in text.stdout.splitlines() if line.startswith("Answer:"))
+    assert text.returncode == 0 and value in first, text.stdout
+
+
 # Questions the sample's six documents do not answer (issue 48): what they ask about occurs nowhere in the library,
 # so the answer is "Not found in your documents" with the nearest passages offered as related. Before the
 # absent-subject rule (core/answers/coverage.py) each got the nearest sentence as its answer.

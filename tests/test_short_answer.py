@@ -125,3 +125,45 @@ def test_what_is_shown_first() -> None:
     assert answer.shown_first() == f"Yes: {sentence} [1]"
     answer.found, answer.text = False, "Not found in your documents."
     assert answer.shown_first() == "Not found in your documents."
+
+
+# --------------------------------------------------------------------------- a thing asked for (session 21)
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Was finanzierten die beiden Geschäftsleute?", "thing"),  # German "Was": no English "Was the ...?"
+    ("Was verwenden die Techniker als Werkzeug?", "thing"),
+    ("Was the office closed on Friday?", "yes_no"),
+    ("Was Tesla born in Smiljan?", "yes_no"),
+    ("What do ribbons consist of?", "thing"),
+    ("The team beat which rival in the final?", "name"),
+    ("Wie viele Häuser wurden bis zum 18. Jahrhundert gebaut?", "number"),  # an ordinal's dot ends no sentence
+    ("Was kostet die Kilometerpauschale?", "number"),
+    ("Wie hießen die neuen Partner?", "name"),
+    ("How do I book a desk?", "span"),  # how and why ask for a clause: no value
+    ("Why was the meeting moved?", "span"),
+])
+def test_the_kind_with_things(question: str, kind: str) -> None:
+    from shelfwise.core.answers.short import asked_kind
+
+    assert asked_kind(question) == kind
+
+
+@pytest.mark.parametrize(("question", "sentence", "value"), [
+    # a phrase the question's words leave over, next to them
+    ("What do the rooms on the third floor use for heat?",
+     "The rooms on the third floor use district heating from the city network.", "district heating"),
+    ("Who signs the travel requests before booking?", "Travel requests are signed by the team lead before booking.",
+     "the team lead"),
+    # numbers written as words, in English and German
+    ("How many rooms does the Lisbon office have?", "The Lisbon office has three rooms.", "three rooms"),
+    ("Wie viele Parkplätze haben eine Ladesäule?", "Vier der Parkplätze haben eine Ladesäule.", "Vier"),
+    # a year of any century, with its season
+    ("Wann wurde die Firma gegründet?", "Die Firma wurde im Sommer 1887 in Rotterdam gegründet.", "Sommer 1887"),
+    # a label before a colon and a citation mark are no answers
+    ("What is the main cause of delays?", "Abstract: The main cause of delays is missing approvals [12].",
+     "missing approvals"),
+])
+def test_a_thing_is_a_phrase_of_the_sentence(question: str, sentence: str, value: str) -> None:
+    from shelfwise.core.answers.phrases import MAX_WORDS
+
+    got = one(question, sentence)
+    assert got is not None and value in got[1] and len(got[1].split()) <= MAX_WORDS, got

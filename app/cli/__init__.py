@@ -35,3 +35,8 @@ if Path(sys.argv[0] if sys.argv else "").name == "shelfwise" and \
         threading.current_thread() is threading.main_thread() and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, stop_while_starting)
+
+if Path(sys.argv[0] if sys.argv else "").name in ("shelfwise", "-c"):  # the program (or `python -c` running it)
+    from shelfwise.app.cli.early import start_early
+
+    start_early(sys.argv[1:])

@@ -62,6 +62,7 @@ from shelfwise.core.models.backend import Embedder, text_sha
 from shelfwise.core.settings import Budgets, Settings, save_settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
+from shelfwise.core.store.types import NODE_COLS, node_from_row
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELFWISE = Path(sys.executable).parent / "shelfwise"  # the same install as this interpreter
@@ -119,10 +120,17 @@ def sentence_vectors(store: Store, cid: int, emb: Embedder, real: np.ndarray, no
         done += len(texts)
         batch.clear()
 
-    for p in store.iter_nodes(("passage",), cid):
-        batch.extend(passage_contexts(p.text, p.heading_path))
-        if len(batch) >= CHUNK:
-            flush()
+    last = 0
+    while True:  # a page of passages at a time: a cursor left open while writing keeps SQLite from reusing its WAL
+        rows = store.conn.execute(f"SELECT {NODE_COLS} FROM nodes n WHERE kind = 'passage' AND collection_id = ? "
+                                  "AND id > ? ORDER BY id LIMIT 5000", (cid, last)).fetchall()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        for p in map(node_from_row, rows):
+            batch.extend(passage_contexts(p.text, p.heading_path))
+            if len(batch) >= CHUNK:
+                flush()
     flush()
     return done
 
@@ -224,14 +232,41 @@ def ask_process(db: Path, question: str, settings_file: Path, src: str | None) -
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def measure_warm(db: Path, n: int, repeat: int) -> dict[str, float]:
+def where_bytes_go(db: Path) -> dict[str, object]:
+    """The library file's bytes by table and index (SQLite's dbstat: every page read once), and the stored vectors'
+    bytes each against float32's ``4 * dim``: the blobs alone (``vector_blob_bytes``) and with their rows and
+    indexes (``vector_bytes_each``)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        pages = {str(name): int(size) for name, size in conn.execute(
+            "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")}
+        count, blob, dim = conn.execute("SELECT count(*), sum(length(vector)), max(dim) FROM embeddings").fetchone()
+        cached, cblob = conn.execute("SELECT count(*), sum(length(vector)) FROM vector_cache").fetchone()
+    except sqlite3.Error as exc:  # a SQLite built without dbstat
+        return {"bytes_by_table": f"not measured: {exc}"}
+    finally:
+        conn.close()
+    vectors = sum(v for k, v in pages.items() if "embeddings" in k or "vector_cache" in k)
+    stored = max(1, int(count or 0) + int(cached or 0))
+    return {"bytes_by_table_mb": {k: round(v / 2**20, 1) for k, v in sorted(pages.items(), key=lambda kv: -kv[1])
+                                  if v >= 2**20},
+            "vectors_stored": int(count or 0) + int(cached or 0), "vector_dim": int(dim or 0),
+            "vector_blob_bytes": round((int(blob or 0) + int(cblob or 0)) / stored, 1),
+            "vector_bytes_each": round(vectors / stored, 1),
+            "float32_bytes_each": 4 * int(dim or 0)}
+
+
+def measure_warm(db: Path, n: int, repeat: int) -> dict[str, object]:
     """In this process: the library's size, the snapshot's build, the question asked warm, keyword and flat dense
     search."""
     from shelfwise.core.navigation.snapshots import snapshot_for
     from shelfwise.core.store.snapshot import build_snapshot
 
-    out: dict[str, float] = {"library_mb": round(file_mb(db), 1),
-                             "library_bytes_per_passage": round(file_mb(db) * 2**20 / n, 1)}
+    out: dict[str, object] = {"library_mb": round(file_mb(db), 1),
+                              "library_bytes_per_passage": round(file_mb(db) * 2**20 / n, 1)}
+    out.update(where_bytes_go(db))
     question = question_for(db)
     settings = Settings(db_path=db, use_calibration=False, answer_generate=False)
     with Shelf(settings) as shelf:
@@ -280,7 +315,7 @@ def measure_warm(db: Path, n: int, repeat: int) -> dict[str, float]:
     return out
 
 
-def child(args: list[str], src: str | None) -> dict[str, float]:
+def child(args: list[str], src: str | None) -> dict[str, object]:
     """This script run with ``args`` on the code at ``src`` (None: this checkout); its last line of JSON."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)

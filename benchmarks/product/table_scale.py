@@ -36,6 +36,11 @@ QUESTIONS = [
     "What is the total units for the region North?",
     "How many orders are not in the region West?",  # a negated key (session 20)
 ]
+ENCODER_QUESTIONS = [  # no column named by its words: the encoder's column names (session 21)
+    "What is the income for order R049123?",
+    "What is the income for order R049124?",
+    "What is the income for order R000007?",
+]
 
 
 def make_sheet(path: Path) -> None:
@@ -75,17 +80,30 @@ def ingest(label: str, sheet: Path, db: Path, pythonpath: str | None) -> dict[st
     return out
 
 
-def questions(db: Path) -> list[dict[str, object]]:
-    from shelfwise.core.answers.tables import answer_from_tables, load_tables
+def questions(db: Path, embedder: str = "none") -> list[dict[str, object]]:
+    """Each question timed through the table path. With an ``embedder`` (the encoder steps on), the questions
+    whose words name no column (:data:`ENCODER_QUESTIONS`) too, each with the encoder's in-process vectors
+    dropped first, as a new process would start: the first one embeds the table's column names and keeps them in
+    the library's vector cache, the later ones read them from it."""
+    from shelfwise.core.answers.tables import answer_from_tables, header_encoder, load_tables
     from shelfwise.core.store.db import Store
     from shelfwise.core.store.tables import tables_of_documents
 
     out = []
     with Store(db) as store:
         docs = [d.id for d in store.documents()]
-        for q in QUESTIONS:
+        encoder = None
+        if embedder != "none":
+            from shelfwise.core.models.encoders.embedder import Embedder
+
+            encoder = header_encoder(Embedder(None if embedder == "default" else embedder))
+            encoder.store = store
+            encoder.embedder.embed(["a word"])  # the model loaded before the clock starts
+        for q in QUESTIONS + (ENCODER_QUESTIONS if encoder is not None else []):
+            if encoder is not None:
+                encoder.forget()
             t0 = time.perf_counter()
-            short = answer_from_tables(load_tables(store.conn, tables_of_documents(store.conn, docs)), q)
+            short = answer_from_tables(load_tables(store.conn, tables_of_documents(store.conn, docs)), q, encoder)
             seconds = time.perf_counter() - t0
             out.append({"question": q, "seconds": seconds, "value": short.text if short else None,
                         "operation": short.operation if short else None,
@@ -99,6 +117,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--sheet", type=Path, help="reuse this sheet (made when missing)")
     ap.add_argument("--child")
+    ap.add_argument("--embedder", default="none",
+                    help="with --library: the encoder steps on with this encoder (default: the product's, minilm)")
     ap.add_argument("--library", type=Path,
                     help="a library that holds the sheet already: time the questions only (no ingest, no ratio)")
     args = ap.parse_args()
@@ -106,7 +126,7 @@ def main() -> None:
         child(json.loads(args.child), dict(os.environ))
         return
     if args.library:
-        asked = questions(args.library)
+        asked = questions(args.library, args.embedder)
         for a in asked:
             print(a, flush=True)
         if args.out:

@@ -208,6 +208,7 @@ def answer_all(db: Path, questions: list[dict[str, str]], embedder: object = Non
             ok = short is not None and matches(gold_values(q), prediction(text))
             out.append({"id": q["id"], "question": q["utterance"], "gold": q["targetValue"], "answer": text,
                         "operation": short.operation if short else "", "correct": ok,
+                        "score": short.score if short else 0.0,
                         "type": question_type(q["utterance"]), "seconds": round(seconds, 4)})
     return out
 
@@ -233,17 +234,31 @@ def summary(results: list[dict[str, object]]) -> dict[str, object]:
     }
 
 
-def run_before(args: argparse.Namespace, db: Path) -> list[dict[str, object]]:
-    """The same questions answered by the release before's code (``args.before`` first on PYTHONPATH), in a
-    subprocess of this script on the same library, without the encoder (that release has none)."""
+def _before_encoder(args: argparse.Namespace) -> object:
+    """The encoder a release before answers with (``--embedder``), when its table path takes one (session 20 on);
+    None for an older one or ``--embedder none``."""
+    import inspect
+
+    from shelfwise.core.answers.tables import table_answer
+
+    if args.embedder == "none" or "embedder" not in inspect.signature(table_answer).parameters:
+        return None
+    from shelfwise.core.models.encoders.embedder import Embedder
+
+    return Embedder(None if args.embedder == "default" else args.embedder, n_threads=1)
+
+
+def run_before(args: argparse.Namespace, db: Path, folder: Path) -> list[dict[str, object]]:
+    """The same questions answered by a release before's code (``folder`` first on PYTHONPATH), in a subprocess of
+    this script on the same library, with the same encoder where that release's table path takes one."""
     import os
     import tempfile
 
-    env = dict(os.environ, PYTHONPATH=str(args.before))
+    env = dict(os.environ, PYTHONPATH=str(folder))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "before.json"
         cmd = [sys.executable, __file__, "--split", args.split, "--limit", str(args.limit), "--seed", str(args.seed),
-               "--work", str(args.work), "--reuse", "--results-only", str(out)]
+               "--work", str(args.work), "--reuse", "--embedder", args.embedder, "--results-only", str(out)]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"the release before failed: {r.stderr[-2000:]}")
@@ -262,9 +277,10 @@ def main() -> None:
                     help="the encoder that matches column names: default (the product's), minilm, or none")
     ap.add_argument("--seed", type=int, default=0, help="the seed of the --limit sample")
     ap.add_argument("--header-match", help="THRESHOLD,MARGIN for the encoder's column names (choosing them)")
-    ap.add_argument("--before", type=Path,
-                    help="also answer every question with the release before (a folder holding its shelfwise/ "
-                         "package, put first on PYTHONPATH in a subprocess), in the same run, on the same library")
+    ap.add_argument("--before", type=Path, action="append",
+                    help="also answer every question with a release before (a folder holding its shelfwise/ "
+                         "package, put first on PYTHONPATH in a subprocess), in the same run, on the same library; "
+                         "may be given more than once (the first is the one compared question by question)")
     ap.add_argument("--results-only", type=Path, help=argparse.SUPPRESS)  # the --before subprocess's output
     args = ap.parse_args()
     questions = read_questions(args.split)
@@ -280,12 +296,13 @@ def main() -> None:
     if args.prepare:
         return
     if args.results_only:  # the release before's answers (run by --before): the results and nothing else
-        args.results_only.write_text(json.dumps(answer_all(db, questions), ensure_ascii=False))
+        args.results_only.write_text(json.dumps(answer_all(db, questions, _before_encoder(args)), ensure_ascii=False))
         return
-    before = None
-    if args.before:
-        before = run_before(args, db)
-        print("the release before:", json.dumps(summary(before), indent=1), flush=True)
+    befores = []
+    for folder in args.before or []:
+        befores.append((folder, run_before(args, db, folder)))
+        print(f"the release before ({folder}):", json.dumps(summary(befores[-1][1]), indent=1), flush=True)
+    before = befores[0][1] if befores else None
     embedder = None
     if args.header_match:
         from shelfwise.core.answers import tables as table_answers
@@ -300,9 +317,13 @@ def main() -> None:
     s = summary(results)
     print(json.dumps(s, indent=1))
     if before is not None:
-        s = {**s, "before": summary(before), "before_code": str(args.before)}
+        s = {**s, "before": summary(before), "before_code": str(befores[0][0]),
+             "befores": {str(f): summary(b) for f, b in befores}}
         for r, b in zip(results, before, strict=True):
             r["before_answer"], r["before_correct"] = b["answer"], b["correct"]
+        for f, b in befores[1:]:
+            for r, o in zip(results, b, strict=True):
+                r[f"answer_{Path(f).name}"], r[f"correct_{Path(f).name}"] = o["answer"], o["correct"]
     if args.out:
         args.out.write_text(json.dumps({"split": args.split, "limit": args.limit, "seed": args.seed,
                                         "embedder": getattr(embedder, "model_id", "none"),

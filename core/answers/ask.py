@@ -23,7 +23,7 @@ from shelfwise.core.answers.answer import prompt_family, write_answer
 from shelfwise.core.answers.from_passages import CitationStream, answer_from_search, ground
 from shelfwise.core.answers.route import route
 from shelfwise.core.answers.short import value_fits
-from shelfwise.core.answers.tables import attach, table_answer
+from shelfwise.core.answers.tables import SURE, attach, table_answer
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents
 from shelfwise.core.models.backend import BackendError, CancelCheck, Embedder
 from shelfwise.core.navigation.request import prepared_request
@@ -119,8 +119,10 @@ def answer_question(
     def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
         # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?") does not
-        # displace a span that is
-        if short is not None and (answer.short is None or value_fits(question, short.text)):
+        # displace a span that is; where the walk found nothing, only a value matched by the question's own words
+        # (whole column names and cells) is shown, and "Not found" is then not said; a looser one is not shown
+        if short is not None and (answer.found or short.score >= SURE) and (
+                answer.short is None or value_fits(question, short.text)):
             attach(answer, short, library.store)
         events.extracted(answer)
 

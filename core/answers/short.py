@@ -3,10 +3,13 @@
 :func:`asked_value` reads what kind of value a question asks for (English, German and French wording; the other
 languages of ``core/answers/cues.py`` for numbers and dates): ``yes_no``, ``percent``, ``time``, ``date``,
 ``duration``, ``number`` (with ``money`` and ``percent`` read off the span found), ``name``, ``place``, ``list``,
-or ``span`` (nothing more specific: no short answer is taken).
+or ``span`` (nothing more specific); :func:`asked_kind` reads ``thing`` among the latter for a question asking
+what, which or who, and leaves ``span`` (no short answer) to how and why.
 
-:func:`short_answer` looks for a span of that kind in the extracted sentences, best sentence first, and returns a
-:class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and offsets):
+:func:`short_answer` looks for a span of that kind (``core/answers/typed_spans.py``; for a thing asked for, the
+phrases of ``core/answers/phrases.py`` ranked by :class:`SpanWeights`) in the extracted sentences, best sentence
+first, and returns a :class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and
+offsets):
 
 * numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 600", "27 days",
   "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"); a number the question itself names is not an
@@ -31,11 +34,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import is_lead_in, is_list_item, logical_lines, question_keys
-from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS, dates_in, times_in
+from shelfwise.core.answers.extractive import is_lead_in, logical_lines, question_keys
+from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.typed_spans import (
+    MONTH,
+    NUMBER_WORD_EN,
+    WEEKDAY,
+    Span,
+    date_spans,
+    list_spans,
+    name_spans,
+    place_spans,
+    quantity_spans,
+    time_spans,
+)
 from shelfwise.core.answers.types import Extracted, ShortAnswer
-from shelfwise.core.languages import word_units
 
 # --------------------------------------------------------------------------- what the question asks for
 _EN_AUX = (r"do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|has|had|am|"
@@ -70,7 +85,8 @@ _DURATION_Q = re.compile(r"\bhow long\b|\bwie lange?\b|\bcombien de temps\b|\bpe
 _QUANTITY_Q = re.compile(r"\bhow (?:many|much|often|old|far|large|big|high)\b|\bby how much\b|\bup to what\b|"
                          r"\b(?:what|which) (?:is the )?(?:amount|rate|number|value|age|price|cost|fee|limit|"
                          r"minimum|maximum|budget|allowance|salary)\b|\bminimum\b|\bmaximum\b|"
-                         r"\bwie (?:viel|viele|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
+                         r"\bwas (?:kostet|kosten)\b|\bcombien coûte\b|"
                          r"\bquel(?:le)? est le (?:montant|prix|taux|nombre|budget|plafond)\b", re.I)
 _AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
                            r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
@@ -78,7 +94,9 @@ _AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|sa
                            r"frais|indemnité)\b", re.I)
 _NAME_Q = re.compile(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:the )?names?\b|\bcalled\b|"
                      r"\bwhat [a-z]+ (?:do|does|should|must|can|is|are)\b|\bwer\b|\bwen\b|\bwem\b|\bwelche[rsnm]?\b|"
-                     r"\bwie heißt\b|\bqui\b|\bquel(?:le)?s?\b|\bcomment s'appelle\b", re.I)
+                     r"\bwie (?:heißt|heißen|hieß|hießen|lautet|lauten|lautete|lauteten|nennt man|nannte man)\b|"
+                     r"\bgenannt\b|\bbezeichnet\b|\bappel(?:é|ée|és|ées|le)\b|\bqui\b|\bquel(?:le)?s?\b|"
+                     r"\bcomment s'appelle\b", re.I)
 _PLACE_Q = re.compile(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
                       r"\boù\b|\bdans quel(?:le)?\b", re.I)
 _LIST_Q = re.compile(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
@@ -90,13 +108,32 @@ _VALUE_QUESTIONS = (("percent", _PERCENT_Q), ("time", _TIME_Q), ("duration", _DU
                     ("number", _QUANTITY_Q))
 
 
+_DE_WORDS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|wurde|"
+                       r"wurden|hat|haben|hatte|sich|nach|für|auf|nicht|auch|welche[rsnm]?)\b", re.I)
+_EN_WORDS = re.compile(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|you|he|she|they|there)\b", re.I)
+
+
+_EN_AFTER_WAS = frozenset("""the a an it he she there this that his her their its your my our one any each every not
+all some no anyone anything someone something everyone everything nobody none either neither""".split())
+
+
+def _german(question: str) -> bool:
+    """More German function words than English ones: "Was benannte die Konferenz ...?" is a German W-question,
+    not an English "Was the ...?"."""
+    if len(_DE_WORDS.findall(question)) > len(_EN_WORDS.findall(question)):
+        return True
+    # "Was verwenden ...": a lower-case verb after "Was" (English has "Was the", "Was it", "Was Tesla")
+    second = re.match(r"^\W*was\s+([^\W\d_]+)", question, re.I)
+    return bool(second and second.group(1).islower() and second.group(1) not in _EN_AFTER_WAS)
+
+
 def is_yes_no_question(question: str) -> bool:
     """A question answered yes or no: an English auxiliary first ("Do I need ...?"), a French inversion or
     "est-ce que", or a German verb first; a choice between alternatives ("... X or Y?") is not one."""
     q = question.strip()
     if re.search(r"\s(?:or|oder|ou)\s[^?]*\?\s*$", q, re.I) and not re.search(r"\bor not\b", q, re.I):
         return False
-    if _YES_NO_EN.match(q):
+    if _YES_NO_EN.match(q) and not _german(q):
         return True
     if _YES_NO_FR.match(q) and not re.match(r"^\W*(?:qu|quel|quand|où|comment|combien|pourquoi)", q, re.I):
         return True
@@ -108,6 +145,8 @@ def asked_value(question: str) -> str:
     from shelfwise.core.answers.extractive import focus_question
 
     q = focus_question(question)
+    if len(q.split()) < 3:  # "... bis zum 18. Jahrhundert?": an ordinal's dot is no sentence's end
+        q = question.strip()
     if is_yes_no_question(q):
         return "yes_no"
     # the value words first named win ("By how much is it reduced when ...?" asks for an amount)
@@ -126,207 +165,6 @@ def asked_value(question: str) -> str:
     if _NAME_Q.search(q):
         return "name"
     return "span"
-
-
-# --------------------------------------------------------------------------- spans of a kind in a sentence
-@dataclass(frozen=True)
-class Span:
-    start: int
-    end: int
-    kind: str
-
-
-_NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
-_CURRENCY = r"(?:EUR|USD|GBP|CHF|€|\$|£|Euro|euros?|dollars?|pounds?|Franken)"
-_PERCENT = r"(?:%|percent|per cent|Prozent|pour ?cent)"
-_PER = r"(?:\s+(?:per|a|each|every|pro|je|par)\s+(?:(?:calendar|working|business|full)\s+)?[^\W\d_]+)"
-_MONEY = re.compile(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
-_PERCENT_SPAN = re.compile(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
-_MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", "unpaid", "extra", "additional",
-              "fully", "bezahlte", "volle", "weitere", "zusätzliche"}
-_UNIT_WORD = re.compile(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
-_WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
-_NUMBER_WORD = re.compile(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
-_NUMBER = re.compile(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
-_DURATION_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "sekunde", "stunde", "tag",
-                   "woche", "monat", "jahr", "seconde", "heure", "jour", "semaine", "mois", "an",
-                   "année", "tage", "wochen", "monate", "jahre", "stunden", "minuten", "jours", "semaines", "ans",
-                   "années", "heures"}
-_WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|montag|dienstag|mittwoch|donnerstag|"
-            r"freitag|samstag|sonntag|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)s?")
-_MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december|januar|"
-          r"februar|märz|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août|septembre|"
-          r"octobre|novembre|décembre)")
-_ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|"
-            r"ersten|zweiten|dritten|vierten|fünften|premier|deuxième|troisième|quatrième|cinquième)")
-_DAY_PIECES = re.compile(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
-                         rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
-                         rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{_WEEKDAY}\b|"
-                         rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
-                         rf"\b(?:in\s+|im\s+|en\s+)?{_MONTH}\b(?:\s+(?:19|20)\d\d)?|\b(?:19|20)\d\d\b", re.I)
-_JOIN = re.compile(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
-                   r"le|am|on the)\s*)+$|^\s+$", re.I)
-_LEAD = re.compile(r"(?:\b(?:every|each|from|between|by|before|until|on|at|with the|within|jeden|jede|ab|bis|"
-                   r"vom|von|zwischen|am|um|chaque|du|entre|dès|avant|le)\s+)$", re.I)
-
-
-def _merge(spans: list[Span], text: str, join: re.Pattern[str] = _JOIN) -> list[Span]:
-    """Spans that follow each other with only a connector ("to", "and", ",", "at") between them, joined."""
-    out: list[Span] = []
-    for s in sorted(spans, key=lambda x: (x.start, -x.end)):
-        if out and s.start < out[-1].end:
-            if s.end > out[-1].end:
-                out[-1] = Span(out[-1].start, s.end, out[-1].kind)
-            continue
-        if out and join.match(text[out[-1].end:s.start]) and s.start - out[-1].end <= 12:
-            out[-1] = Span(out[-1].start, s.end, out[-1].kind)
-        else:
-            out.append(s)
-    return out
-
-
-def _with_lead(span: Span, text: str) -> Span:
-    m = _LEAD.search(text[: span.start])
-    return Span(m.start(), span.end, span.kind) if m else span
-
-
-def time_spans(text: str) -> list[Span]:
-    """Clock times with the weekdays beside them, joined across connectors: "10:00 to 15:00, Monday to Friday"."""
-    pieces = [Span(m.start(), m.end(), "time") for m in re.finditer(
-        r"\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?\b|\b\d{1,2}(?::|h)\d{2}\b(?:\s*(?:Uhr|h)\b)?|"
-        r"\b\d{1,2}\.\d{2}\s*(?:Uhr|h)\b|\b\d{1,2}\s*Uhr\b", text, re.I)]
-    if not pieces:
-        return []
-    days = [Span(m.start(), m.end(), "time") for m in re.finditer(_WEEKDAY, text, re.I)]
-    merged = _merge([*pieces, *days], text)
-    return [_with_lead(s, text) for s in merged if any(p.start >= s.start and p.end <= s.end for p in pieces)]
-
-
-def date_spans(text: str) -> list[Span]:
-    """Dates as written (``dates_in``: "31 March", "12.06.2026"), weekdays, months and years, joined across
-    connectors, with a leading "every"/"by"/"from" kept ("every Monday at 11:00")."""
-    pieces: list[Span] = []
-    for written, _ in dates_in(text):
-        at = text.find(written)
-        if at >= 0:
-            pieces.append(Span(at, at + len(written.rstrip(". ")), "date"))
-    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text)]
-    pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
-    pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
-    # "with the May salary": a month word heads a noun phrase
-    merged = _merge(pieces, text)
-    out = []
-    for s in merged:
-        s = _with_lead(s, text)
-        tail = re.match(r"\s+(?:salary|payment|payroll|Gehalt|salaire)\b|\s*Uhr\b", text[s.end:], re.I)
-        out.append(Span(s.start, s.end + tail.end(), "date") if tail else s)
-    return out
-
-
-def quantity_spans(text: str) -> list[Span]:
-    """Numbers with what they count: money ("EUR 600", "600 €"), percentages, a number and its unit word(s)
-    ("27 days", "2 working days", "14 characters"), a bare number last; clock times and dates are left out."""
-    taken: list[Span] = []
-    excluded = [(s.start, s.end) for s in time_spans(text)]
-    excluded += [(text.find(w), text.find(w) + len(w)) for w, _ in dates_in(text) if text.find(w) >= 0]
-
-    def free(a: int, b: int) -> bool:
-        return not any(x < b and a < y for x, y in [*excluded, *((s.start, s.end) for s in taken)])
-
-    for m in _MONEY.finditer(text):
-        if free(m.start(), m.end()):
-            taken.append(Span(m.start(), m.end(), "money"))
-    for m in _PERCENT_SPAN.finditer(text):
-        if free(m.start(), m.end()):
-            taken.append(Span(m.start(), m.end(), "percent"))
-    numbers = sorted([*_NUMBER.finditer(text), *_NUMBER_WORD.finditer(text)], key=lambda m: m.start())
-    for m in numbers:
-        a, b = m.start(), m.end()
-        if not free(a, b) or (re.match(r"\d{4}$", m.group(0)) and 1900 <= int(m.group(0)) <= 2099):
-            continue
-        unit = _UNIT_WORD.match(text, b)
-        kind = "number"
-        if unit:
-            first, second = unit.group(1), unit.group(2)
-            if (first.lower() not in STOPWORDS and not first[0].isupper()) or first.lower() in _DURATION_UNITS:
-                b = unit.start(1) + len(first)
-                if second and first.lower() in _MODIFIERS and second.lower() not in STOPWORDS:
-                    b = unit.end(2)
-                per = re.match(_PER, text[b:])
-                if per:
-                    b += per.end()
-                words = text[m.end():b].lower().split()
-                if any(w.rstrip("s") in _DURATION_UNITS or w in _DURATION_UNITS for w in words[:2]):
-                    kind = "duration"
-        taken.append(Span(a, b, kind))
-    return sorted(taken, key=lambda s: s.start)
-
-
-_CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"
-_CAP_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
-                      r"(?:\s*\([A-Z0-9][\w-]*\))?")
-_HOST = re.compile(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
-                   r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.(?:com|org|net|example|io|de|fr|nl|uk|eu|gov|edu)\b",
-                   re.I)
-_PLACE_PREP = re.compile(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|bei|nach|à|au|aux|dans|"
-                         r"chez|sur|en)\s+(?:the\s+|der\s+|die\s+|dem\s+|le\s+|la\s+|les\s+|l')?$", re.I)
-
-
-def name_spans(text: str, question: str) -> list[Span]:
-    """Runs of capitalised words or codes that the question does not already say (the first word of the sentence
-    only when more follow), each with the question's head noun when it follows ("... form (OT-2)")."""
-    q_words = {w.lower() for w in word_units(question)}
-    head = _head_noun(question)
-    out = []
-    for m in _CAP_RUN.finditer(text):
-        a, b = m.start(), m.end()
-        words = [w.lower().strip(".,()") for w in m.group(0).split()]
-        if a == 0 and len(words) == 1:
-            continue
-        if all(w in q_words or w in STOPWORDS for w in words):
-            continue
-        tail = re.match(r"\s+([a-z]+)(\s*\(?[A-Z]{1,4}-?\d+[\w-]*\)?)?", text[b:])
-        if tail and head and tail.group(1).lower().startswith(head[:5]):
-            b += tail.end()
-        out.append(Span(a, b, "name"))
-    return out
-
-
-def place_spans(text: str, question: str) -> list[Span]:
-    """An address or host, else a capitalised run after a preposition of place ("at Lantern Quay 14, Rotterdam")."""
-    out = [Span(m.start(), m.end(), "place") for m in _HOST.finditer(text)]
-    for s in name_spans(text, question):
-        if _PLACE_PREP.search(text[: s.start]):
-            b = s.end
-            more = re.match(r"(?:\s*\d+[a-z]?)?(?:,\s*[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?", text[b:])
-            if more and more.group(0).strip():
-                b += more.end()
-            out.append(Span(s.start, b, "place"))
-    return sorted(out, key=lambda s: s.start)
-
-
-_SERIES = re.compile(rf"{_CAP_WORD}(?:\s+{_CAP_WORD})*(?:,\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*)+,?\s+"
-                     rf"(?:and|or|und|oder|et|ou)\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*")
-
-
-def list_spans(text: str) -> list[Span]:
-    """A series "A, B, C and D" of capitalised items, or the items of a list that a lead-in brings (one a line)."""
-    out = [Span(m.start(), m.end(), "list") for m in _SERIES.finditer(text)]
-    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
-    items = [(a, b) for a, b in lines[1:] if is_list_item(text[a:b])]
-    if len(items) >= 2:
-        out.append(Span(items[0][0], items[-1][1], "list"))
-    return out
-
-
-def _head_noun(question: str) -> str:
-    """The noun a "which/what X" question asks about ("Which form do you use" -> "form")."""
-    m = re.search(r"\b(?:which|what|welche[rsnm]?|quel(?:le)?s?)\s+(?:\w+\s+)??([a-zäöüéèà]+)\b", question, re.I)
-    if not m:
-        return ""
-    word = m.group(1).lower()
-    return "" if word in STOPWORDS or word in {"is", "are", "was", "were", "do", "does", "ist", "sind", "est"} \
-        else word
 
 
 # --------------------------------------------------------------------------- yes/no
@@ -358,9 +196,9 @@ def negations(text: str) -> int:
 
 
 def _word_class(word: str) -> str:
-    if re.fullmatch(_WEEKDAY, word, re.I):
+    if re.fullmatch(WEEKDAY, word, re.I):
         return "weekday"
-    if re.fullmatch(_MONTH, word, re.I):
+    if re.fullmatch(MONTH, word, re.I):
         return "month"
     if re.fullmatch(r"\d+(?:[.,]\d+)?", word):
         return "number"
@@ -483,18 +321,127 @@ def value_fits(question: str, value: str) -> bool:
     date or a time (a table's value or a model's text); any value for the other kinds."""
     kind = asked_value(question)
     if kind in ("number", "percent", "duration", "time"):
-        return bool(re.search(r"\d", value) or _NUMBER_WORD.search(value))
+        return bool(re.search(r"\d", value) or NUMBER_WORD_EN.search(value))
     if kind == "date":
         return bool(re.search(r"\d", value) or date_spans(value))
     return True
 
 
-def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
+@dataclass(frozen=True)
+class SpanWeights:
+    """How the spans offered to a question that asks for a thing (a name, a place, a list's items, or "what" /
+    "which" / "was" / "quel" something) are ranked, one weight per feature of :func:`nominal_features`:
+    ``close`` per unit of :func:`_closeness` (the question's words near it in its sentence), ``typed`` for a span of
+    the kind asked for (a run of capitalised words for "who", a place after "in"), ``capitals`` per capitalised word
+    in it (at most two) when a name or place is asked for, ``length`` per word beyond three, ``after`` when it
+    follows one of the question's words with at most function words between ("consist of [circular RNAs]"),
+    ``before`` when it comes right before one, ``lone`` for a single lower-case word (a verb or an adverb more often
+    than a noun: "estimates", "naturally"); ``held`` per question word its sentence holds beyond the first
+    sentence's (held at 1, as for the other kinds); no value is shown under ``show_min``, nor from a sentence
+    holding fewer than ``min_held`` of the question's words. Chosen on the training data by
+    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence"): the best span
+    is always shown (a threshold on this score cost more right values than it saved wrong ones there)."""
+
+    close: float = 1.0
+    typed: float = 1.0
+    capitals: float = 1.0
+    length: float = 0.0
+    after: float = 1.0
+    before: float = -2.0
+    lone: float = -1.0
+    held: float = 1.0
+    min_held: int = 0
+    show_min: float = -99.0
+
+    def vector(self) -> tuple[float, ...]:
+        """The weights in the order of :func:`nominal_features`' features."""
+        return (self.close, self.typed, self.capitals, self.length, self.after, self.before, self.lone)
+
+
+WEIGHTS = SpanWeights()
+_NOMINAL = ("name", "place", "list", "thing")
+# a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
+_THING_Q = re.compile(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
+                      r"que|qu'|quoi|quel(?:le)?s?|qui|lequel|laquelle|lesquel(?:le)?s)\b|^\W*qu['’]", re.I)
+_HOW_WHY = re.compile(r"^\W*(?:how|why|wie|warum|wieso|weshalb|comment|pourquoi)\b", re.I)
+_LABEL = re.compile(r"^\s*[\w ]{1,30}:\s")  # "Abstract: ...", "Text: ...": a label, not an answer
+
+
+def asked_kind(question: str) -> str:
+    """:func:`asked_value`, with "thing" for a question that names no kind of value but asks what, which or who
+    ("What causes ...?", "Welche Sprache ...?"); "span" stays for how and why (a clause, no short value)."""
+    kind = asked_value(question)
+    if kind == "span" and _THING_Q.search(question) and not _HOW_WHY.match(question):
+        return "thing"
+    return kind
+
+
+def _next_to_question(text: str, span: Span, q_stems: set[str]) -> tuple[float, float]:
+    """Whether a word of the question stands just before ``span`` (at most two function words between) and just
+    after it."""
+    left = re.findall(r"[\w'’-]+", text[max(0, span.start - 60): span.start])[-3:]
+    right = re.findall(r"[\w'’-]+", text[span.end: span.end + 60])[:3]
+
+    def near(words: list[str]) -> float:
+        for w in words:
+            low = w.lower()
+            if _stem(low) in q_stems and low not in STOPWORDS:
+                return 1.0
+            if low not in STOPWORDS and low not in FUNCTION_WORDS:
+                return 0.0
+        return 0.0
+
+    return near(left[::-1]), near(right)
+
+
+def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tuple[float, ...]]]:
+    """The spans offered to a question asking for a thing, each with the features :class:`SpanWeights` weighs (in
+    the order of :meth:`SpanWeights.vector`). The spans: those of the kind asked for and the phrases the question's
+    words leave over (:func:`phrase_spans`), none cutting into one of the former; not a citation mark ("[14]") or a
+    label before a colon."""
+    typed = {(sp.start, sp.end): sp for sp in spans_of(kind, text, question)} if kind != "thing" else {}
+    shown = "name" if kind == "thing" else kind
+    q_stems = stems(question)
+    # a series "A, B, C and D" answers a question asking for a list outright
+    phrases = {} if kind == "list" and typed else {(p.start, p.end): p for p in phrase_spans(text, q_stems, _stem)}
+    keys = question_keys(question)
+    label = _LABEL.match(text)
+    out: list[tuple[Span, tuple[float, ...]]] = []
+    for key in sorted({*typed, *phrases}):
+        if any(a < key[1] and key[0] < b and not (key[0] <= a and b <= key[1]) for a, b in typed):
+            continue  # it cuts into a name or place of the kind asked for: the name is taken whole
+        span = typed.get(key) or Span(key[0], key[1], shown)
+        if _score(kind if kind != "thing" else "name", span, text, question) is None:
+            continue  # the question's own words or numbers
+        if re.search(r"\[[^\]]*$", text[: span.start]) or (label and span.end <= label.end()):
+            continue
+        words = text[span.start:span.end].split()
+        caps = phrases[key].capitals if key in phrases else sum(w[:1].isupper() for w in words)
+        after, before = _next_to_question(text, span, q_stems)
+        lone = len(words) == 1 and words[0][:1].islower() and not re.search(
+            r"\b(?:the|a|an|der|die|das|den|dem|le|la|les|un|une)\s+$", text[: span.start], re.I)
+        out.append((span, (_closeness(text, span, keys), float(key in typed),
+                           float(min(caps, 2)) * (kind in ("name", "place")), float(max(0, len(words) - 3)),
+                           after, before, float(lone))))
+    return out
+
+
+def _nominal_candidates(kind: str, text: str, question: str, weights: SpanWeights) -> list[tuple[float, Span]]:
+    w = weights.vector()
+    return [(sum(a * b for a, b in zip(w, f, strict=True)), span) for span, f in nominal_features(kind, text, question)]
+
+
+def _stem(word: str) -> str:
+    return word.removesuffix("s")[:5] if len(word) > 3 else word
+
+
+def short_answer(question: str, sentences: Sequence[Extracted],
+                 weights: SpanWeights = WEIGHTS) -> ShortAnswer | None:
     """The value ``question`` asks for, as a span of ``sentences`` (best first), or None when they hold none of
     its kind (or it asks for no particular kind)."""
     if not sentences:
         return None
-    kind = asked_value(question)
+    kind = asked_kind(question)
     if kind == "yes_no":
         # the deciding sentence: the found sentence that shares most of the question's words (the best ranked on a
         # tie; a question in another language than the documents may share none)
@@ -505,7 +452,7 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
                            deciding.end, deciding.score, sentence=text)
     keys = stems(question)
     first = len(keys & stems(_about(sentences[0].text)))
-    best: tuple[float, Extracted, Span] | None = None
+    best: tuple[float, Extracted, Span, bool] | None = None
     for rank, s in enumerate(sentences):
         held = len(keys & stems(_about(s.text)))
         if rank and held < first:
@@ -515,21 +462,29 @@ def short_answer(question: str, sentences: Sequence[Extracted]) -> ShortAnswer |
             if len(items) >= 2:
                 return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
                                    sentence=" ".join(s.shown.split()))
-        for span in spans_of(kind, s.text, question):
-            score = _score(kind, span, s.text, question)
-            if score is None:
-                continue
+        typed = spans_of(kind, s.text, question) if kind != "thing" else []
+        # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
+        # a phrase for a thing is ranked by the weights and shown only over their threshold
+        ranked = kind in _NOMINAL and not (kind == "list" and typed)
+        if ranked and held < weights.min_held:
+            continue  # too few of the question's words in it to place a phrase by (a question in another language)
+        if ranked:
+            scored = [(sc - weights.show_min, span)
+                      for sc, span in _nominal_candidates(kind, s.text, question, weights)]
+        else:
+            scored = [(sc, span) for span in typed if (sc := _score(kind, span, s.text, question)) is not None]
+        for score, span in scored:
             # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
             # receives 8 weeks" over "the birth parent receives 20 weeks")
-            score += held - first - 0.3 * rank
+            score += weights.held * (held - first) - 0.3 * rank
             if best is None or score > best[0]:
-                best = (score, s, span)
-    if best is None:
+                best = (score, s, span, ranked)
+    if best is None or (best[3] and best[0] < 0):
         return None
-    score, s, chosen = best
+    score, s, chosen, _ = best
     value = " ".join(s.text[chosen.start:chosen.end].split()).strip(" ,;:|")
     if not value:
         return None
-    shown_kind = chosen.kind if kind in ("number", "percent", "duration") else kind
+    shown_kind = chosen.kind if kind in ("number", "percent", "duration") else "span" if kind == "thing" else kind
     return ShortAnswer(value, shown_kind, s.number, s.start + chosen.start, s.start + chosen.end, s.score,
                        sentence=" ".join(s.shown.split()))

@@ -6,6 +6,7 @@ any of it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,13 @@ from shelfwise.core.store.tables import TableData
 NUMERIC = ("number", "money", "percent", "date", "time")
 LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
 MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
+_PLACEHOLDER = re.compile(r"^[\s\-\u2010-\u2015\u2212?*/.]*$|^(n/?a|none|tbd|tba|unknown)$", re.IGNORECASE)
+
+
+def value_of(text: str) -> str:
+    """A cell's text as an answer: "" for an empty cell or a placeholder ("-", "—", "n/a", "?"), which says there
+    is no value."""
+    return "" if _PLACEHOLDER.match(text.strip()) else text
 
 
 @dataclass
@@ -77,7 +85,7 @@ def _lookup(run: _Run) -> ShortAnswer | None:
     if m is None:
         return None
     r = plan.rows[0]
-    value = data.text(m)[r]
+    value = value_of(data.text(m)[r])
     if not value:
         return None
     kind = run.kinds[m] if run.kinds[m] in NUMERIC[:4] else "span"
@@ -103,7 +111,7 @@ def _next_previous(run: _Run) -> ShortAnswer | None:
     if col is None:
         return None
     r, key = plan.rows
-    value = data.text(col)[r]
+    value = value_of(data.text(col)[r])
     if not value:
         return None
     side = "after" if plan.op == "next" else "before"
@@ -128,7 +136,7 @@ def _often(run: _Run) -> ShortAnswer | None:
     plan, data, col = run.plan, run.data, run.plan.answer_col
     if col is None:
         return None
-    counts = Counter(data.text(col)[r] for r in plan.rows if data.text(col)[r])
+    counts = Counter(data.text(col)[r] for r in plan.rows if value_of(data.text(col)[r]))
     if not counts:
         return None
     ranked = counts.most_common()
@@ -147,7 +155,7 @@ def _first_last(run: _Run) -> ShortAnswer | None:
     if col is None or not plan.rows:
         return None
     r = plan.rows[0] if plan.op == "first" else plan.rows[-1]
-    value = data.text(col)[r]
+    value = value_of(data.text(col)[r])
     return ShortAnswer(value, "span", operation=plan.op,
                        explanation=f"the {plan.op} row{run.where}: {run.names[col]} {value}",
                        cells=[cell(data, r, col)]) if value else None
@@ -174,6 +182,11 @@ def _aggregate(run: _Run) -> ShortAnswer | None:
                            explanation=f"the {'highest' if plan.op == 'max' else 'lowest'} {run.names[m]} of "
                                        f"{len(have)} rows{run.where}: {text} ({run.label(r)})",
                            cells=[cell(data, r, m)])
+    if len(have) == 1:  # the sum or average of one row is its cell, as written ("244 km (152 mi)", "14.0%")
+        r = have[0]
+        return ShortAnswer(data.text(m)[r], "computed", operation=plan.op,
+                           explanation=f"{plan.op} of {run.names[m]} over 1 row{run.where}: {run.label(r)}",
+                           cells=[cell(data, r, m)])
     result = sum(values) / (len(values) if plan.op == "average" else 1)
     listed = ", ".join(f"{data.text(m)[r]} ({run.label(r)})" for r in have[:12]) + (" ..." if len(have) > 12 else "")
     return ShortAnswer(fmt(result), "computed", operation=plan.op,
@@ -188,7 +201,7 @@ def _argextreme(run: _Run) -> ShortAnswer | None:
     values = [run.num(m, r) for r in have]
     best = max(values) if plan.op == "argmax" else min(values)
     r = have[values.index(best)]
-    value = data.text(plan.answer_col)[r]
+    value = value_of(data.text(plan.answer_col)[r])
     return ShortAnswer(value, "computed", operation=plan.op,
                        explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {run.names[m]} of {len(have)} "
                                    f"rows{run.where}: {data.text(m)[r]} ({value})",

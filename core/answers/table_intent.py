@@ -43,6 +43,13 @@ _OPS: list[tuple[str, re.Pattern[str]]] = [
     ("last", re.compile(r"\b(last|final|letzte\w*|dernier|dernière)\b")),
 ]
 
+MONTHS = {name: i % 12 + 1 for i, name in enumerate(
+    "january february march april may june july august september october november december "
+    "januar februar märz april mai juni juli august september oktober november dezember "
+    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre".split())}
+_YES_NO_Q = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_GERMAN = re.compile(r"\b(wie|ist|sind|das|der|die|den|dem|für|hat|haben|gibt|welche\w*|viele|wer|wann|im|und)\b")
 _COUNTED = re.compile(r"\b(how many|number of|wie ?viele|anzahl (der|an)|combien de|nombre de)\b")
 _ASK_ROW = re.compile(r"^(which|who|what|name|list|welche\w*|wer|quel\w*|qui)\b")
 _NUMBER = r"(-?\d[\d,.]*)"
@@ -85,6 +92,7 @@ class TableIntent:
     counted: str = ""  # what "how many" counts: its next word that is not a stop word ("holidays")
     asked: str = ""  # what "which / what" asks for: its next word that is neither a stop word nor an operation
     comparisons: list[Comparison] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # words written with a capital inside the question ("Zorya")
 
     def op_words(self) -> set[str]:
         return {w for _op, said in self.ops for w in said.split()}
@@ -101,6 +109,9 @@ def read_intent(question: str) -> TableIntent:
     """The operations, comparisons and words of ``question`` (see the module docstring)."""
     text = " ".join(question.lower().replace("’", "'").split()).rstrip("?!. ")
     intent = TableIntent(text, [w for w in _WORD.findall(text) if w not in STOP])
+    if not _GERMAN.search(text):  # German writes every noun with a capital
+        intent.names = [w.lower() for w in _WORD.findall(question)[1:] if w[:1].isupper()
+                        and w.lower() not in STOP and w.lower() not in MONTHS and w.lower() not in _WEEKDAYS]
     plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", text)  # bounds, not superlatives
     for op, pattern in _OPS:
         m = pattern.search(plain)
@@ -154,3 +165,22 @@ def stem(word: str) -> str:
 def words_of(text: str) -> list[str]:
     """A column name's or cell's words, lower case, stop words out."""
     return [w for w in _WORD.findall(text.lower()) if w not in STOP]
+
+
+def month_in(text: str) -> tuple[int, str] | None:
+    """The month a question names ("in December", "im Dezember", "en décembre"): (its number, the word); "may"
+    only after "in" or before a day."""
+    for m in re.finditer(r"\b([a-zäéû]+)\b", text):
+        word = m.group(1)
+        if word in MONTHS and (word != "may" or re.search(r"\bin may\b|\bmay \d", text)):
+            return MONTHS[word], word
+    return None
+
+
+_GERMAN_WAS = re.compile(r"^was (ist|sind|war|waren|kostet|kosten|hat|haben|gibt|bedeutet|steht)\b")
+
+
+def asks_yes_no(text: str) -> bool:
+    """A question answered by yes or no: it opens with "is / did / has ..." and offers no choice ("A or B");
+    German "was ist ..." is "what is"."""
+    return bool(_YES_NO_Q.match(text)) and not re.search(r"\b(or|oder|ou)\b", text) and not _GERMAN_WAS.match(text)

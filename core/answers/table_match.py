@@ -7,14 +7,17 @@ part of ("belgrade" in "Belgrade, Serbia"; "ethiopian" for "Ethiopia"), and whet
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from shelfwise.core.answers.table_intent import STOP, TableIntent, stem, words_of
-from shelfwise.core.models.backend import Embedder
+from shelfwise.core.models.backend import Embedder, text_sha
+from shelfwise.core.store.db import Store
 from shelfwise.core.store.tables import TableData
 
 _TOKEN = re.compile(r"[\w$€£%]+", re.UNICODE)
@@ -197,14 +200,36 @@ class HeaderEncoder:
         self.margin = margin
         self.cell_threshold = cell_threshold
         self._vectors: dict[str, np.ndarray] = {}
+        self.store: Store | None = None  # the library whose vector cache keeps a table's vectors (table_answer)
 
-    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+    def forget(self) -> None:
+        """Drop the vectors kept in process (the library's cache keeps its own)."""
+        self._vectors.clear()
+
+    def vectors(self, texts: Sequence[str], keep: bool = False) -> np.ndarray:
+        """The vectors of ``texts``: kept in process; with ``keep`` (a table's column names and label cells) also
+        read from and written to the library's text-vector cache (:attr:`store`), so a table's are embedded once
+        for every later process, not once a session."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if todo:
             if len(self._vectors) + len(todo) > self.KEEP:
                 self._vectors.clear()
-            for t, v in zip(todo, self.embedder.embed(todo), strict=True):
+            store, model = self.store, f"table:{self.embedder.model_id}"
+            shas = {t: text_sha(self.embedder, t) for t in todo} if keep and store is not None else {}
+            if shas and store is not None:
+                have: dict[str, np.ndarray] = {}
+                with contextlib.suppress(sqlite3.Error):  # a library closed or busy: embedded as without a cache
+                    have = store.cached_vectors(model, list(shas.values()), touch=False)
+                for t in todo:
+                    if shas[t] in have:
+                        self._vectors[t] = have[shas[t]]
+                todo = [t for t in todo if t not in self._vectors]
+            made = list(zip(todo, self.embedder.embed(todo), strict=True)) if todo else []
+            for t, v in made:
                 self._vectors[t] = np.asarray(v, dtype=np.float32)
+            if shas and made and store is not None and not store.read_only:
+                with contextlib.suppress(sqlite3.Error):  # a library busy with a writer: kept in process only
+                    store.cache_vectors(model, [(shas[t], self._vectors[t]) for t, _v in made])
         return np.stack([self._vectors[t] for t in texts])
 
     def scores(self, intent: TableIntent, names: Sequence[str], exact: Sequence[float]) -> list[float]:
@@ -214,7 +239,7 @@ class HeaderEncoder:
         units = [w for w in dict.fromkeys(intent.words) if not w.isdigit() and stem(w) not in said]  # unread words
         if not units or len(names) < 2:
             return list(exact)
-        sims = self.vectors(units) @ self.vectors([c or "-" for c in clean]).T  # units x columns
+        sims = self.vectors(units) @ self.vectors([c or "-" for c in clean], keep=True).T  # units x columns
         out = list(exact)
         for row in sims:
             order = np.argsort(-row)
@@ -235,7 +260,7 @@ class HeaderEncoder:
         phrases = [(p, s) for p, s in _phrases(intent, skip) if p.count(" ") < CELL_PHRASE_WORDS]
         if len(texts) < 2 or not phrases:
             return None
-        sims = self.vectors([p for p, _s in phrases]) @ self.vectors(texts).T
+        sims = self.vectors([p for p, _s in phrases]) @ self.vectors(texts, keep=True).T
         best_key: tuple[float, Key] | None = None
         for (phrase, start), row in zip(phrases, sims, strict=True):
             order = np.argsort(-row)

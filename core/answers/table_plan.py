@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
-from shelfwise.core.answers.table_intent import TableIntent, stem, words_of
+from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, col_scores, key_cells, negated, part_key
 from shelfwise.core.store.tables import TableData
 
@@ -261,6 +261,14 @@ def _filter_comparisons(m: _Match) -> bool:
         m.rows = [r for r in m.rows if col_numbers[r] is not None
                   and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
         m.filters.append(f"{names[on]} in {wanted}")
+    month = month_in(m.intent.text)
+    if month and dates and not any(month[1] in c.words for c in m.intent.comparisons) and \
+            not any(month[1] in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
+        on = dates[0]
+        col_numbers = data.number(on)
+        m.rows = [r for r in m.rows if col_numbers[r] is not None
+                  and dt.date.fromordinal(int(col_numbers[r] or 1)).month == month[0]]
+        m.filters.append(f"{names[on]} in {month[1]}")
     return True
 
 
@@ -340,24 +348,77 @@ def _plan_count(m: _Match) -> Plan | None:
         return m.plan("lookup", measure=m.measure)
     table = data.table
     caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
-    title_words = {stem(w) for w in words_of(f"{caption} {table.sheet} {names[m.label_col]}")}
+    sheet = table.sheet if _first_on_sheet(data) else ""  # a sheet's name names its first table's rows
+    title_words = {stem(w) for w in words_of(f"{caption} {sheet} {names[m.label_col]}")}
     loose = [k for k in m.keys.values() if not k.exact]
     if loose and not _counts_rows(m, noun) and (noun in _UNITS or any(k.share < NAMED_SHARE for k in loose)):
         return None  # "how many days of paid annual leave": not the rows a word of their cells names
+    if noun not in _GENERIC_COUNTED and _names_one_thing(m):  # "how many goals does Zoltán Kiss have": a value
+        # of his row, not a count of rows
+        measure = m.measure if m.measure is not None else _implied_measure(intent, names, m.numeric)
+        has_number = measure is not None and m.data.number(measure)[m.rows[0]] is not None
+        return m.plan("lookup", measure=measure) if has_number else None
     if m.filters:
         return m.plan("count", answer=m.label_col)
     # every row ("how many bands", "how many ... listed"), unless a phrase of the question is a part of some cells:
     # that is a filter the looser pass reads ("how many matches in Belgrade")
-    if ((noun and noun in title_words) or (_ALL_ROWS.search(intent.text) and m.parts)) and (
-            m.parts or _part_key(m) is None):
+    if ((noun and noun in title_words and not _unread_words(m, noun)) or (_ALL_ROWS.search(intent.text) and m.parts)
+            ) and (m.parts or _part_key(m) is None):
         return m.plan("count", answer=m.label_col)
     return None
 
 
+def _first_on_sheet(data: TableData) -> bool:
+    """Whether the table is the first of its sheet (or not in a sheet)."""
+    t = data.table
+    if not t.sheet:
+        return True
+    return data.conn.execute("SELECT 1 FROM doc_tables WHERE document_id = ? AND sheet = ? AND ordinal < ?",
+                             (t.document_id, t.sheet, t.ordinal)).fetchone() is None
+
+
+def _words_of_table(m: _Match) -> set[str] | None:
+    """The light stems of a table's title, sheet, column names and text cells; None for a table too big to read
+    for them (:data:`WORDS_READ` cells)."""
+    t = m.data.table
+    if not m.data.whole or t.n_rows * len(t.names) > WORDS_READ:
+        return None
+    out = {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
+    return out | {stem(w) for c in range(len(t.names)) if t.kinds[c] == "text" for v in set(m.data.text(c))
+                  for w in words_of(v)}
+
+
+def _unread_words(m: _Match, noun: str) -> bool:
+    """Whether the question has a word, other than the counted noun and its operation, that the table does not have
+    and no filter read: "how many holidays does the Berlin office have" is not every holiday."""
+    said = {stem(w) for w in m.intent.words if not w.isdigit() and len(w) > 2} - {noun}
+    said -= {stem(w) for w in m.intent.op_words()} | _QUESTION_WORDS
+    have = _words_of_table(m)
+    return have is not None and bool(said - have)
+
+
+_QUESTION_WORDS = frozenset({"how", "wie", "viele", "combien", "there", "exist", "altogether", "total", "listed",
+                             "list", "table", "chart", "da", "gibt", "y", "have", "got", "get"})
+
+
+WORDS_READ = 20_000  # a table of more cells is not read whole for its words (a count's noun, unread words)
 NAMED_SHARE = 0.5  # a part of a cell that is at least this share of its words names the cell ("russian": "Russia")
 _UNITS = frozenset({"day", "week", "month", "year", "hour", "minute", "second", "km", "mile", "meter", "metre",
                     "euro", "dollar", "eur", "usd", "tag", "jour", "woche", "monat", "jahr", "semaine", "mois", "an"})
 _GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
+
+
+def _names_one_thing(m: _Match) -> bool:
+    """Whether the question's only filter names one cell (whole, or most of it) of the label column, whose cells
+    are all different (one row, a name: "Zoltán Kiss", "Harvard University"): "how many ..." then asks for a value
+    of that row, not how many rows there are (a count of 1 was right for 12 of 77 such training questions)."""
+    if len(m.rows) != 1 or m.key_col != m.label_col or len(m.filters) != 1 or m.intent.comparisons:
+        return False
+    key = m.keys.get(m.key_col)
+    if key is None or key.negated or key.share < NAMED_SHARE:
+        return False
+    values = [v.strip().lower() for r, v in enumerate(m.data.text(m.key_col)) if v.strip() and m.data.is_data(r)]
+    return len(values) > 2 and len(set(values)) == len(values)
 
 
 def _counts_rows(m: _Match, noun: str) -> bool:
@@ -425,7 +486,31 @@ def _plan_first_last(m: _Match) -> Plan | None:
             return m.plan(op, answer=col)
         if _LISTED.search(m.intent.text):  # "the last country listed": the table's own order
             return m.plan(op, answer=col if col is not None and scores[col] >= 0.5 else m.label_col)
+        if when is None and (m.intent.asks_row or m.intent.text.split(" ", 1)[0] in _ASKED):
+            return _first_last_in_order(m, op)
     return None
+
+
+def _first_last_in_order(m: _Match, op: str) -> Plan | None:
+    """"which leg was the last leg", "when was the last battle": the first or last row in the table's order (in
+    time: a table listed newest first is read from its end), its cell in the column the question names, or the
+    column its question word asks for ("when" -> a date), else the row's label; only when the table has every
+    word of the question."""
+    names, kinds, col = m.data.table.names, m.data.table.kinds, m.answer_col
+    if _unread_words(m, ""):  # "what time should a new starter arrive on the first day": not this table's rows
+        return None
+    target = col if col is not None and m.scores[col] >= 0.5 else None
+    asked = _ASKED.get(m.intent.text.split(" ", 1)[0])
+    if target is None and asked is not None:
+        target = next((c for c in range(len(names)) if set(words_of(names[c])) & asked
+                       or (kinds[c] in ("date", "time") and "date" in asked)), None)
+        if target is None:
+            return None
+    if target is None:
+        target = _asked_column(m)
+    if _descending_time(m.data):
+        op = "first" if op == "last" else "last"
+    return m.plan(op, answer=target if target is not None else m.label_col)
 
 
 def _plan_lookup(m: _Match) -> Plan | None:
@@ -437,8 +522,10 @@ def _plan_lookup(m: _Match) -> Plan | None:
     asked = _ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
         found = next((c for c in range(width) if c != m.key_col and (
-            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), target)
-        return m.plan("lookup", m.rows[:1], measure=found)  # none such: the row's first other column
+            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), None)
+        if found is None and "date" in asked:
+            found = target  # "when ...": none such, the row's first other column
+        return m.plan("lookup", m.rows[:1], measure=found) if found is not None else None  # "who": not a date
     if scores[target] >= 0.5 and (m.given_key is None or col_scores(m.intent, names)[target] >= 0.5):
         return m.plan("lookup", m.rows[:1], measure=target)  # an encoder's key: the column named by words
     return None
@@ -473,6 +560,8 @@ def _plan(m: _Match) -> Plan | None:
         plan = _plan_count(m)
         if plan is not None:
             return plan
+        if m.measure is None or m.scores[m.measure] < 0.5:  # "the total number of teams": not a sum of a column
+            m.ops = [op for op in m.ops if op != "sum"]  # the question does not name
     if "sum" in m.ops and any(op in m.ops for op in ("max", "min")) and m.intent.asks_row:
         m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
@@ -492,4 +581,7 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     m = _match(intent, data, list(scores) if scores is not None else col_scores(intent, names), parts, given_key)
     if m is None or not m.rows:
         return None
-    return _plan(m)
+    plan = _plan(m)
+    if plan is not None and plan.op != "compare" and asks_yes_no(intent.text):
+        return None  # "did X win more than Y?" answered by a row's value is no answer to it
+    return plan

@@ -30,8 +30,13 @@ from shelfwise.core.store.tables import (
     tables_of_passages,
 )
 
+# a table answer's ShortAnswer.score: how sure its matching was (the question's words name whole column names and
+# cells; a part of a cell; the encoder's column names; the encoder's label cell)
+LEVEL_SCORE = (1.0, 0.6, 0.4, 0.3)
+SURE = 1.0  # a table answer this sure is shown where the walk found nothing (core/answers/ask.py)
 MAX_CELLS = 400_000  # a bigger table is not read whole for a question
 MAX_TABLES = 8  # tables tried for one question
+WORDS_READ = 20_000  # a table of more cells has its cells' words looked up by SQLite, not read (table_words)
 MAX_READ_COLUMNS = 30  # a row wider than this is not read out in words (its cells are cited instead)
 # how alike (cosine) a column name and a question's word must be for the encoder to count the column named, and by
 # how much more than the next column's name, by encoder family; and how alike a phrase and a label cell must be
@@ -54,14 +59,57 @@ def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], q
     intent = read_intent(question)
     ready = [data for _table, data in tables if data is not None]
     focus = focus if focus is not None else ({ready[0].table.id} if len(ready) == 1 else set())
+    ready = [d for d in ready if names_all_there(intent, d)]
+    loose = loose_tables(intent, ready, focus)
     for level in range(first_level, 4 if encoder is not None else 2):
-        for data in ready if level == 0 else [d for d in ready if d.table.id in focus]:
+        for data in ready if level == 0 else loose:
             plan = _plan_at(level, intent, data, encoder)
             short = compute(plan, data) if plan is not None else None
             if short is not None:
                 short.sentence = rows_read(data, short)
+                short.score = LEVEL_SCORE[level]
                 return short
     return None
+
+
+def names_all_there(intent: TableIntent, data: TableData) -> bool:
+    """Whether the table has every name the question writes with a capital (a word of its title, sheet, column
+    names or cells): "How many matches were played in Belgrade against Zorya?" is not answered by the matches in
+    Belgrade of a table without Zorya."""
+    names = {stem(w) for w in intent.names if not w.isdigit()}
+    return not names or table_words(data, names) == names
+
+
+def loose_tables(intent: TableIntent, ready: Sequence[TableData], focus: set[int]) -> list[TableData]:
+    """The tables the looser matchings may answer from: the focus tables (none without one), unless another table
+    has more of the question's words (in its title, sheet, column names or cells: :func:`table_words`); then the
+    tables that have the most. A loose match (a part of a cell, the encoder's) on the walk's first table would
+    otherwise answer a question about another workbook ("how many offices are in Vienna" counted from a fixtures
+    sheet's "Vienna, Austria" when the question's offices are another table's)."""
+    focused = [d for d in ready if d.table.id in focus]
+    if len(ready) < 2 or not focused:
+        return focused
+    said = {stem(w) for w in intent.words if not w.isdigit()} - {stem(w) for w in intent.op_words()}
+    cover = {d.table.id: len(said & table_words(d, said)) for d in ready}
+    best = max(cover.values())
+    if any(cover[d.table.id] == best for d in focused):
+        return [d for d in focused if cover[d.table.id] == best]
+    return [d for d in ready if cover[d.table.id] == best]
+
+
+def table_words(data: TableData, wanted: set[str]) -> set[str]:
+    """The words (light stems) of ``wanted`` that ``data`` has in its title, sheet, column names or cells (a big
+    table's cells: those whose whole text is one of the words, found by SQLite)."""
+    t = data.table
+    have = {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
+    if data.whole and t.n_rows * len(t.names) <= WORDS_READ:
+        for c in range(len(t.names)):
+            if t.kinds[c] == "text":
+                have |= {stem(w) for v in set(data.text(c)) for w in words_of(v)}
+    else:
+        texts = [c for c, kind in enumerate(t.kinds) if kind == "text"]
+        have |= {stem(w) for _c, _r, v in data.find_cells(wanted - have, texts) for w in words_of(v)}
+    return have & wanted
 
 
 def _plan_at(level: int, intent: TableIntent, data: TableData, encoder: HeaderEncoder | None) -> Plan | None:
@@ -148,6 +196,8 @@ def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: Resolv
     if not tables:
         return None
     encoder = header_encoder(embedder) if embedder is not None else None
+    if encoder is not None:
+        encoder.store = store  # a table's column names and label cells kept in this library's vector cache
     focus = {t.id for t in tables_of_passages(store.conn, [h.node_id for h in hits[:1]])}
     if len(tables) == 1:
         focus.add(tables[0].id)

@@ -41,7 +41,7 @@ from shelfwise.core.store import fts
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.lite import TableInfo, tables
 from shelfwise.core.store.migrations import free_sibling
-from shelfwise.core.store.opening import connect_read_only
+from shelfwise.core.store.opening import CLOSED_SUFFIX, connect_read_only
 from shelfwise.core.store.types import SQLRow, SQLValue, StoreError, path_from_key
 
 # meta keys that describe the tree or are computed from it: rebuilt after a rebuild, not copied
@@ -265,7 +265,8 @@ def diagnose(path: Path, writable: bool) -> Diagnosis:
 
 
 def _siblings(db: Path, label: str) -> list[Path]:
-    """The files beside ``db`` named ``<name>.<label>-*``, without their -wal and -shm companions."""
+    """The files beside ``db`` named ``<name>.<label>-*``, without their companions (-wal, -shm, locks, the record
+    of a clean close)."""
     prefix = f"{db.name}.{label}-"
     try:
         names = os.listdir(db.parent)
@@ -273,7 +274,7 @@ def _siblings(db: Path, label: str) -> list[Path]:
         return []
     return sorted(db.with_name(n) for n in names
                   if n.startswith(prefix) and not n.endswith(("-wal", "-shm", "-journal", ".ingest.lock",
-                                                              ".index.lock")))
+                                                              ".index.lock", CLOSED_SUFFIX)))
 
 
 def kept_copies(db: Path) -> list[Path]:

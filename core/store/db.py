@@ -64,7 +64,8 @@ class Store:
     """SQLite store of the collection tree. ``Store(":memory:")`` for tests; see the module doc for threads.
 
     Opening (:class:`~shelfwise.core.store.opening.OpenedLibrary`) runs SQLite's ``quick_check`` (``check=False``
-    skips it). A library that fails it is opened read-only:
+    skips it) unless the file is as Shelfwise's last clean close left it (``trust_clean_close=False`` scans anyway;
+    ``quick_checked`` says whether this open did). A library that fails it is opened read-only:
     ``damage`` says what the check found, reads work where the pages are intact, and writes raise
     :class:`StoreError` (``shelfwise doctor --rebuild`` rebuilds it from the source files). A library that cannot
     be written (a read-only file, folder or medium), or ``read_only=True``, is opened read-only too, with the reason
@@ -72,17 +73,20 @@ class Store:
     """
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, read_only: bool = False,
-                 check: bool = True) -> None:
-        opened = OpenedLibrary(path, timeout=timeout, read_only=read_only, check=check)
+                 check: bool = True, trust_clean_close: bool = True) -> None:
+        opened = OpenedLibrary(path, timeout=timeout, read_only=read_only, check=check,
+                               trust_clean_close=trust_clean_close)
+        self._opened = opened
         self.memory, self.path, self.conn = opened.memory, opened.path, opened.conn
         self.read_only, self.read_only_reason, self.damage = opened.read_only, opened.read_only_reason, opened.damage
-        self.quick_check_seconds = opened.quick_check_seconds
+        self.quick_checked, self.quick_check_seconds = opened.quick_checked, opened.quick_check_seconds
         self.migrations_applied, self.backup_path = opened.migrations_applied, opened.backup_path
         self._depth = 0
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
-        self.conn.close()
+        """Close the connection (a clean close of a writable library is recorded: see ``opening``)."""
+        self._opened.close()
 
     def __enter__(self) -> Self:
         return self

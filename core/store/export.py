@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import sqlite_utils
-
 from shelfwise.core.store.inert import csv_cell, write_atomically
 from shelfwise.core.store.types import path_from_key
 
@@ -98,6 +96,8 @@ def exported_path(key: str) -> str:
 
 def export_rows(conn: sqlite3.Connection, collection_id: int | None = None) -> LibraryExport:
     """The documents, sections and passages of the library (of one collection when ``collection_id`` is given)."""
+    import sqlite_utils  # only when exporting (see store/lite.py)
+
     db = sqlite_utils.Database(conn)
     params: dict[str, int] = {} if collection_id is None else {"cid": collection_id}
     doc_where = "" if collection_id is None else "WHERE d.collection_id = :cid"

@@ -13,8 +13,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
 #: The columns of a node row, in the order ``tree_rows`` builds them.
 NODE_COLUMNS = ["id", "collection_id", "document_id", "parent_id", "kind", "ordinal", "depth", "title",
@@ -24,7 +26,10 @@ BATCH = 200
 
 
 def database(conn: sqlite3.Connection) -> sqlite_utils.Database:
-    """sqlite-utils' view of ``conn`` (no pragmas set, no plugins run)."""
+    """sqlite-utils' view of ``conn`` (no pragmas set, no plugins run). Imported here, on the first write or
+    introspection: a process that only reads (``shelfwise ask``) does not pay for its import."""
+    import sqlite_utils
+
     return sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
 
 

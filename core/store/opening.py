@@ -1,15 +1,25 @@
 """Opening a library: connect, check, decide whether it can be written, migrate.
 
 :class:`OpenedLibrary` does what :class:`~shelfwise.core.store.db.Store` needs before it can read or write: it
-creates the folder, runs SQLite's ``quick_check`` (a library that fails it is reopened read-only, the finding kept
-in ``damage``), opens read-only a library that cannot be written (a read-only file, folder or medium; immutable
-when SQLite cannot make the WAL index there), sets the connection's pragmas (foreign keys, WAL, synchronous) and
-applies pending migrations, refusing a read-only library that would need them. Every failure is a
-:class:`~shelfwise.core.store.types.StoreError` naming the library.
+creates the folder, runs SQLite's ``quick_check`` unless the file is as Shelfwise's last clean close left it (a
+library that fails it is reopened read-only, the finding kept in ``damage``), opens read-only a library that cannot
+be written (a read-only file, folder or medium; immutable when SQLite cannot make the WAL index there), sets the
+connection's pragmas (foreign keys, WAL, synchronous) and applies pending migrations, refusing a read-only library
+that would need them. Every failure is a :class:`~shelfwise.core.store.types.StoreError` naming the library.
+
+The check on open reads every page of the file, so it grows with the library (docs/reliability.md, "The check on
+opening"). It is skipped only when the file is provably the one Shelfwise closed: a writable connection whose close
+leaves no ``-wal`` or ``-journal`` beside the library (it was the last connection, everything is in the file) writes
+the file's identity (device, inode, size, modification and change times in ns) to ``<library>.closed``
+(:func:`record_clean_close`); an open scans unless that record matches the file, is newer than the file's last
+modification, and no journal is beside it (:func:`closed_as_recorded`). A crash (its WAL is left), a copy (another
+inode), a restore, a ``touch`` or any write by another program (the change time moves) all scan as before.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import sqlite3
 import time
@@ -20,6 +30,74 @@ from typing import BinaryIO
 from shelfwise.core.store import fts
 from shelfwise.core.store.migrations import SchemaTooNew, migrate, refuse_foreign
 from shelfwise.core.store.types import StoreError
+
+log = logging.getLogger(__name__)
+
+CLOSED_SUFFIX = ".closed"  # the record of the last clean close, beside the library
+JOURNALS = ("-wal", "-journal")  # SQLite's files beside a library that holds changes not yet in it
+
+
+def closed_record(path: Path) -> Path:
+    """Where the record of the library's last clean close is kept: ``<library>.closed`` beside it."""
+    return path.with_name(path.name + CLOSED_SUFFIX)
+
+
+def _identity(st: os.stat_result) -> dict[str, int]:
+    """What names one state of a file: a copy has another inode, any write (or ``touch``, ``chmod``, rename) moves
+    the change time, which no program can set back."""
+    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "ctime_ns": st.st_ctime_ns}
+
+
+def _journal_beside(path: Path) -> bool:
+    return any(path.with_name(path.name + suffix).exists() for suffix in JOURNALS)
+
+
+def closed_as_recorded(path: Path) -> bool:
+    """Whether the library file at ``path`` is exactly as Shelfwise's last clean close left it: no journal beside
+    it, its identity equal to the record's, and the record written after the file's last modification (a write in
+    the same clock tick as the record could leave the times equal)."""
+    record = closed_record(path)
+    try:
+        if _journal_beside(path):
+            return False
+        st, rst = path.stat(), record.stat()
+        saved = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(saved == _identity(st) and rst.st_mtime_ns > st.st_mtime_ns)
+
+
+def forget_clean_close(path: Path) -> None:
+    try:
+        closed_record(path).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def record_clean_close(path: Path) -> bool:
+    """After a writable connection to the library at ``path`` closed: record the file's identity when nothing is
+    left beside it (no ``-wal``: this was the last connection and SQLite moved every change into the file), so the
+    next open can skip the scan; otherwise remove any record. Returns whether it was written. The record is written
+    whole (a temporary file renamed) and must be newer than the file: where the clock's tick is coarse, it is
+    written again a tick later."""
+    record = closed_record(path)
+    if _journal_beside(path):
+        forget_clean_close(path)
+        return False
+    tmp = record.with_name(record.name + ".tmp")
+    try:
+        st = path.stat()
+        for _ in range(5):
+            tmp.write_text(json.dumps(_identity(st)), encoding="utf-8")
+            os.replace(tmp, record)
+            if record.stat().st_mtime_ns > st.st_mtime_ns:
+                return True
+            time.sleep(0.01)
+    except OSError as exc:
+        log.debug("no clean-close record for %s: %s", path, exc)
+    forget_clean_close(path)
+    return False
 
 
 def _not_writable(path: Path) -> str:
@@ -155,12 +233,13 @@ class OpenedLibrary:
     """The open connection and what opening found (see the module doc)."""
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, read_only: bool = False,
-                 check: bool = True) -> None:
+                 check: bool = True, trust_clean_close: bool = True) -> None:
         self.memory = str(path) == ":memory:"
         self.path = None if self.memory else Path(path)
         self.read_only = read_only
         self.read_only_reason = "opened read-only" if read_only else ""
         self.damage = ""
+        self.quick_checked = False  # whether this open ran quick_check (see the module doc for when it does not)
         self.quick_check_seconds = 0.0
         self.migrations_applied: list[str] = []
         self.backup_path: Path | None = None
@@ -184,9 +263,13 @@ class OpenedLibrary:
             raise StoreError(f"Cannot open the library {path}: file is not a database (its first bytes are not "
                              "SQLite's), so not a Shelfwise library; give the path of a library file (a new name "
                              "makes a new library) with --db")
+        # before connecting: the first statement makes the -wal that the record's check looks for
+        scan = check and self.path is not None and not (trust_clean_close and closed_as_recorded(self.path))
+        if check and self.path is not None and not scan:
+            log.debug("%s is as its last clean close left it: quick_check skipped", self.path)
         self.conn = self._connect()
         try:
-            if check and not self.memory:
+            if scan:
                 self._quick_check()
             self._setup()
         except sqlite3.OperationalError as exc:
@@ -207,6 +290,13 @@ class OpenedLibrary:
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(f"Cannot open the library {path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection; a writable, sound library's clean close is recorded (:func:`record_clean_close`)
+        so that the next open need not scan it."""
+        self.conn.close()
+        if self.path is not None and not self.read_only and not self.damage:
+            record_clean_close(self.path)
 
     def _connect(self) -> sqlite3.Connection:
         return fts.register(self._open())
@@ -235,6 +325,7 @@ class OpenedLibrary:
     def _quick_check(self) -> None:
         """SQLite's ``quick_check``; on damage, reopen read-only and keep the finding in ``damage``."""
         t0 = time.perf_counter()
+        self.quick_checked = True
         try:
             rows: list[str] = []
 
@@ -247,6 +338,7 @@ class OpenedLibrary:
                 raise StoreError(f"Cannot open the library {self.path}: {exc}") from exc
             rows = [truncation(self.path) if self.path is not None and truncation(self.path) else str(exc)]
         self.quick_check_seconds = time.perf_counter() - t0
+        log.debug("quick_check of %s: %s in %.2f s", self.path, "; ".join(rows)[:200], self.quick_check_seconds)
         if rows == ["ok"]:
             return
         self.damage = "; ".join(rows)[:500]

@@ -5,10 +5,20 @@ Ranking and rows are two statements: the best node ids with their -bm25 first, t
 reads the node's text back through the index's source view; asked for in the ranking statement it would be made for
 every matching row before the sort (docs/benchmarks.md, "BM25 without snippets"), so up to :data:`SNIPPET_BATCH`
 hits the snippets are made for the returned ids only.
+
+FTS5 scores every row that matches before it sorts, so a question's ranking costs time in proportion to the rows
+its words match: at 10^6 passages a question holding "the" or "what" scores nearly all of them. :func:`rank`
+therefore ranks a plain OR of words in two parts when that is exact (:func:`_rank_split`): BM25 is a sum over the
+words, and a word's part of a row's score is at most ``idf * (k1 + 1)``, so rows that match only the commonest
+words, whose bounds add up to less than the score of the ``limit``-th best row matching the others, cannot be
+among the best and are never scored. The same rows with the same scores come back (docs/scale.md, "Session 21:
+10^6 passages").
 """
 
 from __future__ import annotations
 
+import math
+import re
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 
@@ -17,6 +27,9 @@ from shelfwise.core.store.types import NODE_COLS, NodeTuple, SearchHit, SQLValue
 
 SNIPPET_BATCH = 50  # search_hits makes snippets for at most this many rows by id; more, with the ranking
 JOINED_NODE_COLS = ", ".join("n." + c.strip() for c in NODE_COLS.split(","))  # NODE_COLS of the joined node ``n``
+K1 = 1.2  # FTS5's bm25 k1 (its default: bm25(nodes_fts) is called without parameters)
+SPLIT_MIN_POSTINGS = 20_000  # below this many rows matched by the words in all, a ranking is one statement
+_PLAIN_OR = re.compile(r'"[^"]*"(?: OR "[^"]*")*')  # what textutil.fts_query makes of a question: "a" OR "b" ...
 
 
 def filters(kinds: Iterable[str] | None, collection_id: int | None,
@@ -56,11 +69,114 @@ def rank(conn: sqlite3.Connection, match: str | None, limit: int, kinds: Sequenc
     if match is None or limit <= 0 or (document_ids is not None and not document_ids):
         return []
     where, params = _after_match(kinds, collection_id, document_ids)
+    if _PLAIN_OR.fullmatch(match):
+        split = _rank_split(conn, re.findall(r'"[^"]*"', match), int(limit), where, params)
+        if split is not None:
+            return split
+    if document_ids is None:
+        found = _rank_then_filter(conn, match, int(limit), where, params)
+        if found is not None:
+            return found
     return [(int(i), -float(score)) for i, score in conn.execute(
         f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid "
         f"WHERE nodes_fts MATCH ? {where} ORDER BY bm25(nodes_fts) LIMIT ?",
         (match, *params, int(limit)),
     )]
+
+
+def _rank_then_filter(conn: sqlite3.Connection, match: str, limit: int, where: str,
+                      params: list[SQLValue]) -> list[tuple[int, float]] | None:
+    """:func:`rank` without joining every match to its node: the index's best ``2 * limit + 50`` rows, then the
+    nodes among them that pass ``where`` (kind, collection). The same rows as the joined statement when at least
+    ``limit`` of them pass, or when the index had no more; None otherwise (the joined statement is then run). The
+    join looked a node up for every row the words match, most of a ranking's time once they match many."""
+    wide = 2 * limit + 50
+    top = [(int(i), -float(s)) for i, s in conn.execute(
+        "SELECT rowid, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY bm25(nodes_fts) LIMIT ?",
+        (match, wide))]
+    passing: set[int] = set()
+    ids = [i for i, _ in top]
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        passing.update(int(r[0]) for r in conn.execute(
+            f"SELECT n.id FROM nodes n WHERE n.id IN ({', '.join('?' * len(part))}) {where}", (*part, *params)))
+    kept = [(i, s) for i, s in top if i in passing]
+    return kept[:limit] if len(kept) >= limit or len(top) < wide else None
+
+
+def _rank_split(conn: sqlite3.Connection, terms: list[str], limit: int, where: str,
+                params: list[SQLValue]) -> list[tuple[int, float]] | None:
+    """:func:`rank` of ``terms`` OR-ed, without scoring the rows that match only its commonest terms, when that
+    gives the same best ``limit`` rows; None when it cannot (then the whole expression is ranked).
+
+    A term's part of a row's BM25 is ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))``, below
+    ``idf * (k1 + 1)``; FTS5's idf is ``log((N - df + 0.5) / (df + 0.5))`` (1e-6 when that is not above 0), and the
+    largest node id stands for N (at least the rows indexed, so the bound stays an upper bound). The scores of the
+    rows matching the rarest terms (a first part, at least 4 x ``limit`` rows' worth) give a lower bound on the
+    ``limit``-th best score; the commonest terms whose bounds add up to less than it are left out: a row matching
+    only those scores less than the rows returned. The rows that do match a kept term get their whole score: the
+    BM25 of ``(kept) AND (left out)`` or of ``(kept) NOT (left out)``, whose terms are all the question's (a sum
+    over terms: the same score as the whole expression gives)."""
+    if len(terms) < 2:
+        return None
+    df = {t: int(conn.execute("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (t,)).fetchone()[0])
+          for t in terms}
+    if sum(df.values()) < SPLIT_MIN_POSTINGS:
+        return None
+    n = int(conn.execute("SELECT coalesce(max(id), 0) FROM nodes").fetchone()[0])
+    idf = {t: max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for t, d in df.items()}
+    bound = {t: (K1 + 1) * v for t, v in idf.items()}
+    rarest = sorted(terms, key=lambda t: (df[t], t))
+    # worth trying only when the commonest terms that hold half the rows matched could be left out: their bounds
+    # together below one rarer term's part in a row that holds it once (at the average length, idf); otherwise
+    # (words all about as common) the whole expression is ranked at once
+    half = sum(df.values()) / 2
+    dropped = 0
+    while dropped < len(rarest) and sum(df[t] for t in rarest[:len(rarest) - dropped]) > half:
+        dropped += 1
+    rest = rarest[:len(rarest) - dropped]
+    if not rest or sum(bound[t] for t in rarest[len(rest):]) >= max(idf[t] for t in rest):
+        return None
+    first: list[str] = []
+    for t in rarest:
+        first.append(t)
+        if sum(df[x] for x in first) >= 4 * limit:
+            break
+    scores = _scored(conn, first, [t for t in terms if t not in first], where, params)
+    if len(scores) < limit:
+        return None
+    floor = sorted(scores.values(), reverse=True)[limit - 1]
+    left: list[str] = []
+    total = 0.0
+    for t in reversed(rarest):  # the commonest first
+        if total + bound[t] >= floor:
+            break
+        left.append(t)
+        total += bound[t]
+    kept = [t for t in terms if t not in left]
+    if not left or not kept or sum(df[t] for t in kept) > half:
+        return None
+    if set(kept) != set(first):
+        scores = _scored(conn, kept, left, where, params)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+def _scored(conn: sqlite3.Connection, kept: list[str], left: list[str], where: str,
+            params: list[SQLValue]) -> dict[int, float]:
+    """-bm25 of the whole OR of ``kept + left`` for every row (passing ``where``) that matches a ``kept`` term."""
+    # CROSS JOIN keeps the index's matches the outer loop: with no ORDER BY, SQLite may otherwise walk the nodes
+    # and evaluate the MATCH once for each of them
+    sql = (f"SELECT n.id, bm25(nodes_fts) FROM nodes_fts CROSS JOIN nodes n ON n.id = nodes_fts.rowid "
+           f"WHERE nodes_fts MATCH ? {where}")
+    either = " OR ".join(kept)
+    if not left:
+        return {int(i): -float(s) for i, s in conn.execute(sql, (either, *params))}
+    # the rows holding a left-out term too, and the others: each row scored once, by an expression whose terms
+    # are all the question's (a NOT's terms have no hit in the rows it keeps)
+    other = " OR ".join(left)
+    out = {int(i): -float(s) for i, s in conn.execute(sql, (f"({either}) AND ({other})", *params))}
+    out.update((int(i), -float(s)) for i, s in conn.execute(sql, (f"({either}) NOT ({other})", *params)))
+    return out
 
 
 def ranked_rows(conn: sqlite3.Connection, match: str | None, limit: int, kinds: Sequence[str],

@@ -19,7 +19,6 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -281,6 +280,8 @@ def bundled_source_dir() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse  # the command line only
+
     p = argparse.ArgumentParser(
         prog="python -m shelfwise.core.models.encoders.convert",
         description="Convert the bundled all-MiniLM-L6-v2 (or any BERT folder) to GGUF, without PyTorch.",

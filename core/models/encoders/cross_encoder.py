@@ -64,7 +64,7 @@ class Judge(LoadedEncoder):
         max_seqs: int = 32,
         verbose: bool = False,
     ) -> None:
-        import llama_cpp
+        from shelfwise.core.models.llama.bindings import llama_cpp
 
         super().__init__("judge")
         path = Path(model_path) if model_path is not None else bundled_judge_path()

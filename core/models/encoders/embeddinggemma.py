@@ -121,9 +121,8 @@ def embeddinggemma_path(directory: Path | None = None) -> Path:
 
 def _verify_gguf(path: Path) -> None:
     """llama.cpp loads the file and tokenizes a probe exactly as the reference tokenizer does."""
-    import llama_cpp
-
     from shelfwise.core.models.encoders.llama_encoder import load_model
+    from shelfwise.core.models.llama.bindings import llama_cpp
 
     model = load_model(path, "converted EmbeddingGemma")
     try:

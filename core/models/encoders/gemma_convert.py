@@ -23,7 +23,6 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,6 +246,8 @@ def convert(src_dir: Path, out_path: Path, ftype: FType = "q8_0") -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse  # the command line only
+
     p = argparse.ArgumentParser(
         prog="python -m shelfwise.core.models.encoders.gemma_convert",
         description="Convert an EmbeddingGemma sentence-transformers folder to GGUF, without PyTorch.",

@@ -45,31 +45,24 @@ def pack(lengths: Sequence[int], batch_tokens: int, max_seqs: int) -> Iterator[l
         yield group
 
 
-ALL_LAYERS = 999  # more than any model here has: llama.cpp offloads them all
-
-
-def gpu_layers(requested: int) -> int:
-    """Layers to offload: ``requested`` when set (>= 0), else (-1, the default) every layer when the installed
-    llama.cpp build can offload to a GPU (CUDA, Vulkan, Metal) and none on a CPU build."""
-    import llama_cpp
-
-    if requested >= 0:
-        return requested
-    return ALL_LAYERS if llama_cpp.llama_supports_gpu_offload() else 0
-
-
 def load_model(path: Path, what: str, n_gpu_layers: int = -1) -> llama_cpp.llama_model_p:
-    """Load a GGUF (on the GPU when the build can: :func:`gpu_layers`) with llama.cpp's log routed to ours; a clear
-    BackendError when it cannot be, or when its header says it is not an encoder
-    (:func:`~shelfwise.core.models.gguf_meta.require_kind`)."""
-    import llama_cpp
+    """Load a GGUF (on the GPU when the build can: ``bindings.gpu_layers``) with llama.cpp's log routed to ours; a
+    clear BackendError when it cannot be, or when its header says it is not an encoder
+    (:func:`~shelfwise.core.models.gguf_meta.require_kind`). A load of the same file started earlier on another
+    thread (``shelfwise ask``: :mod:`~shelfwise.core.models.encoders.preload`) is waited for and taken instead."""
+    from shelfwise.core.models.encoders.preload import take
+    from shelfwise.core.models.llama.bindings import gpu_layers, llama_cpp
 
     require_kind(Path(path), "encoder", what)
 
     route_llama_log()  # llama.cpp's log to the log file (stderr only with --verbose)
+    layers = gpu_layers(n_gpu_layers)
+    preloaded = take(Path(path), layers)
+    if preloaded is not None:
+        return preloaded
     llama_cpp.llama_backend_init()
     params = llama_cpp.llama_model_default_params()
-    params.n_gpu_layers = gpu_layers(n_gpu_layers)
+    params.n_gpu_layers = layers
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
     if not model:
         raise BackendError(f"llama.cpp could not load the {what} {path}")
@@ -86,7 +79,7 @@ class EncoderContext:
 
     def __init__(self, model: llama_cpp.llama_model_p, *, pooling: int, width: int, batch_tokens: int, max_seqs: int,
                  n_threads: int | None = None, what: str = "encoder") -> None:
-        import llama_cpp
+        from shelfwise.core.models.llama.bindings import llama_cpp
 
         self._ll = llama_cpp
         self.what = what
@@ -183,7 +176,7 @@ class LoadedEncoder:
     def __init__(self, what: str) -> None:
         """What :meth:`close` frees, set first (a subclass calls this before loading, so that closing an object whose
         loading failed half-way frees what was made)."""
-        import llama_cpp
+        from shelfwise.core.models.llama.bindings import llama_cpp
 
         self._ll: ModuleType = llama_cpp
         self._what = what  # "embedder" / "judge": named in the errors
@@ -228,7 +221,7 @@ def meta_str(model: object, key: str) -> str:
     """A string value of a loaded model's GGUF metadata ("" when absent; booleans read "true"/"false")."""
     import ctypes
 
-    import llama_cpp
+    from shelfwise.core.models.llama.bindings import llama_cpp
 
     buf = ctypes.create_string_buffer(256)
     n = llama_cpp.llama_model_meta_val_str(model, key.encode(), buf, len(buf))

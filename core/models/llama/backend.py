@@ -28,7 +28,6 @@ import ctypes
 import time
 from collections.abc import Generator, Sequence
 
-import llama_cpp
 import numpy as np
 
 from shelfwise.core.models.backend import (
@@ -42,6 +41,7 @@ from shelfwise.core.models.backend import (
 )
 from shelfwise.core.models.generation import guarded_stream, penalise_repeats, sample_token
 from shelfwise.core.models.llama.batch import logit_values, logits_row, token_logprobs
+from shelfwise.core.models.llama.bindings import llama_cpp
 from shelfwise.core.models.llama.engine import LlamaEngine, default_threads, gpu_offload_supported
 from shelfwise.core.models.llama.state_cache import tokens_key
 from shelfwise.core.models.prompts import yes_probability

@@ -8,8 +8,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-import llama_cpp
 import numpy as np
+
+from shelfwise.core.models.llama.bindings import llama_cpp
 
 
 class TokenBatch:

@@ -28,16 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-import llama_cpp
-
 from shelfwise.core.json_types import JSONObject
 from shelfwise.core.models.backend import BackendBase, BackendError, Cost, default_threads
 from shelfwise.core.models.chat import render_user_turn
-from shelfwise.core.models.encoders.llama_encoder import gpu_layers
 from shelfwise.core.models.found import ollama_chat
 from shelfwise.core.models.gguf_meta import require_kind
 from shelfwise.core.models.identity import model_identity
 from shelfwise.core.models.llama.batch import TokenBatch
+from shelfwise.core.models.llama.bindings import gpu_layers, llama_cpp
 from shelfwise.core.models.llama.bundled import BUNDLED_FILENAME, resolve_model
 from shelfwise.core.models.llama.logs import LOGGER as LLAMA_LOGGER
 from shelfwise.core.models.llama.logs import route_llama_log

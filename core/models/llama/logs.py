@@ -53,7 +53,7 @@ def route_llama_log() -> None:
     with _lock:
         if _callback is not None:
             return
-        import llama_cpp
+        from shelfwise.core.models.llama.bindings import llama_cpp
 
         @llama_cpp.llama_log_callback
         def cb(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:

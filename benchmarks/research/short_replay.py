@@ -1,0 +1,123 @@
+"""The value shown first, re-chosen by the code on the path for the sentences an evaluation run showed (issue 48).
+
+``shelfwise eval ... --answers`` writes, per question, the sentences it showed (``texts.extractive``, each passage's
+sentences followed by its ``[n]``) and the value (``texts.short``). This script asks the ``short_answer`` of
+whatever ``shelfwise`` is importable (this tree, or a frozen checkout through ``PYTHONPATH``) for a value from those
+same sentences, and grades both as ``benchmarks/product/answers.py`` does (the value holds a gold answer as whole
+words). So the code before a change and after it are compared on one walk's sentences: the span chosen from the
+sentence, nothing else. It imports only what every release since the short answer has (``short_answer``), so it
+runs on the code before too:
+
+    .venv/bin/python benchmarks/research/short_replay.py ROWS.json --dataset xquad-en --out after.json
+    PYTHONPATH=<shim of the frozen checkout> .venv/bin/python benchmarks/research/short_replay.py ROWS.json \\
+        --dataset xquad-en --out before.json
+
+The sentences of one passage are read back as one text (their boundaries are not in the rows), so a replayed value
+can differ from what the run itself showed; the rows' own value is reported beside it.
+
+``--items FILE`` (written by ``short_tune.py --items-out``: the training questions with the sentence holding their
+gold and the kind the new code reads) grades the code on the path on those instead: values shown, right when shown
+(holds the gold or lies within it), recall, for the questions asking for a thing and for the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from shelfwise.core.answers.matching import answer_matches, normalize_answer
+from shelfwise.core.answers.short import short_answer
+from shelfwise.core.answers.types import Extracted
+
+CITE = re.compile(r"(.*?)\s*\[(\d+)\](?:\s|$)", re.S)
+
+
+def sentences_of(extractive: str) -> list[Extracted]:
+    """The shown sentences back as :class:`Extracted`, in the order shown (the ranker's), one per ``[n]``."""
+    found = [m for m in CITE.finditer(extractive) if m.group(1).strip()]
+    return [Extracted(m.group(1).strip(), int(m.group(2)), 0, len(m.group(1).strip()), 1.0 - 0.01 * i)
+            for i, m in enumerate(found)]
+
+
+def questions(dataset: str) -> dict[str, str]:
+    from shelfwise.evaluation.run import load_dataset
+
+    name, _, rest = dataset.partition("-")
+    if name == "xquad":
+        ds = load_dataset("xquad", lang=rest)
+    elif name == "conditionalqa":
+        ds = load_dataset("conditionalqa", split=rest or "all")
+    else:
+        ds = load_dataset(name)
+    return {q.qid: q.question for q in ds.questions}
+
+
+def replay(rows: list[dict[str, Any]], asked: dict[str, str]) -> dict[str, Any]:
+    span = [r for r in rows if r["kind"] == "span"]
+    out = []
+    for r in span:
+        got = short_answer(asked[r["qid"]], sentences_of(r["texts"]["extractive"])) if r["found"] else None
+        value = got.text if got else ""
+        out.append({"qid": r["qid"], "question": asked[r["qid"]], "gold": r["gold"], "value": value,
+                    "holds": answer_matches(value, r["gold"]) if value else False,
+                    "run_value": r["texts"].get("short", ""),
+                    "run_holds": answer_matches(r["texts"].get("short", ""), r["gold"])
+                    if r["texts"].get("short") else False,
+                    "sentence_holds": answer_matches(r["texts"]["extractive"], r["gold"])})
+    n = len(out) or 1
+    shown = [x for x in out if x["value"]]
+    return {"span_questions": len(out),
+            "short_contains_gold": round(sum(x["holds"] for x in out) / n, 4),
+            "value_shown": len(shown),
+            "precision": round(sum(x["holds"] for x in shown) / (len(shown) or 1), 4),
+            "run_short_contains_gold": round(sum(x["run_holds"] for x in out) / n, 4),
+            "sentence_contains_gold": round(sum(x["sentence_holds"] for x in out) / n, 4),
+            "rows": out}
+
+
+def right(pred: str, gold: str) -> bool:
+    """A value that holds the gold or whose words all lie in it (as ``short_tune.py`` grades)."""
+    p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
+    return bool(p) and (answer_matches(pred, [gold]) or not (collections.Counter(p) - collections.Counter(g)))
+
+
+def grade_items(items: list[list[str]]) -> dict[str, Any]:
+    groups: dict[str, list[int]] = {}
+    for question, sentence, gold, kind in items:
+        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)])
+        value = got.text if got else ""
+        group = "thing" if kind in ("name", "place", "list", "thing") else "value"
+        for key in (group, "all"):
+            g = groups.setdefault(key, [0, 0, 0])
+            g[0] += 1
+            g[1] += bool(value)
+            g[2] += bool(value) and right(value, gold)
+    return {k: {"questions": n, "shown": shown, "precision": round(ok / (shown or 1), 4), "recall": round(ok / n, 4)}
+            for k, (n, shown, ok) in groups.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("rows", type=Path, nargs="?", help="an evaluation run's answers-*.json")
+    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ...")
+    ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/short-replay.json"))
+    args = ap.parse_args()
+    if args.items:
+        graded = grade_items(json.loads(args.items.read_text()))
+        args.out.write_text(json.dumps(graded, indent=1))
+        print(json.dumps(graded))
+        return
+    if args.rows is None or not args.dataset:
+        ap.error("give ROWS and --dataset, or --items")
+    result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset))
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Candidate spans for the questions that ask for a thing (what, which, who; was, welche, wer; que, quel, qui): the
+phrases of a sentence that are not words of the question, and the number words of English, German and French.
+
+A question's answer is, most of the time, a stretch of the sentence the question's own words leave over ("Who
+defeated the Steelers?" over "The Broncos defeated the Pittsburgh Steelers in the Divisional Round" leaves "The
+Broncos" and "Pittsburgh" and "in the Divisional Round"). :func:`phrase_spans` cuts the sentence at the question's
+content words and at punctuation, trims function words from the ends (an article that opens a phrase is kept: "die
+Pittsburgh Steelers" is what a German gold holds), drops what holds no content word, and also offers the shorter
+phrase that starts at an article, a capitalised word or a number inside a longer one (a verb left before the noun
+phrase: "besiegten die Pittsburgh Steelers" also gives "die Pittsburgh Steelers"); a quoted title is a phrase of its
+own. :func:`phrase_features` describes one for the ranker (``core/answers/short.py``), whose weights
+``benchmarks/research/short_tune.py`` chose on the training data. Pure functions over strings, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS
+
+# German and French words of no content (English's are facts.STOPWORDS): never the edge of a phrase
+FUNCTION_WORDS = frozenset("""ich du er sie es wir ihr das der die den dem des ein eine einen einem einer eines und
+oder aber für mit von vom auf ist sind war waren wurde wurden worden wird werden wie was wer wann wo welche welcher
+welches welchen welchem sich man bei beim nach zum zur aus dass als auch noch nur sehr im am an in um zu bis durch
+gegen ohne über unter vor hinter neben zwischen nicht kein keine hat haben hatte hatten kann können konnte muss
+soll dies diese dieser dieses diesem diesen jene sein seine seiner seinem seinen seines ihre ihrem ihren ihrer
+ihres deren dessen so dann da denn wenn ob le la les un une des du de d l est sont était étaient a ont avait été que
+qui quoi quel quelle quels quelles pour avec dans sur par pas ne ce cet cette ces son sa ses leur leurs au aux et
+ou où en y il elle ils elles on nous vous se qu lui plus très aussi comme""".split())
+ARTICLES = frozenset("""the a an der die das den dem des ein eine einen einem einer eines le la les l un une""".split())
+
+# number words: English (facts.UNITS/TENS), German, French
+_DE_FR_NUMBERS = """zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig hundert
+tausend million millionen milliarde milliarden deux trois quatre cinq six sept huit neuf dix onze douze vingt trente
+quarante cinquante cent cents mille millions milliards""".split()
+_NUMBER_WORDS = sorted({*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand", "million", "millions",
+                        "billion", "billions", "dozen", *_DE_FR_NUMBERS}, key=len, reverse=True)
+NUMBER_WORD = re.compile(rf"(?<![\w-])(?:{'|'.join(_NUMBER_WORDS)})(?:[\s-]+(?:and[\s-]+|und)?"
+                         rf"(?:{'|'.join(_NUMBER_WORDS)}))*(?![\w-])", re.I)
+
+_TOKEN = re.compile(r"(?:[^\s,;:()\[\]\"“”„«»‚‘’]|[,:](?=\d))+")
+_BREAK = re.compile(r"[,;:](?=\s|$)|[()\[\]\"“”„«»]|\s[-–—]\s|[.!?](?=\s|$)")  # "08:00", "1,500" go on
+_QUOTED = re.compile(r"[\"“„«‚]([^\"“”„«»‚‘]{2,80})[\"”“»‘]")
+_DE_MARKS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|"
+                       r"wurde|wurden|hat|haben|sich|nach|für|auf|nicht|auch)\b", re.I)
+_EN_MARKS = re.compile(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|is|was|are|were)\b", re.I)
+MAX_WORDS = 8  # a phrase longer than this is no short answer
+
+
+@dataclass(frozen=True)
+class Phrase:
+    start: int
+    end: int
+    words: int  # how many words it has
+    content: int  # how many of them are content words
+    capitals: int  # capitalised words past the sentence's first word (names, German nouns)
+    digits: bool  # it holds a number
+    quoted: bool  # a quoted title
+
+
+def _word(token: str) -> str:
+    return token.lower().strip(".!?'’-")
+
+
+def _is_function(token: str) -> bool:
+    w = _word(token)
+    return not w or w in STOPWORDS or w in FUNCTION_WORDS
+
+
+def phrase_spans(text: str, question_stems: set[str], stem: Callable[[str], str]) -> list[Phrase]:
+    """The phrases of ``text`` that hold none of the question's content words (``question_stems``, compared
+    through ``stem``: a callable giving a word's comparable form), cut at punctuation, each at most
+    :data:`MAX_WORDS` words, in order of position."""
+    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    breaks = [m.start() for m in _BREAK.finditer(text)]
+    runs: list[list[tuple[int, int]]] = [[]]
+    prev_end = 0
+    for a, b in tokens:
+        word = text[a:b]
+        if any(prev_end <= x < a for x in breaks) and runs[-1]:
+            runs.append([])
+        trimmed = word.rstrip(".!?") if re.search(r"[.!?]$", word) and not re.fullmatch(r"(?:\w\.)+", word) else word
+        if not _is_function(trimmed) and stem(_word(trimmed)) in question_stems:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append((a, a + len(trimmed)))
+        prev_end = b if trimmed == word else a + len(trimmed)
+    out: dict[tuple[int, int], Phrase] = {}
+    for run in runs:
+        for start in _starts(run, text):
+            piece = _trim(run[start:], text)
+            if piece:
+                phrase = _phrase(text, piece)
+                if phrase is not None:
+                    out[(phrase.start, phrase.end)] = phrase
+    for m in _QUOTED.finditer(text):
+        inner = m.group(1).strip()
+        if inner and not all(stem(_word(w)) in question_stems for w in inner.split()):
+            a = m.start(1) + m.group(1).find(inner)
+            out[(a, a + len(inner))] = Phrase(a, a + len(inner), len(inner.split()), len(inner.split()), 0,
+                                               bool(re.search(r"\d", inner)), True)
+    return sorted(out.values(), key=lambda p: (p.start, p.end))
+
+
+def _starts(run: list[tuple[int, int]], text: str) -> list[int]:
+    """Where a phrase may start in a run: its first word, and each later article, capitalised word or number
+    that follows a lower-case word (the noun phrase after a verb)."""
+    out = [0]
+    for i in range(1, len(run)):
+        word = text[run[i][0]:run[i][1]]
+        before = text[run[i - 1][0]:run[i - 1][1]]
+        opens = _word(word) in ARTICLES or word[:1].isupper() or word[:1].isdigit()
+        if opens and before[:1].islower() and _word(before) not in ARTICLES:
+            out.append(i)
+    return out
+
+
+def _trim(run: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """``run`` without function words at its ends (an opening article kept when content follows), cut to
+    :data:`MAX_WORDS` words."""
+    i, j = 0, len(run)
+    while i < j and _is_function(text[run[i][0]:run[i][1]]) and _word(text[run[i][0]:run[i][1]]) not in ARTICLES:
+        i += 1
+    while j > i and _is_function(text[run[j - 1][0]:run[j - 1][1]]):
+        j -= 1
+    piece = run[i:j]
+    if piece and _word(text[piece[0][0]:piece[0][1]]) in ARTICLES and len(piece) == 1:
+        return []
+    return piece[:MAX_WORDS] if len(piece) <= MAX_WORDS else []
+
+
+def _phrase(text: str, piece: list[tuple[int, int]]) -> Phrase | None:
+    words = [text[a:b] for a, b in piece]
+    content = sum(not _is_function(w) for w in words)
+    if not content:
+        return None
+    first_of_sentence = piece[0][0] == 0 or bool(re.search(r"[.!?]\s*$", text[: piece[0][0]]))
+    german = len(_DE_MARKS.findall(text)) > len(_EN_MARKS.findall(text))
+    capitals = 0
+    for k, w in enumerate(words):
+        if not w[:1].isupper() or (not k and first_of_sentence):
+            continue
+        # German capitalises every noun: there a lone capitalised word after a lower-case one ("zum Sieg", "den
+        # Titel") is a noun, not a name; a run of them ("Wilhelm Eisenarm"), a code ("NFL", "XXXIII") is a name
+        before = words[k - 1] if k else text[: piece[0][0]].split()[-1] if text[: piece[0][0]].split() else ""
+        after = words[k + 1] if k + 1 < len(words) else ""
+        lone = not before[:1].isupper() and not after[:1].isupper()
+        if german and lone and before[:1].islower() and not re.search(r"[A-Z0-9].*[A-Z0-9]", w[1:]):
+            continue
+        capitals += 1
+    return Phrase(piece[0][0], piece[-1][1], len(words), content, capitals,
+                  any(re.search(r"\d", w) for w in words), False)
+
+
+def number_word_spans(text: str) -> list[tuple[int, int]]:
+    """Numbers written as words ("four", "vier", "quatre", "twenty-five", "zwei Millionen")."""
+    return [(m.start(), m.end()) for m in NUMBER_WORD.finditer(text)]

@@ -1,0 +1,226 @@
+"""Spans of a kind in a sentence, for the short answer (``core/answers/short.py``): numbers with what they count,
+amounts, percentages and durations; dates and times joined across connectors; runs of capitalised words (names),
+places after a preposition of place or an address, and series "A, B, C and D". Pure functions over strings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shelfwise.core.answers import cues
+from shelfwise.core.answers.extractive import is_list_item
+from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS, dates_in, times_in
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, number_word_spans
+from shelfwise.core.languages import word_units
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+
+
+_NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+_CURRENCY = r"(?:EUR|USD|GBP|CHF|€|\$|£|Euro|euros?|dollars?|pounds?|Franken)"
+_PERCENT = r"(?:%|percent|per cent|Prozent|pour ?cent)"
+_PER = r"(?:\s+(?:per|a|each|every|pro|je|par)\s+(?:(?:calendar|working|business|full)\s+)?[^\W\d_]+)"
+_MONEY = re.compile(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
+_PERCENT_SPAN = re.compile(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
+_MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", "unpaid", "extra", "additional",
+              "fully", "bezahlte", "volle", "weitere", "zusätzliche"}
+_UNIT_WORD = re.compile(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
+_WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
+NUMBER_WORD_EN = re.compile(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
+_NUMBER = re.compile(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
+_DURATION_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "sekunde", "stunde", "tag",
+                   "woche", "monat", "jahr", "seconde", "heure", "jour", "semaine", "mois", "an",
+                   "année", "tage", "wochen", "monate", "jahre", "stunden", "minuten", "jours", "semaines", "ans",
+                   "années", "heures"}
+WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|montag|dienstag|mittwoch|donnerstag|"
+            r"freitag|samstag|sonntag|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)s?")
+MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december|januar|"
+          r"februar|märz|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août|septembre|"
+          r"octobre|novembre|décembre)")
+_SEASON = r"(?:spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver)"
+_ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|"
+            r"ersten|zweiten|dritten|vierten|fünften|premier|deuxième|troisième|quatrième|cinquième)")
+_DAY_PIECES = re.compile(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
+                         rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
+                         rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{WEEKDAY}\b|"
+                         rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
+                         rf"\b(?:in\s+|im\s+|en\s+)?{MONTH}\b(?:\s+(?:19|20)\d\d)?|"
+                         rf"\b(?:{_SEASON}\s+(?:of\s+)?)?(?:1\d|20)\d\d(?:s\b|er\b)?(?!\w)", re.I)
+_JOIN = re.compile(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
+                   r"le|am|on the)\s*)+$|^\s+$", re.I)
+_LEAD = re.compile(r"(?:\b(?:every|each|from|between|by|before|until|on|at|with the|within|jeden|jede|ab|bis|"
+                   r"vom|von|zwischen|am|um|chaque|du|entre|dès|avant|le)\s+)$", re.I)
+
+
+def _merge(spans: list[Span], text: str, join: re.Pattern[str] = _JOIN) -> list[Span]:
+    """Spans that follow each other with only a connector ("to", "and", ",", "at") between them, joined."""
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda x: (x.start, -x.end)):
+        if out and s.start < out[-1].end:
+            if s.end > out[-1].end:
+                out[-1] = Span(out[-1].start, s.end, out[-1].kind)
+            continue
+        if out and join.match(text[out[-1].end:s.start]) and s.start - out[-1].end <= 12:
+            out[-1] = Span(out[-1].start, s.end, out[-1].kind)
+        else:
+            out.append(s)
+    return out
+
+
+def _with_lead(span: Span, text: str) -> Span:
+    m = _LEAD.search(text[: span.start])
+    return Span(m.start(), span.end, span.kind) if m else span
+
+
+def time_spans(text: str) -> list[Span]:
+    """Clock times with the weekdays beside them, joined across connectors: "10:00 to 15:00, Monday to Friday"."""
+    pieces = [Span(m.start(), m.end(), "time") for m in re.finditer(
+        r"\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?\b|\b\d{1,2}(?::|h)\d{2}\b(?:\s*(?:Uhr|h)\b)?|"
+        r"\b\d{1,2}\.\d{2}\s*(?:Uhr|h)\b|\b\d{1,2}\s*Uhr\b", text, re.I)]
+    if not pieces:
+        return []
+    days = [Span(m.start(), m.end(), "time") for m in re.finditer(WEEKDAY, text, re.I)]
+    merged = _merge([*pieces, *days], text)
+    return [_with_lead(s, text) for s in merged if any(p.start >= s.start and p.end <= s.end for p in pieces)]
+
+
+def date_spans(text: str) -> list[Span]:
+    """Dates as written (``dates_in``: "31 March", "12.06.2026"), weekdays, months and years, joined across
+    connectors, with a leading "every"/"by"/"from" kept ("every Monday at 11:00")."""
+    pieces: list[Span] = []
+    for written, _ in dates_in(text):
+        at = text.find(written)
+        if at >= 0:
+            pieces.append(Span(at, at + len(written.rstrip(". ")), "date"))
+    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text)]
+    pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
+    pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
+    # "with the May salary": a month word heads a noun phrase
+    merged = _merge(pieces, text)
+    out = []
+    for s in merged:
+        s = _with_lead(s, text)
+        tail = re.match(r"\s+(?:salary|payment|payroll|Gehalt|salaire)\b|\s*Uhr\b", text[s.end:], re.I)
+        out.append(Span(s.start, s.end + tail.end(), "date") if tail else s)
+    return out
+
+
+def _function(word: str) -> bool:
+    return word.lower() in STOPWORDS or word.lower() in FUNCTION_WORDS
+
+
+def quantity_spans(text: str) -> list[Span]:
+    """Numbers with what they count: money ("EUR 600", "600 €"), percentages, a number and its unit word(s)
+    ("27 days", "2 working days", "14 characters"), a bare number last; clock times and dates are left out."""
+    taken: list[Span] = []
+    excluded = [(s.start, s.end) for s in time_spans(text)]
+    excluded += [(text.find(w), text.find(w) + len(w)) for w, _ in dates_in(text) if text.find(w) >= 0]
+
+    def free(a: int, b: int) -> bool:
+        return not any(x < b and a < y for x, y in [*excluded, *((s.start, s.end) for s in taken)])
+
+    for m in _MONEY.finditer(text):
+        if free(m.start(), m.end()):
+            taken.append(Span(m.start(), m.end(), "money"))
+    for m in _PERCENT_SPAN.finditer(text):
+        if free(m.start(), m.end()):
+            taken.append(Span(m.start(), m.end(), "percent"))
+    numbers = sorted([*_NUMBER.finditer(text), *NUMBER_WORD_EN.finditer(text)], key=lambda m: m.start())
+    for m in numbers:
+        a, b = m.start(), m.end()
+        if not free(a, b) or (re.match(r"\d{4}$", m.group(0)) and 1900 <= int(m.group(0)) <= 2099):
+            continue
+        unit = _UNIT_WORD.match(text, b)
+        kind = "number"
+        if unit:
+            first, second = unit.group(1), unit.group(2)
+            if (first.lower() not in STOPWORDS and not first[0].isupper()) or first.lower() in _DURATION_UNITS:
+                b = unit.start(1) + len(first)
+                if second and first.lower() in _MODIFIERS and second.lower() not in STOPWORDS:
+                    b = unit.end(2)
+                per = re.match(_PER, text[b:])
+                if per:
+                    b += per.end()
+                words = text[m.end():b].lower().split()
+                if any(w.rstrip("s") in _DURATION_UNITS or w in _DURATION_UNITS for w in words[:2]):
+                    kind = "duration"
+        taken.append(Span(a, b, kind))
+    for a, b in number_word_spans(text):  # "vier Pro Bowl-Selektionen", "two metropolitan areas"
+        if free(a, b):
+            unit = _UNIT_WORD.match(text, b)
+            if unit and not _function(unit.group(1)):  # its unit word, as for a number in digits
+                b = unit.start(1) + len(unit.group(1))
+            taken.append(Span(a, b, "number"))
+    return sorted(taken, key=lambda s: s.start)
+
+
+_CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"
+_CAP_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
+                      r"(?:\s*\([A-Z0-9][\w-]*\))?")
+_HOST = re.compile(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
+                   r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.(?:com|org|net|example|io|de|fr|nl|uk|eu|gov|edu)\b",
+                   re.I)
+_PLACE_PREP = re.compile(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|bei|nach|à|au|aux|dans|"
+                         r"chez|sur|en)\s+(?:the\s+|der\s+|die\s+|dem\s+|le\s+|la\s+|les\s+|l')?$", re.I)
+
+
+def name_spans(text: str, question: str) -> list[Span]:
+    """Runs of capitalised words or codes that the question does not already say (the first word of the sentence
+    only when more follow), each with the question's head noun when it follows ("... form (OT-2)")."""
+    q_words = {w.lower() for w in word_units(question)}
+    head = _head_noun(question)
+    out = []
+    for m in _CAP_RUN.finditer(text):
+        a, b = m.start(), m.end()
+        words = [w.lower().strip(".,()") for w in m.group(0).split()]
+        if a == 0 and len(words) == 1:
+            continue
+        if all(w in q_words or w in STOPWORDS for w in words):
+            continue
+        tail = re.match(r"\s+([a-z]+)(\s*\(?[A-Z]{1,4}-?\d+[\w-]*\)?)?", text[b:])
+        if tail and head and tail.group(1).lower().startswith(head[:5]):
+            b += tail.end()
+        out.append(Span(a, b, "name"))
+    return out
+
+
+def place_spans(text: str, question: str) -> list[Span]:
+    """An address or host, else a capitalised run after a preposition of place ("at Lantern Quay 14, Rotterdam")."""
+    out = [Span(m.start(), m.end(), "place") for m in _HOST.finditer(text)]
+    for s in name_spans(text, question):
+        if _PLACE_PREP.search(text[: s.start]):
+            b = s.end
+            more = re.match(r"(?:\s*\d+[a-z]?)?(?:,\s*[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?", text[b:])
+            if more and more.group(0).strip():
+                b += more.end()
+            out.append(Span(s.start, b, "place"))
+    return sorted(out, key=lambda s: s.start)
+
+
+_SERIES = re.compile(rf"{_CAP_WORD}(?:\s+{_CAP_WORD})*(?:,\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*)+,?\s+"
+                     rf"(?:and|or|und|oder|et|ou)\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*")
+
+
+def list_spans(text: str) -> list[Span]:
+    """A series "A, B, C and D" of capitalised items, or the items of a list that a lead-in brings (one a line)."""
+    out = [Span(m.start(), m.end(), "list") for m in _SERIES.finditer(text)]
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
+    items = [(a, b) for a, b in lines[1:] if is_list_item(text[a:b])]
+    if len(items) >= 2:
+        out.append(Span(items[0][0], items[-1][1], "list"))
+    return out
+
+
+def _head_noun(question: str) -> str:
+    """The noun a "which/what X" question asks about ("Which form do you use" -> "form")."""
+    m = re.search(r"\b(?:which|what|welche[rsnm]?|quel(?:le)?s?)\s+(?:\w+\s+)??([a-zäöüéèà]+)\b", question, re.I)
+    if not m:
+        return ""
+    word = m.group(1).lower()
+    return "" if word in STOPWORDS or word in {"is", "are", "was", "were", "do", "does", "ist", "sind", "est"} \
+        else word
