@@ -92,3 +92,12 @@ def test_shelfwise_ask_takes_the_encoder_loaded_while_it_started(sample_library:
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert TAKEN in done.stderr and "annual leave" in done.stdout.lower()
+
+
+@pytest.mark.model
+def test_a_question_stopped_at_the_door_exits_cleanly_while_the_encoder_loads(sample_library: SampleLibrary) -> None:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([str(Path(sys.executable).parent / "shelfwise"), "--db", str(sample_library.db), "ask",
+                           "How many days of annual leave?", "--collection", "nope", "--no-generate"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 2 and "has no documents" in done.stderr and "Traceback" not in done.stderr

@@ -109,7 +109,9 @@ def lexical_search(store: Store, snap: Snapshot | None) -> Callable[[str], dict[
     """BM25 of a text over the snapshot's collection: passage node id -> score (for the topic-shift test)."""
     if snap is None:
         return None
-    return lambda text: dict(store.search_ids(text, limit=50, kinds=("passage",), collection_id=snap.collection_id))
+    # the best 50 of the walk's 200: the store keeps the ranking, so the walk that follows does not rank it again
+    return lambda text: dict(store.search_ids(text, limit=200, kinds=("passage",),
+                                              collection_id=snap.collection_id)[:50])
 
 
 def ask_turn(

@@ -46,7 +46,7 @@ def embed_sentences(store: Store, collection_id: int, embedder: Embedder,
     texts = list(dict.fromkeys(c for p in store.iter_nodes(("passage",), collection_id)
                                for c in passage_contexts(p.text, p.heading_path)))
     shas = [text_sha(embedder, t) for t in texts]
-    have = store.cached_vectors(model, shas)
+    have = store.cached_shas(model, shas)
     todo = [i for i, h in enumerate(shas) if h not in have]
     done = 0
     for start in range(0, len(todo), BATCH):
@@ -60,7 +60,6 @@ def embed_sentences(store: Store, collection_id: int, embedder: Embedder,
             progress(done, len(todo))
     store.set_meta(key, sig)
     # bound the cache: this collection's sentences, scaled to every collection's passages, twice over
-    ratio = max(1.0, len(list(store.iter_nodes(("passage",)))) / max(1, len(list(
-        store.iter_nodes(("passage",), collection_id)))))
+    ratio = max(1.0, store.count_passages() / max(1, store.count_passages(collection_id)))
     store.prune_vector_cache(model, int(2 * len(texts) * ratio) + 1000)
     return done

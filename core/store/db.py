@@ -82,6 +82,9 @@ class Store:
         self.quick_checked, self.quick_check_seconds = opened.quick_checked, opened.quick_check_seconds
         self.migrations_applied, self.backup_path = opened.migrations_applied, opened.backup_path
         self._depth = 0
+        # the last keyword rankings (search_ids), while the library is unchanged: a conversation's question is
+        # ranked by the topic-shift test and then by the walk, ~0.8 s each at 10^6 passages (docs/scale.md)
+        self._ranked: list[tuple[tuple[object, int, object], list[tuple[int, float]]]] = []
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
@@ -383,6 +386,11 @@ class Store:
     def passages(self, document_id: int | None = None, collection_id: int | None = None) -> list[NodeRow]:
         return list(self.iter_nodes(("passage",), collection_id, document_id))
 
+    def count_passages(self, collection_id: int | None = None) -> int:
+        """How many passages the library (or one collection) holds, counted by SQLite."""
+        where, params = ranking.filters(("passage",), collection_id)
+        return int(self._one(f"SELECT count(*) FROM nodes n {where}", tuple(params)) or 0)
+
     # ----------------------------------------------------------------- search (the statements: core/store/ranking.py)
     def search(
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
@@ -405,8 +413,18 @@ class Store:
         self, query: str, limit: int = 20, kinds: Sequence[str] = ("passage",), collection_id: int | None = None,
         *, document_ids: Collection[int] | None = None, match: str | None = None,
     ) -> list[tuple[int, float]]:
-        """Like :meth:`search`, node ids in place of the rows (what the walk's lexical evidence reads)."""
-        return ranking.rank(self.conn, match or fts_query(query), limit, kinds, collection_id, document_ids)
+        """Like :meth:`search`, node ids in place of the rows (what the walk's lexical evidence reads). The last
+        four rankings are kept while the library is unchanged (no write by this connection or another): the same
+        words asked again, with the same or a smaller ``limit``, read the kept ranking's first rows."""
+        expression = match or fts_query(query)
+        unchanged = (self.conn.total_changes, self._one("PRAGMA data_version"))
+        key = (expression, tuple(kinds), collection_id, None if document_ids is None else tuple(sorted(document_ids)))
+        for (kept_key, kept_limit, kept_state), ranked in self._ranked:
+            if kept_key == key and kept_state == unchanged and (limit <= kept_limit or len(ranked) < kept_limit):
+                return ranked[:limit]
+        ranked = ranking.rank(self.conn, expression, limit, kinds, collection_id, document_ids)
+        self._ranked = [((key, limit, unchanged), ranked), *self._ranked[:3]]
+        return list(ranked)
 
     # ----------------------------------------------------------------- embeddings
     def documents_without_languages(self, collection_id: int) -> list[int]:
@@ -456,6 +474,23 @@ class Store:
                 f"SELECT sha, dim, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
             ):
                 found[sha] = decode_float([blob], int(dim))[0]
+        if found and touch and not self.read_only:
+            now = time.time()
+            with self.transaction():
+                self.conn.executemany("UPDATE vector_cache SET used = ? WHERE model = ? AND sha = ?",
+                                      [(now, model, sha) for sha in found])
+        return found
+
+    def cached_shas(self, model: str, shas: Sequence[str], touch: bool = True) -> set[str]:
+        """Which of ``shas`` the cache holds a vector of for ``model`` (marked used unless ``touch`` is False), without
+        reading the vectors: an index run checking 10^6 sentences would otherwise hold them all as float32 (3 GB)."""
+        found: set[str] = set()
+        uniq = list(dict.fromkeys(shas))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i:i + 500]
+            marks = ",".join("?" * len(part))
+            found.update(str(r[0]) for r in self.conn.execute(
+                f"SELECT sha FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)))
         if found and touch and not self.read_only:
             now = time.time()
             with self.transaction():

@@ -20,6 +20,7 @@ import mmap
 import os
 import secrets
 import shutil
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -43,6 +44,8 @@ KINDS = ("collection", "cluster", "document", "section", "passage")
 _KIND = {k: i for i, k in enumerate(KINDS)}
 PASSAGE = _KIND["passage"]
 BLOCK = 50_000  # stored vectors decoded at a time while building
+RECENT = 4  # query vectors whose passage cosines a snapshot keeps (:meth:`Snapshot.passage_cos`)
+_recent_lock = threading.Lock()
 
 
 @dataclass
@@ -86,6 +89,9 @@ class SnapshotData:
     node_scale: np.ndarray  # (n_node_vecs,) float32
     doc_languages: dict[int, list[str]] = field(default_factory=dict)  # document id -> languages, main first
     passage_map: Mapped | None = None  # the passage vectors' file mapping, when read from beside the library
+    # the last few query vectors' passage cosines (query bytes -> read-only (n_passages,)): a conversation's
+    # question is scanned by the topic-shift test and then by the walk (a scan of 10^6 passages: ~0.3 s)
+    recent_cos: dict[bytes, np.ndarray] = field(default_factory=dict, repr=False)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays by field name (what is written beside the library)."""
@@ -146,15 +152,32 @@ class Snapshot:
     def n_node_vecs(self) -> int:
         return len(self.data.node_scale)
 
-    def passage_cos(self, x: np.ndarray) -> np.ndarray:
+    def passage_cos(self, x: np.ndarray, *, keep: bool = True) -> np.ndarray:
         """Every passage's cosine with the query vector ``x`` (dim,), or with several (dim, k); zeros when the
-        vectors are another dimension (another encoder's) or there are none."""
+        vectors are another dimension (another encoder's) or there are none. The cosines of the last
+        :data:`RECENT` query vectors are kept (read-only, shared by the process's views of this snapshot) and a
+        vector asked for again is not scanned again; ``keep=False`` scans (a benchmark of the scan)."""
         d = self.data
         if d.dim != x.shape[0]:
             return np.zeros((len(d.passage_ids), *x.shape[1:]), np.float32)
+        x = np.asarray(x, dtype=np.float32)
+        columns = [x] if x.ndim == 1 else [np.ascontiguousarray(x[:, j]) for j in range(x.shape[1])]
+        with _recent_lock:
+            found = [d.recent_cos.get(c.tobytes()) for c in columns] if keep else [None]
+        if all(f is not None for f in found):
+            return found[0] if x.ndim == 1 else np.stack(found, axis=1)  # type: ignore[return-value, arg-type]
         # a mapped file's pages are given back as each block is scanned: a question's peak memory holds one block
         # of the vectors, not all of them (10^6 passages: 768 MB)
-        return scores(d.passage_q, d.passage_scale, x, release=d.passage_map.release if d.passage_map else None)
+        cos = scores(d.passage_q, d.passage_scale, x, release=d.passage_map.release if d.passage_map else None)
+        if keep:
+            with _recent_lock:
+                for j, c in enumerate(columns):
+                    column = cos if x.ndim == 1 else np.ascontiguousarray(cos[:, j])
+                    column.setflags(write=False)
+                    d.recent_cos[c.tobytes()] = column
+                while len(d.recent_cos) > RECENT:
+                    d.recent_cos.pop(next(iter(d.recent_cos)))
+        return cos
 
     def node_cos(self, x: np.ndarray) -> np.ndarray:
         """The cosine of each node vector (``NodeInfo.vec_row``) with ``x``."""

@@ -15,6 +15,7 @@ imports only the standard library at its top, and the thread only llama.cpp's bi
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import sqlite3
@@ -49,6 +50,7 @@ class _Loading:
 
 _lock = threading.Lock()
 _loading: dict[Path, _Loading] = {}
+_started: list[bool] = []  # the exit handler is registered (once)
 
 
 def recorded_encoder(db: Path) -> str | None:
@@ -93,6 +95,8 @@ def _guess_and_load(db: Path | None, requested: str | None) -> None:
         from shelfwise.core.settings import Settings, load_settings
 
         library = db if db is not None else default_db()
+        if not library.is_file():  # no library: the command stops before any question
+            return
         settings = load_settings(None, Settings(db_path=library, embedder_path=requested)).settings
         spec = settings.embedder_path or recorded_encoder(library)
         path = encoder_file(spec, models_dir())
@@ -109,6 +113,9 @@ def start(path: Path, n_gpu_layers: int = -1) -> None:
     with _lock:
         if key in _loading:
             return
+        if not _started:
+            atexit.register(_wait_for_loads)
+            _started.append(True)
         _loading[key] = job
     try:
         from shelfwise.core.models.llama.bindings import gpu_layers, llama_cpp
@@ -124,6 +131,15 @@ def start(path: Path, n_gpu_layers: int = -1) -> None:
         job.seconds, job.cpu_seconds = time.perf_counter() - t0, time.thread_time() - c0
     finally:
         job.done.set()
+
+
+def _wait_for_loads(timeout: float = 60.0) -> None:
+    """At exit: let a load nobody took finish first (a command that stopped before its question), so that
+    llama.cpp is never torn down while its loader runs on another thread."""
+    with _lock:
+        jobs = list(_loading.values())
+    for job in jobs:
+        job.done.wait(timeout)
 
 
 def take(path: Path, layers: int) -> llama_cpp.llama_model_p | None:
