@@ -52,11 +52,21 @@ def label_column(data: TableData) -> int:
     return text_cols[0]
 
 
-def fmt(value: float) -> str:
-    """A computed number as shown: whole numbers without decimals, else at most two decimals."""
+def fmt(value: float, places: int = 2) -> str:
+    """A computed number as shown: whole numbers without decimals, else at most ``places`` decimals (at least
+    two; the most its cells have for a sum or a difference: 111.476, not 111.48)."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
-    return f"{round(value, 2):.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+    places = max(2, places)
+    return f"{round(value, places):.{places}f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+
+
+_DECIMALS = re.compile(r"\d\.(\d+)")
+
+
+def decimals(texts: list[str]) -> int:
+    """The most decimals a number in ``texts`` is written with ("111.476" -> 3)."""
+    return max((len(m.group(1)) for t in texts for m in [_DECIMALS.search(t)] if m), default=0)
 
 
 def cell(data: TableData, r: int, c: int) -> CellRef:
@@ -189,7 +199,8 @@ def _aggregate(run: _Run) -> ShortAnswer | None:
                            cells=[cell(data, r, m)])
     result = sum(values) / (len(values) if plan.op == "average" else 1)
     listed = ", ".join(f"{data.text(m)[r]} ({run.label(r)})" for r in have[:12]) + (" ..." if len(have) > 12 else "")
-    return ShortAnswer(fmt(result), "computed", operation=plan.op,
+    places = decimals([data.text(m)[r] for r in have]) if plan.op == "sum" else 2
+    return ShortAnswer(fmt(result, places), "computed", operation=plan.op,
                        explanation=f"{plan.op} of {run.names[m]} over {len(have)} rows{run.where}: {listed}",
                        cells=[cell(data, r, m) for r in have[:MAX_CITED]])
 
@@ -233,12 +244,14 @@ def _difference(run: _Run) -> ShortAnswer | None:
         r = plan.rows[0]
         if run.num(o, r) > run.num(m, r):
             m, o = o, m
-        return ShortAnswer(fmt(abs(run.num(m, r) - run.num(o, r))), "computed", operation="difference",
+        places = decimals([data.text(m)[r], data.text(o)[r]])
+        return ShortAnswer(fmt(abs(run.num(m, r) - run.num(o, r)), places), "computed", operation="difference",
                            explanation=f"{run.names[m]} {data.text(m)[r]} minus {run.names[o]} {data.text(o)[r]} "
                                        f"({run.label(r)})", cells=[cell(data, r, m), cell(data, r, o)])
     if len(have) == 2:
         a, b = sorted(have, key=lambda r: -run.num(m, r))
-        return ShortAnswer(fmt(abs(run.num(m, a) - run.num(m, b))), "computed", operation="difference",
+        places = decimals([data.text(m)[a], data.text(m)[b]])
+        return ShortAnswer(fmt(abs(run.num(m, a) - run.num(m, b)), places), "computed", operation="difference",
                            explanation=f"{run.names[m]}: {data.text(m)[a]} ({run.label(a)}) minus "
                                        f"{data.text(m)[b]} ({run.label(b)})",
                            cells=[cell(data, a, m), cell(data, b, m)])

@@ -59,7 +59,7 @@ def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequenc
     for pattern, words in _IMPLIED:
         if re.search(pattern, intent.text):
             for c in numeric:
-                if set(words_of(names[c])) & set(words):
+                if set(re.findall(r"\w+", names[c].lower())) & set(words):  # "Total" is a stop word of words_of
                     return c
     return None
 
