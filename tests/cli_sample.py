@@ -1,6 +1,7 @@
 """The bundled sample as a library the command line is run against: ingested once per test session through the
-real ``shelfwise`` console script (a subprocess, real SQLite, the real models), and a runner for more commands on
-it whose stdout and stderr arrive interleaved as a terminal shows them."""
+real ``shelfwise`` console script (a subprocess, real SQLite, the real models), copied for each module (or test)
+that wants its own to change (:func:`copy_sample`: a file copy is cheap, an ingest is not), and a runner for more
+commands on it whose stdout and stderr arrive interleaved as a terminal shows them."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ TRACEBACK = "Traceback (most recent call last)"
 
 
 def run_shelfwise(db: Path, args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
-                  timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``shelfwise --db DB ARGS...`` in a subprocess (``env`` over this process's environment): stdout and stderr in
-    one stream (unbuffered, so a note on stderr lands where a terminal shows it), decoded as UTF-8."""
-    env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+                  timeout: float = 600, unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """``shelfwise --db DB ARGS...`` in a subprocess (``env`` over this process's environment, without the
+    variables ``unset`` names): stdout and stderr in one stream (unbuffered, so a note on stderr lands where a
+    terminal shows it), decoded as UTF-8."""
+    env = {**{k: v for k, v in os.environ.items() if k not in unset}, **(env or {}), "PYTHONUNBUFFERED": "1",
+           "PYTHONIOENCODING": "utf-8"}
     return subprocess.run([str(SHELFWISE), "--db", str(db), *args], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace", env=env, cwd=cwd, timeout=timeout)
 
@@ -39,11 +42,27 @@ class SampleLibrary:
         return ["ingest", str(self.files)]
 
 
-def make_sample_library(base: Path) -> SampleLibrary:
+def make_sample_library(base: Path, *, unset: tuple[str, ...] = ()) -> SampleLibrary:
+    """``shelfwise ingest`` of a copy of the sample into ``base/library.db`` (``unset``: environment variables the
+    command runs without, e.g. ``SHELFWISE_EMBEDDER`` for the encoder a new user gets)."""
     files = base / "sample"
     shutil.copytree(resource_path("sample"), files)
     db = base / "library.db"
     lib = SampleLibrary(db, files, subprocess.CompletedProcess([], 0))
-    done = run_shelfwise(db, lib.ingest_args())
+    done = run_shelfwise(db, lib.ingest_args(), unset=unset)
     assert done.returncode == 0 and TRACEBACK not in done.stdout, done.stdout[-3000:]
     return SampleLibrary(db, files, done)
+
+
+def copy_sample(lib: SampleLibrary, to: Path) -> SampleLibrary:
+    """A copy of ``lib``'s library in the new folder ``to``: the database, its WAL, the snapshot folder and the lock
+    files an ingest leaves beside it (everything whose name starts with the database's), as a used library has
+    them. The copy's documents are the same files (``lib.files``): a test that changes a file ingests its own."""
+    to.mkdir(parents=True, exist_ok=True)
+    for p in lib.db.parent.iterdir():
+        if p.name.startswith(lib.db.name):
+            if p.is_dir():
+                shutil.copytree(p, to / p.name)
+            else:
+                shutil.copy2(p, to / p.name)
+    return SampleLibrary(to / lib.db.name, lib.files, lib.ingest)

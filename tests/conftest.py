@@ -7,12 +7,17 @@ unless already set, so the bundled GGUF is assembled once and reused across runs
 encoder keep the fast MiniLM (every CLI run and subprocess reads the variable; a test that builds a ``Settings``
 names it, ``embedder_path="minilm"``). The tests of the defaults remove it (``tests/test_sample_answers.py``,
 ``tests/test_encoder.py``).
+
+The bundled sample is ingested through the real CLI once per session for each encoder (``sample_build``: MiniLM;
+``gemma_sample_build``: EmbeddingGemma, what a new user gets) and never changed; a module that asks it, or changes
+it, takes its own copy (``sample_copy(name)``, ``gemma_sample_copy(name)``: the database, its WAL, its snapshots),
+which costs a file copy instead of an ingest. A test of ingesting itself ingests its own files.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -99,9 +104,51 @@ def smollm2_gguf() -> Path:
 
 
 @pytest.fixture(scope="session")
-def sample_library(tmp_path_factory: pytest.TempPathFactory) -> object:
-    """The bundled sample ingested once per session through the real CLI (``tests/cli_sample.py``): the library
-    the documented examples and the ``ask`` matrix run against."""
+def sample_build(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The bundled sample ingested once per session through the real CLI (``tests/cli_sample.py``; MiniLM, the
+    collection "default"), never changed: every sample library below is a copy of it."""
     from tests.cli_sample import make_sample_library
 
     return make_sample_library(tmp_path_factory.mktemp("cli-sample"))
+
+
+@pytest.fixture(scope="session")
+def sample_copy(sample_build: object, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], object]:
+    """``sample_copy(name)``: a new copy of :func:`sample_build`'s library in a new folder, for a module or a test
+    that changes its library (conversations, removals) or needs one of its own."""
+    from tests.cli_sample import SampleLibrary, copy_sample
+
+    def copy(name: str) -> SampleLibrary:
+        assert isinstance(sample_build, SampleLibrary)
+        return copy_sample(sample_build, tmp_path_factory.mktemp(name))
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def gemma_sample_build(embeddinggemma_model: Path, tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The sample as a new user's ``shelfwise ingest`` builds it, with no encoder named (``SHELFWISE_EMBEDDER``
+    unset: EmbeddingGemma), once per session, never changed."""
+    from tests.cli_sample import make_sample_library
+
+    return make_sample_library(tmp_path_factory.mktemp("gemma-sample"), unset=("SHELFWISE_EMBEDDER",))
+
+
+@pytest.fixture(scope="session")
+def gemma_sample_copy(gemma_sample_build: object,
+                      tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], object]:
+    """``gemma_sample_copy(name)``: a new copy of :func:`gemma_sample_build`'s library in a new folder."""
+    from tests.cli_sample import SampleLibrary, copy_sample
+
+    def copy(name: str) -> SampleLibrary:
+        assert isinstance(gemma_sample_build, SampleLibrary)
+        return copy_sample(gemma_sample_build, tmp_path_factory.mktemp(name))
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def sample_library(sample_copy: Callable[[str], object]) -> object:
+    """The sample library the documented examples, the ``ask`` matrix and the CLI's message tests share (a copy
+    of :func:`sample_build`, so what they store does not reach the other modules' copies)."""
+    return sample_copy("cli-sample-shared")

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise.resources import path as resource_path
-
 pytestmark = pytest.mark.model
 
 
@@ -24,12 +22,9 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    db = tmp_path_factory.mktemp("shown") / "sample.db"
-    env = dict(os.environ)
-    r = _run(["--db", str(db), "ingest", str(resource_path("sample"))], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db, env
+def sample_db(sample_copy) -> tuple[Path, dict[str, str]]:
+    """The sample as ``shelfwise ingest`` made it (a copy of the session's: tests/conftest.py)."""
+    return sample_copy("shown").db, dict(os.environ)
 
 
 def ask_json(sample_db: tuple[Path, dict[str, str]], question: str, *more: str) -> dict:

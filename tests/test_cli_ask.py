@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise.resources import path as resource_path
-
 pytestmark = pytest.mark.model
 
 
@@ -21,13 +19,11 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    db = tmp_path_factory.mktemp("ask") / "sample.db"
+def sample_db(sample_copy) -> tuple[Path, dict[str, str]]:
+    """The sample as ``shelfwise ingest`` made it (a copy of the session's: tests/conftest.py)."""
     env = dict(os.environ)
     env.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
-    r = _run(["--db", str(db), "ingest", str(resource_path("sample"))], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db, env
+    return sample_copy("ask").db, env
 
 
 def test_ask_json_navigates_and_cites_real_passages(sample_db) -> None:

@@ -1,7 +1,7 @@
 """Conversations with the real bundled models, through the command line: ``shelfwise chat`` driven through a
 pseudo-terminal (the pty module), a conversation that survives kill -9 between turns, ``ask --conversation``
 with ``--json``, and bad input (a 100 kB follow-up, an empty turn, an id that does not exist, a cited document
-removed from the library). One sample library per module, ingested once."""
+removed from the library). One sample library per module, a copy of the session's."""
 
 from __future__ import annotations
 
@@ -18,10 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from shelfwise import resources
 from shelfwise.core.conversation.storage import ConversationStore
-from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
 
 pytestmark = pytest.mark.model
@@ -33,11 +30,10 @@ TIMEOUT = 900.0
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("conv-cli") / "library.db"
-    with Shelf(Settings(db_path=db)) as shelf:
-        shelf.ingest([resources.path("sample")], "default")
-    return db
+def library(gemma_sample_copy) -> Path:
+    """The sample ingested into "default" with the encoder a new library gets, EmbeddingGemma (a copy of the
+    session's: tests/conftest.py)."""
+    return gemma_sample_copy("conv-cli").db
 
 
 def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:

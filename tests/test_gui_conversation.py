@@ -17,10 +17,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QSettings, Qt
 
-from shelfwise import resources
 from shelfwise.app.gui.window import MainWindow
 from shelfwise.core.settings import Settings
-from shelfwise.core.shelf import Shelf
 
 pytestmark = [pytest.mark.gui, pytest.mark.model]
 
@@ -31,11 +29,9 @@ REQUEST_PASSAGE = "All leave is requested in the LeaveDesk portal"
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("conv-sample") / "library.db"
-    with Shelf(Settings(db_path=db, embedder_path="minilm")) as shelf:
-        shelf.ingest([resources.path("sample")], "default")
-    return db
+def sample_db(sample_copy) -> Path:
+    """The sample ingested with MiniLM into "default" (a copy of the session's: tests/conftest.py)."""
+    return sample_copy("conv-sample").db
 
 
 def make_window(db: Path, ui_ini: Path) -> MainWindow:

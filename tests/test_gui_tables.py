@@ -7,6 +7,7 @@ Slow (real models on CPU): ``pytest -m gui``."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QSettings, Qt
 
-from shelfwise import resources
 from shelfwise.app.gui.window import MainWindow
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
+from tests.cli_sample import SampleLibrary
 
 pytestmark = [pytest.mark.gui, pytest.mark.model]
 
@@ -26,11 +27,9 @@ QUERY_TIMEOUT = 1200
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("tables-sample") / "library.db"
-    with Shelf(Settings(db_path=db, embedder_path="minilm")) as shelf:
-        shelf.ingest([resources.path("sample")], "default")
-    return db
+def sample_db(sample_copy: Callable[[str], SampleLibrary]) -> Path:
+    """The sample ingested with MiniLM into "default" (a copy of the session's: tests/conftest.py)."""
+    return sample_copy("tables-sample").db
 
 
 def test_table_answers_show_the_table_as_a_grid(qtbot, sample_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

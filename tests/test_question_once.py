@@ -6,6 +6,8 @@ tests/fakes.py (what is counted is logic, not model behaviour)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,30 @@ def test_kept_cosines_are_the_scans_and_read_only(shelf, monkeypatch: pytest.Mon
     np.testing.assert_array_equal(both[:, 1], fresh)
     with pytest.raises(ValueError):
         a[0] = 1.0  # shared by every view of the snapshot: nobody may change it
+
+
+def test_flattening_a_document_reads_its_sections_not_their_passages(tmp_path: Path) -> None:
+    """The walk shows a document's sections in one level (``_descendant_sections``): it reads the sections' rows
+    only (before: every passage under them too, 4,096 rows a question at 10^6 passages)."""
+    import sys
+
+    from shelfwise.core.navigation.navigator import _descendant_sections
+    from shelfwise.core.store.db import Store
+    from shelfwise.core.store.snapshot import build_snapshot
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "product"))
+    from synthetic import build
+
+    tree = build(tmp_path / "tree.db", 10_000)  # documents -> sections -> passages
+    assert tree.kinds == ["document", "section", "passage"]
+    store = Store(tmp_path / "tree.db")
+    try:
+        snap = build_snapshot(store, tree.collection_id, None)
+        document = snap.nodes[snap.child_ids(snap.root)[0]]
+        sections = _descendant_sections(snap, document)
+        assert len(sections) == tree.fanout and all(s.kind == "section" for s in sections)
+        assert [s.id for s in sections] == snap.child_ids(document.id)  # in reading order
+        read = snap.nodes._made
+        assert not [n for n in read.values() if n.kind == "passage"], "passage rows were read"
+    finally:
+        store.close()

@@ -2,7 +2,8 @@
 defaults a new user gets (no encoder named: EmbeddingGemma; ``SHELFWISE_EMBEDDER``, which the other tests set to
 MiniLM, is removed here). The questions in German and French a new user asked are answered from the right passage.
 
-The sample library is ingested by ``shelfwise ingest`` into a temporary database; ``shelfwise eval
+The sample library is ingested by ``shelfwise ingest`` into a temporary database (once per session, copied here:
+tests/conftest.py); ``shelfwise eval
 resources/sample_questions.jsonl --answers --no-generate`` then answers each question with the real walk and the
 real embedder, and writes every answer beside its report. Each shown answer must hold its gold answer: the gold
 contained as whole words, or, for the sample's free-text golds ("09:00 at reception" against "Come to reception
@@ -34,15 +35,12 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory, embeddinggemma_model: Path) -> tuple[Path, dict[str, str]]:
-    """The sample ingested with no encoder named, as a new user does it."""
-    folder = tmp_path_factory.mktemp("sample-answers")
-    db = folder / "sample.db"
+def library(gemma_sample_copy) -> tuple[Path, dict[str, str]]:
+    """The sample ingested with no encoder named, as a new user does it (a copy of the session's:
+    tests/conftest.py), and the environment without ``SHELFWISE_EMBEDDER`` the commands run in."""
     env = {k: v for k, v in os.environ.items() if k != "SHELFWISE_EMBEDDER"}
     env.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
-    r = _run(["--db", str(db), "ingest", str(resource_path("sample"))], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db, env
+    return gemma_sample_copy("sample-answers").db, env
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,6 @@ from shelfwise.core.answers.extractive import embedder_scorer
 from shelfwise.core.answers.sentence_vectors import cached_scorer, sentence_model
 from shelfwise.core.indexing.sentences import embed_sentences, passage_contexts
 from shelfwise.core.models.backend import text_sha
-from shelfwise.resources import path as resource_path
 
 pytestmark = pytest.mark.model
 
@@ -36,12 +34,12 @@ class Counting:
         return self._e.embed_query_and_documents(query, texts)
 
 
-def test_indexing_embeds_every_sentence_once_and_questions_read_them(tmp_path: Path) -> None:
+def test_indexing_embeds_every_sentence_once_and_questions_read_them(sample_copy) -> None:
     from shelfwise.core.settings import Settings
     from shelfwise.core.shelf import Shelf
 
-    with Shelf(Settings(db_path=tmp_path / "lib.db", embedder_path="minilm")) as shelf:
-        shelf.ingest([resource_path("sample")], "default")
+    # the sample as `shelfwise ingest` indexed it (a copy of the session's: tests/conftest.py)
+    with Shelf(Settings(db_path=sample_copy("sentences").db, embedder_path="minilm")) as shelf:
         store, emb = shelf.store, shelf.embedder
         cid = store.collection("default").id
         contexts = list(dict.fromkeys(c for p in store.passages(collection_id=cid)

@@ -18,7 +18,6 @@ from shelfwise.core.answers.structure_intent import recognise
 from shelfwise.core.navigation.doc_tree import DocTree
 from shelfwise.core.navigation.scope import parse_question
 from shelfwise.core.store.db import Store
-from shelfwise.resources import path as resource_path
 
 QUESTIONS = Path(__file__).parent.parent / "benchmarks" / "product" / "structure_questions.jsonl"
 ROWS = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -74,13 +73,11 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    db = tmp_path_factory.mktemp("structure") / "sample.db"
+def sample(sample_copy) -> tuple[Path, dict[str, str]]:
+    """The sample as ``shelfwise ingest`` made it (a copy of the session's: tests/conftest.py)."""
     env = dict(os.environ)
     env.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
-    r = _run(["--db", str(db), "ingest", str(resource_path("sample"))], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db, env
+    return sample_copy("structure").db, env
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from shelfwise.resources import path as resource_path
+from tests.cli_sample import SampleLibrary
 
 pytestmark = pytest.mark.model
 
@@ -22,13 +23,11 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    db = tmp_path_factory.mktemp("tables") / "sample.db"
+def sample_db(sample_copy: Callable[[str], SampleLibrary]) -> tuple[Path, dict[str, str]]:
+    """The sample as ``shelfwise ingest`` made it (a copy of the session's: tests/conftest.py)."""
     env = dict(os.environ)
     env.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
-    r = _run(["--db", str(db), "ingest", str(resource_path("sample"))], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db, env
+    return sample_copy("tables").db, env
 
 
 def test_a_lookup_answers_with_the_cell_and_cites_it(sample_db: tuple[Path, dict[str, str]]) -> None:

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import click
 
 from shelfwise.app.cli.group import CliState, err, settings_for
 from shelfwise.core.api.indexing import NOTES, label
-from shelfwise.core.api.models import install_embeddinggemma, models_report
+from shelfwise.core.api.models import (
+    FoundModel,
+    ModelFolder,
+    ModelsReport,
+    install_embeddinggemma,
+    models_report,
+)
 
 
 @click.command("models")
@@ -53,53 +59,49 @@ def models_cmd(ctx: click.Context, as_json: bool, check: bool, model_path: str |
     state = ctx.find_object(CliState)
     db = state.library_path() if state is not None else None
     report = models_report(replace(settings_for(ctx, model_path=model_path), db_path=db), check=check)
-    info = report.as_json()
-    click.echo(json.dumps(info, indent=1, default=str) if as_json else table(info))
+    click.echo(json.dumps(report.as_json(), indent=1, default=str) if as_json else table(report))
 
 
-def table(info: dict[str, Any]) -> str:
+def table(report: ModelsReport) -> str:
     """The models as a table a person reads: role, model, what it is, where it runs, its file."""
-    gen = info["generative"]
-    where = "GPU" if gen.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
-    emb = info["embedder"]
-    emb_where = "server" if emb.get("server") else "GPU" if emb.get("n_gpu_layers") and info["gpu_offload"] else "CPU"
-    rows = [("answer model", str(gen.get("model", gen.get("name", ""))),
-             f"{gen['n_params'] / 1e6:.0f}M parameters" if "n_params" in gen else str(gen.get("url", "")),
-             where if "n_params" in gen else "server", str(gen.get("path", "")))]
-    rows.append((f"encoder, {emb['for']}", label(emb["name"]),
-                 f"{NOTES.get(emb['name'], 'embedding GGUF')}, {emb['dim']}-d", emb_where, emb["path"]))
-    lib = info["library"]
+    gen, emb, lib = report.generative, report.embedder, report.library
+    where = "GPU" if gen.n_gpu_layers and report.gpu_offload else "CPU"
+    emb_where = "server" if emb.server else "GPU" if emb.n_gpu_layers and report.gpu_offload else "CPU"
+    rows = [("answer model", gen.name, f"{gen.n_params / 1e6:.0f}M parameters" if gen.n_params is not None else gen.url,
+             where if gen.n_params is not None else "server", gen.path)]
+    rows.append((f"encoder, {emb.used_for}", label(emb.name),
+                 f"{NOTES.get(emb.name, 'embedding GGUF')}, {emb.dim}-d", emb_where, emb.path))
     if lib is not None:
-        rows.append(("encoder, this library", label(lib["embedder"]), NOTES.get(lib["embedder"], "embedding GGUF"),
-                     "", lib["path"]))
+        rows.append(("encoder, this library", label(lib.embedder), NOTES.get(lib.embedder, "embedding GGUF"),
+                     "", lib.path))
     heads = ("role", "model", "what", "runs on", "file")
     widths = [max(len(r[i]) for r in (heads, *rows)) for i in range(len(heads) - 1)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
              for r in (heads, *rows)]
     lines.insert(1, "  ".join("-" * w for w in widths) + "  ----")
-    if lib is not None and lib["embedder"] != emb["name"] and emb["for"] == "new libraries":
-        lines.append(f"This library keeps {label(lib['embedder'])}; to switch it (re-embeds it, with progress): "
-                     f"shelfwise --embedder {emb['name']} index")
+    if lib is not None and lib.embedder != emb.name and emb.used_for == "new libraries":
+        lines.append(f"This library keeps {label(lib.embedder)}; to switch it (re-embeds it, with progress): "
+                     f"shelfwise --embedder {emb.name} index")
     lines.append("GPU: " + ("this llama.cpp build offloads to a GPU: the models above marked GPU run there "
-                            "(--gpu-layers 0 or Settings keeps them on the CPU)" if info["gpu_offload"] else
+                            "(--gpu-layers 0 or Settings keeps them on the CPU)" if report.gpu_offload else
                             "none (this llama.cpp build runs on the CPU; packaging/setup.sh builds it for CUDA, "
                             "Vulkan or Metal when the machine has the toolkit)"))
-    if "check" in info:
-        c = info["check"]
-        lines.append(f"Check: {'ok' if c['ok'] else 'FAILED'}, generated {c['generated']!r} in {c['seconds']} s")
-        lines += [f"File of the {what}: {verdict}" for what, verdict in c.get("files", {}).items()]
-    return "\n".join([*lines, "", *found_table(info.get("found", []), info.get("folders", []), gen.get("path"))])
+    if report.check is not None:
+        c = report.check
+        lines.append(f"Check: {'ok' if c.ok else 'FAILED'}, generated {c.generated!r} in {c.seconds} s")
+        lines += [f"File of the {what}: {verdict}" for what, verdict in c.files.items()]
+    return "\n".join([*lines, "", *found_table(report.found, report.folders, gen.path or None)])
 
 
 def size_text(size: int) -> str:
     return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB"
 
 
-def found_table(found: list[dict[str, Any]], folders: list[dict[str, Any]], in_use: str | None) -> list[str]:
+def found_table(found: Sequence[FoundModel], folders: Sequence[ModelFolder], in_use: str | None) -> list[str]:
     """The GGUFs of LM Studio, Ollama and GPT4All as a table: tool, name (what --model takes), the model's own
     name, size, quantisation, chat template; the one in use marked, the ones that cannot answer with the reason."""
     if not found:
-        looked = sum(1 for f in folders if f["exists"])
+        looked = sum(1 for f in folders if f.exists)
         return [f"Models of LM Studio, Ollama and GPT4All: none found ({len(folders)} folders looked at, {looked} of "
                 "them exist; shelfwise models --json lists them; SHELFWISE_MODEL_DIRS adds folders)"]
     lines = ["Models of LM Studio, Ollama and GPT4All on this computer (answer with one: --model NAME, or choose it "
@@ -107,10 +109,9 @@ def found_table(found: list[dict[str, Any]], folders: list[dict[str, Any]], in_u
     heads = ("tool", "name", "model", "size", "quant", "chat template", "")
     rows = []
     for m in found:
-        note = ("in use" if in_use and Path(in_use) == Path(m["path"]) else "") if m["usable"] else \
-            f"cannot answer: {m['why_not']}"
-        rows.append((m["tool"], m["name"], m["model"], size_text(m["size"]), m["quantisation"] or "?",
-                     "yes" if m["chat_template"] else "no", note))
+        note = ("in use" if in_use and Path(in_use) == m.path else "") if m.usable else f"cannot answer: {m.why_not}"
+        rows.append((m.tool, m.name, m.title, size_text(m.size), m.quantisation or "?",
+                     "yes" if m.has_chat_template else "no", note))
     widths = [max(len(r[i]) for r in (heads, *rows)) for i in range(len(heads) - 1)]
     lines += [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]).rstrip()
               for r in (heads, *rows)]

@@ -4,12 +4,13 @@ phrases of a sentence that are not words of the question, and the number words o
 A question's answer is, most of the time, a stretch of the sentence the question's own words leave over ("Who
 defeated the Steelers?" over "The Broncos defeated the Pittsburgh Steelers in the Divisional Round" leaves "The
 Broncos" and "Pittsburgh" and "in the Divisional Round"). :func:`phrase_spans` cuts the sentence at the question's
-content words and at punctuation, trims function words from the ends (an article that opens a phrase is kept: "die
-Pittsburgh Steelers" is what a German gold holds), drops what holds no content word, and also offers the shorter
-phrase that starts at an article, a capitalised word or a number inside a longer one (a verb left before the noun
-phrase: "besiegten die Pittsburgh Steelers" also gives "die Pittsburgh Steelers"); a quoted title is a phrase of its
-own. :func:`phrase_features` describes one for the ranker (``core/answers/short.py``), whose weights
-``benchmarks/research/short_tune.py`` chose on the training data. Pure functions over strings, no model.
+content words, at punctuation and before a word that opens a clause ("that", "which", "qui"), trims function words
+from the ends (an article that opens a phrase is kept: "die Pittsburgh Steelers" is what a German gold holds), drops
+what holds no content word, and also offers the shorter phrase that starts at an article, a capitalised word or a
+number inside a longer one (a verb left before the noun phrase: "besiegten die Pittsburgh Steelers" also gives "die
+Pittsburgh Steelers"); a quoted title is a phrase of its own. ``core/answers/short.py``'s ``nominal_features``
+describes each for the ranker, whose weights ``benchmarks/research/short_tune.py`` chose on the training data. Pure
+functions over strings, no model.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ _QUOTED = re.compile(r"[\"“„«‚]([^\"“”„«»‚‘]{2,80})[\"”“�
 _DE_MARKS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|"
                        r"wurde|wurden|hat|haben|sich|nach|für|auf|nicht|auch)\b", re.I)
 _EN_MARKS = re.compile(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|is|was|are|were)\b", re.I)
-MAX_WORDS = 8  # a phrase longer than this is no short answer
+MAX_WORDS = 8  # a phrase longer than this is no short answer: a longer stretch gives its first words
+# words that open a clause: a phrase ends before them (English and French; German's relative pronouns are its
+# articles, which open phrases too)
+CLAUSE_WORDS = frozenset("""that which who whom whose where when while because although though whereas unless
+qui dont lorsque quand parce puisque bien""".split())
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,9 @@ def phrase_spans(text: str, question_stems: set[str], stem: Callable[[str], str]
         if not _is_function(trimmed) and stem(_word(trimmed)) in question_stems:
             if runs[-1]:
                 runs.append([])
+        elif _word(trimmed) in CLAUSE_WORDS:  # "a transcription factor | that can be induced by ..."
+            if runs[-1]:
+                runs.append([])
         else:
             runs[-1].append((a, a + len(trimmed)))
         prev_end = b if trimmed == word else a + len(trimmed)
@@ -119,8 +127,8 @@ def _starts(run: list[tuple[int, int]], text: str) -> list[int]:
 
 
 def _trim(run: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
-    """``run`` without function words at its ends (an opening article kept when content follows), cut to
-    :data:`MAX_WORDS` words."""
+    """``run`` without function words at its ends (an opening article kept when content follows), its first
+    :data:`MAX_WORDS` words when longer."""
     i, j = 0, len(run)
     while i < j and _is_function(text[run[i][0]:run[i][1]]) and _word(text[run[i][0]:run[i][1]]) not in ARTICLES:
         i += 1
@@ -129,7 +137,11 @@ def _trim(run: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
     piece = run[i:j]
     if piece and _word(text[piece[0][0]:piece[0][1]]) in ARTICLES and len(piece) == 1:
         return []
-    return piece[:MAX_WORDS] if len(piece) <= MAX_WORDS else []
+    if len(piece) > MAX_WORDS:  # a long stretch: its first words, to the last content word among them
+        piece = piece[:MAX_WORDS]
+        while piece and _is_function(text[piece[-1][0]:piece[-1][1]]):
+            piece.pop()
+    return piece
 
 
 def _phrase(text: str, piece: list[tuple[int, int]]) -> Phrase | None:

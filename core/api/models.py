@@ -10,7 +10,7 @@ from pathlib import Path
 from shelfwise.core.indexing.encoder import canonical, encoder_for
 from shelfwise.core.models.backend import BackendError
 from shelfwise.core.models.fake import FakeBackend
-from shelfwise.core.models.found import FoundModel, find_models
+from shelfwise.core.models.found import FoundModel, ModelFolder, find_models
 from shelfwise.core.models.llama.logs import log_file, setup_logging
 from shelfwise.core.models.llama.openmp import tune_openmp
 from shelfwise.core.models.report import ModelsReport
@@ -21,6 +21,7 @@ __all__ = [
     "BackendError",
     "FakeBackend",
     "FoundModel",
+    "ModelFolder",
     "ModelsReport",
     "encoder_at",
     "encoder_name",

@@ -4,8 +4,8 @@ the walk over them (``core/navigation/walk.py``), which the answer path is hande
 from __future__ import annotations
 
 from shelfwise.core.indexing.encoder import record_encoder
-from shelfwise.core.models.backend import DecisionBackend, Embedder, RelevanceJudge
-from shelfwise.core.models.loaded import Models
+from shelfwise.core.models.backend import Embedder
+from shelfwise.core.models.loaded import HoldsModels, Models
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
@@ -13,8 +13,9 @@ from shelfwise.core.store.db import Store
 __all__ = ["OpenLibrary"]
 
 
-class OpenLibrary:
-    """The state the parts share; :class:`~shelfwise.core.shelf.Shelf` sets it when it opens a library."""
+class OpenLibrary(HoldsModels):
+    """The state the parts share; :class:`~shelfwise.core.shelf.Shelf` sets it when it opens a library. Its
+    ``backend``, ``embedder`` and ``judge`` are read from ``models`` (:class:`HoldsModels`)."""
 
     store: Store
     settings: Settings
@@ -22,19 +23,6 @@ class OpenLibrary:
     walk: LibraryWalk
     _owns_store: bool  # a store the caller opened (the CLI's) is the caller's to close
     _own_encoder: bool  # False: the encoder was handed in (a test double), never recorded as the library's
-
-    @property
-    def backend(self) -> DecisionBackend:
-        return self.models.backend
-
-    @property
-    def embedder(self) -> Embedder:
-        return self.models.embedder
-
-    @property
-    def judge(self) -> RelevanceJudge | None:
-        """The relevance judge the settings name, loaded on first need; None when off or unloadable."""
-        return self.models.judge
 
     def embedder_or_none(self) -> Embedder | None:
         """The embedder, or None when it cannot be loaded now (indexing then says why when it needs it)."""

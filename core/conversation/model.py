@@ -26,7 +26,6 @@ class Reading:
     prior: dict[int, float] = field(default_factory=dict)
     why: str = ""
     scores: dict[str, float] = field(default_factory=dict)
-    history_vector: list[float] | None = None  # the history's embedding the query vector was mixed with
     vector: np.ndarray | None = None  # the embedder's vector of ``query`` itself, where the reading embedded it (a
     # first, alone or shifted question): the next turn's mix reads it instead of embedding ``query`` again
     vector_model: str = ""  # the embedder that made ``vector`` (a vector of another embedder is not used)

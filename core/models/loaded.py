@@ -15,8 +15,11 @@ log = logging.getLogger(__name__)
 
 
 class Models:
-    """``on_embedder``: called once with the encoder when it is first asked for (the facade renames what its
-    library stored under the encoder's name of before the identity rule: ``core/indexing/encoder.py``)."""
+    """``backend``, ``embedder`` and ``judge`` handed in are lent: :meth:`close` leaves them open for the caller
+    that made them (a test's session-wide model, a benchmark's encoder), as a ``Shelf`` leaves a store it was
+    handed; what is loaded here is closed here. ``on_embedder``: called once with the encoder when it is first
+    asked for (the facade renames what its library stored under the encoder's name of before the identity rule:
+    ``core/indexing/encoder.py``)."""
 
     def __init__(self, settings: Settings, *, backend: DecisionBackend | None = None,
                  embedder: Embedder | None = None, judge: RelevanceJudge | None = None,
@@ -27,6 +30,7 @@ class Models:
         self._on_embedder = on_embedder
         # [judge], or [None] once looked for and none found; None: not looked for yet
         self._judge: list[RelevanceJudge | None] | None = [judge] if judge is not None else None
+        self._lent: tuple[object, ...] = tuple(m for m in (backend, embedder, judge) if m is not None)
 
     @property
     def backend(self) -> DecisionBackend:
@@ -63,14 +67,31 @@ class Models:
                 self._judge = [None]
         return self._judge[0]
 
-    def forget_backend(self) -> None:
-        """Drop the backend without closing it (a caller that lent it keeps it open)."""
-        self._backend = None
-
     def close(self) -> None:
+        """Close the models loaded here (not the lent ones) and forget them all."""
         for obj in (self._backend, self._embedder, *(self._judge or [])):
-            if obj is not None:
+            if obj is not None and not any(obj is lent for lent in self._lent):
                 obj.close()
         self._backend = None
         self._embedder = None
         self._judge = None
+
+
+class HoldsModels:
+    """What holds a library's :class:`Models` and asks them by name: the facade's parts (``core/api/opened.py``)
+    and the walk the answer path is handed (``core/navigation/walk.py``) both read the models through these."""
+
+    models: Models
+
+    @property
+    def backend(self) -> DecisionBackend:
+        return self.models.backend
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.models.embedder
+
+    @property
+    def judge(self) -> RelevanceJudge | None:
+        """The relevance judge the settings name, loaded on first need; None when off or unloadable."""
+        return self.models.judge

@@ -17,24 +17,89 @@ from shelfwise.core.settings import Settings
 
 
 @dataclass(frozen=True)
-class ModelsReport:
-    """The models of a command's settings as ``shelfwise models`` prints them (``as_json``: its ``--json``)."""
+class AnswerModelShown:
+    """The answer model as the report shows it, read once from the backend's own description (``info``, which
+    ``--json`` prints whole): its name, size, where it runs and its file (or its server's URL)."""
 
-    generative: JSONObject  # the answer model's own description (``DecisionBackend.info``)
-    embedder: JSONObject  # name, model_id, dim, path, n_gpu_layers, server, for (new libraries / this command)
-    library: JSONObject | None  # this invocation's library and the encoder it is built with (None: no library)
+    info: JSONObject  # ``DecisionBackend.info()``: what this backend says about itself
+    name: str
+    n_params: int | None  # None: served (``url``), not loaded here
+    url: str
+    path: str
+    n_gpu_layers: int
+
+    @classmethod
+    def from_info(cls, info: JSONObject) -> AnswerModelShown:
+        n_params = info.get("n_params")
+        return cls(info, str(info.get("model", info.get("name", ""))),
+                   int(n_params) if n_params is not None else None, str(info.get("url", "")),
+                   str(info.get("path", "")), int(info.get("n_gpu_layers") or 0))
+
+
+@dataclass(frozen=True)
+class EncoderShown:
+    """The sentence encoder the command runs with: ``name`` as a library records it (``minilm``, ``embeddinggemma``,
+    a path or a URL), ``used_for`` "new libraries" or "this command" (the settings named it)."""
+
+    name: str
+    model_id: str
+    dim: int
+    path: str  # the GGUF, or for a server what it ran
+    n_gpu_layers: int
+    server: bool
+    used_for: str
+
+    def as_json(self) -> JSONObject:
+        return {"name": self.name, "model_id": self.model_id, "dim": self.dim, "path": self.path,
+                "n_gpu_layers": self.n_gpu_layers, "server": self.server, "for": self.used_for}
+
+
+@dataclass(frozen=True)
+class LibraryShown:
+    """This invocation's library and the encoder it is built with."""
+
+    path: str
+    embedder: str
+
+    def as_json(self) -> JSONObject:
+        return {"path": self.path, "embedder": self.embedder}
+
+
+@dataclass(frozen=True)
+class ModelsCheck:
+    """``--check``: both models ran (``generated``: the answer model's few tokens, in ``seconds``) and each file's
+    verdict against its recorded sha256 (``files``)."""
+
+    ok: bool
+    generated: str
+    seconds: float
+    files: dict[str, str]
+
+    def as_json(self) -> JSONObject:
+        return {"ok": self.ok, "generated": self.generated, "seconds": self.seconds, "files": dict(self.files)}
+
+
+@dataclass(frozen=True)
+class ModelsReport:
+    """The models of a command's settings: ``shelfwise models`` renders these objects as a table and (``as_json``)
+    as its ``--json``."""
+
+    generative: AnswerModelShown
+    embedder: EncoderShown
+    library: LibraryShown | None  # None: no library
     gpu_offload: bool
-    check: JSONObject | None = None  # ``check``: ok, generated, seconds, files (each file's verdict)
+    check: ModelsCheck | None = None
     found: tuple[FoundModel, ...] = ()  # the GGUFs of LM Studio, Ollama and GPT4All (``core/models/found.py``)
     folders: tuple[ModelFolder, ...] = ()  # where they were looked for
 
     def as_json(self) -> JSONObject:
-        out: JSONObject = {"generative": self.generative, "embedder": self.embedder, "library": self.library,
+        out: JSONObject = {"generative": self.generative.info, "embedder": self.embedder.as_json(),
+                           "library": self.library.as_json() if self.library is not None else None,
                            "gpu_offload": self.gpu_offload, "found": [m.as_json() for m in self.found],
                            "folders": [{"tool": f.tool, "path": str(f.path), "why": f.why, "exists": f.exists}
                                        for f in self.folders]}
         if self.check is not None:
-            out["check"] = self.check
+            out["check"] = self.check.as_json()
         return out
 
 
@@ -53,28 +118,27 @@ def models_report(settings: Settings, encoder: str, library: tuple[Path, str] | 
     backend = make_backend(settings)
     emb = make_embedder(encoder, n_threads=settings.n_threads)  # an http:// URL: the encoder server
     local = emb if isinstance(emb, Embedder) else None
-    embedder: JSONObject = {
-        "name": encoder, "model_id": emb.model_id,
-        "dim": local.dim if local is not None else int(emb.embed_one("dim").shape[0]),
-        "path": str(local.path) if local is not None else emb.ran,
-        "n_gpu_layers": local.n_gpu_layers if local is not None else 0, "server": local is None,
-        "for": "new libraries" if settings.embedder_path is None else "this command"}
-    checked: JSONObject | None = None
+    embedder = EncoderShown(
+        name=encoder, model_id=emb.model_id,
+        dim=local.dim if local is not None else int(emb.embed_one("dim").shape[0]),
+        path=str(local.path) if local is not None else emb.ran,
+        n_gpu_layers=local.n_gpu_layers if local is not None else 0, server=local is None,
+        used_for="new libraries" if settings.embedder_path is None else "this command")
+    checked: ModelsCheck | None = None
     if check:
         # loading alone does not run llama.cpp's compute kernels: a build for another CPU (pip's cached wheel)
         # loads, then dies on the first evaluated token; packaging/setup.sh rebuilds it when this fails
         t0 = time.perf_counter()
         text = "".join(backend.generate("The capital of France is", max_tokens=3))
         vec = emb.embed(["Shelfwise checks its embedder."])
-        dim = embedder["dim"]
-        checked = {"ok": bool(vec.shape == (1, dim)), "generated": text,
-                   "seconds": round(time.perf_counter() - t0, 2), "files": files}
-        if not checked["ok"]:
-            raise BackendError(f"the embedder returned {vec.shape}, not (1, {dim})")
+        checked = ModelsCheck(ok=bool(vec.shape == (1, embedder.dim)), generated=text,
+                              seconds=round(time.perf_counter() - t0, 2), files=files)
+        if not checked.ok:
+            raise BackendError(f"the embedder returned {vec.shape}, not (1, {embedder.dim})")
     emb.close()
     folders = model_folders()
-    return ModelsReport(backend.info(), embedder,
-                        {"path": str(library[0]), "embedder": library[1]} if library is not None else None,
+    return ModelsReport(AnswerModelShown.from_info(backend.info()), embedder,
+                        LibraryShown(str(library[0]), library[1]) if library is not None else None,
                         gpu_offload_supported(), checked, tuple(find_models(folders)), tuple(folders))
 
 

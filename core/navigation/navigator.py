@@ -463,12 +463,19 @@ def _dominant_kind(cands: list[NodeInfo]) -> str:
 
 
 def _descendant_sections(snap: Snapshot, node: NodeInfo) -> list[NodeInfo]:
+    """The sections beneath ``node`` in reading order (stopping past FLATTEN_LIMIT). Which children are sections
+    is read from the snapshot's arrays, so only the sections' rows are read, not their passages' (at 10^6 passages
+    four documents of 32 sections of 32 passages: 4,096 rows a question, a fifth of its time)."""
+
+    def sections(node_id: int) -> list[NodeInfo]:
+        return snap.nodes.many([c for c in snap.child_ids(node_id) if snap.kind_of(c) == "section"])
+
     out: list[NodeInfo] = []
-    stack = [c for c in reversed(snap.children(node.id)) if c.kind == "section"]
+    stack = list(reversed(sections(node.id)))
     while stack:
         s = stack.pop()
         out.append(s)
         if len(out) > FLATTEN_LIMIT:
             break
-        stack.extend(c for c in reversed(snap.children(s.id)) if c.kind == "section")
+        stack.extend(reversed(sections(s.id)))
     return out

@@ -8,35 +8,24 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shelfwise.core.models.backend import CancelCheck, DecisionBackend, Embedder, RelevanceJudge
-from shelfwise.core.models.loaded import Models
+from shelfwise.core.models.backend import CancelCheck
+from shelfwise.core.models.loaded import HoldsModels, Models
 from shelfwise.core.navigation.request import SearchRequest
 from shelfwise.core.navigation.trace import SearchResult, Trace
 from shelfwise.core.settings import Settings
 from shelfwise.core.store.db import Store
 
 
-class LibraryWalk:
+class LibraryWalk(HoldsModels):
     """A library the answer path asks: ``search`` (written once, here), the models it was asked with, its settings
-    and its store. ``collection``: the collection a request that names none searches (else "default")."""
+    and its store (``backend``, ``embedder`` and ``judge``: :class:`HoldsModels`). ``collection``: the collection a
+    request that names none searches (else "default")."""
 
     def __init__(self, store: Store, models: Models, *, collection: str | None = None) -> None:
         self.store = store
         self.models = models
         self.settings: Settings = models.settings
         self.collection = collection
-
-    @property
-    def backend(self) -> DecisionBackend:
-        return self.models.backend
-
-    @property
-    def embedder(self) -> Embedder:
-        return self.models.embedder
-
-    @property
-    def judge(self) -> RelevanceJudge | None:
-        return self.models.judge
 
     def search(self, request: SearchRequest, cancel: CancelCheck | None = None) -> SearchResult:
         """Walk the tree level by level for ``request`` (``core/navigation/request.py``: read and clipped at the

@@ -13,11 +13,13 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from tests.cli_sample import SampleLibrary
 from tests.reliability.scenarios import run_cli
 from tests.reliability.test_library import RO_MOUNT
 
@@ -34,20 +36,11 @@ def cli(*args: str | bytes, db: Path, timeout: float = 300, wrap: list[str] | No
                           cwd="/")
 
 
-def build_indexed(base: Path) -> Path:
-    """The sample, ingested and indexed (embeddings, topics, calibration) through the CLI."""
-    files = base / "files"
-    shutil.copytree(SAMPLE, files)
-    db = base / "lib.db"
-    r = cli("ingest", str(files), db=db, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db
-
-
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """:func:`build_indexed`, once for the module."""
-    return build_indexed(tmp_path_factory.mktemp("indexed"))
+def indexed(sample_copy: Callable[[str], SampleLibrary]) -> Path:
+    """The sample, ingested and indexed (embeddings, topics, calibration) through the CLI: a copy of the
+    session's (tests/conftest.py), once for the module."""
+    return sample_copy("indexed").db
 
 
 def copy_library(db: Path, to: Path) -> Path:
@@ -89,7 +82,7 @@ def test_ask_on_a_full_disk_does_not_say_an_ingest_is_running(indexed: Path, tmp
               "c.execute('SELECT count(*) FROM nodes').fetchall(); time.sleep(120)")
     wrap = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
             'mount -t tmpfs -o size=64m tmpfs "$0" && cp -a "$1"/. "$0"/ && '
-            '("$2" -c "$3" "$0/lib.db" >/dev/null 2>&1 &) && sleep 2 && '
+            f'("$2" -c "$3" "$0/{lib.name}" >/dev/null 2>&1 &) && sleep 2 && '
             '(dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; true) && shift 3 && exec "$@"',
             str(disk), str(lib.parent), sys.executable, holder]
     r = subprocess.run([*wrap, SHELFWISE, "--db", str(disk / lib.name), "ask", "How many days of annual leave?",

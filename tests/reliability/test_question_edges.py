@@ -16,7 +16,6 @@ import pytest
 from shelfwise.core.conversation.storage import ConversationStore
 from shelfwise.core.store.db import Store
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
 SHELFWISE = str(Path(sys.executable).parent / "shelfwise")
 
 
@@ -27,13 +26,9 @@ def cli(db: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedP
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("questions")
-    shutil.copytree(SAMPLE, base / "files")
-    db = base / "lib.db"
-    r = cli(db, "ingest", str(base / "files"), "--no-index")
-    assert r.returncode == 0, r.stderr[-2000:]
-    return db
+def library(sample_copy) -> Path:
+    """The sample as ``shelfwise ingest`` made it (a copy of the session's: tests/conftest.py)."""
+    return sample_copy("questions").db
 
 
 @pytest.mark.parametrize("args", [["ask", "in: How many days of annual leave do I get?"],
@@ -67,7 +62,7 @@ def test_chat_says_a_filters_only_question_is_not_asked(library: Path) -> None:
 
 
 def test_a_1mb_question_through_chat_is_stored_clipped_with_a_note(library: Path, tmp_path: Path) -> None:
-    db = tmp_path / "lib.db"
+    db = tmp_path / library.name
     for p in library.parent.iterdir():
         if p.name.startswith(library.name) and not p.name.endswith(".lock"):
             if p.is_dir():  # the snapshot folder kept beside the library

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from shelfwise.core.navigation.question import MAX_QUESTION_TOKENS, clip_questio
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
 from shelfwise.core.store.db import Store
+from tests.cli_sample import SampleLibrary
 from tests.reliability import hostile
 from tests.reliability.kills import StagedRun
 
@@ -45,17 +46,16 @@ def test_clip_question_keeps_short_questions_and_cuts_long_ones_at_a_word() -> N
 
 
 @pytest.fixture(scope="module")
-def sample_shelf(tmp_path_factory: pytest.TempPathFactory, llama_backend: object) -> Iterator[Shelf]:
-    db = tmp_path_factory.mktemp("ask") / "lib.db"
-    with Store(db) as store:
-        ingest(store, [SAMPLE], isolate=False)
+def sample_shelf(sample_copy: Callable[[str], SampleLibrary], llama_backend: object) -> Iterator[Shelf]:
+    """The sample ingested and indexed (a copy of the session's: tests/conftest.py), asked with the session's
+    answer model."""
+    db = sample_copy("ask").db
     shelf = Shelf(Settings(db_path=db, embedder_path="minilm"), backend=llama_backend)  # type: ignore[arg-type]
-    shelf.refresh("default")
+    shelf.refresh("default")  # already indexed: nothing to do
     try:
         yield shelf
     finally:
-        shelf.models.forget_backend()  # the session's backend stays open for other tests
-        shelf.close()
+        shelf.close()  # the session's backend, lent, stays open for other tests
 
 
 def test_over_long_question_is_clipped_and_answered(sample_shelf: Shelf) -> None:
