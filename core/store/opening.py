@@ -12,8 +12,9 @@ opening"). It is skipped only when the file is provably the one Shelfwise closed
 leaves no ``-wal`` or ``-journal`` beside the library (it was the last connection, everything is in the file) writes
 the file's identity (device, inode, size, modification and change times in ns) to ``<library>.closed``
 (:func:`record_clean_close`); an open scans unless that record matches the file, is newer than the file's last
-modification, and no journal is beside it (:func:`closed_as_recorded`). A crash (its WAL is left), a copy (another
-inode), a restore, a ``touch`` or any write by another program (the change time moves) all scan as before.
+modification, and nothing is beside it but the WAL of a connection open now (:func:`closed_as_recorded`). A crash
+(it leaves a WAL nobody holds), a copy (another inode), a restore, a ``touch`` or any write by another program (the
+change time moves) all scan as before.
 """
 
 from __future__ import annotations
@@ -53,13 +54,43 @@ def _journal_beside(path: Path) -> bool:
     return any(path.with_name(path.name + suffix).exists() for suffix in JOURNALS)
 
 
+SHM_DMS_BYTE = 128  # the byte of ``-shm`` every open SQLite connection holds a read lock on (unix VFS: "DMS")
+PROC_LOCKS = Path("/proc/locks")
+
+
+def wal_in_use(path: Path) -> bool:
+    """Whether the ``-wal`` beside the library belongs to a connection open now (in any process), not to one that
+    ended without closing: some process holds SQLite's lock on the ``-shm``'s DMS byte. Read from Linux's
+    ``/proc/locks`` (opening the ``-shm`` to ask would drop this process's own SQLite locks on it when closed);
+    False where that cannot be told (another system)."""
+    shm = path.with_name(path.name + "-shm")
+    try:
+        st = shm.stat()
+        locks = PROC_LOCKS.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    node = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in locks.splitlines():
+        parts = line.split()
+        if len(parts) >= 8 and parts[1] == "POSIX" and parts[5] == node:
+            start, end = parts[6], parts[7]
+            if start.isdigit() and int(start) <= SHM_DMS_BYTE and (end == "EOF" or
+                                                                   (end.isdigit() and int(end) >= SHM_DMS_BYTE)):
+                return True
+    return False
+
+
 def closed_as_recorded(path: Path) -> bool:
-    """Whether the library file at ``path`` is exactly as Shelfwise's last clean close left it: no journal beside
-    it, its identity equal to the record's, and the record written after the file's last modification (a write in
-    the same clock tick as the record could leave the times equal)."""
+    """Whether the library file at ``path`` is exactly as Shelfwise's last clean close left it: its identity equal
+    to the record's, the record written after the file's last modification (a write in the same clock tick as the
+    record could leave the times equal), no rollback journal beside it, and a ``-wal`` only when it belongs to a
+    connection open now (:func:`wal_in_use`: the window while ``shelfwise ask`` runs; a crash leaves one nobody
+    holds)."""
     record = closed_record(path)
     try:
-        if _journal_beside(path):
+        if path.with_name(path.name + "-journal").exists():
+            return False
+        if path.with_name(path.name + "-wal").exists() and not wal_in_use(path):
             return False
         st, rst = path.stat(), record.stat()
         saved = json.loads(record.read_text(encoding="utf-8"))

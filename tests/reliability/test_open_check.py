@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from shelfwise.core.api.doctor import check_library, kept_copies
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.opening import closed_record
@@ -77,6 +79,7 @@ def test_touch_copy_and_a_crash_are_all_scanned(tmp_path: Path) -> None:
 def test_a_second_connection_still_open_leaves_no_record(tmp_path: Path) -> None:
     db = small_library(tmp_path)
     first, second = Store(db), Store(db)
+    assert not second.quick_checked  # the WAL beside it is the first connection's, open now
     second.set_meta("late", 1)
     first.close()  # not the last connection: its WAL is still beside the file
     assert not closed_record(db).exists()
@@ -107,3 +110,20 @@ def test_a_kept_copys_record_is_not_a_kept_copy(tmp_path: Path) -> None:
     shutil.copy2(db, kept)
     Store(kept).close()  # opening a kept copy writes its record beside it
     assert closed_record(kept).exists() and kept_copies(db) == [kept]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="whether a WAL is in use is read from /proc/locks")
+def test_a_library_open_in_another_process_is_not_scanned_until_that_process_dies(tmp_path: Path) -> None:
+    db = small_library(tmp_path)
+    hold = ("import os, sys; from shelfwise.core.store.db import Store; s = Store(sys.argv[1]); "
+            "s.get_meta('note'); print('open', flush=True); sys.stdin.readline(); os._exit(0)")
+    other = subprocess.Popen([sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "open"
+        assert Path(str(db) + "-wal").exists()
+        assert not opens_scanning(db)  # the window open while `shelfwise ask` runs
+    finally:
+        other.communicate("\n", timeout=60)  # it ends without closing: its WAL is left, nobody holds it
+    assert Path(str(db) + "-wal").exists()
+    assert opens_scanning(db)
