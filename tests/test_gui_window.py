@@ -22,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from shelfwise import resources
 from shelfwise.app.gui.walk_view import COL_ACTION, LOOK_HERE, ROLE_CAND
@@ -39,11 +39,15 @@ QUERY_TIMEOUT = 1200
 
 
 def pump_until(predicate: Callable[[], object], timeout: float) -> None:
+    """Run the window's events until ``predicate`` holds. Between rounds this thread sleeps in Python, which lets
+    the window's worker threads run: ``QTest.qWait`` keeps Python's lock while it waits (PySide6), and an ingest
+    polled with it ran its Python parts only in the gaps (docs/development.md, "The suite's time")."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
-        QTest.qWait(50)
+        QApplication.processEvents()
+        time.sleep(0.05)
 
 
 def make_window(db: Path, ui_ini: Path, **settings) -> MainWindow:
