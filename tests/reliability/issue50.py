@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.reliability.scenarios import SHELFWISE, check_library
+from tests.reliability.test_library_guards import interruptible
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
 SECRET = "The vault code is zanzibar-4471."
@@ -41,7 +42,7 @@ def cli(db: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProce
 
 def start(db: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([SHELFWISE, "--db", str(db), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=_env(), errors="replace")
+                            text=True, env=_env(), errors="replace", preexec_fn=interruptible)
 
 
 def library(base: Path) -> Path:

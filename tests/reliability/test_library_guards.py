@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +26,14 @@ from tests.reliability import hostile
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
 SHELFWISE = str(Path(sys.executable).parent / "shelfwise")
+
+
+def interruptible() -> None:
+    """In a child before it runs the program (``preexec_fn``): Ctrl-C's default action, as a terminal's program
+    has it. A shell that started the tests in the background (``cmd &`` without job control, as CI runners may)
+    leaves SIGINT ignored in every child, and Python then never turns it into ``KeyboardInterrupt``, so a test
+    that sends SIGINT would see the program finish instead."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def cli(*args: str, home: Path, db: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,7 @@ from tests.reliability.test_library_guards import (
     SHELFWISE,
     cli,
     conversations,
+    interruptible,
     library_with_conversations,
     session_home,
 )
@@ -36,7 +37,8 @@ def _start_rebuild(db: Path, home: Path) -> subprocess.Popen[str]:
 
     env = {**os.environ, "SHELFWISE_HOME": str(home), "PYTHONIOENCODING": "utf-8"}
     return subprocess.Popen([SHELFWISE, "--db", str(db), "doctor", "--rebuild", "--force", "--yes", "--no-index"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd="/")
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd="/",
+                            preexec_fn=interruptible)
 
 
 def _wait_for_build(db: Path, proc: subprocess.Popen[str], timeout: float = 120.0) -> None:
