@@ -152,3 +152,20 @@ def sample_library(sample_copy: Callable[[str], object]) -> object:
     """The sample library the documented examples, the ``ask`` matrix and the CLI's message tests share (a copy
     of :func:`sample_build`, so what they store does not reach the other modules' copies)."""
     return sample_copy("cli-sample-shared")
+
+
+@pytest.fixture(scope="session")
+def matches_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/table_workbooks.py's matches workbook ingested through the CLI (MiniLM) once per session; the table
+    questions' modules only ask it."""
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+    from tests.table_workbooks import write_matches
+
+    root = tmp_path_factory.mktemp("table-questions")
+    write_matches(root / "docs" / "matches.xlsx")
+    db = root / "lib.db"
+    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "ingest", str(root / "docs")])
+    assert result.exit_code == 0, result.output
+    return db

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 MATCHES = [  # Date, Opponent, City, Result, Goals, Crowd, Notes
@@ -60,3 +61,14 @@ def write_offices(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path
+
+
+def ask_json(db: Path, question: str) -> dict:  # type: ignore[type-arg]
+    """``shelfwise ask --json --no-generate`` over the library ``db`` (click's CliRunner, in process), parsed."""
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+
+    result = CliRunner().invoke(main, ["--db", str(db), "ask", question, "--json", "--no-generate"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]

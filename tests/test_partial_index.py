@@ -63,18 +63,24 @@ def _docs(tmp_path: Path) -> Path:
     return docs
 
 
+
+def ingest_and_index_one_batch(shelf: Shelf, docs: Path) -> None:
+    """``docs`` ingested into the collection "default", then its index run stopped after its first batch."""
+    shelf.ingest([docs], "default", embed=False, index=False)
+    batches: list[int] = []
+
+    def progress(p: IndexProgress) -> None:
+        if p.stage == "embedding" and p.done:
+            batches.append(p.done)
+
+    shelf.index("default", progress=progress, cancel=lambda: bool(batches))
+
+
 @pytest.mark.model
 def test_the_walk_finds_a_passage_the_index_run_has_not_embedded_yet(tmp_path: Path) -> None:
     db = tmp_path / "lib.db"
     with Shelf(Settings(db_path=db, embedder_path="minilm")) as shelf:
-        shelf.ingest([_docs(tmp_path)], "default", embed=False, index=False)
-        batches: list[int] = []
-
-        def progress(p: IndexProgress) -> None:
-            if p.stage == "embedding" and p.done:
-                batches.append(p.done)
-
-        shelf.index("default", progress=progress, cancel=lambda: bool(batches))  # stopped after its first batch
+        ingest_and_index_one_batch(shelf, _docs(tmp_path))
         store = shelf.store
         passages = store.conn.execute("SELECT count(*) FROM nodes WHERE kind = 'passage'").fetchone()[0]
         unembedded = store.conn.execute(

@@ -17,11 +17,10 @@ from click.testing import CliRunner
 
 from shelfwise.app.cli.main import main
 from shelfwise.core.answers.coverage import absent_terms
-from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.ingestion.lock import ingest_lock
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
-from tests.test_partial_index import QUESTION, _docs
+from tests.test_partial_index import QUESTION, _docs, ingest_and_index_one_batch
 
 pytestmark = pytest.mark.model
 
@@ -33,14 +32,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, embeddinggemma_model: Path
     tmp = tmp_path_factory.mktemp("partial-answers")
     db = tmp / "lib.db"
     with Shelf(Settings(db_path=db, embedder_path="embeddinggemma")) as shelf:
-        shelf.ingest([_docs(tmp)], "default", embed=False, index=False)
-        batches: list[int] = []
-
-        def progress(p: IndexProgress) -> None:
-            if p.stage == "embedding" and p.done:
-                batches.append(p.done)
-
-        shelf.index("default", progress=progress, cancel=lambda: bool(batches))
+        ingest_and_index_one_batch(shelf, _docs(tmp))
         unembedded = [str(r[0]) for r in shelf.store.conn.execute(
             "SELECT n.text FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id "
             "WHERE n.kind = 'passage' AND e.node_id IS NULL")]

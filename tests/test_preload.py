@@ -36,7 +36,8 @@ def test_only_the_groups_options_before_ask_start_a_preload() -> None:
 
 
 def test_the_file_names_agree_with_the_librarys_record() -> None:
-    assert preload.FILES == library_encoders.FILES and preload.META_KEY == library_encoders.META_KEY
+    # one definition: the library's record and the preload read the same names
+    assert preload.FILES is library_encoders.FILES and preload.META_KEY is library_encoders.META_KEY
 
 
 def test_the_library_record_names_the_file_to_preload(tmp_path: Path) -> None:

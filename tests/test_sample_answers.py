@@ -34,6 +34,15 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=1800)
 
 
+
+def _ask_json(library: tuple[Path, dict[str, str]], question: str) -> dict:  # type: ignore[type-arg]
+    """``shelfwise ask QUESTION --no-generate --json`` over the library, in a subprocess, parsed."""
+    db, env = library
+    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
 @pytest.fixture(scope="module")
 def library(gemma_sample_copy) -> tuple[Path, dict[str, str]]:
     """The sample ingested with no encoder named, as a new user does it (a copy of the session's:
@@ -85,10 +94,7 @@ OTHER_LANGUAGES = [
 @pytest.mark.parametrize(("question", "file", "heading", "fact"), OTHER_LANGUAGES, ids=["de", "fr", "en-hotels"])
 def test_questions_in_other_languages_are_answered_from_the_right_passage(
         library: tuple[Path, dict[str, str]], question: str, file: str, heading: str, fact: str) -> None:
-    db, env = library
-    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout)
+    out = _ask_json(library, question)
     assert out["found"], out["answer"]
     first = out["citations"][0]
     assert Path(first["path"]).name == file and first["heading_path"][-1] == heading, first
@@ -110,10 +116,7 @@ SHORT_IN_OTHER_LANGUAGES = [
                                                                                "de-yes-no", "fr-yes-no"])
 def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, dict[str, str]], question: str,
                                                           value: str) -> None:
-    db, env = library
-    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout)
+    out = _ask_json(library, question)
     assert out["short_answer"] is not None and out["short_answer"]["text"] == value, out["answer"]
     assert out["answer"].startswith(value)
 
@@ -132,9 +135,7 @@ THINGS = [
 def test_a_question_asking_for_a_thing_gets_it_first(library: tuple[Path, dict[str, str]], question: str,
                                                      value: str) -> None:
     db, env = library
-    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout)
+    out = _ask_json(library, question)
     short = out["short_answer"]
     assert short is not None and value in short["text"] and short["kind"] != "yes_no", out["answer"]
     assert out["answer"].startswith(short["text"])
@@ -154,9 +155,7 @@ NOT_IN_THE_SAMPLE = ["What is the dress code at the office?",
 def test_a_question_the_sample_does_not_answer_is_not_found(library: tuple[Path, dict[str, str]],
                                                             question: str) -> None:
     db, env = library
-    r = _run(["--db", str(db), "ask", question, "--no-generate", "--json"], env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout)
+    out = _ask_json(library, question)
     assert not out["found"] and out["answer"] == "Not found in your documents.", out["answer"]
     assert out["short_answer"] is None and 1 <= len(out["related"]) <= 3
     text = _run(["--db", str(db), "ask", question, "--no-generate"], env).stdout

@@ -7,32 +7,13 @@ the table does not answer, which keeps the walk's sentence."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from shelfwise.app.cli.main import main
-from tests.table_workbooks import write_matches
+from tests.table_workbooks import ask_json
 
 pytestmark = pytest.mark.model
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("table-questions")
-    write_matches(root / "docs" / "matches.xlsx")
-    db = root / "lib.db"
-    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "ingest", str(root / "docs")])
-    assert result.exit_code == 0, result.output
-    return db
-
-
-def ask(db: Path, question: str) -> dict:  # type: ignore[type-arg]
-    result = CliRunner().invoke(main, ["--db", str(db), "ask", question, "--json", "--no-generate"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(("question", "value", "operation", "cells"), [
@@ -47,9 +28,9 @@ def ask(db: Path, question: str) -> dict:  # type: ignore[type-arg]
     ("How many matches were played after Ajax?", "5", "count", None),
     ("Which opponent had the lowest attendance?", "Lyon", "argmin", ["Matches!B2", "Matches!F2"]),
 ])
-def test_each_new_operation(library: Path, question: str, value: str, operation: str,
+def test_each_new_operation(matches_library: Path, question: str, value: str, operation: str,
                             cells: list[str] | None) -> None:
-    short = ask(library, question)["short_answer"]
+    short = ask_json(matches_library, question)["short_answer"]
     assert short is not None, question
     assert (short["text"], short["operation"]) == (value, operation), question
     if cells is not None:
@@ -57,6 +38,6 @@ def test_each_new_operation(library: Path, question: str, value: str, operation:
     assert all(c["number"] >= 1 for c in short["cells"])  # every cell used is cited
 
 
-def test_a_question_the_table_does_not_answer_is_not_guessed(library: Path) -> None:
-    out = ask(library, "Who was the referee of the final?")
+def test_a_question_the_table_does_not_answer_is_not_guessed(matches_library: Path) -> None:
+    out = ask_json(matches_library, "Who was the referee of the final?")
     assert out["short_answer"] is None or out["short_answer"]["operation"] in ("", None)

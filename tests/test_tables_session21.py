@@ -6,32 +6,15 @@ keeps the walk's sentence (no table answer); a yes/no question is not answered b
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from shelfwise.app.cli.main import main
-from tests.table_workbooks import write_matches
+from tests.table_workbooks import ask_json
 
 pytestmark = pytest.mark.model
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("table-questions-21")
-    write_matches(root / "docs" / "matches.xlsx")
-    db = root / "lib.db"
-    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "ingest", str(root / "docs")])
-    assert result.exit_code == 0, result.output
-    return db
-
-
-def ask(db: Path, question: str) -> dict:  # type: ignore[type-arg]
-    result = CliRunner().invoke(main, ["--db", str(db), "ask", question, "--json", "--no-generate"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(("question", "value", "operation", "cells"), [
@@ -39,9 +22,9 @@ def ask(db: Path, question: str) -> dict:  # type: ignore[type-arg]
     ("Which opponent was played last?", "Rapid", "last", ["Matches!B9"]),
     ("How many matches were played in April?", "3", "count", None),
 ])
-def test_each_new_operation(library: Path, question: str, value: str, operation: str,
+def test_each_new_operation(matches_library: Path, question: str, value: str, operation: str,
                             cells: list[str] | None) -> None:
-    short = ask(library, question)["short_answer"]
+    short = ask_json(matches_library, question)["short_answer"]
     assert short is not None, question
     assert (short["text"], short["operation"]) == (value, operation), question
     if cells is not None:
@@ -53,14 +36,13 @@ def test_each_new_operation(library: Path, question: str, value: str, operation:
     "How many matches were played in Belgrade against Zorya?",  # Zorya is in no row: not the 3 Belgrade matches
     "Did the team score more goals against Napoli than usual?",  # yes/no: not a row's value
 ])
-def test_what_the_table_cannot_say_keeps_the_walks_sentence(library: Path, question: str) -> None:
-    out = ask(library, question)
+def test_what_the_table_cannot_say_keeps_the_walks_sentence(matches_library: Path, question: str) -> None:
+    out = ask_json(matches_library, question)
     assert out["short_answer"] is None or not out["short_answer"]["operation"], question
     assert out["answer"]  # the walk's sentence is shown
 
 
-
-def test_where_the_walk_finds_nothing_only_a_sure_table_value_is_shown(library: Path,
+def test_where_the_walk_finds_nothing_only_a_sure_table_value_is_shown(matches_library: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # the walk's verdict made "not found" (its evidence judged weak): a value matched loosely (a part of a cell:
     # "belgrade" in "Belgrade, Serbia") is not shown, "Not found" stands with the related passages; a value the
@@ -68,15 +50,15 @@ def test_where_the_walk_finds_nothing_only_a_sure_table_value_is_shown(library: 
     from shelfwise.core.answers import from_passages
 
     monkeypatch.setattr(from_passages, "weak_evidence", lambda *a, **k: True)
-    out = ask(library, "How many matches were played in belgrade?")
+    out = ask_json(matches_library, "How many matches were played in belgrade?")
     assert (out["found"], out["short_answer"]) == (False, None)
     assert out["answer"] == "Not found in your documents."
     assert out["related"]
-    result = CliRunner().invoke(main, ["--db", str(library), "ask", "How many matches were played in belgrade?",
-                                       "--no-generate"])
+    result = CliRunner().invoke(main, ["--db", str(matches_library), "ask",
+                                       "How many matches were played in belgrade?", "--no-generate"])
     assert "Answer: Not found in your documents." in result.output
-    sure = CliRunner().invoke(main, ["--db", str(library), "ask", "What was the attendance against Lyon?",
+    sure = CliRunner().invoke(main, ["--db", str(matches_library), "ask", "What was the attendance against Lyon?",
                                      "--no-generate"])
     assert "12000" in sure.output and "Not found" not in sure.output
     monkeypatch.undo()
-    assert ask(library, "How many matches were played in belgrade?")["short_answer"]["text"] == "3"
+    assert ask_json(matches_library, "How many matches were played in belgrade?")["short_answer"]["text"] == "3"

@@ -15,13 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shelfwise.core.models.backend import Embedder
+from shelfwise.core.models.encoders.preload import FILES, META_KEY
 from shelfwise.core.paths import models_dir
 from shelfwise.core.settings import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 from shelfwise.core.store.db import Store
 
-META_KEY = "embedder"
-# The GGUF file each named encoder is installed as (its model ids in the embeddings table begin with it).
-FILES = {"minilm": "all-MiniLM-L6-v2-q8_0.gguf", "embeddinggemma": "embeddinggemma-300m-q8_0.gguf"}
 LABELS = {"minilm": "all-MiniLM-L6-v2", "embeddinggemma": "EmbeddingGemma-300M"}
 NOTES = {"minilm": "faster, English only", "embeddinggemma": "multilingual, 100+ languages"}
 

@@ -60,6 +60,15 @@ __all__ = [
 ]
 
 
+
+def _in_lists(values: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """``values`` (each once, in order) ``size`` at a time, with the statement's ``?`` marks for an ``IN (...)``."""
+    uniq = list(dict.fromkeys(values))
+    for i in range(0, len(uniq), size):
+        part = uniq[i:i + size]
+        yield part, ",".join("?" * len(part))
+
+
 class Store:
     """SQLite store of the collection tree. ``Store(":memory:")`` for tests; see the module doc for threads.
 
@@ -466,37 +475,32 @@ class Store:
         """The cached vectors among ``shas`` (text sha256 hex digests) for ``model``; marks them used unless
         ``touch`` is False (a question's read, which must not wait for an ingest's write lock)."""
         found: dict[str, np.ndarray] = {}
-        uniq = list(dict.fromkeys(shas))
-        for i in range(0, len(uniq), 500):
-            part = uniq[i:i + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_lists(shas):
             for sha, dim, blob in self.conn.execute(
                 f"SELECT sha, dim, vector FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)
             ):
                 found[sha] = decode_float([blob], int(dim))[0]
-        if found and touch and not self.read_only:
-            now = time.time()
-            with self.transaction():
-                self.conn.executemany("UPDATE vector_cache SET used = ? WHERE model = ? AND sha = ?",
-                                      [(now, model, sha) for sha in found])
+        self._mark_cache_used(model, list(found), touch)
         return found
 
     def cached_shas(self, model: str, shas: Sequence[str], touch: bool = True) -> set[str]:
         """Which of ``shas`` the cache holds a vector of for ``model`` (marked used unless ``touch`` is False), without
         reading the vectors: an index run checking 10^6 sentences would otherwise hold them all as float32 (3 GB)."""
         found: set[str] = set()
-        uniq = list(dict.fromkeys(shas))
-        for i in range(0, len(uniq), 500):
-            part = uniq[i:i + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_lists(shas):
             found.update(str(r[0]) for r in self.conn.execute(
                 f"SELECT sha FROM vector_cache WHERE model = ? AND sha IN ({marks})", (model, *part)))
-        if found and touch and not self.read_only:
+        self._mark_cache_used(model, list(found), touch)
+        return found
+
+    def _mark_cache_used(self, model: str, shas: list[str], touch: bool) -> None:
+        """The cache's rows of ``shas`` marked used now (what pruning keeps), unless ``touch`` is False (a question's
+        read) or the library is read-only."""
+        if shas and touch and not self.read_only:
             now = time.time()
             with self.transaction():
                 self.conn.executemany("UPDATE vector_cache SET used = ? WHERE model = ? AND sha = ?",
-                                      [(now, model, sha) for sha in found])
-        return found
+                                      [(now, model, sha) for sha in shas])
 
     def prune_vector_cache(self, model: str, keep: int) -> int:
         """Keep the ``keep`` most recently used cached vectors of ``model``; returns how many were dropped."""

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from shelfwise.core.store import fts
+from shelfwise.core.store.inert import write_text_atomically
 from shelfwise.core.store.migrations import SchemaTooNew, migrate, refuse_foreign
 from shelfwise.core.store.types import StoreError
 
@@ -116,12 +117,10 @@ def record_clean_close(path: Path) -> bool:
     if _journal_beside(path):
         forget_clean_close(path)
         return False
-    tmp = record.with_name(record.name + ".tmp")
     try:
         st = path.stat()
         for _ in range(5):
-            tmp.write_text(json.dumps(_identity(st)), encoding="utf-8")
-            os.replace(tmp, record)
+            write_text_atomically(record, json.dumps(_identity(st)))
             if record.stat().st_mtime_ns > st.st_mtime_ns:
                 return True
             time.sleep(0.01)

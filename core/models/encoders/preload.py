@@ -30,10 +30,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The GGUF each named encoder is installed as (core/indexing/encoder.py FILES; tests/test_preload.py checks they
-# agree): this module may not import that one, which brings the store and NumPy-heavy modules with it.
+# The GGUF file each named encoder is installed as (its model ids in the embeddings table begin with it), and the
+# library's meta key that records its encoder. Defined here, not in core/indexing/encoder.py (which reads them from
+# here): this module may not import that one, which brings the store and NumPy-heavy modules with it.
 FILES = {"minilm": "all-MiniLM-L6-v2-q8_0.gguf", "embeddinggemma": "embeddinggemma-300m-q8_0.gguf"}
-META_KEY = "embedder"  # the library's record of its encoder (core/indexing/encoder.py META_KEY)
+META_KEY = "embedder"
 
 
 @dataclass
