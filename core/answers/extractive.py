@@ -403,13 +403,15 @@ def list_run(texts: Iterable[str], items: int = LIST_ITEMS, words: int = LIST_WO
 def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS, lead: str = "") -> int:
     """Where the list that a lead-in sentence ending at ``end`` introduces ends in ``text`` (:func:`list_run` of
     the lines after it; ``end`` itself when no list item follows on the next lines). A ``lead`` that names how many
-    items follow ("three values") takes that many short lines even without list marks (slide bullets)."""
+    items follow ("three values") takes that many short sentences even without list marks: slide bullets, one a
+    line, or items written on as prose ("We work by three values. Measure twice: ... Share the weather: ...")."""
     spans = [(a, b) for a, b in logical_lines(text) if a >= end]
     n = list_run((text[a:b] for a, b in spans), items, words)
     count = announced_count(lead) if lead else 0
-    if not n and count and len(spans) >= count and all(
-            len(text[a:b].split()) <= 25 for a, b in spans[:count]):
-        n = count
+    if not n and count:
+        spans = [(a, b) for a, b in passage_sentences(text) if a >= end][:count]
+        if len(spans) == count and all(len(text[a:b].split()) <= 30 for a, b in spans):
+            n = count
     if not n:
         return end
     a, b = spans[n - 1]

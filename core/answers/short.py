@@ -34,7 +34,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import is_lead_in, logical_lines, question_keys
+from shelfwise.core.answers.extractive import (
+    announced_count,
+    is_lead_in,
+    logical_lines,
+    passage_sentences,
+    question_keys,
+)
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
@@ -307,13 +313,26 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     return score + _closeness(text, span, question_keys(question))
 
 
+_ITEM_LABEL = re.compile(r"^([^:.;]{1,60}):\s+\S")
+
+
 def _list_items(sentence: Extracted) -> list[str]:
-    """The items a lead-in sentence brings (its lines after the first, list marks dropped)."""
-    spans = logical_lines(sentence.text)
-    if len(spans) < 3 or not is_lead_in(sentence.text[spans[0][0]:spans[0][1]]):
+    """The items a lead-in sentence brings: its lines after the first, list marks dropped; or, for items written
+    on as prose after a lead-in that names how many ("We work by three values. Measure twice: we check ... Share
+    the weather: we tell ..."), those sentences, each by its label before a colon when it has a short one."""
+    text = sentence.text
+    spans = logical_lines(text)
+    if len(spans) >= 3 and is_lead_in(text[spans[0][0]:spans[0][1]]):
+        lines = [" ".join(text[a:b].split()) for a, b in spans[1:]]
+        return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+    sentences = [" ".join(text[a:b].split()) for a, b in passage_sentences(text)]
+    if len(sentences) < 3 or not is_lead_in(sentences[0]) or announced_count(sentences[0]) != len(sentences) - 1:
         return []
-    lines = [" ".join(sentence.text[a:b].split()) for a, b in spans[1:]]
-    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+    items = []
+    for item in sentences[1:]:
+        label = _ITEM_LABEL.match(item)
+        items.append(label.group(1).strip() if label and len(label.group(1).split()) <= 6 else item.rstrip("."))
+    return items
 
 
 def value_fits(question: str, value: str) -> bool:
