@@ -18,6 +18,7 @@ from itertools import pairwise
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
 from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, col_scores, key_cells, negated, part_key
+from shelfwise.core.answers.table_runs import RUN, SAME, filter_results, plan_run, plan_same_as
 from shelfwise.core.store.tables import TableData
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
@@ -312,6 +313,7 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
                given_key=given_key)
     _filter_keys(m, data_rows, parts)
     _filter_named_columns(m)
+    filter_results(m)
     if not _filter_comparisons(m):
         return None
     m.numeric = [c for c in range(width) if c != m.key_col and (kinds[c] in NUMERIC or (
@@ -533,7 +535,12 @@ def _plan_lookup(m: _Match) -> Plan | None:
 
 def _plan(m: _Match) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
-    average, a count, a sum, an extreme, first / last, a lookup."""
+    average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
+    "consecutive") is answered by :mod:`shelfwise.core.answers.table_runs` or not at all."""
+    if SAME.search(m.intent.text):
+        return plan_same_as(m, _implied_measure)
+    if RUN.search(m.intent.text):
+        return plan_run(m, [r for r in range(m.data.n_rows) if m.data.is_data(r)])
     if m.key_col is not None:
         plan = _between_rows(m)
         if plan is not None:
