@@ -271,6 +271,18 @@ def _same_as(run: _Run) -> ShortAnswer | None:
                        explanation=f"the rows where {plan.filters[0]}: {', '.join(values)}", cells=used[:MAX_CITED])
 
 
+def _list(run: _Run) -> ShortAnswer | None:
+    plan, data, col = run.plan, run.data, run.plan.answer_col
+    if col is None:
+        return None
+    values = list(dict.fromkeys(v for r in plan.rows if (v := value_of(data.text(col)[r]))))
+    if len(values) < 2:
+        return None
+    return ShortAnswer("; ".join(values), "list", operation="list",
+                       explanation=f"{len(plan.rows)} rows{run.where}: {run.names[col]} {', '.join(values)}",
+                       cells=[cell(data, r, col) for r in plan.rows[:MAX_CITED]])
+
+
 def _streak(run: _Run) -> ShortAnswer | None:
     plan, data, col = run.plan, run.data, run.plan.answer_col
     if not plan.rows or col is None:
@@ -292,7 +304,7 @@ _OPERATIONS: dict[str, Callable[[_Run], ShortAnswer | None]] = {
     "compare": _choice, "most_often": _often, "least_often": _often, "first": _first_last, "last": _first_last,
     "sum": _aggregate, "average": _aggregate, "max": _aggregate, "min": _aggregate, "argmax": _argextreme,
     "argmin": _argextreme, "argmax_range": _range, "argmin_range": _range, "difference": _difference,
-    "same_as": _same_as, "streak": _streak, "streak_value": _streak,
+    "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list,
 }
 
 

@@ -124,7 +124,10 @@ def read_intent(question: str) -> TableIntent:
     if not _GERMAN.search(text):  # German writes every noun with a capital
         intent.names = [w.lower() for w in _WORD.findall(question)[1:] if w[:1].isupper()
                         and w.lower() not in STOP and w.lower() not in MONTHS and w.lower() not in _WEEKDAYS]
-    plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", text)  # bounds, not superlatives
+    numbered = _NUMBER_WORD.sub(lambda w: str(NUMBER_WORDS[w.group(1)]), text)  # "more than five" -> 5
+    plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", numbered)  # bounds, not superlatives
+    plain = re.sub(r"\b(more|less|fewer|greater|higher|lower|larger|bigger|longer|shorter|taller|smaller) than "
+                   r"(?=-?\d)", " ", plain)  # "more than 30000": a bound, not "the most"
     for op, pattern in _OPS:
         m = pattern.search(plain)
         if m:
@@ -136,15 +139,14 @@ def read_intent(question: str) -> TableIntent:
     m = _COUNTED.search(text)
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")
-    said = _NUMBER_WORD.sub(lambda w: str(NUMBER_WORDS[w.group(1)]), text)  # "more than five" -> 5
     for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
-        for m in pattern.finditer(said):
+        for m in pattern.finditer(numbered):
             b = _bound(m.group(2).rstrip(".,"))
             if b is not None:
                 c = Comparison(strict=m.group(1) not in _INCLUSIVE, kind=b[0], words=m.group(0))
                 setattr(c, side, b[1])
                 intent.comparisons.append(c)
-    for m in _OR_MORE.finditer(said):  # "20% or greater", "3 strokes or more"
+    for m in _OR_MORE.finditer(numbered):  # "20% or greater", "3 strokes or more"
         b = _bound(m.group(1).rstrip(".,"))
         if b is not None:
             c = Comparison(strict=False, kind=b[0], words=m.group(0))

@@ -188,3 +188,37 @@ def _runs(flags: Sequence[bool]) -> list[tuple[int, int]]:
             out.append((start, i - start))
             start = None
     return out
+
+
+_PLURAL_ASK = re.compile(r"^(?:which|what) (?:two|three|four|five|six|\d+)\b|^(?:list|name) (?:all|each|every)\b|"
+                         r"^(?:what|which) (?:are|were) the\b")
+_COMPUTES = ("count", "sum", "average", "max", "min", "first", "last", "difference", "range")
+
+
+def plan_list(m: _Match, asked: int | None) -> Plan | None:
+    """"Which countries won at least 3 silver medals", "list all ... not ...": the cells of the column asked for
+    (``asked``) of every row that passes the question's filters, as a list, when the
+    question asks for several (a plural: "which countries", "which two", "list all"), its noun names a text column
+    and 2 to :data:`MAX_LISTED` rows pass; the one row a comparison keeps ("which u-boat had more than 54
+    casualties") is looked up; None otherwise."""
+    intent, data = m.intent, m.data
+    if intent.asks_row and intent.comparisons and len(m.rows) == 1 and not any(op in m.ops for op in _COMPUTES):
+        # "which u-boat had more than 54 casualties": the one row the comparison keeps
+        return Plan("lookup", list(m.rows), asked if asked is not None else m.label_col, None, None, None,
+                    list(m.filters))
+    word = intent.asked
+    plural = bool(word) and stem(word) != word and len(word) > 3
+    if not intent.asks_row or not (plural or _PLURAL_ASK.search(intent.text)) or not m.filters:
+        return None
+    if any(op in m.ops for op in _COMPUTES) or not 2 <= len(m.rows) <= MAX_LISTED:
+        return None
+    if asked is None or m.data.table.kinds[asked] != "text":
+        return None  # the column asked for is named by the question's noun ("which countries": Country)
+    col = asked
+    key = m.keys.get(col)
+    if key is not None and not key.negated:
+        return None  # the column the filter names: every row says the same
+    values = list(dict.fromkeys(v for r in m.rows if (v := value_of(data.text(col)[r]))))
+    if len(values) < 2:
+        return None
+    return Plan("list", list(m.rows), None, col, m.key_col, None, list(m.filters))
