@@ -1,4 +1,4 @@
-"""Table questions about rows alike (issue 49, session 22; docs/tables.md): "the same X as A" (the other rows whose X
+"""Table questions about rows alike (issue 49; docs/tables.md): "the same X as A" (the other rows whose X
 equals A's), "how many consecutive ..." / "the longest streak" (the longest run of adjacent rows that pass the
 question's filters, or the value of a column repeated over the most adjacent rows), and the rows a result word
 names ("wins", "losses", "draws": the rows of a column of results, W / L / D). A question of these kinds that the
@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from shelfwise.core.answers.table_compute import Plan, value_of
 from shelfwise.core.answers.table_intent import TableIntent, stem, words_of
-from shelfwise.core.answers.table_match import col_scores
+from shelfwise.core.answers.table_match import TableMatch, col_scores
 from shelfwise.core.store.tables import TableData
-
-if TYPE_CHECKING:
-    from shelfwise.core.answers.table_plan import _Match
 
 SAME = re.compile(r"\bsame\b(?!-)")
 _SAME_AS = re.compile(r"\bthe same\b(?P<what>(?:\s+[^\s]+){0,10}?)\s+as\b")
@@ -57,7 +53,7 @@ def _result(cell: str) -> str:
     return _RESULT_OF[m.group(1).lower()] if m else ""
 
 
-def filter_results(m: _Match) -> None:
+def filter_results(m: TableMatch) -> None:
     """The rows a result word of the question names ("how many losses", "consecutive wins"): the rows whose cell in
     the table's column of results (:func:`result_column`) opens with that result; the first such word counts,
     not one after "without" / "no" ("wins without a loss")."""
@@ -78,7 +74,7 @@ def filter_results(m: _Match) -> None:
     m.filters.append(f"{names[col]} is {said}")
 
 
-def plan_same_as(m: _Match, implied: Callable[[TableIntent, Sequence[str], Sequence[int]], int | None]
+def plan_same_as(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Sequence[int]], int | None]
                  ) -> Plan | None:
     """"Which X has the same Y as A" / "how many X have the same Y as A": the rows other than A's whose cell in
     column Y (named by the words between "same" and "as", else by the question's other words) equals A's; their
@@ -135,7 +131,7 @@ def _same_value(data: TableData, col: int, r: int) -> str:
     return value_of(data.text(col)[r]).strip().lower()
 
 
-def plan_run(m: _Match, data_rows: Sequence[int]) -> Plan | None:
+def plan_run(m: TableMatch, data_rows: Sequence[int]) -> Plan | None:
     """"How many consecutive ...", "the most consecutive wins", "the longest streak": the longest run of adjacent
     rows (in the table's order) that pass the question's filters, as its length; "which / who ... the most
     consecutive ...": the value of the column asked for that the most adjacent rows repeat. None for any other
@@ -195,7 +191,7 @@ _PLURAL_ASK = re.compile(r"^(?:which|what) (?:two|three|four|five|six|\d+)\b|^(?
 _COMPUTES = ("count", "sum", "average", "max", "min", "first", "last", "difference", "range")
 
 
-def plan_list(m: _Match, asked: int | None) -> Plan | None:
+def plan_list(m: TableMatch, asked: int | None) -> Plan | None:
     """"Which countries won at least 3 silver medals", "list all ... not ...": the cells of the column asked for
     (``asked``) of every row that passes the question's filters, as a list, when the
     question asks for several (a plural: "which countries", "which two", "list all"), its noun names a text column
