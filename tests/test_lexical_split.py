@@ -168,7 +168,7 @@ def even_library(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-u
 def _even_questions(vocab: list[str]) -> list[str]:
     rng = np.random.default_rng(5)
     out = [" ".join(rng.choice(vocab, size=int(rng.integers(3, 9)), replace=False)) for _ in range(30)]
-    return out + [" ".join(vocab[:8]), " ".join(vocab[2:6])]
+    return [*out, " ".join(vocab[:8]), " ".join(vocab[2:6])]
 
 
 def test_rows_of_one_word_are_not_scored_when_the_words_are_equally_common(  # type: ignore[no-untyped-def]

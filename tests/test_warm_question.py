@@ -26,7 +26,7 @@ def _questions() -> list[str]:
     lines = resource_path("sample_questions.jsonl").read_text(encoding="utf-8").splitlines()
     asked = [json.loads(line)["question"] for line in lines if line.strip()]
     # and questions of several common words, the case the restricted ranking is for
-    return asked + ["the company employees office days leave policy", "What does the handbook say about travel?"]
+    return [*asked, "the company employees office days leave policy", "What does the handbook say about travel?"]
 
 
 def _summary(shelf: Shelf, question: str) -> dict[str, Any]:
