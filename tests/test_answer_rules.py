@@ -76,7 +76,8 @@ def test_a_reversed_yes_no_is_withdrawn(library: Path, monkeypatch) -> None:
     assert "it says yes where the deciding sentence [1] says no" in out["generation_note"]
     text = ask(library, question, "Yes, you do [1].", monkeypatch)
     assert "Answer: No: In the office, the staff Wi-Fi network does not need the VPN. [1]" in text
-    assert "(withdrawn: it says yes where the deciding sentence [1] says no.)" in text
+    assert "(The model's answer is not shown: it says yes where the deciding sentence [1] says no.)" in text
+    assert "Yes, you do" not in text  # printed to a pipe: a withdrawn text is never written
 
 
 def test_a_restatement_is_withdrawn(library: Path, monkeypatch) -> None:
@@ -95,8 +96,9 @@ def test_102000_is_102000_and_kept_with_its_checks(library: Path, monkeypatch) -
     assert out["generated"] == reply.replace("[1]", f"[{out['short_answer']['number']}]"), out["generation_note"]
     assert out["generation_checks"][0] == "its numbers, dates and names are in the passages shown"
     text = ask(library, question, reply, monkeypatch)
-    assert "(kept, checked: its numbers, dates and names are in the passages shown; each of its sentences stands " \
-           "in one sentence of a passage; it gives a number, as the question asks)" in text
+    assert "Model's answer (checked: its numbers, dates and names are in the passages shown; each of its sentences " \
+           "stands in one sentence of a passage; it gives a number, as the question asks): Revenue was EUR 102000" \
+           in text
     wrong = json.loads(ask(library, question, "Revenue was EUR 103000 [1].", monkeypatch, "--json"))
     assert wrong["generated"] == "" and "103000" in wrong["generation_note"]
 

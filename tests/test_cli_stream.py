@@ -1,7 +1,9 @@
 """`shelfwise ask` and `shelfwise chat` print an answer as it is made: the extracted sentence first, then the
-model's answer piece by piece as it is generated, then whether it is kept or withdrawn. In-process (CliRunner) on a
-small library with the real bundled embedder; the generative model is a scripted stand-in whose generation looks
-at the terminal between its pieces, so the test sees what was on screen while it wrote."""
+model's answer piece by piece as it is generated (on a terminal), then whether it is kept; a text not kept is
+erased and its reason printed in its place, and where the output is not a terminal only a kept text is printed.
+In-process (CliRunner) on a small library with the real bundled embedder; the generative model is a scripted
+stand-in whose generation looks at the terminal between its pieces, so the test sees what was on screen while it
+wrote. The terminal itself, with the bundled model, is tests/test_cli_terminal.py."""
 
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from shelfwise.app.cli import render
 from shelfwise.app.cli.main import main
 from shelfwise.app.cli.shown import raw_stream
 from shelfwise.core.models import factory
 from shelfwise.core.models.backend import CancelCheck, Cost, Generation
 from shelfwise.core.models.fake import FakeBackend
 from shelfwise.core.models.generation import guarded_stream
+from tests.terminal_screen import screen
 
 QUESTION = "How many hours a day do cats sleep?"
 EXTRACTED = "Answer: sixteen hours a day [1]\nIn the sources: Cats sleep sixteen hours a day. [1]"
@@ -67,8 +71,11 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def ask(db: Path, reply: str, monkeypatch: pytest.MonkeyPatch, *args: str, stdin: str | None = None,
-        ) -> tuple[str, Watching]:
+        columns: int | None = 80) -> tuple[str, Watching]:
+    """The command's output and the stand-in model; ``columns``: the width of the terminal the output is taken to
+    be (None: not a terminal, a pipe)."""
     backend = Watching(reply)
+    monkeypatch.setattr(render, "terminal_columns", lambda: columns)
     monkeypatch.setattr(factory, "make_backend", lambda settings: backend)
     result = CliRunner().invoke(main, ["--db", str(db), *args], input=stdin)
     assert result.exit_code == 0, result.output
@@ -80,9 +87,9 @@ def test_ask_prints_the_extracted_sentence_then_streams_the_kept_answer(library:
     first, *later = backend.screens
     assert EXTRACTED in first and "Model's answer" not in first  # the sentence is on screen before the model writes
     written = ""
-    for screen, word in zip(later, KEPT.split(" "), strict=False):
+    for seen, word in zip(later, KEPT.split(" "), strict=False):
         written += word if not written else " " + word
-        assert screen.rstrip().endswith("Model's answer: " + written)  # each piece on screen as it came
+        assert seen.rstrip().endswith("Model's answer: " + written)  # each piece on screen as it came
     tail = out[out.index(EXTRACTED):]
     assert tail.startswith(EXTRACTED + f"\n\nModel's answer: {KEPT}\n(kept, checked: its numbers, dates and names "
                            "are in the passages shown; each of its sentences stands in one sentence of a passage; "
@@ -90,18 +97,50 @@ def test_ask_prints_the_extracted_sentence_then_streams_the_kept_answer(library:
     assert "Sources:\n[1] Cats" in tail and "withdrawn" not in out
 
 
-def test_a_model_text_that_only_repeats_the_sentence_is_not_shown(library: Path, monkeypatch) -> None:
-    out, _ = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "ask", QUESTION)
-    tail = out[out.index(EXTRACTED):]
-    assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep sixteen hours [1].\n(not shown: it says "
-                           "nothing that the answer and the sentence above do not.)")
+def test_a_model_text_that_only_repeats_the_sentence_is_not_left_on_screen(library: Path, monkeypatch) -> None:
+    out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "ask", QUESTION, columns=200)
+    assert "Model's answer: Cats sleep sixteen" in backend.screens[-1]  # written as it came
+    shown = screen(out, columns=200)
+    assert shown[shown.index(EXTRACTED):].startswith(
+        EXTRACTED + "\n\n(The model's answer is not shown: it says nothing that the answer and the sentence above "
+        "do not.)\nSources:")
+    assert "Cats sleep sixteen hours [1]." not in shown
 
 
-def test_ask_says_when_the_streamed_answer_is_withdrawn(library: Path, monkeypatch) -> None:
-    out, _ = ask(library, "Cats sleep twenty hours [1].", monkeypatch, "ask", QUESTION)
-    tail = out[out.index(EXTRACTED):]
-    assert tail.startswith(EXTRACTED + "\n\nModel's answer: Cats sleep twenty hours [1].\n(withdrawn: it says "
-                           "\u201ctwenty\u201d, which no passage shown does.)\nSources:")
+def test_a_withdrawn_text_is_erased_and_its_reason_printed_in_its_place(library: Path, monkeypatch) -> None:
+    out, backend = ask(library, "Cats sleep twenty hours [1].", monkeypatch, "ask", QUESTION, columns=200)
+    assert "Model's answer: Cats sleep twenty" in backend.screens[-1]  # it was on screen while written
+    shown = screen(out, columns=200)
+    assert shown[shown.index(EXTRACTED):].startswith(
+        EXTRACTED + "\n\n(The model's answer is not shown: it says \u201ctwenty\u201d, which no passage shown "
+        "does.)\nSources:")
+    assert "twenty hours" not in shown
+
+
+def test_a_long_withdrawn_text_is_erased_across_its_wrapped_rows(library: Path, monkeypatch) -> None:
+    reply = "Cats sleep twenty hours [1]. " + " ".join(["They nap in the sun all afternoon."] * 6)
+    out, _ = ask(library, reply, monkeypatch, "ask", QUESTION, columns=40)
+    shown = screen(out, columns=40)
+    assert "twenty hours" in out and "twenty hours" not in shown and "nap in the sun" not in shown
+    assert EXTRACTED.split("\n")[1][:40] in shown  # the sentence above is not erased with it
+    assert "(The model's answer is not shown:" in shown
+
+
+def test_piped_output_never_holds_a_text_not_kept(library: Path, monkeypatch) -> None:
+    out, backend = ask(library, "Cats sleep twenty hours [1].", monkeypatch, "ask", QUESTION, columns=None)
+    assert "twenty hours" not in out and "\x1b" not in out and "Model's answer" not in backend.screens[-1]
+    assert out[out.index(EXTRACTED):].startswith(
+        EXTRACTED + "\n\n(The model's answer is not shown: it says \u201ctwenty\u201d, which no passage shown "
+        "does.)\nSources:")
+    out, _ = ask(library, KEPT, monkeypatch, "ask", QUESTION, columns=None)
+    assert EXTRACTED + "\n\nModel's answer (checked: its numbers, dates and names are in the passages shown" in out
+    assert KEPT in out
+
+
+def test_rows_taken_counts_wrapped_and_wide_characters() -> None:
+    assert render.rows_taken("abc", 80) == 1
+    assert render.rows_taken("a" * 80, 80) == 1 and render.rows_taken("a" * 81, 80) == 2
+    assert render.rows_taken("one\ntwo", 80) == 2 and render.rows_taken("\u732b" * 41, 80) == 2
 
 
 def test_ask_without_generation_prints_the_extracted_sentence_only(library: Path, monkeypatch) -> None:

@@ -6,11 +6,14 @@ objects with widgets (``app/gui``).
 
 from __future__ import annotations
 
+import shutil
+import sys
+import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from shelfwise.app.cli.shown import shown
+from shelfwise.app.cli.shown import raw_stream, shown, terminal_text
 from shelfwise.app.cli.table_answer import table_lines
 from shelfwise.core.answers.types import Answer, AnswerEvents, Citation
 from shelfwise.core.navigation.trace import Hit, SearchResult, Trace, to_dict
@@ -167,27 +170,48 @@ def render_generation(answer: Answer) -> list[str]:
 
 
 def render_verdict(answer: Answer, streamed: str) -> list[str]:
-    """Under a streamed model's answer (``streamed``, as printed): whether it is kept and what it was checked for,
-    and the kept text when the check changed it; or that it is withdrawn, and why."""
+    """Under a streamed model's answer that is kept (``streamed``, as printed): what it was checked for, and the
+    kept text when the check changed it."""
     checks = "; ".join(answer.generation_checks)
-    if answer.generated:
-        if " ".join(answer.generated.split()) == " ".join(streamed.split()):
-            return [f"(kept, checked: {checks})"]
-        return [f"(kept, checked: {checks}; as kept: {answer.generated})"]
-    why = answer.generation_note.removeprefix("The model's answer is not shown: ") or "not kept"
-    return [f"({'not shown' if why.startswith('it says nothing that') else 'withdrawn'}: {why})"]
+    if " ".join(answer.generated.split()) == " ".join(streamed.split()):
+        return [f"(kept, checked: {checks})"]
+    return [f"(kept, checked: {checks}; as kept: {answer.generated})"]
 
 
 E = TypeVar("E", bound=AnswerEvents)
 
 
+def terminal_columns() -> int | None:
+    """The width of the terminal an answer is printed on, or None when standard output is not a terminal (a pipe,
+    a file, a captured run): there the model's text is printed once it is checked, never as it is written."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def rows_taken(text: str, columns: int) -> int:
+    """How many rows of a terminal ``columns`` wide ``text`` takes when written from the start of a row (wide East
+    Asian characters take two cells, combining marks none, tabs stop every 8 cells)."""
+    def cells(line: str) -> int:
+        return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+                   for ch in line.expandtabs(8))
+    return sum(max(1, -(-cells(line) // columns)) for line in text.split("\n"))
+
+
+STREAM_LABEL = "Model's answer: "
+
+
 class StreamedAnswer:
     """The terminal's side of an answer being made (``shelfwise ask``, ``shelfwise chat``): the extracted
     sentence at once (:meth:`on_extract`), the model's answer as it is written (:meth:`on_token`), then whether it
-    is kept (:meth:`on_generated`); :meth:`finish` prints what no event brought (the steps, the sources)."""
+    is kept (:meth:`on_generated`); :meth:`finish` prints what no event brought (the steps, the sources).
 
-    def __init__(self, echo: Callable[..., object]) -> None:
+    A text the checks do not keep never stays on screen: on a terminal (``columns``, from
+    :func:`terminal_columns`) it is written as it comes and erased when withdrawn, the reason printed in its place,
+    as the window replaces it; elsewhere (a pipe, a file) it is held until checked and only what is kept is
+    printed."""
+
+    def __init__(self, echo: Callable[..., object], columns: int | None = None) -> None:
         self.echo = echo
+        self.columns = columns if columns is not None else terminal_columns()
         self.extracted = False
         self.streamed = ""
         self.judged = False
@@ -203,20 +227,35 @@ class StreamedAnswer:
         self.extracted = True
 
     def on_token(self, piece: str) -> None:
-        if not self.streamed:
-            self.echo("\nModel's answer: ", nl=False)
+        if self.columns is not None:
+            if not self.streamed:
+                self.echo("\n" + STREAM_LABEL, nl=False)
+            self.echo(piece, nl=False)  # click.echo flushes: each piece shows as it comes
         self.streamed += piece
-        self.echo(piece, nl=False)  # click.echo flushes: each piece shows as it comes
 
     def on_generated(self, answer: Answer) -> None:
-        if self.streamed:
-            self.echo("")
-            lines = render_verdict(answer, self.streamed)
+        if self.streamed and self.columns is not None:
+            if answer.generated:
+                self.echo("")
+                lines = render_verdict(answer, self.streamed)
+            else:  # withdrawn or adding nothing: off the screen, the reason in its place
+                self.erase_streamed()
+                lines = render_generation(answer)[1:]  # the blank line above the text stays
         else:
             lines = render_generation(answer)
         for line in lines:
             self.echo(line)
         self.judged = True
+
+    def erase_streamed(self) -> None:
+        """Moves the cursor back to the start of the streamed text's first row and clears to the end of the screen
+        (written under the output door, which would escape the control sequence)."""
+        assert self.columns is not None
+        rows = rows_taken(STREAM_LABEL + terminal_text(self.streamed), self.columns)
+        sys.stdout.flush()
+        out = raw_stream(sys.stdout)
+        out.write("\r" + (f"\x1b[{rows - 1}A" if rows > 1 else "") + "\x1b[J")
+        out.flush()
 
     def finish(self, answer: Answer) -> None:
         if not self.extracted:
