@@ -17,7 +17,15 @@ from itertools import pairwise
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
 from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
-from shelfwise.core.answers.table_runs import RUN, SAME, filter_results, plan_list, plan_run, plan_same_as
+from shelfwise.core.answers.table_runs import (
+    RUN,
+    SAME,
+    filter_results,
+    plan_list,
+    plan_only,
+    plan_run,
+    plan_same_as,
+)
 from shelfwise.core.store.tables import TableData
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
@@ -557,7 +565,8 @@ def _plan(m: TableMatch) -> Plan | None:
         m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
         return m.plan("sum", measure=m.measure)
-    return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, _asked_column(m)) or _plan_lookup(m)
+    asked = _asked_column(m)
+    return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, asked) or _plan_lookup(m) or plan_only(m, asked)
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,
