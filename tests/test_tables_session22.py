@@ -2,8 +2,9 @@
 click's CliRunner) over the small real matches workbook (tests/table_workbooks.py: results W L W D L W D W, goals
 3 1 2 0 1 4 2 1, three matches in Belgrade), real SQLite, the real bundled encoder (MiniLM), generation off:
 "the same X as A" (one row, a list, how many), the longest run of adjacent rows ("consecutive"), result words
-(wins, losses) over a column of results, the rows a filter keeps listed ("which opponents ..."), the one row "the only" keeps; a question of
-these kinds the rules cannot read keeps the walk's sentence, not another operation's value."""
+(wins, losses) over a column of results, the rows a filter keeps listed ("which opponents ..."), the one row
+"the only" keeps; a question of these kinds the rules cannot read keeps the walk's sentence, not another
+operation's value."""
 
 from __future__ import annotations
 
