@@ -17,7 +17,15 @@ from itertools import pairwise
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
 from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
-from shelfwise.core.answers.table_runs import RUN, SAME, filter_results, plan_list, plan_run, plan_same_as
+from shelfwise.core.answers.table_runs import (
+    RUN,
+    SAME,
+    filter_results,
+    plan_list,
+    plan_only,
+    plan_run,
+    plan_same_as,
+)
 from shelfwise.core.store.tables import TableData
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
@@ -311,7 +319,8 @@ def _plan_count(m: TableMatch) -> Plan | None:
     part of a cell filters them."""
     intent, data, names, kinds = m.intent, m.data, m.data.table.names, m.data.table.kinds
     noun = stem(intent.counted) if intent.counted else ""
-    counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
+    counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}
+                        and not _years(data, c)), None)  # "the total number of seasons": not a sum of years
     if counted_col is None and noun and len(m.rows) == 1 and m.key_col is not None:
         counted_col = _implied_measure(TableIntent(noun, [noun]), names, m.numeric)  # "medals" -> Total
     if counted_col is not None and kinds[counted_col] != "date":
@@ -341,6 +350,15 @@ def _plan_count(m: TableMatch) -> Plan | None:
             ) and (m.parts or _part_key(m) is None):
         return m.plan("count", answer=m.label_col)
     return None
+
+
+def _counts_text(m: TableMatch) -> bool:
+    """Whether "how many" / "the number of" counts what a text column (or a column of years) names: "the total
+    number of teams that played" counts Team rows, "the number of seasons" counts Season rows."""
+    noun = stem(m.intent.counted) if m.intent.counted else ""
+    names, kinds = m.data.table.names, m.data.table.kinds
+    return bool(noun) and any(noun in {stem(w) for w in words_of(names[c])}
+                              and (kinds[c] == "text" or _years(m.data, c)) for c in range(len(names)))
 
 
 def _first_on_sheet(data: TableData) -> bool:
@@ -540,13 +558,15 @@ def _plan(m: TableMatch) -> Plan | None:
         plan = _plan_count(m)
         if plan is not None:
             return plan
-        if m.measure is None or m.scores[m.measure] < 0.5:  # "the total number of teams": not a sum of a column
-            m.ops = [op for op in m.ops if op != "sum"]  # the question does not name
+        if m.measure is None or m.scores[m.measure] < 0.5 or _counts_text(m):  # "the total number of teams":
+            m.ops = [op for op in m.ops if op != "sum"]  # not a sum of a column the question does not name, nor of
+            # another column than the one of what it counts ("teams that played": not the sum of Played)
     if "sum" in m.ops and any(op in m.ops for op in ("max", "min")) and m.intent.asks_row:
         m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
         return m.plan("sum", measure=m.measure)
-    return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, _asked_column(m)) or _plan_lookup(m)
+    asked = _asked_column(m)
+    return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, asked) or _plan_lookup(m) or plan_only(m, asked)
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,

@@ -195,13 +195,8 @@ def plan_list(m: TableMatch, asked: int | None) -> Plan | None:
     """"Which countries won at least 3 silver medals", "list all ... not ...": the cells of the column asked for
     (``asked``) of every row that passes the question's filters, as a list, when the
     question asks for several (a plural: "which countries", "which two", "list all"), its noun names a text column
-    and 2 to :data:`MAX_LISTED` rows pass; the one row a comparison keeps ("which u-boat had more than 54
-    casualties") is looked up; None otherwise."""
+    and 2 to :data:`MAX_LISTED` rows pass; None otherwise."""
     intent, data = m.intent, m.data
-    if intent.asks_row and intent.comparisons and len(m.rows) == 1 and not any(op in m.ops for op in _COMPUTES):
-        # "which u-boat had more than 54 casualties": the one row the comparison keeps
-        return Plan("lookup", list(m.rows), asked if asked is not None else m.label_col, None, None, None,
-                    list(m.filters))
     word = intent.asked
     plural = bool(word) and stem(word) != word and len(word) > 3
     if not intent.asks_row or not (plural or _PLURAL_ASK.search(intent.text)) or not m.filters:
@@ -218,3 +213,20 @@ def plan_list(m: TableMatch, asked: int | None) -> Plan | None:
     if len(values) < 2:
         return None
     return Plan("list", list(m.rows), None, col, m.key_col, None, list(m.filters))
+
+
+def plan_only(m: TableMatch, asked: int | None) -> Plan | None:
+    """The one row a comparison or "the only" keeps, when no column named by the question answered it ("which
+    u-boat had more than 54 casualties", "who is the only driver from Japan"): its cell in the column asked for
+    (``asked``), else its label; None when the filters keep more rows, or the answer would be the key's own cell."""
+    intent = m.intent
+    only = bool(re.search(r"\bthe only\b", intent.text)) and bool(m.filters)
+    if intent.asks_row and (intent.comparisons or only) and len(m.rows) == 1 and \
+            not any(op in m.ops for op in _COMPUTES):
+        # "which u-boat had more than 54 casualties", "who is the only driver from Japan": the one row kept
+        col = asked if asked is not None else m.label_col
+        key = m.keys.get(col)
+        if key is not None and not key.negated:
+            return None  # the cell the question names itself
+        return Plan("lookup", list(m.rows), col, None, None, None, list(m.filters))
+    return None
