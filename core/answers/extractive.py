@@ -418,6 +418,27 @@ def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WOR
     return a + len(text[a:b].rstrip())
 
 
+_ITEM_LABEL = re.compile(r"^([^:.;]{1,60}):\s+\S")
+
+
+def list_items(text: str) -> list[str]:
+    """The items a lead-in sentence brings: its lines after the first, list marks dropped; or, for items written
+    on as prose after a lead-in that names how many ("We work by three values. Measure twice: we check ... Share
+    the weather: we tell ..."), those sentences, each by its label before a colon when it has a short one."""
+    spans = logical_lines(text)
+    if len(spans) >= 3 and is_lead_in(text[spans[0][0]:spans[0][1]]):
+        lines = [" ".join(text[a:b].split()) for a, b in spans[1:]]
+        return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+    sentences = [" ".join(text[a:b].split()) for a, b in passage_sentences(text)]
+    if len(sentences) < 3 or not is_lead_in(sentences[0]) or announced_count(sentences[0]) != len(sentences) - 1:
+        return []
+    items = []
+    for item in sentences[1:]:
+        label = _ITEM_LABEL.match(item)
+        items.append(label.group(1).strip() if label and len(label.group(1).split()) <= 6 else item.rstrip("."))
+    return items
+
+
 def extract_text(sentences: Sequence[Extracted]) -> str:
     """The extracted sentences as one answer with their ``[n]`` markers (a list's items one a line)."""
     parts: list[str] = []

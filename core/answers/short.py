@@ -34,14 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import (
-    announced_count,
-    focus_question,
-    is_lead_in,
-    logical_lines,
-    passage_sentences,
-    question_keys,
-)
+from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
@@ -317,28 +310,6 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     return score + _closeness(text, span, question_keys(question))
 
 
-_ITEM_LABEL = re.compile(r"^([^:.;]{1,60}):\s+\S")
-
-
-def _list_items(sentence: Extracted) -> list[str]:
-    """The items a lead-in sentence brings: its lines after the first, list marks dropped; or, for items written
-    on as prose after a lead-in that names how many ("We work by three values. Measure twice: we check ... Share
-    the weather: we tell ..."), those sentences, each by its label before a colon when it has a short one."""
-    text = sentence.text
-    spans = logical_lines(text)
-    if len(spans) >= 3 and is_lead_in(text[spans[0][0]:spans[0][1]]):
-        lines = [" ".join(text[a:b].split()) for a, b in spans[1:]]
-        return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
-    sentences = [" ".join(text[a:b].split()) for a, b in passage_sentences(text)]
-    if len(sentences) < 3 or not is_lead_in(sentences[0]) or announced_count(sentences[0]) != len(sentences) - 1:
-        return []
-    items = []
-    for item in sentences[1:]:
-        label = _ITEM_LABEL.match(item)
-        items.append(label.group(1).strip() if label and len(label.group(1).split()) <= 6 else item.rstrip("."))
-    return items
-
-
 def value_fits(question: str, value: str) -> bool:
     """Whether ``value`` is of the kind ``question`` asks for: a number for a number, a percentage, a duration, a
     date or a time (a table's value or a model's text); any value for the other kinds."""
@@ -488,7 +459,7 @@ def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer 
     for rank, s in enumerate(sentences):
         if rank and len(keys & stems(_about(s.text))) < first:
             continue
-        items = _list_items(s)
+        items = list_items(s.text)
         if len(items) >= 2:
             return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
                                sentence=" ".join(s.shown.split()))
