@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import focus_question, is_lead_in, logical_lines, question_keys
+from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
@@ -310,15 +310,6 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     return score + _closeness(text, span, question_keys(question))
 
 
-def _list_items(sentence: Extracted) -> list[str]:
-    """The items a lead-in sentence brings (its lines after the first, list marks dropped)."""
-    spans = logical_lines(sentence.text)
-    if len(spans) < 3 or not is_lead_in(sentence.text[spans[0][0]:spans[0][1]]):
-        return []
-    lines = [" ".join(sentence.text[a:b].split()) for a, b in spans[1:]]
-    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
-
-
 def value_fits(question: str, value: str) -> bool:
     """Whether ``value`` is of the kind ``question`` asks for: a number for a number, a percentage, a duration, a
     date or a time (a table's value or a model's text); any value for the other kinds."""
@@ -468,7 +459,7 @@ def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer 
     for rank, s in enumerate(sentences):
         if rank and len(keys & stems(_about(s.text))) < first:
             continue
-        items = _list_items(s)
+        items = list_items(s.text)
         if len(items) >= 2:
             return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
                                sentence=" ".join(s.shown.split()))
