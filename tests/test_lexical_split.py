@@ -97,7 +97,10 @@ def test_every_ranking_is_the_joined_statements(library, monkeypatch: pytest.Mon
             got = ranking.rank(store.conn, match, limit, ("passage",), cid, None)
             assert _same(got, _joined(store.conn, match, limit, cid)), (q, limit)
             where, params = ranking._after_match(("passage",), cid, None)
-            split += ranking._rank_split(store.conn, re.findall(r'"[^"]*"', match), limit, where, params) is not None
+            terms = re.findall(r'"[^"]*"', match)
+            stats = ranking._term_stats(store.conn, terms)
+            split += stats is not None and ranking._rank_split(store.conn, terms, limit, where, params,
+                                                               stats) is not None
             docs = list(range(0, 40))
             scoped = ranking.rank(store.conn, match, limit, ("passage",), cid, docs)
             assert _same(scoped, _joined(store.conn, match, limit, cid, docs))
@@ -136,3 +139,75 @@ def test_section_titles_crowding_the_top_fall_back_to_the_join(library) -> None:
     kinds = {k for (k,) in store.conn.execute(
         f"SELECT kind FROM nodes WHERE id IN ({','.join(str(r[0]) for r in top)})")}
     assert "section" in kinds  # the case is the one meant: titles among the index's best rows
+
+
+@pytest.fixture(scope="module")
+def even_library(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Words that are all about as common (each in ~5% of the rows, as the growth libraries' synthetic words):
+    the two-part ranking has no commonest words to leave out."""
+    rng = np.random.default_rng(11)
+    vocab = [f"e{i}q" for i in range(300)]
+    store = Store(tmp_path_factory.mktemp("even") / "lib.db")
+    coll = store.collection("c")
+    rows = []
+    for k in range(4000):
+        words = list(rng.choice(vocab, size=int(rng.integers(8, 24))))
+        rows.append((k + 10, coll.id, None, coll.root_node_id, "passage", k, 1, "", "", " ".join(words), "{}",
+                     None, "[]", ""))
+    for k in range(100):  # section titles of question words: rows the kind filter drops
+        rows.append((4010 + k, coll.id, None, coll.root_node_id, "section", 4000 + k, 1,
+                     " ".join(vocab[k % 7:k % 7 + 4] * 3), "", "", "{}", None, "[]", ""))
+    with store.transaction():
+        store.conn.executemany(
+            "INSERT INTO nodes(id, collection_id, document_id, parent_id, kind, ordinal, depth, title, description, "
+            "text, location, page, heading_path, heading_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    yield store, coll.id, vocab
+    store.close()
+
+
+def _even_questions(vocab: list[str]) -> list[str]:
+    rng = np.random.default_rng(5)
+    out = [" ".join(rng.choice(vocab, size=int(rng.integers(3, 9)), replace=False)) for _ in range(30)]
+    return [*out, " ".join(vocab[:8]), " ".join(vocab[2:6])]
+
+
+def test_rows_of_one_word_are_not_scored_when_the_words_are_equally_common(  # type: ignore[no-untyped-def]
+        even_library, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ranking is the joined statement's; most of them come from the rows holding two words or more (the
+    rows holding one are never scored), and a statement that scores does so only for those rows."""
+    store, cid, vocab = even_library
+    monkeypatch.setattr(ranking, "SPLIT_MIN_POSTINGS", 0)
+    restricted = 0
+    for limit in (5, 10, 40):
+        for q in _even_questions(vocab):
+            match = fts_query(q)
+            assert match is not None
+            ran = _statements(store.conn, lambda m=match, k=limit: ranking.rank(store.conn, m, k, ("passage",),
+                                                                                cid, None))
+            got = ranking.rank(store.conn, match, limit, ("passage",), cid, None)
+            assert _same(got, _joined(store.conn, match, limit, cid)), (q, limit)
+            if any("+rowid IN" in s for s in ran) and not any(f"MATCH '{match}' ORDER BY" in s for s in ran):
+                restricted += 1  # ranked from the rows of two words or more, and not again in whole
+    assert restricted >= 20
+
+
+def test_the_check_falls_back_to_the_whole_ranking(even_library, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Tried for every question and limit (the expectation that decides when to try set aside): where a row of one
+    word could be among the best (few rows of several words, a wide limit), the whole expression is ranked, and
+    every ranking is still the joined statement's."""
+    store, cid, vocab = even_library
+    monkeypatch.setattr(ranking, "SPLIT_MIN_POSTINGS", 0)
+    monkeypatch.setattr(ranking, "_expected_at_least", lambda *args: float("inf"))
+    where, params = ranking._after_match(("passage",), cid, None)
+    fell_back = 0
+    for limit in (5, 50, 400):
+        for q in _even_questions(vocab):
+            match = fts_query(q)
+            assert match is not None
+            terms = re.findall(r'"[^"]*"', match)
+            stats = ranking._term_stats(store.conn, terms)
+            assert stats is not None
+            fell_back += ranking._rank_two_or_more(store.conn, match, terms, limit, where, params, stats) is None
+            got = ranking.rank(store.conn, match, limit, ("passage",), cid, None)
+            assert _same(got, _joined(store.conn, match, limit, cid)), (q, limit)
+    assert fell_back >= 20  # the case is the one meant: the check refused

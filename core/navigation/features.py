@@ -10,7 +10,8 @@ navigator where they are used (``set_lm``, ``set_judge``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,9 +45,7 @@ class QueryEvidence:
         nodes with no vector yet (``words_only(snap, None)``), so every caller's walk leans on words where an index
         run has not reached."""
         both = question_vec is not None and question_vec.shape == q_vec.shape
-        # one pass over the vectors for both queries
-        cols = snap.passage_cos(np.stack([q_vec, question_vec], axis=1) if question_vec is not None and both
-                                else q_vec)
+        cols = snap.passage_cos(scanned(q_vec, question_vec))
         cos = cols[:, 0] if both else cols
         node_cos = snap.node_cos(q_vec)
         lex = np.zeros(len(snap.passage_ids), dtype=np.float32)
@@ -74,6 +73,45 @@ class QueryEvidence:
             stats[which] = (float(arr.mean()) if len(arr) else 0.0, sd if sd > 1e-6 else 1.0)
         mean, sd = stats[which]
         return ((values - mean) / sd).astype(np.float32)
+
+
+def scanned(q_vec: np.ndarray, question_vec: np.ndarray | None) -> np.ndarray:
+    """What :meth:`QueryEvidence.build` scans the passages with: the query vector, or the query's and its question
+    sentence's as two columns (one pass over the vectors for both)."""
+    if question_vec is not None and question_vec.shape == q_vec.shape:
+        return np.stack([q_vec, question_vec], axis=1)
+    return q_vec
+
+
+SCAN_AHEAD_MIN = 20_000  # passages from which the scan runs beside the keyword ranking (:func:`scan_ahead`)
+
+
+def scan_ahead(snap: Snapshot, q_vec: np.ndarray, question_vec: np.ndarray | None) -> Callable[[], None]:
+    """Start the cosine scan :meth:`QueryEvidence.build` will read on a thread of its own and return a function that
+    waits for it (and raises what it raised). :meth:`Snapshot.passage_cos` keeps the cosines it computes, so the
+    build reads them instead of scanning: the same values. The scan (NumPy, the GIL released) and the keyword
+    ranking that the caller runs meanwhile (SQLite, the GIL released) then share two cores; at 10^6 passages each
+    is a few tenths of a second (docs/scale.md, "Session 22"). Below :data:`SCAN_AHEAD_MIN` passages, or with
+    another encoder's vectors, nothing is started."""
+    if len(snap.passage_ids) < SCAN_AHEAD_MIN or snap.dim != q_vec.shape[0]:
+        return lambda: None
+    failed: list[BaseException] = []
+
+    def scan() -> None:
+        try:
+            snap.passage_cos(scanned(q_vec, question_vec))
+        except BaseException as exc:  # raised in the caller's thread by wait()
+            failed.append(exc)
+
+    thread = threading.Thread(target=scan, name="shelfwise-scan", daemon=True)
+    thread.start()
+
+    def wait() -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+
+    return wait
 
 
 @dataclass(frozen=True)

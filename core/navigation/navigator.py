@@ -40,6 +40,7 @@ from shelfwise.core.navigation.features import (
     QueryEvidence,
     WordsOnly,
     level_features,
+    scan_ahead,
     set_judge,
     set_lm,
     words_only,
@@ -125,13 +126,17 @@ class Navigator:
                  lexical_limit: int = 200, scope: ResolvedScope | None = None) -> QueryEvidence:
         if q_vec is None:
             q_vec = self.embedder.embed_query(query)
-        docs = scope.document_ids if scope is not None and scope.restricted else None
-        lexical = {nid: s for nid, s in self.store.search_ids(query, limit=lexical_limit, kinds=("passage",),
-                                                              collection_id=collection_id, document_ids=docs,
-                                                              match=scope.lexical if scope is not None else None)
-                   if scope is None or nid not in scope.excluded_passages}
         question = question_part(query)
         question_vec = self.embedder.embed_query(question) if question else None
+        scanned = scan_ahead(snap, q_vec, question_vec)  # the cosines computed while the words are ranked
+        docs = scope.document_ids if scope is not None and scope.restricted else None
+        try:
+            lexical = {nid: s for nid, s in self.store.search_ids(query, limit=lexical_limit, kinds=("passage",),
+                                                                  collection_id=collection_id, document_ids=docs,
+                                                                  match=scope.lexical if scope is not None else None)
+                       if scope is None or nid not in scope.excluded_passages}
+        finally:
+            scanned()
         return QueryEvidence.build(snap, q_vec, lexical, question_vec, self.words_only(snap))
 
     def words_only(self, snap: Snapshot) -> WordsOnly | None:
@@ -354,8 +359,8 @@ class Navigator:
         return out
 
     def _candidate(self, s: Scored, kept: bool, model: LevelModel) -> Candidate:
-        feats = {f: round(float(s.features[i]), 4) for i, f in enumerate(FEATURES)
-                 if s.features[i] != 0 or (s.judged and f == "judge")}
+        feats = {f: round(v, 4) for f, v in zip(FEATURES, s.features.tolist(), strict=True)
+                 if v != 0 or (s.judged and f == "judge")}
         return Candidate(
             node_id=s.node.id, kind=s.node.kind, title=_title(s.node),
             description=s.node.description or s.node.text[:200],
@@ -363,7 +368,9 @@ class Navigator:
         )
 
     def _hits(self, snap: Snapshot, scored: list[Scored]) -> list[Hit]:
-        docs = {d.id: d for d in self.store.documents(snap_collection(snap))}
+        # the hits' documents only (every document of the collection was read here: 977 rows at 10^6 passages)
+        docs = {d.id: d for d in (self.store.document(i) for i in sorted({s.node.document_id or -1 for s in scored}))
+                if d is not None and d.collection_id == snap_collection(snap)}
         hits = []
         for s in scored:
             n = s.node

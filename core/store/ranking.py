@@ -21,6 +21,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 
 from shelfwise.core.store.fts import clean_snippet
 from shelfwise.core.store.types import NODE_COLS, NodeTuple, SearchHit, SQLValue, node_from_row
@@ -70,9 +71,16 @@ def rank(conn: sqlite3.Connection, match: str | None, limit: int, kinds: Sequenc
         return []
     where, params = _after_match(kinds, collection_id, document_ids)
     if _PLAIN_OR.fullmatch(match):
-        split = _rank_split(conn, re.findall(r'"[^"]*"', match), int(limit), where, params)
-        if split is not None:
-            return split
+        terms = re.findall(r'"[^"]*"', match)
+        stats = _term_stats(conn, terms)
+        if stats is not None:
+            split = _rank_split(conn, terms, int(limit), where, params, stats)
+            if split is not None:
+                return split
+            if document_ids is None:
+                two = _rank_two_or_more(conn, match, terms, int(limit), where, params, stats)
+                if two is not None:
+                    return two
     if document_ids is None:
         found = _rank_then_filter(conn, match, int(limit), where, params)
         if found is not None:
@@ -94,18 +102,37 @@ def _rank_then_filter(conn: sqlite3.Connection, match: str, limit: int, where: s
     top = [(int(i), -float(s)) for i, s in conn.execute(
         "SELECT rowid, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY bm25(nodes_fts) LIMIT ?",
         (match, wide))]
-    passing: set[int] = set()
-    ids = [i for i, _ in top]
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        passing.update(int(r[0]) for r in conn.execute(
-            f"SELECT n.id FROM nodes n WHERE n.id IN ({', '.join('?' * len(part))}) {where}", (*part, *params)))
-    kept = [(i, s) for i, s in top if i in passing]
+    kept = _passing(conn, top, where, params)
     return kept[:limit] if len(kept) >= limit or len(top) < wide else None
 
 
+@dataclass(frozen=True)
+class TermStats:
+    """What the bounds on a question's terms are made of: each term's rows (``df``), FTS5's idf of it, and the
+    most a row holding it can take from it, ``idf * (k1 + 1)`` (:func:`_term_stats`)."""
+
+    df: dict[str, int]
+    idf: dict[str, float]
+    bound: dict[str, float]
+    rows: int  # the largest node id: N in the idf, at least the rows indexed (so each bound stays an upper bound)
+
+
+def _term_stats(conn: sqlite3.Connection, terms: list[str]) -> TermStats | None:
+    """The terms' :class:`TermStats`, or None when a ranking of them is one statement anyway: fewer than two terms,
+    a term given twice, or fewer than :data:`SPLIT_MIN_POSTINGS` rows matched by the terms in all."""
+    if len(terms) < 2 or len(set(terms)) != len(terms):
+        return None
+    df = {t: int(conn.execute("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (t,)).fetchone()[0])
+          for t in terms}
+    if sum(df.values()) < SPLIT_MIN_POSTINGS:
+        return None
+    n = int(conn.execute("SELECT coalesce(max(id), 0) FROM nodes").fetchone()[0])
+    idf = {t: max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for t, d in df.items()}
+    return TermStats(df, idf, {t: (K1 + 1) * v for t, v in idf.items()}, n)
+
+
 def _rank_split(conn: sqlite3.Connection, terms: list[str], limit: int, where: str,
-                params: list[SQLValue]) -> list[tuple[int, float]] | None:
+                params: list[SQLValue], stats: TermStats) -> list[tuple[int, float]] | None:
     """:func:`rank` of ``terms`` OR-ed, without scoring the rows that match only its commonest terms, when that
     gives the same best ``limit`` rows; None when it cannot (then the whole expression is ranked).
 
@@ -117,15 +144,7 @@ def _rank_split(conn: sqlite3.Connection, terms: list[str], limit: int, where: s
     only those scores less than the rows returned. The rows that do match a kept term get their whole score: the
     BM25 of ``(kept) AND (left out)`` or of ``(kept) NOT (left out)``, whose terms are all the question's (a sum
     over terms: the same score as the whole expression gives)."""
-    if len(terms) < 2:
-        return None
-    df = {t: int(conn.execute("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (t,)).fetchone()[0])
-          for t in terms}
-    if sum(df.values()) < SPLIT_MIN_POSTINGS:
-        return None
-    n = int(conn.execute("SELECT coalesce(max(id), 0) FROM nodes").fetchone()[0])
-    idf = {t: max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for t, d in df.items()}
-    bound = {t: (K1 + 1) * v for t, v in idf.items()}
+    df, idf, bound = stats.df, stats.idf, stats.bound
     rarest = sorted(terms, key=lambda t: (df[t], t))
     # worth trying only when the commonest terms that hold half the rows matched could be left out: their bounds
     # together below one rarer term's part in a row that holds it once (at the average length, idf); otherwise
@@ -159,6 +178,61 @@ def _rank_split(conn: sqlite3.Connection, terms: list[str], limit: int, where: s
     if set(kept) != set(first):
         scores = _scored(conn, kept, left, where, params)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+def _rank_two_or_more(conn: sqlite3.Connection, match: str, terms: list[str], limit: int, where: str,
+                      params: list[SQLValue], stats: TermStats) -> list[tuple[int, float]] | None:
+    """:func:`rank` of ``terms`` OR-ed without scoring the rows that hold only one of them, when that gives the same
+    best ``limit`` rows; None when it cannot (then the ranking goes on as before).
+
+    For questions whose words are all about as common (each in a few percent of the rows, so :func:`_rank_split`
+    has no commonest words to leave out), most matching rows hold one word: a row holding only the term ``t`` scores
+    below ``bound[t]``. The rows holding two terms or more are found without scoring (``t1 AND (t2 OR t3 ...) OR
+    t2 AND (t3 ...) ...``) and ranked by the whole expression, each score the one the whole ranking gives it (the
+    same statement, restricted by rowid); when the ``limit``-th best of them (after the kind filter) is above every
+    term's bound, no row holding one term can be among the best, and they are the ranking. Tried only when the
+    rows holding three terms or more are expected (the terms taken as independent) to be at least ``limit``:
+    the best rows then hold several terms and the check passes; otherwise it would cost a statement for
+    nothing."""
+    if len(terms) < 3 or _expected_at_least(stats, terms, 3) < limit:
+        return None
+    two = " OR ".join(f"{terms[i]} AND ({' OR '.join(terms[i + 1:])})" for i in range(len(terms) - 1))
+    wide = 2 * limit + 50
+    # +rowid: the restriction is checked row by row; offered to FTS5 as a rowid constraint, it would run the whole
+    # query again for each id of the list
+    top = [(int(i), -float(s)) for i, s in conn.execute(
+        "SELECT rowid, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? AND +rowid IN "
+        "(SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?) ORDER BY bm25(nodes_fts) LIMIT ?", (match, two, wide))]
+    kept = _passing(conn, top, where, params)
+    if len(kept) < limit or not kept[limit - 1][1] > max(stats.bound.values()):
+        return None
+    return kept[:limit]
+
+
+def _expected_at_least(stats: TermStats, terms: list[str], k: int) -> float:
+    """How many rows are expected to hold at least ``k`` of ``terms`` if the terms fell into rows independently."""
+    n = max(stats.rows, 1)
+    dist = [1.0] + [0.0] * k  # P(exactly j terms so far), the last entry "k or more"
+    for t in terms:
+        p = min(stats.df[t] / n, 1.0)
+        nxt = [0.0] * (k + 1)
+        for j, q in enumerate(dist):
+            nxt[j] += q * (1 - p)
+            nxt[min(j + 1, k)] += q * p
+        dist = nxt
+    return dist[k] * n
+
+
+def _passing(conn: sqlite3.Connection, top: list[tuple[int, float]], where: str,
+             params: list[SQLValue]) -> list[tuple[int, float]]:
+    """The rows of ``top`` whose nodes pass ``where`` (kind, collection), in ``top``'s order."""
+    passing: set[int] = set()
+    ids = [i for i, _ in top]
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        passing.update(int(r[0]) for r in conn.execute(
+            f"SELECT n.id FROM nodes n WHERE n.id IN ({', '.join('?' * len(part))}) {where}", (*part, *params)))
+    return [(i, s) for i, s in top if i in passing]
 
 
 def _scored(conn: sqlite3.Connection, kept: list[str], left: list[str], where: str,
