@@ -23,7 +23,9 @@ offsets):
 * yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
   words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
 
-Among several spans of the kind in one sentence, the one nearest the question's own words wins. Pure functions over
+Among several spans of the kind in one sentence, the one nearest the question's own words wins
+(:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
+threshold (a wrong value shown first is worse than none). Pure functions over
 strings and :class:`~shelfwise.core.answers.types.Extracted` sentences, no model: ``tests/test_short_answer.py``.
 """
 
@@ -418,11 +420,6 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
                            float(min(caps, 2)) * (kind in ("name", "place")), float(max(0, len(words) - 3)),
                            after, before, float(lone))))
     return out
-
-
-def _nominal_candidates(kind: str, text: str, question: str, weights: SpanWeights) -> list[tuple[float, Span]]:
-    w = weights.vector()
-    return [(sum(a * b for a, b in zip(w, f, strict=True)), span) for span, f in nominal_features(kind, text, question)]
 
 
 def _stem(word: str) -> str:
