@@ -165,8 +165,8 @@ def turn_from(question: str, reading: Reading, answer: Answer) -> Turn:
 def trace_dict(trace: Trace) -> JSONObject:
     """The trace's JSON form, each level cut to its kept candidates and the best pruned ones
     (:data:`TRACE_CANDIDATES` in all), in the level's order: what the walk view shows again for a stored turn.
-    Only the candidates kept with the turn are made into dicts (at 10^5 passages a turn judges ~300 of them, and
-    converting them all was most of what storing a turn cost: docs/scale.md, "Session 22")."""
+    Only the candidates kept with the turn are made into dicts: a turn on a large library judges hundreds of them,
+    and converting them all was most of what storing a turn cost (docs/scale.md, "Session 22")."""
     cut = copy.copy(trace)
     cut.levels = []
     judged = []

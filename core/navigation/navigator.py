@@ -368,7 +368,7 @@ class Navigator:
         )
 
     def _hits(self, snap: Snapshot, scored: list[Scored]) -> list[Hit]:
-        # the hits' documents only (every document of the collection was read here: 977 rows at 10^6 passages)
+        # the hits' documents only, not every document of the collection
         docs = {d.id: d for d in (self.store.document(i) for i in sorted({s.node.document_id or -1 for s in scored}))
                 if d is not None and d.collection_id == snap_collection(snap)}
         hits = []
