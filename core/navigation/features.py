@@ -83,7 +83,9 @@ def scanned(q_vec: np.ndarray, question_vec: np.ndarray | None) -> np.ndarray:
     return q_vec
 
 
-SCAN_AHEAD_MIN = 20_000  # passages from which the scan runs beside the keyword ranking (:func:`scan_ahead`)
+# passages from which the scan runs beside the keyword ranking (:func:`scan_ahead`): below, the scan is too short for a
+# thread to gain what it costs (docs/scale.md, "Session 22")
+SCAN_AHEAD_MIN = 250_000
 
 
 def scan_ahead(snap: Snapshot, q_vec: np.ndarray, question_vec: np.ndarray | None) -> Callable[[], None]:
