@@ -4,7 +4,8 @@ warm process: warm questions (each another passage's words, encoded first) alter
     python benchmarks/research/scan_ahead.py DIR/growth-100000.db --questions 24 --json
 
 Reports the median CPU and wall seconds of a question each way (``Shelf.ask``, generation off, as growth.py's warm
-question: each encoded before its clock starts). Used to choose ``SCAN_AHEAD_MIN``: below it the scan is too short for the thread to pay.
+question: each encoded before its clock starts). Used to choose ``SCAN_AHEAD_MIN``: below it the scan is too short
+for the thread to pay.
 """
 
 from __future__ import annotations
