@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from shelfwise.core.answers.short_confidence import SHOW
 from shelfwise.evaluation.answer_modes import fact_match
 from shelfwise.resources import path as resource_path
 
@@ -123,25 +124,62 @@ def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, d
 
 # Questions that ask for a thing (issue 48, session 21): the value shown first is a name or a noun phrase of the
 # sentence found. Before, a "what" question named no kind of value and got none, and a German "Was ...?" was read as
-# an English yes/no question ("Was the ...?") and answered "No".
+# an English yes/no question ("Was the ...?") and answered "No". Since session 22 a phrase is shown only when the
+# ranker is sure enough of it (core/answers/short_confidence.py): "NorthGate" and "Service Desk" are right but
+# withheld (a phrase among several, chosen by a margin the training data does not trust), so for those the value is
+# the right one or none; never another.
 THINGS = [
-    ("What do you need to reach the wiki from outside the office?", "NorthGate"),
-    ("Who do I call if my laptop breaks?", "Service Desk"),
-    ("Was ist das Budget für Weiterbildung?", "EUR 1,500"),
+    ("What do you need to reach the wiki from outside the office?", "NorthGate", False),
+    ("Who do I call if my laptop breaks?", "Service Desk", False),
+    ("Was ist das Budget für Weiterbildung?", "EUR 1,500", True),
 ]
 
 
-@pytest.mark.parametrize(("question", "value"), THINGS, ids=["en-what", "en-who", "de-was"])
-def test_a_question_asking_for_a_thing_gets_it_first(library: tuple[Path, dict[str, str]], question: str,
-                                                     value: str) -> None:
+@pytest.mark.parametrize(("question", "value", "shown"), THINGS, ids=["en-what", "en-who", "de-was"])
+def test_a_question_asking_for_a_thing_gets_it_first_or_no_value(library: tuple[Path, dict[str, str]], question: str,
+                                                                 value: str, shown: bool) -> None:
     db, env = library
     out = _ask_json(library, question)
     short = out["short_answer"]
-    assert short is not None and value in short["text"] and short["kind"] != "yes_no", out["answer"]
+    if short is None:
+        assert not shown, out["answer"]
+        assert out["answer"].startswith(out["sentences"][0]["text"].split()[0])  # the sentence first
+        return
+    assert value in short["text"] and short["kind"] != "yes_no", out["answer"]
     assert out["answer"].startswith(short["text"])
     text = _run(["--db", str(db), "ask", question, "--no-generate"], env)  # the terminal's "Answer:" line
     first = next(line for line in text.stdout.splitlines() if line.startswith("Answer:"))
     assert text.returncode == 0 and value in first, text.stdout
+
+
+# Values that were shown first and wrong (issue 48, session 22), each for its own cause: each now gets the right
+# value or none, with the sentence first.
+# - "Europe" for who approves: the name stands in "trips outside Europe", which the sentence excludes; no document
+#   sets a rule at EUR 2,000, so no value is right (the phrase left, "manager in the Voyager", is withheld);
+# - Rotterdam's rooms for Lisbon's: "Levante and Nortada" (two items) was no series, and "which meeting rooms"
+#   (a plural after a modifier) was not read as asking for a list;
+# - a German question over English text got "in April and October", the fire drills' sentence of another passage:
+#   a later sentence that shares none of the question's words no longer gives a value.
+WRONG_BEFORE = [
+    ("Who approves travel above EUR 2,000?", None, "Europe"),
+    ("Which meeting rooms are there in Lisbon?", "Levante and Nortada", "Bora and Zephyr"),
+    ("Wann werden Fahrräder entfernt?", None, "in April and October"),
+]
+
+
+@pytest.mark.parametrize(("question", "value", "before"), WRONG_BEFORE, ids=["who-europe", "rooms-lisbon",
+                                                                             "de-bikes"])
+def test_a_value_shown_first_is_right_or_not_shown(library: tuple[Path, dict[str, str]], question: str,
+                                                   value: str | None, before: str) -> None:
+    out = _ask_json(library, question)
+    short = out["short_answer"]
+    assert out["found"], out["answer"]
+    if value is None:
+        assert short is None, short  # the sentence first, no value above it
+        assert out["answer"].startswith(" ".join(out["sentences"][0]["text"].split())), out["answer"]
+    else:
+        assert short is not None and short["text"] == value and short["confidence"] >= SHOW.threshold, out["answer"]
+        assert out["answer"].startswith(value) and before not in out["answer"].splitlines()[0]
 
 
 # Questions the sample's six documents do not answer (issue 48): what they ask about occurs nowhere in the library,

@@ -7,11 +7,14 @@ from __future__ import annotations
 import pytest
 
 from shelfwise.core.answers.short import asked_value, polarity, short_answer
+from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Answer, Extracted
 
 
 def one(question: str, sentence: str) -> tuple[str, str] | None:
-    short = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 0.5)])
+    """The value the ranker puts first in ``sentence``, whether or not it is sure enough to be shown (that decision:
+    tests/test_short_show.py)."""
+    short = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 0.5)], show=SHOW_ALL)
     return (short.kind, short.text) if short else None
 
 

@@ -159,7 +159,11 @@ def gold_values(q: dict[str, str]) -> list[tuple[str, object, str]]:
     return [to_value(unescape(v), c, kinds if c else "") for v, c in zip(raw, canon, strict=True)]
 
 
-def prediction(text: str) -> list[tuple[str, object, str]]:
+def prediction(text: str, listed: bool = False) -> list[tuple[str, object, str]]:
+    """The answer's values: its text, or a list's items (a short answer of kind "list" is its items joined by
+    "; ", as the product shows it)."""
+    if listed:
+        return [v for item in text.split("; ") for v in prediction(item)]
     plain = text.strip()
     if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", plain):  # 1,234 as the number it shows
         plain = plain.replace(",", "")
@@ -205,7 +209,8 @@ def answer_all(db: Path, questions: list[dict[str, str]], embedder: object = Non
                 short = table_answer(store, prepared.question, [], prepared.resolved, embedder)  # type: ignore[call-arg]
             seconds = time.perf_counter() - t0
             text = short.text if short is not None else ""
-            ok = short is not None and matches(gold_values(q), prediction(text))
+            listed = short is not None and short.kind == "list"
+            ok = short is not None and matches(gold_values(q), prediction(text, listed))
             out.append({"id": q["id"], "question": q["utterance"], "gold": q["targetValue"], "answer": text,
                         "operation": short.operation if short else "", "correct": ok,
                         "score": short.score if short else 0.0,

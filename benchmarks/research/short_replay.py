@@ -15,6 +15,10 @@ runs on the code before too:
 The sentences of one passage are read back as one text (their boundaries are not in the rows), so a replayed value
 can differ from what the run itself showed; the rows' own value is reported beside it.
 
+Graded two ways: ``precision`` / ``short_contains_gold``, the value holds a gold answer as whole words (as
+``answers.py``); ``right_when_shown`` / ``right_recall``, it holds one or lies within one (as ``short_tune.py`` and
+``short_show.py`` grade the training data: "10 days" of "within 10 days" is right).
+
 ``--items FILE`` (written by ``short_tune.py --items-out``: the training questions with the sentence holding their
 gold and the kind the new code reads) grades the code on the path on those instead: values shown, right when shown
 (holds the gold or lies within it), recall, for the questions asking for a thing and for the rest.
@@ -64,6 +68,7 @@ def replay(rows: list[dict[str, Any]], asked: dict[str, str]) -> dict[str, Any]:
         value = got.text if got else ""
         out.append({"qid": r["qid"], "question": asked[r["qid"]], "gold": r["gold"], "value": value,
                     "holds": answer_matches(value, r["gold"]) if value else False,
+                    "right": any(right(value, g) for g in r["gold"]) if value else False,
                     "run_value": r["texts"].get("short", ""),
                     "run_holds": answer_matches(r["texts"].get("short", ""), r["gold"])
                     if r["texts"].get("short") else False,
@@ -74,6 +79,8 @@ def replay(rows: list[dict[str, Any]], asked: dict[str, str]) -> dict[str, Any]:
             "short_contains_gold": round(sum(x["holds"] for x in out) / n, 4),
             "value_shown": len(shown),
             "precision": round(sum(x["holds"] for x in shown) / (len(shown) or 1), 4),
+            "right_when_shown": round(sum(x["right"] for x in shown) / (len(shown) or 1), 4),
+            "right_recall": round(sum(x["right"] for x in out) / n, 4),
             "run_short_contains_gold": round(sum(x["run_holds"] for x in out) / n, 4),
             "sentence_contains_gold": round(sum(x["sentence_holds"] for x in out) / n, 4),
             "rows": out}

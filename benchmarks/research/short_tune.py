@@ -40,6 +40,7 @@ from shelfwise.core.answers.short import (
     spans_of,
     stems,
 )
+from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Extracted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,7 +131,7 @@ def features(items: list[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
             row["cands"] = [(sentence[sp.start:sp.end], f) for sp, f in nominal_features(kind, sentence, question)]
             row["held"] = len(stems(question) & stems(_about(sentence)))
         else:
-            got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)])
+            got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
             row["value"] = got.text if got else ""
         rows.append(row)
     return rows

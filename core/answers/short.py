@@ -23,7 +23,9 @@ offsets):
 * yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
   words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
 
-Among several spans of the kind in one sentence, the one nearest the question's own words wins. Pure functions over
+Among several spans of the kind in one sentence, the one nearest the question's own words wins
+(:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
+threshold (a wrong value shown first is worse than none). Pure functions over
 strings and :class:`~shelfwise.core.answers.types.Extracted` sentences, no model: ``tests/test_short_answer.py``.
 """
 
@@ -34,10 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import is_lead_in, logical_lines, question_keys
+from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.short_confidence import SHOW, ShowFeatures, ShowWeights, confidence
 from shelfwise.core.answers.typed_spans import (
     MONTH,
     NUMBER_WORD_EN,
@@ -99,9 +102,11 @@ _NAME_Q = re.compile(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:
                      r"\bcomment s'appelle\b", re.I)
 _PLACE_Q = re.compile(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
                       r"\boù\b|\bdans quel(?:le)?\b", re.I)
+# "which rooms", "which meeting rooms" (a plural noun, one word before it at most): a list
 _LIST_Q = re.compile(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
-                     r"\b(?:which|what) [a-z]{3,}(?<!s)s\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|"
-                     r"\bquel(?:le)?s sont\b", re.I)
+                     r"\b(?:which|what) (?:(?!(?:is|are|was|were|do|does|did|has|have|had|can|will)\b)[a-z]+ )?"
+                     r"[a-z]{3,}(?<!s)s\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|\bquel(?:le)?s sont\b",
+                     re.I)
 
 
 _VALUE_QUESTIONS = (("percent", _PERCENT_Q), ("time", _TIME_Q), ("duration", _DURATION_Q), ("date", _DATE_Q),
@@ -307,15 +312,6 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     return score + _closeness(text, span, question_keys(question))
 
 
-def _list_items(sentence: Extracted) -> list[str]:
-    """The items a lead-in sentence brings (its lines after the first, list marks dropped)."""
-    spans = logical_lines(sentence.text)
-    if len(spans) < 3 or not is_lead_in(sentence.text[spans[0][0]:spans[0][1]]):
-        return []
-    lines = [" ".join(sentence.text[a:b].split()) for a, b in spans[1:]]
-    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
-
-
 def value_fits(question: str, value: str) -> bool:
     """Whether ``value`` is of the kind ``question`` asks for: a number for a number, a percentage, a duration, a
     date or a time (a table's value or a model's text); any value for the other kinds."""
@@ -426,19 +422,132 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     return out
 
 
-def _nominal_candidates(kind: str, text: str, question: str, weights: SpanWeights) -> list[tuple[float, Span]]:
-    w = weights.vector()
-    return [(sum(a * b for a, b in zip(w, f, strict=True)), span) for span, f in nominal_features(kind, text, question)]
-
-
 def _stem(word: str) -> str:
     return word.removesuffix("s")[:5] if len(word) > 3 else word
 
 
-def short_answer(question: str, sentences: Sequence[Extracted],
-                 weights: SpanWeights = WEIGHTS) -> ShortAnswer | None:
+@dataclass(frozen=True)
+class Candidate:
+    """A value found for a question: its ranking ``score`` (comparable within one answer), its ``span`` in
+    ``sentence`` (the ``rank``-th sentence shown), whether it was ranked as a phrase by :class:`SpanWeights`
+    (``ranked``: the kinds of :data:`_NOMINAL`) and whether it is a span of the kind asked for (``typed``: a number
+    for "how many", a run of capitals for "who"; a phrase is not), and how many of the question's words its
+    sentence holds (``held``)."""
+
+    score: float
+    sentence: Extracted
+    rank: int
+    span: Span
+    ranked: bool
+    typed: bool
+    held: int
+    features: tuple[float, ...] = ()  # a ranked one's features (:func:`nominal_features`)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentence.text[self.span.start:self.span.end].split()).strip(" ,;:|")
+
+
+def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
+    """For a question asking for a list: the items the first lead-in sentence among ``sentences`` brings (a later
+    sentence only when it bears on the question as much as the first)."""
+    keys = stems(question)
+    first = len(keys & stems(_about(sentences[0].text)))
+    for rank, s in enumerate(sentences):
+        if rank and len(keys & stems(_about(s.text))) < first:
+            continue
+        items = list_items(s.text)
+        if len(items) >= 2:
+            return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
+                               sentence=" ".join(s.shown.split()))
+    return None
+
+
+def _inside(span: Span, stretches: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``span`` overlaps one of ``stretches`` (what a sentence excludes: "outside Europe", "except the
+    lab" is not what it is about, so no value of it: "Trips outside Europe also need approval from a director" does
+    not answer "who" with "Europe")."""
+    return any(a < span.end and span.start < b for a, b in stretches)
+
+
+def value_candidates(kind: str, question: str, sentences: Sequence[Extracted],
+                     weights: SpanWeights = WEIGHTS) -> list[Candidate]:
+    """Every value of ``kind`` the sentences offer for ``question``, best first (a tie keeps the earlier)."""
+    keys = stems(question)
+    first = len(keys & stems(_about(sentences[0].text))) if sentences else 0
+    out: list[Candidate] = []
+    for rank, s in enumerate(sentences):
+        held = len(keys & stems(_about(s.text)))
+        if rank and held < max(first, 1):
+            # a later sentence that bears less on the question gives no value; nor one that holds none of its words
+            # (a question in another language than the documents: nothing but the ranker's order places a value,
+            # so only the first sentence gives one)
+            continue
+        excluded = [(m.start(), m.end()) for m in _OUTSIDE.finditer(s.text)]
+        typed = [sp for sp in spans_of(kind, s.text, question) if not _inside(sp, excluded)] \
+            if kind != "thing" else []
+        # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
+        # a phrase for a thing is ranked by the weights and shown only over their threshold
+        ranked = kind in _NOMINAL and not (kind == "list" and typed)
+        if ranked and held < weights.min_held:
+            continue  # too few of the question's words in it to place a phrase by (a question in another language)
+        if ranked:
+            kinds = {(sp.start, sp.end) for sp in typed}
+            w = weights.vector()
+            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min, span,
+                       (span.start, span.end) in kinds, f) for span, f in nominal_features(kind, s.text, question)
+                      if not _inside(span, excluded)]
+        else:
+            scored = [(sc, span, True, ()) for span in typed
+                      if (sc := _score(kind, span, s.text, question)) is not None]
+        for score, span, of_kind, feats in scored:
+            # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
+            # receives 8 weeks" over "the birth parent receives 20 weeks")
+            score += weights.held * (held - first) - 0.3 * rank
+            out.append(Candidate(score, s, rank, span, ranked, of_kind, held, feats))
+    return sorted(out, key=lambda c: -c.score)
+
+
+_DIGITS = re.compile(r"(?<![\w-])\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?(?![\w-]|[.,]\d)")
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers standing alone in ``text`` (not in a name: "COVID-19", "OT-2"), as their digits ("2,000",
+    "2.000" and "2000" alike)."""
+    return {re.sub(r"\D", "", m.group(0)) for m in _DIGITS.finditer(text)}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def show_features(question: str, cands: Sequence[Candidate]) -> ShowFeatures:
+    """What says whether the best of ``cands`` (best first, none empty) is right, in words that carry across
+    languages: how far it stands above the best candidate that is another value (not the same words, not
+    overlapping it in its sentence), whether it is of the kind asked for or a phrase, how many of the question's
+    words its sentence holds (and what share), how near they stand to it, whether its sentence is the first shown,
+    whether the question names a number its sentence lacks ("above EUR 2,000" asked of a sentence without it), and
+    how many candidates there were."""
+    best = cands[0]
+    other = next((c for c in cands[1:] if _words(c.text) != _words(best.text) and not (
+        c.sentence is best.sentence and c.span.start < best.span.end and best.span.start < c.span.end)), None)
+    keys = stems(question)
+    others = [c.held for c in cands if c.sentence is not best.sentence]
+    return ShowFeatures(
+        margin=best.score - other.score if other is not None else None, typed=best.typed, ranked=best.ranked,
+        held=best.held, keys=len(keys), close=_closeness(best.sentence.text, best.span, question_keys(question)),
+        first=best.rank == 0, number_missing=bool(_numbers(focus_question(question)) - _numbers(best.sentence.text)),
+        candidates=len(cands), held_lead=best.held - max(others, default=best.held),
+        after=bool(best.features and best.features[4]), before=bool(best.features and best.features[5]),
+        words=len(best.text.split()))
+
+
+def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWeights = WEIGHTS,
+                 show: ShowWeights = SHOW) -> ShortAnswer | None:
     """The value ``question`` asks for, as a span of ``sentences`` (best first), or None when they hold none of
-    its kind (or it asks for no particular kind)."""
+    its kind, it asks for no particular kind, or the value found is not sure enough to be shown first
+    (:func:`~shelfwise.core.answers.short_confidence.confidence` under ``show.threshold``: the sentence is then
+    shown first, without a value)."""
     if not sentences:
         return None
     kind = asked_kind(question)
@@ -450,41 +559,18 @@ def short_answer(question: str, sentences: Sequence[Extracted],
         text = " ".join(deciding.shown.split())
         return ShortAnswer(polarity(question, deciding.text), "yes_no", deciding.number, deciding.start,
                            deciding.end, deciding.score, sentence=text)
-    keys = stems(question)
-    first = len(keys & stems(_about(sentences[0].text)))
-    best: tuple[float, Extracted, Span, bool] | None = None
-    for rank, s in enumerate(sentences):
-        held = len(keys & stems(_about(s.text)))
-        if rank and held < first:
-            continue  # a later sentence that bears less on the question gives no value
-        if kind == "list":
-            items = _list_items(s)
-            if len(items) >= 2:
-                return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
-                                   sentence=" ".join(s.shown.split()))
-        typed = spans_of(kind, s.text, question) if kind != "thing" else []
-        # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
-        # a phrase for a thing is ranked by the weights and shown only over their threshold
-        ranked = kind in _NOMINAL and not (kind == "list" and typed)
-        if ranked and held < weights.min_held:
-            continue  # too few of the question's words in it to place a phrase by (a question in another language)
-        if ranked:
-            scored = [(sc - weights.show_min, span)
-                      for sc, span in _nominal_candidates(kind, s.text, question, weights)]
-        else:
-            scored = [(sc, span) for span in typed if (sc := _score(kind, span, s.text, question)) is not None]
-        for score, span in scored:
-            # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
-            # receives 8 weeks" over "the birth parent receives 20 weeks")
-            score += weights.held * (held - first) - 0.3 * rank
-            if best is None or score > best[0]:
-                best = (score, s, span, ranked)
-    if best is None or (best[3] and best[0] < 0):
+    if kind == "list":
+        items = _lead_in_list(question, sentences)
+        if items is not None:
+            return items
+    cands = value_candidates(kind, question, sentences, weights)
+    if not cands or (cands[0].ranked and cands[0].score < 0) or not cands[0].text:
         return None
-    score, s, chosen, _ = best
-    value = " ".join(s.text[chosen.start:chosen.end].split()).strip(" ,;:|")
-    if not value:
+    best = cands[0]
+    sure = confidence(show_features(question, cands), show)
+    if sure < show.threshold:
         return None
+    s, chosen = best.sentence, best.span
     shown_kind = chosen.kind if kind in ("number", "percent", "duration") else "span" if kind == "thing" else kind
-    return ShortAnswer(value, shown_kind, s.number, s.start + chosen.start, s.start + chosen.end, s.score,
-                       sentence=" ".join(s.shown.split()))
+    return ShortAnswer(best.text, shown_kind, s.number, s.start + chosen.start, s.start + chosen.end, s.score,
+                       sentence=" ".join(s.shown.split()), confidence=round(sure, 4))

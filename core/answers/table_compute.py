@@ -258,11 +258,53 @@ def _difference(run: _Run) -> ShortAnswer | None:
     return None
 
 
+def _same_as(run: _Run) -> ShortAnswer | None:
+    plan, data, col = run.plan, run.data, run.plan.answer_col
+    if col is None or len(plan.rows) < 2:
+        return None
+    anchor, peers = plan.rows[0], plan.rows[1:]
+    values = list(dict.fromkeys(v for r in peers if (v := value_of(data.text(col)[r]))))
+    if not values:
+        return None
+    used = [cell(data, r, col) for r in peers] + [cell(data, anchor, plan.measure if plan.measure is not None else col)]
+    return ShortAnswer("; ".join(values), "list" if len(values) > 1 else "span", operation="same_as",
+                       explanation=f"the rows where {plan.filters[0]}: {', '.join(values)}", cells=used[:MAX_CITED])
+
+
+def _list(run: _Run) -> ShortAnswer | None:
+    plan, data, col = run.plan, run.data, run.plan.answer_col
+    if col is None:
+        return None
+    values = list(dict.fromkeys(v for r in plan.rows if (v := value_of(data.text(col)[r]))))
+    if len(values) < 2:
+        return None
+    return ShortAnswer("; ".join(values), "list", operation="list",
+                       explanation=f"{len(plan.rows)} rows{run.where}: {run.names[col]} {', '.join(values)}",
+                       cells=[cell(data, r, col) for r in plan.rows[:MAX_CITED]])
+
+
+def _streak(run: _Run) -> ShortAnswer | None:
+    plan, data, col = run.plan, run.data, run.plan.answer_col
+    if not plan.rows or col is None:
+        return None
+    first, last = run.label(plan.rows[0]), run.label(plan.rows[-1])
+    cells = [cell(data, r, col) for r in plan.rows[:MAX_CITED]]
+    if plan.op == "streak_value":
+        value = value_of(data.text(col)[plan.rows[0]])
+        return ShortAnswer(value, "computed", operation="streak",
+                           explanation=f"{value} in {len(plan.rows)} rows in a row ({run.names[col]}), the most",
+                           cells=cells) if value else None
+    return ShortAnswer(str(len(plan.rows)), "computed", operation="streak",
+                       explanation=f"the longest run of rows in a row{run.where}: {len(plan.rows)} ({first} to {last})",
+                       cells=cells)
+
+
 _OPERATIONS: dict[str, Callable[[_Run], ShortAnswer | None]] = {
     "lookup": _lookup, "count": _count, "next": _next_previous, "previous": _next_previous, "choice": _choice,
     "compare": _choice, "most_often": _often, "least_often": _often, "first": _first_last, "last": _first_last,
     "sum": _aggregate, "average": _aggregate, "max": _aggregate, "min": _aggregate, "argmax": _argextreme,
     "argmin": _argextreme, "argmax_range": _range, "argmin_range": _range, "difference": _difference,
+    "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list,
 }
 
 

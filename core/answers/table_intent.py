@@ -53,10 +53,22 @@ _GERMAN = re.compile(r"\b(wie|ist|sind|das|der|die|den|dem|für|hat|haben|gibt|w
 _COUNTED = re.compile(r"\b(how many|number of|wie ?viele|anzahl (der|an)|combien de|nombre de)\b")
 _ASK_ROW = re.compile(r"^(which|who|what|name|list|welche\w*|wer|quel\w*|qui)\b")
 _NUMBER = r"(-?\d[\d,.]*)"
-_ABOVE = re.compile(rf"\b(more than|over|above|greater than|at least|higher than|mehr als|über|ueber|"
+_ABOVE = re.compile(rf"\b((?<!no )(?<!not )more than|over|above|greater than|at least|(?<!no )higher than|"
+                    rf"(?<!no )larger than|bigger than|longer than|taller than|heavier than|wider than|deeper than|"
+                    rf"no (?:less|fewer) than|not (?:less|fewer) than|mehr als|über|ueber|"
                     rf"mindestens|plus de|au moins|supérieure? à)\s+{_NUMBER}")
-_BELOW = re.compile(rf"\b(less than|fewer than|under|below|at most|lower than|weniger als|unter|höchstens|"
-                    rf"moins de|au plus|inférieure? à)\s+{_NUMBER}")
+_BELOW = re.compile(rf"\b((?<!no )(?<!not )less than|(?<!no )(?<!not )fewer than|under|below|at most|lower than|"
+                    rf"smaller than|shorter than|lighter than|no (?:more|higher|larger) than|not more than|"
+                    rf"weniger als|unter|höchstens|moins de|au plus|inférieure? à)\s+{_NUMBER}")
+_OR_MORE = re.compile(rf"{_NUMBER}\s+(?:[a-z]+\s+)?or (more|greater|higher|above|over|less|fewer|lower|under|below)\b")
+_INCLUSIVE = frozenset({"at least", "mindestens", "au moins", "at most", "höchstens", "au plus", "no more than",
+                        "not more than", "no less than", "not less than", "no fewer than", "not fewer than",
+                        "no higher than", "no larger than"})
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+                                                       "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 _BETWEEN = re.compile(r"\b(between|zwischen|entre)\s+(.+?)\s+(and|und|et)\s+(.+?)(?=[?.,;]|$| in\b| for\b)")
 _AFTER = re.compile(r"\b(after|since|nach|seit|après|depuis)\s+(.+?)(?=[?.,;]|$)")
 _YEAR = re.compile(r"(?:the year )?(1[5-9]\d\d|20\d\d)\b(?!\s*[-/.]\d)")
@@ -112,7 +124,10 @@ def read_intent(question: str) -> TableIntent:
     if not _GERMAN.search(text):  # German writes every noun with a capital
         intent.names = [w.lower() for w in _WORD.findall(question)[1:] if w[:1].isupper()
                         and w.lower() not in STOP and w.lower() not in MONTHS and w.lower() not in _WEEKDAYS]
-    plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", text)  # bounds, not superlatives
+    numbered = _NUMBER_WORD.sub(lambda w: str(NUMBER_WORDS[w.group(1)]), text)  # "more than five" -> 5
+    plain = re.sub(r"\bat (most|least)\b|\bno (more|less|fewer) than\b", " ", numbered)  # bounds, not superlatives
+    plain = re.sub(r"\b(more|less|fewer|greater|higher|lower|larger|bigger|longer|shorter|taller|smaller) than "
+                   r"(?=-?\d)", " ", plain)  # "more than 30000": a bound, not "the most"
     for op, pattern in _OPS:
         m = pattern.search(plain)
         if m:
@@ -125,13 +140,18 @@ def read_intent(question: str) -> TableIntent:
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")
     for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(numbered):
             b = _bound(m.group(2).rstrip(".,"))
             if b is not None:
-                strict = m.group(1) not in ("at least", "mindestens", "au moins", "at most", "höchstens", "au plus")
-                c = Comparison(strict=strict, kind=b[0], words=m.group(0))
+                c = Comparison(strict=m.group(1) not in _INCLUSIVE, kind=b[0], words=m.group(0))
                 setattr(c, side, b[1])
                 intent.comparisons.append(c)
+    for m in _OR_MORE.finditer(numbered):  # "20% or greater", "3 strokes or more"
+        b = _bound(m.group(1).rstrip(".,"))
+        if b is not None:
+            c = Comparison(strict=False, kind=b[0], words=m.group(0))
+            setattr(c, "low" if m.group(2) in ("more", "greater", "higher", "above", "over") else "high", b[1])
+            intent.comparisons.append(c)
     m = _BETWEEN.search(text)
     if m:
         lo, hi = _bound(m.group(2)), _bound(m.group(4))

@@ -2,7 +2,7 @@
 (exact words and light stems; the encoder's vectors of the question's words and the names when the words give no
 plan), the cells whose whole text the question names (keys: "L5", "lisbon"), the cells a question's phrase is a
 part of ("belgrade" in "Belgrade, Serbia"; "ethiopian" for "Ethiopia"), and whether the question negates a key
-("other than Lisbon", "not for the FIFA World Cup").
+("other than Lisbon", "not for the FIFA World Cup"); :class:`TableMatch` holds a question matched to one table.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import contextlib
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from shelfwise.core.answers.table_compute import Plan
 from shelfwise.core.answers.table_intent import STOP, TableIntent, stem, words_of
 from shelfwise.core.models.backend import Embedder, text_sha
 from shelfwise.core.store.db import Store
@@ -271,3 +272,29 @@ class HeaderEncoder:
                     best_key = (float(row[top]), Key(rows, phrase, exact=False, negated=negated(intent.text, start),
                                                      start=start, share=0.0))  # not the cell's own words
         return best_key[1] if best_key is not None else None
+
+
+@dataclass
+class TableMatch:
+    """The question matched to one table: the column scores, the operations it asks, its keys, the rows that pass
+    its filters (and the filters in words), the key column, the measure (a numeric column) and the answer column."""
+
+    intent: TableIntent
+    data: TableData
+    scores: list[float]
+    ops: list[str]
+    keys: dict[int, Key]
+    rows: list[int]
+    filters: list[str] = field(default_factory=list)
+    key_col: int | None = None
+    numeric: list[int] = field(default_factory=list)
+    measure: int | None = None
+    answer_col: int | None = None
+    label_col: int = 0
+    parts: bool = False  # a part of a cell may be a key (the looser matching)
+    given_key: tuple[int, Key] | None = None  # a key found otherwise (the encoder's), in a part of a cell's stead
+
+    def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
+             other: int | None = None, value: str = "") -> Plan:
+        return Plan(op, self.rows if rows is None else rows, measure, answer, self.key_col, other,
+                    list(self.filters), value)

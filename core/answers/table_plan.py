@@ -12,12 +12,20 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from itertools import pairwise
 
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
 from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
-from shelfwise.core.answers.table_match import Key, col_scores, key_cells, negated, part_key
+from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
+from shelfwise.core.answers.table_runs import (
+    RUN,
+    SAME,
+    filter_results,
+    plan_list,
+    plan_only,
+    plan_run,
+    plan_same_as,
+)
 from shelfwise.core.store.tables import TableData
 
 _ASKED = {  # a question word and the column names it asks for when the question names no column
@@ -80,33 +88,7 @@ _NEXT = re.compile(r"\b(after|next|following|succeeded|nach|danach|après|suivan
 _PREVIOUS = re.compile(r"\b(before|previous|preceding|prior to|preceded|vor|davor|avant|précédent)\b")
 
 
-@dataclass
-class _Match:
-    """The question matched to one table: the column scores, the operations it asks, its keys, the rows that pass
-    its filters (and the filters in words), the key column, the measure (a numeric column) and the answer column."""
-
-    intent: TableIntent
-    data: TableData
-    scores: list[float]
-    ops: list[str]
-    keys: dict[int, Key]
-    rows: list[int]
-    filters: list[str] = field(default_factory=list)
-    key_col: int | None = None
-    numeric: list[int] = field(default_factory=list)
-    measure: int | None = None
-    answer_col: int | None = None
-    label_col: int = 0
-    parts: bool = False  # a part of a cell may be a key (the looser matching)
-    given_key: tuple[int, Key] | None = None  # a key found otherwise (the encoder's), in a part of a cell's stead
-
-    def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
-             other: int | None = None, value: str = "") -> Plan:
-        return Plan(op, self.rows if rows is None else rows, measure, answer, self.key_col, other,
-                    list(self.filters), value)
-
-
-def _between_rows(m: _Match) -> Plan | None:
+def _between_rows(m: TableMatch) -> Plan | None:
     """Questions about the rows the question names by their key cells: "which had more X, A or B" (two rows
     compared on the named column, or on their order for earlier / later), "is A higher than B" (yes or no) and
     "what came after / before A" (the next or previous row)."""
@@ -169,7 +151,7 @@ def _descending_time(data: TableData) -> bool:
     return falls >= 2 and falls > rises
 
 
-def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
+def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
     """Each key filters its column (a negated key leaves its rows out); the column whose cells the question names
     with most words is the key column. Without a whole-cell key (and ``parts``), a phrase that is a part of some
     cells filters."""
@@ -199,7 +181,7 @@ def _filter_keys(m: _Match, data_rows: list[int], parts: bool) -> None:
             m.key_col = col
 
 
-def _part_key(m: _Match) -> tuple[int, Key] | None:
+def _part_key(m: TableMatch) -> tuple[int, Key] | None:
     """The phrase of the question that is a part of some cells (:func:`part_key`), words of the columns it names
     and of its operations left out."""
     names = m.data.table.names
@@ -207,7 +189,7 @@ def _part_key(m: _Match) -> tuple[int, Key] | None:
     return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, set())
 
 
-def _filter_named_columns(m: _Match) -> None:
+def _filter_named_columns(m: TableMatch) -> None:
     """A text column the question names with a negation keeps the rows where it is empty ("wrestlers who do not
     have any notes"); a named column of yes/no cells keeps its yes rows ("how many rides are portable"), its
     other rows when negated."""
@@ -233,7 +215,7 @@ def _filter_named_columns(m: _Match) -> None:
             m.filters.append(f"{names[c]} is empty")
 
 
-def _filter_comparisons(m: _Match) -> bool:
+def _filter_comparisons(m: TableMatch) -> bool:
     """Comparisons on the numeric (or date) column they name, else the only one of that kind; "in 1987" over a
     column of dates keeps that year's rows. False: a comparison names no column."""
     data, names, kinds, width = m.data, m.data.table.names, m.data.table.kinds, len(m.data.table.names)
@@ -285,7 +267,7 @@ def _years(data: TableData, c: int) -> bool:
         >= 0.8 * len(numbers)
 
 
-def _asked_column(m: _Match) -> int | None:
+def _asked_column(m: TableMatch) -> int | None:
     """The column a "which X" / "what X" / "who" question asks for: the one whose name has the word X (not the
     measure); for "who" without one, a column of people's names (Name, Player, Candidate ...)."""
     names, asked = m.data.table.names, stem(m.intent.asked) if m.intent.asked else ""
@@ -301,17 +283,18 @@ def _asked_column(m: _Match) -> int | None:
 
 
 def _match(intent: TableIntent, data: TableData, scores: list[float], parts: bool,
-           given_key: tuple[int, Key] | None = None) -> _Match | None:
-    """``intent`` matched to ``data`` (:class:`_Match`; ``parts``: a part of a cell may be a key), or None when a
+           given_key: tuple[int, Key] | None = None) -> TableMatch | None:
+    """``intent`` matched to ``data`` (:class:`TableMatch`; ``parts``: a part of a cell may be a key), or None when a
     comparison names no column of the table."""
     names, kinds, width = data.table.names, data.table.kinds, len(data.table.names)
     header_words = {w for c in range(width) if scores[c] >= 0.5 for w in words_of(names[c])}
     ops = [op for op, said in intent.ops if not set(said.split()) <= header_words]
     data_rows = [r for r in range(data.n_rows) if data.is_data(r)]
-    m = _Match(intent, data, scores, ops, key_cells(intent, data), list(data_rows), parts=parts,
+    m = TableMatch(intent, data, scores, ops, key_cells(intent, data), list(data_rows), parts=parts,
                given_key=given_key)
     _filter_keys(m, data_rows, parts)
     _filter_named_columns(m)
+    filter_results(m)
     if not _filter_comparisons(m):
         return None
     m.numeric = [c for c in range(width) if c != m.key_col and (kinds[c] in NUMERIC or (
@@ -329,14 +312,15 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
     return m
 
 
-def _plan_count(m: _Match) -> Plan | None:
+def _plan_count(m: TableMatch) -> Plan | None:
     """"How many ...": the rows that pass the filters, or a column of numbers the counted noun names ("how many
     days ..." is that column's value or sum); without a filter, only when the noun is what the table's caption,
     sheet or label column names, or the question says it counts the table's rows ("listed", "in total") and no
     part of a cell filters them."""
     intent, data, names, kinds = m.intent, m.data, m.data.table.names, m.data.table.kinds
     noun = stem(intent.counted) if intent.counted else ""
-    counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}), None)
+    counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}
+                        and not _years(data, c)), None)  # "the total number of seasons": not a sum of years
     if counted_col is None and noun and len(m.rows) == 1 and m.key_col is not None:
         counted_col = _implied_measure(TableIntent(noun, [noun]), names, m.numeric)  # "medals" -> Total
     if counted_col is not None and kinds[counted_col] != "date":
@@ -368,6 +352,15 @@ def _plan_count(m: _Match) -> Plan | None:
     return None
 
 
+def _counts_text(m: TableMatch) -> bool:
+    """Whether "how many" / "the number of" counts what a text column (or a column of years) names: "the total
+    number of teams that played" counts Team rows, "the number of seasons" counts Season rows."""
+    noun = stem(m.intent.counted) if m.intent.counted else ""
+    names, kinds = m.data.table.names, m.data.table.kinds
+    return bool(noun) and any(noun in {stem(w) for w in words_of(names[c])}
+                              and (kinds[c] == "text" or _years(m.data, c)) for c in range(len(names)))
+
+
 def _first_on_sheet(data: TableData) -> bool:
     """Whether the table is the first of its sheet (or not in a sheet)."""
     t = data.table
@@ -377,7 +370,7 @@ def _first_on_sheet(data: TableData) -> bool:
                              (t.document_id, t.sheet, t.ordinal)).fetchone() is None
 
 
-def _words_of_table(m: _Match) -> set[str] | None:
+def _words_of_table(m: TableMatch) -> set[str] | None:
     """The light stems of a table's title, sheet, column names and text cells; None for a table too big to read
     for them (:data:`WORDS_READ` cells)."""
     t = m.data.table
@@ -388,7 +381,7 @@ def _words_of_table(m: _Match) -> set[str] | None:
                   for w in words_of(v)}
 
 
-def _unread_words(m: _Match, noun: str) -> bool:
+def _unread_words(m: TableMatch, noun: str) -> bool:
     """Whether the question has a word, other than the counted noun and its operation, that the table does not have
     and no filter read: "how many holidays does the Berlin office have" is not every holiday."""
     said = {stem(w) for w in m.intent.words if not w.isdigit() and len(w) > 2} - {noun}
@@ -408,7 +401,7 @@ _UNITS = frozenset({"day", "week", "month", "year", "hour", "minute", "second", 
 _GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
 
 
-def _names_one_thing(m: _Match) -> bool:
+def _names_one_thing(m: TableMatch) -> bool:
     """Whether the question's only filter names one cell (whole, or most of it) of the label column, whose cells
     are all different (one row, a name: "Zoltán Kiss", "Harvard University"): "how many ..." then asks for a value
     of that row, not how many rows there are (a count of 1 was right for 12 of 77 such training questions)."""
@@ -421,7 +414,7 @@ def _names_one_thing(m: _Match) -> bool:
     return len(values) > 2 and len(set(values)) == len(values)
 
 
-def _counts_rows(m: _Match, noun: str) -> bool:
+def _counts_rows(m: TableMatch, noun: str) -> bool:
     """Whether the counted noun is what the table's rows are: a word of its caption, sheet or column names, or
     a word for "rows" ("how many times"). A count filtered by a part of cells needs it when the part is small or
     the noun is a unit: "how many days of paid annual leave" counts no row of a pay-items table that has "Annual
@@ -430,7 +423,7 @@ def _counts_rows(m: _Match, noun: str) -> bool:
     return noun in _GENERIC_COUNTED or noun in {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
 
 
-def _plan_extreme(m: _Match) -> Plan | None:
+def _plan_extreme(m: TableMatch) -> Plan | None:
     """max / min: the row with the highest value of the measure ("which ... the most X"), the value itself ("what
     is the highest X"), or the value of a named column seen most / least often."""
     for op in ("max", "min"):
@@ -455,7 +448,7 @@ def _same_stem(a: str, b: str) -> bool:
     return n >= 5 and n >= min(len(a), len(b)) - 3
 
 
-def _time_column(m: _Match) -> int | None:
+def _time_column(m: TableMatch) -> int | None:
     """A column of dates or years that the question names, by its words or by a word of the same stem ("the
     first album released" -> Release date)."""
     names, words = m.data.table.names, [w for w in m.intent.words if len(w) >= 5]
@@ -468,7 +461,7 @@ def _time_column(m: _Match) -> int | None:
     return None
 
 
-def _plan_first_last(m: _Match) -> Plan | None:
+def _plan_first_last(m: TableMatch) -> Plan | None:
     """"first" / "last": in time when the question names a column of dates or years (the row with the earliest
     or latest), else in the table's own order (the row first or last listed)."""
     names, scores, col = m.data.table.names, m.scores, m.answer_col
@@ -491,7 +484,7 @@ def _plan_first_last(m: _Match) -> Plan | None:
     return None
 
 
-def _first_last_in_order(m: _Match, op: str) -> Plan | None:
+def _first_last_in_order(m: TableMatch, op: str) -> Plan | None:
     """"which leg was the last leg", "when was the last battle": the first or last row in the table's order (in
     time: a table listed newest first is read from its end), its cell in the column the question names, or the
     column its question word asks for ("when" -> a date), else the row's label; only when the table has every
@@ -513,7 +506,7 @@ def _first_last_in_order(m: _Match, op: str) -> Plan | None:
     return m.plan(op, answer=target if target is not None else m.label_col)
 
 
-def _plan_lookup(m: _Match) -> Plan | None:
+def _plan_lookup(m: TableMatch) -> Plan | None:
     """The key row's cell in the column the question names (or a question word's column: "when" -> a date)."""
     if m.key_col is None or not m.rows:
         return None
@@ -531,9 +524,14 @@ def _plan_lookup(m: _Match) -> Plan | None:
     return None
 
 
-def _plan(m: _Match) -> Plan | None:
+def _plan(m: TableMatch) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
-    average, a count, a sum, an extreme, first / last, a lookup."""
+    average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
+    "consecutive") is answered by :mod:`shelfwise.core.answers.table_runs` or not at all."""
+    if SAME.search(m.intent.text):
+        return plan_same_as(m, _implied_measure)
+    if RUN.search(m.intent.text):
+        return plan_run(m, [r for r in range(m.data.n_rows) if m.data.is_data(r)])
     if m.key_col is not None:
         plan = _between_rows(m)
         if plan is not None:
@@ -560,13 +558,15 @@ def _plan(m: _Match) -> Plan | None:
         plan = _plan_count(m)
         if plan is not None:
             return plan
-        if m.measure is None or m.scores[m.measure] < 0.5:  # "the total number of teams": not a sum of a column
-            m.ops = [op for op in m.ops if op != "sum"]  # the question does not name
+        if m.measure is None or m.scores[m.measure] < 0.5 or _counts_text(m):  # "the total number of teams":
+            m.ops = [op for op in m.ops if op != "sum"]  # not a sum of a column the question does not name, nor of
+            # another column than the one of what it counts ("teams that played": not the sum of Played)
     if "sum" in m.ops and any(op in m.ops for op in ("max", "min")) and m.intent.asks_row:
         m.ops = [op for op in m.ops if op != "sum"]  # "which department has the most total deputies"
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
         return m.plan("sum", measure=m.measure)
-    return _plan_extreme(m) or _plan_first_last(m) or _plan_lookup(m)
+    asked = _asked_column(m)
+    return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, asked) or _plan_lookup(m) or plan_only(m, asked)
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,

@@ -202,12 +202,15 @@ def place_spans(text: str, question: str) -> list[Span]:
     return sorted(out, key=lambda s: s.start)
 
 
-_SERIES = re.compile(rf"{_CAP_WORD}(?:\s+{_CAP_WORD})*(?:,\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*)+,?\s+"
-                     rf"(?:and|or|und|oder|et|ou)\s+{_CAP_WORD}(?:\s+{_CAP_WORD})*")
+_ITEM = rf"{_CAP_WORD}(?:\s+{_CAP_WORD})*"
+# "A, B, C and D", or two items "A and B" (no comma: "Rotterdam, and Levante" is no series)
+_SERIES = re.compile(rf"{_ITEM}(?:,\s+{_ITEM})+,?\s+(?:and|or|und|oder|et|ou)\s+{_ITEM}|"
+                     rf"{_ITEM}\s+(?:and|or|und|oder|et|ou)\s+{_ITEM}")
 
 
 def list_spans(text: str) -> list[Span]:
-    """A series "A, B, C and D" of capitalised items, or the items of a list that a lead-in brings (one a line)."""
+    """A series "A, B, C and D" (or "A and B") of capitalised items, or the items of a list that a lead-in brings
+    (one a line)."""
     out = [Span(m.start(), m.end(), "list") for m in _SERIES.finditer(text)]
     lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
     items = [(a, b) for a, b in lines[1:] if is_list_item(text[a:b])]

@@ -77,6 +77,7 @@ class ShortAnswer:
     end: int = -1
     score: float = 0.0  # the ranker's confidence (higher is better; comparable within one answer only)
     sentence: str = ""  # the sentence the value is read from (yes/no: the deciding sentence)
+    confidence: float | None = None  # for a span: the chance it is right as short_confidence reads it (None: not read)
     operation: str = ""  # for a table value: "lookup", "count", "sum", "average", "min", "max", "argmax", ...
     explanation: str = ""  # the operation in words, with the rows it used
     cells: list[CellRef] = field(default_factory=list)  # for a table value: every cell it used

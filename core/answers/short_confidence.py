@@ -1,0 +1,79 @@
+"""Whether the value found for a question is shown first: a confidence that it is right, from the ranker's own
+features, and a threshold under which no value is shown (the sentence is shown first, as without a value).
+
+A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on. So
+the value is shown only where the chance that it is right is high enough for what a wrong one costs
+(``benchmarks/research/short_show.py`` chose the weights and the threshold on the training data only, counting a
+wrong value shown as costing twice what a right one gains; docs/eval/answers.md, "Session 22").
+
+The features (:class:`ShowFeatures`) are read off the candidates ``core/answers/short.py`` ranks, in terms that
+carry across languages (no word lists): the margin between the best value and the best other value, whether the
+value is of the kind asked for (a number for "how many", a run of capitals for "who") or a phrase the question's
+words leave over, how many of the question's words its sentence holds, how near they stand to it, whether its
+sentence is the first shown, and whether the question names a number its sentence lacks. Pure functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MARGIN_CAP = 3.0  # a margin beyond this says no more (and a value with no rival counts as this)
+
+
+@dataclass(frozen=True)
+class ShowFeatures:
+    """What is known of the best value found (``core/answers/short.py``'s ``show_features``)."""
+
+    margin: float | None  # its score minus the best other value's (None: no other value)
+    typed: bool  # a span of the kind asked for (a number, a date, a name for "who"), not a phrase
+    ranked: bool  # ranked as a phrase or a name (the kinds name, place, list, thing), not a number or a date
+    held: int  # the question's content words its sentence holds
+    keys: int  # the question's content words
+    close: float  # how near the question's words stand to it in its sentence (``short._closeness``)
+    first: bool  # its sentence is the first shown (the one the walk trusts most)
+    number_missing: bool  # the question names a number its sentence lacks
+    candidates: int  # how many values were found
+    held_lead: int  # its sentence's ``held`` minus the most another sentence with a value holds (0 when alone)
+    after: bool  # a phrase right after one of the question's words ("consist of [circular RNAs]")
+    before: bool  # a phrase right before one
+    words: int  # its length in words
+
+    def vector(self) -> tuple[float, ...]:
+        """The features in the order of :data:`NAMES`."""
+        margin = MARGIN_CAP if self.margin is None else max(0.0, min(self.margin, MARGIN_CAP))
+        return (1.0, margin * self.ranked, margin * (not self.ranked), float(self.margin is None),
+                float(self.typed), float(self.ranked), self.held / max(self.keys, 1), float(self.number_missing),
+                math.log1p(self.candidates), max(-3, min(self.held_lead, 3)))
+
+
+# ``first`` (its sentence is the first shown) is read but not weighed: the training lists put the rival first by
+# construction (docs/eval/answers.md, "Session 22"), so its weight there would say how they were built
+NAMES = ("bias", "margin_ranked", "margin_typed", "alone", "typed", "ranked", "held_share", "number_missing",
+         "log_candidates", "held_lead")
+
+
+@dataclass(frozen=True)
+class ShowWeights:
+    """A logistic model of P(the value is right) over :meth:`ShowFeatures.vector`, one weight per name of
+    :data:`NAMES`, and the ``threshold`` on it under which no value is shown. Chosen on the training data by
+    ``benchmarks/research/short_show.py`` (docs/eval/answers.md, "Session 22")."""
+
+    weights: tuple[float, ...]
+    threshold: float
+
+    def vector(self) -> tuple[float, ...]:
+        return self.weights
+
+
+def confidence(features: ShowFeatures, show: ShowWeights) -> float:
+    """The chance, as the model reads it, that the value is right."""
+    z = sum(w * x for w, x in zip(show.vector(), features.vector(), strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+# chosen by benchmarks/research/short_show.py on COVID-QA and ConditionalQA TRAIN (docs/eval/short-show.json)
+SHOW = ShowWeights(weights=(0.3068, 0.2609, 0.2671, 0.3254, 0.3721, -0.3861, 0.6232, -0.0828, -0.563, -0.259),
+                   threshold=0.7)
+# every value shown (the behaviour before the model): for research scripts that grade the ranker alone
+SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)

@@ -1,0 +1,79 @@
+"""Which value is put first and whether it is shown (core/answers/short.py, core/answers/short_confidence.py): what a
+sentence excludes gives no value, a two-item series answers a list question, a later sentence sharing none of the
+question's words gives none, and the confidence withholds a value the ranker cannot place. Pure functions over
+strings; the same questions through the CLI on the sample: tests/test_sample_answers.py."""
+
+from __future__ import annotations
+
+from shelfwise.core.answers.short import asked_kind, short_answer, show_features, value_candidates
+from shelfwise.core.answers.short_confidence import SHOW, SHOW_ALL, ShowFeatures, confidence
+from shelfwise.core.answers.types import Extracted
+
+ROOMS = ("Meeting rooms are named after winds: Mistral,\nSirocco, Bora and Zephyr in Rotterdam, and Levante and "
+         "Nortada in Lisbon.")
+
+
+def sentences(*texts: str) -> list[Extracted]:
+    return [Extracted(t, i + 1, 0, len(t), 1.0 - 0.1 * i) for i, t in enumerate(texts)]
+
+
+def test_what_a_sentence_excludes_is_no_value() -> None:
+    # "Europe" stands in "outside Europe": the sentence is about the trips beyond it, not about Europe
+    question = "Who approves travel above EUR 2,000?"
+    found = sentences("Trips outside Europe also need approval from a director.")
+    cands = value_candidates(asked_kind(question), question, found)
+    assert cands and all("Europe" not in c.text for c in cands)
+    short = short_answer(question, found, show=SHOW_ALL)
+    assert short is not None and "Europe" not in short.text
+
+
+def test_the_series_the_question_names_answers_a_list_question() -> None:
+    # two items are a series too, and the one the question's own "Lisbon" qualifies wins over Rotterdam's four
+    for question in ("Which meeting rooms are there in Lisbon?", "What are the meeting rooms in Lisbon called?"):
+        assert asked_kind(question) == "list"
+        short = short_answer(question, sentences(ROOMS), show=SHOW_ALL)
+        assert short is not None and short.text == "Levante and Nortada", question
+    rotterdam = short_answer("What are the meeting rooms in Rotterdam called?", sentences(ROOMS), show=SHOW_ALL)
+    assert rotterdam is not None and rotterdam.text == "Mistral, Sirocco, Bora and Zephyr"
+
+
+def test_a_later_sentence_sharing_no_word_with_the_question_gives_no_value() -> None:
+    # a German question over English text shares no word with any sentence: only the first sentence (the ranker's
+    # best) may give a value, not a date of another passage's sentence
+    found = sentences("Bikes that stay in the storage for more than 30 days without moving are labelled and then "
+                      "removed.", "Fire drills are held twice a year, in April and October.")
+    assert short_answer("Wann werden Fahrräder entfernt?", found, show=SHOW_ALL) is None
+    # in the question's own language the later sentence still gives its value when it bears on the question
+    assert short_answer("When are the fire drills held?", found, show=SHOW_ALL).text == "in April and October"
+
+
+def features(**changed: object) -> ShowFeatures:
+    base = {"margin": 1.0, "typed": True, "ranked": False, "held": 2, "keys": 3, "close": 1.0, "first": True,
+            "number_missing": False, "candidates": 2, "held_lead": 0, "after": False, "before": False, "words": 2}
+    return ShowFeatures(**(base | changed))  # type: ignore[arg-type]
+
+
+def test_the_confidence_grows_with_what_places_the_value() -> None:
+    # the chosen weights (benchmarks/research/short_show.py) read more confidence into a wider margin over the next
+    # value, a value of the kind asked for, and more of the question's words in its sentence
+    assert confidence(features(margin=2.0), SHOW) > confidence(features(margin=0.2), SHOW)
+    assert confidence(features(margin=None), SHOW) > confidence(features(margin=0.2), SHOW)
+    assert confidence(features(held=3), SHOW) > confidence(features(held=0), SHOW)
+    assert confidence(features(), SHOW) > confidence(features(typed=False, ranked=True), SHOW)
+    assert confidence(features(candidates=1), SHOW) > confidence(features(candidates=12), SHOW)
+
+
+def test_a_value_the_ranker_cannot_place_is_withheld_and_a_clear_one_shown() -> None:
+    clear = sentences("You receive a one-time home office allowance of EUR 600 for a desk.")
+    short = short_answer("How much is the one-time home office allowance?", clear)
+    assert short is not None and short.text == "EUR 600" and short.confidence is not None
+    assert short.confidence >= SHOW.threshold
+    # a phrase among many for a "what" question whose words its sentence hardly holds: the ranker puts one first,
+    # but not with the confidence a value shown first needs
+    question = "What did the committee choose for the new library?"
+    vague = sentences("After long talks in the town hall, members of several parties voted on plans, costs, a site "
+                      "near the river and the opening hours of the reading rooms.")
+    assert short_answer(question, vague, show=SHOW_ALL) is not None
+    assert short_answer(question, vague) is None
+    best = value_candidates(asked_kind(question), question, vague)
+    assert confidence(show_features(question, best), SHOW) < SHOW.threshold
