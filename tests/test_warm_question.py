@@ -126,3 +126,37 @@ def test_sample_rankings_are_the_joined_statements(sample: Any, monkeypatch: pyt
         assert restricted >= 5  # the case is the one meant: rankings from the rows of two words or more
     finally:
         store.close()
+
+
+def _trace_dict_before(trace: Any) -> Any:
+    """``trace_dict`` as it was before session 22: every candidate made into a dict, then the level cut."""
+    from shelfwise.core.conversation import turn
+    from shelfwise.core.navigation.trace import to_dict
+
+    d = to_dict(trace)
+    for level in d.get("levels", []):
+        cands = level.get("candidates", [])
+        kept = [c for c in cands if c.get("kept")]
+        pruned = [c for c in cands if not c.get("kept")][: max(0, turn.TRACE_CANDIDATES - len(kept))]
+        level["judged_count"] = len(cands)
+        level["candidates"] = [c for c in cands if c in kept or c in pruned]
+    return d
+
+
+def test_a_stored_turns_trace_is_what_it_was(sample: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn's trace is cut to its kept and best pruned candidates before they are made into dicts: the same JSON
+    as when every candidate was converted first (levels cut to 3, 10 and 40 candidates)."""
+    from shelfwise.core.conversation import turn
+
+    settings = Settings(db_path=sample.db, use_calibration=False, answer_generate=False)
+    with Shelf(settings) as shelf:
+        traces = []
+        for q in _questions()[:6]:
+            answer = shelf.ask(q, "default")
+            assert answer.search is not None
+            traces.append(answer.search.trace)
+    for limit in (3, 10, 40):
+        monkeypatch.setattr(turn, "TRACE_CANDIDATES", limit)
+        for trace in traces:
+            assert json.dumps(turn.trace_dict(trace)) == json.dumps(_trace_dict_before(trace))
+    assert any(len(level.candidates) > 3 for trace in traces for level in trace.levels)  # levels were cut
