@@ -160,3 +160,38 @@ def test_a_stored_turns_trace_is_what_it_was(sample: Any, monkeypatch: pytest.Mo
         for trace in traces:
             assert json.dumps(turn.trace_dict(trace)) == json.dumps(_trace_dict_before(trace))
     assert any(len(level.candidates) > 3 for trace in traces for level in trace.levels)  # levels were cut
+
+
+def test_a_conversations_reading_is_the_same_with_its_scan_beside_its_ranking(  # type: ignore[no-untyped-def]
+        sample: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The topic-shift test of a conversation's next question ranks its words while its scan runs (forced on this
+    small library): the same reading (mode, scores) and the same answer as with the scan after the ranking."""
+    turns = [("How many days of annual leave do employees get?", "and how do I request it?"),
+             ("What is the dress code at the office?", "Which meeting rooms are in Lisbon?")]
+    settings = Settings(db_path=sample.db, use_calibration=False, answer_generate=False)
+    out: dict[int, list[Any]] = {}
+    scans: list[str] = []
+    start = threading.Thread.start
+
+    def counted_start(thread: threading.Thread) -> None:
+        scans.append(thread.name)
+        start(thread)
+
+    with Shelf(settings) as shelf:
+        for floor in (10**12, 0):
+            monkeypatch.setattr(features, "SCAN_AHEAD_MIN", floor)
+            if floor == 0:
+                monkeypatch.setattr(threading.Thread, "start", counted_start)
+            got = []
+            for first, second in turns:
+                _forget(shelf)
+                conv, _, _ = shelf.ask_in_conversation(0, first, "default")
+                _forget(shelf)
+                _, turn, answer = shelf.ask_in_conversation(conv.id, second, "default")
+                assert turn.reading is not None and answer.search is not None
+                got.append((turn.reading.mode, turn.reading.scores, answer.text,
+                            [(h.node_id, h.score) for h in answer.search.hits]))
+            out[floor] = got
+    assert out[0] == out[10**12]
+    # a thread for each walk, and one for each next question's topic-shift test (before: the walks' only)
+    assert scans.count("shelfwise-scan") == 3 * len(turns)
