@@ -26,6 +26,9 @@ pytestmark = pytest.mark.model
     ("How many losses did the team have?", "2", "computed", "count"),
     ("Which opponents had an attendance of more than 30000?", "Celtic; Napoli; Sevilla", "list", "list"),
     ("What was the only match in Glasgow?", "Celtic", "span", "lookup"),  # the one row kept: its label
+    # Ajax drew 15000: five matches drew more; only Celtic drew more than Napoli's 41000
+    ("How many matches had a bigger attendance than Ajax?", "5", "computed", "count"),
+    ("Which opponent had a larger attendance than Napoli?", "Celtic", "span", "lookup"),
     # goals above 1 in rows 1, 3, 6, 7: the longest run is Napoli and Sevilla
     ("How many consecutive matches did the team score more than 1 goal?", "2", "computed", "streak"),
 ])

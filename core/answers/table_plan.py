@@ -20,11 +20,13 @@ from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
+    THAN_ROW,
     filter_results,
     plan_list,
     plan_only,
     plan_run,
     plan_same_as,
+    plan_than,
 )
 from shelfwise.core.store.tables import TableData
 
@@ -35,6 +37,9 @@ _ASKED = {  # a question word and the column names it asks for when the question
             "rider", "artist", "winner", "member", "representative", "incumbent", "cyclist", "swimmer", "author"},
     "wer": {"name", "anbieter", "wer"}, "where": {"where", "location", "place", "city", "office", "venue"},
 }
+
+
+_HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
 
 
 def _best(scores: Sequence[float], allowed: Sequence[int]) -> int | None:
@@ -512,10 +517,11 @@ def _plan_lookup(m: TableMatch) -> Plan | None:
         return None
     names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.scores
     target = max((c for c in range(width) if c != m.key_col), key=lambda c: (scores[c], -c))
-    asked = _ASKED.get(m.intent.text.split(" ", 1)[0])
+    asked = _HOW_LONG if m.intent.text.startswith("how long") else _ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
         found = next((c for c in range(width) if c != m.key_col and (
-            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked))), None)
+            set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked)
+            or (kinds[c] == "time" and "time" in asked))), None)
         if found is None and "date" in asked:
             found = target  # "when ...": none such, the row's first other column
         return m.plan("lookup", m.rows[:1], measure=found) if found is not None else None  # "who": not a date
@@ -532,6 +538,11 @@ def _plan(m: TableMatch) -> Plan | None:
         return plan_same_as(m, _implied_measure)
     if RUN.search(m.intent.text):
         return plan_run(m, [r for r in range(m.data.n_rows) if m.data.is_data(r)])
+    if THAN_ROW.search(m.intent.text):
+        rows = [r for r in range(m.data.n_rows) if m.data.is_data(r)]
+        than = plan_than(m, _implied_measure, rows, _asked_column(m))
+        if than is not None:
+            return than
     if m.key_col is not None:
         plan = _between_rows(m)
         if plan is not None:

@@ -230,3 +230,52 @@ def plan_only(m: TableMatch, asked: int | None) -> Plan | None:
             return None  # the cell the question names itself
         return Plan("lookup", list(m.rows), col, None, None, None, list(m.filters))
     return None
+
+
+THAN_ROW = re.compile(r"\b(?P<word>more|less|fewer|greater|higher|lower|larger|smaller|bigger|longer|shorter|taller|"
+                      r"heavier|lighter|older|younger|faster|slower|earlier|later)\b(?:\s+[a-z]+){0,3}?\s+than\s+"
+                      r"(?!\d|that\b|any\b|all\b|the (?:other|rest|average)\b)")
+_SMALLER = frozenset({"less", "fewer", "lower", "smaller", "shorter", "lighter", "younger", "faster", "earlier"})
+
+
+def plan_than(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Sequence[int]], int | None],
+              data_rows: Sequence[int], asked: int | None) -> Plan | None:
+    """"How many players weigh more than Michael Baumer", "which stadium is larger than Nanjing Olympic Stadium":
+    the rows other than A's (A: the one row a cell after "than" names) whose value in the column the question
+    names (or implies: "taller" -> Height) is above (below: "less", "faster", "earlier") A's; how many, or their
+    cells in the column asked for (else their labels), one or a list. None for anything else (a yes/no, "A or B",
+    "how many more", a second filter)."""
+    text = m.intent.text
+    said = THAN_ROW.search(text)
+    if said is None or m.intent.comparisons or re.search(r"\b(or|than any|each)\b", text) or len(m.filters) != 1:
+        return None
+    if any(op in m.ops for op in ("difference", "sum", "average")) or re.match(r"^(is|are|was|were|did|does|do)\b",
+                                                                             text):
+        return None
+    after = [(c, k) for c, k in m.keys.items() if not k.negated and k.start >= said.end() - 1]
+    if len(after) != 1 or len(after[0][1].rows) != 1:
+        return None
+    key_col, key = after[0]
+    measure = m.measure if m.measure is not None and m.scores[m.measure] >= 0.5 else \
+        implied(m.intent, m.data.table.names, m.numeric)
+    if measure is None:
+        return None
+    numbers = m.data.number(measure)
+    anchor = next(iter(key.rows))
+    if numbers[anchor] is None:
+        return None
+    pivot = float(numbers[anchor] or 0)
+    smaller = said.group("word") in _SMALLER
+    rows = [r for r in data_rows if r != anchor and numbers[r] is not None
+            and (float(numbers[r] or 0) < pivot if smaller else float(numbers[r] or 0) > pivot)]
+    names = m.data.table.names
+    filters = [f"{names[measure]} {'below' if smaller else 'above'} {m.data.text(measure)[anchor]} "
+               f"({m.data.text(key_col)[anchor]})"]
+    if re.search(r"\b(how many|number of)\b", text):
+        return Plan("count", rows, measure, key_col, key_col, None, filters)
+    if not m.intent.asks_row or not rows or len(rows) > MAX_LISTED:
+        return None
+    col = asked if asked is not None and asked != measure else key_col
+    if len(rows) == 1:
+        return Plan("lookup", rows, col, None, key_col, None, filters)
+    return Plan("list", rows, None, col, key_col, None, filters)
