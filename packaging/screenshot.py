@@ -17,7 +17,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
-QUESTION = "What are the core working hours?"
+QUESTION = "What is the maximum salary for band L5?"
 
 
 def wait_for(app, signal, timeout: float) -> None:

@@ -126,3 +126,72 @@ def test_sample_rankings_are_the_joined_statements(sample: Any, monkeypatch: pyt
         assert restricted >= 5  # the case is the one meant: rankings from the rows of two words or more
     finally:
         store.close()
+
+
+def _trace_dict_before(trace: Any) -> Any:
+    """``trace_dict`` as it was before session 22: every candidate made into a dict, then the level cut."""
+    from shelfwise.core.conversation import turn
+    from shelfwise.core.navigation.trace import to_dict
+
+    d = to_dict(trace)
+    for level in d.get("levels", []):
+        cands = level.get("candidates", [])
+        kept = [c for c in cands if c.get("kept")]
+        pruned = [c for c in cands if not c.get("kept")][: max(0, turn.TRACE_CANDIDATES - len(kept))]
+        level["judged_count"] = len(cands)
+        level["candidates"] = [c for c in cands if c in kept or c in pruned]
+    return d
+
+
+def test_a_stored_turns_trace_is_what_it_was(sample: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn's trace is cut to its kept and best pruned candidates before they are made into dicts: the same JSON
+    as when every candidate was converted first (levels cut to 3, 10 and 40 candidates)."""
+    from shelfwise.core.conversation import turn
+
+    settings = Settings(db_path=sample.db, use_calibration=False, answer_generate=False)
+    with Shelf(settings) as shelf:
+        traces = []
+        for q in _questions()[:6]:
+            answer = shelf.ask(q, "default")
+            assert answer.search is not None
+            traces.append(answer.search.trace)
+    for limit in (3, 10, 40):
+        monkeypatch.setattr(turn, "TRACE_CANDIDATES", limit)
+        for trace in traces:
+            assert json.dumps(turn.trace_dict(trace)) == json.dumps(_trace_dict_before(trace))
+    assert any(len(level.candidates) > 3 for trace in traces for level in trace.levels)  # levels were cut
+
+
+def test_a_conversations_reading_is_the_same_with_its_scan_beside_its_ranking(  # type: ignore[no-untyped-def]
+        sample: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The topic-shift test of a conversation's next question ranks its words while its scan runs (forced on this
+    small library): the same reading (mode, scores) and the same answer as with the scan after the ranking."""
+    turns = [("How many days of annual leave do employees get?", "and how do I request it?"),
+             ("What is the dress code at the office?", "Which meeting rooms are in Lisbon?")]
+    settings = Settings(db_path=sample.db, use_calibration=False, answer_generate=False)
+    out: dict[int, list[Any]] = {}
+    scans: list[str] = []
+    start = threading.Thread.start
+
+    def counted_start(thread: threading.Thread) -> None:
+        scans.append(thread.name)
+        start(thread)
+
+    with Shelf(settings) as shelf:
+        for floor in (10**12, 0):
+            monkeypatch.setattr(features, "SCAN_AHEAD_MIN", floor)
+            if floor == 0:
+                monkeypatch.setattr(threading.Thread, "start", counted_start)
+            got = []
+            for first, second in turns:
+                _forget(shelf)
+                conv, _, _ = shelf.ask_in_conversation(0, first, "default")
+                _forget(shelf)
+                _, turn, answer = shelf.ask_in_conversation(conv.id, second, "default")
+                assert turn.reading is not None and answer.search is not None
+                got.append((turn.reading.mode, turn.reading.scores, answer.text,
+                            [(h.node_id, h.score) for h in answer.search.hits]))
+            out[floor] = got
+    assert out[0] == out[10**12]
+    # a thread for each walk, and one for each next question's topic-shift test (before: the walks' only)
+    assert scans.count("shelfwise-scan") == 3 * len(turns)

@@ -132,8 +132,8 @@ FAST_EXIT = ("ask",)  # the commands whose process ends without the interpreter'
 def end_process(code: int) -> NoReturn:
     """End the process with ``code`` now that the command is done: its library closed (with its clean-close record),
     the exit handlers run (the log's, the encoder preload's) and the output flushed, without the interpreter's
-    teardown, which frees every module's objects one by one before the kernel frees the memory anyway: ~0.05-0.08
-    CPU s after a question (of ~1.3) and more wall time on busy cores (docs/scale.md, "Session 22")."""
+    teardown, which frees every module's objects one by one before the kernel frees the memory anyway (what that
+    cost a question: docs/scale.md, "Session 22")."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

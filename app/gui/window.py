@@ -41,6 +41,7 @@ from shelfwise.core.answers.types import Answer
 from shelfwise.core.api.asking import in_filter, write_text_atomically
 from shelfwise.core.api.indexing import IngestReport, SwitchEstimate, label
 from shelfwise.core.api.reads import NodeText
+from shelfwise.core.api.starting import preload_library_encoder
 from shelfwise.core.conversation.model import Conversation, Reading, Turn
 from shelfwise.core.navigation.trace import Candidate, Hit, SearchResult
 from shelfwise.core.paths import default_db
@@ -121,6 +122,10 @@ class MainWindow(QMainWindow):
 
         self.ingest_host = WorkerHost(IngestWorker(self.settings, shelf_factory), "shelfwise-ingest", self)
         self.query_host = WorkerHost(QueryWorker(self.settings, shelf_factory), "shelfwise-query", self)
+        if shelf_factory is None:
+            # the library's encoder loads on a thread of its own while the window opens and the question is typed;
+            # the first question's worker takes it instead of loading it then (docs/scale.md, "Session 22")
+            preload_library_encoder(self.settings.db_path, self.settings.embedder_path)
         self._wire()
         self._menus()
         self.statusBar().showMessage("Ready")

@@ -15,11 +15,16 @@ at the cut may come in either order).
 
 ``--growth DB``: a library ``benchmarks/product/growth.py`` built instead (its synthetic words), the questions the
 first 8 words of ``--questions`` passages from the middle of its tree (as ``growth.py`` asks).
+
+``--before FILE``: another checkout's ``core/store/ranking.py`` (a frozen copy of the code before a change): its
+``rank`` is timed too, alternated with this one's, and every ranking compared with this one's (ids, scores and
+order identical: ``rankings_not_identical_to_before``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import statistics
@@ -93,8 +98,16 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/shelfwise-lexical"))
     ap.add_argument("--squad", type=Path, default=SQUAD)
     ap.add_argument("--growth", type=Path, default=None, help="a growth.py library instead of SQuAD's copies")
+    ap.add_argument("--before", type=Path, default=None, help="another checkout's core/store/ranking.py, timed and "
+                    "compared beside this one")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    before = None
+    if args.before is not None:
+        spec = importlib.util.spec_from_file_location("ranking_before", args.before)
+        assert spec is not None and spec.loader is not None
+        before = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(before)
     if args.growth is not None:
         db = args.growth
         store = Store(db, read_only=True)
@@ -114,8 +127,8 @@ def main() -> None:
         conn = store.conn
         cid = store.collection("squad").id
     where, params = ranking._after_match(("passage",), cid, None)
-    split_s, whole_s = [], []
-    parted = differ = 0
+    split_s, whole_s, before_s = [], [], []
+    parted = restricted = differ = not_identical = 0
     for q in questions[:args.questions]:
         match = fts_query(q)
         if match is None:
@@ -126,17 +139,34 @@ def main() -> None:
         t0 = time.perf_counter()
         b = whole(conn, match, args.limit, where, params)
         whole_s.append(time.perf_counter() - t0)
-        parted += ranking._rank_split(conn, re.findall(r'"[^"]*"', match), args.limit, where, params) is not None
+        if before is not None:
+            t0 = time.perf_counter()
+            c = before.rank(conn, match, args.limit, ("passage",), cid, None)
+            before_s.append(time.perf_counter() - t0)
+            not_identical += a != c
+        terms = re.findall(r'"[^"]*"', match)
+        stats = ranking._term_stats(conn, terms)
+        if stats is not None:
+            two = ranking._rank_split(conn, terms, args.limit, where, params, stats) is not None
+            parted += two
+            restricted += not two and ranking._rank_two_or_more(conn, match, terms, args.limit, where, params,
+                                                                stats) is not None
         differ += not same(a, b)
     store.close()
-    out = {"passages": len(paragraphs) * args.copies, "questions": len(split_s), "ranked_in_two_parts": parted,
-           "rankings_that_differ": differ,
+    out: dict[str, object] = {
+           "passages": len(paragraphs) * args.copies, "questions": len(split_s), "ranked_in_two_parts": parted,
+           "ranked_from_rows_of_two_words_or_more": restricted, "rankings_that_differ": differ,
            "whole_median_s": round(statistics.median(whole_s), 4),
            "split_median_s": round(statistics.median(split_s), 4),
            "whole_total_s": round(sum(whole_s), 2), "split_total_s": round(sum(split_s), 2),
            "ratio_whole_over_split_total": round(sum(whole_s) / max(sum(split_s), 1e-9), 2),
            "ratio_whole_over_split_median": round(statistics.median(whole_s) / max(statistics.median(split_s), 1e-9),
                                                   2)}
+    if before_s:
+        out.update({"before": str(args.before), "before_median_s": round(statistics.median(before_s), 4),
+                    "before_total_s": round(sum(before_s), 2),
+                    "ratio_before_over_this_total": round(sum(before_s) / max(sum(split_s), 1e-9), 2),
+                    "rankings_not_identical_to_before": not_identical})
     print(json.dumps(out, indent=1) if args.json else out)
 
 

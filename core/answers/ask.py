@@ -118,11 +118,11 @@ def answer_question(
 
     def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
-        # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?") does not
-        # displace a span that is; where the walk found nothing, only a value matched by the question's own words
-        # (whole column names and cells) is shown, and "Not found" is then not said; a looser one is not shown
-        if short is not None and (answer.found or short.score >= SURE) and (
-                answer.short is None or value_fits(question, short.text)):
+        # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?", "Monday" for
+        # "how many offices ...?") is not shown; where the walk found nothing, only a value matched by the
+        # question's own words (whole column names and cells) is shown, and "Not found" is then not said; a looser
+        # one is not shown
+        if short is not None and (answer.found or short.score >= SURE) and value_fits(question, short.text):
             attach(answer, short, library.store)
         events.extracted(answer)
 

@@ -403,17 +403,40 @@ def list_run(texts: Iterable[str], items: int = LIST_ITEMS, words: int = LIST_WO
 def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WORDS, lead: str = "") -> int:
     """Where the list that a lead-in sentence ending at ``end`` introduces ends in ``text`` (:func:`list_run` of
     the lines after it; ``end`` itself when no list item follows on the next lines). A ``lead`` that names how many
-    items follow ("three values") takes that many short lines even without list marks (slide bullets)."""
+    items follow ("three values") takes that many short sentences even without list marks: slide bullets, one a
+    line, or items written on as prose ("We work by three values. Measure twice: ... Share the weather: ...")."""
     spans = [(a, b) for a, b in logical_lines(text) if a >= end]
     n = list_run((text[a:b] for a, b in spans), items, words)
     count = announced_count(lead) if lead else 0
-    if not n and count and len(spans) >= count and all(
-            len(text[a:b].split()) <= 25 for a, b in spans[:count]):
-        n = count
+    if not n and count:
+        spans = [(a, b) for a, b in passage_sentences(text) if a >= end][:count]
+        if len(spans) == count and all(len(text[a:b].split()) <= 30 for a, b in spans):
+            n = count
     if not n:
         return end
     a, b = spans[n - 1]
     return a + len(text[a:b].rstrip())
+
+
+_ITEM_LABEL = re.compile(r"^([^:.;]{1,60}):\s+\S")
+
+
+def list_items(text: str) -> list[str]:
+    """The items a lead-in sentence brings: its lines after the first, list marks dropped; or, for items written
+    on as prose after a lead-in that names how many ("We work by three values. Measure twice: we check ... Share
+    the weather: we tell ..."), those sentences, each by its label before a colon when it has a short one."""
+    spans = logical_lines(text)
+    if len(spans) >= 3 and is_lead_in(text[spans[0][0]:spans[0][1]]):
+        lines = [" ".join(text[a:b].split()) for a, b in spans[1:]]
+        return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+    sentences = [" ".join(text[a:b].split()) for a, b in passage_sentences(text)]
+    if len(sentences) < 3 or not is_lead_in(sentences[0]) or announced_count(sentences[0]) != len(sentences) - 1:
+        return []
+    items = []
+    for item in sentences[1:]:
+        label = _ITEM_LABEL.match(item)
+        items.append(label.group(1).strip() if label and len(label.group(1).split()) <= 6 else item.rstrip("."))
+    return items
 
 
 def extract_text(sentences: Sequence[Extracted]) -> str:

@@ -23,7 +23,9 @@ offsets):
 * yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
   words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
 
-Among several spans of the kind in one sentence, the one nearest the question's own words wins. Pure functions over
+Among several spans of the kind in one sentence, the one nearest the question's own words wins
+(:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
+threshold (a wrong value shown first is worse than none). Pure functions over
 strings and :class:`~shelfwise.core.answers.types.Extracted` sentences, no model: ``tests/test_short_answer.py``.
 """
 
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import focus_question, is_lead_in, logical_lines, question_keys
+from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
@@ -310,15 +312,6 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     return score + _closeness(text, span, question_keys(question))
 
 
-def _list_items(sentence: Extracted) -> list[str]:
-    """The items a lead-in sentence brings (its lines after the first, list marks dropped)."""
-    spans = logical_lines(sentence.text)
-    if len(spans) < 3 or not is_lead_in(sentence.text[spans[0][0]:spans[0][1]]):
-        return []
-    lines = [" ".join(sentence.text[a:b].split()) for a, b in spans[1:]]
-    return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
-
-
 def value_fits(question: str, value: str) -> bool:
     """Whether ``value`` is of the kind ``question`` asks for: a number for a number, a percentage, a duration, a
     date or a time (a table's value or a model's text); any value for the other kinds."""
@@ -429,11 +422,6 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     return out
 
 
-def _nominal_candidates(kind: str, text: str, question: str, weights: SpanWeights) -> list[tuple[float, Span]]:
-    w = weights.vector()
-    return [(sum(a * b for a, b in zip(w, f, strict=True)), span) for span, f in nominal_features(kind, text, question)]
-
-
 def _stem(word: str) -> str:
     return word.removesuffix("s")[:5] if len(word) > 3 else word
 
@@ -468,7 +456,7 @@ def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer 
     for rank, s in enumerate(sentences):
         if rank and len(keys & stems(_about(s.text))) < first:
             continue
-        items = _list_items(s)
+        items = list_items(s.text)
         if len(items) >= 2:
             return ShortAnswer("; ".join(items), "list", s.number, s.start, s.end, s.score,
                                sentence=" ".join(s.shown.split()))

@@ -48,18 +48,20 @@ CELL_MATCH = {"gemma": 0.7, "minilm": 0.7}
 
 def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], question: str,
                        encoder: HeaderEncoder | None = None, focus: set[int] | None = None,
-                       first_level: int = 0) -> ShortAnswer | None:
+                       first_level: int = 0, first_text: str = "") -> ShortAnswer | None:
     """The first of ``tables`` (in the order given: the walk's) that answers ``question``, as a short answer. The
     surest matching is tried on every table before a looser one (:func:`_plan_at`): the column names and whole
     cells named by their words; then a phrase that is a part of cells; then (an ``encoder`` given) the column
     names by the encoder; then a cell of the label column by the encoder. The looser matchings are tried only on
     the tables in ``focus`` (ids: the table the walk's first passage is a row of), or on the only table there is:
     on another table of the document they would find words of notes and titles the question does not ask about.
-    ``first_level``: the levels before it are known to find nothing (a benchmark choosing the encoder's bars)."""
+    ``first_level``: the levels before it are known to find nothing (a benchmark choosing the encoder's bars).
+    ``first_text``: the walk's first passage, when it is not a row of a table: a table is then not asked when it
+    is not what the question is about (:func:`off_table`)."""
     intent = read_intent(question)
     ready = [data for _table, data in tables if data is not None]
     focus = focus if focus is not None else ({ready[0].table.id} if len(ready) == 1 else set())
-    ready = [d for d in ready if names_all_there(intent, d)]
+    ready = [d for d in ready if names_all_there(intent, d) and not off_table(intent, d, first_text)]
     loose = loose_tables(intent, ready, focus)
     for level in range(first_level, 4 if encoder is not None else 2):
         for data in ready if level == 0 else loose:
@@ -78,6 +80,26 @@ def names_all_there(intent: TableIntent, data: TableData) -> bool:
     Belgrade of a table without Zorya."""
     names = {stem(w) for w in intent.names if not w.isdigit()}
     return not names or table_words(data, names) == names
+
+
+def off_table(intent: TableIntent, data: TableData, text: str) -> bool:
+    """Whether a table the walk did not lead to is not what the question asks about, the walk's first passage
+    being prose (``text``): that passage holds more of the question's words than the table does (in its title,
+    sheet, column names or cells; the operation's words, "how many", "average", not counted), or the question
+    counts a thing the table does not name (neither of the two words after "how many" / "wie viele" / "combien").
+    "How many parking spaces does the Rotterdam office have?" is answered by "The Rotterdam office has 12 parking
+    spaces ...", not by a count of the holiday table's rows whose office is Rotterdam."""
+    if not text:
+        return False
+    said = {stem(w) for w in intent.words if not w.isdigit()} - {stem(w) for w in intent.op_words()}
+    held = table_words(data, said)
+    if len(said & {stem(w) for w in words_of(text)}) > len(held):
+        return True
+    if intent.counted and intent.counted in intent.words:
+        at = intent.words.index(intent.counted)
+        counted = {stem(w) for w in intent.words[at:at + 2]}
+        return not counted & held
+    return False
 
 
 def loose_tables(intent: TableIntent, ready: Sequence[TableData], focus: set[int]) -> list[TableData]:
@@ -199,9 +221,10 @@ def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: Resolv
     if encoder is not None:
         encoder.store = store  # a table's column names and label cells kept in this library's vector cache
     focus = {t.id for t in tables_of_passages(store.conn, [h.node_id for h in hits[:1]])}
+    first_text = hits[0].text if hits and not focus else ""  # the walk's first passage, when it is prose
     if len(tables) == 1:
         focus.add(tables[0].id)
-    return answer_from_tables(load_tables(store.conn, tables), question, encoder, focus)
+    return answer_from_tables(load_tables(store.conn, tables), question, encoder, focus, first_text=first_text)
 
 
 def attach(answer: Answer, short: ShortAnswer, store: Store) -> None:

@@ -46,7 +46,7 @@ from shelfwise.core.conversation.cues import (
 from shelfwise.core.conversation.model import Reading, Turn
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.decision import DecisionModel
-from shelfwise.core.navigation.features import QueryEvidence, level_features
+from shelfwise.core.navigation.features import QueryEvidence, level_features, scan_ahead
 from shelfwise.core.store.snapshot import Snapshot
 
 TEXTS = ("alone", "previous", "all", "answer", "rewrite")
@@ -326,10 +326,16 @@ def _gate(asked: Asked, snap: Snapshot, rule: ReadingRule) -> None:
     question, search, cue = asked.question, asked.search, asked.cue
     q_vec = asked.q_vec = query_vectors(asked.embedder, [question])[0]
     documents = asked.documents = history_documents(snap, asked.last)
+    wants_hits = search is not None and rule.wants_hits()
+    # on a large library the question's scan runs while its words are ranked (the same cosines: features.scan_ahead)
+    scanned = scan_ahead(snap, q_vec, None) if wants_hits else (lambda: None)
+    try:
+        hits = asked.hits = search(question) if search is not None and wants_hits else {}
+    finally:
+        scanned()
     cin, cout = shift_margin(snap, q_vec, documents)
     margin = cin - cout
     score = margin + rule.cue_weight * cue
-    hits = asked.hits = search(question) if search is not None and rule.wants_hits() else {}
     if rule.lexical_weight and search is not None:
         lin, lout = lexical_margin(snap, hits, documents)
         asked.scores.update(lexical_inside=round(lin, 4), lexical_outside=round(lout, 4))

@@ -4,6 +4,7 @@ the turn in the library database before returning it."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -163,14 +164,24 @@ def turn_from(question: str, reading: Reading, answer: Answer) -> Turn:
 
 def trace_dict(trace: Trace) -> JSONObject:
     """The trace's JSON form, each level cut to its kept candidates and the best pruned ones
-    (:data:`TRACE_CANDIDATES` in all): what the walk view shows again for a stored turn."""
-    d = to_dict(trace)
-    for level in d.get("levels", []):
-        cands = level.get("candidates", [])
-        kept = [c for c in cands if c.get("kept")]
-        pruned = [c for c in cands if not c.get("kept")][: max(0, TRACE_CANDIDATES - len(kept))]
-        level["judged_count"] = len(cands)
-        level["candidates"] = [c for c in cands if c in kept or c in pruned]
+    (:data:`TRACE_CANDIDATES` in all), in the level's order: what the walk view shows again for a stored turn.
+    Only the candidates kept with the turn are made into dicts: a turn on a large library judges hundreds of them,
+    and converting them all was most of what storing a turn cost (docs/scale.md, "Session 22")."""
+    cut = copy.copy(trace)
+    cut.levels = []
+    judged = []
+    for level in trace.levels:
+        cands = level.candidates
+        kept = [c for c in cands if c.kept]
+        pruned = [c for c in cands if not c.kept][: max(0, TRACE_CANDIDATES - len(kept))]
+        chosen = {id(c) for c in kept + pruned}
+        shown = copy.copy(level)
+        shown.candidates = [c for c in cands if id(c) in chosen]
+        cut.levels.append(shown)
+        judged.append(len(cands))
+    d = to_dict(cut)
+    for level_dict, n in zip(d.get("levels", []), judged, strict=True):
+        level_dict["judged_count"] = n
     return d
 
 

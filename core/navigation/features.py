@@ -83,16 +83,18 @@ def scanned(q_vec: np.ndarray, question_vec: np.ndarray | None) -> np.ndarray:
     return q_vec
 
 
-SCAN_AHEAD_MIN = 20_000  # passages from which the scan runs beside the keyword ranking (:func:`scan_ahead`)
+# passages from which the scan runs beside the keyword ranking (:func:`scan_ahead`): below, the scan is too short for a
+# thread to gain what it costs (docs/scale.md, "Session 22")
+SCAN_AHEAD_MIN = 250_000
 
 
 def scan_ahead(snap: Snapshot, q_vec: np.ndarray, question_vec: np.ndarray | None) -> Callable[[], None]:
     """Start the cosine scan :meth:`QueryEvidence.build` will read on a thread of its own and return a function that
     waits for it (and raises what it raised). :meth:`Snapshot.passage_cos` keeps the cosines it computes, so the
     build reads them instead of scanning: the same values. The scan (NumPy, the GIL released) and the keyword
-    ranking that the caller runs meanwhile (SQLite, the GIL released) then share two cores; at 10^6 passages each
-    is a few tenths of a second (docs/scale.md, "Session 22"). Below :data:`SCAN_AHEAD_MIN` passages, or with
-    another encoder's vectors, nothing is started."""
+    ranking that the caller runs meanwhile (SQLite, the GIL released) then share two cores; on a large library
+    both grow with it (docs/scale.md, "Session 22"). Below :data:`SCAN_AHEAD_MIN` passages, or with another
+    encoder's vectors, nothing is started."""
     if len(snap.passage_ids) < SCAN_AHEAD_MIN or snap.dim != q_vec.shape[0]:
         return lambda: None
     failed: list[BaseException] = []

@@ -204,6 +204,15 @@ class Snapshot:
         i = d.pos(node_id)
         return d.child_ids[d.child_start[i]:d.child_start[i + 1]].tolist() if i >= 0 else []
 
+    def child_ids_of_kind(self, node_id: int, kind: str) -> list[int]:
+        """The children of ``node_id`` of one kind, in reading order (read off the arrays, one pass)."""
+        d = self.data
+        i = d.pos(node_id)
+        if i < 0:
+            return []
+        kids = d.child_ids[d.child_start[i]:d.child_start[i + 1]]
+        return kids[d.kind[d.pos_of[kids]] == _KIND[kind]].tolist()
+
     def children(self, node_id: int) -> list[NodeInfo]:
         return self.nodes.many(self.child_ids(node_id))
 

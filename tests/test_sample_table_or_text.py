@@ -1,0 +1,55 @@
+"""A table's computed value is shown first only when the table is what the question asks about and the value is of
+the kind asked (issue 49). On the sample built with the defaults (EmbeddingGemma), through ``shelfwise ask
+--json``: before, "How many parking spaces does the Rotterdam office have?" (and its German form) was answered "9",
+the count of the holiday sheet's rows whose office is Rotterdam, over the facilities guide's sentence "The
+Rotterdam office has 12 parking spaces ..." that the walk found first; "How many offices celebrate King's Day?" was
+answered "Monday" (a lookup of the holiday's day). A count the holiday sheet does answer keeps its value."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.cli_sample import SampleLibrary, run_shelfwise
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def library(gemma_sample_copy) -> SampleLibrary:
+    lib = gemma_sample_copy("table-or-text")
+    assert isinstance(lib, SampleLibrary)
+    return lib
+
+
+def ask_json(lib: SampleLibrary, question: str) -> dict:  # type: ignore[type-arg]
+    env = {"SHELFWISE_HOME": os.environ.get("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))}
+    done = run_shelfwise(lib.db, ["ask", question, "--no-generate", "--json"], env=env, unset=("SHELFWISE_EMBEDDER",))
+    assert done.returncode == 0, done.stdout[-2000:]
+    return json.loads(done.stdout[done.stdout.index("{"):])  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("question", ["How many parking spaces does the Rotterdam office have?",
+                                      "Wie viele Parkplätze hat das Büro in Rotterdam?"], ids=["en", "de"])
+def test_a_count_of_another_tables_rows_does_not_displace_the_sentence(library: SampleLibrary,
+                                                                       question: str) -> None:
+    out = ask_json(library, question)
+    assert "12 parking spaces" in out["answer"], out["answer"]
+    short = out["short_answer"]
+    assert short is None or (not short.get("cells") and "9" not in short["text"].split()), short
+
+
+def test_a_table_value_not_of_the_kind_asked_is_not_shown(library: SampleLibrary) -> None:
+    out = ask_json(library, "How many offices celebrate King's Day?")
+    short = out["short_answer"]
+    assert short is None or short["text"] != "Monday", short
+    assert "King's Day" in out["answer"] and not out["answer"].startswith("Monday")
+
+
+def test_a_count_the_table_answers_keeps_its_value(library: SampleLibrary) -> None:
+    out = ask_json(library, "How many public holidays does Lisbon have?")
+    short = out["short_answer"]
+    assert short is not None and short["text"] == "8" and short.get("cells"), out["answer"]
