@@ -5,6 +5,9 @@ total/average, "same as / at least / in a row", other superlatives, plain lookup
 for each run given (the same questions, in the same order: ``benchmarks/product/tables.py --out`` files).
 
     .venv/bin/python benchmarks/research/table_breakdown.py base.json new.json
+
+A second table counts the kinds read in session 22 (a question may be in several): right / wrong values shown
+per run.
 """
 
 from __future__ import annotations
@@ -29,6 +32,22 @@ KINDS = [
     ("same as / at least N", r"\b(same|at least|in a row|consecutive|only)\b"),
     ("other superlative", r"\b\w+est\b|\b(most|least)\b"),
     ("plain lookup", r"."),
+]
+
+
+KINDS_22 = [
+    ("the same X as A", r"\bsame\b"),
+    ("consecutive / in a row / streak", r"\b(consecutive\w*|consective|in a row|streaks?)\b"),
+    ("wins / losses", r"\b(wins?|won|loss(es)?|lost|draws?)\b"),
+    ("a bound said in words (longer than, five, N or more)", r"\b(longer|shorter|taller|larger|smaller|bigger) than \d|"
+     r"\b(more|less|fewer|over|under|at least|at most) (than )?(one|two|three|four|five|six|seven|eight|nine|ten|"
+     r"twenty|thirty|forty|fifty)\b|\d+ (\w+ )?or (more|greater|higher|less|fewer)\b|\bno (more|less) than\b"),
+    ("another row as the bound (more than A)", r"\b(more|less|fewer|greater|higher|lower|larger|smaller|longer|shorter|"
+     r"taller|older|younger|faster|slower) (\w+ ){0,3}?than (?!\d)"),
+    ("the only", r"\bthe only\b"),
+    ("the number of X", r"\b(total )?number of\b"),
+    ("how long", r"^how long\b"),
+    ("several answers (gold has |)", None),
 ]
 
 
@@ -57,6 +76,18 @@ def main() -> None:
     tot = [sum(v[i] for v in rows.values()) for i in range(1 + 2 * len(runs))]
     print(f"| all | {n} | | " + " | ".join(f"{tot[1 + 2 * j] / n:.3f} / {tot[2 + 2 * j] / n:.3f}"
                                            for j in range(len(runs))) + " |")
+    heads = " | ".join(f"right / wrong shown ({j + 1})" for j in range(len(runs)))
+    print(f"\n| kind (session 22) | questions | {heads} |")
+    print("|---|---|" + "---|" * len(runs))
+    for name, pattern in KINDS_22:
+        hit = [i for i, r in enumerate(runs[0]) if ("|" in str(r["gold"]) if pattern is None
+                                                     else re.search(pattern, str(r["question"]).lower()))]
+        cells = []
+        for run in runs:
+            right = sum(bool(run[i]["correct"]) for i in hit)
+            shown = sum(bool(run[i]["answer"]) for i in hit)
+            cells.append(f"{right} / {shown - right}")
+        print(f"| {name} | {len(hit)} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
