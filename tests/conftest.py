@@ -3,6 +3,9 @@
 ``SHELFWISE_HOME`` is set for the whole test session to a persistent directory (``~/.cache/shelfwise-test-home``)
 unless already set, so the bundled GGUF is assembled once and reused across runs.
 
+``QT_QPA_PLATFORM`` is ``offscreen`` unless already set: the window's tests run the real Qt window without a display
+(``packaging/test.sh`` sets it too; a module run on its own by ``pytest`` needs it here).
+
 ``SHELFWISE_EMBEDDER`` is ``minilm`` for the session unless already set: tests that are not about the sentence
 encoder keep the fast MiniLM (every CLI run and subprocess reads the variable; a test that builds a ``Settings``
 names it, ``embedder_path="minilm"``). The tests of the defaults remove it (``tests/test_sample_answers.py``,
@@ -24,6 +27,7 @@ import pytest
 
 os.environ.setdefault("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))
 os.environ.setdefault("SHELFWISE_EMBEDDER", "minilm")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from shelfwise.core.models.llama.openmp import tune_openmp
 

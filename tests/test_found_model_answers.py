@@ -114,7 +114,6 @@ def test_a_name_no_tool_has_is_a_clear_message(home: SimpleNamespace) -> None:
 @pytest.mark.gui
 def test_chosen_in_the_window_saved_and_used(qtbot, qapp, home: SimpleNamespace,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 

@@ -5,13 +5,9 @@ model is the scripted stand-in of tests/test_answer_rules.py (what is done with 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from click.testing import CliRunner
 from PySide6.QtCore import QSettings, Qt
 

@@ -6,15 +6,11 @@ Slow (real models on CPU): ``pytest -m gui``."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings, Qt
 
 from shelfwise.app.gui.window import MainWindow

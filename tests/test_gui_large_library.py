@@ -10,7 +10,6 @@ children; indexed as ``shelfwise index`` leaves a library, calibration off). How
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from contextlib import closing
@@ -19,9 +18,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings
 
 from shelfwise.app.gui.window import MainWindow

@@ -5,14 +5,10 @@ is asked and its source opened in the preview; then every widget, tooltip and it
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import Qt as QtGui_Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QTextEdit, QTreeWidget, QWidget

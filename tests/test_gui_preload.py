@@ -6,15 +6,11 @@ real window offscreen, a copy of the sample library and its MiniLM encoder (real
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings, Qt
 
 from shelfwise.app.gui.window import MainWindow

@@ -5,13 +5,9 @@ geometry only; the encoder it shows is the library's (``Shelf.library_encoder``)
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 

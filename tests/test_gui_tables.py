@@ -6,14 +6,10 @@ Slow (real models on CPU): ``pytest -m gui``."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings, Qt
 
 from shelfwise.app.gui.window import MainWindow

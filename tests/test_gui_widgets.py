@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import replace
@@ -10,9 +9,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QSettings, Qt, QUrl
 from PySide6.QtWidgets import QLabel
 

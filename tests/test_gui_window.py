@@ -7,7 +7,6 @@ Slow (real models on CPU): ``pytest -m gui``. The sample library is ingested onc
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
 import time
 import warnings
@@ -16,9 +15,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest

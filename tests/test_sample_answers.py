@@ -205,7 +205,6 @@ def test_the_window_says_not_found_for_a_question_the_sample_does_not_answer(
         library: tuple[Path, dict[str, str]], qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the same rule as the CLI above, seen in the window a new user opens on the library (its own encoder,
     # EmbeddingGemma): "Not found" first, the nearest passages offered as related, no value
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings, Qt
 
     from shelfwise.app.gui.window import MainWindow

@@ -170,3 +170,23 @@ def test_a_thing_is_a_phrase_of_the_sentence(question: str, sentence: str, value
 
     got = one(question, sentence)
     assert got is not None and value in got[1] and len(got[1].split()) <= MAX_WORDS, got
+
+
+@pytest.mark.parametrize(("sentence", "spans"), [
+    ("The Rotterdam office has 12 parking spaces in the underground garage.", ["12 parking spaces"]),
+    ("Book 3 meeting rooms now.", ["3 meeting rooms"]),
+    ("5 unused days may be carried over.", ["5 unused days"]),
+    ("You get 27 days of leave.", ["27 days"]),  # a plural unit is the noun itself
+    ("1 person receives it.", ["1 person"]),  # after one, a word ending in -s is a verb
+    ("It holds 60 bikes and more.", ["60 bikes"]),
+])
+def test_a_number_counts_a_noun_with_the_word_before_it(sentence: str, spans: list[str]) -> None:
+    # before: "12 parking", "3 meeting", "5 unused": the unit was one word unless it was a known modifier
+    from shelfwise.core.answers.typed_spans import quantity_spans
+
+    assert [sentence[s.start:s.end] for s in quantity_spans(sentence)] == spans
+
+
+def test_the_value_of_a_count_names_what_it_counts() -> None:
+    sentence = "The Rotterdam office has 12 parking spaces in the underground garage."
+    assert one("How many parking spaces does the Rotterdam office have?", sentence) == ("number", "12 parking spaces")

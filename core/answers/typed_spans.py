@@ -114,6 +114,17 @@ def _function(word: str) -> bool:
     return word.lower() in STOPWORDS or word.lower() in FUNCTION_WORDS
 
 
+def _modifies(number: str, first: str, second: str) -> bool:
+    """Whether ``first`` is a noun before the plural noun ``second`` that a number more than one counts ("12
+    parking spaces", "3 meeting rooms", "2 company cars"): ``first`` singular and lower case, ``second`` a lower-case
+    word ending in -s that is not a function word (English; a number of one is followed by a singular noun, and a
+    verb then could end in -s: "1 person receives")."""
+    digits = number.replace(",", "").replace(".", "")
+    return (digits.isdigit() and int(digits) > 1 and first.isalpha() and first.islower() and not first.endswith("s")
+            and first not in _DURATION_UNITS and second.isalpha() and second.islower() and second.endswith("s")
+            and not _function(second) and len(second) > 3)
+
+
 def quantity_spans(text: str) -> list[Span]:
     """Numbers with what they count: money ("EUR 600", "600 €"), percentages, a number and its unit word(s)
     ("27 days", "2 working days", "14 characters"), a bare number last; clock times and dates are left out."""
@@ -143,6 +154,8 @@ def quantity_spans(text: str) -> list[Span]:
                 b = unit.start(1) + len(first)
                 if second and first.lower() in _MODIFIERS and second.lower() not in STOPWORDS:
                     b = unit.end(2)
+                elif second and _modifies(m.group(0), first, second):
+                    b = unit.end(2)  # "12 parking spaces", "3 meeting rooms": not "12 parking"
                 per = re.match(_PER, text[b:])
                 if per:
                     b += per.end()
