@@ -53,3 +53,23 @@ def test_a_count_the_table_answers_keeps_its_value(library: SampleLibrary) -> No
     out = ask_json(library, "How many public holidays does Lisbon have?")
     short = out["short_answer"]
     assert short is not None and short["text"] == "8" and short.get("cells"), out["answer"]
+
+
+def test_a_name_the_documents_define_reaches_its_column(library: SampleLibrary) -> None:
+    # the travel policy says "The daily allowance (per diem) covers meals ..."; its table's column is "Daily
+    # allowance". Before, "per diem" named no column: the answer was the defining sentence and London's row
+    out = ask_json(library, "What is the per diem in London?")
+    short = out["short_answer"]
+    assert short is not None and short["text"] == "EUR 75" and short.get("cells"), out["answer"]
+
+
+def test_a_defined_name_is_put_in_place_only_for_a_column_it_defines() -> None:
+    from shelfwise.core.answers.tables import with_defined_names
+
+    prose = ["The daily allowance (per diem) covers meals, local transport and small costs."]
+    columns = ["City", "Daily allowance", "Hotel cap per night"]
+    assert with_defined_names("What is the per diem in London?", prose, columns) == \
+        "What is the daily allowance in London?"
+    assert with_defined_names("What is the per diem in London?", prose, ["City", "Hotel cap"]) == \
+        "What is the per diem in London?"  # no column is what it defines
+    assert with_defined_names("How long is the stay?", prose, columns) == "How long is the stay?"

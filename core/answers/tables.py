@@ -9,8 +9,9 @@ the answer stays the walk's sentence.
 
 from __future__ import annotations
 
+import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from shelfwise.core.answers.table_compute import Plan, compute, label_column
 from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
@@ -210,6 +211,26 @@ def candidate_tables(store: Store, hits: Sequence[Hit], scope: ResolvedScope | N
     return out[:limit]
 
 
+# a name defined in a passage's prose by the one in brackets after it: "The daily allowance (per diem) covers ..."
+_DEFINED = re.compile(r"([^\W\d_][\w'’ -]{2,60}?)\s*\(([^()\d:;,.]{2,30})\)")
+
+
+def with_defined_names(question: str, texts: Iterable[str], names: Iterable[str]) -> str:
+    """``question`` with a column's name put in place of another name the passages define it by: "The daily
+    allowance (per diem) covers meals ..." makes "What is the per diem in London?" ask for the column "Daily
+    allowance". Only a name that a column's name ends the defining words with, and only where the question does
+    not name that column already."""
+    columns = sorted({n.lower() for n in names if len(n) > 2}, key=len, reverse=True)
+    for text in texts:
+        for m in _DEFINED.finditer(text):
+            before, alias = m.group(1).lower(), " ".join(m.group(2).split()).lower()
+            column = next((c for c in columns if before.endswith(c) and c != alias), None)
+            said = re.compile(rf"(?<!\w){re.escape(alias)}(?!\w)", re.I)
+            if column and column not in question.lower() and said.search(question):
+                question = said.sub(column, question)
+    return question
+
+
 def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: ResolvedScope | None,
                  embedder: Embedder | None = None) -> ShortAnswer | None:
     """The short answer computed from the tables of :func:`candidate_tables` (column names matched by the
@@ -224,6 +245,8 @@ def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: Resolv
     first_text = hits[0].text if hits and not focus else ""  # the walk's first passage, when it is prose
     if len(tables) == 1:
         focus.add(tables[0].id)
+    prose = [h.text for h in hits[:5] if not tables_of_passages(store.conn, [h.node_id])]
+    question = with_defined_names(question, prose, (n for t in tables for n in t.names))
     return answer_from_tables(load_tables(store.conn, tables), question, encoder, focus, first_text=first_text)
 
 
