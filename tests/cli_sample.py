@@ -5,6 +5,7 @@ commands on it whose stdout and stderr arrive interleaved as a terminal shows th
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -66,3 +67,11 @@ def copy_sample(lib: SampleLibrary, to: Path) -> SampleLibrary:
             else:
                 shutil.copy2(p, to / p.name)
     return SampleLibrary(to / lib.db.name, lib.files, lib.ingest)
+
+
+def ask_json(lib: SampleLibrary, question: str) -> dict:  # type: ignore[type-arg]
+    """``shelfwise ask QUESTION --no-generate --json`` over ``lib`` in a subprocess, without
+    ``SHELFWISE_EMBEDDER`` (the library's own encoder, as a new user's), parsed."""
+    done = run_shelfwise(lib.db, ["ask", question, "--no-generate", "--json"], unset=("SHELFWISE_EMBEDDER",))
+    assert done.returncode == 0, done.stdout[-2000:]
+    return json.loads(done.stdout[done.stdout.index("{"):])  # type: ignore[no-any-return]

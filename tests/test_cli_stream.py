@@ -97,24 +97,19 @@ def test_ask_prints_the_extracted_sentence_then_streams_the_kept_answer(library:
     assert "Sources:\n[1] Cats" in tail and "withdrawn" not in out
 
 
-def test_a_model_text_that_only_repeats_the_sentence_is_not_left_on_screen(library: Path, monkeypatch) -> None:
-    out, backend = ask(library, "Cats sleep sixteen hours [1].", monkeypatch, "ask", QUESTION, columns=200)
-    assert "Model's answer: Cats sleep sixteen" in backend.screens[-1]  # written as it came
+@pytest.mark.parametrize(("reply", "why", "gone"), [
+    ("Cats sleep sixteen hours [1].", "it says nothing that the answer and the sentence above do not.",
+     "Cats sleep sixteen hours [1]."),  # only repeats the sentence
+    ("Cats sleep twenty hours [1].", "it says \u201ctwenty\u201d, which no passage shown does.", "twenty hours"),
+], ids=["repeats", "withdrawn"])
+def test_a_text_not_kept_is_erased_and_its_reason_printed_in_its_place(library: Path, monkeypatch, reply: str,
+                                                                        why: str, gone: str) -> None:
+    out, backend = ask(library, reply, monkeypatch, "ask", QUESTION, columns=200)
+    assert "Model's answer: " + " ".join(reply.split()[:3]) in backend.screens[-1]  # on screen while written
     shown = screen(out, columns=200)
     assert shown[shown.index(EXTRACTED):].startswith(
-        EXTRACTED + "\n\n(The model's answer is not shown: it says nothing that the answer and the sentence above "
-        "do not.)\nSources:")
-    assert "Cats sleep sixteen hours [1]." not in shown
-
-
-def test_a_withdrawn_text_is_erased_and_its_reason_printed_in_its_place(library: Path, monkeypatch) -> None:
-    out, backend = ask(library, "Cats sleep twenty hours [1].", monkeypatch, "ask", QUESTION, columns=200)
-    assert "Model's answer: Cats sleep twenty" in backend.screens[-1]  # it was on screen while written
-    shown = screen(out, columns=200)
-    assert shown[shown.index(EXTRACTED):].startswith(
-        EXTRACTED + "\n\n(The model's answer is not shown: it says \u201ctwenty\u201d, which no passage shown "
-        "does.)\nSources:")
-    assert "twenty hours" not in shown
+        EXTRACTED + f"\n\n(The model's answer is not shown: {why})\nSources:")
+    assert gone not in shown
 
 
 def test_a_long_withdrawn_text_is_erased_across_its_wrapped_rows(library: Path, monkeypatch) -> None:

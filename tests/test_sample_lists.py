@@ -6,13 +6,9 @@ defaults (EmbeddingGemma), the terminal's lines and ``--json``."""
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.cli_sample import SampleLibrary, run_shelfwise
+from tests.cli_sample import SampleLibrary, ask_json, run_shelfwise
 
 pytestmark = pytest.mark.model
 
@@ -27,18 +23,14 @@ def library(gemma_sample_copy) -> SampleLibrary:
 
 
 def test_the_announced_values_are_brought_and_named_first(library: SampleLibrary) -> None:
-    env = {"SHELFWISE_HOME": os.environ.get("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))}
-    done = run_shelfwise(library.db, ["ask", "What are the company values?", "--no-generate", "--json"], env=env,
-                         unset=("SHELFWISE_EMBEDDER",))
-    assert done.returncode == 0, done.stdout[-2000:]
-    out = json.loads(done.stdout[done.stdout.index("{"):])
+    out = ask_json(library, "What are the company values?")
     short = out["short_answer"]
     assert short is not None and short["kind"] == "list", out["answer"]
     assert short["text"] == "; ".join(VALUES)
     for value in VALUES:
         assert value in out["answer"]
     assert "we check our assumptions with data" in out["answer"]  # the items' own sentences, not only the lead-in
-    text = run_shelfwise(library.db, ["ask", "What are the company values?", "--no-generate"], env=env,
+    text = run_shelfwise(library.db, ["ask", "What are the company values?", "--no-generate"],
                          unset=("SHELFWISE_EMBEDDER",))
     first = next(line for line in text.stdout.splitlines() if line.startswith("Answer:"))
     assert first.startswith("Answer: " + "; ".join(VALUES)), text.stdout

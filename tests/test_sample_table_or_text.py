@@ -7,13 +7,9 @@ answered "Monday" (a lookup of the holiday's day). A count the holiday sheet doe
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.cli_sample import SampleLibrary, run_shelfwise
+from tests.cli_sample import SampleLibrary, ask_json
 
 pytestmark = pytest.mark.model
 
@@ -23,13 +19,6 @@ def library(gemma_sample_copy) -> SampleLibrary:
     lib = gemma_sample_copy("table-or-text")
     assert isinstance(lib, SampleLibrary)
     return lib
-
-
-def ask_json(lib: SampleLibrary, question: str) -> dict:  # type: ignore[type-arg]
-    env = {"SHELFWISE_HOME": os.environ.get("SHELFWISE_HOME", str(Path.home() / ".cache" / "shelfwise-test-home"))}
-    done = run_shelfwise(lib.db, ["ask", question, "--no-generate", "--json"], env=env, unset=("SHELFWISE_EMBEDDER",))
-    assert done.returncode == 0, done.stdout[-2000:]
-    return json.loads(done.stdout[done.stdout.index("{"):])  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("question", ["How many parking spaces does the Rotterdam office have?",

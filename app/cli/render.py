@@ -209,9 +209,9 @@ class StreamedAnswer:
     as the window replaces it; elsewhere (a pipe, a file) it is held until checked and only what is kept is
     printed."""
 
-    def __init__(self, echo: Callable[..., object], columns: int | None = None) -> None:
+    def __init__(self, echo: Callable[..., object]) -> None:
         self.echo = echo
-        self.columns = columns if columns is not None else terminal_columns()
+        self.columns = terminal_columns()
         self.extracted = False
         self.streamed = ""
         self.judged = False

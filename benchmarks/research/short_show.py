@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import html
 import itertools
 import json
 import re
@@ -42,7 +41,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from short_tune import MAX_GOLD_WORDS, TRAIN, covidqa_items, right
+from short_tune import TRAIN, covidqa_items, cqa_span_questions, right
 
 from shelfwise.core.answers.short import _lead_in_list, asked_kind, show_features, stems, value_candidates
 from shelfwise.core.answers.short_confidence import NAMES, ShowWeights, confidence
@@ -102,20 +101,11 @@ def covidqa_cases() -> list[Case]:
 def cqa_cases() -> list[Case]:
     """(scenario and question, gold sentence, its neighbour, rival, gold, guide) for ConditionalQA TRAIN: the rival
     from the guide's other items (the derived pairs' negatives and the question's other evidence)."""
-    import ast
-
-    raw = json.loads((TRAIN / "conditionalqa_train" / "original" / "train.json").read_text(encoding="utf-8"))
     pairs = {r["id"]: r for r in (json.loads(line) for line in gzip.open(
         TRAIN / "conditionalqa_train" / "derived" / "pairs.jsonl.gz", "rt", encoding="utf-8"))}
     guides: dict[str, int] = {}
     out = []
-    for x in raw:
-        answers = ast.literal_eval(x["answers"]) if isinstance(x["answers"], str) else x["answers"]
-        evidences = ast.literal_eval(x["evidences"]) if isinstance(x["evidences"], str) else x["evidences"]
-        if not answers or answers[0][0].lower() in ("yes", "no") or len(answers[0][0].split()) > MAX_GOLD_WORDS:
-            continue
-        gold = answers[0][0]
-        texts = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", ev)).split()) for ev in evidences]
+    for x, question, gold, texts in cqa_span_questions():
         holding = next((t for t in texts if gold.lower() in t.lower()), None)
         if holding is None:
             continue
@@ -124,7 +114,6 @@ def cqa_cases() -> list[Case]:
         if at is None:
             continue
         sentence = own[at]
-        question = f"{x['scenario'].strip()} {x['question'].strip()}".strip()
         pair = pairs.get(x.get("id", ""), {})
         pool = [s for t in [*texts, *pair.get("negatives", [])] for s in _sentences(t) if s != sentence]
         rival = _rival(question, pool, gold)

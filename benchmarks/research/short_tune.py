@@ -26,6 +26,7 @@ import itertools
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -95,26 +96,32 @@ def covidqa_items() -> list[tuple[str, str, str, int]]:
     return out
 
 
-def cqa_items() -> list[tuple[str, str, str, int]]:
-    """(scenario and question, the sentence of its evidence holding the gold, the gold, its guide's number) for
-    ConditionalQA TRAIN's questions with a span answer (``../shared/traindata/conditionalqa_train``)."""
+def cqa_span_questions() -> Iterator[tuple[dict[str, Any], str, str, list[str]]]:
+    """ConditionalQA TRAIN's questions with a span answer of at most ``MAX_GOLD_WORDS`` words
+    (``../shared/traindata/conditionalqa_train``): (its record, scenario and question, the gold, its evidence items
+    as plain text), in the file's order."""
     raw = json.loads((TRAIN / "conditionalqa_train" / "original" / "train.json").read_text(encoding="utf-8"))
-    guides: dict[str, int] = {}
-    out = []
     for x in raw:
         answers = ast.literal_eval(x["answers"]) if isinstance(x["answers"], str) else x["answers"]
         evidences = ast.literal_eval(x["evidences"]) if isinstance(x["evidences"], str) else x["evidences"]
         if not answers or answers[0][0].lower() in ("yes", "no") or len(answers[0][0].split()) > MAX_GOLD_WORDS:
             continue
-        gold = answers[0][0]
-        for ev in evidences:
-            text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", ev)).split())
+        texts = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", ev)).split()) for ev in evidences]
+        yield x, f"{x['scenario'].strip()} {x['question'].strip()}".strip(), answers[0][0], texts
+
+
+def cqa_items() -> list[tuple[str, str, str, int]]:
+    """(scenario and question, the sentence of its evidence holding the gold, the gold, its guide's number) for
+    ConditionalQA TRAIN's questions with a span answer (:func:`cqa_span_questions`)."""
+    guides: dict[str, int] = {}
+    out = []
+    for x, question, gold, texts in cqa_span_questions():
+        for text in texts:
             at = text.lower().find(gold.lower())
             if at < 0:
                 continue
             bounds = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z0-9])", text)), len(text)]
             a, b = next((a, b) for a, b in itertools.pairwise(bounds) if a <= at < b)
-            question = f"{x['scenario'].strip()} {x['question'].strip()}".strip()
             out.append((question, text[a:b].strip(), gold, 1000 + guides.setdefault(x["url"], len(guides))))
             break
     return out

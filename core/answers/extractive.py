@@ -428,7 +428,7 @@ def list_items(text: str) -> list[str]:
     spans = logical_lines(text)
     if len(spans) >= 3 and is_lead_in(text[spans[0][0]:spans[0][1]]):
         lines = [" ".join(text[a:b].split()) for a, b in spans[1:]]
-        return [re.sub(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)", "", x) for x in lines]
+        return [_LIST_ITEM.sub("", x, count=1) for x in lines]
     sentences = [" ".join(text[a:b].split()) for a, b in passage_sentences(text)]
     if len(sentences) < 3 or not is_lead_in(sentences[0]) or announced_count(sentences[0]) != len(sentences) - 1:
         return []

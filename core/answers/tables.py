@@ -83,6 +83,11 @@ def names_all_there(intent: TableIntent, data: TableData) -> bool:
     return not names or table_words(data, names) == names
 
 
+def asked_words(intent: TableIntent) -> set[str]:
+    """The question's words (light stems) that say what it is about: not numbers, not the operation's words."""
+    return {stem(w) for w in intent.words if not w.isdigit()} - {stem(w) for w in intent.op_words()}
+
+
 def off_table(intent: TableIntent, data: TableData, text: str) -> bool:
     """Whether a table the walk did not lead to is not what the question asks about, the walk's first passage
     being prose (``text``): that passage holds more of the question's words than the table does (in its title,
@@ -92,7 +97,7 @@ def off_table(intent: TableIntent, data: TableData, text: str) -> bool:
     spaces ...", not by a count of the holiday table's rows whose office is Rotterdam."""
     if not text:
         return False
-    said = {stem(w) for w in intent.words if not w.isdigit()} - {stem(w) for w in intent.op_words()}
+    said = asked_words(intent)
     held = table_words(data, said)
     if len(said & {stem(w) for w in words_of(text)}) > len(held):
         return True
@@ -112,7 +117,7 @@ def loose_tables(intent: TableIntent, ready: Sequence[TableData], focus: set[int
     focused = [d for d in ready if d.table.id in focus]
     if len(ready) < 2 or not focused:
         return focused
-    said = {stem(w) for w in intent.words if not w.isdigit()} - {stem(w) for w in intent.op_words()}
+    said = asked_words(intent)
     cover = {d.table.id: len(said & table_words(d, said)) for d in ready}
     best = max(cover.values())
     if any(cover[d.table.id] == best for d in focused):
@@ -241,11 +246,13 @@ def table_answer(store: Store, question: str, hits: Sequence[Hit], scope: Resolv
     encoder = header_encoder(embedder) if embedder is not None else None
     if encoder is not None:
         encoder.store = store  # a table's column names and label cells kept in this library's vector cache
-    focus = {t.id for t in tables_of_passages(store.conn, [h.node_id for h in hits[:1]])}
+    # the table each of the first passages is a row of (none: prose)
+    rows_of = [tables_of_passages(store.conn, [h.node_id]) for h in hits[:5]]
+    focus = {t.id for t in rows_of[0]} if rows_of else set()
     first_text = hits[0].text if hits and not focus else ""  # the walk's first passage, when it is prose
     if len(tables) == 1:
         focus.add(tables[0].id)
-    prose = [h.text for h in hits[:5] if not tables_of_passages(store.conn, [h.node_id])]
+    prose = [h.text for h, rows in zip(hits, rows_of, strict=False) if not rows]
     question = with_defined_names(question, prose, (n for t in tables for n in t.names))
     return answer_from_tables(load_tables(store.conn, tables), question, encoder, focus, first_text=first_text)
 
