@@ -62,3 +62,27 @@ def test_a_defined_name_is_put_in_place_only_for_a_column_it_defines() -> None:
     assert with_defined_names("What is the per diem in London?", prose, ["City", "Hotel cap"]) == \
         "What is the per diem in London?"  # no column is what it defines
     assert with_defined_names("How long is the stay?", prose, columns) == "How long is the stay?"
+
+
+@pytest.mark.parametrize(("question", "value", "cell"), [
+    ("Which company provides health insurance?", "Meridian Health", "Benefits!B3"),
+    ("Who provides the pension?", "Harbourline Pension Fund", "Benefits!B2"),
+])
+def test_the_doer_a_question_asks_for_is_the_column_its_verb_names(library: SampleLibrary, question: str,
+                                                                  value: str, cell: str) -> None:
+    # before, "which company" took "Company contribution" (the only column with the word "company") and the
+    # answer was "EUR 60 per month towards the premium"; "provides" names the Provider column
+    out = ask_json(library, question)
+    short = out["short_answer"]
+    assert short is not None and short["text"] == value, out["answer"]
+    assert any(cell in str(c) for c in short.get("cells") or []), short
+
+
+def test_a_verb_names_its_doer_only_when_the_question_asks_who_does_it() -> None:
+    from shelfwise.core.answers.table_intent import read_intent
+    from shelfwise.core.answers.table_match import agent_nouns, col_scores
+
+    names = ["Benefit", "Provider", "Company contribution", "Director"]
+    assert col_scores(read_intent("Which company provides health insurance?"), names) == [0.0, 1.0, 0.5, 0.0]
+    assert "director" in agent_nouns(read_intent("Who directed the film?"))
+    assert agent_nouns(read_intent("What is provided for lunch?")) == set()  # the thing provided, not who

@@ -34,10 +34,29 @@ PART_CELL_WORDS = 6  # a cell of more words (a note, a sentence) is not looked i
 CELL_PHRASE_WORDS = 2  # the longest phrase the encoder compares with label cells
 
 
+_SUBJECT_VERB = re.compile(  # the verb of "which company provides ...", "who directed ..." (not "what is ...")
+    r"^(?:who|(?:which|what) (?!(?:is|are|was|were|do|does|did|has|have|had|can|will)\b)\w+)\s+(\w+)")
+
+
+def agent_nouns(intent: TableIntent) -> set[str]:
+    """The names of the one who does what the question's verb says, when the question asks who does it: "which
+    company provides ..." -> provider, "who directed ..." -> director (regular forms only: a base with -r, -er
+    or -or). Only that verb's: "what is provided ..." asks for the thing, not the provider."""
+    m = _SUBJECT_VERB.match(intent.text)
+    if m is None or len(m.group(1)) < 5 or re.search(r"\bby\b", intent.text[m.end():]):
+        return set()  # "what movie directed by X ...": the thing done, not the doer
+    verb = m.group(1)
+    bases = {verb[:-1]} if verb.endswith("s") and not verb.endswith("ss") else set()
+    if verb.endswith("ed"):
+        bases |= {verb[:-1], verb[:-2]}  # "provided" -> provide, "directed" -> direct
+    return {b + end for b in bases if len(b) >= 4 for end in ("r", "er", "or")}
+
+
 def col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
     """How well each column's name is named by the question: the share of its words the question has (light
-    stems), 1.0 when the whole name is in the question."""
-    qstems = {stem(w) for w in intent.words}
+    stems; a doer's name counts as said by its verb, :func:`agent_nouns`), 1.0 when the whole name is in the
+    question."""
+    qstems = {stem(w) for w in intent.words} | agent_nouns(intent)
     out = []
     for name in names:
         ws = [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", name))] or [stem(w) for w in words_of(name)]
