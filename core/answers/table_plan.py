@@ -280,12 +280,9 @@ def _asked_column(m: TableMatch) -> int | None:
     if asked:
         found = [c for c in cands if asked in {stem(w) for w in words_of(names[c])}]
         heads = [c for c in found if [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", names[c]))][-1:] == [asked]]
-        if heads:
-            return heads[0]
-        # "which company provides ...": "Company contribution" names contributions, not companies; a column the
-        # question names whole ("Provider", by its verb) is the one asked for
-        if found and not any(m.scores[c] >= 1.0 for c in cands if c not in found and c != m.key_col):
-            return found[0]
+        # "which company provides ...": not "Company contribution" (its head word is not X) over "Provider", named whole
+        if heads or (found and not any(m.scores[c] >= 1.0 for c in cands if c not in found and c != m.key_col)):
+            return (heads or found)[0]
     if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
         people = _ASKED["who"]
         return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
