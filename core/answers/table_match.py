@@ -11,7 +11,7 @@ import contextlib
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -130,7 +130,36 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
                 key.phrase, key.start = v, start
     for key in found.values():
         key.negated = negated(text, key.start)
+    if not found and data.whole and intent.names:
+        found.update(_catch_all(intent, data))
     return found
+
+
+_CATCH_ALL = re.compile(r"^(all |any )?(other|others|the rest|rest of|remaining|elsewhere|everywhere else|alle "
+                        r"anderen|andere|übrige|sonstige|autres|toutes les autres|tous les autres)\b")
+
+
+def catch_all_row(data: TableData) -> tuple[int, int] | None:
+    """(column, row) of the one data cell of a text column that stands for every one not listed ("All other
+    cities", "Sonstige"), or None."""
+    for c, kind in enumerate(data.table.kinds):
+        rows = [r for r, t in enumerate(data.text(c)) if kind == "text" and _CATCH_ALL.match(t.lower().strip())]
+        if len(rows) == 1 and data.is_data(rows[0]):
+            return c, rows[0]
+    return None
+
+
+def _catch_all(intent: TableIntent, data: TableData) -> dict[int, Key]:
+    """The row that stands for every one not listed (:func:`catch_all_row`) as the key of a question naming one
+    the table does not list by a capitalised name ("the hotel cap in Paris"): the name in no cell and no column
+    name of the table."""
+    cells = {w for c in range(len(data.table.names)) for t in data.text(c) for w in _TOKEN.findall(t.lower())}
+    cells |= {w for n in data.table.names for w in _TOKEN.findall(n.lower())}
+    unread = [n for n in intent.names if n not in cells]
+    found = catch_all_row(data) if unread else None
+    if found is None:
+        return {}
+    return {found[0]: Key({found[1]}, unread[0], start=max(0, intent.text.find(unread[0])))}
 
 
 def _same_word(q: str, w: str) -> bool:
@@ -312,6 +341,18 @@ class TableMatch:
     label_col: int = 0
     parts: bool = False  # a part of a cell may be a key (the looser matching)
     given_key: tuple[int, Key] | None = None  # a key found otherwise (the encoder's), in a part of a cell's stead
+
+    def beside_key(self) -> list[float]:
+        """The column scores with a column named only by the words of the key cell set to 0: in "When is King's
+        Day?" the cell "King's Day" is the key and "Day" is not the column asked for."""
+        key = self.keys.get(self.key_col) if self.key_col is not None else None
+        if key is None or not key.exact:
+            return list(self.scores)
+        gone, text, names = set(words_of(key.phrase)), self.intent.text, self.data.table.names
+        rest = replace(self.intent, text=text[:key.start] + " " + text[key.start + len(key.phrase):],
+                       words=[w for w in self.intent.words if w not in gone])
+        return [0.0 if whole > 0 and bare == 0 else s for s, whole, bare in
+                zip(self.scores, col_scores(self.intent, names), col_scores(rest, names), strict=True)]
 
     def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
              other: int | None = None, value: str = "") -> Plan:

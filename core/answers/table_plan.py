@@ -517,7 +517,7 @@ def _plan_lookup(m: TableMatch) -> Plan | None:
     """The key row's cell in the column the question names (or a question word's column: "when" -> a date)."""
     if m.key_col is None or not m.rows:
         return None
-    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.scores
+    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.beside_key()
     target = max((c for c in range(width) if c != m.key_col), key=lambda c: (scores[c], -c))
     asked = _HOW_LONG if m.intent.text.startswith("how long") else _ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
