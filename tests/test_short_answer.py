@@ -192,7 +192,8 @@ def test_the_value_of_a_count_names_what_it_counts() -> None:
     assert one("How many parking spaces does the Rotterdam office have?", sentence) == ("number", "12 parking spaces")
 
 
-_LUNCH_ROW = "| Lunch | Office canteen | Free lunch on office days | Everyone working in the office | No enrolment needed |"
+_LUNCH_ROW = ("| Lunch | Office canteen | Free lunch on office days | Everyone working in the office "
+              "| No enrolment needed |")
 
 
 @pytest.mark.parametrize(("question", "sentence", "said"), [
