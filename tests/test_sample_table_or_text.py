@@ -117,3 +117,10 @@ def test_the_row_for_all_others_needs_a_name_the_table_lacks() -> None:
     assert list(_catch_all(read_intent("What is the hotel cap in Paris?"), data)) == [0]  # type: ignore[arg-type]
     assert _catch_all(read_intent("What is the hotel cap in Lisbon?"), data) == {}  # type: ignore[arg-type]
     assert _catch_all(read_intent("What is the hotel cap for a conference?"), data) == {}  # type: ignore[arg-type]
+
+
+def test_a_rows_other_cell_saying_no_does_not_reverse_the_answer(library: SampleLibrary) -> None:
+    # the Lunch row: "Free lunch on office days ... No enrolment needed"; before, "No: Lunch, Office canteen ..."
+    out = ask_json(library, "Is there free lunch in the office?")
+    short = out["short_answer"]
+    assert short is not None and short["kind"] == "yes_no" and short["text"] == "Yes", out["answer"]

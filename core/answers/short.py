@@ -210,12 +210,26 @@ def _word_class(word: str) -> str:
     return "name" if word[:1].isupper() else ""
 
 
+# a table row read out as a sentence ("| Lunch | ... | No enrolment needed |", "..., how to enrol No enrolment
+# needed"): a cell that opens with a capitalised negation (at a part's start, or after a lower-case word)
+_CELL_NEGATION = re.compile(r"(?:^|(?<=[a-zäöüéèà] ))(?:No|None|Not|Never|Nothing|Kein|Keine|Keinen|Nicht|Aucun|"
+                            r"Aucune|Pas|Jamais)\b")
+
+
+def _other_cells_negated(sentence: str, keys: set[str]) -> int:
+    """How many of ``sentence``'s negations open a cell of a table row (a part between "|", "," or ";") that shares
+    none of the question's words (``keys``): "Is there free lunch?" is not answered "No" by the Lunch row's cell
+    "No enrolment needed"."""
+    parts = re.split(r"\s*[|,;]\s*", sentence)
+    return sum(len(_CELL_NEGATION.findall(p)) for p in parts if not keys & stems(p))
+
+
 def polarity(question: str, sentence: str) -> str:
     """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
     between them; or the sentence restricts with "only" and the question names another thing of the restricted
     kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names."""
-    flips = negations(question) + negations(sentence)
     keys = stems(question)
+    flips = negations(question) + negations(sentence) - _other_cells_negated(sentence, keys)
     for m in _EXCEPT.finditer(sentence):
         if keys & stems(sentence[m.end(): m.end() + 80]):
             flips += 1
