@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
+from shelfwise.core.answers.table_choice import offers_choice, plan_either
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
 from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
@@ -534,6 +535,9 @@ def _plan(m: TableMatch) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
     average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
     "consecutive") is answered by :mod:`shelfwise.core.answers.table_runs` or not at all."""
+    chose, either = plan_either(m, _implied_measure, _years)
+    if chose:  # "which had more X, A or B": one of the two, or no answer
+        return either
     if SAME.search(m.intent.text):
         return plan_same_as(m, _implied_measure)
     if RUN.search(m.intent.text):
@@ -595,4 +599,6 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     plan = _plan(m)
     if plan is not None and plan.op != "compare" and asks_yes_no(intent.text):
         return None  # "did X win more than Y?" answered by a row's value is no answer to it
+    if plan is not None and plan.op not in ("compare", "choice") and offers_choice(intent.text):
+        return None  # "which model has a larger drive: model 01 or model 02?" is not answered by a drive's size
     return plan
