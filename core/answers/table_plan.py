@@ -14,9 +14,10 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
+from shelfwise.core.answers.table_bounds import bound_column
 from shelfwise.core.answers.table_choice import offers_choice, plan_either
-from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
-from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
+from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column, value_of
+from shelfwise.core.answers.table_intent import STOP, Comparison, TableIntent, asks_yes_no, month_in, stem, words_of
 from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
 from shelfwise.core.answers.table_runs import (
     RUN,
@@ -76,6 +77,16 @@ def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequenc
                 if set(re.findall(r"\w+", names[c].lower())) & set(words):  # "Total" is a stop word of words_of
                     return c
     return None
+
+
+_ORDINAL = re.compile(r"\b\d+(st|nd|rd|th)\b")
+_SCORE = re.compile(r"^\s*\d+\s*[-–—:]\s*\d+")
+
+
+def _scores(texts: Sequence[str]) -> bool:
+    """A text column of scores or spans ("5-0", "2–1"): its numbers are not one value each."""
+    filled = [t for t in texts if t.strip()]
+    return sum(1 for t in filled if _SCORE.match(t)) >= len(filled) / 2
 
 
 def _mostly_numbers(numbers: Sequence[float | None], texts: Sequence[str]) -> bool:
@@ -157,11 +168,42 @@ def _descending_time(data: TableData) -> bool:
     return falls >= 2 and falls > rises
 
 
+_BARE_NUMBER = re.compile(r"-?\d[\d,.]*")
+
+
+def _one_number_column(m: TableMatch) -> None:
+    """A number the question says ("played 18 games", "received 1 medal") that is a whole cell of several columns
+    keys the one the words next to it name ("played" -> Played; "medal" -> Total): it does not filter every
+    column it is found in (the rows with 18 in Played and in For)."""
+    names = m.data.table.names
+    by_number: dict[str, list[int]] = {}
+    for c, key in m.keys.items():
+        if _BARE_NUMBER.fullmatch(key.phrase):
+            by_number.setdefault(key.phrase, []).append(c)
+    for number, cols in by_number.items():
+        if len(cols) < 2:
+            continue
+        at = re.search(rf"(?<![\w.,]){re.escape(number)}(?![\w]|[.,]\d)", m.intent.text)
+        near = re.findall(r"[a-z]+", m.intent.text[max(0, at.start() - 30):at.end() + 30]) if at else []
+        before = [w for w in re.findall(r"[a-z]+", m.intent.text[:at.start()])[-1:]] if at else []
+        after = [w for w in re.findall(r"[a-z]+", m.intent.text[at.end():])[:1]] if at else []
+        said = {stem(w) for w in before + after if w not in STOP}
+        pick = [c for c in cols if said & {stem(w) for w in words_of(names[c])}]
+        if not pick and near:
+            implied = _implied_measure(TableIntent(" ".join(after), after), names, cols)
+            pick = [implied] if implied is not None else []
+        if len(pick) == 1:  # else the keys stay, and their rows (the same number in each column) are few or none
+            for c in cols:
+                if c != pick[0]:
+                    del m.keys[c]
+
+
 def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
     """Each key filters its column (a negated key leaves its rows out); the column whose cells the question names
     with most words is the key column. Without a whole-cell key (and ``parts``), a phrase that is a part of some
     cells filters."""
     data, names = m.data, m.data.table.names
+    _one_number_column(m)
     for col in sorted(m.keys, key=lambda c: -max(len(data.text(c)[r]) for r in m.keys[c].rows)):
         key = m.keys[col]
         label = " or ".join(sorted({data.text(col)[r] for r in key.rows}))
@@ -221,6 +263,25 @@ def _filter_named_columns(m: TableMatch) -> None:
             m.filters.append(f"{names[c]} is empty")
 
 
+_NONE_OF = re.compile(r"(\b(no|zero|without)|\bn(?:o|')t\b.*\bany)\s+(\w+\s+)?$")
+
+
+def _filter_zero(m: TableMatch) -> None:
+    """A column of numbers the question names after "no" / "zero" / "not ... any" keeps the rows where it is 0 or
+    empty ("how many countries earned no bronze medals": Bronze = 0)."""
+    data, names, text, kinds = m.data, m.data.table.names, m.intent.text, m.data.table.kinds
+    for c in range(len(names)):
+        if m.scores[c] < 1.0 or c in m.keys or kinds[c] not in ("number", "money", "percent") or \
+                names[c].strip().lower().rstrip(".") in ("no", "#", "number", "nr"):
+            continue
+        found = re.search(rf"\b{re.escape(names[c].lower())}\b", text)
+        if found is None or not _NONE_OF.search(text[:found.start()]):
+            continue
+        numbers, cells = data.number(c), data.text(c)
+        m.rows = [r for r in m.rows if numbers[r] == 0 or (numbers[r] is None and not value_of(cells[r]))]
+        m.filters.append(f"{names[c]} is 0")
+
+
 def _filter_comparisons(m: TableMatch) -> bool:
     """Comparisons on the numeric (or date) column they name, else the only one of that kind; "in 1987" over a
     column of dates keeps that year's rows. False: a comparison names no column."""
@@ -233,8 +294,18 @@ def _filter_comparisons(m: TableMatch) -> bool:
         on = _best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
         if on is None and comp.kind == "year" and cands:
             on = cands[0]
+        scale = 1.0
+        if on is None and comp.kind == "number":  # the unit after the bound, a named column of numbers as text
+            found = bound_column(m.intent, comp, data, cands, _implied_measure)
+            texts = [c for c in range(width) if kinds[c] == "text" and m.scores[c] >= 0.5 and data.whole
+                     and _mostly_numbers(data.number(c), data.text(c)) and not _scores(data.text(c))
+                     and not _ORDINAL.search(m.intent.text)]  # "above 4th": a place, read the other way
+            on, scale = found if found is not None else (texts[0], 1.0) if len(texts) == 1 else (None, 1.0)
         if on is None:
             return False
+        if scale != 1.0:
+            comp = Comparison(*(None if v is None else v * scale for v in (comp.low, comp.high)), comp.strict,
+                              comp.kind, comp.words)
         values = data.number(on)
         if comp.kind == "year" and kinds[on] == "date":
             values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
@@ -300,6 +371,7 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
                given_key=given_key)
     _filter_keys(m, data_rows, parts)
     _filter_named_columns(m)
+    _filter_zero(m)
     filter_results(m)
     if not _filter_comparisons(m):
         return None
