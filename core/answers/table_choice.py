@@ -34,6 +34,7 @@ OPTION_SHARE = 0.25  # an option's words must be at least this share of a cell's
 
 # the comparison a question's word asks for: (pattern, larger wins, what it compares)
 _WORDS: list[tuple[str, bool, str]] = [
+    (r"(?:been around|in use|existed|in existence|been open|been active) longer", False, "time"),
     (r"earlier|earliest|first|sooner|before|older than|oldest", False, "time"),
     (r"later|latest|last|more recent|most recent|newer|newest|after", True, "time"),
     (r"older", True, "age"), (r"younger", False, "age"),
@@ -70,6 +71,18 @@ class Option:
     end: int
     col: int = -1
     rows: tuple[int, ...] = ()
+
+
+def _holds_phrase(cell: str, phrase: str) -> bool:
+    """Whether a cell (of any length) holds the phrase's words in a row."""
+    words, want = _cell_words(cell), phrase.split()
+    return any(all(_same(q, w) for q, w in zip(want, words[i:i + len(want)], strict=True))
+               for i in range(len(words) - len(want) + 1))
+
+
+def _in_row(data: TableData, r: int, phrase: str, skip: set[int]) -> bool:
+    """Whether row ``r`` has a cell, outside the columns ``skip``, that holds the phrase."""
+    return any(_holds_phrase(t, phrase) for c, t in enumerate(data.row_texts(r)) if c not in skip)
 
 
 def _spans(text: str) -> list[tuple[str, int, int]]:
@@ -246,6 +259,13 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
                and not any(lo <= k.start < hi for lo, hi in inside)]
     if anchors:  # "was johnny williamson or dick mcgowen the coach in 1952": the row 1952 names holds one option
         held = set.intersection(*(set(k.rows) for _c, k in anchors))
+        if len(held) == 1:  # the row's own cells, long ones too ("Platoon leader and shock troop leader in ...")
+            in_row = [o for o in (a, b) if _in_row(data, next(iter(held)), o.phrase, {c for c, _k in anchors})]
+            if len(in_row) == 1:
+                r = next(iter(held))
+                c, cell = next((c, t) for c, t in enumerate(data.row_texts(r)) if _holds_phrase(t, in_row[0].phrase))
+                return True, Plan("choice", [r], None, c, c, None, [*m.filters, f"{names[c]} of that row"],
+                                  _as_written(cell, in_row[0].phrase))
         ra, rb = [r for r in a.rows if r in held], [r for r in b.rows if r in held]
         if bool(ra) != bool(rb):
             win = a if ra else b
@@ -297,13 +317,18 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
         pick = max if larger else min
         if what in ("time", "age"):  # "who won it earlier": the earliest of each one's rows
             sa, sb = pick(va), pick(vb)
-        elif len(va) == 1 or len(vb) == 1:  # "alwood or woods": one row against rows of several names
+        elif len(va) == 1 or len(vb) == 1:  # "alwood or woods": one row against several rows
             one, many = (va[0], vb) if len(va) == 1 else (vb[0], va)
-            several = {data.text(a.col)[r] for r in (b.rows if len(va) == 1 else a.rows)}
-            beats = one > max(many) if larger else one < min(many)
-            if len(several) < 2 or not beats:
-                return True, None  # one thing in several rows (a sum?), or the one row does not beat them all
-            win = a if len(va) == 1 else b
+            # the one row wins when it beats the others' sum (more) or each of them (less); the others win when
+            # each of them beats it (more) or their sum does (less): so whether their rows add up or not
+            if one > sum(many) if larger else one < min(many):
+                win = a if len(va) == 1 else b
+            elif min(many) > one if larger else sum(many) < one:
+                win = b if len(va) == 1 else a
+                if len({data.text(win.col)[r] for r in win.rows}) > 1:
+                    return True, None  # "woods": Ralf Woods and Ray Woods, no one answer
+            else:
+                return True, None
             return True, _plan(m, win, a, b, list(win.rows), measure, f"{word} {names[measure]}")
         else:
             return True, None
