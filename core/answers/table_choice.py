@@ -236,7 +236,7 @@ def _rank_col(data: TableData, named: Sequence[float], numeric: Sequence[int]) -
     names = data.table.names
     cols = [c for c in numeric if _RANK.search(names[c].strip())]
     said = [c for c in cols if named[c] >= 0.5]
-    return (said or cols or [None])[0]
+    return (said or cols)[0] if cols else None
 
 
 def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Sequence[int]], int | None],
@@ -272,7 +272,8 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
             return True, _plan(m, win, a, b, ra or rb, None, f"{names[a.col]} of the row of "
                                f"{', '.join(data.text(c)[next(iter(held))] for c, _k in anchors)}")
         if ra and rb:
-            a, b = Option(a.phrase, a.start, a.end, a.col, tuple(ra)), Option(b.phrase, b.start, b.end, b.col, tuple(rb))
+            a = Option(a.phrase, a.start, a.end, a.col, tuple(ra))
+            b = Option(b.phrase, b.start, b.end, b.col, tuple(rb))
         else:
             return True, None
     if _NEGATIVE.search(rest):  # "which nation was not in the top 10, iran or germany"
@@ -301,7 +302,8 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
     if measure is None and what == "speed":
         measure = next((c for c in numeric if data.table.kinds[c] == "time"), None)
     if measure is None:
-        if what == "value" and _COUNTED.search(rest) and max(len(a.rows), len(b.rows)) > 1 and len(a.rows) != len(b.rows):
+        if what == "value" and _COUNTED.search(rest) and max(len(a.rows), len(b.rows)) > 1 and \
+                len(a.rows) != len(b.rows):
             win = a if (len(a.rows) > len(b.rows)) == larger else b
             return True, _plan(m, win, a, b, list(win.rows), None, f"{word} rows: {len(a.rows)} for {a.phrase}, "
                                f"{len(b.rows)} for {b.phrase}")
