@@ -310,11 +310,18 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
         return True, None
     if what == "rank" and len(a.rows) > 1 and len(b.rows) > 1:
         return True, None
+    best = _winner(data, a, b, measure, larger, what)
+    return True, (_plan(m, best, a, b, list(best.rows), measure, f"{word} {names[measure]}") if best else None)
+
+
+def _winner(data: TableData, a: Option, b: Option, measure: int, larger: bool, what: str) -> Option | None:
+    """The option whose rows win on ``measure`` (``larger``: the larger value wins), or None when it is not clear:
+    a tie, a value missing, several rows each (for dates and ages: the earliest / latest of each)."""
     numbers = _numbers(data, measure)
     va = [float(n) for r in a.rows if (n := numbers[r]) is not None]
     vb = [float(n) for r in b.rows if (n := numbers[r]) is not None]
     if not va or not vb:
-        return True, None
+        return None
     if len(va) > 1 or len(vb) > 1:
         pick = max if larger else min
         if what in ("time", "age"):  # "who won it earlier": the earliest of each one's rows
@@ -328,18 +335,17 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
             elif min(many) > one if larger else sum(many) < one:
                 win = b if len(va) == 1 else a
                 if len({data.text(win.col)[r] for r in win.rows}) > 1:
-                    return True, None  # "woods": Ralf Woods and Ray Woods, no one answer
+                    return None  # "woods": Ralf Woods and Ray Woods, no one answer
             else:
-                return True, None
-            return True, _plan(m, win, a, b, list(win.rows), measure, f"{word} {names[measure]}")
+                return None
+            return win
         else:
-            return True, None
+            return None
     else:
         sa, sb = va[0], vb[0]
     if sa == sb:
-        return True, None
-    win = a if (sa > sb) == larger else b
-    return True, _plan(m, win, a, b, list(win.rows), measure, f"{word} {names[measure]}")
+        return None
+    return a if (sa > sb) == larger else b
 
 
 _FEET = re.compile(r"^\s*(\d)\s*['’′]\s*(\d{1,2})\b")
