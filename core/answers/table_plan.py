@@ -230,8 +230,10 @@ def _asked_column(m: TableMatch) -> int | None:
     cands = [c for c in range(len(names)) if c != m.measure]
     if asked:
         found = [c for c in cands if asked in {stem(w) for w in words_of(names[c])}]
-        if found:
-            return found[0]
+        heads = [c for c in found if [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", names[c]))][-1:] == [asked]]
+        # "which company provides ...": not "Company contribution" (its head word is not X) over "Provider", named whole
+        if heads or (found and not any(m.scores[c] >= 1.0 for c in cands if c not in found and c != m.key_col)):
+            return (heads or found)[0]
     if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
         people = _ASKED["who"]
         return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
@@ -467,7 +469,7 @@ def _plan_lookup(m: TableMatch) -> Plan | None:
     """The key row's cell in the column the question names (or a question word's column: "when" -> a date)."""
     if m.key_col is None or not m.rows:
         return None
-    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.scores
+    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.beside_key()
     target = max((c for c in range(width) if c != m.key_col), key=lambda c: (scores[c], -c))
     asked = _HOW_LONG if m.intent.text.startswith("how long") else _ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When

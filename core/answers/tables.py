@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from shelfwise.core.answers.table_compute import Plan, compute, label_column
 from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
-from shelfwise.core.answers.table_match import HeaderEncoder, col_scores, key_cells
+from shelfwise.core.answers.table_match import HeaderEncoder, catch_all_row, col_scores, key_cells
 from shelfwise.core.answers.table_plan import plan_question
 from shelfwise.core.answers.table_rows import read_cells
 from shelfwise.core.answers.types import Answer, Citation, ShortAnswer
@@ -100,7 +100,9 @@ def names_all_there(intent: TableIntent, data: TableData) -> bool:
     names or cells): "How many matches were played in Belgrade against Zorya?" is not answered by the matches in
     Belgrade of a table without Zorya."""
     names = {stem(w) for w in intent.names if not w.isdigit()}
-    return not names or table_words(data, names) == names
+    missing = names - table_words(data, names) if names else set()
+    # one name missing from a table with a row for all the others ("All other cities"): that row answers for it
+    return not missing or (len(missing) == 1 and data.whole and catch_all_row(data) is not None)
 
 
 def asked_words(intent: TableIntent) -> set[str]:
