@@ -144,7 +144,7 @@ def _choice(run: _Run) -> ShortAnswer | None:
     value = plan.value or data.text(plan.answer_col)[plan.rows[0]]
     used = [cell(data, r, m if m is not None else plan.answer_col) for r in plan.rows]
     said = ", ".join(f"{data.text(m)[r]} ({run.label(r)})" for r in plan.rows) if m is not None else ""
-    return ShortAnswer(value, "yes_no" if plan.value else "computed", operation=plan.op,
+    return ShortAnswer(value, "yes_no" if plan.op == "compare" else "computed", operation=plan.op,
                        explanation=f"{plan.filters[-1]}: {data.text(plan.answer_col)[plan.rows[0]]}"
                                    + (f" ({said})" if said else ""), cells=used)
 
