@@ -99,19 +99,34 @@ _COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ei
            "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5}
 
 
+# what a number word measures rather than announces ("a probation period of three months" lists nothing)
+_MEASURES = frozenset("""day days week weeks month months year years hour hours minute minutes time times percent
+kilometres kilometers km euros tag tage tagen woche wochen monat monate monaten jahr jahre jahren stunde stunden
+minuten prozent jour jours semaine semaines mois an ans année années heure heures minute pourcent""".split())
+
+
+def _announcing(text: str) -> list[re.Match[str]]:
+    """The phrases of ``text`` that announce a list: "the following", or a number word and a thing counted
+    that is not a measure (:data:`_MEASURES`)."""
+    return [m for m in _ANNOUNCES.finditer(text) if m.group(0).split()[-1].lower() not in _MEASURES]
+
+
 def is_lead_in(text: str) -> bool:
     """A sentence that introduces a list: it ends with a colon ("The council may check your vehicle to make
     sure:"), or it is short and announces one ("We work by three values.", "We have the following rooms.")."""
     stripped = text.strip()
     if stripped.startswith("|"):
         return False
-    return stripped.endswith(":") or (len(stripped.split()) <= 15 and bool(_ANNOUNCES.search(stripped)))
+    return stripped.endswith(":") or (len(stripped.split()) <= 15 and bool(_announcing(stripped)))
 
 
 def announced_count(text: str) -> int:
     """How many items a lead-in names ("three values" -> 3; 0 when it names no number)."""
-    m = re.search(r"\b(" + "|".join(_COUNTS) + r")\s+(?:[^\W\d_]+\s+)?[^\W\d_]+", text, re.I)
-    return _COUNTS[m.group(1).lower()] if m else 0
+    for m in _announcing(text):
+        word = m.group(0).split()[0].lower()
+        if word in _COUNTS:
+            return _COUNTS[word]
+    return 0
 
 
 @dataclass(frozen=True)
@@ -370,8 +385,8 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
     for i in order:
         c = short[i]
         end = list_end(hits[c.number - 1].text, c.end, lead=c.text) if is_lead_in(c.text) else c.end
-        if any(x.number == c.number and x.start <= c.start < x.end for x in out):
-            continue  # an item of a list already shown with its lead-in
+        if any(x.number == c.number and x.start < end and c.start < x.end for x in out):
+            continue  # an item of a list already shown with its lead-in, or a lead-in whose list holds one shown
         out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i]),
                              c.header))
     return bearing_first(focus, out, " ".join({h.title for h in hits[:passages]}), prefix)
