@@ -8,7 +8,8 @@
   numbers as values) in that one sentence, not scattered over the passages ("Yes, the company covers gym
   membership" where no sentence says so);
 * **polarity**: for a yes/no question, the text's yes or no (its first word, else its negations against the
-  question's) must be the deciding sentence's (:func:`~shelfwise.core.answers.short.polarity`);
+  question's) must be the deciding sentence's (:func:`~shelfwise.core.answers.short.polarity`); where no yes or
+  no is shown (the confidence withheld it), a text opening with one is withdrawn;
 * **the kind asked for**: a question that asks for a number, an amount, a date, a time, a place or a name must get
   one in the text (:func:`~shelfwise.core.answers.short.asked_value`);
 * **adds nothing**: a text whose words and numbers are all in the short answer, the sentence(s) found and the
@@ -102,6 +103,9 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
         if said != short.text:
             return Meaning(f"it says {said.lower()} where the deciding sentence [{short.number}] says "
                            f"{short.text.lower()}")
+    elif kind == "yes_no" and (_YES.match(plain) or _NO.match(plain)):
+        # no yes or no is shown: the sentences found do not settle it surely enough, so neither does the model
+        return Meaning("it says yes or no where the sentences found do not settle it")
     if restates(plain, question):
         return Meaning("it only restates the question")
     loose = unsupported_sentences(plain, sources, question)
