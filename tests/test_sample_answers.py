@@ -228,3 +228,37 @@ def test_the_window_says_not_found_for_a_question_the_sample_does_not_answer(
         assert 1 <= view.sources.count()
     finally:
         window.shutdown()
+
+
+# The walk's evidence in the confidence (issue 48, session 23): whether the sentence is the right one, as the encoder
+# and the walk read it, decides with the value's own features whether a value (a yes or no too) is shown first.
+# - a German question over English text whose first sentence is the wrong one (the parking booking, "by 16:00", not
+#   the charging rule): the encoder reads the charging sentence far closer to the question than the booking one, so
+#   the booking's time is not shown;
+# - "Is there a company car policy?": the deciding sentence ("book a company pool car") holds the question's words
+#   but is not about a policy, and the encoder reads another sentence as close: no "Yes" above it;
+# - the VPN questions: the deciding sentence is the encoder's best by far, in English and German: "No" shown.
+EVIDENCE = [
+    ("Wann kann ich mein Elektroauto laden?", None, "by 16:00"),
+    ("Is there a company car policy?", None, "Yes"),
+    ("Do I need the VPN on the office Wi-Fi?", "No", ""),
+    ("Muss ich im Büro-WLAN das VPN benutzen?", "No", ""),
+]
+
+
+@pytest.mark.parametrize(("question", "value", "before"), EVIDENCE, ids=["de-wrong-sentence", "yes-no-unsure",
+                                                                         "yes-no-sure", "de-yes-no-sure"])
+def test_a_value_is_shown_first_only_where_the_walk_is_sure_of_its_sentence(
+        library: tuple[Path, dict[str, str]], question: str, value: str | None, before: str) -> None:
+    out = _ask_json(library, question)
+    short = out["short_answer"]
+    assert out["found"], out["answer"]
+    if value is None:
+        assert short is None, short  # the sentence first, no value (no "Yes:"/"No:") above it
+        first = out["answer"].splitlines()[0]
+        assert first.startswith(" ".join(out["sentences"][0]["text"].split())[:30]) and before not in first[:10]
+        return
+    threshold = SHOW.yes_no_threshold if short and short["kind"] == "yes_no" else SHOW.threshold
+    assert short is not None and short["text"] == value and short["confidence"] >= threshold, out["answer"]
+    assert out["answer"].startswith(f"{value}: ")
+    assert all(s["cosine"] is not None for s in out["sentences"])  # the encoder's read of each sentence, in JSON

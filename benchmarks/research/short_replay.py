@@ -55,6 +55,10 @@ def sentences_of(extractive: str) -> list[Extracted]:
 def questions(dataset: str) -> dict[str, str]:
     from shelfwise.evaluation.run import load_dataset
 
+    if dataset.endswith(".jsonl"):  # a user's own questions (the sample's: resources/sample_questions.jsonl)
+        from shelfwise.evaluation.datasets import load_jsonl
+
+        return {q.qid: q.question for q in load_jsonl(Path(dataset))}
     name, _, rest = dataset.partition("-")
     if name == "xquad":
         ds = load_dataset("xquad", lang=rest)
@@ -87,14 +91,19 @@ def value_of(question: str, row: dict[str, Any]) -> Any:
     return short_answer(question, sentences_of(row["texts"]["extractive"]))
 
 
-def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, ...] = ("span",)) -> dict[str, Any]:
+def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, ...] = ("span",),
+           facts: bool = False) -> dict[str, Any]:
+    """``facts``: a value holds a free-text gold as ``fact_match`` grades (the sample's), else as whole words."""
+    from shelfwise.evaluation.answer_modes import fact_match
+
+    holds = fact_match if facts else answer_matches
     span = [r for r in rows if r["kind"] in kinds]
     out = []
     for r in span:
         got = value_of(asked[r["qid"]], r)
         value = got.text if got else ""
         out.append({"qid": r["qid"], "question": asked[r["qid"]], "gold": r["gold"], "value": value,
-                    "holds": answer_matches(value, r["gold"]) if value else False,
+                    "holds": holds(value, r["gold"]) if value else False,
                     "right": any(right(value, g) for g in r["gold"]) if value else False,
                     "run_value": r["texts"].get("short", ""),
                     "run_holds": answer_matches(r["texts"].get("short", ""), r["gold"])
@@ -137,7 +146,8 @@ def grade_items(items: list[list[str]]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rows", type=Path, nargs="?", help="an evaluation run's answers-*.json")
-    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ...")
+    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ..., or a .jsonl of questions "
+                                      "(graded by fact_match, as the sample's free-text golds)")
     ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
     ap.add_argument("--kind", default="span", help="the rows' kind of gold: span (a value), or yes_no")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-replay.json"))
@@ -149,7 +159,8 @@ def main() -> None:
         return
     if args.rows is None or not args.dataset:
         ap.error("give ROWS and --dataset, or --items")
-    result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset), (args.kind,))
+    result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset), (args.kind,),
+                    facts=args.dataset.endswith(".jsonl"))
     args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
 

@@ -8,7 +8,7 @@ P(right) >= 2/3); a wrong yes or no costs :data:`YES_NO_WRONG_COST` (3; session 
 sentence that says yes tells the reader the opposite of what they then read, the worst thing an answer can show,
 so it is shown where P(right) >= 3/4. No value costs nothing (the sentence is shown first either way).
 
-The data: the items of ``short_walk.py`` (COVID-QA and ConditionalQA TRAIN; each question asked of its document's
+The data: the items of ``short_walk.py`` (COVID-QA, ConditionalQA TRAIN and PubMedQA's yes/no questions; each question asked of its document's
 passages through a stand-in of the walk, its sentences chosen by the product's ``extract_answer`` with the
 encoder, each carrying the walk's evidence). Each item gives one row: the value the product's ranker puts first
 (before any threshold; a yes or no for a question read as yes/no), its :class:`ShowFeatures`, and whether it is
@@ -19,7 +19,7 @@ apart only by an indicator); each threshold is the point of a 0.05 grid with the
 probabilities (each row's from a fit on the other documents' rows, 5 folds), over the value rows (+1, -2) and over
 the yes/no rows (+1, -3). The same choice on the even-numbered documents, graded on the odd ones, says how well it
 carries. ``before``: session 22's model (main at 9d34dcb: the span features only, yes/no always shown), graded on
-the same rows:
+the same rows, beside every value shown (the ranker alone):
 
     .venv/bin/python benchmarks/research/short_show.py /work/s23/answers/walk-items.json --out docs/eval/short-show.json
 """
@@ -27,6 +27,7 @@ the same rows:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -46,7 +47,7 @@ from shelfwise.core.answers.short import (
     value_candidates,
     yes_no_features,
 )
-from shelfwise.core.answers.short_confidence import NAMES, TYPICAL, ShowWeights, confidence
+from shelfwise.core.answers.short_confidence import NAMES, SHOW_ALL, TYPICAL, ShowWeights, confidence
 from shelfwise.core.answers.types import Extracted
 
 WRONG_COST = 2.0  # a wrong value shown first costs twice what a right one gains (see the module doc)
@@ -185,23 +186,31 @@ def report(rows: list[dict[str, Any]], show: ShowWeights) -> dict[str, Any]:
     for name, pick in (("all", lambda r: True), ("thing", lambda r: r["kind"] in THING),
                        ("value", lambda r: r["kind"] not in (*THING, "yes_no")), ("yes_no", _yes_no),
                        ("covidqa", lambda r: r["set"] == "covidqa"),
-                       ("conditionalqa", lambda r: r["set"] == "conditionalqa" and not _yes_no(r))):
+                       ("conditionalqa", lambda r: r["set"] == "conditionalqa" and not _yes_no(r)),
+                       ("yes_no/conditionalqa", lambda r: _yes_no(r) and r["set"] == "conditionalqa"),
+                       ("yes_no/pubmedqa", lambda r: _yes_no(r) and r["set"] == "pubmedqa")):
         part = [r for r in rows if pick(r)]
-        parts[name] = {"before (session 22)": grade(part, BEFORE), "after": grade(part, show)}
+        parts[name] = {"every value shown": grade(part, SHOW_ALL), "before (session 22)": grade(part, BEFORE),
+                       "after": grade(part, show)}
     return parts
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("items", type=Path, help="short_walk.py's items")
+    ap.add_argument("items", type=Path, nargs="+", help="short_walk.py's items (one file or more)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-show.json"))
     args = ap.parse_args()
-    rows = rows_of(json.loads(args.items.read_text()))
+    rows = rows_of([item for path in args.items for item in json.loads(path.read_text())])
     print(f"{len(rows)} rows, {sum(r['features'] is not None for r in rows)} with a ranked value or a yes/no",
           flush=True)
     chosen, curves = choose(rows)
     even, _ = choose([r for r in rows if r["doc"] % 2 == 0])
     odd = [r for r in rows if r["doc"] % 2 == 1]
+    # the same choice without the walk's evidence (each read as typical): what the evidence adds, out of fold
+    blind = [r | {"features": dataclasses.replace(r["features"], cosine=None, lead=None, passage=None,
+                                                  passage_lead=None)} if r["features"] is not None else r
+             for r in rows]
+    _, blind_curves = choose(blind)
     evidence = [r["features"] for r in rows if r["features"] is not None]
     typical = {k: round(float(np.median([getattr(f, k) for f in evidence if getattr(f, k) is not None])), 3)
                for k in TYPICAL}
@@ -212,6 +221,7 @@ def main() -> None:
            "chosen": {"weights": dict(zip(NAMES, chosen.weights, strict=True)), "threshold": chosen.threshold,
                       "yes_no_threshold": chosen.yes_no_threshold},
            "net_by_threshold_out_of_fold": curves,
+           "net_by_threshold_out_of_fold_without_the_walks_evidence": blind_curves,
            "train": report(rows, chosen),
            "held_out": {"chosen_on_even": {"weights": dict(zip(NAMES, even.weights, strict=True)),
                                            "threshold": even.threshold, "yes_no_threshold": even.yes_no_threshold},
@@ -221,6 +231,7 @@ def main() -> None:
     args.out.write_text(json.dumps(out, indent=1))
     print(json.dumps({k: out[k] for k in ("typical (medians of the walk's evidence)", "chosen", "code")}, indent=1))
     print("net by threshold (out of fold):", json.dumps(curves))
+    print("... without the walk's evidence:", json.dumps(blind_curves))
     for key, val in out["train"].items():
         print(key, val)
     print("held out (odd documents):", json.dumps(out["held_out"]["odd"]))

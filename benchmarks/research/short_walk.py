@@ -16,7 +16,9 @@ document's passages as the training data cuts them, and the walk's last level is
   ``sentence_vectors.cached_scorer``), so each sentence carries the product's ``cosine`` and ``lead``.
 
 The questions: every COVID-QA and ConditionalQA TRAIN question asking for a value whose gold has at most 5 words
-(``short_tune.MAX_GOLD_WORDS``), and every :data:`YES_NO_STEP`-th ConditionalQA TRAIN yes/no question, in an order
+(``short_tune.MAX_GOLD_WORDS``), and every :data:`YES_NO_STEP`-th ConditionalQA TRAIN yes/no question (``--sets
+pubmedqa``: every :data:`YES_NO_STEP`-th of PubMedQA's labelled questions decided yes or no, over its abstract's
+sections and conclusion), in an order
 that mixes the sets (what is written so far, every 50 items, is a sample of the whole). Vectors are cached by text
 in ``--cache`` (a rerun embeds nothing it has). Writes one item per question to ``--out``:
 
@@ -121,6 +123,24 @@ def cqa_questions() -> list[dict[str, Any]]:
     return out + yes_no[::YES_NO_STEP]
 
 
+def pubmedqa_questions() -> list[dict[str, Any]]:
+    """PubMedQA's labelled questions decided yes or no (not "maybe"), every :data:`YES_NO_STEP`-th: the abstract's
+    sections and its conclusion are the passages."""
+    out = []
+    for r in (json.loads(line) for line in gzip.open(TRAIN / "pubmedqa_l" / "derived" / "pairs.jsonl.gz", "rt",
+                                                      encoding="utf-8")):
+        if r["final_decision"] not in ("yes", "no"):
+            continue
+        contexts = ast.literal_eval(r["contexts"]) if isinstance(r["contexts"], str) else r["contexts"]
+        positives = ast.literal_eval(r["positives"]) if isinstance(r["positives"], str) else r["positives"]
+        out.append({"set": "pubmedqa", "question": r["question"].strip(), "gold": r["final_decision"],
+                    "doc": r["doc_id"], "yes_no": True, "pool": [*(c["text"] for c in contexts), *positives]})
+    return out[::YES_NO_STEP]
+
+
+SETS = {"covidqa": covidqa_questions, "conditionalqa": cqa_questions, "pubmedqa": pubmedqa_questions}
+
+
 def _hit(text: str, n: int) -> Hit:
     return Hit(node_id=n, document_id=0, text=text, score=0.0, path="", title="", heading_path=[],
                location=Location())
@@ -146,6 +166,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/walk-items.json"))
     ap.add_argument("--cache", type=Path, default=Path("/tmp/short-walk-vectors.pkl"))
     ap.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
+    ap.add_argument("--sets", default="covidqa,conditionalqa", help=f"of {', '.join(SETS)}")
     ap.add_argument("--batch-tokens", type=int, default=256, help="the encoder's batch (throughput only)")
     args = ap.parse_args()
     from shelfwise.core.models.encoders.embedder import Embedder as Encoder
@@ -153,7 +174,7 @@ def main() -> None:
     vectors = Vectors(Encoder(None, batch_tokens=args.batch_tokens), args.cache)
     # in an order that mixes the sets (a fixed hash of the question), so that the items written so far (every 50)
     # are a sample of all of them
-    items = sorted(covidqa_questions() + cqa_questions(),
+    items = sorted((item for name in args.sets.split(",") for item in SETS[name]()),
                    key=lambda x: hashlib.sha256(x["question"].encode("utf-8")).hexdigest())
     if args.limit:
         items = items[: args.limit]

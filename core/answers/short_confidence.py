@@ -1,16 +1,21 @@
 """Whether the value found for a question is shown first: a confidence that it is right, from the ranker's own
-features, and a threshold under which no value is shown (the sentence is shown first, as without a value).
+features and the walk's evidence for its sentence, and a threshold under which no value is shown (the sentence is
+shown first, as without a value). A yes or no read from the deciding sentence is gated the same way, by the same
+model, with a threshold of its own.
 
-A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on. So
-the value is shown only where the chance that it is right is high enough for what a wrong one costs
-(``benchmarks/research/short_show.py`` chose the weights and the threshold on the training data only, counting a
-wrong value shown as costing twice what a right one gains; docs/eval/answers.md, "Session 22").
+A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on; a
+"No" over a sentence that says yes is worse still. So a value is shown only where the chance that it is right is
+high enough for what a wrong one costs (``benchmarks/research/short_show.py`` chose the weights and the thresholds
+on the training data only, counting a wrong value as costing twice what a right one gains and a wrong yes or no
+three times; docs/eval/answers.md, "Session 23").
 
-The features (:class:`ShowFeatures`) are read off the candidates ``core/answers/short.py`` ranks, in terms that
-carry across languages (no word lists): the margin between the best value and the best other value, whether the
-value is of the kind asked for (a number for "how many", a run of capitals for "who") or a phrase the question's
-words leave over, how many of the question's words its sentence holds, how near they stand to it, whether its
-sentence is the first shown, and whether the question names a number its sentence lacks. Pure functions.
+The features (:class:`ShowFeatures`) carry across languages (no word lists): of the value, the margin between the
+best value and the best other value, whether the value is of the kind asked for (a number for "how many", a run
+of capitals for "who") or a phrase the question's words leave over, how many of the question's words its sentence
+holds, and whether the question names a number its sentence lacks; of the walk, whether the sentence is the one it
+should be: the encoder's cosine of the question with the sentence and its lead over the other candidate sentences,
+the cosine of the sentence's passage and its lead over the other passages shown (a question in another language
+than the documents shares no word with them, but the encoder reads both). Pure functions.
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ NAMES = ("bias", "margin_ranked", "margin_typed", "alone", "typed", "ranked", "h
          "log_candidates", "held_lead", "yes_no", "says_no", "cosine", "lead", "passage", "passage_lead")
 # the walk's evidence where it is not known (sentences given without a walk): the medians of the training items
 # (benchmarks/research/short_show.py), so such a sentence reads as a typical one
-TYPICAL = {"cosine": 0.5, "lead": 0.0, "passage": 0.5, "passage_lead": 0.0}
+TYPICAL = {"cosine": 0.614, "lead": 0.053, "passage": 0.565, "passage_lead": 0.044}
 
 
 @dataclass(frozen=True)
@@ -99,9 +104,10 @@ def confidence(features: ShowFeatures, show: ShowWeights) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-# chosen by benchmarks/research/short_show.py on COVID-QA and ConditionalQA TRAIN (docs/eval/short-show.json)
-SHOW = ShowWeights(weights=(0.3068, 0.2609, 0.2671, 0.3254, 0.3721, -0.3861, 0.6232, -0.0828, -0.563, -0.259,
-                            3.0, 0.0, 0.0, 0.0, 0.0, 0.0),
-                   threshold=0.7, yes_no_threshold=0.0)
+# chosen by benchmarks/research/short_show.py on COVID-QA, ConditionalQA TRAIN and PubMedQA through the stand-in walk
+# of short_walk.py (docs/eval/short-show-s23.json)
+SHOW = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
+                            2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922),
+                   threshold=0.55, yes_no_threshold=0.75)
 # every value shown (the behaviour before the model): for research scripts that grade the ranker alone
 SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)
