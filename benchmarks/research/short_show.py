@@ -8,11 +8,12 @@ P(right) >= 2/3); a wrong yes or no costs :data:`YES_NO_WRONG_COST` (3; session 
 sentence that says yes tells the reader the opposite of what they then read, the worst thing an answer can show,
 so it is shown where P(right) >= 3/4. No value costs nothing (the sentence is shown first either way).
 
-The data: the items of ``short_walk.py`` (COVID-QA, ConditionalQA TRAIN and PubMedQA's yes/no questions; each question asked of its document's
-passages through a stand-in of the walk, its sentences chosen by the product's ``extract_answer`` with the
-encoder, each carrying the walk's evidence). Each item gives one row: the value the product's ranker puts first
-(before any threshold; a yes or no for a question read as yes/no), its :class:`ShowFeatures`, and whether it is
-right ("right": holds the gold or lies within it, ``short_tune.right``; a yes or no: the gold's).
+The data: the items of ``short_walk.py`` (COVID-QA, ConditionalQA TRAIN and PubMedQA's yes/no questions; each
+question asked of its document's passages through a stand-in of the walk, its sentences chosen by the product's
+``extract_answer`` with the encoder, each carrying the walk's evidence). Each item gives one row: the value the
+product's ranker puts first (before any threshold; a yes or no for a question read as yes/no), its
+:class:`ShowFeatures`, and whether it is right ("right": holds the gold or lies within it, ``short_tune.right``; a
+yes or no: the gold's).
 
 The weights are fitted by L2-regularised logistic regression on every row with a value (one model: values and yes/no
 apart only by an indicator); each threshold is the point of a 0.05 grid with the highest net gain on out-of-fold
