@@ -16,14 +16,74 @@ grounding check:
   Myanmar, ``។`` Khmer, ``։`` Armenian).
 * **Words for overlap** (:func:`word_units`): spaced-script words in lower case, plus character bigrams of the
   unsegmented runs, so an overlap of "words" between a question and a sentence works in every script.
+* **Patterns compiled on first use** (:func:`lazy`): Python compiles a module's regular expressions when the module
+  is imported, in Python (a class of every unsegmented script above costs milliseconds), and every ``shelfwise
+  ask`` is a new process. A pattern that only some questions reach (a number written in words, a generated
+  answer's checks, a follow-up's cues) is written ``lazy(r"...", flags)``: the same pattern, compiled by
+  :func:`re.compile` on its first use; from then on its methods are the compiled pattern's own (docs/scale.md,
+  "Session 23").
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import sys
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cached_property
+
+
+class LazyPattern:
+    """``re.compile(pattern, flags)``, done when a method is first called; ``pattern`` is the source, readable
+    without compiling (to build other patterns from it)."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self._flags = flags
+
+    @cached_property
+    def compiled(self) -> re.Pattern[str]:
+        compiled = re.compile(self.pattern, self._flags)
+        # the compiled pattern's bound methods shadow this class's: a later call costs what a compiled one's does
+        vars(self).update(search=compiled.search, match=compiled.match, fullmatch=compiled.fullmatch,
+                          finditer=compiled.finditer, findall=compiled.findall, sub=compiled.sub, subn=compiled.subn,
+                          split=compiled.split)
+        return compiled
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(string, pos, endpos)
+
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.match(string, pos, endpos)
+
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.fullmatch(string, pos, endpos)
+
+    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(string, pos, endpos)
+
+    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[str]:
+        """As :meth:`re.Pattern.findall`: the matched strings (tuples of the groups where the pattern has several)."""
+        return self.compiled.findall(string, pos, endpos)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
+        return self.compiled.sub(repl, string, count)
+
+    def subn(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> tuple[str, int]:
+        return self.compiled.subn(repl, string, count)
+
+    def split(self, string: str, maxsplit: int = 0) -> list[str | None]:
+        return self.compiled.split(string, maxsplit)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.pattern!r}, {self._flags!r})"
+
+
+def lazy(pattern: str, flags: int = 0) -> LazyPattern:
+    """The pattern :func:`re.compile` would make, compiled on first use (see the module doc)."""
+    return LazyPattern(pattern, flags)
+
 
 # Unsegmented scripts: CJK radicals and punctuation-free ideograph blocks, kana, bopomofo, hangul, Thai, Lao,
 # Myanmar, Khmer, the CJK extensions beyond the BMP.
@@ -49,12 +109,12 @@ UNSEGMENTED = f"(?:(?![{_UNSEG_PUNCT}])[{_UNSEG_RANGES}])"
 _MARK_CHARS = "".join(
     chr(c) for c in range(0x300, 0x2000) if unicodedata.category(chr(c)).startswith("M")
 ) + "\u3099\u309a\u20d0-\u20ff"
-_UNIT = re.compile(f"{UNSEGMENTED}[{_MARK_CHARS}]*")  # one character of an unsegmented script with its marks
+_UNIT = lazy(f"{UNSEGMENTED}[{_MARK_CHARS}]*")  # one character of an unsegmented script with its marks
 _RUN = re.compile(f"(?:{UNSEGMENTED}[{_MARK_CHARS}]*)+")
-_HAS_UNSEG = re.compile(UNSEGMENTED)
+_HAS_UNSEG = lazy(UNSEGMENTED)
 
 # Arabic harakat, Quranic marks and tatweel; Hebrew points: dropped by fold().
-_FOLD_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed\u0640\u0591-\u05c7]")
+_FOLD_MARKS = lazy("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed\u0640\u0591-\u05c7]")
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
 # What separates the units of an unsegmented run in the index: a zero-width space, declared a separator to the
@@ -189,7 +249,7 @@ def opens_sentence(ch: str) -> bool:
     return ch.isupper() or ch.isdigit() or (ch.isalpha() and not ch.islower()) or ch in _OPENERS
 
 
-def boundaries(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+def boundaries(pattern: re.Pattern[str] | LazyPattern, text: str) -> list[re.Match[str]]:
     """The matches of ``pattern`` in ``text``, less the ``beyond_ascii`` ones (:data:`NON_ASCII_AFTER_STOP`) that
     a lower-case letter follows."""
     out = []

@@ -45,6 +45,9 @@ def format_value(value: Any, number_format: str = "General") -> str:
         if "%" in (number_format or ""):
             decimals = len(number_format.split(".")[1].rstrip("%")) if "." in number_format else 0
             return f"{value * 100:.{min(decimals, 6)}f}%"
+        shown = _as_formatted(value, number_format or "")
+        if shown:
+            return shown
         if isinstance(value, float):
             if value.is_integer() and abs(value) < 1e15:
                 return str(int(value))
@@ -56,7 +59,32 @@ def format_value(value: Any, number_format: str = "General") -> str:
     return " ".join(text.split())
 
 
-_NUMBER = re.compile(r"^[-+(]?[\d.,' ]*\d[\d.,' ]*\)?%?$|^\d{4}-\d\d-\d\d(?: [\d:]+)?$")
+# a plain number format: an optional currency (a symbol, "[$EUR]", "[$€-x]" or a quoted word) before or after digits
+# with optional thousands grouping and decimals ("#,##0", "#,##0.00", "€#,##0", "[$EUR] #,##0.00", "0.0")
+_CURRENCY = r'(?:\[\$([^\]-]*)(?:-[^\]]*)?\]|"([^"]*)"|([€$£¥]))'
+_PLAIN_FORMAT = re.compile(rf"^{_CURRENCY}?\s*([#0]*(,)?[#0]*0)(?:\.(0+))?\s*{_CURRENCY}?$")
+
+
+def _as_formatted(value: float, number_format: str) -> str:
+    """``value`` as the sheet shows it under a plain number format (:data:`_PLAIN_FORMAT`, its first section: the
+    positive numbers'): "102,000" for ``#,##0``, "EUR 1,500.00" for ``[$EUR] #,##0.00``; "" for any other format
+    (General, dates, fractions, scientific ...)."""
+    section = re.sub(r"_.|\*.|\\", "", number_format.split(";")[0]).strip()  # padding, fill and escapes out
+    m = _PLAIN_FORMAT.match(section)
+    if m is None or not (m.group(5) or m.group(6) or any(m.group(i) for i in (1, 2, 3, 7, 8, 9))):
+        return ""  # "0" or "#": nothing a plain number does not show
+    decimals = len(m.group(6) or "")
+    digits = f"{abs(value):{',' if m.group(5) else ''}.{decimals}f}"
+    before = next((g for g in m.group(1, 2, 3) if g), "").strip()
+    after = next((g for g in m.group(7, 8, 9) if g), "").strip()
+    sign = "-" if value < 0 else ""
+    if before:
+        return f"{sign}{before}{' ' if before[-1:].isalpha() else ''}{digits}"
+    return f"{sign}{digits}{' ' + after if after else ''}"
+
+
+_NUMBER = re.compile(r"^-?(?:[€$£¥]|[A-Z]{3} )?[-+(]?[\d.,' ]*\d[\d.,' ]*\)?%?(?: ?[€$£¥]| [A-Za-z]{1,3})?$"
+                     r"|^\d{4}-\d\d-\d\d(?: [\d:]+)?$")  # with a currency or short unit as number formats write
 
 
 def _data_like(cells: list[str]) -> bool:

@@ -63,6 +63,30 @@ def write_offices(path: Path) -> Path:
     return path
 
 
+CANALS = [  # Canal, Length (miles), Locks, Width (ft), Opened
+    ("Grand Western Canal", 35, 14, 7, 1814),
+    ("Union Canal", 12, 3, 14, 1822),
+    ("Trent and Mersey Canal", 93, 76, 14, 1777),
+    ("Kennet and Avon Canal", 57, 14, 14, 1810),
+]
+
+
+def write_canals(path: Path) -> Path:
+    """Four canals: one sheet "Canals", units in two column names (miles, ft), 14 in both Locks and Width."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "Canals"
+    ws.append(["Canal", "Length (miles)", "Locks", "Width (ft)", "Opened"])
+    for row in CANALS:
+        ws.append(list(row))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(str(path))
+    return path
+
+
 def ask_json(db: Path, question: str) -> dict:  # type: ignore[type-arg]
     """``shelfwise ask --json --no-generate`` over the library ``db`` (click's CliRunner, in process), parsed."""
     from click.testing import CliRunner

@@ -1,7 +1,7 @@
 """What a ``shelfwise ask --no-generate`` process imports: every module it loads is paid on every question asked
 from the command line (docs/scale.md, "Session 21: the process"), so the heavy ones it never uses must stay out:
-the window (Qt), the parsers' libraries, the clustering, the research code, the write path's sqlite-utils,
-llama-cpp-python's high-level layer (Jinja2). A real question on the sample library,
+the window (Qt), the parsers' libraries and their registry, the clustering, the research code, the write path's
+sqlite-utils, llama-cpp-python's high-level layer (Jinja2). A real question on the sample library,
 through the real console script in a subprocess (the tests' encoder: MiniLM, whose check of its converted file
 imports the converter); the module list is read when that process exits."""
 
@@ -20,6 +20,7 @@ NEVER_ON_THE_ASK_PATH = (
     "shelfwise.app.gui", "shelfwise.evaluation", "shelfwise.training",
     "sqlite_utils",  # the write path and doctor's introspection (core/store/lite.py)
     "jinja2", "diskcache", "llama_cpp.llama",  # llama-cpp-python's high-level layer (core/models/llama/bindings.py)
+    "shelfwise.ingest.registry",  # the parsers' registry, its sniffing and normalising: only what parses needs it
 )
 
 RUN_AND_LIST = """

@@ -4,8 +4,10 @@ bag-of-words embedder."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from shelfwise.core.answers.extractive import (
@@ -179,3 +181,28 @@ def test_read_row(header: str, row: str, read: str) -> None:
     from shelfwise.core.answers.table_rows import read_row
 
     assert read_row(header, row) == read
+
+
+def test_a_number_of_months_announces_no_list() -> None:
+    # "a probation period of three months" was read as announcing three items: the next three sentences were
+    # brought as its list, and the answer showed the passage's last sentence twice
+    from shelfwise.core.answers.extractive import announced_count, is_lead_in
+
+    assert not is_lead_in("Every new employee starts with a probation period of three months.")
+    assert not is_lead_in("You get three working days off.")
+    assert is_lead_in("We work by three values.") and announced_count("We work by three values.") == 3
+    assert announced_count("Wir haben die folgenden drei Werte.") == 3
+
+
+def test_no_sentence_is_shown_twice() -> None:
+    # an item ranked first, then its lead-in, which brings the item again with its list: the lead-in is left out
+    text = ("We work by three values. Measure twice: we check data. Share the weather: we tell colleagues early. "
+            "Leave the quay cleaner: we tidy up.")
+
+    def scorer(question: str, contexts: Sequence[str]) -> np.ndarray:
+        return np.asarray([2.0 if "weather" in c else 1.0 if "values" in c else 0.0 for c in contexts])
+
+    found = extract_answer("What are our values?", [hit(text)], scorer, second_margin=10.0)
+    spans = [(x.start, x.end) for x in found]
+    assert len(spans) >= 1 and all(not (a < d and c < b) for i, (a, b) in enumerate(spans)
+                                   for c, d in spans[i + 1:]), spans

@@ -43,16 +43,16 @@ def test_table_answers_show_the_table_as_a_grid(qtbot, sample_db: Path, tmp_path
     grid = window.preview.grid
     ask("What is the maximum salary for band L5?")
     assert window.preview.stack.currentWidget() is grid
-    assert grid.value.text() == "102000" and "L5" in grid.explanation.text()
+    assert grid.value.text() == "102,000" and "L5" in grid.explanation.text()
     l5 = next(r for r in range(grid.model.rowCount()) if grid.model.item(r, 0).text() == "L5")
-    assert (l5, 5) in grid.highlighted and grid.model.item(l5, 5).text() == "102000"
+    assert (l5, 5) in grid.highlighted and grid.model.item(l5, 5).text() == "102,000"
     assert grid.model.headerData(5, Qt.Orientation.Horizontal) == "Maximum (EUR/year)"
     assert grid.model.headerData(l5, Qt.Orientation.Vertical) == "6"  # the sheet's own row number
     assert "Salary bands" in window.preview.header.text() and window.preview.open_button.isEnabled()
     ask("How many holidays does the Lisbon office have?")
     assert grid.value.text() == "8" and len(grid.highlighted) == 8
     ask("What is the average midpoint salary of the bands?")
-    assert grid.value.text() == "77571.43" and {c for _r, c in grid.highlighted} == {4}
+    assert grid.value.text() == "77,571.43" and {c for _r, c in grid.highlighted} == {4}
     window.grab().save(str(tmp_path / "table-grid.png"))
     window.shutdown()
 

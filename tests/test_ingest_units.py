@@ -643,3 +643,23 @@ def test_markdown_with_bom_and_crlf(tmp_path: Path) -> None:
     assert doc.title == "Title"
     assert passages(doc)[0].text == "Line one.\nLine two."
     assert passages(doc)[0].location.line == 3
+
+
+@pytest.mark.parametrize(("value", "number_format", "shown"), [
+    (102000, "#,##0", "102,000"),
+    (1500, "#,##0.00_);(#,##0.00)", "1,500.00"),
+    (1500, "[$EUR] #,##0.00", "EUR 1,500.00"),
+    (1500, "€#,##0", "€1,500"),
+    (1500, "_-* #,##0.00 [$€-1]_-;-* #,##0.00 [$€-1]_-", "1,500.00 €"),
+    (1500, '#,##0 "km"', "1,500 km"),
+    (-1500, "#,##0", "-1,500"),
+    (0.3, "0.00", "0.30"),
+    (1234.5, "General", "1234.5"),
+    (0.123, "0.0%", "12.3%"),
+    (3, "00000", "3"),  # a format we do not read: the number as written
+])
+def test_a_spreadsheet_number_reads_as_the_sheet_shows_it(value: float, number_format: str, shown: str) -> None:
+    # before, every number was stored bare: the salary band's maximum read "102000" where the sheet shows "102,000"
+    from shelfwise.ingest.xlsx import format_value
+
+    assert format_value(value, number_format) == shown

@@ -191,3 +191,24 @@ def test_a_number_counts_a_noun_with_the_word_before_it(sentence: str, spans: li
 def test_the_value_of_a_count_names_what_it_counts() -> None:
     sentence = "The Rotterdam office has 12 parking spaces in the underground garage."
     assert one("How many parking spaces does the Rotterdam office have?", sentence) == ("number", "12 parking spaces")
+
+
+_LUNCH_ROW = ("| Lunch | Office canteen | Free lunch on office days | Everyone working in the office "
+              "| No enrolment needed |")
+
+
+@pytest.mark.parametrize(("question", "sentence", "said"), [
+    # a table row's other cell opening with "No" says nothing about what is asked
+    ("Is there free lunch in the office?",
+     _LUNCH_ROW, "Yes"),
+    ("Is there free lunch in the office?", "Lunch, Office canteen: company contribution Free lunch on office days, "
+     "how to enrol No enrolment needed", "Yes"),
+    # the cell that is asked about keeps its negation; so do plain sentences
+    ("Do I need to enrol for lunch?",
+     _LUNCH_ROW, "No"),
+    ("Do I need the VPN at home?", "No, you do not need the VPN at home.", "No"),
+    ("Can I bring my dog?", "No dogs are allowed in the office.", "No"),
+    ("Can I bring pets?", "You cannot, under any circumstances, bring pets.", "No"),
+])
+def test_a_negation_opening_another_cell_of_a_row_does_not_decide(question: str, sentence: str, said: str) -> None:
+    assert polarity(question, sentence) == said

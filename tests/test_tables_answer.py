@@ -18,19 +18,19 @@ from shelfwise.resources import path as resource_path
 SAMPLE = resource_path("sample", "benefits-and-pay.xlsx")
 
 CASES = [  # question, value, operation, first cell cited
-    ("What is the maximum salary for band L5?", "102000", "lookup", "Salary bands!F6"),
-    ("Wie hoch ist das Maximum für Band L3?", "68000", "lookup", "Salary bands!F4"),
+    ("What is the maximum salary for band L5?", "102,000", "lookup", "Salary bands!F6"),
+    ("Wie hoch ist das Maximum für Band L3?", "68,000", "lookup", "Salary bands!F4"),
     ("How many holidays does the Lisbon office have?", "8", "count", "Holidays 2026!D2"),
     ("How many bands are there?", "7", "count", "Salary bands!A2"),
-    ("What is the average midpoint?", "77571.43", "average", "Salary bands!E2"),
-    ("Quel est le salaire moyen (midpoint) ?", "77571.43", "average", "Salary bands!E2"),
+    ("What is the average midpoint?", "77,571.43", "average", "Salary bands!E2"),
+    ("Quel est le salaire moyen (midpoint) ?", "77,571.43", "average", "Salary bands!E2"),
     ("Which band has the widest range?", "L7", "argmax", "Salary bands!A8"),
     ("Which band has the highest midpoint?", "L7", "argmax", "Salary bands!A8"),
-    ("What is the total of the minimum salaries?", "462000", "sum", "Salary bands!D2"),
+    ("What is the total of the minimum salaries?", "462,000", "sum", "Salary bands!D2"),
     ("How many holidays are after 2026-06-01?", "6", "count", "Holidays 2026!C9"),
     ("Who provides health insurance?", "Meridian Health", "lookup", "Benefits!B3"),
     ("When is the annual salary review?", "1 April", "lookup", "Salary bands!B13"),
-    ("What is the difference between the maximum and minimum for L2?", "14000", "difference", "Salary bands!F3"),
+    ("What is the difference between the maximum and minimum for L2?", "14,000", "difference", "Salary bands!F3"),
 ]
 
 

@@ -35,15 +35,15 @@ def test_a_lookup_answers_with_the_cell_and_cites_it(sample_db: tuple[Path, dict
     r = _run(["--db", str(db), "ask", "What is the maximum salary for band L5?", "--json", "--no-generate"], env)
     assert r.returncode == 0, r.stderr[-2000:]
     short = json.loads(r.stdout)["short_answer"]
-    assert short["text"] == "102000" and short["operation"] == "lookup"
+    assert short["text"] == "102,000" and short["operation"] == "lookup"
     assert short["cells"][0]["address"] == "Salary bands!F6" and short["cells"][0]["number"] >= 1
     # in text mode the row it was read from comes beneath the value (not the walk's first row, L7's), and it is
     # the only source
     r = _run(["--db", str(db), "ask", "What is the maximum salary for band L5?", "--no-generate"], env)
     lines = r.stdout.splitlines()
-    at = lines.index("Answer: 102000")
+    at = lines.index("Answer: 102,000")
     row = next(ln for ln in lines[at:] if ln.startswith("In the sources:"))
-    assert row.startswith("In the sources: L5, Lead:") and "maximum (EUR/year) 102000 [1]" in row
+    assert row.startswith("In the sources: L5, Lead:") and "maximum (EUR/year) 102,000 [1]" in row
     assert "L7" not in "\n".join(lines[at:]) and sum(ln.startswith("[") for ln in lines[at:]) == 1
 
 
@@ -60,4 +60,4 @@ def test_a_count_and_an_average_over_a_sheet(sample_db: tuple[Path, dict[str, st
     r = _run(["--db", str(db), "ask", "What is the average midpoint salary of the bands?", "--json",
               "--no-generate"], env)
     short = json.loads(r.stdout)["short_answer"]
-    assert short["text"] == "77571.43" and short["operation"] == "average" and len(short["cells"]) == 7
+    assert short["text"] == "77,571.43" and short["operation"] == "average" and len(short["cells"]) == 7

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from shelfwise.core.languages import lazy
+
 _SPACED_QUANTITY = (
     r"wie (?:viele?|lange|oft|alt|weit|groß|hoch)|wieviele?"  # de
     r"|cu[aá]nt[oa]s?|qu[eé] (?:cantidad|porcentaje|n[uú]mero)"  # es
@@ -33,12 +35,12 @@ _SPACED_WHEN = (
 )
 _UNSPACED_WHEN = r"什么时候|何时|何時|哪一?年|哪一?天|几月|几号|几点|いつ|何年|何月|何日|何時|언제|몇 ?년"
 
-QUANTITY = re.compile(rf"(?<!\w)(?:{_SPACED_QUANTITY})(?!\w)|{_UNSPACED_QUANTITY}", re.IGNORECASE)
-WHEN = re.compile(rf"(?<!\w)(?:{_SPACED_WHEN})(?!\w)|{_UNSPACED_WHEN}", re.IGNORECASE)
+QUANTITY = lazy(rf"(?<!\w)(?:{_SPACED_QUANTITY})(?!\w)|{_UNSPACED_QUANTITY}", re.IGNORECASE)
+WHEN = lazy(rf"(?<!\w)(?:{_SPACED_WHEN})(?!\w)|{_UNSPACED_WHEN}", re.IGNORECASE)
 # "2019年3月31日", "3月31日", "2019년 3월", "1958年": a date written with the CJK year / month / day signs
-CJK_DATE = re.compile(r"\d{1,4}\s*[年月日년월일]")
+CJK_DATE = lazy(r"\d{1,4}\s*[年月日년월일]")
 # month names of the evaluated languages (first letters: declined forms such as "марта" and "März" match)
-MONTH_NAMES = re.compile(
+MONTH_NAMES = lazy(
     r"(?<!\w)(?:januar|februar|märz|maerz|april|mai|juni|juli|august|september|oktober|november|dezember"
     r"|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre"
     r"|janvier|février|mars|avril|juin|juillet|août|septembre|octobre|novembre|décembre"

@@ -47,6 +47,7 @@ from shelfwise.core.languages import (
     boundaries,
     has_unsegmented,
     is_question,
+    lazy,
     split_sentences,
     word_count,
     word_units,
@@ -69,21 +70,21 @@ LIST_ITEMS = 8  # a lead-in sentence ("You can get help from:") is shown with up
 LIST_WORDS = 80  # ... and up to this many words of them
 # ". ! ?" before a capital, a digit or a quote (or before a non-ASCII character that opens a sentence), the ends of
 # other scripts (core/languages.py), bullets
-_BOUNDARY = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\s*[•▪]\s*")
+_BOUNDARY = lazy(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[A-Z0-9€$£])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\s*[•▪]\s*")
 # an abbreviation's dot before a number or a capital ends no sentence ("see p. 3", "Dr. Lopez", "No. 12")
-_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:p|pp|no|nos|nr|vol|vols|ch|chap|sec|secs|fig|figs|para|paras|art|ref|cf|"
-                           r"vs|approx|dr|mr|mrs|ms|prof|st|tel|ext|ed|eds|e\.g|i\.e|incl|min|max|dept|jan|feb|mar|apr|"
-                           r"jun|jul|aug|sep|sept|oct|nov|dec)\.$", re.I)
-_QUANTITY = re.compile(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
-                       r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
-_WHEN = re.compile(r"\b(when|what (date|day|time|year|month)|by what date|which (date|day|year))\b", re.I)
-_HOURS = re.compile(r"\b(hours|times)\b", re.I)  # "what are the opening hours?" asks for times
-_PROCEDURE = re.compile(r"\bhow (?:do|can|should|must|would|to)\s+(?:i|you|we|they|one|employees|staff)?\s*([a-z]+)",
-                        re.I)  # "how do you book ...?": the answer says how to book
-_NAMED_MONTH = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
-                          r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
-_YEAR = re.compile(r"(?<![0-9A-Za-z])(1[89]|20)\d\d(?![0-9A-Za-z])")  # also beside CJK: "2019年"
-_LIST_ITEM = re.compile(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)")  # "- x", "• x", "1. x", "a) x"
+_ABBREVIATION = lazy(r"(?:^|[\s(\[])(?:p|pp|no|nos|nr|vol|vols|ch|chap|sec|secs|fig|figs|para|paras|art|ref|cf|"
+                     r"vs|approx|dr|mr|mrs|ms|prof|st|tel|ext|ed|eds|e\.g|i\.e|incl|min|max|dept|jan|feb|mar|apr|"
+                     r"jun|jul|aug|sep|sept|oct|nov|dec)\.$", re.I)
+_QUANTITY = lazy(r"\b(how (many|much|long|often|old|far|large|big|high)|what (percentage|percent|amount|"
+                 r"rate|number|value|age)|minimum|maximum|up to what)\b", re.I)
+_WHEN = lazy(r"\b(when|what (date|day|time|year|month)|by what date|which (date|day|year))\b", re.I)
+_HOURS = lazy(r"\b(hours|times)\b", re.I)  # "what are the opening hours?" asks for times
+_PROCEDURE = lazy(r"\bhow (?:do|can|should|must|would|to)\s+(?:i|you|we|they|one|employees|staff)?\s*([a-z]+)",
+                  re.I)  # "how do you book ...?": the answer says how to book
+_NAMED_MONTH = lazy(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
+                    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
+_YEAR = lazy(r"(?<![0-9A-Za-z])(1[89]|20)\d\d(?![0-9A-Za-z])")  # also beside CJK: "2019年"
+_LIST_ITEM = lazy(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)")  # "- x", "• x", "1. x", "a) x"
 
 
 def is_list_item(text: str) -> bool:
@@ -91,11 +92,23 @@ def is_list_item(text: str) -> bool:
 
 
 # a sentence that announces a list without a colon: "We work by three values.", "the following rooms"
-_ANNOUNCES = re.compile(r"\b(?:(?:the )?following|as follows|folgende[nrs]?|suivant(?:e?s)?|"
-                        r"(?:two|three|four|five|six|seven|eight|nine|ten|zwei|drei|vier|fünf|sechs|deux|trois|"
-                        r"quatre|cinq|six)\s+(?:[^\W\d_]+\s+)?[^\W\d_]+)\b", re.I)
+_ANNOUNCES = lazy(r"\b(?:(?:the )?following|as follows|folgende[nrs]?|suivant(?:e?s)?|"
+                  r"(?:two|three|four|five|six|seven|eight|nine|ten|zwei|drei|vier|fünf|sechs|deux|trois|"
+                  r"quatre|cinq|six)\s+(?:[^\W\d_]+\s+)?[^\W\d_]+)\b", re.I)
 _COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
            "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5}
+
+
+# what a number word measures rather than announces ("a probation period of three months" lists nothing)
+_MEASURES = frozenset("""day days week weeks month months year years hour hours minute minutes time times percent
+kilometres kilometers km euros tag tage tagen woche wochen monat monate monaten jahr jahre jahren stunde stunden
+minuten prozent jour jours semaine semaines mois an ans année années heure heures minute pourcent""".split())
+
+
+def _announcing(text: str) -> list[re.Match[str]]:
+    """The phrases of ``text`` that announce a list: "the following", or a number word and a thing counted
+    that is not a measure (:data:`_MEASURES`)."""
+    return [m for m in _ANNOUNCES.finditer(text) if m.group(0).split()[-1].lower() not in _MEASURES]
 
 
 def is_lead_in(text: str) -> bool:
@@ -104,13 +117,16 @@ def is_lead_in(text: str) -> bool:
     stripped = text.strip()
     if stripped.startswith("|"):
         return False
-    return stripped.endswith(":") or (len(stripped.split()) <= 15 and bool(_ANNOUNCES.search(stripped)))
+    return stripped.endswith(":") or (len(stripped.split()) <= 15 and bool(_announcing(stripped)))
 
 
 def announced_count(text: str) -> int:
     """How many items a lead-in names ("three values" -> 3; 0 when it names no number)."""
-    m = re.search(r"\b(" + "|".join(_COUNTS) + r")\s+(?:[^\W\d_]+\s+)?[^\W\d_]+", text, re.I)
-    return _COUNTS[m.group(1).lower()] if m else 0
+    for m in _announcing(text):
+        word = m.group(0).split()[0].lower()
+        if word in _COUNTS:
+            return _COUNTS[word]
+    return 0
 
 
 @dataclass(frozen=True)
@@ -125,7 +141,7 @@ class Candidate:
 
 Scorer = Callable[[str, Sequence[str]], np.ndarray]
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
-_HEADING_LINE = re.compile(r"^\d+(\.\d+)*\.?\s+\S")
+_HEADING_LINE = lazy(r"^\d+(\.\d+)*\.?\s+\S")
 
 
 # words a line that goes on into the next one ends with ("... open from 07:00 to" / "21:00 on weekdays.")
@@ -370,8 +386,8 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
     for i in order:
         c = short[i]
         end = list_end(hits[c.number - 1].text, c.end, lead=c.text) if is_lead_in(c.text) else c.end
-        if any(x.number == c.number and x.start <= c.start < x.end for x in out):
-            continue  # an item of a list already shown with its lead-in
+        if any(x.number == c.number and x.start < end and c.start < x.end for x in out):
+            continue  # an item of a list already shown with its lead-in, or a lead-in whose list holds one shown
         rivals = [float(read[j]) for j in range(len(short)) if j != i]
         out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i]),
                              c.header, cosine=float(read[i]),
@@ -421,7 +437,7 @@ def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WOR
     return a + len(text[a:b].rstrip())
 
 
-_ITEM_LABEL = re.compile(r"^([^:.;]{1,60}):\s+\S")
+_ITEM_LABEL = lazy(r"^([^:.;]{1,60}):\s+\S")
 
 
 def list_items(text: str) -> list[str]:

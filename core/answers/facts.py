@@ -16,6 +16,7 @@ from shelfwise.core.languages import (
     boundaries,
     cased_script,
     has_unsegmented,
+    lazy,
     word_units,
 )
 
@@ -57,34 +58,34 @@ NOT_NAMES = frozenset("i eur usd gbp a an the monday tuesday wednesday thursday 
 
 _WORD_NUMBER = "|".join(sorted([*UNITS, *TENS, *ORDINALS, *SCALES], key=len, reverse=True))
 
-_NUMBER_WORDS = re.compile(rf"\b(?:{_WORD_NUMBER})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER}))*\b", re.IGNORECASE)
+_NUMBER_WORDS = lazy(rf"\b(?:{_WORD_NUMBER})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER}))*\b", re.IGNORECASE)
 
 # a number is not part of a word ("A4", "x86"), though it may stand right after a character of a script written
 # without spaces ("于2019年")
-_DIGITS = re.compile(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th)?(?![\d])")
+_DIGITS = lazy(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th)?(?![\d])")
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?(?:,?\s+(\d{{4}}))?\b", re.I)
+_DAY_MONTH = lazy(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?(?:,?\s+(\d{{4}}))?\b", re.I)
 
-_MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
+_MONTH_DAY = lazy(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
 
-_NUMERIC_DATE = re.compile(r"\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2,4}))?\b\.?")
+_NUMERIC_DATE = lazy(r"\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2,4}))?\b\.?")
 
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_ISO_DATE = lazy(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
-_CJK_DATE = re.compile(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号]")  # 2019年3月31日
+_CJK_DATE = lazy(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号]")  # 2019年3月31日
 
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b|\b(\d{1,2}):(\d{2})\b", re.I)
+_TIME = lazy(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b|\b(\d{1,2}):(\d{2})\b", re.I)
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_WORD = lazy(r"[A-Za-z][A-Za-z'’-]*")
 
-_SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\n+")
+_SENTENCE_END = lazy(rf"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|{NON_ASCII_AFTER_STOP}|{OTHER_BREAK}|\n+")
 
 # a word that may be a name: letters of a cased script (Latin, Cyrillic, Greek...), apostrophes and hyphens inside
-NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
+NAME_WORD = lazy(r"[^\W\d_](?:[^\W\d_]|['’-])*")
 
-CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
+CITATION = lazy(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
 
 @dataclass(frozen=True)
 class Fact:
@@ -119,11 +120,11 @@ def _digit_value(whole: str, frac: str | None) -> float:
     return float(whole.replace(",", "") + (f".{frac}" if frac else ""))
 
 # numbers as German and French write them: "102.000" and "102 000" (thousands), "0,30" (a decimal comma)
-_DOT_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?:\.\d{3})+(?:,\d+)?(?![\d.,]\d)")
+_DOT_GROUPS = lazy(r"(?<![\w.,])\d{1,3}(?:\.\d{3})+(?:,\d+)?(?![\d.,]\d)")
 
-_SPACE_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?:[\u00a0\u202f ]\d{3})+(?:,\d+)?(?![\d])")
+_SPACE_GROUPS = lazy(r"(?<![\w.,])\d{1,3}(?:[\u00a0\u202f ]\d{3})+(?:,\d+)?(?![\d])")
 
-_DECIMAL_COMMA = re.compile(r"(?<![\w.,])\d+,\d{1,2}(?![\d])|(?<![\w.,])\d+,\d{4,}(?![\d])")
+_DECIMAL_COMMA = lazy(r"(?<![\w.,])\d+,\d{1,2}(?![\d])|(?<![\w.,])\d+,\d{4,}(?![\d])")
 
 def other_readings(text: str) -> set[float]:
     """The values of ``text``'s numbers as German and French write them ("102.000" = 102000, "102 000" = 102000,
@@ -242,10 +243,10 @@ def content_words(text: str) -> set[str]:
 def name_words(text: str) -> set[str]:
     return {w.lower().strip("'’-") for w in NAME_WORD.findall(text)}
 
-_QUANTITY = re.compile(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?\s*"
-                       rf"(%|{UNSEGMENTED}|(?:(?!{UNSEGMENTED})[^\W\d_])+)")  # "27 days", "27 дней", "27天"
+_QUANTITY = lazy(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d+))?\s*"
+                 rf"(%|{UNSEGMENTED}|(?:(?!{UNSEGMENTED})[^\W\d_])+)")  # "27 days", "27 дней", "27天"
 
-_CURRENCY = re.compile(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
+_CURRENCY = lazy(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
 
 def quantities(text: str) -> list[tuple[float, str]]:
     """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent"))."""

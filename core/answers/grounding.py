@@ -58,7 +58,7 @@ from shelfwise.core.answers.facts import (
     split_sentences,
     times_in,
 )
-from shelfwise.core.languages import is_question
+from shelfwise.core.languages import is_question, lazy
 
 
 @dataclass
@@ -161,26 +161,26 @@ def cut_repetition(text: str, n: int = 5) -> str:
 # --------------------------------------------------------------------------- does it answer the question?
 # the kind of thing a question asks for, by its wording (first match wins)
 _ASKS = (
-    ("address", re.compile(r"\b(?:address(?:es)?|url|urls|web ?site|web ?page|link|server|host(?: ?name)?|domain|"
-                           r"e-?mail|ip)\b", re.I)),
-    ("date", re.compile(r"\b(?:when|what (?:date|day|year|month)|which (?:date|day|year|month)|deadline|due date)\b",
-                        re.I)),
-    ("number", re.compile(r"\b(?:how (?:many|much|long|often|old|far|big|large|high|tall|fast|soon)|"
-                          r"(?:what|which) (?:floor|room|level|page|chapter|section|step|line|gate|platform|grade|"
-                          r"score|age|sum)|number|phone|extension|pin|port|percentage|percent|amount|quantity|total|"
-                          r"count|rate|price|cost|fee|salary|budget|limit|allowance|size|capacity|version|minimum|maximum)s?\b",
-                          re.I)),
-    ("person", re.compile(r"\b(?:who|whom|whose)\b", re.I)),
+    ("address", lazy(r"\b(?:address(?:es)?|url|urls|web ?site|web ?page|link|server|host(?: ?name)?|domain|"
+                     r"e-?mail|ip)\b", re.I)),
+    ("date", lazy(r"\b(?:when|what (?:date|day|year|month)|which (?:date|day|year|month)|deadline|due date)\b",
+                  re.I)),
+    ("number", lazy(r"\b(?:how (?:many|much|long|often|old|far|big|large|high|tall|fast|soon)|"
+                    r"(?:what|which) (?:floor|room|level|page|chapter|section|step|line|gate|platform|grade|"
+                    r"score|age|sum)|number|phone|extension|pin|port|percentage|percent|amount|quantity|total|"
+                    r"count|rate|price|cost|fee|salary|budget|limit|allowance|size|capacity|version|minimum|maximum)s?\b",
+                    re.I)),
+    ("person", lazy(r"\b(?:who|whom|whose)\b", re.I)),
 )
 
-_URL_OR_HOST = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.[a-z]{2,}|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
-                          r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z][a-z0-9-]+\b", re.I)
+_URL_OR_HOST = lazy(r"(?:https?://|www\.)\S+|\S+@\S+\.[a-z]{2,}|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
+                    r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z][a-z0-9-]+\b", re.I)
 
-_STREET = re.compile(r"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Way|Drive|Dr|"
-                     r"Boulevard|Blvd|Place|Pl|Square|Sq|Court|Ct|Close|Crescent|Terrace|Park|House|Building)\b|"
-                     r"\b(?:PO|P\.O\.) Box\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")  # a street, a PO box, a postcode
+_STREET = lazy(r"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Way|Drive|Dr|"
+               r"Boulevard|Blvd|Place|Pl|Square|Sq|Court|Ct|Close|Crescent|Terrace|Park|House|Building)\b|"
+               r"\b(?:PO|P\.O\.) Box\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")  # a street, a PO box, a postcode
 
-_WHEN_WORDS = re.compile(
+_WHEN_WORDS = lazy(
     r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|several)\s+(?:working\s+|calendar\s+|"
     r"business\s+)?(?:second|minute|hour|day|week|fortnight|month|quarter|year)s?\b|"
     r"\b(?:before|after|within|until|till|by|every|each|daily|weekly|monthly|quarterly|annually|yearly|"
@@ -188,10 +188,10 @@ _WHEN_WORDS = re.compile(
     r"beginning of|morning|afternoon|evening|night|noon|midnight|weekend|weekday|spring|summer|autumn|fall|"
     r"winter)\b|\b(?:19|20)\d{2}\b", re.I)
 
-_WEEKDAYS = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
+_WEEKDAYS = lazy(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
 
-_AMOUNT_WORDS = re.compile(r"\b(?:no|none|zero|unlimited|all|half|quarter|double|twice|once|every|each|a few|"
-                           r"several|many|most)\b", re.I)
+_AMOUNT_WORDS = lazy(r"\b(?:no|none|zero|unlimited|all|half|quarter|double|twice|once|every|each|a few|"
+                     r"several|many|most)\b", re.I)
 
 _ROLE_WORDS = frozenset("""you your yourself we they them he she someone anyone everyone nobody person people staff team
 department office desk manager managers head lead director officer supervisor employee employees employer owner
@@ -199,10 +199,10 @@ landlord tenant council court government company business member members committ
 helpdesk admin administrator hr parent partner child children spouse doctor nurse solicitor lawyer applicant
 claimant""".split())
 
-_BARE_NUMBER = re.compile(r"^\W*(?:(?:EUR|USD|GBP|CHF|€|\$|£)\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?\W*$", re.I)
+_BARE_NUMBER = lazy(r"^\W*(?:(?:EUR|USD|GBP|CHF|€|\$|£)\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?\W*$", re.I)
 
-_YES_NO = re.compile(r"^\W*(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|"
-                     r"has|had|am|isn't|aren't|don't|doesn't|can't|won't)\b", re.I)
+_YES_NO = lazy(r"^\W*(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|"
+               r"has|had|am|isn't|aren't|don't|doesn't|can't|won't)\b", re.I)
 
 def asked_sentence(question: str) -> str:
     """The sentence that asks: the last one ending in "?" (a scenario often comes first), else the whole text."""
@@ -258,13 +258,13 @@ around need needs take takes give gives get gets receive receives allowed able""
 
 _DURATIONS = frozenset("second minute hour day week fortnight month year".split())
 
-_ASKED_UNIT = re.compile(r"\bhow (?:many|much)\s+(?:of\s+(?:the|your|my|our|their)\s+)?([^\W\d_]+)", re.I)
+_ASKED_UNIT = lazy(r"\bhow (?:many|much)\s+(?:of\s+(?:the|your|my|our|their)\s+)?([^\W\d_]+)", re.I)
 
-_PERCENT_ASKED = re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b", re.I)
+_PERCENT_ASKED = lazy(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b", re.I)
 
 # a clause: a sentence cut at ";" and ":" and before a conjunction that starts another statement
-_CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,?\s+(?:and|but|while|whereas)\s+|,\s+(?:or|so|although|though|which)\s+",
-                           re.I)
+_CLAUSE_BREAK = lazy(r"\s*[;:]\s+|,?\s+(?:and|but|while|whereas)\s+|,\s+(?:or|so|although|though|which)\s+",
+                     re.I)
 
 def _stem(word: str) -> str:
     """A crude stem for matching a question's words with a source's: "employees" ~ "employee", "seats" ~ "seat"."""

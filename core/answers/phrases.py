@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS
+from shelfwise.core.languages import lazy
 
 # German and French words of no content (English's are facts.STOPWORDS): never the edge of a phrase
 FUNCTION_WORDS = frozenset("""ich du er sie es wir ihr das der die den dem des ein eine einen einem einer eines und
@@ -38,15 +39,15 @@ tausend million millionen milliarde milliarden deux trois quatre cinq six sept h
 quarante cinquante cent cents mille millions milliards""".split()
 _NUMBER_WORDS = sorted({*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand", "million", "millions",
                         "billion", "billions", "dozen", *_DE_FR_NUMBERS}, key=len, reverse=True)
-NUMBER_WORD = re.compile(rf"(?<![\w-])(?:{'|'.join(_NUMBER_WORDS)})(?:[\s-]+(?:and[\s-]+|und)?"
-                         rf"(?:{'|'.join(_NUMBER_WORDS)}))*(?![\w-])", re.I)
+NUMBER_WORD = lazy(rf"(?<![\w-])(?:{'|'.join(_NUMBER_WORDS)})(?:[\s-]+(?:and[\s-]+|und)?"
+                   rf"(?:{'|'.join(_NUMBER_WORDS)}))*(?![\w-])", re.I)
 
-_TOKEN = re.compile(r"(?:[^\s,;:()\[\]\"“”„«»‚‘’]|[,:](?=\d))+")
-_BREAK = re.compile(r"[,;:](?=\s|$)|[()\[\]\"“”„«»]|\s[-–—]\s|[.!?](?=\s|$)")  # "08:00", "1,500" go on
-_QUOTED = re.compile(r"[\"“„«‚]([^\"“”„«»‚‘]{2,80})[\"”“»‘]")
-_DE_MARKS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|"
-                       r"wurde|wurden|hat|haben|sich|nach|für|auf|nicht|auch)\b", re.I)
-_EN_MARKS = re.compile(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|is|was|are|were)\b", re.I)
+_TOKEN = lazy(r"(?:[^\s,;:()\[\]\"“”„«»‚‘’]|[,:](?=\d))+")
+_BREAK = lazy(r"[,;:](?=\s|$)|[()\[\]\"“”„«»]|\s[-–—]\s|[.!?](?=\s|$)")  # "08:00", "1,500" go on
+_QUOTED = lazy(r"[\"“„«‚]([^\"“”„«»‚‘]{2,80})[\"”“»‘]")
+_DE_MARKS = lazy(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|"
+                 r"wurde|wurden|hat|haben|sich|nach|für|auf|nicht|auch)\b", re.I)
+_EN_MARKS = lazy(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|is|was|are|were)\b", re.I)
 MAX_WORDS = 8  # a phrase longer than this is no short answer: a longer stretch gives its first words
 # words that open a clause: a phrase ends before them (English and French; German's relative pronouns are its
 # articles, which open phrases too)

@@ -54,6 +54,7 @@ from shelfwise.core.answers.typed_spans import (
     time_spans,
 )
 from shelfwise.core.answers.types import Extracted, ShortAnswer
+from shelfwise.core.languages import lazy
 
 # --------------------------------------------------------------------------- what the question asks for
 _EN_AUX = (r"do|does|did|can|could|is|are|was|were|will|would|should|shall|may|might|must|have|has|had|am|"
@@ -62,17 +63,17 @@ _YES_NO_EN = re.compile(rf"^\W*(?:{_EN_AUX})\b", re.I)
 _YES_NO_FR = re.compile(r"^\W*(?:est-ce qu|(?:\w+)-(?:je|tu|il|elle|on|nous|vous|ils|elles|t-il|t-elle|t-on)\b|"
                         r"y a-t-il\b)", re.I)
 # German questions put the finite verb first; the W-words and prepositions that open other questions
-_DE_OPENERS = re.compile(r"^\W*(?:wer|wen|wem|wessen|was|wann|wo|wohin|woher|wie|welche[rsnm]?|warum|wieso|weshalb|"
-                         r"wozu|wo[r]?(?:an|auf|aus|bei|durch|für|gegen|in|mit|nach|über|um|unter|von|vor|zu)|"
-                         r"in|an|auf|bis|ab|für|um|seit|mit|nach|von|zu|bei|aus|über|unter|vor|durch)\b", re.I)
+_DE_OPENERS = lazy(r"^\W*(?:wer|wen|wem|wessen|was|wann|wo|wohin|woher|wie|welche[rsnm]?|warum|wieso|weshalb|"
+                   r"wozu|wo[r]?(?:an|auf|aus|bei|durch|für|gegen|in|mit|nach|über|um|unter|von|vor|zu)|"
+                   r"in|an|auf|bis|ab|für|um|seit|mit|nach|von|zu|bei|aus|über|unter|vor|durch)\b", re.I)
 _DE_VERBS = re.compile(r"^\W*(?:kann|kannst|können|könnte|könnten|muss|musst|müssen|darf|darfst|dürfen|ist|sind|"
                        r"bin|bist|gibt|gilt|habe|hat|haben|hast|brauche|brauchst|braucht|brauchen|bekomme|bekommt|"
                        r"bekommen|erhalte|erhält|erhalten|werde|wird|werden|soll|sollte|sollen|zahlt|bezahlt|"
                        r"übernimmt|erstattet|dürfte|gehört|zählt|benötige|benötigt|steht|stehen|geht|gehen|"
                        r"wäre|war|waren|hatte|hatten|mag|möchte|will|wollen)\b", re.I)
-_ANY_WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|wer|wen|wem|was|wann|wo|wohin|wie|"
-                     r"welche[rsnm]?|warum|qui|que|quoi|quel(?:le)?s?|quand|où|comment|combien|pourquoi|"
-                     r"lequel|laquelle)\b", re.I)
+_ANY_WH = lazy(r"\b(?:what|which|who|whom|whose|when|where|why|how|wer|wen|wem|was|wann|wo|wohin|wie|"
+               r"welche[rsnm]?|warum|qui|que|quoi|quel(?:le)?s?|quand|où|comment|combien|pourquoi|"
+               r"lequel|laquelle)\b", re.I)
 
 _PERCENT_Q = re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b|\bhow many percent|"
                         r"\bwie viel(?:e)? prozent|\bwelche[rn]? (?:prozentsatz|anteil)|\bquel(?:le)? "
@@ -91,31 +92,31 @@ _QUANTITY_Q = re.compile(r"\bhow (?:many|much|often|old|far|large|big|high)\b|\b
                          r"\bwie (?:viel|viele|vielen|vieler|oft|alt|hoch|groß|weit)\b|\bwieviele?\b|\bcombien\b|"
                          r"\bwas (?:kostet|kosten)\b|\bcombien coûte\b|"
                          r"\bquel(?:le)? est le (?:montant|prix|taux|nombre|budget|plafond)\b", re.I)
-_AMOUNT_NOUNS = re.compile(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
-                           r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
-                           r"chiffre d'affaires|betrag|preis|kosten|gebühr|satz|pauschale|montant|prix|taux|tarif|"
-                           r"frais|indemnité)\b", re.I)
-_NAME_Q = re.compile(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:the )?names?\b|\bcalled\b|"
-                     r"\bwhat [a-z]+ (?:do|does|should|must|can|is|are)\b|\bwer\b|\bwen\b|\bwem\b|\bwelche[rsnm]?\b|"
-                     r"\bwie (?:heißt|heißen|hieß|hießen|lautet|lauten|lautete|lauteten|nennt man|nannte man)\b|"
-                     r"\bgenannt\b|\bbezeichnet\b|\bappel(?:é|ée|és|ées|le)\b|\bqui\b|\bquel(?:le)?s?\b|"
-                     r"\bcomment s'appelle\b", re.I)
-_PLACE_Q = re.compile(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
-                      r"\boù\b|\bdans quel(?:le)?\b", re.I)
+_AMOUNT_NOUNS = lazy(r"\b(?:rate|price|cost|fee|amount|allowance|budget|salary|per diem|length|limit|"
+                     r"discount|deposit|capacity|revenue|income|turnover|profit|umsatz|gewinn|"
+                     r"chiffre d'affaires|betrag|preis|kosten|gebühr|satz|pauschale|montant|prix|taux|tarif|"
+                     r"frais|indemnité)\b", re.I)
+_NAME_Q = lazy(r"\bwho(?:m|se)?\b|\bwhich\b|\bwhat (?:is|are|was|were) (?:the )?names?\b|\bcalled\b|"
+               r"\bwhat [a-z]+ (?:do|does|should|must|can|is|are)\b|\bwer\b|\bwen\b|\bwem\b|\bwelche[rsnm]?\b|"
+               r"\bwie (?:heißt|heißen|hieß|hießen|lautet|lauten|lautete|lauteten|nennt man|nannte man)\b|"
+               r"\bgenannt\b|\bbezeichnet\b|\bappel(?:é|ée|és|ées|le)\b|\bqui\b|\bquel(?:le)?s?\b|"
+               r"\bcomment s'appelle\b", re.I)
+_PLACE_Q = lazy(r"\bwhere\b|\bin which (?:city|country|town|building|room|office|floor)\b|\bwo(?:hin|her)?\b|"
+                r"\boù\b|\bdans quel(?:le)?\b", re.I)
 # "which rooms", "which meeting rooms" (a plural noun, one word before it at most): a list
-_LIST_Q = re.compile(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
-                     r"\b(?:which|what) (?:(?!(?:is|are|was|were|do|does|did|has|have|had|can|will)\b)[a-z]+ )?"
-                     r"[a-z]{3,}(?<!s)s\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|\bquel(?:le)?s sont\b",
-                     re.I)
+_LIST_Q = lazy(r"\b(?:what|which) (?:are|were) (?:the|our|its|their)\b|\b(?:list|name) (?:the|all)\b|"
+               r"\b(?:which|what) (?:(?!(?:is|are|was|were|do|does|did|has|have|had|can|will)\b)[a-z]+ )?"
+               r"[a-z]{3,}(?<!s)s\b|\bwelche \w+ (?:sind|gibt es|haben)\b|\bwas sind\b|\bquel(?:le)?s sont\b",
+               re.I)
 
 
 _VALUE_QUESTIONS = (("percent", _PERCENT_Q), ("time", _TIME_Q), ("duration", _DURATION_Q), ("date", _DATE_Q),
                     ("number", _QUANTITY_Q))
 
 
-_DE_WORDS = re.compile(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|wurde|"
-                       r"wurden|hat|haben|hatte|sich|nach|für|auf|nicht|auch|welche[rsnm]?)\b", re.I)
-_EN_WORDS = re.compile(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|you|he|she|they|there)\b", re.I)
+_DE_WORDS = lazy(r"\b(?:der|die|das|den|dem|des|und|ist|sind|ein|eine|einen|von|vom|zu|zum|zur|mit|im|wurde|"
+                 r"wurden|hat|haben|hatte|sich|nach|für|auf|nicht|auch|welche[rsnm]?)\b", re.I)
+_EN_WORDS = lazy(r"\b(?:the|of|a|an|to|in|for|and|on|with|by|it|that|this|you|he|she|they|there)\b", re.I)
 
 
 _EN_AFTER_WAS = frozenset("""the a an it he she there this that his her their its your my our one any each every not
@@ -173,12 +174,12 @@ def asked_value(question: str) -> str:
 
 
 # --------------------------------------------------------------------------- yes/no
-_NEGATION = re.compile(
+_NEGATION = lazy(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|keiner|"
     r"keines|nie|niemals|ohne|nichts|pas|jamais|aucun|aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
-_ONLY = re.compile(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
-                   re.I)
-_EXCEPT = re.compile(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
+_ONLY = lazy(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
+             re.I)
+_EXCEPT = lazy(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
 
 
 # German and French function words (English ones are grounding.STOPWORDS): not what a question is about
@@ -210,12 +211,26 @@ def _word_class(word: str) -> str:
     return "name" if word[:1].isupper() else ""
 
 
+# a table row read out as a sentence ("| Lunch | ... | No enrolment needed |", "..., how to enrol No enrolment
+# needed"): a cell that opens with a capitalised negation (at a part's start, or after a lower-case word)
+_CELL_NEGATION = re.compile(r"(?:^|(?<=[a-zäöüéèà] ))(?:No|None|Not|Never|Nothing|Kein|Keine|Keinen|Nicht|Aucun|"
+                            r"Aucune|Pas|Jamais)\b")
+
+
+def _other_cells_negated(sentence: str, keys: set[str]) -> int:
+    """How many of ``sentence``'s negations open a cell of a table row (a part between "|", "," or ";") that shares
+    none of the question's words (``keys``): "Is there free lunch?" is not answered "No" by the Lunch row's cell
+    "No enrolment needed"."""
+    parts = re.split(r"\s*[|,;]\s*", sentence)
+    return sum(len(_CELL_NEGATION.findall(p)) for p in parts if not keys & stems(p))
+
+
 def polarity(question: str, sentence: str) -> str:
     """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
     between them; or the sentence restricts with "only" and the question names another thing of the restricted
     kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names."""
-    flips = negations(question) + negations(sentence)
     keys = stems(question)
+    flips = negations(question) + negations(sentence) - _other_cells_negated(sentence, keys)
     for m in _EXCEPT.finditer(sentence):
         if keys & stems(sentence[m.end(): m.end() + 80]):
             flips += 1
@@ -251,10 +266,10 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
 
 
 # "outside core hours", "except the lab": words that follow these are what the sentence is *not* about
-_OUTSIDE = re.compile(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
-                      r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+"
-                      r"(?:the\s+|der\s+|des\s+|du\s+|la\s+|le\s+)?"
-                      r"[^\W\d_]+(?:\s+[^\W\d_]+)?", re.I)
+_OUTSIDE = lazy(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
+                r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+"
+                r"(?:the\s+|der\s+|des\s+|du\s+|la\s+|le\s+)?"
+                r"[^\W\d_]+(?:\s+[^\W\d_]+)?", re.I)
 
 
 def _about(text: str) -> str:
@@ -357,10 +372,10 @@ class SpanWeights:
 WEIGHTS = SpanWeights()
 _NOMINAL = ("name", "place", "list", "thing")
 # a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
-_THING_Q = re.compile(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
-                      r"que|qu'|quoi|quel(?:le)?s?|qui|lequel|laquelle|lesquel(?:le)?s)\b|^\W*qu['’]", re.I)
-_HOW_WHY = re.compile(r"^\W*(?:how|why|wie|warum|wieso|weshalb|comment|pourquoi)\b", re.I)
-_LABEL = re.compile(r"^\s*[\w ]{1,30}:\s")  # "Abstract: ...", "Text: ...": a label, not an answer
+_THING_Q = lazy(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
+                r"que|qu'|quoi|quel(?:le)?s?|qui|lequel|laquelle|lesquel(?:le)?s)\b|^\W*qu['’]", re.I)
+_HOW_WHY = lazy(r"^\W*(?:how|why|wie|warum|wieso|weshalb|comment|pourquoi)\b", re.I)
+_LABEL = lazy(r"^\s*[\w ]{1,30}:\s")  # "Abstract: ...", "Text: ...": a label, not an answer
 
 
 def asked_kind(question: str) -> str:
@@ -508,7 +523,7 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted],
     return sorted(out, key=lambda c: -c.score)
 
 
-_DIGITS = re.compile(r"(?<![\w-])\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?(?![\w-]|[.,]\d)")
+_DIGITS = lazy(r"(?<![\w-])\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?(?![\w-]|[.,]\d)")
 
 
 def _numbers(text: str) -> set[str]:

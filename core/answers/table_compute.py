@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.types import CellRef, ShortAnswer
@@ -52,13 +52,20 @@ def label_column(data: TableData) -> int:
     return text_cols[0]
 
 
-def fmt(value: float, places: int = 2) -> str:
+def fmt(value: float, places: int = 2, like: Sequence[str] = ()) -> str:
     """A computed number as shown: whole numbers without decimals, else at most ``places`` decimals (at least
-    two; the most its cells have for a sum or a difference: 111.476, not 111.48)."""
+    two; the most its cells have for a sum or a difference: 111.476, not 111.48); thousands grouped when the cells
+    it comes from (``like``) are written so ("77,571.43" from "89,000" ...)."""
+    grouped = any(_GROUPED.search(t) for t in like)
     if abs(value - round(value)) < 1e-9:
-        return str(round(value))
+        return f"{round(value):,}" if grouped else str(round(value))
     places = max(2, places)
-    return f"{round(value, places):.{places}f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+    if abs(value) < 1:
+        return f"{value:.4g}"
+    return f"{round(value, places):{',' if grouped else ''}.{places}f}".rstrip("0").rstrip(".")
+
+
+_GROUPED = re.compile(r"\d,\d{3}(?!\d)")
 
 
 _DECIMALS = re.compile(r"\d\.(\d+)")
@@ -137,7 +144,7 @@ def _choice(run: _Run) -> ShortAnswer | None:
     value = plan.value or data.text(plan.answer_col)[plan.rows[0]]
     used = [cell(data, r, m if m is not None else plan.answer_col) for r in plan.rows]
     said = ", ".join(f"{data.text(m)[r]} ({run.label(r)})" for r in plan.rows) if m is not None else ""
-    return ShortAnswer(value, "yes_no" if plan.value else "computed", operation=plan.op,
+    return ShortAnswer(value, "yes_no" if plan.op == "compare" else "computed", operation=plan.op,
                        explanation=f"{plan.filters[-1]}: {data.text(plan.answer_col)[plan.rows[0]]}"
                                    + (f" ({said})" if said else ""), cells=used)
 
@@ -200,7 +207,7 @@ def _aggregate(run: _Run) -> ShortAnswer | None:
     result = sum(values) / (len(values) if plan.op == "average" else 1)
     listed = ", ".join(f"{data.text(m)[r]} ({run.label(r)})" for r in have[:12]) + (" ..." if len(have) > 12 else "")
     places = decimals([data.text(m)[r] for r in have]) if plan.op == "sum" else 2
-    return ShortAnswer(fmt(result, places), "computed", operation=plan.op,
+    return ShortAnswer(fmt(result, places, [data.text(m)[r] for r in have]), "computed", operation=plan.op,
                        explanation=f"{plan.op} of {run.names[m]} over {len(have)} rows{run.where}: {listed}",
                        cells=[cell(data, r, m) for r in have[:MAX_CITED]])
 
@@ -245,13 +252,15 @@ def _difference(run: _Run) -> ShortAnswer | None:
         if run.num(o, r) > run.num(m, r):
             m, o = o, m
         places = decimals([data.text(m)[r], data.text(o)[r]])
-        return ShortAnswer(fmt(abs(run.num(m, r) - run.num(o, r)), places), "computed", operation="difference",
+        return ShortAnswer(fmt(abs(run.num(m, r) - run.num(o, r)), places, [data.text(m)[r]]), "computed",
+                           operation="difference",
                            explanation=f"{run.names[m]} {data.text(m)[r]} minus {run.names[o]} {data.text(o)[r]} "
                                        f"({run.label(r)})", cells=[cell(data, r, m), cell(data, r, o)])
     if len(have) == 2:
         a, b = sorted(have, key=lambda r: -run.num(m, r))
         places = decimals([data.text(m)[a], data.text(m)[b]])
-        return ShortAnswer(fmt(abs(run.num(m, a) - run.num(m, b)), places), "computed", operation="difference",
+        return ShortAnswer(fmt(abs(run.num(m, a) - run.num(m, b)), places, [data.text(m)[a]]), "computed",
+                           operation="difference",
                            explanation=f"{run.names[m]}: {data.text(m)[a]} ({run.label(a)}) minus "
                                        f"{data.text(m)[b]} ({run.label(b)})",
                            cells=[cell(data, a, m), cell(data, b, m)])

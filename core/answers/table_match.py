@@ -11,7 +11,7 @@ import contextlib
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -34,10 +34,29 @@ PART_CELL_WORDS = 6  # a cell of more words (a note, a sentence) is not looked i
 CELL_PHRASE_WORDS = 2  # the longest phrase the encoder compares with label cells
 
 
+_SUBJECT_VERB = re.compile(  # the verb of "which company provides ...", "who directed ..." (not "what is ...")
+    r"^(?:who|(?:which|what) (?!(?:is|are|was|were|do|does|did|has|have|had|can|will)\b)\w+)\s+(\w+)")
+
+
+def agent_nouns(intent: TableIntent) -> set[str]:
+    """The names of the one who does what the question's verb says, when the question asks who does it: "which
+    company provides ..." -> provider, "who directed ..." -> director (regular forms only: a base with -r, -er
+    or -or). Only that verb's: "what is provided ..." asks for the thing, not the provider."""
+    m = _SUBJECT_VERB.match(intent.text)
+    if m is None or len(m.group(1)) < 5 or re.search(r"\bby\b", intent.text[m.end():]):
+        return set()  # "what movie directed by X ...": the thing done, not the doer
+    verb = m.group(1)
+    bases = {verb[:-1]} if verb.endswith("s") and not verb.endswith("ss") else set()
+    if verb.endswith("ed"):
+        bases |= {verb[:-1], verb[:-2]}  # "provided" -> provide, "directed" -> direct
+    return {b + end for b in bases if len(b) >= 4 for end in ("r", "er", "or")}
+
+
 def col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
     """How well each column's name is named by the question: the share of its words the question has (light
-    stems), 1.0 when the whole name is in the question."""
-    qstems = {stem(w) for w in intent.words}
+    stems; a doer's name counts as said by its verb, :func:`agent_nouns`), 1.0 when the whole name is in the
+    question."""
+    qstems = {stem(w) for w in intent.words} | agent_nouns(intent)
     out = []
     for name in names:
         ws = [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", name))] or [stem(w) for w in words_of(name)]
@@ -111,7 +130,36 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
                 key.phrase, key.start = v, start
     for key in found.values():
         key.negated = negated(text, key.start)
+    if not found and data.whole and intent.names:
+        found.update(_catch_all(intent, data))
     return found
+
+
+_CATCH_ALL = re.compile(r"^(all |any )?(other|others|the rest|rest of|remaining|elsewhere|everywhere else|alle "
+                        r"anderen|andere|übrige|sonstige|autres|toutes les autres|tous les autres)\b")
+
+
+def catch_all_row(data: TableData) -> tuple[int, int] | None:
+    """(column, row) of the one data cell of a text column that stands for every one not listed ("All other
+    cities", "Sonstige"), or None."""
+    for c, kind in enumerate(data.table.kinds):
+        rows = [r for r, t in enumerate(data.text(c)) if kind == "text" and _CATCH_ALL.match(t.lower().strip())]
+        if len(rows) == 1 and data.is_data(rows[0]):
+            return c, rows[0]
+    return None
+
+
+def _catch_all(intent: TableIntent, data: TableData) -> dict[int, Key]:
+    """The row that stands for every one not listed (:func:`catch_all_row`) as the key of a question naming one
+    the table does not list by a capitalised name ("the hotel cap in Paris"): the name in no cell and no column
+    name of the table."""
+    cells = {w for c in range(len(data.table.names)) for t in data.text(c) for w in _TOKEN.findall(t.lower())}
+    cells |= {w for n in data.table.names for w in _TOKEN.findall(n.lower())}
+    unread = [n for n in intent.names if n not in cells]
+    found = catch_all_row(data) if unread else None
+    if found is None:
+        return {}
+    return {found[0]: Key({found[1]}, unread[0], start=max(0, intent.text.find(unread[0])))}
 
 
 def _same_word(q: str, w: str) -> bool:
@@ -293,6 +341,18 @@ class TableMatch:
     label_col: int = 0
     parts: bool = False  # a part of a cell may be a key (the looser matching)
     given_key: tuple[int, Key] | None = None  # a key found otherwise (the encoder's), in a part of a cell's stead
+
+    def beside_key(self) -> list[float]:
+        """The column scores with a column named only by the words of the key cell set to 0: in "When is King's
+        Day?" the cell "King's Day" is the key and "Day" is not the column asked for."""
+        key = self.keys.get(self.key_col) if self.key_col is not None else None
+        if key is None or not key.exact:
+            return list(self.scores)
+        gone, text, names = set(words_of(key.phrase)), self.intent.text, self.data.table.names
+        rest = replace(self.intent, text=text[:key.start] + " " + text[key.start + len(key.phrase):],
+                       words=[w for w in self.intent.words if w not in gone])
+        return [0.0 if whole > 0 and bare == 0 else s for s, whole, bare in
+                zip(self.scores, col_scores(self.intent, names), col_scores(rest, names), strict=True)]
 
     def plan(self, op: str, rows: list[int] | None = None, measure: int | None = None, answer: int | None = None,
              other: int | None = None, value: str = "") -> Plan:

@@ -9,13 +9,26 @@ next or previous row, a choice between two rows, a yes/no comparison), or None w
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
 from itertools import pairwise
 
+from shelfwise.core.answers.table_bounds import (
+    best,
+    filter_comparisons,
+    filter_zero,
+    mostly_numbers,
+    one_number_column,
+    years,
+)
+from shelfwise.core.answers.table_choice import offers_choice, plan_either
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
-from shelfwise.core.answers.table_intent import TableIntent, asks_yes_no, month_in, stem, words_of
+from shelfwise.core.answers.table_intent import (
+    TableIntent,
+    asks_yes_no,
+    stem,
+    words_of,
+)
 from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
 from shelfwise.core.answers.table_runs import (
     RUN,
@@ -42,11 +55,6 @@ _ASKED = {  # a question word and the column names it asks for when the question
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
 
 
-def _best(scores: Sequence[float], allowed: Sequence[int]) -> int | None:
-    best = max(allowed, key=lambda c: (scores[c], -c), default=None)
-    return best if best is not None and scores[best] > 0 else None
-
-
 _ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
 _LISTED = re.compile(r"\b(listed|in the list|on the list|in the table|on the chart|on the record|on the album)\b")
 _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|chart)|in total|altogether|"
@@ -60,7 +68,7 @@ _IMPLIED = [  # a superlative's column when the question names none: (the questi
     (r"heaviest|heavier|lightest|lighter|weight", ("weight", "wt")),
     (r"oldest|older|youngest|younger|\bage\b", ("age",)),
     (r"most populous|populat", ("population", "pop")),
-    (r"fastest|slowest|quickest|time", ("time",)), (r"longest|length", ("length", "duration")),
+    (r"fastest|slowest|quickest|time", ("time",)), (r"longest|longer|length", ("length", "duration")),
     (r"medals?", ("total",)), (r"votes?", ("votes", "total")), (r"points?|scor", ("points", "pts", "score")),
     (r"goals?", ("goals",)), (r"attend", ("attendance",)), (r"capacity|seats", ("capacity",)),
 ]
@@ -75,12 +83,6 @@ def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequenc
                 if set(re.findall(r"\w+", names[c].lower())) & set(words):  # "Total" is a stop word of words_of
                     return c
     return None
-
-
-def _mostly_numbers(numbers: Sequence[float | None], texts: Sequence[str]) -> bool:
-    """A text column whose filled cells mostly start with a number ("12 km", "1st", "3:45.2")."""
-    filled = [n for n, t in zip(numbers, texts, strict=True) if t]
-    return bool(filled) and sum(1 for n in filled if n is not None) >= 0.8 * len(filled)
 
 
 _MORE = re.compile(r"\b(more|most|higher|highest|larger|largest|bigger|greater|longer|later|latest|taller|heavier|"
@@ -147,7 +149,7 @@ def _between_rows(m: TableMatch) -> Plan | None:
 def _descending_time(data: TableData) -> bool:
     """Whether the table lists its rows newest first: its first column of dates or years falls more often than
     it rises from one row to the next."""
-    col = next((c for c, kind in enumerate(data.table.kinds) if kind == "date" or _years(data, c)), None)
+    col = next((c for c, kind in enumerate(data.table.kinds) if kind == "date" or years(data, c)), None)
     if col is None:
         return False
     values = [v for r, v in enumerate(data.number(col)) if v is not None and data.is_data(r)]
@@ -161,6 +163,7 @@ def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
     with most words is the key column. Without a whole-cell key (and ``parts``), a phrase that is a part of some
     cells filters."""
     data, names = m.data, m.data.table.names
+    one_number_column(m, _implied_measure)
     for col in sorted(m.keys, key=lambda c: -max(len(data.text(c)[r]) for r in m.keys[c].rows)):
         key = m.keys[col]
         label = " or ".join(sorted({data.text(col)[r] for r in key.rows}))
@@ -220,58 +223,6 @@ def _filter_named_columns(m: TableMatch) -> None:
             m.filters.append(f"{names[c]} is empty")
 
 
-def _filter_comparisons(m: TableMatch) -> bool:
-    """Comparisons on the numeric (or date) column they name, else the only one of that kind; "in 1987" over a
-    column of dates keeps that year's rows. False: a comparison names no column."""
-    data, names, kinds, width = m.data, m.data.table.names, m.data.table.kinds, len(m.data.table.names)
-    for comp in m.intent.comparisons:
-        if comp.kind == "year":  # a date column (its dates' years) or a column of years
-            cands = [c for c in range(width) if kinds[c] == "date" or _years(data, c)]
-        else:
-            cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
-        on = _best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
-        if on is None and comp.kind == "year" and cands:
-            on = cands[0]
-        if on is None:
-            return False
-        values = data.number(on)
-        if comp.kind == "year" and kinds[on] == "date":
-            values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
-        m.rows = [r for r in m.rows if values[r] is not None and comp.admits(float(values[r] or 0))]
-        m.filters.append(f"{names[on]} {comp.words}")
-    year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", m.intent.text)
-    dates = [c for c in range(width) if kinds[c] == "date"]
-    if year and dates and not any(year.group(0) in c.words for c in m.intent.comparisons) and \
-            not any(year.group(0) in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
-        on, wanted = dates[0], int(year.group(0))
-        col_numbers = data.number(on)
-        m.rows = [r for r in m.rows if col_numbers[r] is not None
-                  and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
-        m.filters.append(f"{names[on]} in {wanted}")
-    month = month_in(m.intent.text)
-    if month and dates and not any(month[1] in c.words for c in m.intent.comparisons) and \
-            not any(month[1] in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
-        on = dates[0]
-        col_numbers = data.number(on)
-        m.rows = [r for r in m.rows if col_numbers[r] is not None
-                  and dt.date.fromordinal(int(col_numbers[r] or 1)).month == month[0]]
-        m.filters.append(f"{names[on]} in {month[1]}")
-    return True
-
-
-_YEAR_NAME = re.compile(r"(?i)year|season|jahr|saison|ann[ée]e")
-
-
-def _years(data: TableData, c: int) -> bool:
-    """A column of years: its filled cells are mostly numbers from 1500 to 2100 (or start with one: "2001-02"). A
-    big table's column is read for it only when its name says so (Year, Season)."""
-    if not data.whole and not _YEAR_NAME.search(data.table.names[c]):
-        return False
-    numbers = [n for n, t in zip(data.number(c), data.text(c), strict=True) if t]
-    return bool(numbers) and sum(1 for n in numbers if n is not None and 1500 <= n <= 2100 and n == int(n)) \
-        >= 0.8 * len(numbers)
-
-
 def _asked_column(m: TableMatch) -> int | None:
     """The column a "which X" / "what X" / "who" question asks for: the one whose name has the word X (not the
     measure); for "who" without one, a column of people's names (Name, Player, Candidate ...)."""
@@ -279,8 +230,10 @@ def _asked_column(m: TableMatch) -> int | None:
     cands = [c for c in range(len(names)) if c != m.measure]
     if asked:
         found = [c for c in cands if asked in {stem(w) for w in words_of(names[c])}]
-        if found:
-            return found[0]
+        heads = [c for c in found if [stem(w) for w in words_of(re.sub(r"\(.*?\)", " ", names[c]))][-1:] == [asked]]
+        # "which company provides ...": not "Company contribution" (its head word is not X) over "Provider", named whole
+        if heads or (found and not any(m.scores[c] >= 1.0 for c in cands if c not in found and c != m.key_col)):
+            return (heads or found)[0]
     if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
         people = _ASKED["who"]
         return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
@@ -299,18 +252,19 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
                given_key=given_key)
     _filter_keys(m, data_rows, parts)
     _filter_named_columns(m)
+    filter_zero(m)
     filter_results(m)
-    if not _filter_comparisons(m):
+    if not filter_comparisons(m, _implied_measure):
         return None
     m.numeric = [c for c in range(width) if c != m.key_col and (kinds[c] in NUMERIC or (
-        data.whole and _mostly_numbers(data.number(c), data.text(c))))]
+        data.whole and mostly_numbers(data.number(c), data.text(c))))]
     asked = _asked_column(m)  # "what year had the most X": Year is asked for, X is the measure
-    m.measure = _best(scores, [c for c in m.numeric if c != asked])
+    m.measure = best(scores, [c for c in m.numeric if c != asked])
     if m.measure is None and any(op in ops for op in ("max", "min", "difference", "sum", "average")):
         m.measure = _implied_measure(intent, names, [c for c in m.numeric if c != asked])
     if m.measure is None:
-        m.measure = _best(scores, m.numeric)
-    m.answer_col = _best(scores, [c for c in range(width) if c != m.key_col and c != m.measure])
+        m.measure = best(scores, m.numeric)
+    m.answer_col = best(scores, [c for c in range(width) if c != m.key_col and c != m.measure])
     if asked is not None and asked != m.measure:
         m.answer_col = asked
     m.label_col = label_column(data)
@@ -325,7 +279,7 @@ def _plan_count(m: TableMatch) -> Plan | None:
     intent, data, names, kinds = m.intent, m.data, m.data.table.names, m.data.table.kinds
     noun = stem(intent.counted) if intent.counted else ""
     counted_col = next((c for c in m.numeric if noun and noun in {stem(w) for w in words_of(names[c])}
-                        and not _years(data, c)), None)  # "the total number of seasons": not a sum of years
+                        and not years(data, c)), None)  # "the total number of seasons": not a sum of years
     if counted_col is None and noun and len(m.rows) == 1 and m.key_col is not None:
         counted_col = _implied_measure(TableIntent(noun, [noun]), names, m.numeric)  # "medals" -> Total
     if counted_col is not None and kinds[counted_col] != "date":
@@ -363,7 +317,7 @@ def _counts_text(m: TableMatch) -> bool:
     noun = stem(m.intent.counted) if m.intent.counted else ""
     names, kinds = m.data.table.names, m.data.table.kinds
     return bool(noun) and any(noun in {stem(w) for w in words_of(names[c])}
-                              and (kinds[c] == "text" or _years(m.data, c)) for c in range(len(names)))
+                              and (kinds[c] == "text" or years(m.data, c)) for c in range(len(names)))
 
 
 def _first_on_sheet(data: TableData) -> bool:
@@ -458,7 +412,7 @@ def _time_column(m: TableMatch) -> int | None:
     first album released" -> Release date)."""
     names, words = m.data.table.names, [w for w in m.intent.words if len(w) >= 5]
     for c in range(len(names)):
-        if m.data.table.kinds[c] != "date" and not _years(m.data, c):
+        if m.data.table.kinds[c] != "date" and not years(m.data, c):
             continue
         by_words = col_scores(m.intent, names)[c] >= 0.5  # not the encoder's: "the first day" is not a Date
         if by_words or any(_same_stem(w, n) for w in words for n in words_of(names[c]) if len(n) >= 5):
@@ -515,7 +469,7 @@ def _plan_lookup(m: TableMatch) -> Plan | None:
     """The key row's cell in the column the question names (or a question word's column: "when" -> a date)."""
     if m.key_col is None or not m.rows:
         return None
-    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.scores
+    names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.beside_key()
     target = max((c for c in range(width) if c != m.key_col), key=lambda c: (scores[c], -c))
     asked = _HOW_LONG if m.intent.text.startswith("how long") else _ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
@@ -534,6 +488,9 @@ def _plan(m: TableMatch) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
     average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
     "consecutive") is answered by :mod:`shelfwise.core.answers.table_runs` or not at all."""
+    chose, either = plan_either(m, _implied_measure, years)
+    if chose:  # "which had more X, A or B": one of the two, or no answer
+        return either
     if SAME.search(m.intent.text):
         return plan_same_as(m, _implied_measure)
     if RUN.search(m.intent.text):
@@ -595,4 +552,6 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     plan = _plan(m)
     if plan is not None and plan.op != "compare" and asks_yes_no(intent.text):
         return None  # "did X win more than Y?" answered by a row's value is no answer to it
+    if plan is not None and plan.op not in ("compare", "choice") and offers_choice(intent.text):
+        return None  # "which model has a larger drive: model 01 or model 02?" is not answered by a drive's size
     return plan

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from shelfwise.core.answers.table_compute import Plan, compute, label_column
 from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, words_of
-from shelfwise.core.answers.table_match import HeaderEncoder, col_scores, key_cells
+from shelfwise.core.answers.table_match import HeaderEncoder, catch_all_row, col_scores, key_cells
 from shelfwise.core.answers.table_plan import plan_question
 from shelfwise.core.answers.table_rows import read_cells
 from shelfwise.core.answers.types import Answer, Citation, ShortAnswer
@@ -68,11 +68,31 @@ def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], q
         for data in ready if level == 0 else loose:
             plan = _plan_at(level, intent, data, encoder)
             short = compute(plan, data) if plan is not None else None
-            if short is not None:
+            if short is not None and fits(question, short.text):
                 short.sentence = rows_read(data, short)
                 short.score = LEVEL_SCORE[level]
                 return short
     return None
+
+
+_ASKS_YEAR = re.compile(r"^(?:in |during |for )?(?:what|which) (?:year|season)s?\b")
+_ASKS_NUMBER = re.compile(r"^(?:how (?:many|much)|what (?:is|was|are|were) the (?:total )?number of)\b")
+_ASKS_WHEN = re.compile(r"^(?:when|(?:on |in )?(?:what|which) (?:date|day)\b)")
+NUMBER_WORDS_SAID = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|none|zero)\b")
+_ASKS_WHO = re.compile(r"^who\b(?! (?:is|was) (?:the )?(?:number|no\b|#))")
+_YEARISH = re.compile(r"\b(1[0-9]\d\d|20\d\d)\b|\b\d\d(?:\d\d)?[-–/]\d\d")
+
+
+def fits(question: str, value: str) -> bool:
+    """Whether a table's value is of the kind the question asks for: a number for "how many" / "how much", a date
+    or a year for "when" / "on what date", a year for "what year" / "in which season", and not a bare number or
+    a date for "who" ("in which year were the least jamaicans granted citizenship" is not "732")."""
+    text = " ".join(question.lower().split())
+    if _ASKS_NUMBER.match(text) or _ASKS_WHEN.match(text):
+        return bool(re.search(r"\d", value) or NUMBER_WORDS_SAID.search(value.lower()))
+    if _ASKS_YEAR.match(text) and not _YEARISH.search(value):
+        return False
+    return not (_ASKS_WHO.match(text) and re.fullmatch(r"[\d\s.,:/()–-]+", value) is not None)
 
 
 def names_all_there(intent: TableIntent, data: TableData) -> bool:
@@ -80,7 +100,9 @@ def names_all_there(intent: TableIntent, data: TableData) -> bool:
     names or cells): "How many matches were played in Belgrade against Zorya?" is not answered by the matches in
     Belgrade of a table without Zorya."""
     names = {stem(w) for w in intent.names if not w.isdigit()}
-    return not names or table_words(data, names) == names
+    missing = names - table_words(data, names) if names else set()
+    # one name missing from a table with a row for all the others ("All other cities"): that row answers for it
+    return not missing or (len(missing) == 1 and data.whole and catch_all_row(data) is not None)
 
 
 def asked_words(intent: TableIntent) -> set[str]:

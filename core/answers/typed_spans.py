@@ -11,7 +11,7 @@ from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import is_list_item
 from shelfwise.core.answers.facts import STOPWORDS, TENS, UNITS, dates_in, times_in
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, number_word_spans
-from shelfwise.core.languages import word_units
+from shelfwise.core.languages import LazyPattern, lazy, word_units
 
 
 @dataclass(frozen=True)
@@ -25,14 +25,14 @@ _NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
 _CURRENCY = r"(?:EUR|USD|GBP|CHF|€|\$|£|Euro|euros?|dollars?|pounds?|Franken)"
 _PERCENT = r"(?:%|percent|per cent|Prozent|pour ?cent)"
 _PER = r"(?:\s+(?:per|a|each|every|pro|je|par)\s+(?:(?:calendar|working|business|full)\s+)?[^\W\d_]+)"
-_MONEY = re.compile(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
-_PERCENT_SPAN = re.compile(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
+_MONEY = lazy(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
+_PERCENT_SPAN = lazy(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
 _MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", "unpaid", "extra", "additional",
               "fully", "bezahlte", "volle", "weitere", "zusätzliche"}
-_UNIT_WORD = re.compile(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
+_UNIT_WORD = lazy(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
 _WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
-NUMBER_WORD_EN = re.compile(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
-_NUMBER = re.compile(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
+NUMBER_WORD_EN = lazy(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
+_NUMBER = lazy(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
 _DURATION_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "sekunde", "stunde", "tag",
                    "woche", "monat", "jahr", "seconde", "heure", "jour", "semaine", "mois", "an",
                    "année", "tage", "wochen", "monate", "jahre", "stunden", "minuten", "jours", "semaines", "ans",
@@ -45,19 +45,19 @@ MONTH = (r"(?:january|february|march|april|may|june|july|august|september|octobe
 _SEASON = r"(?:spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver)"
 _ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|"
             r"ersten|zweiten|dritten|vierten|fünften|premier|deuxième|troisième|quatrième|cinquième)")
-_DAY_PIECES = re.compile(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
-                         rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
-                         rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{WEEKDAY}\b|"
-                         rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
-                         rf"\b(?:in\s+|im\s+|en\s+)?{MONTH}\b(?:\s+(?:19|20)\d\d)?|"
-                         rf"\b(?:{_SEASON}\s+(?:of\s+)?)?(?:1\d|20)\d\d(?:s\b|er\b)?(?!\w)", re.I)
-_JOIN = re.compile(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
-                   r"le|am|on the)\s*)+$|^\s+$", re.I)
-_LEAD = re.compile(r"(?:\b(?:every|each|from|between|by|before|until|on|at|with the|within|jeden|jede|ab|bis|"
-                   r"vom|von|zwischen|am|um|chaque|du|entre|dès|avant|le)\s+)$", re.I)
+_DAY_PIECES = lazy(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
+                   rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
+                   rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{WEEKDAY}\b|"
+                   rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
+                   rf"\b(?:in\s+|im\s+|en\s+)?{MONTH}\b(?:\s+(?:19|20)\d\d)?|"
+                   rf"\b(?:{_SEASON}\s+(?:of\s+)?)?(?:1\d|20)\d\d(?:s\b|er\b)?(?!\w)", re.I)
+_JOIN = lazy(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
+             r"le|am|on the)\s*)+$|^\s+$", re.I)
+_LEAD = lazy(r"(?:\b(?:every|each|from|between|by|before|until|on|at|with the|within|jeden|jede|ab|bis|"
+             r"vom|von|zwischen|am|um|chaque|du|entre|dès|avant|le)\s+)$", re.I)
 
 
-def _merge(spans: list[Span], text: str, join: re.Pattern[str] = _JOIN) -> list[Span]:
+def _merge(spans: list[Span], text: str, join: re.Pattern[str] | LazyPattern = _JOIN) -> list[Span]:
     """Spans that follow each other with only a connector ("to", "and", ",", "at") between them, joined."""
     out: list[Span] = []
     for s in sorted(spans, key=lambda x: (x.start, -x.end)):
@@ -173,13 +173,13 @@ def quantity_spans(text: str) -> list[Span]:
 
 
 _CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"
-_CAP_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
-                      r"(?:\s*\([A-Z0-9][\w-]*\))?")
-_HOST = re.compile(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
-                   r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.(?:com|org|net|example|io|de|fr|nl|uk|eu|gov|edu)\b",
-                   re.I)
-_PLACE_PREP = re.compile(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|bei|nach|à|au|aux|dans|"
-                         r"chez|sur|en)\s+(?:the\s+|der\s+|die\s+|dem\s+|le\s+|la\s+|les\s+|l')?$", re.I)
+_CAP_RUN = lazy(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
+                r"(?:\s*\([A-Z0-9][\w-]*\))?")
+_HOST = lazy(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
+             r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.(?:com|org|net|example|io|de|fr|nl|uk|eu|gov|edu)\b",
+             re.I)
+_PLACE_PREP = lazy(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|bei|nach|à|au|aux|dans|"
+                   r"chez|sur|en)\s+(?:the\s+|der\s+|die\s+|dem\s+|le\s+|la\s+|les\s+|l')?$", re.I)
 
 
 def name_spans(text: str, question: str) -> list[Span]:
@@ -217,8 +217,8 @@ def place_spans(text: str, question: str) -> list[Span]:
 
 _ITEM = rf"{_CAP_WORD}(?:\s+{_CAP_WORD})*"
 # "A, B, C and D", or two items "A and B" (no comma: "Rotterdam, and Levante" is no series)
-_SERIES = re.compile(rf"{_ITEM}(?:,\s+{_ITEM})+,?\s+(?:and|or|und|oder|et|ou)\s+{_ITEM}|"
-                     rf"{_ITEM}\s+(?:and|or|und|oder|et|ou)\s+{_ITEM}")
+_SERIES = lazy(rf"{_ITEM}(?:,\s+{_ITEM})+,?\s+(?:and|or|und|oder|et|ou)\s+{_ITEM}|"
+               rf"{_ITEM}\s+(?:and|or|und|oder|et|ou)\s+{_ITEM}")
 
 
 def list_spans(text: str) -> list[Span]:

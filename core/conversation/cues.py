@@ -8,23 +8,24 @@ import re
 from collections.abc import Sequence
 
 from shelfwise.core.answers.extractive import question_keys
+from shelfwise.core.languages import lazy
 
-WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+WORD = lazy(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 # words that stand for something said before ("how do I request it?", "who approves them?")
 ANAPHORA = frozenset("it its they them their theirs this that these those there he she him her his same".split())
 # "one" standing for a noun said before ("how do I order one?", "is there one in Lisbon?", "the ones left there"):
 # "ones" always, "one" when no noun follows it (the end, punctuation, a relative word or a preposition)
-PRO_ONE = re.compile(r"\b(?:ones\b|one\b(?=\s*(?:[?.!,;:]|$|(?:that|which|who|at|in|on|for|of|there|too|from|"
-                     r"with|here)\b)))", re.I)
+PRO_ONE = lazy(r"\b(?:ones\b|one\b(?=\s*(?:[?.!,;:]|$|(?:that|which|who|at|in|on|for|of|there|too|from|"
+               r"with|here)\b)))", re.I)
 # openings that continue the last question ("and for part-time staff?", "what about Berlin?")
-CONTINUE = re.compile(r"^\s*(?:(?:ok(?:ay)?|thanks|thank you|great|right)\b[\s,.!—–-]*)?"
-                      r"(?:and|also|but|or|so|then|what about|how about|what if|same for|and for|and in)\b", re.I)
+CONTINUE = lazy(r"^\s*(?:(?:ok(?:ay)?|thanks|thank you|great|right)\b[\s,.!—–-]*)?"
+                r"(?:and|also|but|or|so|then|what about|how about|what if|same for|and for|and in)\b", re.I)
 # phrases that announce another subject
-SHIFT = re.compile(r"\b(?:new question|different question|another question|unrelated|something else|"
-                   r"different topic|change of subject|changing the subject|on another note|other topic)\b", re.I)
+SHIFT = lazy(r"\b(?:new question|different question|another question|unrelated|something else|"
+             r"different topic|change of subject|changing the subject|on another note|other topic)\b", re.I)
 # discourse words a rewrite drops from the front ("thanks - and ...")
-LEAD = re.compile(r"^\s*(?:(?:ok(?:ay)?|thanks|thank you|great|right|cool|sure)\b[\s,.!—–-]*)*"
-                  r"(?:(?:and|also|but|so|then)\b[\s,]*)?", re.I)
+LEAD = lazy(r"^\s*(?:(?:ok(?:ay)?|thanks|thank you|great|right|cool|sure)\b[\s,.!—–-]*)*"
+            r"(?:(?:and|also|but|so|then)\b[\s,]*)?", re.I)
 STOP = frozenset("""a an the and or but so of to in on at for from by with about as is are was were be been being do
 does did doing have has had i me my we our you your can could should would will shall may might must what which
 who whom whose when where why how if then than also any some all each every no not there here this that these those

@@ -10,12 +10,12 @@ a language is listed when it holds at least :data:`SHARE` of the letters read, m
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from shelfwise.core.languages import lazy
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import bump_tree_version
 
@@ -32,9 +32,9 @@ class _Classifier(Protocol):
     def classify(self, text: str) -> tuple[str, float]: ...
 
 
-_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
-_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANA = lazy("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = lazy("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_HAN = lazy("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _identifier: list[_Classifier] = []
 _lock = threading.Lock()
 

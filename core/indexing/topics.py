@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shelfwise.core.languages import UNSEGMENTED, has_unsegmented, word_units
+from shelfwise.core.languages import UNSEGMENTED, has_unsegmented, lazy, word_units
 from shelfwise.core.store.db import Store
 
-_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
-_UNSEG_PAIR = re.compile(rf"(?<![^\W\d_]){UNSEGMENTED}{{2}}(?![^\W\d_])")
+_WORD = lazy(r"[^\W\d_]{3,}", re.UNICODE)
+_UNSEG_PAIR = lazy(rf"(?<![^\W\d_]){UNSEGMENTED}{{2}}(?![^\W\d_])")
 STOP = set(
     "the and for with that this from are was were will have has you your can not but all any may must its our they "
     "their them there what when which who how why about into more also than then such other these those been being "
