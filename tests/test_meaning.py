@@ -4,9 +4,9 @@ the CLI and the window: tests/test_answer_rules.py."""
 from __future__ import annotations
 
 from shelfwise.core.answers.facts import numbers_in, other_readings
+from shelfwise.core.answers.first_value import short_answer
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.meaning import check_meaning, restates, text_polarity, unsupported_sentences
-from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Extracted
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.answers.short import asked_value, polarity, short_answer
+from shelfwise.core.answers.first_value import short_answer
+from shelfwise.core.answers.short import asked_value, polarity
 from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Answer, Extracted
 

@@ -5,7 +5,8 @@ strings; the same questions through the CLI on the sample: tests/test_sample_ans
 
 from __future__ import annotations
 
-from shelfwise.core.answers.short import asked_kind, short_answer, show_features, value_candidates
+from shelfwise.core.answers.first_value import short_answer, show_features
+from shelfwise.core.answers.short import asked_kind, value_candidates
 from shelfwise.core.answers.short_confidence import SHOW, SHOW_ALL, TYPICAL, ShowFeatures, confidence
 from shelfwise.core.answers.types import Extracted
 

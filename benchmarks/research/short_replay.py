@@ -39,7 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.matching import answer_matches, normalize_answer
-from shelfwise.core.answers.short import short_answer
+
+try:  # where short_answer is since session 23; a tree before it has it in short.py
+    from shelfwise.core.answers.first_value import short_answer
+except ImportError:
+    from shelfwise.core.answers.short import short_answer  # type: ignore[no-redef]
 from shelfwise.core.answers.types import Extracted
 
 CITE = re.compile(r"(.*?)\s*\[(\d+)\](?:\s|$)", re.S)

@@ -33,10 +33,10 @@ from shelfwise.core.answers.extractive import (
     list_run,
     logical_lines,
 )
+from shelfwise.core.answers.first_value import short_answer
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.meaning import check_meaning
 from shelfwise.core.answers.sentence_vectors import cached_scorer
-from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation
 from shelfwise.core.models.backend import CancelCheck
