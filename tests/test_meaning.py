@@ -38,6 +38,9 @@ def test_a_yes_or_no_is_withdrawn_where_none_is_shown() -> None:
     _, sentences = found(VPN, q)
     bad = check_meaning("No, the staff network in the office works without it [1].", q, [VPN], None, sentences)
     assert bad.reason == "it says yes or no where the sentences found do not settle it"
+    # its polarity is still checked against the deciding sentence's, shown or not
+    reversed_ = check_meaning("Yes, you do [1].", q, [VPN], None, sentences)
+    assert reversed_.reason == "it says yes where the deciding sentence [1] says no"
     kept = check_meaning("The staff network in the office works without it [1].", q, [VPN], None, sentences)
     assert not kept.reason
 
