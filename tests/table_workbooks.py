@@ -63,11 +63,11 @@ def write_offices(path: Path) -> Path:
     return path
 
 
-CANALS = [  # Canal, Length (miles), Locks, Width (ft), Opened
-    ("Grand Western Canal", 35, 14, 7, 1814),
-    ("Union Canal", 12, 3, 14, 1822),
-    ("Trent and Mersey Canal", 93, 76, 14, 1777),
-    ("Kennet and Avon Canal", 57, 14, 14, 1810),
+CANALS = [  # Canal, Length (miles), Locks, Width (ft), Opened, Rank (by length)
+    ("Grand Western Canal", 35, 14, 7, 1814, 3),
+    ("Union Canal", 12, 3, 14, 1822, 4),
+    ("Trent and Mersey Canal", 93, 76, 14, 1777, 1),
+    ("Kennet and Avon Canal", 57, 14, 14, 1810, 2),
 ]
 
 
@@ -79,7 +79,7 @@ def write_canals(path: Path) -> Path:
     ws = wb.active
     assert ws is not None
     ws.title = "Canals"
-    ws.append(["Canal", "Length (miles)", "Locks", "Width (ft)", "Opened"])
+    ws.append(["Canal", "Length (miles)", "Locks", "Width (ft)", "Opened", "Rank"])
     for row in CANALS:
         ws.append(list(row))
     path.parent.mkdir(parents=True, exist_ok=True)

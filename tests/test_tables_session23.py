@@ -3,7 +3,8 @@ click's CliRunner) over small real workbooks (tests/table_workbooks.py: the matc
 ``matches_library``, and four canals ingested once here), real SQLite, the real bundled encoder (MiniLM),
 generation off: "A or B" with the two things named by a part of their cells (one of the two is the answer, or no
 table value when the table does not decide), a comparison's column from the unit after its bound, a number
-column after "no", a number that is a cell of two columns, and no value of another kind than the one asked."""
+column after "no", a number that is a cell of two columns, "above / below X" in the table's order, "ranked first"
+(the lowest place), and no value of another kind than the one asked."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def canals_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("Which city hosted more matches, Belgrade or Lisbon?", "Belgrade, Serbia", "choice"),  # 3 rows against 1
     ("Was Celtic played in Glasgow or in Lisbon?", "Glasgow", "choice"),  # the row Celtic names holds Glasgow
     ("How many matches had no goals?", "1", "count"),  # Goals = 0: Celtic
+    ("Which opponent is listed below Porto?", "Ajax", "next"),  # the table's own order
+    ("Which opponent was above Celtic?", "Ajax", "previous"),
 ])
 def test_matches(matches_library: Path, question: str, value: str, operation: str) -> None:
     short = ask_json(matches_library, question)["short_answer"]
@@ -51,6 +54,7 @@ def test_matches(matches_library: Path, question: str, value: str, operation: st
     ("How many canals are longer than thirty miles?", "3", "count"),  # the unit names Length (miles)
     ("How many canals are wider than 10 ft?", "3", "count"),  # Width (ft): 14, 14, 14
     ("How many canals have 14 locks?", "2", "count"),  # Locks, not the rows with 14 in Locks and in Width
+    ("Which canal is ranked first?", "Trent and Mersey Canal", "lookup"),  # the lowest Rank
 ])
 def test_canals(canals_library: Path, question: str, value: str, operation: str) -> None:
     short = ask_json(canals_library, question)["short_answer"]

@@ -232,7 +232,9 @@ def _time_col(data: TableData, text: str, named: Sequence[float], years: Callabl
     return next((c for c in cols if _TIME_NAME.search(names[c])), None)
 
 
-def _rank_col(data: TableData, named: Sequence[float], numeric: Sequence[int]) -> int | None:
+def rank_column(data: TableData, named: Sequence[float], numeric: Sequence[int]) -> int | None:
+    """The column of places (Rank, Place, Pos., Finish) among ``numeric``: the one the question names, else the
+    first."""
     names = data.table.names
     cols = [c for c in numeric if _RANK.search(names[c].strip())]
     said = [c for c in cols if named[c] >= 0.5]
@@ -292,7 +294,7 @@ def plan_either(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Se
     if measure is None and what in ("value", "age", "distance", "speed"):
         measure = implied(TableIntent(rest, words_of(rest)), names, numeric)
     if what == "rank" or (measure is None and what == "value" and word in ("higher", "lower", "top")):
-        rank = _rank_col(data, named, numeric)
+        rank = rank_column(data, named, numeric)
         if rank is not None and (measure is None or measure == rank):
             measure, larger = rank, (not larger if what == "value" else larger)
     if measure is None and what in ("time", "age"):

@@ -21,7 +21,7 @@ from shelfwise.core.answers.table_bounds import (
     one_number_column,
     years,
 )
-from shelfwise.core.answers.table_choice import offers_choice, plan_either
+from shelfwise.core.answers.table_choice import offers_choice, plan_either, rank_column
 from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
 from shelfwise.core.answers.table_intent import (
     TableIntent,
@@ -92,6 +92,7 @@ _LESS = re.compile(r"\b(less|fewer|lower|smaller|shorter|earlier|faster|quicker|
 _EITHER = re.compile(r"\b(more|higher|greater|larger|longer|older|taller|earlier) or (less|fewer|lower|smaller|"
                      r"shorter|younger|later)\b")
 _NEXT = re.compile(r"\b(after|next|following|succeeded|nach|danach|après|suivant)\b")
+_PLACED = re.compile(r"\b(above|below)\s+(?!\d)(?!the (?:average|rest|others?)\b)")
 _PREVIOUS = re.compile(r"\b(before|previous|preceding|prior to|preceded|vor|davor|avant|précédent)\b")
 
 
@@ -132,6 +133,9 @@ def _between_rows(m: TableMatch) -> Plan | None:
     forward = step  # "after" (1) / "before" (-1) as the question says it (in time)
     if _descending_time(data):  # the newest row first: "after" (in time) is the row above
         step = -step
+    placed = _PLACED.search(text) if not step else None  # "who is (directly) above X": the table's own order
+    if placed is not None:
+        step = forward = -1 if placed.group(1) == "above" else 1
     if step and "count" in m.ops:  # "how many athletes finished before X": the rows above X's (below: after)
         counted = [r for r in range(data.n_rows) if data.is_data(r) and (r - rows[0]) * step > 0]
         side = f"{'after' if forward > 0 else 'before'} {data.text(m.key_col)[rows[0]]}"
@@ -484,6 +488,37 @@ def _plan_lookup(m: TableMatch) -> Plan | None:
     return None
 
 
+_TOP = re.compile(r"^(?:who|which \w+)\b.*(?:\b(?:placed|finished|came|ranked|was ranked|is ranked) (?:in )?"
+                  r"(?:first|1st|the top spot|the top|top)\b|\b(?:first|top|highest)[- ](?:ranked|ranking|place|placed|"
+                  r"spot)\b|\bthe highest rank\b|\b(?:first|1st) place\b|\bnumber one\b)")
+
+
+def _plan_top(m: TableMatch, asked: int | None) -> Plan | None:
+    """"Who placed first", "who is the top ranked swimmer", "who has the highest rank": the one row with the
+    lowest value of the table's column of places (Rank, Place, Pos.); its cell in the column asked for (for "who":
+    a column of people), else its label. None without such a column, or when several rows share the place."""
+    if not _TOP.search(m.intent.text) or m.intent.comparisons:
+        return None
+    rank = rank_column(m.data, m.scores, [c for c in range(len(m.data.table.names))
+                                          if m.data.table.kinds[c] == "number"])
+    if rank is None:
+        return None
+    numbers = m.data.number(rank)
+    have = [r for r in m.rows if numbers[r] is not None]
+    if not have:
+        return None
+    low = min(float(numbers[r] or 0) for r in have)
+    rows = [r for r in have if numbers[r] == low]
+    if low > 1:  # the medal places left empty ("", "", "", 4, 5 ...): the first row listed is the top, else none is
+        first = next((r for r in range(m.data.n_rows) if m.data.is_data(r)), None)
+        rows = [first] if first is not None and first in m.rows and numbers[first] is None and \
+            not m.data.text(rank)[first].strip() else []
+    col = asked if asked is not None and asked != rank else m.label_col
+    if len(rows) != 1 or col == rank:
+        return None
+    return Plan("lookup", rows, col, None, rank, None, [*m.filters, f"the top {m.data.table.names[rank]}"])
+
+
 def _plan(m: TableMatch) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
     average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
@@ -534,6 +569,9 @@ def _plan(m: TableMatch) -> Plan | None:
     if "sum" in m.ops and m.measure is not None and m.data.table.kinds[m.measure] != "date":
         return m.plan("sum", measure=m.measure)
     asked = _asked_column(m)
+    top = _plan_top(m, asked)
+    if top is not None:
+        return top
     return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, asked) or _plan_lookup(m) or plan_only(m, asked)
 
 
