@@ -4,7 +4,8 @@ click's CliRunner) over small real workbooks (tests/table_workbooks.py: the matc
 generation off: "A or B" with the two things named by a part of their cells (one of the two is the answer, or no
 table value when the table does not decide), a comparison's column from the unit after its bound, a number
 column after "no", a number that is a cell of two columns, "above / below X" in the table's order, "ranked first"
-(the lowest place), and no value of another kind than the one asked."""
+(the lowest place), a row's name shown for "which canal has the greatest length" (an amount named, a row asked
+for), and no value of another kind than the one asked."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def test_matches(matches_library: Path, question: str, value: str, operation: st
     ("How many canals are wider than 10 ft?", "3", "count"),  # Width (ft): 14, 14, 14
     ("How many canals have 14 locks?", "2", "count"),  # Locks, not the rows with 14 in Locks and in Width
     ("Which canal is ranked first?", "Trent and Mersey Canal", "lookup"),  # the lowest Rank
+    # "length" is an amount a question may ask for, but "which canal" asks for the row: its name is shown
+    ("Which canal has the greatest length?", "Trent and Mersey Canal", "argmax"),
 ])
 def test_canals(canals_library: Path, question: str, value: str, operation: str) -> None:
     short = ask_json(canals_library, question)["short_answer"]

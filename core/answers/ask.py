@@ -23,7 +23,7 @@ from shelfwise.core.answers.answer import prompt_family, write_answer
 from shelfwise.core.answers.from_passages import CitationStream, answer_from_search, ground
 from shelfwise.core.answers.route import route
 from shelfwise.core.answers.short import value_fits
-from shelfwise.core.answers.tables import SURE, attach, table_answer
+from shelfwise.core.answers.tables import SURE, attach, names_a_row, table_answer
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents
 from shelfwise.core.models.backend import BackendError, CancelCheck, Embedder
 from shelfwise.core.navigation.request import prepared_request
@@ -121,8 +121,9 @@ def answer_question(
         # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?", "Monday" for
         # "how many offices ...?") is not shown; where the walk found nothing, only a value matched by the
         # question's own words (whole column names and cells) is shown, and "Not found" is then not said; a looser
-        # one is not shown
-        if short is not None and (answer.found or short.score >= SURE) and value_fits(question, short.text):
+        # one is not shown; a row's name is shown for "which stadium has the highest capacity" (not a number)
+        if short is not None and (answer.found or short.score >= SURE) and (
+                value_fits(question, short.text) or names_a_row(question, short)):
             attach(answer, short, library.store)
         events.extracted(answer)
 

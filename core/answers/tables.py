@@ -95,6 +95,18 @@ def fits(question: str, value: str) -> bool:
     return not (_ASKS_WHO.match(text) and re.fullmatch(r"[\d\s.,:/()–-]+", value) is not None)
 
 
+ROW_OPERATIONS = frozenset({"argmax", "argmin", "choice", "previous", "next", "first", "last", "lookup"})
+_NAMES_A_ROW = re.compile(r"^(?:which|who|what)\s+(?!(?:is|was|are|were|'s|number|amount|percentage|percent|total|sum|"
+                          r"average|size|length|height|weight|time|date|day|month|year|score|population|price|cost)\b)")
+
+
+def names_a_row(question: str, short: ShortAnswer) -> bool:
+    """Whether the question asks which row ("which stadium has the highest capacity", "what country won the least
+    amount of gold medals") and the table's value is the name of the row its operation chose: an amount the
+    question names ("capacity", "amount") does not make it ask for a number."""
+    return short.operation in ROW_OPERATIONS and bool(_NAMES_A_ROW.match(" ".join(question.lower().split())))
+
+
 def names_all_there(intent: TableIntent, data: TableData) -> bool:
     """Whether the table has every name the question writes with a capital (a word of its title, sheet, column
     names or cells): "How many matches were played in Belgrade against Zorya?" is not answered by the matches in
