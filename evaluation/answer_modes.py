@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shelfwise.core.answers.answer import NOT_FOUND_TEXT
+from shelfwise.core.answers.answer import NOT_FOUND_TEXT, passage_cosines
 from shelfwise.core.answers.ask import answer_question
 from shelfwise.core.answers.facts import content_words
 from shelfwise.core.answers.grounding import unsupported_facts
@@ -80,6 +80,18 @@ def fact_violations(text: str, sources: Sequence[str]) -> list[str]:
     return [f.text for f in unsupported_facts(text, sources) if f.kind in ("number", "date", "time")]
 
 
+def evidence(library: LibraryWalk, ans: Answer) -> JSONObject:
+    """What the value shown first was read from, so that it can be re-chosen later on the same walk
+    (``benchmarks/research/short_replay.py``): the sentences found with the scorer's reads, each passage's cosine
+    (the passages shown, in citation order) and the value's confidence."""
+    hits = ans.search.hits[: max(1, library.settings.answer_passages)] if ans.search is not None else []
+    cosines = passage_cosines(ans.search, hits)
+    return {"sentences": [{"text": s.text, "number": s.number, "start": s.start, "end": s.end, "score": s.score,
+                           "header": s.header, "cosine": s.cosine, "lead": s.lead} for s in ans.sentences],
+            "passages": [cosines.get(h.node_id) for h in hits],
+            "confidence": ans.short.confidence if ans.short is not None else None}
+
+
 @dataclass
 class ModeReport:
     questions: int
@@ -108,6 +120,7 @@ def run_mode_eval(library: LibraryWalk, questions: Sequence[EvalQuestion], *, co
             "generated_offered": bool(ans.found and ans.generated_raw and ans.generated_raw != NOT_FOUND_TEXT),
             "rejected": bool(ans.found and ans.generated_raw and not ans.generated),
             "note": ans.generation_note, "first_seconds": ans.first_seconds, "seconds": ans.seconds,
+            "evidence": evidence(library, ans),
         })
         if progress is not None:
             progress(i + 1, len(questions))

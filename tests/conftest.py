@@ -162,14 +162,6 @@ def sample_library(sample_copy: Callable[[str], object]) -> object:
 def matches_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """tests/table_workbooks.py's matches workbook ingested through the CLI (MiniLM) once per session; the table
     questions' modules only ask it."""
-    from click.testing import CliRunner
+    from tests.table_workbooks import workbook_library, write_matches
 
-    from shelfwise.app.cli.main import main
-    from tests.table_workbooks import write_matches
-
-    root = tmp_path_factory.mktemp("table-questions")
-    write_matches(root / "docs" / "matches.xlsx")
-    db = root / "lib.db"
-    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "ingest", str(root / "docs")])
-    assert result.exit_code == 0, result.output
-    return db
+    return workbook_library(tmp_path_factory.mktemp("table-questions"), write_matches, "matches.xlsx")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 MATCHES = [  # Date, Opponent, City, Result, Goals, Crowd, Notes
@@ -96,3 +97,17 @@ def ask_json(db: Path, question: str) -> dict:  # type: ignore[type-arg]
     result = CliRunner().invoke(main, ["--db", str(db), "ask", question, "--json", "--no-generate"])
     assert result.exit_code == 0, result.output
     return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+def workbook_library(root: Path, write: Callable[[Path], Path], name: str) -> Path:
+    """A library (MiniLM) holding the one workbook ``write`` makes as ``root/docs/name``, ingested through the CLI;
+    its database file."""
+    from click.testing import CliRunner
+
+    from shelfwise.app.cli.main import main
+
+    write(root / "docs" / name)
+    db = root / "lib.db"
+    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "ingest", str(root / "docs")])
+    assert result.exit_code == 0, result.output
+    return db

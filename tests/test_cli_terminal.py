@@ -59,7 +59,11 @@ def test_a_reversed_yes_is_erased_from_the_terminal(gemma_sample_copy: Callable[
     out = run_on_terminal(str(lib.db), ["ask", "Do I need the VPN on the office Wi-Fi?"])
     shown = screen(out, columns=COLUMNS)
     assert "Model's answer: " in out  # it was written on the terminal as it came
-    assert "Answer: No: In the office, the NW-Staff Wi-Fi network does not need the VPN" in shown
+    # the deciding sentence first, its "No" above it where the confidence reaches its threshold
+    # (core/answers/short_confidence.py; it lies near it on the sample), and the model's reversed yes withdrawn
+    # either way
+    assert any(f"Answer: {no}In the office, the NW-Staff Wi-Fi network does not need the VPN" in shown
+               for no in ("No: ", "")), shown
     assert "Model's answer: " not in shown  # withdrawn, so off the screen
     assert "(The model's answer is not shown: it says yes where the deciding sentence" in shown
     assert "\x1b[" not in shown and "Sources:\n[1] IT Security Onboarding" in shown

@@ -16,7 +16,7 @@ import pytest
 from shelfwise.core.languages import LazyPattern, lazy
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
-from tests.test_warm_question import _forget, _questions, _summary
+from tests.test_warm_question import _summaries, assert_same_answers
 
 TEXT = "On 3 May 2024, 12 of 40 staff took 2.5 days; ON 4 may: 7. Ask HR (hr@example.com) or Anna-Lena."
 CASES = [(r"\b(\d+(?:\.\d+)?)\s+(days?|of)\b", 0), (r"\b(?P<month>may)\b", re.I), (r"[a-z]+@[a-z.]+", 0),
@@ -81,19 +81,12 @@ def test_sample_answers_are_those_of_patterns_compiled_at_import(sample: Any,
         assert len(_lazy_patterns()) >= 60  # the answer modules are loaded: their lazy patterns are there
         # the way before: every pattern compiled when its module was imported
         _replace(monkeypatch, lambda p: re.compile(p.pattern, p._flags))
-        before = []
-        for q in _questions():
-            _forget(shelf)
-            before.append(_summary(shelf, q))
+        before = _summaries(shelf)
         monkeypatch.undo()
         # lazy, none compiled yet
         fresh = _replace(monkeypatch, lambda p: LazyPattern(p.pattern, p._flags))
-        after = []
-        for q in _questions():
-            _forget(shelf)
-            after.append(_summary(shelf, q))
-    for q, a, b in zip(_questions(), before, after, strict=True):
-        assert a == b, q
+        after = _summaries(shelf)
+    assert_same_answers(before, after)
     compiled = [p for p in fresh.values() if isinstance(p, LazyPattern) and "compiled" in vars(p)]
     assert compiled and len(compiled) < len(fresh)  # the questions reached some patterns and left others
     # a follow-up's cues (core/conversation/cues.py) are for a conversation's next question: none compiled

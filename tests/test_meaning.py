@@ -4,9 +4,10 @@ the CLI and the window: tests/test_answer_rules.py."""
 from __future__ import annotations
 
 from shelfwise.core.answers.facts import numbers_in, other_readings
+from shelfwise.core.answers.first_value import short_answer
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.meaning import check_meaning, restates, text_polarity, unsupported_sentences
-from shelfwise.core.answers.short import short_answer
+from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Extracted
 
 VPN = "In the office, the staff Wi-Fi network does not need the VPN."
@@ -15,7 +16,7 @@ REVENUE = "Revenue in 2025 was EUR 102,000, up from EUR 95,000."
 
 def found(sentence: str, question: str):
     s = Extracted(sentence, 1, 0, len(sentence), 0.5)
-    return short_answer(question, [s]), [s]
+    return short_answer(question, [s], show=SHOW_ALL), [s]
 
 
 def test_a_reversed_yes_no_is_withdrawn_and_an_agreeing_one_kept() -> None:
@@ -28,6 +29,20 @@ def test_a_reversed_yes_no_is_withdrawn_and_an_agreeing_one_kept() -> None:
     assert not good.reason and not good.adds_nothing
     assert "its no is the deciding sentence's [1]" in good.checks
     assert text_polarity("You do not need it.", q) == "No" and text_polarity("Nein.", q) == "No"
+
+
+def test_a_yes_or_no_is_withdrawn_where_none_is_shown() -> None:
+    # the confidence withheld the yes or no (core/answers/short_confidence.py): the sentences found do not settle it
+    # surely enough, so a model's text that opens with one is not shown either; one that does not take a side is
+    q = "Do I need the VPN on the office Wi-Fi?"
+    _, sentences = found(VPN, q)
+    bad = check_meaning("No, the staff network in the office works without it [1].", q, [VPN], None, sentences)
+    assert bad.reason == "it says yes or no where the sentences found do not settle it"
+    # its polarity is still checked against the deciding sentence's, shown or not
+    reversed_ = check_meaning("Yes, you do [1].", q, [VPN], None, sentences)
+    assert reversed_.reason == "it says yes where the deciding sentence [1] says no"
+    kept = check_meaning("The staff network in the office works without it [1].", q, [VPN], None, sentences)
+    assert not kept.reason
 
 
 def test_a_restatement_is_withdrawn() -> None:

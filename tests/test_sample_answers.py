@@ -102,35 +102,45 @@ def test_questions_in_other_languages_are_answered_from_the_right_passage(
     assert fact in out["answer"], out["answer"]
 
 
-# German and French questions over the (English) sample get the value asked for, shown first (issue 48).
+# German and French questions over the (English) sample get the value asked for, shown first (issue 48), where the
+# confidence reaches its threshold (core/answers/short_confidence.py; since session 23 it reads the walk's evidence
+# and gates a yes or no too: docs/eval/answers.md, "Session 23"). Withheld, the sentence holding it comes first:
+# the VPN's "No" is read right but not shown (the training data's yes and no are right about half the time), and
+# the headquarters' address for a French question is withheld (a question in another language shares no word with
+# the sentence and the encoder reads it at a cross-language cosine).
 SHORT_IN_OTHER_LANGUAGES = [
-    ("Wie viele Urlaubstage bekommen Mitarbeiter?", "27 days"),
-    ("Wann wird der Feueralarm getestet?", "every Monday at 11:00"),
-    ("Quelles sont les heures de travail principales ?", "10:00 to 15:00, Monday to Friday"),
-    ("Où se trouve le siège à Rotterdam ?", "Lantern Quay 14, Rotterdam"),
-    ("Muss ich im Büro-WLAN das VPN benutzen?", "No"),
-    ("Faut-il utiliser le VPN sur le Wi-Fi du bureau ?", "No"),
+    ("Wie viele Urlaubstage bekommen Mitarbeiter?", "27 days", "27 days"),
+    ("Wann wird der Feueralarm getestet?", "every Monday at 11:00", "every Monday at 11:00"),
+    ("Quelles sont les heures de travail principales ?", "10:00 to 15:00, Monday to Friday", "10:00 to 15:00"),
+    ("Où se trouve le siège à Rotterdam ?", None, "Lantern Quay 14, Rotterdam"),
+    ("Muss ich im Büro-WLAN das VPN benutzen?", None, "does not need the VPN"),
+    ("Faut-il utiliser le VPN sur le Wi-Fi du bureau ?", None, "does not need the VPN"),
 ]
 
 
-@pytest.mark.parametrize(("question", "value"), SHORT_IN_OTHER_LANGUAGES, ids=["de", "de-when", "fr", "fr-where",
-                                                                               "de-yes-no", "fr-yes-no"])
+@pytest.mark.parametrize(("question", "value", "sentence"), SHORT_IN_OTHER_LANGUAGES,
+                         ids=["de", "de-when", "fr", "fr-where", "de-yes-no", "fr-yes-no"])
 def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, dict[str, str]], question: str,
-                                                          value: str) -> None:
+                                                          value: str | None, sentence: str) -> None:
     out = _ask_json(library, question)
+    if value is None:
+        assert out["short_answer"] is None, out["answer"]
+        assert sentence in out["answer"].splitlines()[0], out["answer"]  # the sentence holding it first
+        return
     assert out["short_answer"] is not None and out["short_answer"]["text"] == value, out["answer"]
-    assert out["answer"].startswith(value)
+    assert out["answer"].startswith(value) and sentence in out["answer"]
 
 
 # Questions that ask for a thing (issue 48, session 21): the value shown first is a name or a noun phrase of the
 # sentence found. Before, a "what" question named no kind of value and got none, and a German "Was ...?" was read as
 # an English yes/no question ("Was the ...?") and answered "No". Since session 22 a phrase is shown only when the
-# ranker is sure enough of it (core/answers/short_confidence.py): "NorthGate" and "Service Desk" are right but
-# withheld (a phrase among several, chosen by a margin the training data does not trust), so for those the value is
-# the right one or none; never another.
+# ranker is sure enough of it (core/answers/short_confidence.py): "NorthGate" is right but withheld (a phrase among
+# several, from a sentence the encoder reads no closer than the next), so for it the value is the right one or none;
+# never another. "Service Desk" is shown since the confidence reads the walk's evidence: its sentence and passage are
+# far the encoder's best.
 THINGS = [
     ("What do you need to reach the wiki from outside the office?", "NorthGate", False),
-    ("Who do I call if my laptop breaks?", "Service Desk", False),
+    ("Who do I call if my laptop breaks?", "Service Desk", True),  # shown since session 23: the walk is sure of it
     ("Was ist das Budget für Weiterbildung?", "EUR 1,500", True),
 ]
 
@@ -162,7 +172,9 @@ def test_a_question_asking_for_a_thing_gets_it_first_or_no_value(library: tuple[
 #   a later sentence that shares none of the question's words no longer gives a value.
 WRONG_BEFORE = [
     ("Who approves travel above EUR 2,000?", None, "Europe"),
-    ("Which meeting rooms are there in Lisbon?", "Levante and Nortada", "Bora and Zephyr"),
+    # "Levante and Nortada", right, is withheld since session 23 (its confidence under the threshold): the sentence
+    # naming both cities' rooms comes first, never Rotterdam's as the value
+    ("Which meeting rooms are there in Lisbon?", None, "Bora and Zephyr"),
     ("Wann werden Fahrräder entfernt?", None, "in April and October"),
 ]
 
@@ -177,6 +189,7 @@ def test_a_value_shown_first_is_right_or_not_shown(library: tuple[Path, dict[str
     if value is None:
         assert short is None, short  # the sentence first, no value above it
         assert out["answer"].startswith(" ".join(out["sentences"][0]["text"].split())), out["answer"]
+        assert not out["answer"].startswith(before)
     else:
         assert short is not None and short["text"] == value and short["confidence"] >= SHOW.threshold, out["answer"]
         assert out["answer"].startswith(value) and before not in out["answer"].splitlines()[0]
@@ -228,3 +241,36 @@ def test_the_window_says_not_found_for_a_question_the_sample_does_not_answer(
         assert 1 <= view.sources.count()
     finally:
         window.shutdown()
+
+
+# The walk's evidence in the confidence (issue 48, session 23): whether the sentence is the right one, as the encoder
+# and the walk read it, decides with the value's own features whether a value (a yes or no too) is shown first.
+# - a German question over English text whose first sentence is the wrong one (the parking booking, "by 16:00", not
+#   the charging rule): the encoder reads the charging sentence far closer to the question than the booking one, so
+#   the booking's time is not shown;
+# - "Is there a company car policy?": the deciding sentence ("book a company pool car") holds the question's words
+#   but is not about a policy, and the encoder reads another sentence closer: no "Yes" above it;
+# - "Who do I call if my laptop breaks?": the sentence and its passage are the encoder's best by far: "Service Desk".
+EVIDENCE = [
+    ("Wann kann ich mein Elektroauto laden?", None, "by 16:00"),
+    ("Is there a company car policy?", None, "Yes"),
+    ("Who do I call if my laptop breaks?", "Service Desk", ""),
+]
+
+
+@pytest.mark.parametrize(("question", "value", "before"), EVIDENCE, ids=["de-wrong-sentence", "yes-no-unsure",
+                                                                         "who-sure"])
+def test_a_value_is_shown_first_only_where_the_walk_is_sure_of_its_sentence(
+        library: tuple[Path, dict[str, str]], question: str, value: str | None, before: str) -> None:
+    out = _ask_json(library, question)
+    short = out["short_answer"]
+    assert out["found"], out["answer"]
+    if value is None:
+        assert short is None, short  # the sentence first, no value (no "Yes:"/"No:") above it
+        first = out["answer"].splitlines()[0]
+        assert first.startswith(" ".join(out["sentences"][0]["text"].split())[:30]) and before not in first[:10]
+        return
+    threshold = SHOW.yes_no_threshold if short and short["kind"] == "yes_no" else SHOW.threshold
+    assert short is not None and short["text"] == value and short["confidence"] >= threshold, out["answer"]
+    assert out["answer"].startswith(value)
+    assert all(s["cosine"] is not None for s in out["sentences"])  # the encoder's read of each sentence, in JSON

@@ -123,4 +123,7 @@ def test_a_rows_other_cell_saying_no_does_not_reverse_the_answer(library: Sample
     # the Lunch row: "Free lunch on office days ... No enrolment needed"; before, "No: Lunch, Office canteen ..."
     out = ask_json(library, "Is there free lunch in the office?")
     short = out["short_answer"]
-    assert short is not None and short["kind"] == "yes_no" and short["text"] == "Yes", out["answer"]
+    # a yes or no is shown only where the confidence reaches its threshold (core/answers/short_confidence.py): "Yes"
+    # or none, never "No"
+    assert short is None or (short["kind"] == "yes_no" and short["text"] == "Yes"), out["answer"]
+    assert not out["answer"].startswith("No"), out["answer"]

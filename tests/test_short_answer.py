@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.answers.short import asked_value, polarity, short_answer
+from shelfwise.core.answers.first_value import short_answer
+from shelfwise.core.answers.short import asked_value, polarity
 from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Answer, Extracted
 
@@ -111,7 +112,8 @@ def test_a_later_sentence_that_bears_less_on_the_question_gives_no_value() -> No
 ])
 def test_yes_or_no_is_the_deciding_sentences_polarity(question: str, sentence: str, verdict: str) -> None:
     assert polarity(question, sentence) == verdict
-    short = short_answer(question, [Extracted(sentence, 2, 0, len(sentence), 0.5)])
+    # the polarity read, every yes or no shown (whether it is shown: tests/test_short_show.py)
+    short = short_answer(question, [Extracted(sentence, 2, 0, len(sentence), 0.5)], show=SHOW_ALL)
     assert short is not None and short.kind == "yes_no" and short.text == verdict and short.sentence == sentence
     assert short.shown() == f"{verdict}: {sentence}" and short.number == 2
 
@@ -122,7 +124,7 @@ def test_what_is_shown_first() -> None:
     answer = Answer("How much is the home office allowance?", f"{sentence} [1]", [], True, sentences=[found],
                     short=short_answer("How much is the home office allowance?", [found]))
     assert answer.shown_first() == f"EUR 600 [1]\n{sentence} [1]"
-    yes_no = short_answer("Do I get a home office allowance?", [found])
+    yes_no = short_answer("Do I get a home office allowance?", [found], show=SHOW_ALL)
     assert yes_no is not None
     answer.short = yes_no
     assert answer.shown_first() == f"Yes: {sentence} [1]"

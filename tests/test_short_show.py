@@ -5,8 +5,9 @@ strings; the same questions through the CLI on the sample: tests/test_sample_ans
 
 from __future__ import annotations
 
-from shelfwise.core.answers.short import asked_kind, short_answer, show_features, value_candidates
-from shelfwise.core.answers.short_confidence import SHOW, SHOW_ALL, ShowFeatures, confidence
+from shelfwise.core.answers.first_value import short_answer, show_features
+from shelfwise.core.answers.short import asked_kind, value_candidates
+from shelfwise.core.answers.short_confidence import SHOW, SHOW_ALL, TYPICAL, ShowFeatures, confidence
 from shelfwise.core.answers.types import Extracted
 
 ROOMS = ("Meeting rooms are named after winds: Mistral,\nSirocco, Bora and Zephyr in Rotterdam, and Levante and "
@@ -77,3 +78,28 @@ def test_a_value_the_ranker_cannot_place_is_withheld_and_a_clear_one_shown() -> 
     assert short_answer(question, vague) is None
     best = value_candidates(asked_kind(question), question, vague)
     assert confidence(show_features(question, best), SHOW) < SHOW.threshold
+
+
+def test_the_confidence_grows_with_the_walks_evidence_for_the_sentence() -> None:
+    # the encoder's cosine of the question with the value's sentence and its lead over the other candidate sentences
+    # (benchmarks/research/short_show.py chose their weights): a value read from a sentence the encoder reads far
+    # below another candidate is less sure than the same value read from the encoder's best
+    assert confidence(features(cosine=0.75, lead=0.2), SHOW) > confidence(features(cosine=0.25, lead=-0.25), SHOW)
+    assert confidence(features(lead=0.2), SHOW) > confidence(features(lead=-0.2), SHOW)
+    # sentences given without a walk read the training medians (short_confidence.TYPICAL)
+    assert confidence(features(), SHOW) == confidence(features(**TYPICAL), SHOW)
+
+
+def test_a_yes_or_no_is_gated_by_the_same_model_with_its_own_threshold() -> None:
+    # the deciding sentence's polarity is right about half the time on the training data, so a yes or no needs
+    # strong evidence (and a wrong one costs more: threshold 0.75); with none it is not shown, and then the sentence
+    # is shown first without "Yes:"/"No:"
+    question = "Do I need the VPN on the office Wi-Fi?"
+    vpn = "In the office, the Wi-Fi network does not need the VPN."
+    assert SHOW.yes_no_threshold > SHOW.threshold
+    weak = [Extracted(vpn, 1, 0, len(vpn), 0.5, cosine=0.3, lead=-0.2)]
+    assert short_answer(question, weak, passages=[0.3, 0.5]) is None
+    assert short_answer(question, weak, show=SHOW_ALL).text == "No"
+    strong = [Extracted(vpn, 1, 0, len(vpn), 0.5, cosine=0.95, lead=0.3)]
+    short = short_answer(question, strong, passages=[0.8, 0.4])
+    assert short is not None and short.text == "No" and short.confidence >= SHOW.yes_no_threshold

@@ -20,17 +20,9 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def canals_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from click.testing import CliRunner
+    from tests.table_workbooks import workbook_library, write_canals
 
-    from shelfwise.app.cli.main import main
-    from tests.table_workbooks import write_canals
-
-    root = tmp_path_factory.mktemp("canals")
-    write_canals(root / "docs" / "canals.xlsx")
-    db = root / "lib.db"
-    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "ingest", str(root / "docs")])
-    assert result.exit_code == 0, result.output
-    return db
+    return workbook_library(tmp_path_factory.mktemp("canals"), write_canals, "canals.xlsx")
 
 
 @pytest.mark.parametrize(("question", "value", "operation"), [

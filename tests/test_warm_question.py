@@ -48,6 +48,20 @@ def _forget(shelf: Shelf) -> None:
     snapshot_for(store, store.collection("default").id, shelf.embedder.model_id).data.recent_cos.clear()
 
 
+def _summaries(shelf: Shelf) -> list[dict[str, Any]]:
+    """:func:`_summary` of each of :func:`_questions`, each ranked and scanned afresh (:func:`_forget`)."""
+    out = []
+    for q in _questions():
+        _forget(shelf)
+        out.append(_summary(shelf, q))
+    return out
+
+
+def assert_same_answers(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+    for q, a, b in zip(_questions(), before, after, strict=True):
+        assert a == b, q
+
+
 @pytest.fixture(scope="module")
 def sample(sample_copy: Callable[[str], Any]) -> Any:
     return sample_copy("warm-question")
@@ -60,10 +74,7 @@ def test_answers_are_the_old_paths_with_the_shortcuts_forced(sample: Any, monkey
         # the old path: no scan beside the ranking, no restricted ranking
         monkeypatch.setattr(features, "SCAN_AHEAD_MIN", 10**12)
         monkeypatch.setattr(ranking, "_rank_two_or_more", lambda *args: None)
-        before = []
-        for q in _questions():
-            _forget(shelf)
-            before.append(_summary(shelf, q))
+        before = _summaries(shelf)
         monkeypatch.undo()
         # both forced on this small library
         monkeypatch.setattr(features, "SCAN_AHEAD_MIN", 0)
@@ -84,12 +95,8 @@ def test_answers_are_the_old_paths_with_the_shortcuts_forced(sample: Any, monkey
 
         monkeypatch.setattr(threading.Thread, "start", counted_start)
         monkeypatch.setattr(ranking, "_rank_two_or_more", counted_two)
-        after = []
-        for q in _questions():
-            _forget(shelf)
-            after.append(_summary(shelf, q))
-    for q, a, b in zip(_questions(), before, after, strict=True):
-        assert a == b, q
+        after = _summaries(shelf)
+    assert_same_answers(before, after)
     assert scans.count("shelfwise-scan") == len(_questions())  # each question scanned beside its ranking
     # tried for the questions of three words or more (the walk's 200 rows are more than the sample's rows of two
     # words, so here it falls back: the rankings it returns are checked below)

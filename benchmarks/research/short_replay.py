@@ -13,7 +13,10 @@ runs on the code before too:
         --dataset xquad-en --out before.json
 
 The sentences of one passage are read back as one text (their boundaries are not in the rows), so a replayed value
-can differ from what the run itself showed; the rows' own value is reported beside it.
+can differ from what the run itself showed; the rows' own value is reported beside it. Rows written since session 23
+keep the sentences as found and the walk's evidence (``evidence``: each sentence's cosine and lead, each passage's
+cosine); those are replayed exactly, the evidence given to whatever code reads it. ``--kind yes_no`` replays the
+rows whose gold is a yes or no instead.
 
 Graded two ways: ``precision`` / ``short_contains_gold``, the value holds a gold answer as whole words (as
 ``answers.py``); ``right_when_shown`` / ``right_recall``, it holds one or lies within one (as ``short_tune.py`` and
@@ -28,13 +31,19 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
+import inspect
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from shelfwise.core.answers.matching import answer_matches, normalize_answer
-from shelfwise.core.answers.short import short_answer
+
+try:  # where short_answer is since session 23; a tree before it has it in short.py
+    from shelfwise.core.answers.first_value import short_answer
+except ImportError:
+    from shelfwise.core.answers.short import short_answer  # type: ignore[no-redef]
 from shelfwise.core.answers.types import Extracted
 
 CITE = re.compile(r"(.*?)\s*\[(\d+)\](?:\s|$)", re.S)
@@ -50,6 +59,10 @@ def sentences_of(extractive: str) -> list[Extracted]:
 def questions(dataset: str) -> dict[str, str]:
     from shelfwise.evaluation.run import load_dataset
 
+    if dataset.endswith(".jsonl"):  # a user's own questions (the sample's: resources/sample_questions.jsonl)
+        from shelfwise.evaluation.datasets import load_jsonl
+
+        return {q.qid: q.question for q in load_jsonl(Path(dataset))}
     name, _, rest = dataset.partition("-")
     if name == "xquad":
         ds = load_dataset("xquad", lang=rest)
@@ -60,14 +73,41 @@ def questions(dataset: str) -> dict[str, str]:
     return {q.qid: q.question for q in ds.questions}
 
 
-def replay(rows: list[dict[str, Any]], asked: dict[str, str]) -> dict[str, Any]:
-    span = [r for r in rows if r["kind"] == "span"]
+_FIELDS = {f.name for f in dataclasses.fields(Extracted)}
+_PASSAGES = "passages" in inspect.signature(short_answer).parameters
+
+
+def sentences_kept(evidence: dict[str, Any]) -> list[Extracted]:
+    """The sentences a run kept in its rows' ``evidence`` (since session 23), as whatever ``Extracted`` is
+    importable takes them (a tree before session 23 takes no ``cosine`` or ``lead``)."""
+    return [Extracted(**{k: v for k, v in s.items() if k in _FIELDS}) for s in evidence["sentences"]]
+
+
+def value_of(question: str, row: dict[str, Any]) -> Any:
+    """The value the code on the path shows for ``row``'s question and sentences: from the sentences and the walk's
+    evidence the row kept when it kept them (read exactly), else from its shown text (see the module doc)."""
+    if not row["found"]:
+        return None
+    kept = row.get("evidence")
+    if kept and kept["sentences"]:
+        extra = {"passages": kept["passages"]} if _PASSAGES else {}
+        return short_answer(question, sentences_kept(kept), **extra)
+    return short_answer(question, sentences_of(row["texts"]["extractive"]))
+
+
+def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, ...] = ("span",),
+           facts: bool = False) -> dict[str, Any]:
+    """``facts``: a value holds a free-text gold as ``fact_match`` grades (the sample's), else as whole words."""
+    from shelfwise.evaluation.answer_modes import fact_match
+
+    holds = fact_match if facts else answer_matches
+    span = [r for r in rows if r["kind"] in kinds]
     out = []
     for r in span:
-        got = short_answer(asked[r["qid"]], sentences_of(r["texts"]["extractive"])) if r["found"] else None
+        got = value_of(asked[r["qid"]], r)
         value = got.text if got else ""
         out.append({"qid": r["qid"], "question": asked[r["qid"]], "gold": r["gold"], "value": value,
-                    "holds": answer_matches(value, r["gold"]) if value else False,
+                    "holds": holds(value, r["gold"]) if value else False,
                     "right": any(right(value, g) for g in r["gold"]) if value else False,
                     "run_value": r["texts"].get("short", ""),
                     "run_holds": answer_matches(r["texts"].get("short", ""), r["gold"])
@@ -110,8 +150,10 @@ def grade_items(items: list[list[str]]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rows", type=Path, nargs="?", help="an evaluation run's answers-*.json")
-    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ...")
+    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ..., or a .jsonl of questions "
+                                      "(graded by fact_match, as the sample's free-text golds)")
     ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
+    ap.add_argument("--kind", default="span", help="the rows' kind of gold: span (a value), or yes_no")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-replay.json"))
     args = ap.parse_args()
     if args.items:
@@ -121,7 +163,8 @@ def main() -> None:
         return
     if args.rows is None or not args.dataset:
         ap.error("give ROWS and --dataset, or --items")
-    result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset))
+    result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset), (args.kind,),
+                    facts=args.dataset.endswith(".jsonl"))
     args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
 

@@ -31,13 +31,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from shelfwise.core.answers.first_value import short_answer
 from shelfwise.core.answers.matching import answer_matches, normalize_answer
 from shelfwise.core.answers.short import (
     SpanWeights,
     _about,
     asked_kind,
     nominal_features,
-    short_answer,
     spans_of,
     stems,
 )

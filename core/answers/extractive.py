@@ -378,7 +378,8 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
              + lexical_weight * word_overlap(focus, contexts, prefix, " ".join({h.title for h in hits[:passages]})))
     keep = np.argsort(-cheap, kind="stable")[:shortlist]
     short = [cands[i] for i in keep]
-    scores = np.asarray(scorer(focus, [c.context for c in short]), dtype=np.float32) + cheap[keep]
+    read = np.asarray(scorer(focus, [c.context for c in short]), dtype=np.float32)
+    scores = read + cheap[keep]
     order = [int(i) for i in np.argsort(-scores, kind="stable")[:sentences]]
     order = [i for i in order if scores[i] >= scores[order[0]] - second_margin]
     out: list[Extracted] = []
@@ -387,8 +388,10 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
         end = list_end(hits[c.number - 1].text, c.end, lead=c.text) if is_lead_in(c.text) else c.end
         if any(x.number == c.number and x.start < end and c.start < x.end for x in out):
             continue  # an item of a list already shown with its lead-in, or a lead-in whose list holds one shown
+        rivals = [float(read[j]) for j in range(len(short)) if j != i]
         out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i]),
-                             c.header))
+                             c.header, cosine=float(read[i]),
+                             lead=float(read[i]) - max(rivals) if rivals else None))
     return bearing_first(focus, out, " ".join({h.title for h in hits[:passages]}), prefix)
 
 

@@ -33,10 +33,10 @@ from shelfwise.core.answers.extractive import (
     list_run,
     logical_lines,
 )
+from shelfwise.core.answers.first_value import short_answer
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.meaning import check_meaning
 from shelfwise.core.answers.sentence_vectors import cached_scorer
-from shelfwise.core.answers.short import short_answer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation
 from shelfwise.core.models.backend import CancelCheck
@@ -95,7 +95,7 @@ def extractive_answer(library: LibraryWalk, question: str, result: SearchResult 
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
-    short = short_answer(question, sentences)
+    short = short_answer(question, sentences, passages=[cosines.get(h.node_id) for h in hits])
     if short is not None and short.kind == "yes_no":  # the deciding sentence is shown first, after "Yes:"/"No:"
         sentences = sorted(sentences, key=lambda s: (s.number, s.start) != (short.number, short.start))
     numbers = sorted({s.number for s in sentences})

@@ -8,7 +8,8 @@
   numbers as values) in that one sentence, not scattered over the passages ("Yes, the company covers gym
   membership" where no sentence says so);
 * **polarity**: for a yes/no question, the text's yes or no (its first word, else its negations against the
-  question's) must be the deciding sentence's (:func:`~shelfwise.core.answers.short.polarity`);
+  question's) must be the deciding sentence's (:func:`~shelfwise.core.answers.short.polarity`), whether or not that
+  yes or no is shown; where none is shown (the confidence withheld it), a text opening with one is withdrawn;
 * **the kind asked for**: a question that asks for a number, an amount, a date, a time, a place or a name must get
   one in the text (:func:`~shelfwise.core.answers.short.asked_value`);
 * **adds nothing**: a text whose words and numbers are all in the short answer, the sentence(s) found and the
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.facts import numbers_in, split_sentences
+from shelfwise.core.answers.first_value import deciding_sentence
 from shelfwise.core.answers.short import asked_value, polarity, spans_of, stems
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 
@@ -89,6 +91,18 @@ def text_polarity(text: str, question: str) -> str:
     return polarity(question, plain)
 
 
+def _deciding(question: str, short: ShortAnswer | None,
+              sentences: Sequence[Extracted]) -> tuple[int, str, bool] | None:
+    """For a yes/no question: the deciding sentence's citation number, its yes or no, and whether that is shown
+    (``short``); read from the ``sentences`` found when none is shown (None without either)."""
+    if short is not None and short.kind == "yes_no":
+        return short.number, short.text, True
+    if not sentences:
+        return None
+    decides = deciding_sentence(question, sentences)
+    return decides.number, polarity(question, decides.text), False
+
+
 def check_meaning(text: str, question: str, sources: Sequence[str], short: ShortAnswer | None,
                   sentences: Sequence[Extracted] = ()) -> Meaning:
     """The verdict on the model's ``text`` (already past the fact check against ``sources``, every passage shown),
@@ -97,11 +111,16 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
     checks = [FACTS_CHECK]
     kind = asked_value(question)
     said = ""
-    if kind == "yes_no" and short is not None and short.kind == "yes_no":
+    deciding = _deciding(question, short, sentences) if kind == "yes_no" else None
+    number = 0
+    if deciding is not None:
+        number, says, shown = deciding
         said = text_polarity(plain, question)
-        if said != short.text:
-            return Meaning(f"it says {said.lower()} where the deciding sentence [{short.number}] says "
-                           f"{short.text.lower()}")
+        if said != says:
+            return Meaning(f"it says {said.lower()} where the deciding sentence [{number}] says {says.lower()}")
+        if not shown and (_YES.match(plain) or _NO.match(plain)):
+            # no yes or no is shown: the sentences found do not settle it surely enough, so neither does the model
+            return Meaning("it says yes or no where the sentences found do not settle it")
     if restates(plain, question):
         return Meaning("it only restates the question")
     loose = unsupported_sentences(plain, sources, question)
@@ -109,7 +128,7 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
         return Meaning(f"no passage says \u201c{loose[0][:80]}\u201d")
     checks.append(SUPPORT_CHECK)
     if said:
-        checks.append(f"its {said.lower()} is the deciding sentence's [{short.number if short else 0}]")
+        checks.append(f"its {said.lower()} is the deciding sentence's [{number}]")
     elif kind in _KIND_WORDS and kind != "list":
         if not spans_of(kind, plain, question):
             return Meaning(f"it gives no {_KIND_WORDS[kind].split(' ', 1)[1]}, which the question asks for")

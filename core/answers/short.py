@@ -6,10 +6,10 @@ languages of ``core/answers/cues.py`` for numbers and dates): ``yes_no``, ``perc
 or ``span`` (nothing more specific); :func:`asked_kind` reads ``thing`` among the latter for a question asking
 what, which or who, and leaves ``span`` (no short answer) to how and why.
 
-:func:`short_answer` looks for a span of that kind (``core/answers/typed_spans.py``; for a thing asked for, the
+:func:`value_candidates` looks for spans of that kind (``core/answers/typed_spans.py``; for a thing asked for, the
 phrases of ``core/answers/phrases.py`` ranked by :class:`SpanWeights`) in the extracted sentences, best sentence
-first, and returns a :class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and
-offsets):
+first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
+:class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and offsets):
 
 * numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 600", "27 days",
   "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"); a number the question itself names is not an
@@ -25,7 +25,7 @@ offsets):
 
 Among several spans of the kind in one sentence, the one nearest the question's own words wins
 (:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
-threshold (a wrong value shown first is worse than none). Pure functions over
+threshold (a wrong value shown first is worse than none; ``core/answers/first_value.py``). Pure functions over
 strings and :class:`~shelfwise.core.answers.types.Extracted` sentences, no model: ``tests/test_short_answer.py``.
 """
 
@@ -36,11 +36,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
+from shelfwise.core.answers.extractive import list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
-from shelfwise.core.answers.short_confidence import SHOW, ShowFeatures, ShowWeights, confidence
 from shelfwise.core.answers.typed_spans import (
     MONTH,
     NUMBER_WORD_EN,
@@ -521,71 +520,3 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted],
             score += weights.held * (held - first) - 0.3 * rank
             out.append(Candidate(score, s, rank, span, ranked, of_kind, held, feats))
     return sorted(out, key=lambda c: -c.score)
-
-
-_DIGITS = lazy(r"(?<![\w-])\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?(?![\w-]|[.,]\d)")
-
-
-def _numbers(text: str) -> set[str]:
-    """The numbers standing alone in ``text`` (not in a name: "COVID-19", "OT-2"), as their digits ("2,000",
-    "2.000" and "2000" alike)."""
-    return {re.sub(r"\D", "", m.group(0)) for m in _DIGITS.finditer(text)}
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
-
-
-def show_features(question: str, cands: Sequence[Candidate]) -> ShowFeatures:
-    """What says whether the best of ``cands`` (best first, none empty) is right, in words that carry across
-    languages: how far it stands above the best candidate that is another value (not the same words, not
-    overlapping it in its sentence), whether it is of the kind asked for or a phrase, how many of the question's
-    words its sentence holds (and what share), how near they stand to it, whether its sentence is the first shown,
-    whether the question names a number its sentence lacks ("above EUR 2,000" asked of a sentence without it), and
-    how many candidates there were."""
-    best = cands[0]
-    other = next((c for c in cands[1:] if _words(c.text) != _words(best.text) and not (
-        c.sentence is best.sentence and c.span.start < best.span.end and best.span.start < c.span.end)), None)
-    keys = stems(question)
-    others = [c.held for c in cands if c.sentence is not best.sentence]
-    return ShowFeatures(
-        margin=best.score - other.score if other is not None else None, typed=best.typed, ranked=best.ranked,
-        held=best.held, keys=len(keys), close=_closeness(best.sentence.text, best.span, question_keys(question)),
-        first=best.rank == 0, number_missing=bool(_numbers(focus_question(question)) - _numbers(best.sentence.text)),
-        candidates=len(cands), held_lead=best.held - max(others, default=best.held),
-        after=bool(best.features and best.features[4]), before=bool(best.features and best.features[5]),
-        words=len(best.text.split()))
-
-
-def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWeights = WEIGHTS,
-                 show: ShowWeights = SHOW) -> ShortAnswer | None:
-    """The value ``question`` asks for, as a span of ``sentences`` (best first), or None when they hold none of
-    its kind, it asks for no particular kind, or the value found is not sure enough to be shown first
-    (:func:`~shelfwise.core.answers.short_confidence.confidence` under ``show.threshold``: the sentence is then
-    shown first, without a value)."""
-    if not sentences:
-        return None
-    kind = asked_kind(question)
-    if kind == "yes_no":
-        # the deciding sentence: the found sentence that shares most of the question's words (the best ranked on a
-        # tie; a question in another language than the documents may share none)
-        keys = stems(question)
-        deciding = max(sentences, key=lambda s: (len(keys & stems(s.text)), s.score))
-        text = " ".join(deciding.shown.split())
-        return ShortAnswer(polarity(question, deciding.text), "yes_no", deciding.number, deciding.start,
-                           deciding.end, deciding.score, sentence=text)
-    if kind == "list":
-        items = _lead_in_list(question, sentences)
-        if items is not None:
-            return items
-    cands = value_candidates(kind, question, sentences, weights)
-    if not cands or (cands[0].ranked and cands[0].score < 0) or not cands[0].text:
-        return None
-    best = cands[0]
-    sure = confidence(show_features(question, cands), show)
-    if sure < show.threshold:
-        return None
-    s, chosen = best.sentence, best.span
-    shown_kind = chosen.kind if kind in ("number", "percent", "duration") else "span" if kind == "thing" else kind
-    return ShortAnswer(best.text, shown_kind, s.number, s.start + chosen.start, s.start + chosen.end, s.score,
-                       sentence=" ".join(s.shown.split()), confidence=round(sure, 4))

@@ -1,16 +1,21 @@
 """Whether the value found for a question is shown first: a confidence that it is right, from the ranker's own
-features, and a threshold under which no value is shown (the sentence is shown first, as without a value).
+features and the walk's evidence for its sentence, and a threshold under which no value is shown (the sentence is
+shown first, as without a value). A yes or no read from the deciding sentence is gated the same way, by the same
+model, with a threshold of its own.
 
-A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on. So
-the value is shown only where the chance that it is right is high enough for what a wrong one costs
-(``benchmarks/research/short_show.py`` chose the weights and the threshold on the training data only, counting a
-wrong value shown as costing twice what a right one gains; docs/eval/answers.md, "Session 22").
+A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on; a
+"No" over a sentence that says yes is worse still. So a value is shown only where the chance that it is right is
+high enough for what a wrong one costs (``benchmarks/research/short_show.py`` chose the weights and the thresholds
+on the training data only, counting a wrong value as costing twice what a right one gains and a wrong yes or no
+three times; docs/eval/answers.md, "Session 23").
 
-The features (:class:`ShowFeatures`) are read off the candidates ``core/answers/short.py`` ranks, in terms that
-carry across languages (no word lists): the margin between the best value and the best other value, whether the
-value is of the kind asked for (a number for "how many", a run of capitals for "who") or a phrase the question's
-words leave over, how many of the question's words its sentence holds, how near they stand to it, whether its
-sentence is the first shown, and whether the question names a number its sentence lacks. Pure functions.
+The features (:class:`ShowFeatures`) carry across languages (no word lists): of the value, the margin between the
+best value and the best other value, whether the value is of the kind asked for (a number for "how many", a run
+of capitals for "who") or a phrase the question's words leave over, how many of the question's words its sentence
+holds, and whether the question names a number its sentence lacks; of the walk, whether the sentence is the one it
+should be: the encoder's cosine of the question with the sentence and its lead over the other candidate sentences,
+the cosine of the sentence's passage and its lead over the other passages shown (a question in another language
+than the documents shares no word with them, but the encoder reads both). Pure functions.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ MARGIN_CAP = 3.0  # a margin beyond this says no more (and a value with no rival
 
 @dataclass(frozen=True)
 class ShowFeatures:
-    """What is known of the best value found (``core/answers/short.py``'s ``show_features``)."""
+    """What is known of the best value found (``core/answers/short.py``'s ``show_features``): of the value and the
+    ranker's candidates, and of the walk's evidence for its sentence (None: not known, as for sentences given
+    without the walk; read as :data:`TYPICAL`)."""
 
     margin: float | None  # its score minus the best other value's (None: no other value)
     typed: bool  # a span of the kind asked for (a number, a date, a name for "who"), not a phrase
@@ -38,32 +45,57 @@ class ShowFeatures:
     after: bool  # a phrase right after one of the question's words ("consist of [circular RNAs]")
     before: bool  # a phrase right before one
     words: int  # its length in words
+    yes_no: bool = False  # a yes or no read from the deciding sentence (the margin and kind features do not apply)
+    says_no: bool = False  # ... and it is "No"
+    cosine: float | None = None  # the encoder's cosine of the question with its sentence (``Extracted.cosine``)
+    lead: float | None = None  # that minus the best other candidate sentence's (``Extracted.lead``)
+    passage: float | None = None  # the walk's cosine of the question with its sentence's passage
+    passage_lead: float | None = None  # that minus the best other passage's shown (None: one passage)
 
     def vector(self) -> tuple[float, ...]:
         """The features in the order of :data:`NAMES`."""
         margin = MARGIN_CAP if self.margin is None else max(0.0, min(self.margin, MARGIN_CAP))
-        return (1.0, margin * self.ranked, margin * (not self.ranked), float(self.margin is None),
-                float(self.typed), float(self.ranked), self.held / max(self.keys, 1), float(self.number_missing),
-                math.log1p(self.candidates), max(-3, min(self.held_lead, 3)))
+        value = not self.yes_no  # what describes the ranker's candidates: nothing for a yes or no
+
+        def known(name: str, x: float | None, cap: float = 1.0) -> float:
+            return TYPICAL[name] if x is None else max(-cap, min(x, cap))
+
+        return (1.0, margin * self.ranked * value, margin * (not self.ranked) * value,
+                float(self.margin is None and value), float(self.typed), float(self.ranked),
+                self.held / max(self.keys, 1), float(self.number_missing), math.log1p(self.candidates) * value,
+                max(-3, min(self.held_lead, 3)), float(self.yes_no), float(self.says_no),
+                known("cosine", self.cosine), known("lead", self.lead, LEAD_CAP),
+                known("passage", self.passage), known("passage_lead", self.passage_lead, LEAD_CAP))
 
 
-# ``first`` (its sentence is the first shown) is read but not weighed: the training lists put the rival first by
-# construction (docs/eval/answers.md, "Session 22"), so its weight there would say how they were built
+LEAD_CAP = 0.3  # a lead of the sentence or of its passage beyond this says no more
+# ``first`` (its sentence is the first shown) is read but not weighed: where the walk's evidence says how sure it was
+# of the sentence (``cosine``, ``lead``, ``passage``, ``passage_lead``), its rank adds nothing measured
 NAMES = ("bias", "margin_ranked", "margin_typed", "alone", "typed", "ranked", "held_share", "number_missing",
-         "log_candidates", "held_lead")
+         "log_candidates", "held_lead", "yes_no", "says_no", "cosine", "lead", "passage", "passage_lead")
+# the walk's evidence where it is not known (sentences given without a walk): the medians of the training items
+# (benchmarks/research/short_show.py), so such a sentence reads as a typical one
+TYPICAL = {"cosine": 0.614, "lead": 0.053, "passage": 0.565, "passage_lead": 0.044}
 
 
 @dataclass(frozen=True)
 class ShowWeights:
     """A logistic model of P(the value is right) over :meth:`ShowFeatures.vector`, one weight per name of
-    :data:`NAMES`, and the ``threshold`` on it under which no value is shown. Chosen on the training data by
-    ``benchmarks/research/short_show.py`` (docs/eval/answers.md, "Session 22")."""
+    :data:`NAMES`; the ``threshold`` on it under which no value is shown, and ``yes_no_threshold`` under which no
+    yes or no is (a "No" that reverses the sentence beneath it costs more than a wrong value). Chosen on the
+    training data by ``benchmarks/research/short_show.py`` (docs/eval/answers.md, "Session 23")."""
 
     weights: tuple[float, ...]
     threshold: float
+    yes_no_threshold: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         return self.weights
+
+    def shows(self, features: ShowFeatures) -> tuple[bool, float]:
+        """Whether the value is shown, and the confidence in it."""
+        sure = confidence(features, self)
+        return sure >= (self.yes_no_threshold if features.yes_no else self.threshold), sure
 
 
 def confidence(features: ShowFeatures, show: ShowWeights) -> float:
@@ -72,8 +104,10 @@ def confidence(features: ShowFeatures, show: ShowWeights) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-# chosen by benchmarks/research/short_show.py on COVID-QA and ConditionalQA TRAIN (docs/eval/short-show.json)
-SHOW = ShowWeights(weights=(0.3068, 0.2609, 0.2671, 0.3254, 0.3721, -0.3861, 0.6232, -0.0828, -0.563, -0.259),
-                   threshold=0.7)
+# chosen by benchmarks/research/short_show.py on COVID-QA, ConditionalQA TRAIN and PubMedQA through the stand-in walk
+# of short_walk.py (docs/eval/short-show-s23.json)
+SHOW = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
+                            2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922),
+                   threshold=0.55, yes_no_threshold=0.75)
 # every value shown (the behaviour before the model): for research scripts that grade the ranker alone
 SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)

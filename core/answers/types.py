@@ -39,6 +39,10 @@ class Extracted:
     end: int
     score: float  # the ranker's score (higher is better; judge logit or embedder cosine plus cues)
     header: str = ""  # for a table row: its table's header row, with which it is shown (extractive.read_row)
+    # what the scorer read of it alone (the encoder's cosine with the question; the judge's probability when one is
+    # switched on), and that minus the best such read of another candidate sentence (None: not read / none other)
+    cosine: float | None = None
+    lead: float | None = None
 
     @property
     def shown(self) -> str:
