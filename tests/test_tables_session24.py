@@ -3,7 +3,8 @@ click's CliRunner) over small real workbooks (tests/table_workbooks.py: the matc
 ``matches_library``; the same matches with German and French column names, ingested once here), real SQLite, the
 real bundled encoder (MiniLM), generation off: "the first / last X" in the table's order among the rows the
 question's filters keep, its cell in the column asked for ("when" -> the date, "who" / "which opponent" -> that
-column), in English, German and French."""
+column); "other than A" / "A and which other": the other rows of A's kind that pass the question's other filters
+(one value, the first for "name a", a list for a plural, else no table value); in English, German and French."""
 
 from __future__ import annotations
 
@@ -78,3 +79,26 @@ def test_first_and_last_in_german_and_french(de_fr_library: Path, question: str,
 def test_no_first_or_last_row_where_the_table_is_not_asked(matches_library: Path, question: str) -> None:
     out = ask_json(matches_library, question)
     assert out["short_answer"] is None or out["short_answer"]["operation"] not in ("first", "last"), question
+
+
+@pytest.mark.parametrize(("question", "value", "operation"), [
+    # Belgrade's matches: Lyon, Ajax, Benfica; wins in Belgrade: Lyon, Ajax
+    ("Other than Lyon, name an opponent we played in Belgrade. in:matches.xlsx", "Ajax", "lookup"),
+    ("Lyon and which other opponent did we win against in Belgrade? in:matches.xlsx", "Ajax", "lookup"),
+    ("Besides Ajax, which opponents did we play in Belgrade? in:matches.xlsx", "Lyon; Benfica", "list"),
+    ("Nenne einen Gegner außer Lyon in Belgrade. in:spiele.xlsx", "Ajax", "lookup"),
+    ("Citez un adversaire autre que Lyon à Belgrade. in:matchs.xlsx", "Ajax", "lookup"),
+    ("Quels adversaires sauf Ajax ont joué à Belgrade ? in:matchs.xlsx", "Lyon; Benfica", "list"),
+])
+def test_other_than(de_fr_library: Path, matches_library: Path, question: str, value: str, operation: str) -> None:
+    library = matches_library if "matches.xlsx" in question else de_fr_library
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert (short["text"], short["operation"]) == (value, operation), question
+    assert short["cells"] and all(c["number"] >= 1 for c in short["cells"])
+
+
+def test_other_than_with_two_left_is_no_table_value(matches_library: Path) -> None:
+    # Ajax and Benfica both: one is asked for, so neither is shown (before: Lyon's row, the one set aside)
+    out = ask_json(matches_library, "Which opponent other than Lyon did we play in Belgrade?")
+    assert out["short_answer"] is None or not out["short_answer"]["operation"]

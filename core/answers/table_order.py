@@ -34,7 +34,7 @@ _RANKED_FIRST = re.compile(r"\b(?:rank(?:ed)?|placed?|finish(?:ed)?|came|come|po
 # the question asks for a time: "when", "in what year", "on which date" (German, French: "wann", "quand", ...)
 ASKS_TIME = re.compile(r"^(?:when|wann|quand|(?:in |on |during )?(?:what|which) (?:year|date|day|season)s?|"
                        r"(?:in )?welchem jahr|an welchem (?:tag|datum)|(?:en )?quelle (?:année|date))\b")
-_OWNER = re.compile(r"'s$")  # "neha's last film": whose the table is, not a word it must have
+_WHICH_X = re.compile(r"^(?:which|what|welche[rsn]?|quel(?:le)?s?) (\w+)")
 UNREAD_ALLOWED = 1  # words of the question the table lacks that a first / last in the table's order tolerates
 
 
@@ -71,7 +71,7 @@ def _time_column(m: TableMatch) -> int | None:
 
 
 AskedColumn = Callable[[TableMatch], "int | None"]
-Unread = Callable[[TableMatch, "set[str]"], int]
+Unread = Callable[[TableMatch, "set[str]"], "set[str]"]
 Later = Callable[[TableMatch], bool]
 
 
@@ -105,22 +105,39 @@ def plan_first_last(m: TableMatch, asked_column: AskedColumn, unread: Unread, la
     return None
 
 
+def _tolerated(m: TableMatch, missing: set[str], op: str) -> bool:
+    """Whether the words of the question the table lacks (``missing``, light stems) still leave the table what it
+    asks about: at most :data:`UNREAD_ALLOWED`, each said after the first / last word (the rows' kind: "the last
+    *draftee*", "the first *loan*"), not before it (what is asked of them: "the *referee* of the final")."""
+    if not missing:
+        return True
+    said = next((w for o, w in m.intent.ops if o == op), "")
+    at = m.intent.text.find(said) if said else -1
+    after = {stem(w) for w in words_of(m.intent.text[at + len(said):])} if at >= 0 else set()
+    kind = _WHICH_X.match(m.intent.text)  # "which country is last": the rows' kind too
+    after |= {stem(kind.group(1))} if kind else set()
+    return len(missing) <= UNREAD_ALLOWED and missing <= after
+
+
 def _in_order(m: TableMatch, op: str, asked_column: AskedColumn, unread: Unread) -> Plan | None:
     """"which leg was the last leg", "when was the last battle", "who was the last japanese player to finish":
     the first or last row in the table's order (in time: a table listed newest first is read from its end) of
     the rows the filters keep; its cell in the column the question asks for ("which X", "when" -> a date,
     "who" -> a person, "what year" -> the row's year), else the column it names, else the row's label.
-    Only when the table has the question's words: at most :data:`UNREAD_ALLOWED` missing ("draftee" in "who
-    was the last draftee"), an owner's name not counted ("neha's"); with a filter that is not the asked noun
-    itself, the table is what the question is about. None for "ranked first" (a place) and where the answer
+    Only when the table has the question's words (:func:`_tolerated`: "draftee" in "who was the last draftee"
+    may be missing), an owner's name before the first / last word not counted ("neha's last film": whose
+    the table is); with a filter that is not the asked noun itself,
+    the table is what the question is about. None for "ranked first" (a place) and where the answer
     would be a row's date that the question does not ask for."""
     names, kinds, col = m.data.table.names, m.data.table.kinds, m.answer_col
     if op == "first" and _RANKED_FIRST.search(m.intent.text):
         return None
     filtered = bool(m.filters) and not any(stem(k.phrase) == stem(m.intent.asked) for k in m.keys.values())
-    owners = {stem(w) for w in m.intent.words if _OWNER.search(w)}
-    if not filtered and unread(m, owners) > UNREAD_ALLOWED:  # "what time should a new starter arrive on the
-        return None  # first day": not this table's rows
+    said = next((w for o, w in m.intent.ops if o == op), "")
+    owners = {stem(w) for found in re.finditer(rf"\b((?:\w+ )?\w+'s) {re.escape(said)}\b", m.intent.text)
+              for w in found.group(1).split()} if said else set()
+    if not filtered and not _tolerated(m, unread(m, owners), op):  # "what time should a new starter arrive on
+        return None  # the first day", "who was the referee of the final": not this table's rows
     named = col if col is not None and m.scores[col] >= 0.5 else None
     asked = ASKED.get(m.intent.text.split(" ", 1)[0])
     by_word = None if asked is None else next((c for c in range(len(names)) if set(

@@ -30,6 +30,7 @@ from shelfwise.core.answers.table_intent import (
 )
 from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
 from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
+from shelfwise.core.answers.table_other import plan_other, sets_aside
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -159,10 +160,10 @@ def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
         m.rows = [r for r in m.rows if r in key.rows or (r in everyone and "count" in m.ops)]
         m.filters.append(f"{names[col]} = {label}")
         m.key_col = col if m.key_col is None else m.key_col
-    if m.keys or not parts:
-        return
-    found = m.given_key if m.given_key is not None else _part_key(m)
-    if found is not None:
+    if not parts or any(not k.negated for k in m.keys.values()):  # "other than Lyon, ... in Belgrade": a part
+        return  # of a cell may filter beside a key set aside
+    found = m.given_key if m.given_key is not None else _part_key(m, set(m.keys))
+    if found is not None and found[0] not in m.keys:
         col, key = found
         m.keys[col] = key
         m.rows = [r for r in m.rows if (r in key.rows) != key.negated]
@@ -171,12 +172,12 @@ def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
             m.key_col = col
 
 
-def _part_key(m: TableMatch) -> tuple[int, Key] | None:
-    """The phrase of the question that is a part of some cells (:func:`part_key`), words of the columns it names
-    and of its operations left out."""
+def _part_key(m: TableMatch, taken: set[int] | None = None) -> tuple[int, Key] | None:
+    """The phrase of the question that is a part of some cells (:func:`part_key`; not of the columns ``taken``),
+    words of the columns it names and of its operations left out."""
     names = m.data.table.names
     named = {stem(w) for c in range(len(names)) if m.scores[c] >= 0.5 for w in words_of(names[c])}
-    return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, set())
+    return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, taken or set())
 
 
 def _filter_named_columns(m: TableMatch) -> None:
@@ -254,11 +255,12 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
 
 
 def _part_later(m: TableMatch) -> bool:
-    """Whether no filter reads the question yet and the looser pass will find a name it writes with a capital that is
-    a part of some cells ("the last match in Belgrade": the rows whose City holds Belgrade, not every match)."""
-    if m.parts or m.filters or not m.intent.names:
+    """Whether no key filters yet (but one that sets a row aside) and the looser pass will find a name the question
+    writes with a capital that is a part of some cells ("the last match in Belgrade": the rows whose City holds
+    Belgrade, not every match)."""
+    if m.parts or any(not k.negated for k in m.keys.values()) or not m.intent.names:
         return False
-    found = _part_key(m)
+    found = _part_key(m, set(m.keys))
     return found is not None and set(words_of(found[1].phrase)) <= set(m.intent.names)
 
 
@@ -334,16 +336,16 @@ def _words_of_table(m: TableMatch) -> set[str] | None:
 def _unread_words(m: TableMatch, noun: str) -> bool:
     """Whether the question has a word, other than the counted noun and its operation, that the table does not have
     and no filter read: "how many holidays does the Berlin office have" is not every holiday."""
-    return _unread(m, {noun}) > 0
+    return bool(_unread(m, {noun}))
 
 
-def _unread(m: TableMatch, skip: set[str]) -> int:
-    """How many of the question's words (light stems; not numbers, not the operation's, not those in ``skip``) the
-    table does not have (0 for a table too big to read for its words)."""
+def _unread(m: TableMatch, skip: set[str]) -> set[str]:
+    """The question's words (light stems; not numbers, not the operation's, not those in ``skip``) the table does
+    not have (none for a table too big to read for its words)."""
     said = {stem(w) for w in m.intent.words if not w.isdigit() and len(w) > 2} - skip
     said -= {stem(w) for w in m.intent.op_words()} | _QUESTION_WORDS
     have = _words_of_table(m)
-    return 0 if have is None else len(said - have)
+    return set() if have is None else said - have
 
 
 _QUESTION_WORDS = frozenset({"how", "wie", "viele", "combien", "there", "exist", "altogether", "total", "listed",
@@ -455,6 +457,8 @@ def _plan(m: TableMatch) -> Plan | None:
     chose, either = plan_either(m, _implied_measure, years)
     if chose:  # "which had more X, A or B": one of the two, or no answer
         return either
+    if sets_aside(m):  # "what stadium other than X did they play in": that, or no answer (not X's row, nor
+        return None if _part_later(m) else plan_other(m, _asked_column(m))  # the first of several)
     if SAME.search(m.intent.text):
         return plan_same_as(m, _implied_measure)
     if RUN.search(m.intent.text):
