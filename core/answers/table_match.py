@@ -113,26 +113,38 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
     plural = (
         " " + " ".join(stem(w) for w in _TOKEN.findall(text)) + " "
     )  # the question with plurals taken off
+    named: list[tuple[int, int, str, list[tuple[int, int]]]] = []  # column, row, cell, where the question names it
     for c, r, cell in cells:
         v = cell.lower().strip()
         if not v or not words_of(v) or len(v) > 80 or v in compared:
             continue
-        m = re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text)
-        start = m.start() if m else -1
-        if m is None and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
+        spans = [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w]){re.escape(v)}(?![\w])", text)]
+        if not spans and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
             singular = " ".join(stem(w) for w in _TOKEN.findall(v))
             if singular and f" {singular} " in plural:
                 start = max(0, text.find(v.split()[0][:4]))
-        if start >= 0:
-            key = found.setdefault(c, Key(set(), v, start=start))
-            key.rows.add(r)
-            if len(v) > len(key.phrase):
-                key.phrase, key.start = v, start
+                spans = [(start, start + len(v))]
+        if spans:
+            named.append((c, r, v, spans))
+    everywhere = [span for *_, spans in named for span in spans]
+    for c, r, v, spans in named:
+        if all(_inside(span, everywhere) for span in spans):
+            continue  # "professional" said only inside "senior professional", another cell the question names
+        start = spans[0][0]
+        key = found.setdefault(c, Key(set(), v, start=start))
+        key.rows.add(r)
+        if len(v) > len(key.phrase):
+            key.phrase, key.start = v, start
     for key in found.values():
         key.negated = negated(text, key.start)
     if not found and data.whole and intent.names:
         found.update(_catch_all(intent, data))
     return found
+
+
+def _inside(span: tuple[int, int], spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``span`` of the question lies within a longer one of ``spans``."""
+    return any(s <= span[0] and span[1] <= e and e - s > span[1] - span[0] for s, e in spans)
 
 
 _CATCH_ALL = re.compile(r"^(all |any )?(other|others|the rest|rest of|remaining|elsewhere|everywhere else|alle "
@@ -358,3 +370,13 @@ class TableMatch:
              other: int | None = None, value: str = "") -> Plan:
         return Plan(op, self.rows if rows is None else rows, measure, answer, self.key_col, other,
                     list(self.filters), value)
+
+
+def names_measure_after(m: TableMatch, op: str) -> bool:
+    """Whether the word right after the question's superlative ("highest", "most") is a word of the measure's
+    column name: "what is the highest maximum salary" asks for a Maximum, "what is the highest ranked team" for a
+    team."""
+    said = next((w for o, w in m.intent.ops if o == op), "")
+    after = m.intent.text.split(said, 1)[1].split() if said and said in m.intent.text else []
+    assert m.measure is not None
+    return bool(after) and stem(after[0].strip("?.,!")) in {stem(w) for w in words_of(m.data.table.names[m.measure])}
