@@ -41,3 +41,12 @@ def test_a_lookup_answers_with_the_cell_asked_for(library: SampleLibrary, questi
     assert cell in {c["address"] for c in short["cells"]}, short["cells"]
     assert out["answer"].startswith(value)
 
+
+
+def test_a_count_names_its_table_by_its_sheet_not_its_column_list(library: SampleLibrary) -> None:
+    # before: "7 rows of Band, Level name, Example roles, Minimum (EUR/year) ..." (a title made of the header)
+    out = ask_json(library, "How many salary bands are there?")
+    short = out["short_answer"]
+    assert short is not None and short["text"] == "7", short
+    assert short["explanation"].startswith("7 rows of Salary bands"), short["explanation"]
+    assert "Level name" not in out["answer"]
