@@ -3,7 +3,7 @@ sample, session 24), through ``shelfwise ask --json`` on the sample built with t
 a cell named inside a longer cell the question names ("Professional" in "Senior Professional") is no key of its
 own; a column named by the adjective of its noun ("eligible": Eligibility) is the one asked, not the doer's;
 "what is the highest X" where X is the measure's own name is the value, not the row's name; a weekday answers
-"what day of the week"."""
+"what day of the week"; a date written in words ("12 June") names the cell of a date column that holds it."""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ def library(gemma_sample_copy) -> SampleLibrary:
     ("Which band has the highest maximum salary?", "L7", "Salary bands!A8"),  # which: the row, as before
     # before: "2026-06-10 | Wednesday", a span of the row's text (a weekday did not fit "what day")
     ("What day of the week is Portugal Day?", "Wednesday", "Holidays 2026!B10"),
-], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday"])
+    # before: no table value (a date written in words did not name the cell 2026-06-12)
+    ("What holiday is on 12 June?", "Northwind Founders Day", "Holidays 2026!C11"),
+], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words"])
 def test_a_lookup_answers_with_the_cell_asked_for(library: SampleLibrary, question: str, value: str,
                                                   cell: str) -> None:
     out = ask_json(library, question)

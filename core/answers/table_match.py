@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from shelfwise.core.answers.facts import dates_in
 from shelfwise.core.answers.table_compute import Plan
 from shelfwise.core.answers.table_intent import STOP, TableIntent, stem, words_of
 from shelfwise.core.models.backend import Embedder, text_sha
@@ -126,6 +127,8 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
                 spans = [(start, start + len(v))]
         if spans:
             named.append((c, r, v, spans))
+    if data.whole:
+        named += _dates_named(intent.text, data)
     everywhere = [span for *_, spans in named for span in spans]
     for c, r, v, spans in named:
         if all(_inside(span, everywhere) for span in spans):
@@ -140,6 +143,30 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
     if not found and data.whole and intent.names:
         found.update(_catch_all(intent, data))
     return found
+
+
+_BOUND_BEFORE = re.compile(r"\b(before|after|since|until|till|by|from|to|between|and|prior to|vor|nach|seit|bis|"
+                           r"avant|après|depuis|jusqu'au|jusqu)\s*$")
+
+
+def _dates_named(text: str, data: TableData) -> list[tuple[int, int, str, list[tuple[int, int]]]]:
+    """The cells of date columns holding a date the question writes another way ("12 June" names 2026-06-12; a
+    year it writes must be the cell's), not one it gives as a bound ("after 12 June"): (column, row, cell, where
+    the question writes it)."""
+    asked = []
+    for written, readings in dates_in(text):
+        at = text.find(written)
+        if at >= 0 and not _BOUND_BEFORE.search(text[:at]):
+            asked.append((at, at + len(written), readings))
+    out: list[tuple[int, int, str, list[tuple[int, int]]]] = []
+    for c, kind in enumerate(data.table.kinds if asked else ()):
+        if kind != "date":
+            continue
+        for r, cell in enumerate(data.text(c)):
+            have = {x for _, rs in dates_in(cell) for x in rs} if cell and data.is_data(r) else set()
+            out += [(c, r, cell.lower().strip(), [(s, e)]) for s, e, readings in asked
+                    if any(d == d2 and mo == mo2 and y in (None, y2) for d, mo, y in readings for d2, mo2, y2 in have)]
+    return out
 
 
 def _inside(span: tuple[int, int], spans: Sequence[tuple[int, int]]) -> bool:
