@@ -166,15 +166,15 @@ def read_intent(question: str) -> TableIntent:
             year = _YEAR.match(m.group(2))
             b = _bound(m.group(2)) if year is None else ("year", float(year.group(1)))
             day = _month_day(text[m.end(1):]) if year is None else None
-            said = m.group(0)
+            bound_words = m.group(0)
             if day is not None:  # "after 1 June", "nach dem 1. Juni": a day of any year, compared with the cells'
-                b, said = ("monthday", float(day[0])), f"{m.group(1)} {day[1]}"
+                b, bound_words = ("monthday", float(day[0])), f"{m.group(1)} {day[1]}"
             elif year is None and (whole := _whole_date(text[m.end(1):])) is not None:  # "after June 1, 2026"
-                b, said = ("date", float(whole[0])), f"{m.group(1)} {whole[1]}"
+                b, bound_words = ("date", float(whole[0])), f"{m.group(1)} {whole[1]}"
             elif year is None and len(m.group(2).split()) == 1 and (month := month_in(m.group(2))):  # "after June"
                 b = ("monthday", float(month[0] * 100 + (31 if side == "low" else 1)))
             if b is not None and b[0] in ("date", "year", "monthday"):  # "after 2006": a year, of a date or a number
-                c = Comparison(kind=b[0], words=said)
+                c = Comparison(kind=b[0], words=bound_words)
                 setattr(c, side, b[1])
                 intent.comparisons.append(c)
     return intent
