@@ -169,7 +169,7 @@ def read_intent(question: str) -> TableIntent:
             bound_words = m.group(0)
             if day is not None:  # "after 1 June", "nach dem 1. Juni": a day of any year, compared with the cells'
                 b, bound_words = ("monthday", float(day[0])), f"{m.group(1)} {day[1]}"
-            elif year is None and (whole := _whole_date(text[m.end(1):])) is not None:  # "after June 1, 2026"
+            elif year is None and (whole := _whole_date(text[m.end(1):])) is not None:  # "after June 1" and a year
                 b, bound_words = ("date", float(whole[0])), f"{m.group(1)} {whole[1]}"
             elif year is None and len(m.group(2).split()) == 1 and (month := month_in(m.group(2))):  # "after June"
                 b = ("monthday", float(month[0] * 100 + (31 if side == "low" else 1)))
@@ -217,7 +217,7 @@ def _month_day(text: str) -> tuple[int, str] | None:
 
 
 def _whole_date(text: str) -> tuple[int, str] | None:
-    """The date with its year that ``text`` opens with ("June 1, 2026", "1 June 2026"): its day number
+    """The date with its year that ``text`` opens with ("June 1" or "1 June" and a year): its day number
     (``date.toordinal``, as date cells are stored) and its words; else None."""
     found = dates_in(text)
     if not found or not text.lstrip().startswith(found[0][0]) or len(found[0][1]) != 1:
