@@ -52,3 +52,17 @@ def test_a_count_names_its_table_by_its_sheet_not_its_column_list(library: Sampl
     assert short is not None and short["text"] == "7", short
     assert short["explanation"].startswith("7 rows of Salary bands"), short["explanation"]
     assert "Level name" not in out["answer"]
+
+
+@pytest.mark.parametrize(("question", "count"), [
+    ("How many holidays are after 1 June?", "6"),  # before: 3, June's (the month read as a filter)
+    ("How many holidays are before June?", "7"),
+    ("How many holidays are after June 1, 2026?", "6"),  # before: 3
+    ("Wie viele Feiertage gibt es nach dem 1. Juni?", "6"),
+    ("Combien de jours fériés après le 1er juin ?", "6"),
+], ids=["day", "month", "whole-date", "de", "fr"])
+def test_a_date_bound_filters_the_rows_counted(library: SampleLibrary, question: str, count: str) -> None:
+    out = ask_json(library, question)
+    short = out["short_answer"]
+    assert short is not None and short["text"] == count, (short, out["answer"][:300])
+    assert short.get("cells"), short
