@@ -28,7 +28,15 @@ from shelfwise.core.answers.table_intent import (
     stem,
     words_of,
 )
-from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
+from shelfwise.core.answers.table_match import (
+    Key,
+    TableMatch,
+    col_scores,
+    key_cells,
+    names_measure_after,
+    negated,
+    part_key,
+)
 from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
 from shelfwise.core.answers.table_other import plan_other, sets_aside
 from shelfwise.core.answers.table_runs import (
@@ -45,8 +53,6 @@ from shelfwise.core.answers.table_runs import (
 from shelfwise.core.store.tables import TableData
 
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
-
-
 _ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
 _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|chart)|in total|altogether|"
                        r"total number of|insgesamt|au total)\b")
@@ -392,11 +398,12 @@ def _plan_extreme(m: TableMatch) -> Plan | None:
                 and m.scores[m.answer_col] >= 0.5):
             return m.plan("most_often" if op == "max" else "least_often", answer=m.answer_col)
         if m.measure is not None:
+            if (m.answer_col is None and _ASKS_VALUE.match(m.intent.text)
+                    and (not m.intent.asks_row or names_measure_after(m, op))):
+                return m.plan(op, measure=m.measure)  # "what is the highest maximum salary": the value itself
             if m.intent.asks_row or m.answer_col is not None:
                 col = m.answer_col if m.answer_col is not None else m.label_col
                 return m.plan("arg" + op, measure=m.measure, answer=col)
-            if _ASKS_VALUE.match(m.intent.text):  # "what is the highest ...": the value itself
-                return m.plan(op, measure=m.measure)
     return None
 
 
