@@ -34,7 +34,11 @@ def library(gemma_sample_copy) -> SampleLibrary:
     ("What day of the week is Portugal Day?", "Wednesday", "Holidays 2026!B10"),
     # before: no table value (a date written in words did not name the cell 2026-06-12)
     ("What holiday is on 12 June?", "Northwind Founders Day", "Holidays 2026!C11"),
-], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words"])
+    # before: no table value ("widest range" was read, "widest salary range" not)
+    ("Which band has the widest salary range?", "L7", "Salary bands!A8"),
+    ("Welches Band hat die größte Gehaltsspanne?", "L7", "Salary bands!A8"),
+], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words",
+        "range-named", "range-de"])
 def test_a_lookup_answers_with_the_cell_asked_for(library: SampleLibrary, question: str, value: str,
                                                   cell: str) -> None:
     out = ask_json(library, question)

@@ -26,8 +26,8 @@ ou a il y combien
 """.split())
 
 _OPS: list[tuple[str, re.Pattern[str]]] = [
-    ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(range|spread|span|gap)\b|"
-                         r"\b(breiteste|größte|grösste) (spanne|bandbreite)\b|"
+    ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(\w+ )?(range|spread|span|gap)\b|"
+                         r"\b(breiteste|größte|grösste) \w*(spanne|bandbreite)\b|"
                          r"\b(plus (large|grande)) (fourchette|écart)\b")),
     ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter|"
                               r"taller|older|younger|heavier|lighter|bigger|larger|greater|smaller|faster|slower)|"
