@@ -70,8 +70,11 @@ class Shelf(Reads, Asking, Indexing):
         events.searched(result)
         return result
 
-    def close(self) -> None:
-        self.models.close()
+    def close(self, free_models: bool = True) -> None:
+        """Close the library (when this shelf opened it) and free the models loaded here. ``free_models=False``:
+        a process about to end leaves them loaded (the caller keeps this object alive until then)."""
+        if free_models:
+            self.models.close()
         if self._owns_store:
             self.store.close()
 

@@ -40,3 +40,27 @@ def test_an_ask_that_fails_keeps_its_exit_code(tmp_path: Path) -> None:
     done = run_shelfwise(tmp_path / "none.db", ["ask", "anything?"])
     assert done.returncode == 2
     assert "No library at" in done.stdout
+
+
+@pytest.mark.parametrize("ends_with_command", [True, False])
+def test_a_command_shelf_frees_its_models_unless_the_process_ends_with_it(
+        sample: Any, monkeypatch: pytest.MonkeyPatch, ends_with_command: bool) -> None:
+    """The program running ``ask`` (it ends with ``end_process`` right after) leaves the encoder loaded for the kernel
+    to free and still closes its library cleanly; anywhere else (click's runner, the window) the models are freed."""
+    from shelfwise.app.cli import group
+    from shelfwise.core.settings import Settings
+
+    monkeypatch.setattr(group, "_ENDS_WITH_COMMAND", [ends_with_command])
+    monkeypatch.setattr(group, "_LEFT_FOR_EXIT", [])
+    record = closed_record(sample.db)
+    record.unlink(missing_ok=True)
+    with group.command_shelf(Settings(db_path=sample.db)) as shelf:
+        embedder = shelf.models.embedder
+        assert embedder.embed_query("annual leave").shape[-1] == embedder.dim
+    assert record.is_file()  # the library closed cleanly either way
+    if ends_with_command:
+        assert group._LEFT_FOR_EXIT == [shelf]
+        assert embedder.embed_query("dress code").shape[-1] == embedder.dim  # still loaded, not freed
+    else:
+        assert group._LEFT_FOR_EXIT == []
+        assert embedder._model is None  # freed

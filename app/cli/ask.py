@@ -14,6 +14,7 @@ import click
 from shelfwise.app.cli.group import (
     JUDGE_OPTION,
     READOUTS,
+    command_shelf,
     err,
     require_library,
     setting_help,
@@ -106,7 +107,7 @@ def ask_cmd(ctx: click.Context, question: str, collection: str, as_json: bool, s
     settings = settings_for(ctx, readout=readout, model_path=model_path, backend_url=backend_url,
                          n_gpu_layers=gpu_layers, n_threads=threads, adaptive=adaptive,
                             answer_generate=generate, judge=judge)
-    with Shelf(settings) as shelf:
+    with command_shelf(settings) as shelf:
         warn_if_degraded(shelf)  # a damaged library answers too, read-only, with this warning
         if conversation_id is not None:
             _turn(shelf, conversation_id, question, collection, as_json, show_trace)

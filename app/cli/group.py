@@ -12,6 +12,8 @@ import io
 import os
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -100,12 +102,13 @@ class ShelfwiseGroup(click.Group):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The program itself (the console script; tests call :meth:`main` through click's runner). A question's
         process (``ask``) ends as soon as its command has: see :func:`end_process`."""
+        from shelfwise.app.cli.early import group_options
+
+        _ENDS_WITH_COMMAND[0] = group_options(sys.argv[1:])[0] in FAST_EXIT
         try:
             return self.main(*args, **kwargs)
         except SystemExit as done:
-            from shelfwise.app.cli.early import group_options
-
-            if (done.code is None or isinstance(done.code, int)) and group_options(sys.argv[1:])[0] in FAST_EXIT:
+            if (done.code is None or isinstance(done.code, int)) and _ENDS_WITH_COMMAND[0]:
                 end_process(done.code or 0)
             raise
 
@@ -127,6 +130,26 @@ class ShelfwiseGroup(click.Group):
 
 
 FAST_EXIT = ("ask",)  # the commands whose process ends without the interpreter's teardown (end_process)
+_ENDS_WITH_COMMAND = [False]  # this process is the program running a FAST_EXIT command (set by __call__)
+_LEFT_FOR_EXIT: list[Shelf] = []  # the shelves whose models the process's end frees (command_shelf)
+
+
+@contextmanager
+def command_shelf(settings: Settings) -> Iterator[Shelf]:
+    """A :class:`Shelf` for one command, closed when the command ends. When the process ends with the command (the
+    program running a :data:`FAST_EXIT` command: :func:`end_process` follows), only its library is closed, cleanly;
+    its models stay loaded for the kernel to free with the rest of the process, since llama.cpp freeing the encoder
+    (EmbeddingGemma's 262,144-token vocabulary, one string at a time) costs a question 0.03-0.05 s for nothing
+    (docs/scale.md, "Session 24"). Elsewhere (tests through click's runner, the window) everything is freed."""
+    shelf = Shelf(settings)
+    try:
+        yield shelf
+    finally:
+        if _ENDS_WITH_COMMAND[0]:
+            shelf.close(free_models=False)
+            _LEFT_FOR_EXIT.append(shelf)
+        else:
+            shelf.close()
 
 
 def end_process(code: int) -> NoReturn:

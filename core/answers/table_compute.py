@@ -120,7 +120,16 @@ def _count(run: _Run) -> ShortAnswer:
         parts = ": " + ", ".join(f"{k} for {v}" for v, k in groups.items())
     cells = [cell(data, r, col if col is not None else (plan.answer_col or 0)) for r in plan.rows[:MAX_CITED]]
     return ShortAnswer(str(n), "computed", operation="count",
-                       explanation=f"{n} rows of {data.table.title}{run.where}{parts}", cells=cells)
+                       explanation=f"{n} rows of {table_name(data)}{run.where}{parts}", cells=cells)
+
+
+def table_name(data: TableData) -> str:
+    """How an explanation names a table: its caption, else its sheet, else "the table" (a title that is only the
+    table's column names, "Band, Level name, Example roles, ...", says nothing a reader needs)."""
+    t = data.table
+    if t.title and t.names and not t.title.startswith(t.names[0]):
+        return t.title
+    return t.sheet or "the table"
 
 
 def _next_previous(run: _Run) -> ShortAnswer | None:

@@ -171,14 +171,17 @@ def read_intent(question: str) -> TableIntent:
 
 def stem(word: str) -> str:
     """A word's plural taken off for matching column names: "salaries" -> "salary", "holidays" -> "holiday",
-    "boxes" -> "box" (only plurals: "provided" must not meet "provider")."""
+    "boxes" -> "box" (plurals, and a noun of -ability / -ibility read as its adjective: "eligibility" ->
+    "eligible"; not verbs: "provided" must not meet "provider")."""
     w = word.lower()
     if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith(("ses", "xes", "zes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith(("ses", "xes", "zes", "ches", "shes")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 8 and w.endswith(("ability", "ibility")):  # "eligibility" -> "eligible", as the question says it
+        return w[:-5] + "le"
     return w
 
 

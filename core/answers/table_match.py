@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from shelfwise.core.answers.facts import dates_in
 from shelfwise.core.answers.table_compute import Plan
 from shelfwise.core.answers.table_intent import STOP, TableIntent, stem, words_of
 from shelfwise.core.models.backend import Embedder, text_sha
@@ -113,26 +114,64 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
     plural = (
         " " + " ".join(stem(w) for w in _TOKEN.findall(text)) + " "
     )  # the question with plurals taken off
+    named: list[tuple[int, int, str, list[tuple[int, int]]]] = []  # column, row, cell, where the question names it
     for c, r, cell in cells:
         v = cell.lower().strip()
         if not v or not words_of(v) or len(v) > 80 or v in compared:
             continue
-        m = re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text)
-        start = m.start() if m else -1
-        if m is None and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
+        spans = [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w]){re.escape(v)}(?![\w])", text)]
+        if not spans and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
             singular = " ".join(stem(w) for w in _TOKEN.findall(v))
             if singular and f" {singular} " in plural:
                 start = max(0, text.find(v.split()[0][:4]))
-        if start >= 0:
-            key = found.setdefault(c, Key(set(), v, start=start))
-            key.rows.add(r)
-            if len(v) > len(key.phrase):
-                key.phrase, key.start = v, start
+                spans = [(start, start + len(v))]
+        if spans:
+            named.append((c, r, v, spans))
+    if data.whole:
+        named += _dates_named(intent.text, data)
+    everywhere = [span for *_, spans in named for span in spans]
+    for c, r, v, spans in named:
+        if all(_inside(span, everywhere) for span in spans):
+            continue  # "professional" said only inside "senior professional", another cell the question names
+        start = spans[0][0]
+        key = found.setdefault(c, Key(set(), v, start=start))
+        key.rows.add(r)
+        if len(v) > len(key.phrase):
+            key.phrase, key.start = v, start
     for key in found.values():
         key.negated = negated(text, key.start)
     if not found and data.whole and intent.names:
         found.update(_catch_all(intent, data))
     return found
+
+
+_BOUND_BEFORE = re.compile(r"\b(before|after|since|until|till|by|from|to|between|and|prior to|vor|nach|seit|bis|"
+                           r"avant|après|depuis|jusqu'au|jusqu)\s*$")
+
+
+def _dates_named(text: str, data: TableData) -> list[tuple[int, int, str, list[tuple[int, int]]]]:
+    """The cells of date columns holding a date the question writes another way ("12 June" names 2026-06-12; a
+    year it writes must be the cell's), not one it gives as a bound ("after 12 June"): (column, row, cell, where
+    the question writes it)."""
+    asked = []
+    for written, readings in dates_in(text):
+        at = text.find(written)
+        if at >= 0 and not _BOUND_BEFORE.search(text[:at]):
+            asked.append((at, at + len(written), readings))
+    out: list[tuple[int, int, str, list[tuple[int, int]]]] = []
+    for c, kind in enumerate(data.table.kinds if asked else ()):
+        if kind != "date":
+            continue
+        for r, cell in enumerate(data.text(c)):
+            have = {x for _, rs in dates_in(cell) for x in rs} if cell and data.is_data(r) else set()
+            out += [(c, r, cell.lower().strip(), [(s, e)]) for s, e, readings in asked
+                    if any(d == d2 and mo == mo2 and y in (None, y2) for d, mo, y in readings for d2, mo2, y2 in have)]
+    return out
+
+
+def _inside(span: tuple[int, int], spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``span`` of the question lies within a longer one of ``spans``."""
+    return any(s <= span[0] and span[1] <= e and e - s > span[1] - span[0] for s, e in spans)
 
 
 _CATCH_ALL = re.compile(r"^(all |any )?(other|others|the rest|rest of|remaining|elsewhere|everywhere else|alle "
@@ -358,3 +397,13 @@ class TableMatch:
              other: int | None = None, value: str = "") -> Plan:
         return Plan(op, self.rows if rows is None else rows, measure, answer, self.key_col, other,
                     list(self.filters), value)
+
+
+def names_measure_after(m: TableMatch, op: str) -> bool:
+    """Whether the word right after the question's superlative ("highest", "most") is a word of the measure's
+    column name: "what is the highest maximum salary" asks for a Maximum, "what is the highest ranked team" for a
+    team."""
+    said = next((w for o, w in m.intent.ops if o == op), "")
+    after = m.intent.text.split(said, 1)[1].split() if said and said in m.intent.text else []
+    assert m.measure is not None
+    return bool(after) and stem(after[0].strip("?.,!")) in {stem(w) for w in words_of(m.data.table.names[m.measure])}

@@ -29,7 +29,15 @@ from shelfwise.core.answers.table_intent import (
     stem,
     words_of,
 )
-from shelfwise.core.answers.table_match import Key, TableMatch, col_scores, key_cells, negated, part_key
+from shelfwise.core.answers.table_match import (
+    Key,
+    TableMatch,
+    col_scores,
+    key_cells,
+    names_measure_after,
+    negated,
+    part_key,
+)
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -50,11 +58,7 @@ _ASKED = {  # a question word and the column names it asks for when the question
             "rider", "artist", "winner", "member", "representative", "incumbent", "cyclist", "swimmer", "author"},
     "wer": {"name", "anbieter", "wer"}, "where": {"where", "location", "place", "city", "office", "venue"},
 }
-
-
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
-
-
 _ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
 _LISTED = re.compile(r"\b(listed|in the list|on the list|in the table|on the chart|on the record|on the album)\b")
 _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|chart)|in total|altogether|"
@@ -396,11 +400,12 @@ def _plan_extreme(m: TableMatch) -> Plan | None:
                 and m.scores[m.answer_col] >= 0.5):
             return m.plan("most_often" if op == "max" else "least_often", answer=m.answer_col)
         if m.measure is not None:
+            if (m.answer_col is None and _ASKS_VALUE.match(m.intent.text)
+                    and (not m.intent.asks_row or names_measure_after(m, op))):
+                return m.plan(op, measure=m.measure)  # "what is the highest maximum salary": the value itself
             if m.intent.asks_row or m.answer_col is not None:
                 col = m.answer_col if m.answer_col is not None else m.label_col
                 return m.plan("arg" + op, measure=m.measure, answer=col)
-            if _ASKS_VALUE.match(m.intent.text):  # "what is the highest ...": the value itself
-                return m.plan(op, measure=m.measure)
     return None
 
 

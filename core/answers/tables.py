@@ -18,6 +18,7 @@ from shelfwise.core.answers.table_intent import TableIntent, read_intent, stem, 
 from shelfwise.core.answers.table_match import HeaderEncoder, catch_all_row, col_scores, key_cells
 from shelfwise.core.answers.table_plan import plan_question
 from shelfwise.core.answers.table_rows import read_cells
+from shelfwise.core.answers.typed_spans import WEEKDAY
 from shelfwise.core.answers.types import Answer, Citation, ShortAnswer
 from shelfwise.core.models.backend import Embedder
 from shelfwise.core.navigation.scope import ResolvedScope
@@ -84,10 +85,12 @@ _YEARISH = re.compile(r"\b(1[0-9]\d\d|20\d\d)\b|\b\d\d(?:\d\d)?[-–/]\d\d")
 
 
 def fits(question: str, value: str) -> bool:
-    """Whether a table's value is of the kind the question asks for: a number for "how many" / "how much", a date
-    or a year for "when" / "on what date", a year for "what year" / "in which season", and not a bare number or
-    a date for "who" ("in which year were the least jamaicans granted citizenship" is not "732")."""
+    """Whether a table's value is of the kind the question asks for: a number for "how many" / "how much", a date,
+    a year or a weekday for "when" / "on what date", a year for "what year" / "in which season", and not a bare
+    number or a date for "who" ("in which year were the least jamaicans granted citizenship" is not "732")."""
     text = " ".join(question.lower().split())
+    if _ASKS_WHEN.match(text) and re.fullmatch(WEEKDAY, value.strip().lower()):
+        return True  # "what day of the week is Portugal Day?": Wednesday
     if _ASKS_NUMBER.match(text) or _ASKS_WHEN.match(text):
         return bool(re.search(r"\d", value) or NUMBER_WORDS_SAID.search(value.lower()))
     if _ASKS_YEAR.match(text) and not _YEARISH.search(value):

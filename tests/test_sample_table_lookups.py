@@ -1,0 +1,54 @@
+"""Lookups over the sample's workbook that a user asked and read wrong (issue 49; found by the lead asking the
+sample, session 24), through ``shelfwise ask --json`` on the sample built with the defaults (EmbeddingGemma):
+a cell named inside a longer cell the question names ("Professional" in "Senior Professional") is no key of its
+own; a column named by the adjective of its noun ("eligible": Eligibility) is the one asked, not the doer's;
+"what is the highest X" where X is the measure's own name is the value, not the row's name; a weekday answers
+"what day of the week"; a date written in words ("12 June") names the cell of a date column that holds it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli_sample import SampleLibrary, ask_json
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def library(gemma_sample_copy) -> SampleLibrary:
+    lib = gemma_sample_copy("table-lookups")
+    assert isinstance(lib, SampleLibrary)
+    return lib
+
+
+@pytest.mark.parametrize(("question", "value", "cell"), [
+    # before: 47,000 (the L2 "Professional" row, named inside "Senior Professional")
+    ("What is the midpoint for a Senior Professional?", "73,000", "Salary bands!E5"),
+    ("What is the midpoint for a Professional?", "47,000", "Salary bands!E3"),
+    # before: "Pedalia", the provider ("who" read as the doer's column)
+    ("Who is eligible for the bicycle lease?", "Permanent contracts", "Benefits!D6"),
+    # before: "L7", the row holding it
+    ("What is the highest maximum salary?", "150,000", "Salary bands!F8"),
+    ("Which band has the highest maximum salary?", "L7", "Salary bands!A8"),  # which: the row, as before
+    # before: "2026-06-10 | Wednesday", a span of the row's text (a weekday did not fit "what day")
+    ("What day of the week is Portugal Day?", "Wednesday", "Holidays 2026!B10"),
+    # before: no table value (a date written in words did not name the cell 2026-06-12)
+    ("What holiday is on 12 June?", "Northwind Founders Day", "Holidays 2026!C11"),
+], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words"])
+def test_a_lookup_answers_with_the_cell_asked_for(library: SampleLibrary, question: str, value: str,
+                                                  cell: str) -> None:
+    out = ask_json(library, question)
+    short = out["short_answer"]
+    assert short is not None and short["text"] == value, (short, out["answer"][:300])
+    assert cell in {c["address"] for c in short["cells"]}, short["cells"]
+    assert out["answer"].startswith(value)
+
+
+
+def test_a_count_names_its_table_by_its_sheet_not_its_column_list(library: SampleLibrary) -> None:
+    # before: "7 rows of Band, Level name, Example roles, Minimum (EUR/year) ..." (a title made of the header)
+    out = ask_json(library, "How many salary bands are there?")
+    short = out["short_answer"]
+    assert short is not None and short["text"] == "7", short
+    assert short["explanation"].startswith("7 rows of Salary bands"), short["explanation"]
+    assert "Level name" not in out["answer"]
