@@ -96,7 +96,8 @@ def ask_json(db: Path, question: str) -> dict:  # type: ignore[type-arg]
 
     result = CliRunner().invoke(main, ["--db", str(db), "ask", question, "--json", "--no-generate"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    # a note printed before the JSON (documents the encoder does not read: a German workbook in a MiniLM library)
+    return json.loads(result.output[result.output.index("{"):])  # type: ignore[no-any-return]
 
 
 def workbook_library(root: Path, write: Callable[[Path], Path], name: str) -> Path:

@@ -34,7 +34,11 @@ def library(gemma_sample_copy) -> SampleLibrary:
     ("What day of the week is Portugal Day?", "Wednesday", "Holidays 2026!B10"),
     # before: no table value (a date written in words did not name the cell 2026-06-12)
     ("What holiday is on 12 June?", "Northwind Founders Day", "Holidays 2026!C11"),
-], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words"])
+    # before: no table value ("widest range" was read, "widest salary range" not)
+    ("Which band has the widest salary range?", "L7", "Salary bands!A8"),
+    ("Welches Band hat die größte Gehaltsspanne?", "L7", "Salary bands!A8"),
+], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words",
+        "range-named", "range-de"])
 def test_a_lookup_answers_with_the_cell_asked_for(library: SampleLibrary, question: str, value: str,
                                                   cell: str) -> None:
     out = ask_json(library, question)
@@ -52,3 +56,17 @@ def test_a_count_names_its_table_by_its_sheet_not_its_column_list(library: Sampl
     assert short is not None and short["text"] == "7", short
     assert short["explanation"].startswith("7 rows of Salary bands"), short["explanation"]
     assert "Level name" not in out["answer"]
+
+
+@pytest.mark.parametrize(("question", "count"), [
+    ("How many holidays are after 1 June?", "6"),  # before: 3, June's (the month read as a filter)
+    ("How many holidays are before June?", "7"),
+    ("How many holidays are after June 1, 2026?", "6"),  # before: 3
+    ("Wie viele Feiertage gibt es nach dem 1. Juni?", "6"),
+    ("Combien de jours fériés après le 1er juin ?", "6"),
+], ids=["day", "month", "whole-date", "de", "fr"])
+def test_a_date_bound_filters_the_rows_counted(library: SampleLibrary, question: str, count: str) -> None:
+    out = ask_json(library, question)
+    short = out["short_answer"]
+    assert short is not None and short["text"] == count, (short, out["answer"][:300])
+    assert short.get("cells"), short

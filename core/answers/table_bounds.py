@@ -160,6 +160,8 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
     for comp in m.intent.comparisons:
         if comp.kind == "year":  # a date column (its dates' years) or a column of years
             cands = [c for c in range(width) if kinds[c] == "date" or years(data, c)]
+        elif comp.kind == "monthday":
+            cands = [c for c in range(width) if kinds[c] == "date"]
         else:
             cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
         on = best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
@@ -180,6 +182,9 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
         values = data.number(on)
         if comp.kind == "year" and kinds[on] == "date":
             values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
+        elif comp.kind == "monthday":
+            days = [dt.date.fromordinal(int(v)) if v is not None else None for v in values]
+            values = [float(d.month * 100 + d.day) if d is not None else None for d in days]
         m.rows = [r for r in m.rows if values[r] is not None and comp.admits(float(values[r] or 0))]
         m.filters.append(f"{names[on]} {comp.words}")
     year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", m.intent.text)

@@ -6,9 +6,11 @@ to a stored table's columns and cells and computes the operation with SQL.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 
+from shelfwise.core.answers.facts import dates_in
 from shelfwise.core.store.tables import read_cell
 
 _WORD = re.compile(r"[\w$€£%]+(?:[.,'’:/-][\w]+)*", re.UNICODE)
@@ -24,8 +26,8 @@ ou a il y combien
 """.split())
 
 _OPS: list[tuple[str, re.Pattern[str]]] = [
-    ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(range|spread|span|gap)\b|"
-                         r"\b(breiteste|größte|grösste) (spanne|bandbreite)\b|"
+    ("range", re.compile(r"\b(widest|narrowest|largest|smallest|biggest)\s+(\w+ )?(range|spread|span|gap)\b|"
+                         r"\b(breiteste|größte|grösste) \w*(spanne|bandbreite)\b|"
                          r"\b(plus (large|grande)) (fourchette|écart)\b")),
     ("difference", re.compile(r"\b(difference|how (much|many) (more|less|fewer|higher|lower|longer|shorter|"
                               r"taller|older|younger|heavier|lighter|bigger|larger|greater|smaller|faster|slower)|"
@@ -82,7 +84,8 @@ class Comparison:
     low: float | None = None
     high: float | None = None
     strict: bool = True
-    kind: str = "number"  # "number", "date" (the bound is a day number) or "year" (a year: a date's or a number's)
+    kind: str = "number"  # "number", "date" (the bound is a day number), "year" (a year: a date's or a number's) or
+    # "monthday" (a day of any year, month * 100 + day: "after 1 June")
     words: str = ""  # the question's words it was read from
 
     def admits(self, value: float) -> bool:
@@ -162,8 +165,16 @@ def read_intent(question: str) -> TableIntent:
         if m:
             year = _YEAR.match(m.group(2))
             b = _bound(m.group(2)) if year is None else ("year", float(year.group(1)))
-            if b is not None and b[0] in ("date", "year"):  # "after 2006": a year, of a date or a number column
-                c = Comparison(kind=b[0], words=m.group(0))
+            day = _month_day(text[m.end(1):]) if year is None else None
+            bound_words = m.group(0)
+            if day is not None:  # "after 1 June", "nach dem 1. Juni": a day of any year, compared with the cells'
+                b, bound_words = ("monthday", float(day[0])), f"{m.group(1)} {day[1]}"
+            elif year is None and (whole := _whole_date(text[m.end(1):])) is not None:  # "after June 1" and a year
+                b, bound_words = ("date", float(whole[0])), f"{m.group(1)} {whole[1]}"
+            elif year is None and len(m.group(2).split()) == 1 and (month := month_in(m.group(2))):  # "after June"
+                b = ("monthday", float(month[0] * 100 + (31 if side == "low" else 1)))
+            if b is not None and b[0] in ("date", "year", "monthday"):  # "after 2006": a year, of a date or a number
+                c = Comparison(kind=b[0], words=bound_words)
                 setattr(c, side, b[1])
                 intent.comparisons.append(c)
     return intent
@@ -188,6 +199,34 @@ def stem(word: str) -> str:
 def words_of(text: str) -> list[str]:
     """A column name's or cell's words, lower case, stop words out."""
     return [w for w in _WORD.findall(text.lower()) if w not in STOP]
+
+
+_MONTH_WORD = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH_DAY = re.compile(rf"^\s*(?:the |dem |den |le |la )?(?:(\d{{1,2}})(?:\.|er|st|nd|rd|th)?\s+({_MONTH_WORD})|"
+                        rf"({_MONTH_WORD})\s+(\d{{1,2}})(?:st|nd|rd|th)?)\b(?!\.?,?\s*\d)")
+
+
+def _month_day(text: str) -> tuple[int, str] | None:
+    """The day of the year (month * 100 + day) ``text`` opens with and writes without a year ("1 June", "June 1st",
+    "dem 1. Juni", "le 1er juin"), with its words; else None."""
+    m = _MONTH_DAY.match(text)
+    if m is None:
+        return None
+    day, month = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return (MONTHS[month] * 100 + int(day), m.group(0).strip()) if 1 <= int(day) <= 31 else None
+
+
+def _whole_date(text: str) -> tuple[int, str] | None:
+    """The date with its year that ``text`` opens with ("June 1" or "1 June" and a year): its day number
+    (``date.toordinal``, as date cells are stored) and its words; else None."""
+    found = dates_in(text)
+    if not found or not text.lstrip().startswith(found[0][0]) or len(found[0][1]) != 1:
+        return None
+    day, month, year = next(iter(found[0][1]))
+    try:
+        return (dt.date(year, month, day).toordinal(), found[0][0]) if year is not None else None
+    except ValueError:
+        return None
 
 
 def month_in(text: str) -> tuple[int, str] | None:

@@ -24,9 +24,12 @@ from shelfwise.core.store.tables import TableData
 
 _TOKEN = re.compile(r"[\w$€£%]+", re.UNICODE)
 _NEGATION = re.compile(
-    r"\b(not|n't|other than|besides|except|excluding|apart from|aside from|nicht|außer|ausser|"
-    r"sauf|pas|hors)\b"
+    r"\b(not|n't|other than|besides|beside|except|excluding|apart from|aside from|nicht|außer|ausser|"
+    r"andere[rsn]? als|sauf|pas|hors|autres? que)\b"
 )
+# a row named and then set aside: "clivio piccione and what other driver", "Lyon und welcher andere Gegner"
+_AND_OTHER = re.compile(r"^\W*(?:and|und|et) (?:what|which|welche[rsn]?|quel(?:le)?s?) "
+                        r"(?:other|another|andere\w*|autres?)\b")
 _RATE = frozenset({"per", "each", "every", "pro", "je", "par", "chaque"})
 NEGATION_WINDOW = 4  # a negation word this many words or fewer before a key negates it
 PART_MAX_WORDS = 3  # the longest phrase looked for inside cells
@@ -71,11 +74,11 @@ def col_scores(intent: TableIntent, names: Sequence[str]) -> list[float]:
     return out
 
 
-def negated(text: str, start: int) -> bool:
+def negated(text: str, start: int, end: int = -1) -> bool:
     """Whether a negation word ("not", "other than", "except") stands at most :data:`NEGATION_WINDOW` words
-    before position ``start`` of ``text``."""
+    before position ``start`` of ``text``, or the phrase ending at ``end`` is followed by "and what other"."""
     before = text[:start].split()[-NEGATION_WINDOW:]
-    return bool(_NEGATION.search(" ".join(before)))
+    return bool(_NEGATION.search(" ".join(before))) or (end >= 0 and bool(_AND_OTHER.match(text[end:])))
 
 
 @dataclass
@@ -138,8 +141,10 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
         key.rows.add(r)
         if len(v) > len(key.phrase):
             key.phrase, key.start = v, start
-    for key in found.values():
-        key.negated = negated(text, key.start)
+    ends = sorted(k.start + len(k.phrase) for k in found.values())
+    for key in found.values():  # a negation covers the keys up to the next key: "außer Lyon in Belgrade"
+        since = max((e for e in ends if e <= key.start), default=0)
+        key.negated = negated(text[since:], key.start - since, key.start - since + len(key.phrase))
     if not found and data.whole and intent.names:
         found.update(_catch_all(intent, data))
     return found
@@ -250,7 +255,7 @@ def part_key(intent: TableIntent, data: TableData, skip: set[str], taken: set[in
             if rows and len(rows) < filled:
                 share = min(len(want) / max(1, len(_content(cell_words[c][r]))) for r in rows)
                 key = Key(rows, phrase, exact=False, start=start, share=min(1.0, share))
-                key.negated = negated(intent.text, start)
+                key.negated = negated(intent.text, start, start + len(phrase))
                 return c, key
     return None
 

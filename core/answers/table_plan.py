@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import pairwise
 
 from shelfwise.core.answers.table_bounds import (
     best,
@@ -38,6 +37,8 @@ from shelfwise.core.answers.table_match import (
     negated,
     part_key,
 )
+from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
+from shelfwise.core.answers.table_other import plan_other, sets_aside
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -51,16 +52,8 @@ from shelfwise.core.answers.table_runs import (
 )
 from shelfwise.core.store.tables import TableData
 
-_ASKED = {  # a question word and the column names it asks for when the question names no column
-    "when": {"when", "date", "day", "wann", "datum", "quand"}, "wann": {"when", "date", "datum", "wann"},
-    "quand": {"date", "quand", "jour"},
-    "who": {"who", "name", "provider", "person", "owner", "contact", "player", "athlete", "candidate", "driver",
-            "rider", "artist", "winner", "member", "representative", "incumbent", "cyclist", "swimmer", "author"},
-    "wer": {"name", "anbieter", "wer"}, "where": {"where", "location", "place", "city", "office", "venue"},
-}
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
 _ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
-_LISTED = re.compile(r"\b(listed|in the list|on the list|in the table|on the chart|on the record|on the album)\b")
 _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|chart)|in total|altogether|"
                        r"total number of|insgesamt|au total)\b")
 _YES_NO = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
@@ -135,7 +128,7 @@ def _between_rows(m: TableMatch) -> Plan | None:
         return None
     step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
     forward = step  # "after" (1) / "before" (-1) as the question says it (in time)
-    if _descending_time(data):  # the newest row first: "after" (in time) is the row above
+    if descending_time(data):  # the newest row first: "after" (in time) is the row above
         step = -step
     placed = _PLACED.search(text) if not step else None  # "who is (directly) above X": the table's own order
     if placed is not None:
@@ -152,18 +145,6 @@ def _between_rows(m: TableMatch) -> Plan | None:
     if text.startswith("who") or stem(m.intent.asked) in {stem(w) for w in words_of(names[m.key_col])}:
         col = m.key_col  # "who won after Arazi", "which team ... after Ballymore": the key's own column
     return m.plan("next" if forward > 0 else "previous", [r, rows[0]], answer=col)
-
-
-def _descending_time(data: TableData) -> bool:
-    """Whether the table lists its rows newest first: its first column of dates or years falls more often than
-    it rises from one row to the next."""
-    col = next((c for c, kind in enumerate(data.table.kinds) if kind == "date" or years(data, c)), None)
-    if col is None:
-        return False
-    values = [v for r, v in enumerate(data.number(col)) if v is not None and data.is_data(r)]
-    falls = sum(1 for a, b in pairwise(values) if b < a)
-    rises = sum(1 for a, b in pairwise(values) if b > a)
-    return falls >= 2 and falls > rises
 
 
 def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
@@ -185,10 +166,10 @@ def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
         m.rows = [r for r in m.rows if r in key.rows or (r in everyone and "count" in m.ops)]
         m.filters.append(f"{names[col]} = {label}")
         m.key_col = col if m.key_col is None else m.key_col
-    if m.keys or not parts:
-        return
-    found = m.given_key if m.given_key is not None else _part_key(m)
-    if found is not None:
+    if not parts or any(not k.negated for k in m.keys.values()):  # "other than Lyon, ... in Belgrade": a part
+        return  # of a cell may filter beside a key set aside
+    found = m.given_key if m.given_key is not None else _part_key(m, set(m.keys))
+    if found is not None and found[0] not in m.keys:
         col, key = found
         m.keys[col] = key
         m.rows = [r for r in m.rows if (r in key.rows) != key.negated]
@@ -197,12 +178,12 @@ def _filter_keys(m: TableMatch, data_rows: list[int], parts: bool) -> None:
             m.key_col = col
 
 
-def _part_key(m: TableMatch) -> tuple[int, Key] | None:
-    """The phrase of the question that is a part of some cells (:func:`part_key`), words of the columns it names
-    and of its operations left out."""
+def _part_key(m: TableMatch, taken: set[int] | None = None) -> tuple[int, Key] | None:
+    """The phrase of the question that is a part of some cells (:func:`part_key`; not of the columns ``taken``),
+    words of the columns it names and of its operations left out."""
     names = m.data.table.names
     named = {stem(w) for c in range(len(names)) if m.scores[c] >= 0.5 for w in words_of(names[c])}
-    return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, set())
+    return part_key(m.intent, m.data, named | {stem(w) for w in m.intent.op_words()}, taken or set())
 
 
 def _filter_named_columns(m: TableMatch) -> None:
@@ -243,7 +224,7 @@ def _asked_column(m: TableMatch) -> int | None:
         if heads or (found and not any(m.scores[c] >= 1.0 for c in cands if c not in found and c != m.key_col)):
             return (heads or found)[0]
     if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
-        people = _ASKED["who"]
+        people = ASKED["who"]
         return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
     return None
 
@@ -277,6 +258,16 @@ def _match(intent: TableIntent, data: TableData, scores: list[float], parts: boo
         m.answer_col = asked
     m.label_col = label_column(data)
     return m
+
+
+def _part_later(m: TableMatch) -> bool:
+    """Whether no key filters yet (but one that sets a row aside) and the looser pass will find a name the question
+    writes with a capital that is a part of some cells ("the last match in Belgrade": the rows whose City holds
+    Belgrade, not every match)."""
+    if m.parts or any(not k.negated for k in m.keys.values()) or not m.intent.names:
+        return False
+    found = _part_key(m, set(m.keys))
+    return found is not None and set(words_of(found[1].phrase)) <= set(m.intent.names)
 
 
 def _plan_count(m: TableMatch) -> Plan | None:
@@ -351,14 +342,21 @@ def _words_of_table(m: TableMatch) -> set[str] | None:
 def _unread_words(m: TableMatch, noun: str) -> bool:
     """Whether the question has a word, other than the counted noun and its operation, that the table does not have
     and no filter read: "how many holidays does the Berlin office have" is not every holiday."""
-    said = {stem(w) for w in m.intent.words if not w.isdigit() and len(w) > 2} - {noun}
+    return bool(_unread(m, {noun}))
+
+
+def _unread(m: TableMatch, skip: set[str]) -> set[str]:
+    """The question's words (light stems; not numbers, not the operation's, not those in ``skip``) the table does
+    not have (none for a table too big to read for its words)."""
+    said = {stem(w) for w in m.intent.words if not w.isdigit() and len(w) > 2} - skip
     said -= {stem(w) for w in m.intent.op_words()} | _QUESTION_WORDS
     have = _words_of_table(m)
-    return have is not None and bool(said - have)
+    return set() if have is None else said - have
 
 
 _QUESTION_WORDS = frozenset({"how", "wie", "viele", "combien", "there", "exist", "altogether", "total", "listed",
-                             "list", "table", "chart", "da", "gibt", "y", "have", "got", "get"})
+                             "list", "table", "chart", "da", "gibt", "y", "have", "got", "get", "wann", "wer", "wo",
+                             "quand", "où"})
 
 
 WORDS_READ = 20_000  # a table of more cells is not read whole for its words (a count's noun, unread words)
@@ -409,78 +407,13 @@ def _plan_extreme(m: TableMatch) -> Plan | None:
     return None
 
 
-def _same_stem(a: str, b: str) -> bool:
-    """Two words of one stem: "released" / "release", "incorporated" / "incorporation" (a common start of at
-    least five letters that leaves at most three letters of the shorter word)."""
-    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    return n >= 5 and n >= min(len(a), len(b)) - 3
-
-
-def _time_column(m: TableMatch) -> int | None:
-    """A column of dates or years that the question names, by its words or by a word of the same stem ("the
-    first album released" -> Release date)."""
-    names, words = m.data.table.names, [w for w in m.intent.words if len(w) >= 5]
-    for c in range(len(names)):
-        if m.data.table.kinds[c] != "date" and not years(m.data, c):
-            continue
-        by_words = col_scores(m.intent, names)[c] >= 0.5  # not the encoder's: "the first day" is not a Date
-        if by_words or any(_same_stem(w, n) for w in words for n in words_of(names[c]) if len(n) >= 5):
-            return c
-    return None
-
-
-def _plan_first_last(m: TableMatch) -> Plan | None:
-    """"first" / "last": in time when the question names a column of dates or years (the row with the earliest
-    or latest), else in the table's own order (the row first or last listed)."""
-    names, scores, col = m.data.table.names, m.scores, m.answer_col
-    for op in ("first", "last"):
-        if op not in m.ops:
-            continue
-        when = _time_column(m) if not _LISTED.search(m.intent.text) else None
-        if when is not None and stem(m.intent.asked) in {stem(w) for w in words_of(names[when])}:  # "what year"
-            return m.plan("min" if op == "first" else "max", measure=when)
-        target = col if col is not None and col != when and scores[col] >= 0.5 else m.label_col
-        if when is not None and target != when:
-            return m.plan("argmin" if op == "first" else "argmax", measure=when, answer=target)
-        if (m.intent.asks_row and col is not None and scores[col] >= 0.5
-                and stem(m.intent.asked) in {stem(w) for w in words_of(names[col])}):  # "which school ... first"
-            return m.plan(op, answer=col)
-        if _LISTED.search(m.intent.text):  # "the last country listed": the table's own order
-            return m.plan(op, answer=col if col is not None and scores[col] >= 0.5 else m.label_col)
-        if when is None and (m.intent.asks_row or m.intent.text.split(" ", 1)[0] in _ASKED):
-            return _first_last_in_order(m, op)
-    return None
-
-
-def _first_last_in_order(m: TableMatch, op: str) -> Plan | None:
-    """"which leg was the last leg", "when was the last battle": the first or last row in the table's order (in
-    time: a table listed newest first is read from its end), its cell in the column the question names, or the
-    column its question word asks for ("when" -> a date), else the row's label; only when the table has every
-    word of the question."""
-    names, kinds, col = m.data.table.names, m.data.table.kinds, m.answer_col
-    if _unread_words(m, ""):  # "what time should a new starter arrive on the first day": not this table's rows
-        return None
-    target = col if col is not None and m.scores[col] >= 0.5 else None
-    asked = _ASKED.get(m.intent.text.split(" ", 1)[0])
-    if target is None and asked is not None:
-        target = next((c for c in range(len(names)) if set(words_of(names[c])) & asked
-                       or (kinds[c] in ("date", "time") and "date" in asked)), None)
-        if target is None:
-            return None
-    if target is None:
-        target = _asked_column(m)
-    if _descending_time(m.data):
-        op = "first" if op == "last" else "last"
-    return m.plan(op, answer=target if target is not None else m.label_col)
-
-
 def _plan_lookup(m: TableMatch) -> Plan | None:
     """The key row's cell in the column the question names (or a question word's column: "when" -> a date)."""
     if m.key_col is None or not m.rows:
         return None
     names, kinds, width, scores = m.data.table.names, m.data.table.kinds, len(m.data.table.names), m.beside_key()
     target = max((c for c in range(width) if c != m.key_col), key=lambda c: (scores[c], -c))
-    asked = _HOW_LONG if m.intent.text.startswith("how long") else _ASKED.get(m.intent.text.split(" ", 1)[0])
+    asked = _HOW_LONG if m.intent.text.startswith("how long") else ASKED.get(m.intent.text.split(" ", 1)[0])
     if scores[target] <= 0 and asked is not None:  # "when ...": the column of dates or named When
         found = next((c for c in range(width) if c != m.key_col and (
             set(words_of(names[c])) & asked or (kinds[c] in ("date", "time") and "date" in asked)
@@ -531,6 +464,8 @@ def _plan(m: TableMatch) -> Plan | None:
     chose, either = plan_either(m, _implied_measure, years)
     if chose:  # "which had more X, A or B": one of the two, or no answer
         return either
+    if sets_aside(m):  # "what stadium other than X did they play in": that, or no answer (not X's row, nor
+        return None if _part_later(m) else plan_other(m, _asked_column(m))  # the first of several)
     if SAME.search(m.intent.text):
         return plan_same_as(m, _implied_measure)
     if RUN.search(m.intent.text):
@@ -577,7 +512,8 @@ def _plan(m: TableMatch) -> Plan | None:
     top = _plan_top(m, asked)
     if top is not None:
         return top
-    return _plan_extreme(m) or _plan_first_last(m) or plan_list(m, asked) or _plan_lookup(m) or plan_only(m, asked)
+    return (_plan_extreme(m) or plan_first_last(m, _asked_column, _unread, _part_later) or plan_list(m, asked)
+            or _plan_lookup(m) or plan_only(m, asked))
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,
