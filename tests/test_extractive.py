@@ -100,6 +100,34 @@ def test_type_cue_counts_what_the_question_asks_for() -> None:
     assert list(type_cue("How do you book a parking space?", booking)) == [0.0, 1.0]
 
 
+def test_a_day_of_the_month_is_a_date_for_the_when_cue() -> None:
+    # the short answer reads "the 25th of each month" as a date; so does the cue that shortlists sentences for "when"
+    from shelfwise.core.answers.extractive import type_cue
+
+    texts = ["Salaries are paid on the 25th of each month.", "| Monthly salary | 25th of each month |",
+             "The payroll team answers within 2 working days."]
+    assert list(type_cue("Wann wird das Gehalt gezahlt?", texts)) == [1.0, 1.0, 0.0]
+
+
+def test_a_question_sharing_no_word_with_the_passages_has_every_sentence_read() -> None:
+    # a German question over English passages: the cheap pre-score knows only the passages' rank and the "when" cue,
+    # so the sentences with a date would fill the shortlist; the encoder reads them all and picks the pay day
+    rows = "\n".join(f"| Item {i} | {i} April | Reviewed in spring |" for i in range(1, 16))
+    passage = f"| Pay item | When | Details |\n|---|---|---|\n{rows}\n| Monthly salary | paid monthly | On the 25th |"
+    read: list[int] = []
+
+    def scorer(question: str, texts: Sequence[str]) -> np.ndarray:
+        read.append(len(texts))
+        return np.array([0.9 if "Monthly salary" in t else 0.3 for t in texts], dtype=np.float32)
+
+    found = extract_answer("Wann wird das Gehalt gezahlt?", [hit(passage, "Pay")], scorer)
+    assert read == [16] and "Monthly salary" in found[0].text
+    # a question that shares words with them keeps the short list
+    read.clear()
+    extract_answer("When is item 3 reviewed?", [hit(passage, "Pay")], scorer)
+    assert read == [12]
+
+
 def test_word_overlap_stems_and_leaves_out_the_document_title() -> None:
     from shelfwise.core.answers.extractive import word_overlap
 

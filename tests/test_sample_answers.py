@@ -131,6 +131,48 @@ def test_questions_in_other_languages_get_the_value_first(library: tuple[Path, d
     assert out["answer"].startswith(value) and sentence in out["answer"]
 
 
+# A German or French question over the (English) sample takes its value from the sentence that answers it (issue 48,
+# session 24). Before, "Wann wird das Gehalt gezahlt?" was answered "1 April" (the salary review's row): sharing no
+# word with the documents, the question left the extractive ranker's cheap pre-score only the passages' rank and the
+# "when" cue, and "25th of each month" was read as no date, so the pay day's row and the FAQ's "Salaries are paid on
+# the 25th of each month." were cut before the encoder read them. The value shown is the pay day, or none with the
+# sentence holding it first; never the review's date.
+SALARY_IN_OTHER_LANGUAGES = ["Wann wird das Gehalt gezahlt?", "Quand le salaire est-il versé ?"]
+
+
+@pytest.mark.parametrize("question", SALARY_IN_OTHER_LANGUAGES, ids=["de", "fr"])
+def test_a_question_in_another_language_takes_its_value_from_the_sentence_that_answers_it(
+        library: tuple[Path, dict[str, str]], question: str) -> None:
+    out = _ask_json(library, question)
+    first = out["answer"].splitlines()[0]
+    assert "25th of each month" in first and "1 April" not in first, out["answer"]
+    short = out["short_answer"]
+    assert short is None or short["text"] == "25th of each month", short
+
+
+# Yes/no (issue 48, session 24): a plain policy sentence that settles the question shows its yes or no above it (the
+# gate is a model of its own since, fitted with FAQ pages' yes/no questions answered by a policy statement:
+# docs/eval/answers.md, "Session 24"); asked about home, the office's sentence would reverse the rule, and its "No"
+# is never shown.
+YES_NO = [
+    ("Do I need the VPN on the office Wi-Fi?", "No", "does not need the VPN"),
+    ("Are dogs allowed in the canteen?", "No", "not allowed in the hardware lab or the canteen"),
+    ("Do I need the VPN at home?", None, ""),
+]
+
+
+@pytest.mark.parametrize(("question", "says", "sentence"), YES_NO, ids=["vpn-office", "dogs-canteen", "vpn-home"])
+def test_a_policy_sentence_settles_a_yes_or_no_and_a_reversed_one_is_withheld(
+        library: tuple[Path, dict[str, str]], question: str, says: str | None, sentence: str) -> None:
+    out = _ask_json(library, question)
+    short = out["short_answer"]
+    if says is None:
+        assert short is None or short["text"] != "No", out["answer"]  # the office's "does not need" is not for home
+        return
+    assert short is not None and short["kind"] == "yes_no" and short["text"] == says, out["answer"]
+    assert out["answer"].startswith(f"{says}: ") and sentence in out["answer"].splitlines()[0], out["answer"]
+
+
 # Questions that ask for a thing (issue 48, session 21): the value shown first is a name or a noun phrase of the
 # sentence found. Before, a "what" question named no kind of value and got none, and a German "Was ...?" was read as
 # an English yes/no question ("Was the ...?") and answered "No". Since session 22 a phrase is shown only when the

@@ -39,6 +39,12 @@ def one(question: str, sentence: str) -> tuple[str, str] | None:
     ("Faut-il un VPN au bureau ?", "yes_no"),
     ("Est-ce que je peux amener mon chien ?", "yes_no"),
     ("Tell me about the wiki", "span"),
+    # a yes/no question after a condition or a statement; not after a question word
+    ("When I travel abroad, do I need the VPN?", "yes_no"),
+    ("Wenn ich Pakete bestellt habe: Werden diese noch ausgeliefert?", "yes_no"),
+    ("Ich bin Unternehmer, darf ich meinen Betriebsrat nachträglich beteiligen?", "yes_no"),
+    ("Si je suis malade, dois-je appeler mon manager ?", "yes_no"),
+    ("Who, if anyone, can approve travel?", "name"),
 ])
 def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
     assert asked_value(question) == kind
@@ -109,6 +115,9 @@ def test_a_later_sentence_that_bears_less_on_the_question_gives_no_value() -> No
     ("Darf ich meinen Hund mitbringen?", "Hunde sind freitags willkommen.", "Yes"),
     ("Faut-il un VPN au bureau ?", "Au bureau, vous n'avez pas besoin du VPN.", "No"),
     ("Puis-je apporter mon chien ?", "Les chiens ne sont jamais admis.", "No"),
+    # a scene set before the question is the asker's case, not what is asked: its "not" denies nothing
+    ("I have not worked here for a year. Can I take parental leave?", "Employees can take parental leave.", "Yes"),
+    ("Ich habe kein Auto. Darf ich meinen Hund mitbringen?", "Hunde sind freitags willkommen.", "Yes"),
 ])
 def test_yes_or_no_is_the_deciding_sentences_polarity(question: str, sentence: str, verdict: str) -> None:
     assert polarity(question, sentence) == verdict

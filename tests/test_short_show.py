@@ -90,10 +90,10 @@ def test_the_confidence_grows_with_the_walks_evidence_for_the_sentence() -> None
     assert confidence(features(), SHOW) == confidence(features(**TYPICAL), SHOW)
 
 
-def test_a_yes_or_no_is_gated_by_the_same_model_with_its_own_threshold() -> None:
-    # the deciding sentence's polarity is right about half the time on the training data, so a yes or no needs
-    # strong evidence (and a wrong one costs more: threshold 0.75); with none it is not shown, and then the sentence
-    # is shown first without "Yes:"/"No:"
+def test_a_yes_or_no_is_gated_by_its_own_model_with_its_own_threshold() -> None:
+    # the deciding sentence's polarity is right about two times in three on the training data, so a yes or no needs
+    # strong evidence (and a wrong one costs more); with none it is not shown, and then the sentence is shown first
+    # without "Yes:"/"No:"
     question = "Do I need the VPN on the office Wi-Fi?"
     vpn = "In the office, the Wi-Fi network does not need the VPN."
     assert SHOW.yes_no_threshold > SHOW.threshold
@@ -103,3 +103,42 @@ def test_a_yes_or_no_is_gated_by_the_same_model_with_its_own_threshold() -> None
     strong = [Extracted(vpn, 1, 0, len(vpn), 0.5, cosine=0.95, lead=0.3)]
     short = short_answer(question, strong, passages=[0.8, 0.4])
     assert short is not None and short.text == "No" and short.confidence >= SHOW.yes_no_threshold
+
+
+# The yes/no gate of session 24 (docs/eval/answers.md, "Session 24"): a model of its own, fitted on the yes/no questions
+# of the training data, COVID-QA's FAQ pages among them (plain questions answered by a policy statement).
+VPN = "In the office, the NW-Staff Wi-Fi network does not need the VPN"
+
+
+def test_a_policy_sentence_that_settles_the_question_shows_its_yes_or_no() -> None:
+    # the sentence holds every word of the question and the encoder reads it far closer than any other (the walk's
+    # evidence as on the sample): its "No" is shown
+    found = [Extracted(VPN, 1, 0, len(VPN), 1.35, cosine=0.75, lead=0.14)]
+    short = short_answer("Do I need the VPN on the office Wi-Fi?", found, passages=[0.62, 0.55, 0.5])
+    assert short is not None and short.text == "No" and short.confidence >= SHOW.yes_no_threshold
+
+
+def test_a_reversed_yes_or_no_stays_withheld() -> None:
+    # asked about home, the deciding sentence is the office's: it lacks the question's "home" and the encoder reads
+    # it barely above the sentence about working from home; its "No" would reverse the rule for home
+    home = "The IT security rules apply in full when you work from home."
+    found = [Extracted(VPN, 2, 0, len(VPN), 0.9, cosine=0.52, lead=0.007),
+             Extracted(home, 1, 0, len(home), 0.78, cosine=0.45, lead=-0.07)]
+    assert short_answer("Do I need the VPN at home?", found, show=SHOW_ALL).text == "No"
+    assert short_answer("Do I need the VPN at home?", found, passages=[0.5, 0.52, 0.4]) is None
+
+
+def test_a_condition_or_a_scene_makes_a_yes_or_no_less_sure() -> None:
+    # what a sentence says under a condition ("if", "wenn", "si") holds only in some cases; a question that sets a
+    # scene first asks about the asker's case, which such conditions decide
+    question = "Can I take parental leave?"
+    plain = "Employees can take parental leave."
+    conditional = "Employees can take parental leave if they have worked here for a year."
+    from shelfwise.core.answers.first_value import yes_no_features
+
+    def sure(q: str, text: str) -> float:
+        found = [Extracted(text, 1, 0, len(text), 1.0, cosine=0.7, lead=0.1)]
+        return confidence(yes_no_features(q, found, found[0], "Yes", [0.6, 0.5]), SHOW)
+
+    assert sure(question, plain) > sure(question, conditional)
+    assert sure(question, plain) > sure("I started in May and work part time. " + question, plain)

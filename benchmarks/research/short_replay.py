@@ -64,8 +64,9 @@ def questions(dataset: str) -> dict[str, str]:
 
         return {q.qid: q.question for q in load_jsonl(Path(dataset))}
     name, _, rest = dataset.partition("-")
-    if name == "xquad":
-        ds = load_dataset("xquad", lang=rest)
+    if name == "xquad":  # xquad-de: German over German; xquad-de-en: the German questions over English paragraphs
+        asked_in, _, lang = rest.partition("-")
+        ds = load_dataset("xquad", lang=lang or asked_in, query_lang=asked_in)
     elif name == "conditionalqa":
         ds = load_dataset("conditionalqa", split=rest or "all")
     else:
@@ -150,7 +151,8 @@ def grade_items(items: list[list[str]]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rows", type=Path, nargs="?", help="an evaluation run's answers-*.json")
-    ap.add_argument("--dataset", help="xquad-en, xquad-de, squad, conditionalqa-test, ..., or a .jsonl of questions "
+    ap.add_argument("--dataset", help="xquad-en, xquad-de, xquad-de-en, squad, conditionalqa-test, ..., or a .jsonl "
+                                      "of questions "
                                       "(graded by fact_match, as the sample's free-text golds)")
     ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
     ap.add_argument("--kind", default="span", help="the rows' kind of gold: span (a value), or yes_no")

@@ -41,7 +41,7 @@ from short_tune import right
 
 from shelfwise.core.answers.first_value import deciding_sentence, show_features, yes_no_features
 from shelfwise.core.answers.short import _lead_in_list, asked_kind, polarity, value_candidates
-from shelfwise.core.answers.short_confidence import NAMES, SHOW_ALL, TYPICAL, ShowWeights, confidence
+from shelfwise.core.answers.short_confidence import NAMES, SHOW, SHOW_ALL, TYPICAL, ShowWeights, confidence
 from shelfwise.core.answers.types import Extracted
 
 WRONG_COST = 2.0  # a wrong value shown first costs twice what a right one gains (see the module doc)
@@ -49,7 +49,11 @@ YES_NO_WRONG_COST = 3.0  # a wrong yes or no, three times (see the module doc)
 RIDGE = 1.0  # L2 penalty of the logistic fit (on standardised features; the bias is not penalised)
 # session 22's model (main at 9d34dcb): its ten weights, none on the walk's evidence; a yes or no always shown
 BEFORE = ShowWeights(weights=(0.3068, 0.2609, 0.2671, 0.3254, 0.3721, -0.3861, 0.6232, -0.0828, -0.563, -0.259,
-                              30.0, 0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.7, yes_no_threshold=0.0)
+                              30.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.7, yes_no_threshold=0.0)
+# session 23's model (main at ca8a3c0): one model for values and yes/no, an indicator apart
+SESSION_23 = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
+                                  2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0),
+                         threshold=0.55, yes_no_threshold=0.75)
 THING = ("name", "place", "list", "thing")
 
 
@@ -158,10 +162,20 @@ def out_of_fold(rows: list[dict[str, Any]]) -> list[float]:
 GRID = [round(float(t), 2) for t in np.arange(0.0, 0.951, 0.05)]
 
 
-def choose(rows: list[dict[str, Any]]) -> tuple[ShowWeights, dict[str, list[tuple[float, float]]]]:
+def choose(rows: list[dict[str, Any]], yes_no_apart: bool = False) -> tuple[ShowWeights,
+                                                                             dict[str, list[tuple[float, float]]]]:
     """The fit on every row with a value, and each threshold (values, yes/no) with the highest net gain on the rows'
     out-of-fold probabilities (:func:`out_of_fold`: a threshold chosen on the probabilities of the rows it was
-    fitted on would follow their noise), on a grid of 0.05; and the net gain at each point of each grid."""
+    fitted on would follow their noise), on a grid of 0.05; and the net gain at each point of each grid.
+    ``yes_no_apart`` (session 24): the values keep the chosen model's weights and threshold (``SHOW``); a yes or no
+    gets a model of its own, fitted on the yes/no rows alone, and its threshold chosen the same way."""
+    if yes_no_apart:
+        part_rows = [r for r in rows if _yes_no(r)]
+        weights = tuple(round(float(v), 4) for v in fit(part_rows))
+        probs = out_of_fold(part_rows)
+        curve = [(t, round(_net(part_rows, [p >= t for p in probs]), 4)) for t in GRID]
+        best_t = max(curve, key=lambda x: (x[1], -x[0]))[0]
+        return ShowWeights(SHOW.weights, SHOW.threshold, best_t, yes_no_weights=weights), {"yes_no": curve}
     scored = [r for r in rows if r["features"] is not None]
     weights = tuple(round(float(v), 4) for v in fit(scored))
     probs = out_of_fold(rows)
@@ -182,10 +196,11 @@ def report(rows: list[dict[str, Any]], show: ShowWeights) -> dict[str, Any]:
                        ("covidqa", lambda r: r["set"] == "covidqa"),
                        ("conditionalqa", lambda r: r["set"] == "conditionalqa" and not _yes_no(r)),
                        ("yes_no/conditionalqa", lambda r: _yes_no(r) and r["set"] == "conditionalqa"),
-                       ("yes_no/pubmedqa", lambda r: _yes_no(r) and r["set"] == "pubmedqa")):
+                       ("yes_no/pubmedqa", lambda r: _yes_no(r) and r["set"] == "pubmedqa"),
+                       ("yes_no/covid_faq", lambda r: _yes_no(r) and r["set"] == "covid_faq")):
         part = [r for r in rows if pick(r)]
         parts[name] = {"every value shown": grade(part, SHOW_ALL), "before (session 22)": grade(part, BEFORE),
-                       "after": grade(part, show)}
+                       "session 23": grade(part, SESSION_23), "after": grade(part, show)}
     return parts
 
 
@@ -193,35 +208,43 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("items", type=Path, nargs="+", help="short_walk.py's items (one file or more)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-show.json"))
+    ap.add_argument("--yes-no-apart", action="store_true",
+                    help="keep the values' model; fit a yes or no's own (session 24; see choose)")
     args = ap.parse_args()
     rows = rows_of([item for path in args.items for item in json.loads(path.read_text())])
     print(f"{len(rows)} rows, {sum(r['features'] is not None for r in rows)} with a ranked value or a yes/no",
           flush=True)
-    chosen, curves = choose(rows)
-    even, _ = choose([r for r in rows if r["doc"] % 2 == 0])
+    apart = args.yes_no_apart
+    chosen, curves = choose(rows, apart)
+    even, _ = choose([r for r in rows if r["doc"] % 2 == 0], apart)
     odd = [r for r in rows if r["doc"] % 2 == 1]
     # the same choice without the walk's evidence (each read as typical): what the evidence adds, out of fold
     blind = [r | {"features": dataclasses.replace(r["features"], cosine=None, lead=None, passage=None,
                                                   passage_lead=None)} if r["features"] is not None else r
              for r in rows]
-    _, blind_curves = choose(blind)
+    _, blind_curves = choose(blind, apart)
     evidence = [r["features"] for r in rows if r["features"] is not None]
     typical = {k: round(float(np.median([getattr(f, k) for f in evidence if getattr(f, k) is not None])), 3)
                for k in TYPICAL}
-    out = {"data": "traindata/covidqa derived/pairs.jsonl.gz and traindata/conditionalqa_train (train.json, "
-                   "derived/pairs.jsonl.gz), through short_walk.py's stand-in of the walk",
+    out = {"data": "traindata/covidqa derived/pairs.jsonl.gz (and faq_pairs.jsonl.gz with --sets faq), "
+                   "traindata/conditionalqa_train (train.json, derived/pairs.jsonl.gz), traindata/pubmedqa_l, "
+                   "through short_walk.py's stand-in of the walk: " + ", ".join(str(p) for p in args.items),
            "wrong_cost": WRONG_COST, "yes_no_wrong_cost": YES_NO_WRONG_COST, "ridge": RIDGE, "features": NAMES,
            "typical (medians of the walk's evidence)": typical,
            "chosen": {"weights": dict(zip(NAMES, chosen.weights, strict=True)), "threshold": chosen.threshold,
-                      "yes_no_threshold": chosen.yes_no_threshold},
+                      "yes_no_threshold": chosen.yes_no_threshold,
+                      **({"yes_no_weights": dict(zip(NAMES, chosen.yes_no_weights, strict=True))}
+                         if chosen.yes_no_weights else {})},
            "net_by_threshold_out_of_fold": curves,
            "net_by_threshold_out_of_fold_without_the_walks_evidence": blind_curves,
            "train": report(rows, chosen),
            "held_out": {"chosen_on_even": {"weights": dict(zip(NAMES, even.weights, strict=True)),
-                                           "threshold": even.threshold, "yes_no_threshold": even.yes_no_threshold},
+                                           "threshold": even.threshold, "yes_no_threshold": even.yes_no_threshold,
+                                           **({"yes_no_weights": dict(zip(NAMES, even.yes_no_weights, strict=True))}
+                                              if even.yes_no_weights else {})},
                         "odd": report(odd, even)},
            "code": f"ShowWeights(weights={chosen.weights}, threshold={chosen.threshold}, "
-                   f"yes_no_threshold={chosen.yes_no_threshold})"}
+                   f"yes_no_threshold={chosen.yes_no_threshold}, yes_no_weights={chosen.yes_no_weights})"}
     args.out.write_text(json.dumps(out, indent=1))
     print(json.dumps({k: out[k] for k in ("typical (medians of the walk's evidence)", "chosen", "code")}, indent=1))
     print("net by threshold (out of fold):", json.dumps(curves))

@@ -18,7 +18,8 @@ document's passages as the training data cuts them, and the walk's last level is
 The questions: every COVID-QA and ConditionalQA TRAIN question asking for a value whose gold has at most 5 words
 (``short_tune.MAX_GOLD_WORDS``), and every :data:`YES_NO_STEP`-th ConditionalQA TRAIN yes/no question (``--sets
 pubmedqa``: every :data:`YES_NO_STEP`-th of PubMedQA's labelled questions decided yes or no, over its abstract's
-sections and conclusion), in an order
+sections and conclusion; ``--sets faq``: every yes/no question of COVID-QA's FAQ pages in English, German or French
+whose answer opens with a yes or no, that word cut off, over the page's answers), in an order
 that mixes the sets (what is written so far, every 50 items, is a sample of the whole). Vectors are cached by text
 in ``--cache`` (a rerun embeds nothing it has). Writes one item per question to ``--out``:
 
@@ -138,7 +139,38 @@ def pubmedqa_questions() -> list[dict[str, Any]]:
     return out[::YES_NO_STEP]
 
 
-SETS = {"covidqa": covidqa_questions, "conditionalqa": cqa_questions, "pubmedqa": pubmedqa_questions}
+# the first word of an FAQ answer that answers its yes/no question outright ("Ja, ...", "No. ..."), in the languages
+# whose negations ``short.polarity`` reads (a "Nie." in Polish would teach the gate about a reader that is not there)
+FAQ_OPENER = re.compile(r"^\W*(yes|no|ja|nein|oui|non)\b\s*[,.!:;\u2013-]?\s*", re.I)
+FAQ_LANGUAGES = ("en", "de", "fr")
+
+
+def faq_questions() -> list[dict[str, Any]]:
+    """The yes/no questions of COVID-QA's FAQ pages (``covidqa/derived/faq_pairs.jsonl.gz``: government and health
+    agencies' FAQs, a policy statement answering a plain question) whose answer opens with a yes or no
+    (:data:`FAQ_OPENER`, in :data:`FAQ_LANGUAGES`): the gold is that word, and it is cut from every answer of the
+    page, so the sentences left must settle the question by what they say. The passages: the answer and the page's
+    other answers."""
+    out = []
+    for r in (json.loads(line) for line in gzip.open(TRAIN / "covidqa" / "derived" / "faq_pairs.jsonl.gz", "rt",
+                                                      encoding="utf-8")):
+        if r.get("lang") not in FAQ_LANGUAGES:
+            continue
+        positives = ast.literal_eval(r["positives"]) if isinstance(r["positives"], str) else r["positives"]
+        negatives = ast.literal_eval(r["negatives"]) if isinstance(r["negatives"], str) else r["negatives"]
+        opener = FAQ_OPENER.match(positives[0])
+        answer = positives[0][opener.end():].strip() if opener else ""
+        if not opener or len(answer.split()) < 3:
+            continue
+        gold = "yes" if opener.group(1).lower() in ("yes", "ja", "oui") else "no"
+        out.append({"set": "covid_faq", "question": r["question"].strip(), "gold": gold, "doc": r["doc_id"],
+                    "yes_no": True, "lang": r["lang"],
+                    "pool": [answer, *(FAQ_OPENER.sub("", n, count=1).strip() for n in negatives)]})
+    return out
+
+
+SETS = {"covidqa": covidqa_questions, "conditionalqa": cqa_questions, "pubmedqa": pubmedqa_questions,
+        "faq": faq_questions}
 
 
 def _hit(text: str, n: int) -> Hit:

@@ -51,6 +51,13 @@ MONTH_NAMES = lazy(
     r"|tháng)", re.IGNORECASE)
 
 
+# a day of every month: "the 25th of each month", "am 25. jedes Monats", "le 25 de chaque mois" (the short answer's
+# date too: ``typed_spans.date_spans``)
+DAY_OF_MONTH = (r"\b(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
+                r"\b\d{1,2}\.\s+(?:jede[ns]?|des)\s+Monats\b|\b\d{1,2}\s+(?:de\s+chaque|du)\s+mois\b")
+_DAY_OF_MONTH = lazy(DAY_OF_MONTH, re.IGNORECASE)
+
+
 def asks_quantity(question: str) -> bool:
     return bool(QUANTITY.search(question))
 
@@ -60,5 +67,6 @@ def asks_when(question: str) -> bool:
 
 
 def has_date(text: str) -> bool:
-    """A date written the way one of the evaluated languages writes it (beyond English's)."""
-    return bool(CJK_DATE.search(text) or MONTH_NAMES.search(text))
+    """A date written the way one of the evaluated languages writes it (beyond English's), or a day of every
+    month."""
+    return bool(CJK_DATE.search(text) or MONTH_NAMES.search(text) or _DAY_OF_MONTH.search(text))

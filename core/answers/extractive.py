@@ -21,7 +21,9 @@ list falls across passages, as in documents stored one item per passage): such q
 list, not by its lead-in (chosen on the TUNE half's span questions; reading each list item with its lead-in as
 context was tried and lost: docs/benchmarks.md, "The extracted answer").
 
-A cheap pre-score (rank and cues) keeps ``SHORTLIST`` candidates, so only those are embedded. A table row is read
+A cheap pre-score (rank and cues) keeps ``SHORTLIST`` candidates, so only those are embedded (all of them, up to
+``BLIND_SHORTLIST``, when no candidate holds a word of the question: a question asked in another language than the
+documents, where rank and cues alone cannot tell a passage's sentences apart). A table row is read
 with the header row of its own table (the row a ``|---|`` rule follows), not the first table of the passage.
 
 The weights, cues and margins are chosen on the ConditionalQA TUNE half (``benchmarks/research/extractive_tune.py``,
@@ -66,6 +68,7 @@ CONTEXT_VERSION = 3  # bump when what the ranker reads of a sentence changes (ca
 PRIOR = "rank"
 PREFIX = 5  # words compared on their first 5 letters
 SHORTLIST = 12  # candidates the model reads (the rest are cut by the cheap pre-score)
+BLIND_SHORTLIST = 60  # ... when the question shares no word with any candidate (see extract_answer)
 LIST_ITEMS = 8  # a lead-in sentence ("You can get help from:") is shown with up to this many items of its list
 LIST_WORDS = 80  # ... and up to this many words of them
 # ". ! ?" before a capital, a digit or a quote (or before a non-ASCII character that opens a sentence), the ends of
@@ -374,9 +377,13 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
         return []
     focus = focus_question(question)
     contexts = [c.context for c in cands]
+    lexical = word_overlap(focus, contexts, prefix, " ".join({h.title for h in hits[:passages]}))
     cheap = (passage_weight * passage_prior(cands, hits, prior) + cue_weight * type_cue(focus, contexts, prefix)
-             + lexical_weight * word_overlap(focus, contexts, prefix, " ".join({h.title for h in hits[:passages]})))
-    keep = np.argsort(-cheap, kind="stable")[:shortlist]
+             + lexical_weight * lexical)
+    # no candidate holds a word of the question (asked in another language than the documents): the pre-score knows
+    # only the passages' rank and the cue, which do not tell one sentence of a passage from another, so the encoder
+    # reads them all (up to BLIND_SHORTLIST; at indexing their vectors were made already)
+    keep = np.argsort(-cheap, kind="stable")[:shortlist if lexical.any() else max(shortlist, BLIND_SHORTLIST)]
     short = [cands[i] for i in keep]
     read = np.asarray(scorer(focus, [c.context for c in short]), dtype=np.float32)
     scores = read + cheap[keep]

@@ -77,22 +77,31 @@ def show_features(question: str, cands: Sequence[Candidate],
         passage_lead=passage_lead)
 
 
+# a sentence that states a condition or leaves the question open: what it says holds only in some cases
+_CONDITIONAL = lazy(r"\b(?:if|unless|whether|provided that|as long as|wenn|falls|sofern|soweit|ob|"
+                    r"vorausgesetzt|si|s'il|s'ils|sauf si|à condition|pourvu que)\b", re.I)
+
+
 def yes_no_features(question: str, sentences: Sequence[Extracted], deciding: Extracted, says: str,
                     passages: Sequence[float | None] = ()) -> ShowFeatures:
     """What says whether the yes or no ``says`` read from ``deciding`` (one of ``sentences``) is right: how many
-    of the question's words it holds, and how many more than the other sentences found, whether the question names
-    a number it lacks, and the walk's evidence for it (as :func:`show_features`)."""
-    keys = stems(question)
+    of the question's own words it holds (not a scene set before the question: "I work part time. Can I ...?"), and
+    how many more than the other sentences found, whether the question names a number it lacks, whether it states a
+    condition or leaves the question open, whether the question sets a scene, and the walk's evidence for it (as
+    :func:`show_features`)."""
+    focus = focus_question(question)
+    keys = stems(focus)
     held = len(keys & stems(_about(deciding.text)))
     others = [len(keys & stems(_about(s.text))) for s in sentences if s is not deciding]
     passage, passage_lead = _passage_evidence(deciding, passages)
     return ShowFeatures(
         margin=None, typed=False, ranked=False, held=held, keys=len(keys), close=0.0,
         first=deciding is sentences[0],
-        number_missing=bool(_numbers(focus_question(question)) - _numbers(deciding.text)), candidates=1,
+        number_missing=bool(_numbers(focus) - _numbers(deciding.text)), candidates=1,
         held_lead=held - max(others, default=held), after=False, before=False, words=1, yes_no=True,
         says_no=says == "No", cosine=deciding.cosine, lead=deciding.lead, passage=passage,
-        passage_lead=passage_lead)
+        passage_lead=passage_lead, conditional=bool(_CONDITIONAL.search(deciding.text)),
+        scenario=len(focus) < len(question.strip()))
 
 
 def deciding_sentence(question: str, sentences: Sequence[Extracted]) -> Extracted:

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
-from shelfwise.core.answers.extractive import list_items, question_keys
+from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
@@ -69,7 +69,8 @@ _DE_VERBS = re.compile(r"^\W*(?:kann|kannst|können|könnte|könnten|muss|musst|
                        r"bin|bist|gibt|gilt|habe|hat|haben|hast|brauche|brauchst|braucht|brauchen|bekomme|bekommt|"
                        r"bekommen|erhalte|erhält|erhalten|werde|wird|werden|soll|sollte|sollen|zahlt|bezahlt|"
                        r"übernimmt|erstattet|dürfte|gehört|zählt|benötige|benötigt|steht|stehen|geht|gehen|"
-                       r"wäre|war|waren|hatte|hatten|mag|möchte|will|wollen)\b", re.I)
+                       r"wäre|war|waren|hatte|hatten|mag|möchte|will|wollen|sollten|müsste|müssten|gelten|bleibt|"
+                       r"bleiben|findet|finden)\b", re.I)
 _ANY_WH = lazy(r"\b(?:what|which|who|whom|whose|when|where|why|how|wer|wen|wem|was|wann|wo|wohin|wie|"
                r"welche[rsnm]?|warum|qui|que|quoi|quel(?:le)?s?|quand|où|comment|combien|pourquoi|"
                r"lequel|laquelle)\b", re.I)
@@ -132,10 +133,29 @@ def _german(question: str) -> bool:
     return bool(second and second.group(1).islower() and second.group(1) not in _EN_AFTER_WAS)
 
 
+# what opens a condition set before the question itself ("If one person is ill, does the family stay at home?")
+_CONDITION_LEAD = lazy(r"^\W*(?:if|when|whenever|once|while|after|before|since|wenn|falls|sobald|sofern|nachdem|si|"
+                       r"lorsque|quand|dès que)\b", re.I)
+
+
 def is_yes_no_question(question: str) -> bool:
     """A question answered yes or no: an English auxiliary first ("Do I need ...?"), a French inversion or
-    "est-ce que", or a German verb first; a choice between alternatives ("... X or Y?") is not one."""
+    "est-ce que", or a German verb first; a choice between alternatives ("... X or Y?") is not one. So is one whose
+    last clause is such a question after a condition or a statement ("If I am ill, do I ...?", "Ich bin
+    Unternehmer, darf ich ...?", "Wenn ich Pakete bestellt habe: Werden diese ...?"), not after a question word
+    ("Who, if anyone, can ...?")."""
     q = question.strip()
+    if _verb_first(q):
+        return True
+    cuts = list(re.finditer(r"[,:;]\s+", q))
+    if not cuts:
+        return False
+    lead, clause = q[: cuts[-1].start()], q[cuts[-1].end():]
+    return (len(clause.split()) >= 3 and bool(_CONDITION_LEAD.match(lead) or not _ANY_WH.search(lead))
+            and _verb_first(clause))
+
+
+def _verb_first(q: str) -> bool:
     if re.search(r"\s(?:or|oder|ou)\s[^?]*\?\s*$", q, re.I) and not re.search(r"\bor not\b", q, re.I):
         return False
     if _YES_NO_EN.match(q) and not _german(q):
@@ -147,8 +167,6 @@ def is_yes_no_question(question: str) -> bool:
 
 def asked_value(question: str) -> str:
     """The kind of value ``question`` asks for (see the module doc), ``span`` when none is named."""
-    from shelfwise.core.answers.extractive import focus_question
-
     q = focus_question(question)
     if len(q.split()) < 3:  # "... bis zum 18. Jahrhundert?": an ordinal's dot is no sentence's end
         q = question.strip()
@@ -174,8 +192,9 @@ def asked_value(question: str) -> str:
 
 # --------------------------------------------------------------------------- yes/no
 _NEGATION = lazy(
-    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|keiner|"
-    r"keines|nie|niemals|ohne|nichts|pas|jamais|aucun|aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
+    r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|"
+    r"keiner|keines|nie|niemals|niemand|niemanden|niemandem|nirgends|nirgendwo|weder|ohne|nichts|pas|jamais|aucun|"
+    r"aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
 _ONLY = lazy(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
              re.I)
 _EXCEPT = lazy(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
@@ -227,7 +246,10 @@ def _other_cells_negated(sentence: str, keys: set[str]) -> int:
 def polarity(question: str, sentence: str) -> str:
     """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
     between them; or the sentence restricts with "only" and the question names another thing of the restricted
-    kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names."""
+    kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names.
+    Only the question itself is read, not a scene set before it ("I have not worked for a year. Can I claim ...?":
+    the asker's "not" does not deny what is asked)."""
+    question = focus_question(question)
     keys = stems(question)
     flips = negations(question) + negations(sentence) - _other_cells_negated(sentence, keys)
     for m in _EXCEPT.finditer(sentence):

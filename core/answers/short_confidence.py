@@ -51,6 +51,10 @@ class ShowFeatures:
     lead: float | None = None  # that minus the best other candidate sentence's (``Extracted.lead``)
     passage: float | None = None  # the walk's cosine of the question with its sentence's passage
     passage_lead: float | None = None  # that minus the best other passage's shown (None: one passage)
+    # of a yes or no: the deciding sentence states a condition or leaves the question open ("if", "unless",
+    # "whether", "wenn", "ob", "si"), so what it says holds only in some cases
+    conditional: bool = False
+    scenario: bool = False  # ... and the question sets a scene before it (the asker's case, which conditions decide)
 
     def vector(self) -> tuple[float, ...]:
         """The features in the order of :data:`NAMES`."""
@@ -65,14 +69,16 @@ class ShowFeatures:
                 self.held / max(self.keys, 1), float(self.number_missing), math.log1p(self.candidates) * value,
                 max(-3, min(self.held_lead, 3)), float(self.yes_no), float(self.says_no),
                 known("cosine", self.cosine), known("lead", self.lead, LEAD_CAP),
-                known("passage", self.passage), known("passage_lead", self.passage_lead, LEAD_CAP))
+                known("passage", self.passage), known("passage_lead", self.passage_lead, LEAD_CAP),
+                float(self.conditional and self.yes_no), float(self.scenario and self.yes_no))
 
 
 LEAD_CAP = 0.3  # a lead of the sentence or of its passage beyond this says no more
 # ``first`` (its sentence is the first shown) is read but not weighed: where the walk's evidence says how sure it was
 # of the sentence (``cosine``, ``lead``, ``passage``, ``passage_lead``), its rank adds nothing measured
 NAMES = ("bias", "margin_ranked", "margin_typed", "alone", "typed", "ranked", "held_share", "number_missing",
-         "log_candidates", "held_lead", "yes_no", "says_no", "cosine", "lead", "passage", "passage_lead")
+         "log_candidates", "held_lead", "yes_no", "says_no", "cosine", "lead", "passage", "passage_lead",
+         "conditional", "scenario")
 # the walk's evidence where it is not known (sentences given without a walk): the medians of the training items
 # (benchmarks/research/short_show.py), so such a sentence reads as a typical one
 TYPICAL = {"cosine": 0.614, "lead": 0.053, "passage": 0.565, "passage_lead": 0.044}
@@ -88,9 +94,11 @@ class ShowWeights:
     weights: tuple[float, ...]
     threshold: float
     yes_no_threshold: float = 0.0
+    # a yes or no's own model (None: ``weights``, where an indicator gives it its own intercept)
+    yes_no_weights: tuple[float, ...] | None = None
 
-    def vector(self) -> tuple[float, ...]:
-        return self.weights
+    def vector(self, yes_no: bool = False) -> tuple[float, ...]:
+        return self.yes_no_weights if yes_no and self.yes_no_weights is not None else self.weights
 
     def shows(self, features: ShowFeatures) -> tuple[bool, float]:
         """Whether the value is shown, and the confidence in it."""
@@ -100,14 +108,17 @@ class ShowWeights:
 
 def confidence(features: ShowFeatures, show: ShowWeights) -> float:
     """The chance, as the model reads it, that the value is right."""
-    z = sum(w * x for w, x in zip(show.vector(), features.vector(), strict=True))
+    z = sum(w * x for w, x in zip(show.vector(features.yes_no), features.vector(), strict=True))
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 # chosen by benchmarks/research/short_show.py on COVID-QA, ConditionalQA TRAIN and PubMedQA through the stand-in walk
-# of short_walk.py (docs/eval/short-show-s23.json)
+# of short_walk.py (docs/eval/short-show-s23.json); a yes or no's own model on the yes/no questions of ConditionalQA
+# TRAIN, PubMedQA and COVID-QA's FAQ pages (``short_show.py --yes-no-apart``, docs/eval/short-show-s24.json)
 SHOW = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
-                            2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922),
-                   threshold=0.55, yes_no_threshold=0.75)
+                            2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0),
+                   threshold=0.55, yes_no_threshold=0.8,
+                   yes_no_weights=(-0.834, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4533, 0.0, 0.0, -0.0422, 0.0, 0.4453, 1.8343,
+                                   1.4025, 0.583, -2.2424, -0.3383, -0.0829))
 # every value shown (the behaviour before the model): for research scripts that grade the ranker alone
 SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)

@@ -48,7 +48,7 @@ _ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tent
 _DAY_PIECES = lazy(rf"\b(?:from|on|by|ab|vom|am|à partir du|dès le)\s+(?:the\s+|dem\s+|le\s+)?{_ORDINAL}"
                    rf"(?:\s+[^\W\d_]+){{0,3}}?\s+(?:day|tag|jour)\b|"
                    rf"\b(?:(?:every|each|jeden|jede|chaque|tous les)\s+)?{WEEKDAY}\b|"
-                   rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
+                   rf"{cues.DAY_OF_MONTH}|"
                    rf"\b(?:in\s+|im\s+|en\s+)?{MONTH}\b(?:\s+(?:19|20)\d\d)?|"
                    rf"\b(?:{_SEASON}\s+(?:of\s+)?)?(?:1\d|20)\d\d(?:s\b|er\b)?(?!\w)", re.I)
 _JOIN = lazy(r"^(?:\s*(?:,|\||to|and|until|till|through|at|on|from|-|–|bis|und|um|ab|à|et|au|jusqu'à|de|du|"
