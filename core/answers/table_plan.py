@@ -369,9 +369,8 @@ _GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
 def _names_one_thing(m: TableMatch) -> bool:
     """Whether the question's only filter names one cell (whole, or most of it) of a column whose cells are all
     different (one row, a name: "Zoltán Kiss", "Harvard University"; a year or a date: "in 2013", "on 2013-05-21"):
-    "how many ..." then asks for a value of that row, not how many rows there are (a count of 1 was right for 12 of
-    77 such training questions of the label column; session 24, any such column: 11 of 42 counts of 1 right on the
-    training 2,000, the rule leaves 11 wrong ones and 1 right one unanswered)."""
+    "how many ..." then asks for a value of that row, not how many rows there are (a count of 1 was seldom right
+    there: docs/eval/tables.md)."""
     if len(m.rows) != 1 or m.key_col is None or len(m.filters) != 1 or m.intent.comparisons:
         return False
     key = m.keys.get(m.key_col)
