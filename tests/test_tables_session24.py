@@ -102,3 +102,18 @@ def test_other_than_with_two_left_is_no_table_value(matches_library: Path) -> No
     # Ajax and Benfica both: one is asked for, so neither is shown (before: Lyon's row, the one set aside)
     out = ask_json(matches_library, "Which opponent other than Lyon did we play in Belgrade?")
     assert out["short_answer"] is None or not out["short_answer"]["operation"]
+
+
+@pytest.fixture(scope="module")
+def canals_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.table_workbooks import workbook_library, write_canals
+
+    return workbook_library(tmp_path_factory.mktemp("canals24"), write_canals, "canals.xlsx")
+
+
+def test_the_only_row_is_shown_where_an_amount_is_named(canals_library: Path) -> None:
+    # "length" is an amount, but "which is the only canal ..." asks for the row: its name is shown (before: the
+    # product's kind check withheld it, and the walk's sentence was shown)
+    short = ask_json(canals_library, "Which is the only canal with a length of 12 miles?")["short_answer"]
+    assert short is not None
+    assert (short["text"], short["operation"]) == ("Union Canal", "lookup")

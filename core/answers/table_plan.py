@@ -367,10 +367,11 @@ _GENERIC_COUNTED = frozenset({"time", "occasion", "row", "entry", "one", "mal"})
 
 
 def _names_one_thing(m: TableMatch) -> bool:
-    """Whether the question's only filter names one cell (whole, or most of it) of the label column, whose cells
-    are all different (one row, a name: "Zoltán Kiss", "Harvard University"): "how many ..." then asks for a value
-    of that row, not how many rows there are (a count of 1 was right for 12 of 77 such training questions)."""
-    if len(m.rows) != 1 or m.key_col != m.label_col or len(m.filters) != 1 or m.intent.comparisons:
+    """Whether the question's only filter names one cell (whole, or most of it) of a column whose cells are all
+    different (one row, a name: "Zoltán Kiss", "Harvard University"; a year or a date: "in 2013", "on 2013-05-21"):
+    "how many ..." then asks for a value of that row, not how many rows there are (a count of 1 was seldom right
+    there: docs/eval/tables.md)."""
+    if len(m.rows) != 1 or m.key_col is None or len(m.filters) != 1 or m.intent.comparisons:
         return False
     key = m.keys.get(m.key_col)
     if key is None or key.negated or key.share < NAMED_SHARE:
