@@ -117,3 +117,10 @@ def test_the_only_row_is_shown_where_an_amount_is_named(canals_library: Path) ->
     short = ask_json(canals_library, "Which is the only canal with a length of 12 miles?")["short_answer"]
     assert short is not None
     assert (short["text"], short["operation"]) == ("Union Canal", "lookup")
+
+
+def test_the_last_value_listed_of_a_number_column(canals_library: Path) -> None:
+    # "rank" is asked for: the last row's Rank, not its canal's name (before: "Kennet and Avon Canal")
+    short = ask_json(canals_library, "What is the last rank listed?")["short_answer"]
+    assert short is not None
+    assert (short["text"], short["operation"]) == ("2", "last")

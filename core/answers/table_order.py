@@ -98,8 +98,13 @@ def plan_first_last(m: TableMatch, asked_column: AskedColumn, unread: Unread, la
         if (m.intent.asks_row and col is not None and scores[col] >= 0.5
                 and stem(m.intent.asked) in {stem(w) for w in words_of(names[col])}):  # "which school ... first"
             return m.plan(op, answer=col)
-        if _LISTED.search(m.intent.text):  # "the last country listed": the table's own order
-            return m.plan(op, answer=col if col is not None and scores[col] >= 0.5 else m.label_col)
+        if _LISTED.search(m.intent.text):  # "the last country listed", "the last year listed": the table's order
+            asked = asked_column(m) if m.intent.asked else None
+            if asked is None and m.measure is not None and m.intent.asked and \
+                    stem(m.intent.asked) in {stem(w) for w in words_of(names[m.measure])}:
+                asked = m.measure  # "the last year listed": Year, a column of numbers
+            named = col if col is not None and scores[col] >= 0.5 else None
+            return m.plan(op, answer=next((c for c in (asked, named) if c is not None), m.label_col))
         if when is None and (m.intent.asks_row or m.intent.text.split(" ", 1)[0] in ASKED):
             return _in_order(m, op, asked_column, unread)
     return None
