@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 
+from shelfwise.core.answers.table_choice import rank_column
 from shelfwise.core.answers.table_compute import NUMERIC, value_of
 from shelfwise.core.answers.table_intent import (
     NUMBER_WORDS,
@@ -162,6 +163,10 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
             cands = [c for c in range(width) if kinds[c] == "date" or years(data, c)]
         elif comp.kind == "monthday":
             cands = [c for c in range(width) if kinds[c] == "date"]
+        elif comp.kind == "place":  # the column of places (Rank, Pos., Finish), whose numbers may be "4th"
+            place = rank_column(data, m.scores, [c for c in range(width) if kinds[c] in NUMERIC or (
+                data.whole and mostly_numbers(data.number(c), data.text(c)))])
+            cands = [place] if place is not None else []
         else:
             cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
         on = best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)

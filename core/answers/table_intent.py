@@ -84,8 +84,8 @@ class Comparison:
     low: float | None = None
     high: float | None = None
     strict: bool = True
-    kind: str = "number"  # "number", "date" (the bound is a day number), "year" (a year: a date's or a number's) or
-    # "monthday" (a day of any year, month * 100 + day: "after 1 June")
+    kind: str = "number"  # "number", "date" (the bound is a day number), "year" (a year: a date's or a number's),
+    # "monthday" (a day of any year, month * 100 + day: "after 1 June") or "place" (a rank: 1 is the best)
     words: str = ""  # the question's words it was read from
 
     def admits(self, value: float) -> bool:
@@ -111,6 +111,35 @@ class TableIntent:
 
     def op_words(self) -> set[str]:
         return {w for _op, said in self.ops for w in said.split()}
+
+
+_PLACE_BOUND = re.compile(r"\b((?:no|not) (?:higher|lower|better|worse) than|above|below|higher than|lower than|"
+                          r"better than|worse than|over|under)\s+(#?)(\d+)(st|nd|rd|th)?(\s+place)?\b(?![:.,]?\d)")
+_PLACE_WORD = re.compile(r"\b(rank|ranked|ranking|place|placed|placing|position|finish|finished|finishing|seed|"
+                         r"seeded)\b")
+_BETTER = ("above", "higher than", "better than", "over", "no lower than", "not lower than", "no worse than",
+           "not worse than")
+
+
+def _place_bounds(text: str) -> list[tuple[Comparison, tuple[int, int]]]:
+    """Bounds on a place, where a smaller number is better: "above 4th", "below 8th place", "not lower than #5",
+    "ranked higher than 10" (a place word before it); "above 4th" keeps places 1 to 3 ("the top 10" is left alone:
+    a chart's top, a count of nations). Each with where the question says it."""
+    out = []
+    for m in _PLACE_BOUND.finditer(text):
+        said, sharp, number, ordinal, place = m.groups()
+        before = " ".join(text[: m.start()].split()[-3:])
+        if not (sharp or ordinal or place or _PLACE_WORD.search(before)):
+            continue
+        n = float(number)
+        inclusive = said.startswith(("no ", "not "))
+        c = Comparison(strict=not inclusive, kind="place", words=m.group(0))
+        if said in _BETTER:
+            c.high = n  # better than the n-th: a smaller number
+        else:
+            c.low = n
+        out.append((c, (m.start(), m.end())))
+    return out
 
 
 def _bound(text: str) -> tuple[str, float] | None:
@@ -142,8 +171,12 @@ def read_intent(question: str) -> TableIntent:
     m = _COUNTED.search(text)
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")
+    places = _place_bounds(text)
+    intent.comparisons += [c for c, _span in places]
     for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
         for m in pattern.finditer(numbered):
+            if any(a < m.end() and m.start() < b for _c, (a, b) in places):
+                continue  # "above 4th": a place, read above
             b = _bound(m.group(2).rstrip(".,"))
             if b is not None:
                 c = Comparison(strict=m.group(1) not in _INCLUSIVE, kind=b[0], words=m.group(0))
