@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.types import CellRef, ShortAnswer
-from shelfwise.core.store.tables import TableData
+from shelfwise.core.store.tables import StoredTable, TableData
 
 NUMERIC = ("number", "money", "percent", "date", "time")
 LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
@@ -123,13 +123,15 @@ def _count(run: _Run) -> ShortAnswer:
                        explanation=f"{n} rows of {table_name(data)}{run.where}{parts}", cells=cells)
 
 
+def caption(table: StoredTable) -> str:
+    """A table's caption: its title, unless that is only its column names ("Band, Level name, Example roles, ...",
+    the title ingest gives a table without one); else ""."""
+    return table.title if table.names and not table.title.startswith(table.names[0]) else ""
+
+
 def table_name(data: TableData) -> str:
-    """How an explanation names a table: its caption, else its sheet, else "the table" (a title that is only the
-    table's column names, "Band, Level name, Example roles, ...", says nothing a reader needs)."""
-    t = data.table
-    if t.title and t.names and not t.title.startswith(t.names[0]):
-        return t.title
-    return t.sheet or "the table"
+    """How an explanation names a table: its caption, else its sheet, else "the table"."""
+    return caption(data.table) or data.table.sheet or "the table"
 
 
 def _next_previous(run: _Run) -> ShortAnswer | None:

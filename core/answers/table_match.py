@@ -8,6 +8,7 @@ part of ("belgrade" in "Belgrade, Serbia"; "ethiopian" for "Ethiopia"), and whet
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -167,10 +168,12 @@ def _dates_named(text: str, data: TableData) -> list[tuple[int, int, str, list[t
     for c, kind in enumerate(data.table.kinds if asked else ()):
         if kind != "date":
             continue
-        for r, cell in enumerate(data.text(c)):
-            have = {x for _, rs in dates_in(cell) for x in rs} if cell and data.is_data(r) else set()
+        for r, (cell, number) in enumerate(zip(data.text(c), data.number(c), strict=True)):
+            if number is None or not data.is_data(r):
+                continue
+            day = dt.date.fromordinal(int(number))  # a date cell's number is its day number, as stored
             out += [(c, r, cell.lower().strip(), [(s, e)]) for s, e, readings in asked
-                    if any(d == d2 and mo == mo2 and y in (None, y2) for d, mo, y in readings for d2, mo2, y2 in have)]
+                    if any(d == day.day and mo == day.month and y in (None, day.year) for d, mo, y in readings)]
     return out
 
 

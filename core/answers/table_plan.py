@@ -21,7 +21,7 @@ from shelfwise.core.answers.table_bounds import (
     years,
 )
 from shelfwise.core.answers.table_choice import offers_choice, plan_either, rank_column
-from shelfwise.core.answers.table_compute import NUMERIC, Plan, label_column
+from shelfwise.core.answers.table_compute import NUMERIC, Plan, caption, label_column
 from shelfwise.core.answers.table_intent import (
     TableIntent,
     asks_yes_no,
@@ -289,9 +289,8 @@ def _plan_count(m: TableMatch) -> Plan | None:
     if m.key_col is not None and m.measure is not None and m.scores[m.measure] >= 0.5 and len(m.rows) == 1:
         return m.plan("lookup", measure=m.measure)
     table = data.table
-    caption = table.title if not table.title.startswith(names[0]) else ""  # a caption, not the column list
     sheet = table.sheet if _first_on_sheet(data) else ""  # a sheet's name names its first table's rows
-    title_words = {stem(w) for w in words_of(f"{caption} {sheet} {names[m.label_col]}")}
+    title_words = {stem(w) for w in words_of(f"{caption(table)} {sheet} {names[m.label_col]}")}
     loose = [k for k in m.keys.values() if not k.exact]
     if loose and not _counts_rows(m, noun) and (noun in _UNITS or any(k.share < NAMED_SHARE for k in loose)):
         return None  # "how many days of paid annual leave": not the rows a word of their cells names
