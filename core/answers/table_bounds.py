@@ -24,7 +24,7 @@ from shelfwise.core.answers.table_intent import (
     stem,
     words_of,
 )
-from shelfwise.core.answers.table_match import TableMatch
+from shelfwise.core.answers.table_match import TableMatch, day_of
 from shelfwise.core.store.tables import TableData
 
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
@@ -186,9 +186,9 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
                               None if comp.high is None else comp.high * scale, comp.strict, comp.kind, comp.words)
         values = data.number(on)
         if comp.kind == "year" and kinds[on] == "date":
-            values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
+            values = [float(d.year) if (d := day_of(v)) is not None else None for v in values]
         elif comp.kind == "monthday":
-            days = [dt.date.fromordinal(int(v)) if v is not None else None for v in values]
+            days = [day_of(v) for v in values]
             values = [float(d.month * 100 + d.day) if d is not None else None for d in days]
         m.rows = [r for r in m.rows if values[r] is not None and comp.admits(float(values[r] or 0))]
         m.filters.append(f"{names[on]} {comp.words}")
@@ -198,16 +198,14 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
             not any(year.group(0) in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
         on, wanted = dates[0], int(year.group(0))
         col_numbers = data.number(on)
-        m.rows = [r for r in m.rows if col_numbers[r] is not None
-                  and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
+        m.rows = [r for r in m.rows if (d := day_of(col_numbers[r])) is not None and d.year == wanted]
         m.filters.append(f"{names[on]} in {wanted}")
     month = month_in(m.intent.text)
     if month and dates and not any(month[1] in c.words for c in m.intent.comparisons) and \
             not any(month[1] in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
         on = dates[0]
         col_numbers = data.number(on)
-        m.rows = [r for r in m.rows if col_numbers[r] is not None
-                  and dt.date.fromordinal(int(col_numbers[r] or 1)).month == month[0]]
+        m.rows = [r for r in m.rows if (d := day_of(col_numbers[r])) is not None and d.month == month[0]]
         m.filters.append(f"{names[on]} in {month[1]}")
     return True
 
