@@ -170,6 +170,9 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
         else:
             cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
         on = best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
+        if comp.kind == "year" and comp.low is not None and comp.high is not None and len(cands) > 1 and \
+                sorted((m.scores[c] for c in cands), reverse=True)[1] == m.scores[on if on is not None else cands[0]]:
+            return False  # a decade over "Term start" and "Term end": which one is not said
         if on is None and comp.kind == "year" and cands:
             on = cands[0]
         scale = 1.0

@@ -319,12 +319,23 @@ def _streak(run: _Run) -> ShortAnswer | None:
                        cells=cells)
 
 
+def _span(run: _Run) -> ShortAnswer | None:
+    plan, data = run.plan, run.data
+    if not plan.rows or plan.measure is None or not plan.value:
+        return None
+    r = plan.rows[0]
+    used = [c for c in (plan.measure, plan.other, plan.key_col) if c is not None]
+    return ShortAnswer(plan.value, "computed", operation="span",
+                       explanation=f"{run.label(r)}: {plan.filters[-1]}, {plan.value}",
+                       cells=[cell(data, r, c) for c in used])
+
+
 _OPERATIONS: dict[str, Callable[[_Run], ShortAnswer | None]] = {
     "lookup": _lookup, "count": _count, "next": _next_previous, "previous": _next_previous, "choice": _choice,
     "compare": _choice, "most_often": _often, "least_often": _often, "first": _first_last, "last": _first_last,
     "sum": _aggregate, "average": _aggregate, "max": _aggregate, "min": _aggregate, "argmax": _argextreme,
     "argmin": _argextreme, "argmax_range": _range, "argmin_range": _range, "difference": _difference,
-    "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list,
+    "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list, "span": _span,
 }
 
 

@@ -126,9 +126,9 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
         spans = [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w]){re.escape(v)}(?![\w])", text)]
         if not spans and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
             singular = " ".join(stem(w) for w in _TOKEN.findall(v))
-            if singular and f" {singular} " in plural:
-                start = max(0, text.find(v.split()[0][:4]))
-                spans = [(start, start + len(v))]
+            at = re.search(rf"(?<![\w]){re.escape(singular.split()[0][:4])}", text) if singular else None
+            if singular and f" {singular} " in plural and at is not None:  # where its first word stands
+                spans = [(at.start(), at.start() + len(singular))]
         if spans:
             named.append((c, r, v, spans))
     if data.whole:

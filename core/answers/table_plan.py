@@ -39,6 +39,7 @@ from shelfwise.core.answers.table_match import (
 )
 from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
 from shelfwise.core.answers.table_other import plan_other, sets_aside
+from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -464,6 +465,10 @@ def _plan(m: TableMatch) -> Plan | None:
     chose, either = plan_either(m, _implied_measure, years)
     if chose:  # "which had more X, A or B": one of the two, or no answer
         return either
+    if ASKS_SPAN.search(m.intent.text):  # "how long did X serve": the years of X's row, else as before
+        span = plan_span(m)
+        if span is not None:
+            return span
     if sets_aside(m):  # "what stadium other than X did they play in": that, or no answer (not X's row, nor
         return None if _part_later(m) else plan_other(m, _asked_column(m))  # the first of several)
     if SAME.search(m.intent.text):
