@@ -107,3 +107,15 @@ def test_a_date_column_cell_that_is_no_date(library: Path) -> None:
     short = ask_json(library, "How many titles premiered in the month of September? in:premieres.xlsx")["short_answer"]
     assert short is not None
     assert (short["text"], short["operation"]) == ("2", "count")
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("Who served longer, Helgi Thordersen or Geir Vidalin? in:bishops.xlsx", "Geir Vidalin"),  # 22 years to 20
+    ("Which bishop served the longest? in:bishops.xlsx", "Petur Petursson"),  # 23 years
+    ("Which bishop served the shortest time? in:bishops.xlsx", "Helgi Thordersen"),  # 20 years
+    ("Wer war am längsten im Amt? in:amt.xlsx", "Petur Petursson"),
+])
+def test_the_longest_span(library: Path, question: str, value: str) -> None:
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert (short["text"], short["operation"]) == (value, "span"), question

@@ -324,7 +324,7 @@ def _span(run: _Run) -> ShortAnswer | None:
     if not plan.rows or plan.measure is None or not plan.value:
         return None
     r = plan.rows[0]
-    used = [c for c in (plan.measure, plan.other, plan.key_col) if c is not None]
+    used = list(dict.fromkeys(c for c in (plan.answer_col, plan.measure, plan.other, plan.key_col) if c is not None))
     return ShortAnswer(plan.value, "computed", operation="span",
                        explanation=f"{run.label(r)}: {plan.filters[-1]}, {plan.value}",
                        cells=[cell(data, r, c) for c in used])

@@ -39,7 +39,7 @@ from shelfwise.core.answers.table_match import (
 )
 from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
 from shelfwise.core.answers.table_other import plan_other, sets_aside
-from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span
+from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -462,6 +462,9 @@ def _plan(m: TableMatch) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
     average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
     "consecutive") is answered by :mod:`shelfwise.core.answers.table_runs` or not at all."""
+    longest = plan_span_extreme(m, _asked_column(m))  # "who served longer, A or B", "served the longest"
+    if longest is not None:
+        return longest
     chose, either = plan_either(m, _implied_measure, years)
     if chose:  # "which had more X, A or B": one of the two, or no answer
         return either
@@ -536,6 +539,6 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     plan = _plan(m)
     if plan is not None and plan.op != "compare" and asks_yes_no(intent.text):
         return None  # "did X win more than Y?" answered by a row's value is no answer to it
-    if plan is not None and plan.op not in ("compare", "choice") and offers_choice(intent.text):
+    if plan is not None and plan.op not in ("compare", "choice", "span") and offers_choice(intent.text):
         return None  # "which model has a larger drive: model 01 or model 02?" is not answered by a drive's size
     return plan
