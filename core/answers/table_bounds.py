@@ -9,7 +9,6 @@ implies ("taller than" -> Height) (:func:`bound_column`). Pure: :mod:`shelfwise.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 

@@ -39,7 +39,6 @@ from shelfwise.core.answers.table_match import (
 )
 from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
 from shelfwise.core.answers.table_other import plan_other, sets_aside
-from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -51,6 +50,7 @@ from shelfwise.core.answers.table_runs import (
     plan_same_as,
     plan_than,
 )
+from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
 from shelfwise.core.store.tables import TableData
 
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
