@@ -69,13 +69,18 @@ _IMPLIED = [  # a superlative's column when the question names none: (the questi
     (r"fastest|slowest|quickest|time", ("time",)), (r"longest|longer|length", ("length", "duration")),
     (r"medals?", ("total",)), (r"votes?", ("votes", "total")), (r"points?|scor", ("points", "pts", "score")),
     (r"goals?", ("goals",)), (r"attend", ("attendance",)), (r"capacity|seats", ("capacity",)),
+    (r"\b(losses|defeats)\b", ("lost", "losses", "l")), (r"\b(wins|victories)\b", ("won", "wins", "w")),
+    (r"\bdraws\b", ("drawn", "draws", "drew", "d")),  # "the most losses" -> Lost (a superlative only)
 ]
+_RESULTS = 3  # the last entries of _IMPLIED: results, read for "the most / least" alone (not "the total of wins")
 
 
 def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequence[int]) -> int | None:
     """The column a superlative or a sum means when the question names none: "tallest" -> Height, "the most
     medals" -> Total; None when no word says which."""
-    for pattern, words in _IMPLIED:
+    ops = {op for op, _said in intent.ops}
+    extreme = bool(ops & {"max", "min"}) and not ops & {"sum", "average", "count", "difference"}
+    for pattern, words in _IMPLIED if extreme else _IMPLIED[:-_RESULTS]:
         if re.search(pattern, intent.text):
             for c in numeric:
                 if set(re.findall(r"\w+", names[c].lower())) & set(words):  # "Total" is a stop word of words_of
