@@ -16,6 +16,7 @@ from shelfwise.core.store.tables import StoredTable, TableData
 
 NUMERIC = ("number", "money", "percent", "date", "time")
 LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
+MAX_TIED = 4  # rows sharing an arg-max's value that are all given (more: the first)
 MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
 _PLACEHOLDER = re.compile(r"^[\s\-\u2010-\u2015\u2212?*/.]*$|^(n/?a|none|tbd|tba|unknown)$", re.IGNORECASE)
 
@@ -231,6 +232,13 @@ def _argextreme(run: _Run) -> ShortAnswer | None:
     best = max(values) if plan.op == "argmax" else min(values)
     r = have[values.index(best)]
     value = value_of(data.text(plan.answer_col)[r])
+    tied = [t for t, v in zip(have, values, strict=True) if v == best]
+    names = list(dict.fromkeys(v for t in tied if (v := value_of(data.text(plan.answer_col)[t]))))
+    if 1 < len(names) <= MAX_TIED:  # rows that share the highest value: each of them
+        return ShortAnswer("; ".join(names), "list", operation=plan.op,
+                           explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {run.names[m]} of "
+                                       f"{len(have)} rows{run.where}: {data.text(m)[r]} ({', '.join(names)})",
+                           cells=[c for t in tied for c in (cell(data, t, plan.answer_col), cell(data, t, m))])
     return ShortAnswer(value, "computed", operation=plan.op,
                        explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {run.names[m]} of {len(have)} "
                                    f"rows{run.where}: {data.text(m)[r]} ({value})",
