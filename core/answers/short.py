@@ -255,8 +255,9 @@ def _other_cells_negated(sentence: str, keys: set[str]) -> int:
 
 def polarity(question: str, sentence: str) -> str:
     """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
-    between them (a question's word said with a negating prefix counts: "paid" asked, "unpaid" said); or the sentence restricts with "only" and the question names another thing of the restricted
-    kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names.
+    between them (a question's word said with a negating prefix counts: "paid" asked, "unpaid" said); or the
+    sentence restricts with "only" and the question names another thing of the restricted kind ("on Fridays only"
+    asked about Mondays), or excepts ("except", "außer", "sauf") what the question names.
     Only the question itself is read, not a scene set before it ("I have not worked for a year. Can I claim ...?":
     the asker's "not" does not deny what is asked)."""
     question = focus_question(question)
