@@ -403,9 +403,21 @@ def _counts_rows(m: TableMatch, noun: str) -> bool:
     return noun in _GENERIC_COUNTED or noun in {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
 
 
+_MOST_OF = re.compile(r"\b(most|least|fewest)\s+(?!recent)(?:\w+\s+){0,2}?\w+s\b|"
+                      r"\b(meisten|wenigsten|le plus de|le moins de)\s+\w+")
+
+
 def _plan_extreme(m: TableMatch) -> Plan | None:
     """max / min: the row with the highest value of the measure ("which ... the most X"), the value itself ("what
     is the highest X"), or the value of a named column seen most / least often."""
+    year_cols = [c for c in range(len(m.data.table.names)) if years(m.data, c)]
+    asked = year_cols[0] if len(year_cols) == 1 and m.intent.asked in ("year", "years", "jahr", "année") else None
+    most = _MOST_OF.search(m.intent.text)
+    if most and asked is not None and (m.measure is None or m.measure == asked) and \
+            not any(m.scores[c] > 0 for c in m.numeric if c != asked) and not ({"sum", "average"} & set(m.ops)):
+        # "what year had the most singles": the year the most rows have (not the latest year)
+        fewest = (most.group(1) or most.group(2)) in ("least", "fewest", "wenigsten", "le moins de")
+        return m.plan("least_often" if fewest else "most_often", answer=asked)
     for op in ("max", "min"):
         if op not in m.ops:
             continue
