@@ -22,6 +22,9 @@ Graded two ways: ``precision`` / ``short_contains_gold``, the value holds a gold
 ``answers.py``); ``right_when_shown`` / ``right_recall``, it holds one or lies within one (as ``short_tune.py`` and
 ``short_show.py`` grade the training data: "10 days" of "within 10 days" is right).
 
+``--read`` (session 25): the bundled answer model also weighs the phrases for a thing, as ``ask`` does with
+generation on; ``--show-all``: every value put first is shown (no gate), the ranker graded alone.
+
 ``--items FILE`` (written by ``short_tune.py --items-out``: the training questions with the sentence holding their
 gold and the kind the new code reads) grades the code on the path on those instead: values shown, right when shown
 (holds the gold or lies within it), recall, for the questions asking for a thing and for the rest.
@@ -76,6 +79,8 @@ def questions(dataset: str) -> dict[str, str]:
 
 _FIELDS = {f.name for f in dataclasses.fields(Extracted)}
 _PASSAGES = "passages" in inspect.signature(short_answer).parameters
+READS = "model" in inspect.signature(short_answer).parameters  # since session 25: the answer model reads phrases
+OPTIONS: dict[str, Any] = {}  # what every short_answer call gets (``--read``: the model; ``--show-all``: no gate)
 
 
 def sentences_kept(evidence: dict[str, Any]) -> list[Extracted]:
@@ -92,8 +97,8 @@ def value_of(question: str, row: dict[str, Any]) -> Any:
     kept = row.get("evidence")
     if kept and kept["sentences"]:
         extra = {"passages": kept["passages"]} if _PASSAGES else {}
-        return short_answer(question, sentences_kept(kept), **extra)
-    return short_answer(question, sentences_of(row["texts"]["extractive"]))
+        return short_answer(question, sentences_kept(kept), **extra, **OPTIONS)
+    return short_answer(question, sentences_of(row["texts"]["extractive"]), **OPTIONS)
 
 
 def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, ...] = ("span",),
@@ -157,7 +162,21 @@ def main() -> None:
     ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
     ap.add_argument("--kind", default="span", help="the rows' kind of gold: span (a value), or yes_no")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-replay.json"))
+    ap.add_argument("--read", action="store_true", help="the answer model reads the phrases (as `ask` with "
+                    "generation; the code on the path must take it: session 25 on)")
+    ap.add_argument("--show-all", action="store_true", help="every value put first shown (no gate)")
     args = ap.parse_args()
+    if args.read:
+        if not READS:
+            ap.error("the code on the path takes no model")
+        from shelfwise.core.models.llama.backend import LlamaBackend
+        from shelfwise.core.paths import models_dir
+
+        OPTIONS["model"] = LlamaBackend(str(models_dir() / "gemma-3-270m-q4_k_m.gguf"), n_threads=2)
+    if args.show_all:
+        from shelfwise.core.answers.short_confidence import SHOW_ALL
+
+        OPTIONS["show"] = SHOW_ALL
     if args.items:
         graded = grade_items(json.loads(args.items.read_text()))
         args.out.write_text(json.dumps(graded, indent=1))
