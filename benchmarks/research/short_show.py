@@ -171,7 +171,7 @@ def choose(rows: list[dict[str, Any]], yes_no_apart: bool = False,
     fitted on would follow their noise), on a grid of 0.05; and the net gain at each point of each grid.
     ``yes_no_apart`` (session 24): the values keep the chosen model's weights and threshold (``SHOW``); a yes or no
     gets a model of its own, fitted on the yes/no rows alone, and its threshold chosen the same way. ``read_apart``
-    (session 25): a model for the values the answer model read (``SHOW_READ``), fitted on those rows alone, its
+    (session 25): a model for the values the answer model read, fitted on those rows alone (measured, not kept), its
     threshold chosen the same way; a yes or no keeps ``SHOW``'s."""
     if read_apart:
         part_rows = [r for r in rows if r["features"] is not None and r.get("read")]

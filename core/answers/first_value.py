@@ -24,7 +24,7 @@ from shelfwise.core.answers.short import (
     stems,
     value_candidates,
 )
-from shelfwise.core.answers.short_confidence import SHOW, SHOW_READ, ShowFeatures, ShowWeights
+from shelfwise.core.answers.short_confidence import SHOW, ShowFeatures, ShowWeights
 from shelfwise.core.answers.span_model import ReadsContinuations
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 from shelfwise.core.languages import lazy
@@ -120,8 +120,8 @@ def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWei
     first (:meth:`~shelfwise.core.answers.short_confidence.ShowWeights.shows`: the sentence is then shown first,
     without a value). ``passages``: the walk's cosine of the question with each cited passage, in citation order
     (part of the evidence the confidence reads; empty when not known). ``model``: the answer model, which then also
-    weighs the phrases for a thing (``core/answers/span_model.py``); a value it read is gated by
-    :data:`~shelfwise.core.answers.short_confidence.SHOW_READ` unless ``show`` is given, the others by ``SHOW``."""
+    weighs the phrases for a thing (``core/answers/span_model.py``); the same gate (``show``, else ``SHOW``) reads
+    the value it put first."""
     if not sentences:
         return None
     kind = asked_kind(question)
@@ -142,8 +142,7 @@ def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWei
     if not cands or (cands[0].ranked and cands[0].score < 0) or not cands[0].text:
         return None
     best = cands[0]
-    gate = show or (SHOW_READ if best.model is not None else SHOW)
-    shown, sure = gate.shows(show_features(question, cands, passages))
+    shown, sure = (show or SHOW).shows(show_features(question, cands, passages))
     if not shown:
         return None
     s, chosen = best.sentence, best.span

@@ -125,7 +125,7 @@ _HEAD_WORD = lazy(r"\s+([^\W\d_][\w'’-]*)")
 
 
 def _joined(text: str, phrases: list[Phrase], question_stems: set[str], stem: Callable[[str], str]) -> list[Phrase]:
-    """Longer phrases that answer whole where the cuts of :func:`phrase_spans` split an answer (session 25): a
+    """Longer phrases that answer whole where the cuts of :func:`phrase_spans` split an answer: a
     phrase with the parenthesis after it ("2-bromopalmitic acid (2BP)"), two or three phrases of a series joined by
     commas or "and"/"or", two phrases with a parenthesis between them, and a phrase with the question's own word
     right after it ("a part 8 claim [form]" for "What form ...?", "~ 65% [similarity]"); at most

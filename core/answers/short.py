@@ -388,7 +388,7 @@ class SpanWeights:
     min_held: int = 0
     show_min: float = -99.0
     # where the answer model reads the phrases (``core/answers/span_model.py``): per unit of its per-token and of its
-    # summed log-probability of each phrase as the answer (session 25, ``benchmarks/research/span_choice.py``)
+    # summed log-probability of each phrase as the answer (chosen by ``benchmarks/research/span_choice.py``)
     model_mean: float = 0.0
     model_sum: float = 0.0
 
@@ -398,7 +398,7 @@ class SpanWeights:
 
 
 # the model's per-token reading weighs 3 (chosen on COVID-QA and ConditionalQA TRAIN by
-# benchmarks/research/span_choice.py, docs/eval/answers.md "Session 25"); the ranker's own weights as session 21 chose
+# benchmarks/research/span_choice.py, docs/eval/answers.md "Session 25"); the ranker's own as short_tune.py chose
 WEIGHTS = SpanWeights(model_mean=3.0)
 _NOMINAL = ("name", "place", "list", "thing")
 # a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")

@@ -55,8 +55,9 @@ class ShowFeatures:
     # "whether", "wenn", "ob", "si"), so what it says holds only in some cases
     conditional: bool = False
     scenario: bool = False  # ... and the question sets a scene before it (the asker's case, which conditions decide)
-    # the answer model's per-token log-probability of the value as the answer, where it read it (session 25; None: not
-    # read, the feature then 0, as :data:`SHOW` weighs it)
+    # the answer model's per-token log-probability of the value as the answer, where it read it (None: not read, the
+    # feature then 0); weighed 0 by :data:`SHOW`: a gate fitted with it (``short_show.py --read``) did not carry to
+    # held-out documents (docs/eval/answers.md, "Session 25")
     read: float | None = None
 
     def vector(self) -> tuple[float, ...]:
@@ -125,8 +126,5 @@ SHOW = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.99
                    threshold=0.55, yes_no_threshold=0.8,
                    yes_no_weights=(-0.834, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4533, 0.0, 0.0, -0.0422, 0.0, 0.4453, 1.8343,
                                    1.4025, 0.583, -2.2424, -0.3383, -0.0829, 0.0))
-# a value the answer model read (``core/answers/span_model.py``): re-fitted on the same rows with the model's
-# reading in the ranker's score and as a feature (``short_show.py --read``, docs/eval/short-show-s25.json)
-SHOW_READ = SHOW
 # every value shown (the behaviour before the model): for research scripts that grade the ranker alone
 SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)

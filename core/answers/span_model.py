@@ -1,7 +1,7 @@
-"""The answer model's reading of which phrase of a sentence answers a question asking for a thing (issue 48,
-session 25): the log-probability of " <phrase>" after "<sentence>\\nQuestion: <question>\\nAnswer:", per token,
-read by the bundled base model (Gemma 3 270M) through the backend's ``continuations`` (every phrase of a sentence
-in one batch, the prompt evaluated once). ``core/answers/short.py`` adds it, weighted, to the phrase ranker's score
+"""The answer model's reading of which phrase of a sentence answers a question asking for a thing (issue 48): the
+log-probability of " <phrase>" after "<sentence>\\nQuestion: <question>\\nAnswer:", per token, read by the bundled
+base model (Gemma 3 270M) through the backend's ``continuations`` (every phrase of a sentence in one batch, the
+prompt evaluated once). ``core/answers/short.py`` adds it, weighted, to the phrase ranker's score
 where a model is given; a backend that cannot read it (a server, the test double) leaves the ranker alone.
 ``benchmarks/research/span_choice.py`` measured the prompt and chose the weight on the training data
 (docs/eval/answers.md, "Session 25").
