@@ -26,6 +26,13 @@ DOCS = {
                  "we ask why.\n- Care: we look after each other.\n\nThe values were written down in 2010.\n",
     "rooms.txt": "FACILITIES\n\nAll desks are flexible and are booked in the Deskbook app. Meeting rooms are named "
                  "after winds: Mistral,\nSirocco, Bora and Zephyr in Rotterdam.\n",
+    "leave.md": "# Leave\n\n## Carry-over\n\nUp to five unused days may be carried over into the next calendar "
+                "year.\n\n## Care leave\n\nYou may take up to 10 days of care leave per calendar year.\n",
+    "expenses.md": "# Expenses\n\n## Never reimbursed\n\nThe following costs are never reimbursed:\n\n- Minibar "
+                   "charges beyond the per diem.\n- Traffic fines and parking fines.\n- Travel for family members.\n",
+    "other-leave.txt": "OTHER PAID LEAVE\n\nPaid leave is also available in the following situations:\nBereavement: 5 "
+                       "days for the death of a relative.\nMoving house: 1 day per calendar year.\nYour own wedding: "
+                       "2 days.\n\nRequest these in LeaveDesk under Special leave.\n",
     "finance.md": "# Finance report\n\n## Revenue\n\nRevenue in 2025 was EUR 102,000.\n\n## Costs\n\nCosts in 2025 "
                   "were EUR 80,000 for rent and salaries.\n",
 }
@@ -97,10 +104,21 @@ def test_102000_is_102000_and_kept_with_its_checks(library: Path, monkeypatch) -
     assert out["generation_checks"][0] == "its numbers, dates and names are in the passages shown"
     text = ask(library, question, reply, monkeypatch)
     assert "Model's answer (checked: its numbers, dates and names are in the passages shown; each of its sentences " \
-           "stands in one sentence of a passage; it gives a number, as the question asks): Revenue was EUR 102000" \
-           in text
+           "stands in one sentence of a passage; it gives a number, as the question asks; its number is one the " \
+           "sentences found give): Revenue was EUR 102000" in text
     wrong = json.loads(ask(library, question, "Revenue was EUR 103000 [1].", monkeypatch, "--json"))
     assert wrong["generated"] == "" and "103000" in wrong["generation_note"]
+
+
+def test_a_value_other_than_the_one_found_is_withdrawn(library: Path, monkeypatch) -> None:
+    # 10 days stands in a passage shown (the fact check passes it), but the sentence found says five
+    question = "How many unused leave days can I carry over to next year?"
+    out = json.loads(ask(library, question, "10 days [1].", monkeypatch, "--json"))
+    assert out["answer"].startswith("five") or "five unused days" in out["answer"], out["answer"]
+    assert out["generated"] == "", out["generation_note"]
+    assert "it gives 10 days, which the sentences found do not" in out["generation_note"]
+    same = json.loads(ask(library, question, "5 days [1].", monkeypatch, "--json"))  # the value found: not withdrawn
+    assert "it says nothing that the answer and the sentence above do not" in same["generation_note"]
 
 
 def test_a_list_is_brought_whole(library: Path, monkeypatch) -> None:
@@ -110,6 +128,18 @@ def test_a_list_is_brought_whole(library: Path, monkeypatch) -> None:
         assert item in out["short_answer"]["text"] and item in out["answer"]
     text = ask(library, "Which values do we work by?", "unused", monkeypatch, "--no-generate")
     assert "- Curiosity: we ask why.\n- Care: we look after each other." in text
+
+
+def test_a_list_item_is_shown_after_the_sentence_that_introduces_its_list(library: Path, monkeypatch) -> None:
+    # alone, "- Traffic fines and parking fines." does not say whether they are paid or not
+    out = json.loads(ask(library, "Are parking fines reimbursed?", "unused", monkeypatch, "--json", "--no-generate"))
+    assert "The following costs are never reimbursed:\n- Traffic fines and parking fines." in out["answer"], \
+        out["answer"]
+    # a list written without marks, one "label: text" a line (as a PDF's text holds it), is a list too
+    for question in ("Which situations give paid leave?", "How much paid leave do I get when I move house?"):
+        out = json.loads(ask(library, question, "unused", monkeypatch, "--json", "--no-generate"))
+        assert "Paid leave is also available in the following situations:\n" in out["answer"], out["answer"]
+        assert "Moving house: 1 day per calendar year." in out["answer"], out["answer"]
 
 
 def test_a_sentence_wrapped_across_lines_is_shown_whole(library: Path, monkeypatch) -> None:

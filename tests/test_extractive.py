@@ -19,6 +19,7 @@ from shelfwise.core.answers.extractive import (
     passage_sentences,
 )
 from shelfwise.core.answers.from_passages import widen_lists
+from shelfwise.core.answers.types import Extracted
 from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.types import FileMeta
@@ -234,3 +235,14 @@ def test_no_sentence_is_shown_twice() -> None:
     spans = [(x.start, x.end) for x in found]
     assert len(spans) >= 1 and all(not (a < d and c < b) for i, (a, b) in enumerate(spans)
                                    for c, d in spans[i + 1:]), spans
+
+
+def test_lines_without_a_sentence_end_are_not_run_together() -> None:
+    # two bullets of one slide, neither ending with a full stop, are shown one a line, not as one run-on sentence
+    slide = "NorthGate VPN is required on every hotel Wi-Fi network\nIn the office, the staff network does not need it"
+    first, second = slide.split("\n")
+    text = extract_text([Extracted(first, 1, 0, len(first), 0.9),
+                         Extracted(second, 1, len(first) + 1, len(slide), 0.8)])
+    assert text == f"{first}\n{second} [1]"
+    ended = extract_text([Extracted("It is required.", 1, 0, 15, 0.9), Extracted("It is free.", 1, 16, 27, 0.8)])
+    assert ended == "It is required. It is free. [1]"

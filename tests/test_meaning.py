@@ -87,4 +87,17 @@ def test_a_text_that_adds_nothing_is_not_shown_and_a_kept_text_lists_its_checks(
     assert not kept.reason and not kept.adds_nothing
     assert kept.checks == ["its numbers, dates and names are in the passages shown",
                            "each of its sentences stands in one sentence of a passage",
-                           "it gives a number, as the question asks"]
+                           "it gives a number, as the question asks",
+                           "its number is one the sentences found give"]
+
+
+def test_a_value_other_than_the_one_found_is_withdrawn() -> None:
+    # "10 days." under a sentence found that says five: 10 stands in another passage shown, so the fact check passes
+    q = "How many unused leave days can I carry over?"
+    carry = "Up to five unused days may be carried over into the next calendar year."
+    sources = [carry, "You may take up to 10 days of care leave per calendar year."]
+    short, sentences = found(carry, q)
+    verdict = check_meaning("10 days [1].", q, sources, short, sentences)
+    assert verdict.reason == "it gives 10 days, which the sentences found do not"
+    assert not check_meaning("Up to 5 unused days may be carried over into the next year [1].", q, sources, short,
+                             sentences).reason

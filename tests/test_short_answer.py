@@ -73,6 +73,8 @@ def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
     ("Which form do you use to get overtime approved?",
      "Approval is requested with the Overtime Request form OT-2 in the HR system.",
      ("name", "Overtime Request form OT-2")),
+    ("When is the company shutdown?", "The offices close for the company shutdown from 29 to 31 December.",
+     ("date", "from 29 to 31 December")),  # a range whose days share one month: not "31 December" alone
     ("Where is the headquarters?", "The headquarters is at Lantern Quay 14, Rotterdam.",
      ("place", "Lantern Quay 14, Rotterdam")),
     ("What are the meeting rooms in Rotterdam called?",
@@ -115,6 +117,10 @@ def test_a_later_sentence_that_bears_less_on_the_question_gives_no_value() -> No
     ("Darf ich meinen Hund mitbringen?", "Hunde sind freitags willkommen.", "Yes"),
     ("Faut-il un VPN au bureau ?", "Au bureau, vous n'avez pas besoin du VPN.", "No"),
     ("Puis-je apporter mon chien ?", "Les chiens ne sont jamais admis.", "No"),
+    # a word of the question said with a negating prefix
+    ("Is the lunch break paid?", "You must take a lunch break of at least 30 minutes, which is unpaid.", "No"),
+    ("Ist die Mittagspause bezahlt?", "Die Mittagspause ist unbezahlt.", "No"),
+    ("Are unused days carried over?", "Up to five unused days may be carried over.", "Yes"),
     # a scene set before the question is the asker's case, not what is asked: its "not" denies nothing
     ("I have not worked here for a year. Can I take parental leave?", "Employees can take parental leave.", "Yes"),
     ("Ich habe kein Auto. Darf ich meinen Hund mitbringen?", "Hunde sind freitags willkommen.", "Yes"),
@@ -190,6 +196,7 @@ def test_a_thing_is_a_phrase_of_the_sentence(question: str, sentence: str, value
     ("You get 27 days of leave.", ["27 days"]),  # a plural unit is the noun itself
     ("1 person receives it.", ["1 person"]),  # after one, a word ending in -s is a verb
     ("It holds 60 bikes and more.", ["60 bikes"]),
+    ("Up to five unused days may be carried over.", ["five unused days"]),  # a number word too: not "five unused"
 ])
 def test_a_number_counts_a_noun_with_the_word_before_it(sentence: str, spans: list[str]) -> None:
     # before: "12 parking", "3 meeting", "5 unused": the unit was one word unless it was a known modifier

@@ -88,6 +88,7 @@ _NAMED_MONTH = lazy(r"\b(January|February|March|April|May|June|July|August|Septe
                     r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
 _YEAR = lazy(r"(?<![0-9A-Za-z])(1[89]|20)\d\d(?![0-9A-Za-z])")  # also beside CJK: "2019年"
 _LIST_ITEM = lazy(r"^\s*(?:[-*•▪–]\s+|\(?(?:\d{1,2}|[a-z])[.)]\s+)")  # "- x", "• x", "1. x", "a) x"
+_ITEM_LABEL = lazy(r"^([^:.;]{1,60}):\s+\S")  # "Moving house: 1 day ...": an item's label and a colon
 
 
 def is_list_item(text: str) -> bool:
@@ -396,10 +397,27 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
         if any(x.number == c.number and x.start < end and c.start < x.end for x in out):
             continue  # an item of a list already shown with its lead-in, or a lead-in whose list holds one shown
         rivals = [float(read[j]) for j in range(len(short)) if j != i]
+        intro = list_intro(hits[c.number - 1].text, c.start) if is_item_line(c.text) else ""
+        if intro and any(x.number == c.number and x.intro == intro for x in out):
+            intro = ""  # another item of the same list is shown already, after the lead-in
         out.append(Extracted(hits[c.number - 1].text[c.start:end], c.number, c.start, end, float(scores[i]),
                              c.header, cosine=float(read[i]),
-                             lead=float(read[i]) - max(rivals) if rivals else None))
+                             lead=float(read[i]) - max(rivals) if rivals else None, intro=intro))
     return bearing_first(focus, out, " ".join({h.title for h in hits[:passages]}), prefix)
+
+
+def list_intro(text: str, start: int) -> str:
+    """The lead-in sentence (:func:`is_lead_in`) of the list whose item starts at ``start`` in ``text``: the last
+    sentence of the first line before the item that is not itself an item (:func:`is_item_line`; "" when that is
+    no lead-in)."""
+    for a, b in reversed([span for span in logical_lines(text) if span[1] <= start]):
+        line = " ".join(text[a:b].split())
+        if is_item_line(line):
+            continue
+        last = [line[x:y] for x, y in passage_sentences(line)][-1:] or [line]
+        lead = last[0]
+        return lead if is_lead_in(lead) else ""
+    return ""
 
 
 def bearing_first(question: str, found: list[Extracted], scope: str = "", prefix: int = PREFIX) -> list[Extracted]:
@@ -414,13 +432,19 @@ def bearing_first(question: str, found: list[Extracted], scope: str = "", prefix
                                                                      if h == 0]
 
 
+def is_item_line(text: str) -> bool:
+    """A line that is an item where a list is announced: marked as one (:func:`is_list_item`), or led by a short
+    label and a colon, as a PDF's unmarked list writes them ("Moving house: 1 day per calendar year.")."""
+    return is_list_item(text) or bool(_ITEM_LABEL.match(text))
+
+
 def list_run(texts: Iterable[str], items: int = LIST_ITEMS, words: int = LIST_WORDS) -> int:
-    """How many of ``texts`` (what follows a lead-in, in order) are shown as its list: the leading list items, at
-    most ``items`` of them and ``words`` words in all."""
+    """How many of ``texts`` (what follows a lead-in, in order) are shown as its list: the leading items
+    (:func:`is_item_line`), at most ``items`` of them and ``words`` words in all."""
     n = count = 0
     for text in texts:
         w = len(text.split())
-        if not is_list_item(text.strip()) or n >= items or count + w > words:
+        if not is_item_line(text.strip()) or n >= items or count + w > words:
             break
         n, count = n + 1, count + w
     return n
@@ -444,9 +468,6 @@ def list_end(text: str, end: int, items: int = LIST_ITEMS, words: int = LIST_WOR
     return a + len(text[a:b].rstrip())
 
 
-_ITEM_LABEL = lazy(r"^([^:.;]{1,60}):\s+\S")
-
-
 def list_items(text: str) -> list[str]:
     """The items a lead-in sentence brings: its lines after the first, list marks dropped; or, for items written
     on as prose after a lead-in that names how many ("We work by three values. Measure twice: we check ... Share
@@ -465,6 +486,9 @@ def list_items(text: str) -> list[str]:
     return items
 
 
+_OPEN_END = lazy(r"[^\W_]$")  # a part that ends in a letter or digit, without a sentence's end or a citation
+
+
 def extract_text(sentences: Sequence[Extracted]) -> str:
     """The extracted sentences as one answer with their ``[n]`` markers (a list's items one a line)."""
     parts: list[str] = []
@@ -478,5 +502,7 @@ def extract_text(sentences: Sequence[Extracted]) -> str:
             text += ("\n" if listed or is_list_item(line) else " ") + line
         last_of_passage = i + 1 == len(sentences) or sentences[i + 1].number != s.number
         parts.append(f"{text} [{s.number}]" if last_of_passage else text)
-    return " ".join(parts)
+    # a line without a sentence's end (a slide's bullet, a title) ends its part: the next is not run into it
+    return "".join(part + ("" if i + 1 == len(parts) else "\n" if _OPEN_END.search(part) else " ")
+                   for i, part in enumerate(parts))
 

@@ -12,6 +12,9 @@
   yes or no is shown; where none is shown (the confidence withheld it), a text opening with one is withdrawn;
 * **the kind asked for**: a question that asks for a number, an amount, a date, a time, a place or a name must get
   one in the text (:func:`~shelfwise.core.answers.short.asked_value`);
+* **the value found**: of the values of that kind the text gives (numbers compared as values, less the question's
+  own), at least one must be among those of the short answer and the sentences found, which are shown above it:
+  "10 days." under "five" (a number some other passage holds, so the fact check passed it) contradicts them;
 * **adds nothing**: a text whose words and numbers are all in the short answer, the sentence(s) found and the
   question is not shown (it would only repeat them).
 
@@ -35,6 +38,7 @@ SUPPORT = 0.6  # share of a text sentence's content words that one source senten
 _CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
 _YES = re.compile(r"^\W*(?:yes|yeah|ja|oui|si)\b", re.I)
 _NO = re.compile(r"^\W*(?:no|nope|nein|non)\b", re.I)
+_VALUE_KINDS = ("number", "money", "percent", "duration", "date", "time")  # kinds whose values are numbers
 _KIND_WORDS = {"number": "a number", "money": "an amount", "percent": "a percentage", "duration": "a duration",
                "date": "a date", "time": "a time", "place": "a place", "name": "a name", "list": "a list"}
 FACTS_CHECK = "its numbers, dates and names are in the passages shown"
@@ -91,6 +95,19 @@ def text_polarity(text: str, question: str) -> str:
     return polarity(question, plain)
 
 
+def off_the_found(kind: str, text: str, question: str, found: str) -> str | None:
+    """The first value of ``kind`` that ``text`` gives when none of those it gives (numbers compared as values, the
+    question's own left out) is in the ``found`` text (the short answer and the sentences shown); "" when one is;
+    None when it gives none."""
+    asked = numbers_in(question)
+    given = [(text[s.start:s.end], numbers_in(text[s.start:s.end]) - asked) for s in spans_of(kind, text, question)]
+    given = [(value, numbers) for value, numbers in given if numbers]
+    have = numbers_in(found)
+    if not given:
+        return None
+    return "" if any(numbers & have for _, numbers in given) else given[0][0]
+
+
 def _deciding(question: str, short: ShortAnswer | None,
               sentences: Sequence[Extracted]) -> tuple[int, str, bool] | None:
     """For a yes/no question: the deciding sentence's citation number, its yes or no, and whether that is shown
@@ -133,7 +150,14 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
         if not spans_of(kind, plain, question):
             return Meaning(f"it gives no {_KIND_WORDS[kind].split(' ', 1)[1]}, which the question asks for")
         checks.append(f"it gives {_KIND_WORDS[kind]}, as the question asks")
-    known = " ".join([short.text if short else "", *(s.shown for s in sentences), question])
+    found = " ".join([short.text if short else "", *(s.shown for s in sentences)])
+    if kind in _VALUE_KINDS:
+        other = off_the_found(kind, plain, question, found)
+        if other:
+            return Meaning(f"it gives {other}, which the sentences found do not")
+        if other is not None:
+            checks.append(f"its {_KIND_WORDS[kind].split(' ', 1)[1]} is one the sentences found give")
+    known = " ".join([found, question])
     if stems(plain) <= stems(known) and numbers_in(plain) <= numbers_in(known):
         return Meaning(adds_nothing=True, checks=checks)
     return Meaning(checks=checks)

@@ -222,6 +222,16 @@ def negations(text: str) -> int:
     return len(_NEGATION.findall(text))
 
 
+_UN = lazy(r"\b(?:un|non-?)([^\W\d_]{4,})", re.I)  # "unpaid", "non-refundable", "unbezahlt"
+
+
+def opposites(question: str, sentence: str) -> int:
+    """How many words of ``sentence`` are a word of ``question`` with a negating prefix ("paid" asked, "unpaid"
+    said; "bezahlt" / "unbezahlt"), the question not holding the prefixed word itself."""
+    asked = {w.lower() for w in re.findall(r"[^\W\d_]+", question)}
+    return sum(1 for m in _UN.finditer(sentence) if m.group(1).lower() in asked and m.group(0).lower() not in asked)
+
+
 def _word_class(word: str) -> str:
     if re.fullmatch(WEEKDAY, word, re.I):
         return "weekday"
@@ -248,13 +258,15 @@ def _other_cells_negated(sentence: str, keys: set[str]) -> int:
 
 def polarity(question: str, sentence: str) -> str:
     """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
-    between them; or the sentence restricts with "only" and the question names another thing of the restricted
-    kind ("on Fridays only" asked about Mondays), or excepts ("except", "außer", "sauf") what the question names.
+    between them (a question's word said with a negating prefix counts: "paid" asked, "unpaid" said); or the
+    sentence restricts with "only" and the question names another thing of the restricted kind ("on Fridays only"
+    asked about Mondays), or excepts ("except", "außer", "sauf") what the question names.
     Only the question itself is read, not a scene set before it ("I have not worked for a year. Can I claim ...?":
     the asker's "not" does not deny what is asked)."""
     question = focus_question(question)
     keys = stems(question)
-    flips = negations(question) + negations(sentence) - _other_cells_negated(sentence, keys)
+    flips = negations(question) + negations(sentence) - _other_cells_negated(sentence, keys) \
+        + opposites(question, sentence)
     for m in _EXCEPT.finditer(sentence):
         if keys & stems(sentence[m.end(): m.end() + 80]):
             flips += 1

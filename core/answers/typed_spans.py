@@ -28,7 +28,7 @@ _PER = r"(?:\s+(?:per|a|each|every|pro|je|par)\s+(?:(?:calendar|working|business
 _MONEY = lazy(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
 _PERCENT_SPAN = lazy(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
 _MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", "unpaid", "extra", "additional",
-              "fully", "bezahlte", "volle", "weitere", "zusätzliche"}
+              "fully", "unused", "remaining", "further", "public", "bezahlte", "volle", "weitere", "zusätzliche"}
 _UNIT_WORD = lazy(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
 _WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
 NUMBER_WORD_EN = lazy(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
@@ -89,6 +89,9 @@ def time_spans(text: str) -> list[Span]:
     return [_with_lead(s, text) for s in merged if any(p.start >= s.start and p.end <= s.end for p in pieces)]
 
 
+_DAY_BEFORE = lazy(r"\b\d{1,2}(?:st|nd|rd|th|\.)?\s*(?:to|until|till|bis|au|-|–)\s*$", re.I)
+
+
 def date_spans(text: str) -> list[Span]:
     """Dates as written (``dates_in``: "31 March", "12.06.2026"), weekdays, months and years, joined across
     connectors, with a leading "every"/"by"/"from" kept ("every Monday at 11:00")."""
@@ -104,6 +107,9 @@ def date_spans(text: str) -> list[Span]:
     merged = _merge(pieces, text)
     out = []
     for s in merged:
+        day = _DAY_BEFORE.search(text[:s.start])  # "from 29 to 31 December": the range's first day, its month shared
+        if day and text[s.start].isdigit():
+            s = Span(day.start(), s.end, "date")
         s = _with_lead(s, text)
         tail = re.match(r"\s+(?:salary|payment|payroll|Gehalt|salaire)\b|\s*Uhr\b", text[s.end:], re.I)
         out.append(Span(s.start, s.end + tail.end(), "date") if tail else s)

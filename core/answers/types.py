@@ -43,11 +43,16 @@ class Extracted:
     # switched on), and that minus the best such read of another candidate sentence (None: not read / none other)
     cosine: float | None = None
     lead: float | None = None
+    # for an item of a list: the sentence that introduces the list ("The following costs are never reimbursed:"),
+    # shown before it, since the item alone does not say what it is an item of
+    intro: str = ""
 
     @property
     def shown(self) -> str:
-        """The sentence as the answer shows it: a table row read with its column names, else as written."""
-        return read_row(self.header, self.text) if self.header else self.text
+        """The sentence as the answer shows it: a table row read with its column names, a list item after its
+        list's lead-in, else as written."""
+        text = read_row(self.header, self.text) if self.header else self.text
+        return f"{self.intro}\n{text}" if self.intro else text
 
 
 @dataclass
