@@ -45,6 +45,11 @@ def one(question: str, sentence: str) -> tuple[str, str] | None:
     ("Ich bin Unternehmer, darf ich meinen Betriebsrat nachträglich beteiligen?", "yes_no"),
     ("Si je suis malade, dois-je appeler mon manager ?", "yes_no"),
     ("Who, if anyone, can approve travel?", "name"),
+    # a "when" opening a clause after another question word asks for no date
+    ("Who do I tell when I'm ill?", "name"),
+    ("Where do I go when the fire alarm sounds?", "place"),
+    ("What do I do when I am sick?", "span"),
+    ("Since when is the policy in force?", "date"),
 ])
 def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
     assert asked_value(question) == kind

@@ -9,7 +9,6 @@ implies ("taller than" -> Height) (:func:`bound_column`). Pure: :mod:`shelfwise.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 
@@ -24,7 +23,7 @@ from shelfwise.core.answers.table_intent import (
     stem,
     words_of,
 )
-from shelfwise.core.answers.table_match import TableMatch
+from shelfwise.core.answers.table_match import TableMatch, day_of
 from shelfwise.core.store.tables import TableData
 
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
@@ -170,6 +169,9 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
         else:
             cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
         on = best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
+        if comp.kind == "year" and comp.low is not None and comp.high is not None and len(cands) > 1 and \
+                sorted((m.scores[c] for c in cands), reverse=True)[1] == m.scores[on if on is not None else cands[0]]:
+            return False  # a decade over "Term start" and "Term end": which one is not said
         if on is None and comp.kind == "year" and cands:
             on = cands[0]
         scale = 1.0
@@ -186,9 +188,9 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
                               None if comp.high is None else comp.high * scale, comp.strict, comp.kind, comp.words)
         values = data.number(on)
         if comp.kind == "year" and kinds[on] == "date":
-            values = [float(dt.date.fromordinal(int(v)).year) if v is not None else None for v in values]
+            values = [float(d.year) if (d := day_of(v)) is not None else None for v in values]
         elif comp.kind == "monthday":
-            days = [dt.date.fromordinal(int(v)) if v is not None else None for v in values]
+            days = [day_of(v) for v in values]
             values = [float(d.month * 100 + d.day) if d is not None else None for d in days]
         m.rows = [r for r in m.rows if values[r] is not None and comp.admits(float(values[r] or 0))]
         m.filters.append(f"{names[on]} {comp.words}")
@@ -198,16 +200,14 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
             not any(year.group(0) in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
         on, wanted = dates[0], int(year.group(0))
         col_numbers = data.number(on)
-        m.rows = [r for r in m.rows if col_numbers[r] is not None
-                  and dt.date.fromordinal(int(col_numbers[r] or 1)).year == wanted]
+        m.rows = [r for r in m.rows if (d := day_of(col_numbers[r])) is not None and d.year == wanted]
         m.filters.append(f"{names[on]} in {wanted}")
     month = month_in(m.intent.text)
     if month and dates and not any(month[1] in c.words for c in m.intent.comparisons) and \
             not any(month[1] in data.text(c)[r].lower() for c in m.keys for r in m.keys[c].rows):
         on = dates[0]
         col_numbers = data.number(on)
-        m.rows = [r for r in m.rows if col_numbers[r] is not None
-                  and dt.date.fromordinal(int(col_numbers[r] or 1)).month == month[0]]
+        m.rows = [r for r in m.rows if (d := day_of(col_numbers[r])) is not None and d.month == month[0]]
         m.filters.append(f"{names[on]} in {month[1]}")
     return True
 

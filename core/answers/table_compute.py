@@ -16,6 +16,7 @@ from shelfwise.core.store.tables import StoredTable, TableData
 
 NUMERIC = ("number", "money", "percent", "date", "time")
 LABEL_SAMPLE = 2000  # rows read to tell a column of names (all different) in a big table
+MAX_TIED = 4  # rows sharing an arg-max's value that are all given (more: the first)
 MAX_CITED = 60  # cells cited for one computation (the rest are counted in the explanation)
 _PLACEHOLDER = re.compile(r"^[\s\-\u2010-\u2015\u2212?*/.]*$|^(n/?a|none|tbd|tba|unknown)$", re.IGNORECASE)
 
@@ -231,6 +232,13 @@ def _argextreme(run: _Run) -> ShortAnswer | None:
     best = max(values) if plan.op == "argmax" else min(values)
     r = have[values.index(best)]
     value = value_of(data.text(plan.answer_col)[r])
+    tied = [t for t, v in zip(have, values, strict=True) if v == best]
+    names = list(dict.fromkeys(v for t in tied if (v := value_of(data.text(plan.answer_col)[t]))))
+    if 1 < len(names) <= MAX_TIED:  # rows that share the highest value: each of them
+        return ShortAnswer("; ".join(names), "list", operation=plan.op,
+                           explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {run.names[m]} of "
+                                       f"{len(have)} rows{run.where}: {data.text(m)[r]} ({', '.join(names)})",
+                           cells=[c for t in tied for c in (cell(data, t, plan.answer_col), cell(data, t, m))])
     return ShortAnswer(value, "computed", operation=plan.op,
                        explanation=f"{'highest' if plan.op == 'argmax' else 'lowest'} {run.names[m]} of {len(have)} "
                                    f"rows{run.where}: {data.text(m)[r]} ({value})",
@@ -319,12 +327,23 @@ def _streak(run: _Run) -> ShortAnswer | None:
                        cells=cells)
 
 
+def _span(run: _Run) -> ShortAnswer | None:
+    plan, data = run.plan, run.data
+    if not plan.rows or plan.measure is None or not plan.value:
+        return None
+    r = plan.rows[0]
+    used = list(dict.fromkeys(c for c in (plan.answer_col, plan.measure, plan.other, plan.key_col) if c is not None))
+    return ShortAnswer(plan.value, "computed", operation="span",
+                       explanation=f"{run.label(r)}: {plan.filters[-1]}, {plan.value}",
+                       cells=[cell(data, r, c) for c in used])
+
+
 _OPERATIONS: dict[str, Callable[[_Run], ShortAnswer | None]] = {
     "lookup": _lookup, "count": _count, "next": _next_previous, "previous": _next_previous, "choice": _choice,
     "compare": _choice, "most_often": _often, "least_often": _often, "first": _first_last, "last": _first_last,
     "sum": _aggregate, "average": _aggregate, "max": _aggregate, "min": _aggregate, "argmax": _argextreme,
     "argmin": _argextreme, "argmax_range": _range, "argmin_range": _range, "difference": _difference,
-    "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list,
+    "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list, "span": _span,
 }
 
 

@@ -75,6 +75,9 @@ _BETWEEN = re.compile(r"\b(between|zwischen|entre)\s+(.+?)\s+(and|und|et)\s+(.+?
 _AFTER = re.compile(r"\b(after|since|nach|seit|après|depuis)\s+(.+?)(?=[?.,;]|$)")
 _YEAR = re.compile(r"(?:the year )?(1[5-9]\d\d|20\d\d)\b(?!\s*[-/.]\d)")
 _BEFORE = re.compile(r"\b(before|until|vor|bis|avant|jusqu'à)\s+(.+?)(?=[?.,;]|$)")
+_DECADE = re.compile(r"\b(?:in|during|from|of|im|in den|aus den|der|dans|pendant|durant|des)\s+(?:the |les )?"
+                     r"(?:années |jahren |jahrzehnt )?(1[5-9]\d0|20[0-9]0)(?:'?s|er(?:n| jahren?)?)\b|"
+                     r"\b(?:dans|pendant|durant) les années (1[5-9]\d0|20[0-9]0)\b")
 
 
 @dataclass
@@ -193,6 +196,12 @@ def read_intent(question: str) -> TableIntent:
         lo, hi = _bound(m.group(2)), _bound(m.group(4))
         if lo is not None and hi is not None:
             intent.comparisons.append(Comparison(lo[1], hi[1], strict=False, kind=lo[0], words=m.group(0)))
+    for m in _DECADE.finditer(text):  # "in the 1970s", "in den 1970er Jahren", "dans les années 1970"
+        if re.search(r"\b(not|n't|never|nicht|nie|pas|jamais)\b(\s+\S+){0,2}\s*$", text[: m.start()]):
+            continue  # "not created in the 1900s": not read
+        start = int(m.group(1) or m.group(2))
+        span = 100 if start % 100 == 0 and m.group(1) else 10  # "the 1800s": a century
+        intent.comparisons.append(Comparison(start, start + span - 1, strict=False, kind="year", words=m.group(0)))
     for pattern, side in ((_AFTER, "low"), (_BEFORE, "high")):
         m = pattern.search(text)
         if m:

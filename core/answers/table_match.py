@@ -126,9 +126,9 @@ def key_cells(intent: TableIntent, data: TableData) -> dict[int, Key]:
         spans = [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w]){re.escape(v)}(?![\w])", text)]
         if not spans and data.whole and len(v) > 3:  # "democratic gains" names the cells "Democratic gain"
             singular = " ".join(stem(w) for w in _TOKEN.findall(v))
-            if singular and f" {singular} " in plural:
-                start = max(0, text.find(v.split()[0][:4]))
-                spans = [(start, start + len(v))]
+            at = re.search(rf"(?<![\w]){re.escape(singular.split()[0][:4])}", text) if singular else None
+            if singular and f" {singular} " in plural and at is not None:  # where its first word stands
+                spans = [(at.start(), at.start() + len(singular))]
         if spans:
             named.append((c, r, v, spans))
     if data.whole:
@@ -171,10 +171,20 @@ def _dates_named(text: str, data: TableData) -> list[tuple[int, int, str, list[t
         for r, (cell, number) in enumerate(zip(data.text(c), data.number(c), strict=True)):
             if number is None or not data.is_data(r):
                 continue
-            day = dt.date.fromordinal(int(number))  # a date cell's number is its day number, as stored
+            day = day_of(number)  # a date cell's number is its day number, as stored
+            if day is None:
+                continue
             out += [(c, r, cell.lower().strip(), [(s, e)]) for s, e, readings in asked
                     if any(d == day.day and mo == day.month and y in (None, day.year) for d, mo, y in readings)]
     return out
+
+
+def day_of(number: float | None) -> dt.date | None:
+    """The date of a date cell's stored day number (``date.toordinal``); None for no number or one that is no day
+    (a cell of a date column that is not a date: "(1914)" is stored as -1914)."""
+    if number is None or not 1 <= number <= dt.date.max.toordinal():
+        return None
+    return dt.date.fromordinal(int(number))
 
 
 def _inside(span: tuple[int, int], spans: Sequence[tuple[int, int]]) -> bool:

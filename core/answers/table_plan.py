@@ -50,6 +50,7 @@ from shelfwise.core.answers.table_runs import (
     plan_same_as,
     plan_than,
 )
+from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
 from shelfwise.core.store.tables import TableData
 
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
@@ -68,13 +69,18 @@ _IMPLIED = [  # a superlative's column when the question names none: (the questi
     (r"fastest|slowest|quickest|time", ("time",)), (r"longest|longer|length", ("length", "duration")),
     (r"medals?", ("total",)), (r"votes?", ("votes", "total")), (r"points?|scor", ("points", "pts", "score")),
     (r"goals?", ("goals",)), (r"attend", ("attendance",)), (r"capacity|seats", ("capacity",)),
+    (r"\b(losses|defeats)\b", ("lost", "losses", "l")), (r"\b(wins|victories)\b", ("won", "wins", "w")),
+    (r"\bdraws\b", ("drawn", "draws", "drew", "d")),  # "the most losses" -> Lost (a superlative only)
 ]
+_RESULTS = 3  # the last entries of _IMPLIED: results, read for "the most / least" alone (not "the total of wins")
 
 
 def _implied_measure(intent: TableIntent, names: Sequence[str], numeric: Sequence[int]) -> int | None:
     """The column a superlative or a sum means when the question names none: "tallest" -> Height, "the most
     medals" -> Total; None when no word says which."""
-    for pattern, words in _IMPLIED:
+    ops = {op for op, _said in intent.ops}
+    extreme = bool(ops & {"max", "min"}) and not ops & {"sum", "average", "count", "difference"}
+    for pattern, words in _IMPLIED if extreme else _IMPLIED[:-_RESULTS]:
         if re.search(pattern, intent.text):
             for c in numeric:
                 if set(re.findall(r"\w+", names[c].lower())) & set(words):  # "Total" is a stop word of words_of
@@ -461,9 +467,16 @@ def _plan(m: TableMatch) -> Plan | None:
     """The operation over the matched table, tried in order: the rows the keys name, a range, a difference, an
     average, a count, a sum, an extreme, first / last, a lookup. A question of rows alike ("the same X as A",
     "consecutive") is answered by :mod:`shelfwise.core.answers.table_runs` or not at all."""
+    longest = plan_span_extreme(m, _asked_column(m))  # "who served longer, A or B", "served the longest"
+    if longest is not None:
+        return longest
     chose, either = plan_either(m, _implied_measure, years)
     if chose:  # "which had more X, A or B": one of the two, or no answer
         return either
+    if ASKS_SPAN.search(m.intent.text):  # "how long did X serve": the years of X's row, else as before
+        span = plan_span(m)
+        if span is not None:
+            return span
     if sets_aside(m):  # "what stadium other than X did they play in": that, or no answer (not X's row, nor
         return None if _part_later(m) else plan_other(m, _asked_column(m))  # the first of several)
     if SAME.search(m.intent.text):
@@ -531,6 +544,6 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     plan = _plan(m)
     if plan is not None and plan.op != "compare" and asks_yes_no(intent.text):
         return None  # "did X win more than Y?" answered by a row's value is no answer to it
-    if plan is not None and plan.op not in ("compare", "choice") and offers_choice(intent.text):
+    if plan is not None and plan.op not in ("compare", "choice", "span") and offers_choice(intent.text):
         return None  # "which model has a larger drive: model 01 or model 02?" is not answered by a drive's size
     return plan
