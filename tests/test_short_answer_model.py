@@ -5,8 +5,10 @@ model's likelihood of it as the answer; ``ask --no-generate`` keeps the phrase r
 model for it.
 
 "Which app is used to book desks?" over facilities.md's "All desks are flexible and are booked in the Deskbook
-app.": the ranker puts "flexible and are booked in the Deskbook app" first (the words after the question's "book",
-and withheld by the gate), the model "Deskbook app" (shown).
+app.": the ranker puts "flexible and are booked in the Deskbook app" first (a phrase joined with the question's
+noun "app" after it; withheld by the gate), the model "Deskbook app" (shown). Main's ranker, without that joined
+phrase, showed "Deskbook app" too: the joins gained on the training data, and lose this one without the model
+(docs/eval/answers.md, "Session 25").
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ def test_with_generation_the_answer_model_picks_the_phrase_a_thing_question_asks
     assert out["answer"].splitlines()[0].startswith("Deskbook app"), out["answer"][:300]
 
 
-def test_without_generation_the_phrase_ranker_alone_chooses(library: tuple[Path, dict[str, str]]) -> None:
+def test_without_generation_the_sentence_is_shown_first_and_any_value_is_a_phrase_of_it(
+        library: tuple[Path, dict[str, str]]) -> None:
     out = _ask(library, "--no-generate")
+    first = out["answer"].splitlines()[0]
+    assert "Deskbook app" in first, out["answer"][:300]
     short = out["short_answer"]
-    assert short is None or short["text"] != "Deskbook app", short
-    assert "Deskbook app" in out["answer"].splitlines()[0]  # the sentence is shown first, as before
+    assert short is None or short["text"] in first, short
