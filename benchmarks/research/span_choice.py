@@ -13,6 +13,8 @@ and grades it on the odd ones, and the reverse.
 
     nice -n 19 .venv/bin/python benchmarks/research/span_choice.py --rows /work/s25/answers/span-rows.json
     .venv/bin/python benchmarks/research/span_choice.py --fit /work/s25/answers/span-rows.json --out SUMMARY.json
+    nice -n 19 .venv/bin/python benchmarks/research/span_choice.py --encoder /work/s25/answers/span-rows.json \
+        --out ENCODER.json
 """
 
 from __future__ import annotations
@@ -162,16 +164,57 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def encoder_readings(path: Path) -> dict[str, Any]:
+    """Whether the encoder (EmbeddingGemma, the default) reading each candidate phrase picks the one holding the gold:
+    the cosine of the question (``embed_query``) with the phrase alone, by itself, beside the ranker and beside the
+    ranker with the model's reading (weight 3), its own weight chosen on one half of the documents and graded on the
+    other (a grid; the smaller on a tie)."""
+    from shelfwise.core.models.encoders.embedder import Embedder
+
+    rows = [r for r in json.loads(path.read_text()) if r["candidates"]]
+    encoder = Embedder(None, batch_tokens=256)
+    t0 = time.time()
+    texts = sorted({c["span"] for r in rows for c in r["candidates"]})
+    vectors = dict(zip(texts, np.asarray(encoder.embed(texts), np.float32), strict=True))
+    seconds = time.time() - t0
+    for r in rows:
+        q = np.asarray(encoder.embed_query(r["question"]), np.float32)
+        for c in r["candidates"]:
+            v = vectors[c["span"]]
+            c["enc"] = float(np.dot(q, v) / (np.linalg.norm(q) * np.linalg.norm(v) + 1e-9))
+    out: dict[str, Any] = {"items": len(rows), "phrases": len(texts), "phrases_seconds": round(seconds, 1),
+                           "encoder": count(rows, lambda c: c["enc"]), "ranker": count(rows, keys(0, 0)),
+                           "ranker+3 per token": count(rows, keys(3, 0))}
+    for name, base in (("ranker", keys(0, 0)), ("ranker+3 per token", keys(3, 0))):
+        total = 0
+        for part in (0, 1):
+            train = [r for r in rows if r["doc"] % 2 == part]
+            test = [r for r in rows if r["doc"] % 2 != part]
+            w = max((0.0, 0.5, 1.0, 2.0, 4.0, 8.0),
+                    key=lambda g, base=base, train=train: (
+                        count(train, lambda c, g=g, base=base: base(c) + g * c["enc"]), -g))
+            total += count(test, lambda c, w=w, base=base: base(c) + w * c["enc"])
+            out[f"{name} + encoder, weight fit on {'even' if part == 0 else 'odd'}"] = w
+        out[f"{name} + encoder, held out"] = total
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=Path, help="score the items and write every candidate's scores here")
     ap.add_argument("--fit", type=Path, help="the rows written by --rows: fit and grade the combination")
     ap.add_argument("--out", type=Path, help="the summary (JSON)")
+    ap.add_argument("--encoder", type=Path, help="the rows written by --rows: the encoder's reading of each phrase")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.rows:
         score_rows(a.rows, a.limit, a.threads)
+    if a.encoder:
+        report = encoder_readings(a.encoder)
+        print(json.dumps(report, indent=1))
+        if a.out:
+            a.out.write_text(json.dumps(report, indent=1) + "\n")
     if a.fit:
         rows = json.loads(a.fit.read_text())
         report = {"all": summary(rows), "covidqa": summary([r for r in rows if r["doc"] < 1000]),
