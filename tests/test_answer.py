@@ -307,7 +307,8 @@ def test_render_answer_text(shelf) -> None:
     assert render_answer_text(ans) == (
         "Answer: 25 days [1]\nIn the sources: New employees receive 25 days of paid annual leave per year. [1]\n\n"
         "Model's answer (checked: its numbers, dates and names are in the passages shown; each of its sentences "
-        "stands in one sentence of a passage; it gives a number, as the question asks): New staff get 25 days [1].\n\n"
+        "stands in one sentence of a passage; it gives a number, as the question asks; its number is one the sentences "
+        "found give): New staff get 25 days [1].\n\n"
         "Sources:\n[1] HR handbook > Policies > Leave (p. 1) /docs/hr.pdf"
     )
     assert render_sources(ans)[0] == "Sources:"

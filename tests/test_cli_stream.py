@@ -93,7 +93,7 @@ def test_ask_prints_the_extracted_sentence_then_streams_the_kept_answer(library:
     tail = out[out.index(EXTRACTED):]
     assert tail.startswith(EXTRACTED + f"\n\nModel's answer: {KEPT}\n(kept, checked: its numbers, dates and names "
                            "are in the passages shown; each of its sentences stands in one sentence of a passage; "
-                           "it gives a number, as the question asks)")
+                           "it gives a number, as the question asks; its number is one the sentences found give)")
     assert "Sources:\n[1] Cats" in tail and "withdrawn" not in out
 
 

@@ -48,6 +48,7 @@ class Traits:
     # shared prefix"); on the session-8 machine's build, runs of the same batch differed by up to 0.05
     # (docs/development.md, "Batch noise")
     probability_noise: float = 1e-6
+    continuations: bool = False  # reads log P(option | context) (the answer model in process; session 25)
 
 
 def _models_or_skip(what: str) -> None:
@@ -89,8 +90,10 @@ def _remote_backend(request: pytest.FixtureRequest) -> Any:
 
 BACKENDS: dict[str, tuple[Callable[[pytest.FixtureRequest], Any], Traits]] = {
     "fake": (_fake_backend, Traits()),
-    "llama.cpp": (_llama_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1)),
-    "llama.cpp on demand": (_on_demand_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1)),
+    "llama.cpp": (_llama_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1,
+                                         continuations=True)),
+    "llama.cpp on demand": (_on_demand_backend, Traits(frees_model=True, tolerance=1e-2, probability_noise=0.1,
+                                                       continuations=True)),
     "remote": (_remote_backend, Traits(tolerance=1e-2, probability_noise=0.1)),
 }
 
@@ -168,6 +171,27 @@ def test_likelihood_is_a_log_probability_per_candidate(backend: Impl) -> None:
     assert b.likelihood("Text:", cands[1:], query).total[0] == pytest.approx(out.total[1], abs=tol)  # alone
     empty = b.likelihood("Text:", [], query)
     assert empty.total == [] and empty.mean == []
+
+
+def test_continuations_read_each_option_after_the_context_or_are_refused(backend: Impl) -> None:
+    """The answer model's reading of a phrase as the answer (``core/answers/span_model.py``, session 25): log
+    P(option | context) per option, the same in one batch as alone; a backend that cannot read it refuses with
+    :class:`BackendError` (the short answer then keeps the phrase ranker alone)."""
+    b, tol = backend.obj, 10 * backend.traits.tolerance
+    context = "The capital of France is Paris.\nQuestion: What is the capital of France?\nAnswer:"
+    options = [" Paris", " the weather in spring"]
+    if not backend.traits.continuations:
+        with pytest.raises(BackendError):
+            b.continuations(context, options)
+        return
+    out = b.continuations(context, options)
+    assert all(t < 0.0 and math.isfinite(t) for t in out.total) and out.n_tokens == 0
+    assert out.mean[0] > out.mean[1] and out.total[0] > out.total[1]  # the option that answers
+    assert out.mean[1] > out.total[1]  # the mean over the option's own several tokens
+    assert b.continuations(context, options[1:]).total[0] == pytest.approx(out.total[1], abs=tol)  # alone
+    assert b.continuations(context, []).total == []
+    with pytest.raises(BackendError):
+        b.continuations(context, [""])
 
 
 def test_likelihood_needs_a_query(backend: Impl) -> None:

@@ -22,6 +22,9 @@ Graded two ways: ``precision`` / ``short_contains_gold``, the value holds a gold
 ``answers.py``); ``right_when_shown`` / ``right_recall``, it holds one or lies within one (as ``short_tune.py`` and
 ``short_show.py`` grade the training data: "10 days" of "within 10 days" is right).
 
+``--read`` (session 25): the bundled answer model also weighs the phrases for a thing, as ``ask`` does with
+generation on; ``--show-all``: every value put first is shown (no gate), the ranker graded alone.
+
 ``--items FILE`` (written by ``short_tune.py --items-out``: the training questions with the sentence holding their
 gold and the kind the new code reads) grades the code on the path on those instead: values shown, right when shown
 (holds the gold or lies within it), recall, for the questions asking for a thing and for the rest.
@@ -76,6 +79,8 @@ def questions(dataset: str) -> dict[str, str]:
 
 _FIELDS = {f.name for f in dataclasses.fields(Extracted)}
 _PASSAGES = "passages" in inspect.signature(short_answer).parameters
+READS = "model" in inspect.signature(short_answer).parameters  # since session 25: the answer model reads phrases
+OPTIONS: dict[str, Any] = {}  # what every short_answer call gets (``--read``: the model; ``--show-all``: no gate)
 
 
 def sentences_kept(evidence: dict[str, Any]) -> list[Extracted]:
@@ -92,8 +97,8 @@ def value_of(question: str, row: dict[str, Any]) -> Any:
     kept = row.get("evidence")
     if kept and kept["sentences"]:
         extra = {"passages": kept["passages"]} if _PASSAGES else {}
-        return short_answer(question, sentences_kept(kept), **extra)
-    return short_answer(question, sentences_of(row["texts"]["extractive"]))
+        return short_answer(question, sentences_kept(kept), **extra, **OPTIONS)
+    return short_answer(question, sentences_of(row["texts"]["extractive"]), **OPTIONS)
 
 
 def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, ...] = ("span",),
@@ -127,6 +132,55 @@ def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, 
             "rows": out}
 
 
+class CachedReadings:
+    """The model's ``continuations``, kept by their input in ``path`` (a pickle): a second replay of the same rows
+    (the gate off, ``--show-all``) reads none again."""
+
+    def __init__(self, model: Any, path: Path | None) -> None:
+        import pickle
+
+        self.model, self.path = model, path
+        self.kept: dict[tuple[str, tuple[str, ...]], Any] = (
+            pickle.loads(path.read_bytes()) if path is not None and path.exists() else {})
+
+    def continuations(self, context: str, options: Any, *, cancel: Any = None) -> Any:
+        key = (context, tuple(options))
+        if key not in self.kept:
+            self.kept[key] = self.model.continuations(context, options, cancel=cancel)
+        return self.kept[key]
+
+    def save(self) -> None:
+        import pickle
+
+        if self.path is not None:
+            self.path.write_bytes(pickle.dumps(self.kept))
+
+
+def cost(rows: list[dict[str, Any]], asked: dict[str, str], model: Any) -> dict[str, Any]:
+    """The seconds the model's reading adds to each question's value, side by side in one run: the value chosen by
+    the ranker alone, then with ``model`` (loaded before, as ``ask`` with generation loads it anyway)."""
+    import time
+
+    per = []
+    for r in rows:
+        if r["qid"] not in asked or not r["found"]:
+            continue
+        OPTIONS.pop("model", None)
+        t0 = time.perf_counter()
+        alone = value_of(asked[r["qid"]], r)
+        t1 = time.perf_counter()
+        OPTIONS["model"] = model
+        read = value_of(asked[r["qid"]], r)
+        t2 = time.perf_counter()
+        per.append({"question": asked[r["qid"]], "ranker_s": round(t1 - t0, 4), "read_s": round(t2 - t1, 4),
+                    "added_s": round((t2 - t1) - (t1 - t0), 4), "alone": alone.text if alone else "",
+                    "read": read.text if read else ""})
+    added = sorted(p["added_s"] for p in per)
+    return {"questions": len(per), "added_mean_s": round(sum(added) / max(len(added), 1), 4),
+            "added_median_s": added[len(added) // 2] if added else 0.0, "added_max_s": max(added, default=0.0),
+            "rows": per}
+
+
 def right(pred: str, gold: str) -> bool:
     """A value that holds the gold or whose words all lie in it (as ``short_tune.py`` grades)."""
     p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
@@ -157,7 +211,25 @@ def main() -> None:
     ap.add_argument("--items", type=Path, help="training items from short_tune.py --items-out (instead of rows)")
     ap.add_argument("--kind", default="span", help="the rows' kind of gold: span (a value), or yes_no")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-replay.json"))
+    ap.add_argument("--read", action="store_true", help="the answer model reads the phrases (as `ask` with "
+                    "generation; the code on the path must take it: session 25 on)")
+    ap.add_argument("--show-all", action="store_true", help="every value put first shown (no gate)")
+    ap.add_argument("--cache", type=Path, help="with --read: keep the model's readings here (a rerun reads none)")
+    ap.add_argument("--cost", action="store_true", help="with --read: the seconds the reading adds per question "
+                    "(the ranker alone, then with the model, side by side)")
     args = ap.parse_args()
+    if args.read:
+        if not READS:
+            ap.error("the code on the path takes no model")
+        from shelfwise.core.models.llama.backend import LlamaBackend
+        from shelfwise.core.paths import models_dir
+
+        model = LlamaBackend(str(models_dir() / "gemma-3-270m-q4_k_m.gguf"), n_threads=2)
+        OPTIONS["model"] = model if args.cost else CachedReadings(model, args.cache)
+    if args.show_all:
+        from shelfwise.core.answers.short_confidence import SHOW_ALL
+
+        OPTIONS["show"] = SHOW_ALL
     if args.items:
         graded = grade_items(json.loads(args.items.read_text()))
         args.out.write_text(json.dumps(graded, indent=1))
@@ -165,10 +237,17 @@ def main() -> None:
         return
     if args.rows is None or not args.dataset:
         ap.error("give ROWS and --dataset, or --items")
+    if args.cost:
+        measured = cost(json.loads(args.rows.read_text())["rows"], questions(args.dataset), OPTIONS["model"])
+        args.out.write_text(json.dumps(measured, indent=1))
+        print(json.dumps({k: v for k, v in measured.items() if k != "rows"}))
+        return
     result = replay(json.loads(args.rows.read_text())["rows"], questions(args.dataset), (args.kind,),
                     facts=args.dataset.endswith(".jsonl"))
     args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
+    if isinstance(OPTIONS.get("model"), CachedReadings):
+        OPTIONS["model"].save()
 
 
 if __name__ == "__main__":

@@ -49,10 +49,10 @@ YES_NO_WRONG_COST = 3.0  # a wrong yes or no, three times (see the module doc)
 RIDGE = 1.0  # L2 penalty of the logistic fit (on standardised features; the bias is not penalised)
 # session 22's model (main at 9d34dcb): its ten weights, none on the walk's evidence; a yes or no always shown
 BEFORE = ShowWeights(weights=(0.3068, 0.2609, 0.2671, 0.3254, 0.3721, -0.3861, 0.6232, -0.0828, -0.563, -0.259,
-                              30.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.7, yes_no_threshold=0.0)
+                              30.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.7, yes_no_threshold=0.0)
 # session 23's model (main at ca8a3c0): one model for values and yes/no, an indicator apart
 SESSION_23 = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
-                                  2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0),
+                                  2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0, 0.0),
                          threshold=0.55, yes_no_threshold=0.75)
 THING = ("name", "place", "list", "thing")
 
@@ -62,8 +62,9 @@ def _extracted(item: dict[str, Any]) -> list[Extracted]:
                       cosine=s.get("cosine"), lead=s.get("lead")) for s in item["sentences"]]
 
 
-def rows_of(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per item whose question the product gives a value (see the module doc)."""
+def rows_of(items: list[dict[str, Any]], model: Any = None) -> list[dict[str, Any]]:
+    """One row per item whose question the product gives a value (see the module doc); ``model``: the answer model
+    also weighs the phrases for a thing (``--read``, session 25)."""
     docs: dict[str, int] = {}
     rows = []
     for item in items:
@@ -82,7 +83,8 @@ def rows_of(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             rows.append(row)
             continue
         listed = _lead_in_list(question, sents) if kind == "list" else None
-        cands = [] if listed else value_candidates(kind, question, sents)
+        cands = [] if listed else value_candidates(kind, question, sents, model=model)
+        row["read"] = bool(cands) and cands[0].model is not None
         if listed is not None:
             row.update(value=listed.text, features=None)
         elif cands and not (cands[0].ranked and cands[0].score < 0) and cands[0].text:
@@ -162,13 +164,22 @@ def out_of_fold(rows: list[dict[str, Any]]) -> list[float]:
 GRID = [round(float(t), 2) for t in np.arange(0.0, 0.951, 0.05)]
 
 
-def choose(rows: list[dict[str, Any]], yes_no_apart: bool = False) -> tuple[ShowWeights,
-                                                                             dict[str, list[tuple[float, float]]]]:
+def choose(rows: list[dict[str, Any]], yes_no_apart: bool = False,
+           read_apart: bool = False) -> tuple[ShowWeights, dict[str, list[tuple[float, float]]]]:
     """The fit on every row with a value, and each threshold (values, yes/no) with the highest net gain on the rows'
     out-of-fold probabilities (:func:`out_of_fold`: a threshold chosen on the probabilities of the rows it was
     fitted on would follow their noise), on a grid of 0.05; and the net gain at each point of each grid.
     ``yes_no_apart`` (session 24): the values keep the chosen model's weights and threshold (``SHOW``); a yes or no
-    gets a model of its own, fitted on the yes/no rows alone, and its threshold chosen the same way."""
+    gets a model of its own, fitted on the yes/no rows alone, and its threshold chosen the same way. ``read_apart``
+    (session 25): a model for the values the answer model read, fitted on those rows alone (measured, not kept), its
+    threshold chosen the same way; a yes or no keeps ``SHOW``'s."""
+    if read_apart:
+        part_rows = [r for r in rows if r["features"] is not None and r.get("read")]
+        weights = tuple(round(float(v), 4) for v in fit(part_rows))
+        probs = out_of_fold(part_rows)
+        curve = [(t, round(_net(part_rows, [p >= t for p in probs]), 4)) for t in GRID]
+        best_t = max(curve, key=lambda x: (x[1], -x[0]))[0]
+        return ShowWeights(weights, best_t, SHOW.yes_no_threshold, SHOW.yes_no_weights), {"read": curve}
     if yes_no_apart:
         part_rows = [r for r in rows if _yes_no(r)]
         weights = tuple(round(float(v), 4) for v in fit(part_rows))
@@ -200,7 +211,8 @@ def report(rows: list[dict[str, Any]], show: ShowWeights) -> dict[str, Any]:
                        ("yes_no/covid_faq", lambda r: _yes_no(r) and r["set"] == "covid_faq")):
         part = [r for r in rows if pick(r)]
         parts[name] = {"every value shown": grade(part, SHOW_ALL), "before (session 22)": grade(part, BEFORE),
-                       "session 23": grade(part, SESSION_23), "after": grade(part, show)}
+                       "session 23": grade(part, SESSION_23), "session 24 (SHOW)": grade(part, SHOW),
+                       "after": grade(part, show)}
     return parts
 
 
@@ -210,19 +222,29 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-show.json"))
     ap.add_argument("--yes-no-apart", action="store_true",
                     help="keep the values' model; fit a yes or no's own (session 24; see choose)")
+    ap.add_argument("--read", action="store_true", help="the answer model weighs the phrases for a thing; fit the "
+                    "gate of the values it read (session 25; see choose)")
     args = ap.parse_args()
-    rows = rows_of([item for path in args.items for item in json.loads(path.read_text())])
+    model = None
+    if args.read:
+        from shelfwise.core.models.llama.backend import LlamaBackend
+        from shelfwise.core.paths import models_dir
+
+        model = LlamaBackend(str(models_dir() / "gemma-3-270m-q4_k_m.gguf"), n_threads=2)
+    rows = rows_of([item for path in args.items for item in json.loads(path.read_text())], model)
+    if args.read:  # the rows the model read; the others are gated by SHOW as before
+        rows = [r for r in rows if r.get("read")]
     print(f"{len(rows)} rows, {sum(r['features'] is not None for r in rows)} with a ranked value or a yes/no",
           flush=True)
     apart = args.yes_no_apart
-    chosen, curves = choose(rows, apart)
-    even, _ = choose([r for r in rows if r["doc"] % 2 == 0], apart)
+    chosen, curves = choose(rows, apart, args.read)
+    even, _ = choose([r for r in rows if r["doc"] % 2 == 0], apart, args.read)
     odd = [r for r in rows if r["doc"] % 2 == 1]
     # the same choice without the walk's evidence (each read as typical): what the evidence adds, out of fold
     blind = [r | {"features": dataclasses.replace(r["features"], cosine=None, lead=None, passage=None,
                                                   passage_lead=None)} if r["features"] is not None else r
              for r in rows]
-    _, blind_curves = choose(blind, apart)
+    _, blind_curves = choose(blind, apart, args.read)
     evidence = [r["features"] for r in rows if r["features"] is not None]
     typical = {k: round(float(np.median([getattr(f, k) for f in evidence if getattr(f, k) is not None])), 3)
                for k in TYPICAL}

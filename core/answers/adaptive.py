@@ -402,7 +402,7 @@ def answer_adaptive(
         for node_id, cos in passage_cosines(result, hits).items():
             cosines[node_id] = max(cos, cosines.get(node_id, 0.0))
     search = runner.searches[-1] if runner.searches else None
-    answer = extractive_answer(library, question, search, hits, t0, cosines=cosines)
+    answer = extractive_answer(library, question, search, hits, t0, cosines=cosines, read=generate)
     answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
     events.extracted(answer)
     if hits and answer.found and generate:

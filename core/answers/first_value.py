@@ -25,6 +25,7 @@ from shelfwise.core.answers.short import (
     value_candidates,
 )
 from shelfwise.core.answers.short_confidence import SHOW, ShowFeatures, ShowWeights
+from shelfwise.core.answers.span_model import ReadsContinuations
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 from shelfwise.core.languages import lazy
 
@@ -74,7 +75,7 @@ def show_features(question: str, cands: Sequence[Candidate],
         candidates=len(cands), held_lead=best.held - max(others, default=best.held),
         after=bool(best.features and best.features[4]), before=bool(best.features and best.features[5]),
         words=len(best.text.split()), cosine=best.sentence.cosine, lead=best.sentence.lead, passage=passage,
-        passage_lead=passage_lead)
+        passage_lead=passage_lead, read=best.model[1] if best.model is not None else None)
 
 
 # a sentence that states a condition or leaves the question open: what it says holds only in some cases
@@ -112,19 +113,22 @@ def deciding_sentence(question: str, sentences: Sequence[Extracted]) -> Extracte
 
 
 def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWeights = WEIGHTS,
-                 show: ShowWeights = SHOW, passages: Sequence[float | None] = ()) -> ShortAnswer | None:
+                 show: ShowWeights | None = None, passages: Sequence[float | None] = (),
+                 model: ReadsContinuations | None = None) -> ShortAnswer | None:
     """The value ``question`` asks for, as a span of ``sentences`` (best first), or None when they hold none of
     its kind, it asks for no particular kind, or the value found (a yes or no too) is not sure enough to be shown
     first (:meth:`~shelfwise.core.answers.short_confidence.ShowWeights.shows`: the sentence is then shown first,
     without a value). ``passages``: the walk's cosine of the question with each cited passage, in citation order
-    (part of the evidence the confidence reads; empty when not known)."""
+    (part of the evidence the confidence reads; empty when not known). ``model``: the answer model, which then also
+    weighs the phrases for a thing (``core/answers/span_model.py``); the same gate (``show``, else ``SHOW``) reads
+    the value it put first."""
     if not sentences:
         return None
     kind = asked_kind(question)
     if kind == "yes_no":
         deciding = deciding_sentence(question, sentences)
         says = polarity(question, deciding.text)
-        shown, sure = show.shows(yes_no_features(question, sentences, deciding, says, passages))
+        shown, sure = (show or SHOW).shows(yes_no_features(question, sentences, deciding, says, passages))
         if not shown:
             return None
         text = " ".join(deciding.shown.split())
@@ -134,11 +138,11 @@ def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWei
         items = _lead_in_list(question, sentences)
         if items is not None:
             return items
-    cands = value_candidates(kind, question, sentences, weights)
+    cands = value_candidates(kind, question, sentences, weights, model)
     if not cands or (cands[0].ranked and cands[0].score < 0) or not cands[0].text:
         return None
     best = cands[0]
-    shown, sure = show.shows(show_features(question, cands, passages))
+    shown, sure = (show or SHOW).shows(show_features(question, cands, passages))
     if not shown:
         return None
     s, chosen = best.sentence, best.span

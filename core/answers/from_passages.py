@@ -80,9 +80,11 @@ def widen_lists(store: Store | None, hits: Sequence[Hit]) -> list[Hit]:
 
 
 def extractive_answer(library: LibraryWalk, question: str, result: SearchResult | None, hits: Sequence[Hit], t0: float,
-                      cosines: dict[int, float] | None = None) -> Answer:
+                      cosines: dict[int, float] | None = None, read: bool = False) -> Answer:
     """The extractive answer for ``hits`` (not found when the evidence is weak or no sentence is left).
-    ``cosines`` (query-passage cosine per hit) default to the last level of ``result``'s walk."""
+    ``cosines`` (query-passage cosine per hit) default to the last level of ``result``'s walk. ``read``: the answer
+    model (``library.backend``, loaded for the generated answer anyway) also weighs the phrases of the short answer
+    for a thing (``core/answers/span_model.py``); off, the phrase ranker alone (``ask --no-generate``)."""
     if cosines is None:
         cosines = passage_cosines(result, hits)
     tokens = result.trace.tokens if result is not None else 0
@@ -95,7 +97,8 @@ def extractive_answer(library: LibraryWalk, question: str, result: SearchResult 
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
-    short = short_answer(question, sentences, passages=[cosines.get(h.node_id) for h in hits])
+    short = short_answer(question, sentences, passages=[cosines.get(h.node_id) for h in hits],
+                         model=library.backend if read else None)
     if short is not None and short.kind == "yes_no":  # the deciding sentence is shown first, after "Yes:"/"No:"
         sentences = sorted(sentences, key=lambda s: (s.number, s.start) != (short.number, short.start))
     numbers = sorted({s.number for s in sentences})
@@ -220,7 +223,7 @@ def answer_from_search(library: LibraryWalk, question: str, result: SearchResult
     """The answer from one walk's top passages: extracted (``events.on_extract``), then, when ``generate`` and
     found, written from the extracted sentences and checked (:func:`write_checked`)."""
     hits = widen_lists(library.store, result.hits[: max(1, library.settings.answer_passages)])
-    answer = extractive_answer(library, question, result, hits, t0)
+    answer = extractive_answer(library, question, result, hits, t0, read=generate)
     events.extracted(answer)
     if answer.found and generate:
         sources, numbers = sentence_sources(answer, hits)

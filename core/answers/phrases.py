@@ -111,7 +111,67 @@ def phrase_spans(text: str, question_stems: set[str], stem: Callable[[str], str]
             a = m.start(1) + m.group(1).find(inner)
             out[(a, a + len(inner))] = Phrase(a, a + len(inner), len(inner.split()), len(inner.split()), 0,
                                                bool(re.search(r"\d", inner)), True)
+    for joined in _joined(text, sorted(out.values(), key=lambda p: (p.start, p.end)), question_stems, stem):
+        out.setdefault((joined.start, joined.end), joined)
     return sorted(out.values(), key=lambda p: (p.start, p.end))
+
+
+# what joins two phrases into one answer: a series ("single-stranded, linear, and nonsegmented RNA", "parents,
+# brothers and sisters"), or a parenthesis between them ("bonerestricted IFITM-like (BRIL) protein")
+_SERIES_JOIN = lazy(r"(?:\s*,\s*(?:(?:and|or|und|oder|et|ou)\s+)?|\s+(?:and|or|und|oder|et|ou)\s+)")
+_PARENTHESIS = lazy(r"\s*\(([^()\n]{1,40})\)")
+MAX_JOINED_WORDS = 12
+_HEAD_WORD = lazy(r"\s+([^\W\d_][\w'’-]*)")
+
+
+def _joined(text: str, phrases: list[Phrase], question_stems: set[str], stem: Callable[[str], str]) -> list[Phrase]:
+    """Longer phrases that answer whole where the cuts of :func:`phrase_spans` split an answer: a
+    phrase with the parenthesis after it ("2-bromopalmitic acid (2BP)"), two or three phrases of a series joined by
+    commas or "and"/"or", two phrases with a parenthesis between them, and a phrase with the question's own word
+    right after it ("a part 8 claim [form]" for "What form ...?", "~ 65% [similarity]"); at most
+    :data:`MAX_JOINED_WORDS` words."""
+    by_start: dict[int, list[Phrase]] = {}
+    for p in phrases:
+        by_start.setdefault(p.start, []).append(p)
+    out: list[Phrase] = []
+
+    def add(first: Phrase, end: int) -> Phrase | None:
+        piece = text[first.start:end]
+        words = piece.split()
+        if len(words) > MAX_JOINED_WORDS:
+            return None
+        joined = Phrase(first.start, end, len(words), sum(not _is_function(w) for w in words),
+                        first.capitals + sum(w[:1].isupper() for w in words[first.words:]),
+                        bool(re.search(r"\d", piece)), False)
+        out.append(joined)
+        return joined
+
+    def follow(p: Phrase, depth: int) -> None:
+        tail = text[p.end:]
+        paren = _PARENTHESIS.match(tail)
+        if paren:
+            nxt_at = p.end + paren.end()
+            add(p, nxt_at)  # "2-bromopalmitic acid (2BP)"
+            gap = re.match(r"\s+", text[nxt_at:])
+            for q in by_start.get(nxt_at + gap.end(), []) if gap else []:
+                add(p, q.end)  # "bonerestricted IFITM-like (BRIL) protein"
+        series = _SERIES_JOIN.match(tail)
+        if series and depth < 2:
+            for q in by_start.get(p.end + series.end(), []):
+                joined = add(p, q.end)
+                if joined is not None:
+                    follow(Phrase(p.start, q.end, joined.words, joined.content, joined.capitals, joined.digits,
+                                  False), depth + 1)
+        head = _HEAD_WORD.match(tail)
+        if head and depth == 0 and not _is_function(head.group(1)) and stem(_word(head.group(1))) in question_stems:
+            joined = add(p, p.end + head.end())  # the question's noun right after: "a part 8 claim form"
+            if joined is not None:
+                follow(joined, 2)  # and a parenthesis after it: "bonerestricted IFITM-like (BRIL) protein"
+
+    for p in phrases:
+        if not p.quoted:
+            follow(p, 0)
+    return out
 
 
 def _starts(run: list[tuple[int, int]], text: str) -> list[int]:

@@ -25,8 +25,10 @@ first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 
 Among several spans of the kind in one sentence, the one nearest the question's own words wins
 (:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
-threshold (a wrong value shown first is worse than none; ``core/answers/first_value.py``). Pure functions over
-strings and :class:`~shelfwise.core.answers.types.Extracted` sentences, no model: ``tests/test_short_answer.py``.
+threshold (a wrong value shown first is worse than none; ``core/answers/first_value.py``). Where the answer model
+is given (a question asked with generation on), the phrases for a thing are also weighed by its likelihood of each
+as the answer (``core/answers/span_model.py``). Functions over strings and
+:class:`~shelfwise.core.answers.types.Extracted` sentences, the model only where given: ``tests/test_short_answer.py``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from shelfwise.core.answers.extractive import focus_question, list_items, questi
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
 from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.span_model import ReadsContinuations, phrase_likelihoods
 from shelfwise.core.answers.typed_spans import (
     MONTH,
     NUMBER_WORD_EN,
@@ -165,6 +168,13 @@ def _verb_first(q: str) -> bool:
     return bool(_DE_VERBS.match(q) and not _DE_OPENERS.match(q))
 
 
+# a question led by another question word: a "when" later in it opens a clause ("Who do I tell when I'm ill?",
+# "What do I do when ...?") and asks for no date
+_OTHER_WH = lazy(r"^\W*(?:what|which|how|who|whom|whose|where|why|wer|wen|wem|wo|was|wie|warum|welche[rsnm]?|qui|"
+                 r"où|que|quoi|quel(?:le)?s?|comment|pourquoi)\b", re.I)
+_WHEN_WORD = lazy(r"\bwhen\b", re.I)
+
+
 def asked_value(question: str) -> str:
     """The kind of value ``question`` asks for (see the module doc), ``span`` when none is named."""
     q = focus_question(question)
@@ -174,9 +184,11 @@ def asked_value(question: str) -> str:
         return "yes_no"
     # the value words first named win ("By how much is it reduced when ...?" asks for an amount)
     found = [(m.start(), kind) for kind, pattern in _VALUE_QUESTIONS for m in [pattern.search(q)] if m]
+    if _OTHER_WH.match(q):
+        found = [(at, kind) for at, kind in found if not (kind == "date" and _WHEN_WORD.match(q, at))]
     if found:
         return min(found)[1]
-    if cues.asks_when(q):
+    if cues.asks_when(_WHEN_WORD.sub(" ", q) if _OTHER_WH.match(q) else q):
         return "date"
     if cues.asks_quantity(q) or (re.match(r"^\W*(?:what|which|welche[rsnm]?|was|quel(?:le)?)\b", q, re.I)
                                  and _AMOUNT_NOUNS.search(q)):
@@ -396,13 +408,19 @@ class SpanWeights:
     held: float = 1.0
     min_held: int = 0
     show_min: float = -99.0
+    # where the answer model reads the phrases (``core/answers/span_model.py``): per unit of its per-token and of its
+    # summed log-probability of each phrase as the answer (chosen by ``benchmarks/research/span_choice.py``)
+    model_mean: float = 0.0
+    model_sum: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         """The weights in the order of :func:`nominal_features`' features."""
         return (self.close, self.typed, self.capitals, self.length, self.after, self.before, self.lone)
 
 
-WEIGHTS = SpanWeights()
+# the model's per-token reading weighs 3 (chosen on COVID-QA and ConditionalQA TRAIN by
+# benchmarks/research/span_choice.py, docs/eval/answers.md "Session 25"); the ranker's own as short_tune.py chose
+WEIGHTS = SpanWeights(model_mean=3.0)
 _NOMINAL = ("name", "place", "list", "thing")
 # a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
 _THING_Q = lazy(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
@@ -445,7 +463,7 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     label before a colon."""
     typed = {(sp.start, sp.end): sp for sp in spans_of(kind, text, question)} if kind != "thing" else {}
     shown = "name" if kind == "thing" else kind
-    q_stems = stems(question)
+    q_stems = stems(focus_question(question))  # the question's words, not the scene set before it
     # a series "A, B, C and D" answers a question asking for a list outright
     phrases = {} if kind == "list" and typed else {(p.start, p.end): p for p in phrase_spans(text, q_stems, _stem)}
     keys = question_keys(question)
@@ -490,10 +508,15 @@ class Candidate:
     typed: bool
     held: int
     features: tuple[float, ...] = ()  # a ranked one's features (:func:`nominal_features`)
+    model: tuple[float, float] | None = None  # the answer model's (summed, per-token) log-probability of it, if read
 
     @property
     def text(self) -> str:
-        return " ".join(self.sentence.text[self.span.start:self.span.end].split()).strip(" ,;:|")
+        return _shown(self.sentence.text, self.span)
+
+
+def _shown(text: str, span: Span) -> str:
+    return " ".join(text[span.start:span.end].split()).strip(" ,;:|")
 
 
 def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
@@ -518,9 +541,11 @@ def _inside(span: Span, stretches: Sequence[tuple[int, int]]) -> bool:
     return any(a < span.end and span.start < b for a, b in stretches)
 
 
-def value_candidates(kind: str, question: str, sentences: Sequence[Extracted],
-                     weights: SpanWeights = WEIGHTS) -> list[Candidate]:
-    """Every value of ``kind`` the sentences offer for ``question``, best first (a tie keeps the earlier)."""
+def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], weights: SpanWeights = WEIGHTS,
+                     model: ReadsContinuations | None = None) -> list[Candidate]:
+    """Every value of ``kind`` the sentences offer for ``question``, best first (a tie keeps the earlier). With a
+    ``model`` that reads them, each sentence's phrases for a thing are also weighed by its likelihood of each as the
+    answer (``core/answers/span_model.py``; ``weights.model_mean`` and ``model_sum``)."""
     keys = stems(question)
     first = len(keys & stems(_about(sentences[0].text))) if sentences else 0
     out: list[Candidate] = []
@@ -542,15 +567,20 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted],
         if ranked:
             kinds = {(sp.start, sp.end) for sp in typed}
             w = weights.vector()
-            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min, span,
-                       (span.start, span.end) in kinds, f) for span, f in nominal_features(kind, s.text, question)
-                      if not _inside(span, excluded)]
+            offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)]
+            read = phrase_likelihoods(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered]) \
+                if model is not None and offered else None
+            readings: list[tuple[float, float] | None] = list(read) if read else [None] * len(offered)
+            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min
+                       + (weights.model_sum * lp[0] + weights.model_mean * lp[1] if lp else 0.0), span,
+                       (span.start, span.end) in kinds, f, lp)
+                      for (span, f), lp in zip(offered, readings, strict=True)]
         else:
-            scored = [(sc, span, True, ()) for span in typed
+            scored = [(sc, span, True, (), None) for span in typed
                       if (sc := _score(kind, span, s.text, question)) is not None]
-        for score, span, of_kind, feats in scored:
+        for score, span, of_kind, feats, lp in scored:
             # a sentence holding more of the question's words wins over the ranker's order ("the non-birth parent
             # receives 8 weeks" over "the birth parent receives 20 weeks")
             score += weights.held * (held - first) - 0.3 * rank
-            out.append(Candidate(score, s, rank, span, ranked, of_kind, held, feats))
+            out.append(Candidate(score, s, rank, span, ranked, of_kind, held, feats, lp))
     return sorted(out, key=lambda c: -c.score)

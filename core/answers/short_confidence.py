@@ -55,6 +55,10 @@ class ShowFeatures:
     # "whether", "wenn", "ob", "si"), so what it says holds only in some cases
     conditional: bool = False
     scenario: bool = False  # ... and the question sets a scene before it (the asker's case, which conditions decide)
+    # the answer model's per-token log-probability of the value as the answer, where it read it (None: not read, the
+    # feature then 0); weighed 0 by :data:`SHOW`: a gate fitted with it (``short_show.py --read``) did not carry to
+    # held-out documents (docs/eval/answers.md, "Session 25")
+    read: float | None = None
 
     def vector(self) -> tuple[float, ...]:
         """The features in the order of :data:`NAMES`."""
@@ -70,15 +74,17 @@ class ShowFeatures:
                 max(-3, min(self.held_lead, 3)), float(self.yes_no), float(self.says_no),
                 known("cosine", self.cosine), known("lead", self.lead, LEAD_CAP),
                 known("passage", self.passage), known("passage_lead", self.passage_lead, LEAD_CAP),
-                float(self.conditional and self.yes_no), float(self.scenario and self.yes_no))
+                float(self.conditional and self.yes_no), float(self.scenario and self.yes_no),
+                0.0 if self.read is None else max(-READ_CAP, min(self.read, 0.0)))
 
 
 LEAD_CAP = 0.3  # a lead of the sentence or of its passage beyond this says no more
+READ_CAP = 10.0  # a per-token log-probability below this says no more
 # ``first`` (its sentence is the first shown) is read but not weighed: where the walk's evidence says how sure it was
 # of the sentence (``cosine``, ``lead``, ``passage``, ``passage_lead``), its rank adds nothing measured
 NAMES = ("bias", "margin_ranked", "margin_typed", "alone", "typed", "ranked", "held_share", "number_missing",
          "log_candidates", "held_lead", "yes_no", "says_no", "cosine", "lead", "passage", "passage_lead",
-         "conditional", "scenario")
+         "conditional", "scenario", "read")
 # the walk's evidence where it is not known (sentences given without a walk): the medians of the training items
 # (benchmarks/research/short_show.py), so such a sentence reads as a typical one
 TYPICAL = {"cosine": 0.614, "lead": 0.053, "passage": 0.565, "passage_lead": 0.044}
@@ -116,9 +122,9 @@ def confidence(features: ShowFeatures, show: ShowWeights) -> float:
 # of short_walk.py (docs/eval/short-show-s23.json); a yes or no's own model on the yes/no questions of ConditionalQA
 # TRAIN, PubMedQA and COVID-QA's FAQ pages (``short_show.py --yes-no-apart``, docs/eval/short-show-s24.json)
 SHOW = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
-                            2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0),
+                            2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0, 0.0),
                    threshold=0.55, yes_no_threshold=0.8,
                    yes_no_weights=(-0.834, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4533, 0.0, 0.0, -0.0422, 0.0, 0.4453, 1.8343,
-                                   1.4025, 0.583, -2.2424, -0.3383, -0.0829))
+                                   1.4025, 0.583, -2.2424, -0.3383, -0.0829, 0.0))
 # every value shown (the behaviour before the model): for research scripts that grade the ranker alone
 SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)

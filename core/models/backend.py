@@ -138,6 +138,14 @@ class DecisionBackend(Protocol):
         """log P(query | context + candidate_i) per candidate (sum and mean over the query's tokens)."""
         ...
 
+    def continuations(
+        self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None
+    ) -> Likelihoods:
+        """log P(option_i | context) per option, summed over the option's own tokens and per token (``mean``
+        divides by each option's count; ``n_tokens`` is 0). :class:`BackendError` where the backend cannot read
+        it (:class:`BackendBase`'s default)."""
+        ...
+
     def generate(
         self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
         cancel: CancelCheck | None = None, repeat_penalty: float = 1.0,
@@ -197,6 +205,10 @@ class BackendBase:
     @property
     def model_id(self) -> str:
         return self.name
+
+    def continuations(self, context: str, options: Sequence[str], *,
+                      cancel: CancelCheck | None = None) -> Likelihoods:
+        raise BackendError(f"{self.name} does not read the likelihood of a continuation")
 
     def count_tokens(self, text: str) -> int:
         """Whitespace words stand in for tokens where the backend cannot count them."""

@@ -143,6 +143,55 @@ class LlamaBackend(LlamaEngine):
         mean = [t / len(q) for t in total]
         return Likelihoods(total, mean, len(q), cost)
 
+    def continuations(
+        self, context: str, options: Sequence[str], *, cancel: CancelCheck | None = None
+    ) -> Likelihoods:
+        """log P(option_i | context): layout [context but its last token][its last token, option_i], one sequence
+        per option, every option in one batch where the limits allow; the option's first token is read from the
+        context's last. The sum and the mean over each option's own tokens (``n_tokens`` 0)."""
+        t0 = time.perf_counter()
+        cost = Cost()
+        with self._lock:
+            self._check_open()
+            if not options:
+                return Likelihoods([], [], 0, cost)
+            ctx = self._tok(context, add_bos=True)
+            opts = [self._tok(o, add_bos=False) for o in options]
+            if any(not o for o in opts):
+                raise BackendError("a continuation is empty")
+            head = ctx[:-1]
+            suffix = [ctx[-1:] + o for o in opts]
+            plan = self._plan(len(head), [len(s) for s in suffix], [len(o) for o in opts])
+            check_cancel(cancel)
+            evaluated, reused, _ = self._sync_prefix(head, need_logits=False)
+            cost.tokens += evaluated
+            cost.reused_tokens += reused
+            total = [0.0] * len(opts)
+            for group in plan:
+                check_cancel(cancel)
+                assert self._batch is not None
+                self._batch.clear()
+                out_index: list[int] = []
+                targets: list[int] = []
+                try:
+                    for j, i in enumerate(group):
+                        llama_cpp.llama_memory_seq_cp(self._mem, 0, j + 1, -1, -1)
+                        start = self._batch.add(suffix[i], len(head), j + 1, 0, len(suffix[i]) - 1)
+                        out_index += range(start, start + len(suffix[i]) - 1)
+                        targets += opts[i]
+                    self._decode()
+                    lp = token_logprobs(self._live, out_index, targets, self.n_vocab)
+                    k = 0
+                    for i in group:
+                        total[i] = float(lp[k : k + len(opts[i])].sum())
+                        k += len(opts[i])
+                finally:
+                    self._clear_seqs(len(group))
+                cost.requests += 1
+                cost.tokens += self._batch.n
+        cost.seconds = time.perf_counter() - t0
+        return Likelihoods(total, [t / len(o) for t, o in zip(total, opts, strict=True)], 0, cost)
+
     def _cacheable(self, cand: Sequence[int]) -> bool:
         # candidates longer than the SWA window would be saved with gaps in the SWA cache: not cached
         return self.cache.max_bytes > 0 and len(cand) > 1 and (self.n_swa <= 0 or len(cand) < self.n_swa)

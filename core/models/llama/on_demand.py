@@ -104,6 +104,10 @@ class OnDemandLlama(BackendBase):
                    cancel: CancelCheck | None = None) -> Likelihoods:
         return self.loaded.likelihood(context, candidates, query, cancel=cancel)
 
+    def continuations(self, context: str, options: Sequence[str], *,
+                      cancel: CancelCheck | None = None) -> Likelihoods:
+        return self.loaded.continuations(context, options, cancel=cancel)
+
     def generate(self, prompt: str, *, max_tokens: int = 256, stop: Sequence[str] = (), temperature: float = 0.0,
                  cancel: CancelCheck | None = None, repeat_penalty: float = 1.0) -> Generator[str, None, Generation]:
         return self.loaded.generate(prompt, max_tokens=max_tokens, stop=stop, temperature=temperature,
