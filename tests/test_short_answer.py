@@ -259,3 +259,17 @@ def test_a_whole_answer_is_offered_where_the_cuts_split_it(question: str, senten
 
     phrases = [sentence[s.start:s.end] for s, _ in nominal_features(asked_kind(question), sentence, question)]
     assert offered in phrases, phrases
+
+
+def test_a_bare_date_time_or_count_is_no_phrase_for_what_or_who() -> None:
+    # "2 working days" answers no "who", "09:30" no "what" (those would ask how long and when)
+    from shelfwise.core.answers.short import nominal_features
+
+    def offered(kind: str, sentence: str, question: str) -> list[str]:
+        return [sentence[s.start:s.end] for s, _ in nominal_features(kind, sentence, question)]
+
+    payroll = "The payroll team answers questions at payroll@example.org within 2 working days."
+    assert "2 working days" not in offered("name", payroll, "Who answers payroll questions?")
+    handover = "Your buddy takes you to the IT hand-over at 09:30, where you set up MFA."
+    assert "09:30" not in offered("thing", handover, "What do I set up at the IT hand-over?")
+    assert "MFA" in offered("thing", handover, "What do I set up at the IT hand-over?")

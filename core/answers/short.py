@@ -48,6 +48,7 @@ from shelfwise.core.answers.typed_spans import (
     NUMBER_WORD_EN,
     WEEKDAY,
     Span,
+    bare_value,
     date_spans,
     list_spans,
     name_spans,
@@ -477,6 +478,8 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
             continue  # the question's own words or numbers
         if re.search(r"\[[^\]]*$", text[: span.start]) or (label and span.end <= label.end()):
             continue
+        if kind in ("name", "thing") and bare_value(text[span.start:span.end], who=kind == "name"):
+            continue  # "2 working days" answers no "who", "09:30" no "what"
         words = text[span.start:span.end].split()
         caps = phrases[key].capitals if key in phrases else sum(w[:1].isupper() for w in words)
         after, before = _next_to_question(text, span, q_stems)

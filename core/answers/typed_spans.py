@@ -92,6 +92,14 @@ def time_spans(text: str) -> list[Span]:
 _DAY_BEFORE = lazy(r"\b\d{1,2}(?:st|nd|rd|th|\.)?\s*(?:to|until|till|bis|au|-|–)\s*$", re.I)
 
 
+def bare_value(phrase: str, who: bool = False) -> bool:
+    """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
+    "2 working days"), which answers no question asking what (it would ask when) or who."""
+    spans = date_spans(phrase) + time_spans(phrase) + (quantity_spans(phrase) if who else [])
+    body = len(phrase.strip(" .,;:()"))
+    return any(s.end - s.start >= 0.8 * body for s in spans) if body else False
+
+
 def date_spans(text: str) -> list[Span]:
     """Dates as written (``dates_in``: "31 March", "12.06.2026"), weekdays, months and years, joined across
     connectors, with a leading "every"/"by"/"from" kept ("every Monday at 11:00")."""
