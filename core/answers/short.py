@@ -54,6 +54,7 @@ from shelfwise.core.answers.typed_spans import (
     name_spans,
     place_spans,
     quantity_spans,
+    tied_as_asked,
     time_spans,
 )
 from shelfwise.core.answers.types import Extracted, ShortAnswer
@@ -370,7 +371,7 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 1.0
     if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
         score -= 0.5  # a bare number is a weaker answer than one with its unit
-    return score + _closeness(text, span, question_keys(question))
+    return score + _closeness(text, span, question_keys(question)) + 2.0 * tied_as_asked(text, span, question)
 
 
 def value_fits(question: str, value: str) -> bool:
