@@ -259,3 +259,28 @@ def test_a_whole_answer_is_offered_where_the_cuts_split_it(question: str, senten
 
     phrases = [sentence[s.start:s.end] for s, _ in nominal_features(asked_kind(question), sentence, question)]
     assert offered in phrases, phrases
+
+
+def test_a_bare_date_time_or_count_is_no_phrase_for_what_or_who() -> None:
+    # "2 working days" answers no "who", "09:30" no "what" (those would ask how long and when)
+    from shelfwise.core.answers.short import nominal_features
+
+    def offered(kind: str, sentence: str, question: str) -> list[str]:
+        return [sentence[s.start:s.end] for s, _ in nominal_features(kind, sentence, question)]
+
+    payroll = "The payroll team answers questions at payroll@example.org within 2 working days."
+    assert "2 working days" not in offered("name", payroll, "Who answers payroll questions?")
+    handover = "Your buddy takes you to the IT hand-over at 09:30, where you set up MFA."
+    assert "09:30" not in offered("thing", handover, "What do I set up at the IT hand-over?")
+    assert "MFA" in offered("thing", handover, "What do I set up at the IT hand-over?")
+
+
+def test_the_word_that_ties_the_asked_value_picks_among_values() -> None:
+    # "within how many days" is answered by the value said "within 30 days", not by "more than 90 days"
+    late = "Claims submitted more than 90 days after the expense are not reimbursed."
+    due = "Submit expense claims in the Ledgerly app within 30 days of returning from your trip."
+    sentences = [Extracted(late, 1, 0, len(late), 0.9), Extracted(due, 1, len(late) + 1, len(late) + 1 + len(due), 0.8)]
+    short = short_answer("Within how many days must I submit an expense claim?", sentences, show=SHOW_ALL)
+    assert short is not None and short.text == "30 days"
+    short = short_answer("After how many days are claims no longer reimbursed?", sentences, show=SHOW_ALL)
+    assert short is not None and short.text == "90 days"

@@ -3,7 +3,7 @@ defaults: generation on), graded, side by side with the release before in one ru
 
 The questions (``sample_walk.jsonl``, written by the lead from the six sample documents, of every kind an employee
 asks, with a few the documents do not answer) stand in for the tester's, which the team does not get. Each gold is
-a list of strings that what is shown must all hold (case and spacing aside):
+a list of strings that what is shown must all hold (case and spacing aside; "No|unpaid": either will do):
 
 * ``first``: what is shown first holds the gold: the short answer when there is one (a wrong value shown large is
   wrong even when the sentence beneath it is right), else the sentence(s);
@@ -40,7 +40,7 @@ def _norm(text: str) -> str:
 
 
 def holds(text: str, gold: list[str]) -> bool:
-    return bool(gold) and all(_norm(g) in _norm(text) for g in gold)
+    return bool(gold) and all(any(_norm(g) in _norm(text) for g in alternatives.split("|")) for alternatives in gold)
 
 
 def ask(question: str, db: Path, tree: str | None, extra: list[str]) -> dict[str, Any]:

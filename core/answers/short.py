@@ -48,11 +48,13 @@ from shelfwise.core.answers.typed_spans import (
     NUMBER_WORD_EN,
     WEEKDAY,
     Span,
+    bare_value,
     date_spans,
     list_spans,
     name_spans,
     place_spans,
     quantity_spans,
+    tied_as_asked,
     time_spans,
 )
 from shelfwise.core.answers.types import Extracted, ShortAnswer
@@ -369,7 +371,7 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 1.0
     if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
         score -= 0.5  # a bare number is a weaker answer than one with its unit
-    return score + _closeness(text, span, question_keys(question))
+    return score + _closeness(text, span, question_keys(question)) + 2.0 * tied_as_asked(text, span, question)
 
 
 def value_fits(question: str, value: str) -> bool:
@@ -477,6 +479,8 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
             continue  # the question's own words or numbers
         if re.search(r"\[[^\]]*$", text[: span.start]) or (label and span.end <= label.end()):
             continue
+        if kind in ("name", "thing") and bare_value(text[span.start:span.end], who=kind == "name"):
+            continue  # "2 working days" answers no "who", "09:30" no "what"
         words = text[span.start:span.end].split()
         caps = phrases[key].capitals if key in phrases else sum(w[:1].isupper() for w in words)
         after, before = _next_to_question(text, span, q_stems)

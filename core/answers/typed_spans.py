@@ -92,6 +92,33 @@ def time_spans(text: str) -> list[Span]:
 _DAY_BEFORE = lazy(r"\b\d{1,2}(?:st|nd|rd|th|\.)?\s*(?:to|until|till|bis|au|-|–)\s*$", re.I)
 
 
+# the word that ties a value to what it bounds, said before "how many / how long / when" in a question and before the
+# value in a sentence: "within how many days" and "within 30 days", "by when" and "by 31 March"
+_TIE = (r"(?:within|after|before|by|until|till|from|since|up to|at least|at most|innerhalb|nach|vor|bis|seit|dans|"
+        r"après|avant|jusqu'à|depuis)")
+_TIE_ASKED = lazy(rf"\b({_TIE})\s+(?:how|when|what|which|wie|wann|welche\w*|combien|quand|quel\w*)\b", re.I)
+
+
+def tied_as_asked(text: str, span: Span, question: str) -> bool:
+    """Whether the word that ties the asked value in ``question`` ("within how many days") stands right before
+    ``span`` in ``text`` ("within 30 days"), or opens it."""
+    asked = _TIE_ASKED.search(question)
+    if asked is None:
+        return False
+    tie = asked.group(1).lower()
+    before = text[max(0, span.start - 20): span.end].lower()
+    return bool(re.search(rf"\b{re.escape(tie)}\s+(?:the\s+)?{re.escape(text[span.start:span.end].lower())}$", before)
+                or text[span.start:span.end].lower().startswith(tie + " "))
+
+
+def bare_value(phrase: str, who: bool = False) -> bool:
+    """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
+    "2 working days"), which answers no question asking what (it would ask when) or who."""
+    spans = date_spans(phrase) + time_spans(phrase) + (quantity_spans(phrase) if who else [])
+    body = len(phrase.strip(" .,;:()"))
+    return any(s.end - s.start >= 0.8 * body for s in spans) if body else False
+
+
 def date_spans(text: str) -> list[Span]:
     """Dates as written (``dates_in``: "31 March", "12.06.2026"), weekdays, months and years, joined across
     connectors, with a leading "every"/"by"/"from" kept ("every Monday at 11:00")."""
