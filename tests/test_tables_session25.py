@@ -31,6 +31,9 @@ SHEETS: dict[str, tuple[list[str], list[list[object]]]] = {
         ["Das Orakel", dt.date(1872, 9, 21), 2], ["Wiener Kinder", dt.date(1881, 1, 19), 3],
         ["Der Zauberer", dt.date(1890, 9, 20), 1], ["Wiener Luft", dt.date(1889, 5, 10), 3],
         ["Die Spottvogelwirtin", "(1914)", 3]]),
+    "releases.xlsx": (["Title", "Year", "Label"], [
+        ["Alpha", 2003, "Decca"], ["Beta", 2003, "Decca"], ["Gamma", 2004, "Epic"], ["Delta", 2004, "Epic"],
+        ["Epsilon", 2004, "Decca"], ["Zeta", 2005, "Epic"]]),
 }
 
 
@@ -119,3 +122,29 @@ def test_the_longest_span(library: Path, question: str, value: str) -> None:
     short = ask_json(library, question)["short_answer"]
     assert short is not None, question
     assert (short["text"], short["operation"]) == (value, "span"), question
+
+
+@pytest.mark.parametrize("question", [
+    "What year had the most titles? in:releases.xlsx",
+    "Welches Jahr hatte die meisten Titel? in:releases.xlsx",
+    "Quelle année a eu le plus de titres ? in:releases.xlsx",
+])
+def test_the_year_with_the_most_rows(library: Path, question: str) -> None:
+    # 2004 has three rows, 2003 two, 2005 one: the year the most rows have, not the latest year (2005)
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert (short["text"], short["operation"]) == ("2004", "most_often"), question
+
+
+def test_tied_extremes_are_all_given(library: Path) -> None:
+    # three titles share the most acts (3): each of them, not the first listed
+    short = ask_json(library, "Which titles had the most acts? in:premieres.xlsx")["short_answer"]
+    assert short is not None
+    assert (short["text"], short["operation"]) == ("Wiener Kinder; Wiener Luft; Die Spottvogelwirtin", "argmax")
+
+
+def test_next_row_after_a_date_gives_the_column_asked(library: Path) -> None:
+    # the row after 1881-01-19's is Der Zauberer's (the table's order): its label, not its date again
+    short = ask_json(library, "What came after the 19 January 1881 premiere? in:premieres.xlsx")["short_answer"]
+    assert short is not None
+    assert (short["text"], short["operation"]) == ("Der Zauberer", "next")

@@ -37,7 +37,7 @@ from shelfwise.core.answers.table_match import (
     negated,
     part_key,
 )
-from shelfwise.core.answers.table_order import ASKED, descending_time, plan_first_last
+from shelfwise.core.answers.table_order import ASKED, ASKS_TIME, descending_time, plan_first_last
 from shelfwise.core.answers.table_other import plan_other, sets_aside
 from shelfwise.core.answers.table_runs import (
     RUN,
@@ -150,6 +150,15 @@ def _between_rows(m: TableMatch) -> Plan | None:
     col = max(named, key=lambda c: (c != m.key_col, m.scores[c])) if named else m.key_col
     if text.startswith("who") or stem(m.intent.asked) in {stem(w) for w in words_of(names[m.key_col])}:
         col = m.key_col  # "who won after Arazi", "which team ... after Ballymore": the key's own column
+    if data.table.kinds[m.key_col] == "date" and col == m.key_col and not ASKS_TIME.match(text):
+        # "who won the game the day before the january 5, 1994 game": not the date, the column asked for
+        asked = _asked_column(m)
+        others = [c for c in named if c != m.key_col]
+        col = asked if asked is not None and asked != m.key_col else max(others, key=lambda c: m.scores[c]) \
+            if others else m.label_col if data.table.kinds[m.label_col] == "text" and not text.startswith("who") \
+            else m.key_col  # "who did they play": a column of people or teams named, not the label (a venue)
+        if col == m.key_col:
+            return None
     return m.plan("next" if forward > 0 else "previous", [r, rows[0]], answer=col)
 
 
@@ -394,9 +403,21 @@ def _counts_rows(m: TableMatch, noun: str) -> bool:
     return noun in _GENERIC_COUNTED or noun in {stem(w) for w in words_of(f"{t.title} {t.sheet} {' '.join(t.names)}")}
 
 
+_MOST_OF = re.compile(r"\b(most|least|fewest)\s+(?!recent)(?:\w+\s+){0,2}?\w+s\b|"
+                      r"\b(meisten|wenigsten|le plus de|le moins de)\s+\w+")
+
+
 def _plan_extreme(m: TableMatch) -> Plan | None:
     """max / min: the row with the highest value of the measure ("which ... the most X"), the value itself ("what
     is the highest X"), or the value of a named column seen most / least often."""
+    year_cols = [c for c in range(len(m.data.table.names)) if years(m.data, c)]
+    asked = year_cols[0] if len(year_cols) == 1 and m.intent.asked in ("year", "years", "jahr", "année") else None
+    most = _MOST_OF.search(m.intent.text)
+    if most and asked is not None and (m.measure is None or m.measure == asked) and \
+            not any(m.scores[c] > 0 for c in m.numeric if c != asked) and not ({"sum", "average"} & set(m.ops)):
+        # "what year had the most singles": the year the most rows have (not the latest year)
+        fewest = (most.group(1) or most.group(2)) in ("least", "fewest", "wenigsten", "le moins de")
+        return m.plan("least_often" if fewest else "most_often", answer=asked)
     for op in ("max", "min"):
         if op not in m.ops:
             continue

@@ -35,7 +35,7 @@ _START = re.compile(r"(?i)\b(start\w*|began|begin\w*|from|opened|took office|fir
                     r"introduced|in service|assumed office|von|beginn|début)\b")
 _END = re.compile(r"(?i)\b(end\w*|to|until|closed|left office|last|died|death|retired|withdrawn|out of service|"
                   r"bis|ende|fin)\b")
-_SPAN_CELL = re.compile(r"^\s*((?:[a-zäéû.]+\s*|\d{1,2}(?:st|nd|rd|th|\.)?,?\s*)*(1[5-9]\d\d|20\d\d))\s*"
+_SPAN_CELL = re.compile(r"^\s*((?:[a-zäéû.]+,?\s+|\d{1,2}(?:st|nd|rd|th|\.)?,?\s+){0,3}(1[5-9]\d\d|20\d\d))\s*"
                         r"(?:[-–—]|\bto\b)\s*(.*?)\s*$", re.IGNORECASE)  # a day and a month may come first
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _OPEN = re.compile(r"(?i)present|incumbent|current|today|now|heute|aujourd")
@@ -44,6 +44,8 @@ _OPEN = re.compile(r"(?i)present|incumbent|current|today|now|heute|aujourd")
 def _span_years(text: str) -> tuple[int, int] | None:
     """The first and last years of a cell written as a span: "1871–97" (1871, 1897), "1989 – 1991", "March 28,
     1991 - January 20, 1993"; None for an open end or no span."""
+    if len(text) > 60:  # a span is a short cell
+        return None
     m = _SPAN_CELL.match(text.replace("\n", " "))
     if m is None or _OPEN.search(m.group(3)):
         return None
