@@ -55,7 +55,7 @@ def test_value_then_sentence_then_the_checked_text(qtbot, window: MainWindow, mo
     value, sentence = shown.index("EUR 102,000 ["), shown.index("Revenue in 2025 was EUR 102,000.")
     label = shown.index("The model's answer (checked: its numbers, dates and names are in the passages shown; "
                         "each of its sentences stands in one sentence of a passage; it gives a number, as the "
-                        "question asks)")
+                        "question asks; its number is one the sentences found give)")
     assert value == 0 and value < sentence < label < shown.index("Costs went to rent and salaries")
     assert "x-large" in window.answer_view.browser.toHtml().split("EUR 102,000")[0][-400:]  # the value, large
     qtbot.waitUntil(lambda: window.preview.sentence == answer.sentences[0].text, timeout=10_000)
