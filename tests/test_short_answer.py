@@ -252,6 +252,10 @@ def test_a_negation_opening_another_cell_of_a_row_does_not_decide(question: str,
     # a scene set before the question does not cut the phrase: only the question's own words do
     ("My dog had a microchip. What information do I need to make a report?",
      "You will need the microchip number to make a report.", "the microchip number"),
+    # a possessive opens the phrase as an article does (session 26): "your birth certificate", not "birth certificate"
+    ("What identity document do I have to submit?", "With the form, you need to send your birth certificate.",
+     "your birth certificate"),
+    ("Wen muss ich informieren?", "Sie müssen sofort Ihre Krankenkasse informieren.", "Ihre Krankenkasse"),
 ])
 def test_a_whole_answer_is_offered_where_the_cuts_split_it(question: str, sentence: str, offered: str) -> None:
     # session 25: the phrases were cut at every parenthesis, comma and word of the question (scene included), so the
