@@ -12,10 +12,13 @@ first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 :class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and offsets):
 
 * numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 600", "27 days",
-  "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"); a number the question itself names is not an
-  answer; the unit the question names ("how many *weeks*") is preferred;
+  "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"), with the bound said with it ("up to EUR 50",
+  "at least 24 hours", "21 or over") unless the question names it, a range whole ("6 to 9 months"); a number the
+  question itself names is not an answer; the unit the question names ("how many *weeks*") is preferred, and a
+  percentage for a rate;
 * dates and times: the date, weekday, month or clock-time pieces of the sentence joined across "to", "and", "at"
-  ("every Monday at 11:00", "10:00 to 15:00, Monday to Friday");
+  ("every Monday at 11:00", "10:00 to 15:00, Monday to Friday"); a duration where the sentence names no date
+  ("within 1 month");
 * names: a run of capitalised words or codes not in the question, with the question's own head noun when it
   follows ("Overtime Request form (OT-2)" for "Which form ..."); places: the object of "at/in/on" (and
   German/French prepositions) or an address/host;
@@ -303,7 +306,9 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
     if kind == "time":
         return time_spans(text) or date_spans(text)
     if kind == "date":
-        return date_spans(text)
+        # "When will I receive the decision?" is answered "within 1 month" where the sentence names no date
+        return date_spans(text) or [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
+                                    if sp.kind == "duration"]
     if kind == "place":
         return place_spans(text, question)
     if kind == "list":
@@ -348,6 +353,9 @@ def _closeness(text: str, span: Span, keys: Sequence[str]) -> float:
     return total
 
 
+_RATE_Q = lazy(r"\b(?:rate|rates|steuersatz|satz|quote|taux)\b", re.I)
+
+
 def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     """How well ``span`` of ``text`` answers: None when it is no answer (a value the question itself names); more
     for the unit the question names, a percentage or duration asked for, an amount for "how much", a span near the
@@ -370,6 +378,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 2.0
     if kind == "number" and re.search(r"\bhow much|wie viel|combien", question, re.I) and span.kind == "money":
         score += 1.0
+    if kind == "number" and span.kind == "percent" and _RATE_Q.search(question):
+        score += 2.0  # "What rate of tax ...?" is answered by a percentage, not by the band it applies to
     if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
         score -= 0.5  # a bare number is a weaker answer than one with its unit
     return score + _closeness(text, span, question_keys(question)) + 2.0 * tied_as_asked(text, span, question)
