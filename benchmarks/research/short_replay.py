@@ -146,7 +146,8 @@ class CachedReadings:
             if p.exists():
                 for (context, option), got in pickle.loads(p.read_bytes()).items():
                     if isinstance(option, tuple):  # a whole batch (session 25's caches)
-                        self.kept.update({(context, o): (t, m) for o, t, m in zip(option, got.total, got.mean)})
+                        read = zip(option, got.total, got.mean, strict=True)
+                        self.kept.update({(context, o): (t, m) for o, t, m in read})
                     else:
                         self.kept[(context, option)] = got
 

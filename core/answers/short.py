@@ -353,9 +353,6 @@ def _closeness(text: str, span: Span, keys: Sequence[str]) -> float:
     return total
 
 
-_RATE_Q = lazy(r"\b(?:rate|rates|steuersatz|satz|quote|taux)\b", re.I)
-
-
 def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     """How well ``span`` of ``text`` answers: None when it is no answer (a value the question itself names); more
     for the unit the question names, a percentage or duration asked for, an amount for "how much", a span near the
@@ -378,7 +375,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 2.0
     if kind == "number" and re.search(r"\bhow much|wie viel|combien", question, re.I) and span.kind == "money":
         score += 1.0
-    if kind == "number" and span.kind == "percent" and _RATE_Q.search(question):
+    if kind == "number" and span.kind == "percent" and re.search(r"\b(?:rates?|steuersatz|satz|quote|taux)\b",
+                                                                   question, re.I):
         score += 2.0  # "What rate of tax ...?" is answered by a percentage, not by the band it applies to
     if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
         score -= 0.5  # a bare number is a weaker answer than one with its unit
