@@ -11,17 +11,14 @@ phrases of ``core/answers/phrases.py`` ranked by :class:`SpanWeights`) in the ex
 first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 :class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and offsets):
 
-* numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 600", "27 days",
-  "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"), with the bound said with it ("up to EUR 50",
-  "at least 24 hours", "21 or over") unless the question names it, a range whole ("6 to 9 months"); a number the
-  question itself names is not an answer; the unit the question names ("how many *weeks*") is preferred, and a
-  percentage for a rate;
-* dates and times: the date, weekday, month or clock-time pieces of the sentence joined across "to", "and", "at"
-  ("every Monday at 11:00", "10:00 to 15:00, Monday to Friday"); a duration where the sentence names no date
-  ("within 1 month");
-* names: a run of capitalised words or codes not in the question, with the question's own head noun when it
-  follows ("Overtime Request form (OT-2)" for "Which form ..."); places: the object of "at/in/on" (and
-  German/French prepositions) or an address/host;
+* numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 75 per day", "27
+  days"), with its bound ("up to EUR 50", "21 or over") unless the question names it, a range whole ("6 to 9
+  months"), how often for "how often" ("every month"); not a number the question names; the unit it names ("how
+  many *weeks*") is preferred, and a percentage for a rate;
+* dates and times: date, weekday, month, clock-time pieces joined ("every Monday at 11:00"); how often, or a
+  duration, where the sentence names no date ("within 1 month");
+* names: capitalised words or codes not in the question, with its head noun after them ("Overtime Request form
+  (OT-2)" for "Which form ..."); places: the object of "at/in/on" (German/French too) or an address/host;
 * lists: the items a lead-in sentence brings, or a series "A, B, C and D" in the sentence;
 * yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
   words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
@@ -53,6 +50,7 @@ from shelfwise.core.answers.typed_spans import (
     Span,
     bare_value,
     date_spans,
+    frequency_spans,
     list_spans,
     name_spans,
     place_spans,
@@ -301,14 +299,15 @@ def polarity(question: str, sentence: str) -> str:
 
 # --------------------------------------------------------------------------- the short answer
 def spans_of(kind: str, text: str, question: str) -> list[Span]:
+    often = frequency_spans(text) if kind in ("number", "date") and _OFTEN_Q.search(question) else []
     if kind in ("number", "percent", "duration"):
-        return [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)]
+        return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
+                        if not any(o.start <= sp.start < o.end for o in often)]
     if kind == "time":
         return time_spans(text) or date_spans(text)
     if kind == "date":
-        # "When will I receive the decision?" is answered "within 1 month" where the sentence names no date
-        return date_spans(text) or [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
-                                    if sp.kind == "duration"]
+        return date_spans(text) or often or [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
+                                             if sp.kind == "duration"]
     if kind == "place":
         return place_spans(text, question)
     if kind == "list":
@@ -318,6 +317,7 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
     return []
 
 
+_OFTEN_Q = lazy(r"\bhow often\b|\bwhen\b|\bwie oft\b|\bwann\b|\bà quelle fréquence\b|\bquand\b", re.I)
 # "outside core hours", "except the lab": words that follow these are what the sentence is *not* about
 _OUTSIDE = lazy(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
                 r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+"
@@ -375,6 +375,7 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 2.0
     if kind == "number" and re.search(r"\bhow much|wie viel|combien", question, re.I) and span.kind == "money":
         score += 1.0
+    score += 2.0 * (span.kind == "frequency")  # offered only where the question asks how often (or when)
     if kind == "number" and span.kind == "percent" and re.search(r"\b(?:rates?|steuersatz|satz|quote|taux)\b",
                                                                    question, re.I):
         score += 2.0  # "What rate of tax ...?" is answered by a percentage, not by the band it applies to
