@@ -26,9 +26,8 @@ first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 Among several spans of the kind in one sentence, the one nearest the question's own words wins
 (:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
 threshold (a wrong value shown first is worse than none; ``core/answers/first_value.py``). Where the answer model
-is given (a question asked with generation on), the phrases for a thing are also weighed by its likelihood of each
-as the answer (``core/answers/span_model.py``). Functions over strings and
-:class:`~shelfwise.core.answers.types.Extracted` sentences, the model only where given: ``tests/test_short_answer.py``.
+is given (generation on), the phrases for a thing are also weighed by its likelihood of each as the answer
+(``span_model.py``). Functions over strings and ``Extracted`` sentences: ``tests/test_short_answer.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
-from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, is_clause, phrase_spans
 from shelfwise.core.answers.span_model import ReadsContinuations, phrase_likelihoods
 from shelfwise.core.answers.typed_spans import (
     MONTH,
@@ -407,8 +406,7 @@ class SpanWeights:
     than a noun: "estimates", "naturally"); ``held`` per question word its sentence holds beyond the first
     sentence's (held at 1, as for the other kinds); no value is shown under ``show_min``, nor from a sentence
     holding fewer than ``min_held`` of the question's words. Chosen on the training data by
-    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence"): the best span
-    is always shown (a threshold on this score cost more right values than it saved wrong ones there)."""
+    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence")."""
 
     close: float = 1.0
     typed: float = 1.0
@@ -420,10 +418,11 @@ class SpanWeights:
     held: float = 1.0
     min_held: int = 0
     show_min: float = -99.0
-    # where the answer model reads the phrases (``core/answers/span_model.py``): per unit of its per-token and of its
-    # summed log-probability of each phrase as the answer (chosen by ``benchmarks/research/span_choice.py``)
+    # where the answer model reads the phrases (``span_model.py``): per unit of its per-token and summed log-probability
+    # of each as the answer (``span_choice.py``), and for a clause (``phrases.is_clause``; the reading favours those)
     model_mean: float = 0.0
     model_sum: float = 0.0
+    model_clause: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         """The weights in the order of :func:`nominal_features`' features."""
@@ -432,7 +431,7 @@ class SpanWeights:
 
 # the model's per-token reading weighs 3 (chosen on COVID-QA and ConditionalQA TRAIN by
 # benchmarks/research/span_choice.py, docs/eval/answers.md "Session 25"); the ranker's own as short_tune.py chose
-WEIGHTS = SpanWeights(model_mean=3.0)
+WEIGHTS = SpanWeights(model_mean=3.0, model_clause=-1.0)
 _NOMINAL = ("name", "place", "list", "thing")
 # a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
 _THING_Q = lazy(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
@@ -586,7 +585,8 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
                 if model is not None and offered else None
             readings: list[tuple[float, float] | None] = list(read) if read else [None] * len(offered)
             scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min
-                       + (weights.model_sum * lp[0] + weights.model_mean * lp[1] if lp else 0.0), span,
+                       + (weights.model_sum * lp[0] + weights.model_mean * lp[1]
+                          + weights.model_clause * is_clause(_shown(s.text, span)) if lp else 0.0), span,
                        (span.start, span.end) in kinds, f, lp)
                       for (span, f), lp in zip(offered, readings, strict=True)]
         else:
