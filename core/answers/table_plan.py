@@ -51,6 +51,7 @@ from shelfwise.core.answers.table_runs import (
     plan_than,
 )
 from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
+from shelfwise.core.answers.table_versus import asks_versus, plan_versus
 from shelfwise.core.store.tables import TableData
 
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
@@ -324,6 +325,10 @@ def _plan_count(m: TableMatch) -> Plan | None:
     return None
 
 
+def _count(m: TableMatch | None) -> Plan | None:
+    return _plan_count(m) if m is not None and m.rows and "count" in m.ops else None
+
+
 def _counts_text(m: TableMatch) -> bool:
     """Whether "how many" / "the number of" counts what a text column (or a column of years) names: "the total
     number of teams that played" counts Team rows, "the number of seasons" counts Season rows."""
@@ -559,7 +564,11 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     names = data.table.names
     if len(names) < 2 or not data.n_rows:
         return None
-    m = _match(intent, data, list(scores) if scores is not None else col_scores(intent, names), parts, given_key)
+    scores = list(scores) if scores is not None else col_scores(intent, names)
+    versus = asks_versus(intent.text)  # "are there more or less than 24 titles": a count against the number
+    if versus is not None:
+        return plan_versus(intent, data, versus, lambda it: _count(_match(it, data, scores, parts, given_key)))
+    m = _match(intent, data, scores, parts, given_key)
     if m is None or not m.rows:
         return None
     plan = _plan(m)
