@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
 from shelfwise.core.answers.table_compute import Plan
 from shelfwise.core.answers.table_intent import NUMBER_WORDS, STOP, TableIntent, read_intent
 from shelfwise.core.store.tables import TableData
@@ -42,7 +43,11 @@ def plan_versus(intent: TableIntent, data: TableData, found: re.Match[str],
     end = found.end() if noun else found.end("n")
     rest = f"{intent.text[:found.start()]} {intent.text[end:]}"  # the number is no cell to look up
     rest = re.sub(r"\b(?:the )?(?:total )?number of [\w'-]+", " ", rest) if intent.counted else rest
-    plan = count(read_intent(f"how many {counted} {re.sub(r'^(are|were|where|is|was) there ', '', rest)}"))
+    asks = {"mehr": "wie viele", "weniger": "wie viele", "plus": "combien de", "moins": "combien de"}.get(
+        found.group("a"), "how many")  # the question's own language
+    rest = re.sub(r"^(are|were|where|is|was) there |^(gab|gibt) es |^(wurden|waren|sind) |^y a-t-il |^il y a ", "",
+                  rest.strip())
+    plan = count(read_intent(f"{asks} {counted} {rest}"))
     if plan is None or plan.op != "count" or not plan.rows:
         return None
     n = len(plan.rows)
