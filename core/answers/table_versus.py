@@ -1,4 +1,4 @@
-"""A count set against a number the question gives (issue 49; docs/tables.md, session 26): "are there more or
+"""A count set against a number the question gives (issue 49; docs/tables.md): "are there more or
 less than 24 titles on the chart?", "were there more or fewer than 5 players picked from the united states?",
 "gab es mehr oder weniger als 10 Spiele?", "y a-t-il plus ou moins de 10 matchs ?". The rows the question's other
 filters keep are counted as "how many <noun>" counts them, and the answer is the word of the two that holds
