@@ -181,3 +181,19 @@ def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
     from shelfwise.core.answers.grounding import asked_kind
 
     assert asked_kind(question) == kind
+
+
+def test_a_count_in_words_or_past_a_modifier_is_a_quantity_the_text_must_not_contradict() -> None:
+    from shelfwise.core.answers.facts import quantities
+
+    assert quantities("You may carry over five unused days.") == [(5.0, "day")]
+    assert quantities("within 2 working days") == [(2.0, "day")]
+    assert quantities("on the first day") == []  # an ordinal counts nothing
+    assert quantities("EUR 600 per trip") == [(600.0, "eur")]  # "per" names no unit; "per cent" does
+    assert quantities("35 per cent") == [(35.0, "percent")]
+    # the passage holds a 10 elsewhere; the sentence found gives five days: "10 days" contradicts it
+    sources = ["You may carry over five unused days to the next year. Requests take 10 minutes to approve."]
+    evidence = "You may carry over five unused days to the next year."
+    verdict = check_grounding("You can carry over 10 days.", sources, "How many days can I carry over?", evidence)
+    assert not verdict.ok and "10 day" in verdict.reason, verdict
+    assert check_grounding("You can carry over 5 days.", sources, "How many days can I carry over?", evidence).ok

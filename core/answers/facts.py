@@ -248,14 +248,41 @@ _QUANTITY = lazy(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.
 
 _CURRENCY = lazy(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
 
+# words between a count and what it counts that leave the unit as it is ("five unused days", "2 working days")
+_UNIT_MODIFIERS = frozenset({"unused", "working", "business", "calendar", "paid", "unpaid", "additional", "extra",
+                             "full", "consecutive", "further"})
+_NEXT_WORD = lazy(r"[\s-]+([^\W\d_]+)")
+
+
+def _unit(word: str, text: str, end: int) -> str:
+    """The unit a count's next word names: past a modifier to the word after it; "percent" for % and per cent."""
+    word = word.lower()
+    after = _NEXT_WORD.match(text, end)
+    if word in _UNIT_MODIFIERS and after:
+        word = after.group(1).lower()
+    if word == "per":  # "35 per cent"; "600 per trip" names no unit
+        return "percent" if after and after.group(1).lower() == "cent" else word
+    return "percent" if word in ("%", "percent") else word.removesuffix("s")
+
+
 def quantities(text: str) -> list[tuple[float, str]]:
-    """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent"))."""
+    """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent",
+    "five unused days" -> (5, "day")); a number written in words counts too, an ordinal ("the first day") not."""
     out = []
-    for m in _QUANTITY.finditer(CITATION.sub("", text)):
-        unit = m.group(3).lower()
-        unit = "percent" if unit in ("%", "per") else unit.removesuffix("s")
+    text = CITATION.sub("", text)
+    for m in _QUANTITY.finditer(text):
+        unit = _unit(m.group(3), text, m.end())
         if unit not in STOPWORDS:
             out.append((_digit_value(m.group(1), m.group(2)), unit))
+    for m in _NUMBER_WORDS.finditer(text):
+        words = re.split(r"[\s-]+", m.group(0).lower())
+        value = words_to_number(m.group(0))
+        after = _NEXT_WORD.match(text, m.end())
+        if value is None or after is None or any(w in ORDINALS for w in words):
+            continue
+        unit = _unit(after.group(1), text, after.end())
+        if unit not in STOPWORDS:
+            out.append((float(value), unit))
     for m in _CURRENCY.finditer(text):  # "EUR 600", "€600": the currency is the unit
         unit = {"€": "eur", "$": "usd", "£": "gbp"}.get(m.group(1), m.group(1).lower())
         out.append((_digit_value(m.group(2), m.group(3)), unit))
