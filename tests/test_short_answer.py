@@ -290,3 +290,17 @@ def test_the_word_that_ties_the_asked_value_picks_among_values() -> None:
     short = short_answer("After how many days are claims no longer reimbursed?", sentences, show=SHOW_ALL)
     # the sentence's own bound stays with its value (session 26); the question's "after" is not repeated
     assert short is not None and short.text == "more than 90 days"
+
+
+def test_the_verb_may_is_no_month() -> None:
+    from shelfwise.core.answers.typed_spans import date_spans
+
+    def dates(text: str) -> list[str]:
+        return [text[s.start:s.end] for s in date_spans(text)]
+
+    assert dates("You may carry over five unused days.") == []
+    assert dates("We may meet on 3 May 2026.") == ["on 3 May 2026"]
+    assert dates("Bonuses are paid with the May salary.") == ["with the May salary"]
+    short = short_answer("When can I carry over leave?", [
+        Extracted("You may carry over five unused days to the next year.", 1, 0, 53, 0.9)], show=SHOW_ALL)
+    assert short is None or "may" not in short.text

@@ -127,7 +127,8 @@ def date_spans(text: str) -> list[Span]:
         at = text.find(written)
         if at >= 0:
             pieces.append(Span(at, at + len(written.rstrip(". ")), "date"))
-    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text)]
+    # the verb "may" is no month: lower case and alone (no day or year with it), it is left out
+    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text) if m.group(0) != "may"]
     pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
     pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
     # "with the May salary": a month word heads a noun phrase
