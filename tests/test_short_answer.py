@@ -201,7 +201,8 @@ def test_a_thing_is_a_phrase_of_the_sentence(question: str, sentence: str, value
     ("You get 27 days of leave.", ["27 days"]),  # a plural unit is the noun itself
     ("1 person receives it.", ["1 person"]),  # after one, a word ending in -s is a verb
     ("It holds 60 bikes and more.", ["60 bikes"]),
-    ("Up to five unused days may be carried over.", ["five unused days"]),  # a number word too: not "five unused"
+    # a number word too: not "five unused"; the bound before it is part of the value (session 26)
+    ("Up to five unused days may be carried over.", ["Up to five unused days"]),
 ])
 def test_a_number_counts_a_noun_with_the_word_before_it(sentence: str, spans: list[str]) -> None:
     # before: "12 parking", "3 meeting", "5 unused": the unit was one word unless it was a known modifier
@@ -251,6 +252,10 @@ def test_a_negation_opening_another_cell_of_a_row_does_not_decide(question: str,
     # a scene set before the question does not cut the phrase: only the question's own words do
     ("My dog had a microchip. What information do I need to make a report?",
      "You will need the microchip number to make a report.", "the microchip number"),
+    # a possessive opens the phrase as an article does (session 26): "your birth certificate", not "birth certificate"
+    ("What identity document do I have to submit?", "With the form, you need to send your birth certificate.",
+     "your birth certificate"),
+    ("Wen muss ich informieren?", "Sie müssen sofort Ihre Krankenkasse informieren.", "Ihre Krankenkasse"),
 ])
 def test_a_whole_answer_is_offered_where_the_cuts_split_it(question: str, sentence: str, offered: str) -> None:
     # session 25: the phrases were cut at every parenthesis, comma and word of the question (scene included), so the
@@ -283,4 +288,19 @@ def test_the_word_that_ties_the_asked_value_picks_among_values() -> None:
     short = short_answer("Within how many days must I submit an expense claim?", sentences, show=SHOW_ALL)
     assert short is not None and short.text == "30 days"
     short = short_answer("After how many days are claims no longer reimbursed?", sentences, show=SHOW_ALL)
-    assert short is not None and short.text == "90 days"
+    # the sentence's own bound stays with its value (session 26); the question's "after" is not repeated
+    assert short is not None and short.text == "more than 90 days"
+
+
+def test_the_verb_may_is_no_month() -> None:
+    from shelfwise.core.answers.typed_spans import date_spans
+
+    def dates(text: str) -> list[str]:
+        return [text[s.start:s.end] for s in date_spans(text)]
+
+    assert dates("You may carry over five unused days.") == []
+    assert dates("We may meet on 3 May 2026.") == ["on 3 May 2026"]
+    assert dates("Bonuses are paid with the May salary.") == ["with the May salary"]
+    short = short_answer("When can I carry over leave?", [
+        Extracted("You may carry over five unused days to the next year.", 1, 0, 53, 0.9)], show=SHOW_ALL)
+    assert short is None or "may" not in short.text

@@ -32,6 +32,12 @@ ihres deren dessen so dann da denn wenn ob le la les un une des du de d l est so
 qui quoi quel quelle quels quelles pour avec dans sur par pas ne ce cet cette ces son sa ses leur leurs au aux et
 ou où en y il elle ils elles on nous vous se qu lui plus très aussi comme""".split())
 ARTICLES = frozenset("""the a an der die das den dem des ein eine einen einem einer eines le la les l un une""".split())
+# possessives open a phrase as an article does ("your local council", "Ihre Krankenkasse", "votre mairie"): the
+# asker's own thing is named with them ("her" is left out: as often "to her" as "her form")
+POSSESSIVES = frozenset("""your their his its our my mein meine meinen meinem meiner dein deine deinen deinem deiner
+sein seine seinen seinem seiner ihr ihre ihren ihrem ihrer unser unsere unseren unserem unserer euer eure euren
+eurem eurer mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs""".split())
+_OPENERS = ARTICLES | POSSESSIVES
 
 # number words: English (facts.UNITS/TENS), German, French
 _DE_FR_NUMBERS = """zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig hundert
@@ -181,8 +187,8 @@ def _starts(run: list[tuple[int, int]], text: str) -> list[int]:
     for i in range(1, len(run)):
         word = text[run[i][0]:run[i][1]]
         before = text[run[i - 1][0]:run[i - 1][1]]
-        opens = _word(word) in ARTICLES or word[:1].isupper() or word[:1].isdigit()
-        if opens and before[:1].islower() and _word(before) not in ARTICLES:
+        opens = _word(word) in _OPENERS or word[:1].isupper() or word[:1].isdigit()
+        if opens and before[:1].islower() and _word(before) not in _OPENERS:
             out.append(i)
     return out
 
@@ -191,12 +197,12 @@ def _trim(run: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
     """``run`` without function words at its ends (an opening article kept when content follows), its first
     :data:`MAX_WORDS` words when longer."""
     i, j = 0, len(run)
-    while i < j and _is_function(text[run[i][0]:run[i][1]]) and _word(text[run[i][0]:run[i][1]]) not in ARTICLES:
+    while i < j and _is_function(text[run[i][0]:run[i][1]]) and _word(text[run[i][0]:run[i][1]]) not in _OPENERS:
         i += 1
     while j > i and _is_function(text[run[j - 1][0]:run[j - 1][1]]):
         j -= 1
     piece = run[i:j]
-    if piece and _word(text[piece[0][0]:piece[0][1]]) in ARTICLES and len(piece) == 1:
+    if piece and _word(text[piece[0][0]:piece[0][1]]) in _OPENERS and len(piece) == 1:
         return []
     if len(piece) > MAX_WORDS:  # a long stretch: its first words, to the last content word among them
         piece = piece[:MAX_WORDS]

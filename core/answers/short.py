@@ -56,6 +56,7 @@ from shelfwise.core.answers.typed_spans import (
     quantity_spans,
     tied_as_asked,
     time_spans,
+    unbound_as_asked,
 )
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 from shelfwise.core.languages import lazy
@@ -298,7 +299,7 @@ def polarity(question: str, sentence: str) -> str:
 # --------------------------------------------------------------------------- the short answer
 def spans_of(kind: str, text: str, question: str) -> list[Span]:
     if kind in ("number", "percent", "duration"):
-        return quantity_spans(text)
+        return [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)]
     if kind == "time":
         return time_spans(text) or date_spans(text)
     if kind == "date":

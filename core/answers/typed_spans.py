@@ -127,7 +127,8 @@ def date_spans(text: str) -> list[Span]:
         at = text.find(written)
         if at >= 0:
             pieces.append(Span(at, at + len(written.rstrip(". ")), "date"))
-    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text)]
+    # the verb "may" is no month: lower case and alone (no day or year with it), it is left out
+    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text) if m.group(0) != "may"]
     pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
     pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
     # "with the May salary": a month word heads a noun phrase
@@ -202,7 +203,56 @@ def quantity_spans(text: str) -> list[Span]:
             if unit and not _function(unit.group(1)):  # its unit word, as for a number in digits
                 b = unit.start(1) + len(unit.group(1))
             taken.append(Span(a, b, "number"))
-    return sorted(taken, key=lambda s: s.start)
+    return [_bounded(s, text) for s in _ranges(sorted(taken, key=lambda s: s.start), text)]
+
+
+# the words that bound a quantity, said before it: "up to £9,000", "at least 30 days", "within 21 days", "bis zu 30
+# %", "au moins 3 ans": the bound is part of the value ("£9,000" alone says more than the sentence does)
+_BOUND = lazy(r"(?:\b(?:up to|at least|at most|no more than|not more than|no less than|more than|less than|fewer than|"
+              r"over|under|about|around|approximately|roughly|nearly|almost|within|in excess of|a maximum of|"
+              r"a minimum of|as (?:much|many|little|few) as|bis zu|mindestens|höchstens|maximal|mehr als|"
+              r"weniger als|über|unter|etwa|rund|circa|ca\.|ungefähr|innerhalb von|innerhalb|jusqu'à|jusqu’à|"
+              r"au moins|au plus|plus de|moins de|environ|près de)\s+)$", re.I)
+# two quantities joined as a range: "6 to 9 months", "£5-£10", "zwischen 6 und 9 Monaten", "de 6 à 9 mois"
+_RANGE = lazy(r"^\s*(?:to|or|and|-|–|bis|und|oder|à|et|ou)\s*$", re.I)
+# and after it: "75% or more", "21 or over", "£20 each", "3 Jahre oder länger"
+_BOUND_AFTER = lazy(r"^\s+(?:or (?:more|less|over|above|under|fewer|longer)|and (?:over|above)|"
+                    r"oder (?:mehr|weniger|länger|älter)|ou plus|au maximum|au minimum)\b", re.I)
+_RANGE_LEAD = lazy(r"(?:\b(?:between|from|zwischen|von|entre|de)\s+)$", re.I)
+
+
+def _ranges(spans: list[Span], text: str) -> list[Span]:
+    """``spans`` with a quantity and the next one joined where they make a range ("6 to 9 months": the first a
+    bare number or of the second's kind), "between"/"from" before it kept."""
+    out: list[Span] = []
+    for s in spans:
+        prev = out[-1] if out else None
+        if (prev is not None and _RANGE.match(text[prev.end:s.start])
+                and (prev.kind == s.kind or not re.search(r"[^\W\d_]", text[prev.start:prev.end]))):
+            lead = _RANGE_LEAD.search(text[max(0, prev.start - 12):prev.start])
+            out[-1] = Span(prev.start - (len(lead.group(0)) if lead else 0), s.end, s.kind)
+        else:
+            out.append(s)
+    return out
+
+
+def unbound_as_asked(span: Span, text: str, question: str) -> Span:
+    """``span`` without the bound the question itself names ("Up to what value ...?" is answered "EUR 50", not "up
+    to EUR 50"; "within how many days" by "30 days")."""
+    asked = _TIE_ASKED.search(question)
+    tie = asked.group(1).lower() if asked else ""
+    piece = text[span.start:span.end]
+    if tie and piece.lower().startswith(tie + " "):
+        return Span(span.start + len(tie) + 1, span.end, span.kind)
+    return span
+
+
+def _bounded(span: Span, text: str) -> Span:
+    """``span`` with the words that bound it before and after it (:data:`_BOUND`, :data:`_BOUND_AFTER`)."""
+    bound = _BOUND.search(text[max(0, span.start - 24):span.start])
+    after = _BOUND_AFTER.match(text[span.end:])
+    return Span(span.start - (len(bound.group(0)) if bound else 0), span.end + (after.end() if after else 0),
+                span.kind)
 
 
 _CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"

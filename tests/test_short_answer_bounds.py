@@ -1,0 +1,36 @@
+"""The bound said with a quantity is part of the short answer (issue 48, session 26): "at least 24 hours", "up to
+EUR 50", "6 to 9 months", "21 or over". Through ``shelfwise ask --json`` on a copy of the bundled sample (real
+SQLite, the real bundled encoder); the spans one by one: tests/test_short_answer.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli_sample import ask_json
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    # "Register visitors in the Frontdesk system at least 24 hours before they arrive.": before, "24 hours"
+    ("How far in advance do I register visitors?", "at least 24 hours"),
+    # "... there are at least two on every floor.": before, "two"
+    ("How many first aiders are there on every floor?", "at least two"),
+])
+def test_the_bound_of_a_quantity_is_shown_with_it(sample_library, question: str, value: str) -> None:
+    out = ask_json(sample_library, question)
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == value, out["answer"][:300]
+    assert out["answer"].startswith(value + " ["), out["answer"][:300]
+
+
+@pytest.mark.parametrize(("sentence", "spans"), [
+    ("You can get up to £11,100 a year.", ["up to £11,100 a year"]),
+    ("Valuing an estate takes 6 to 9 months.", ["6 to 9 months"]),
+    ("It takes between 6 and 9 months.", ["between 6 and 9 months"]),
+    ("You must score 75% or more to pass.", ["75% or more"]),
+    ("Applicants must be aged 21 or over.", ["21 or over"]),
+    ("Sie erhalten bis zu 30 % mehr.", ["bis zu 30 %"]),
+    ("Vous devez attendre au moins 3 ans.", ["au moins 3 ans"]),
+])
+def test_a_quantity_span_takes_its_bound_and_its_range(sentence: str, spans: list[str]) -> None:
+    from shelfwise.core.answers.typed_spans import quantity_spans
+
+    assert [sentence[s.start:s.end] for s in quantity_spans(sentence)] == spans
