@@ -304,3 +304,18 @@ def test_the_verb_may_is_no_month() -> None:
     short = short_answer("When can I carry over leave?", [
         Extracted("You may carry over five unused days to the next year.", 1, 0, 53, 0.9)], show=SHOW_ALL)
     assert short is None or "may" not in short.text
+
+
+def test_a_comparison_under_a_negation_is_not_shown_as_the_bound() -> None:
+    # "No one may work more than 10 overtime hours" allows at most 10: "more than 10" would say the opposite
+    def value(question: str, sentence: str) -> str | None:
+        short = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 0.9)], show=SHOW_ALL)
+        return short.text if short else None
+
+    assert value("How many overtime hours can I work in a week?",
+                 "No one may work more than 10 overtime hours in a single week.") == "10 overtime hours"
+    assert value("How many hours per week can I work on a side job?",
+                 "Side jobs take no more than 8 hours per week.") == "no more than 8 hours per week"
+    # the negation after the bound, in the clause that follows, leaves it
+    assert value("After how many days are claims no longer reimbursed?",
+                 "Claims submitted more than 90 days after the expense are not reimbursed.") == "more than 90 days"
