@@ -108,7 +108,7 @@ def test_a_number_from_elsewhere_in_the_passage_that_contradicts_the_sentence_fo
     passage = LEAVE + " Submit the request at least 10 working days in advance."
     assert check_grounding("Employees get 10 days.", [passage]).ok  # "10" is in the passage...
     verdict = check_grounding("Employees get 10 days.", [passage], evidence=LEAVE)  # ...but the answer says 27 days
-    assert not verdict.ok and [f.text for f in verdict.unsupported] == ["10 day"]
+    assert not verdict.ok and [f.text for f in verdict.unsupported] == ["10 days"]  # as written
     assert check_grounding("Employees get 27 days [1].", [passage], evidence=LEAVE).ok
     assert check_grounding("Lunch: 35%.", ["Lunch: 35 percent."], evidence="Lunch: 35 percent.").ok
 
@@ -117,7 +117,7 @@ def test_amounts_with_a_currency_and_echoed_questions() -> None:
     evidence = "Business trips in your own car are reimbursed at EUR 0.30 per kilometre."
     passages = [evidence + " The hotel cap is EUR 140."]
     verdict = check_grounding("The daily allowance is EUR 140.", passages, evidence=evidence)
-    assert not verdict.ok and [f.text for f in verdict.unsupported] == ["140 eur"]
+    assert not verdict.ok and [f.text for f in verdict.unsupported] == ["EUR 140"]  # as written
     echoed = check_grounding("By what date must carried-over days be taken?", [CARRY])
     assert not echoed.ok and echoed.dropped == ["By what date must carried-over days be taken?"]
 
@@ -181,3 +181,20 @@ def test_the_kind_a_question_asks_for(question: str, kind: str) -> None:
     from shelfwise.core.answers.grounding import asked_kind
 
     assert asked_kind(question) == kind
+
+
+def test_a_count_in_words_or_past_a_modifier_is_a_quantity_the_text_must_not_contradict() -> None:
+    from shelfwise.core.answers.facts import quantities
+
+    assert quantities("You may carry over five unused days.") == [(5.0, "day")]
+    assert quantities("three additional days") == [(3.0, "day")]
+    assert quantities("within 2 working days") == [(2.0, "working")]  # a working day is a unit of its own
+    assert quantities("on the first day") == []  # an ordinal counts nothing
+    assert quantities("EUR 600 per trip") == [(600.0, "eur")]  # "per" names no unit; "per cent" does
+    assert quantities("35 per cent") == [(35.0, "percent")]
+    # the passage holds a 10 elsewhere; the sentence found gives five days: "10 days" contradicts it
+    sources = ["You may carry over five unused days to the next year. Requests take 10 minutes to approve."]
+    evidence = "You may carry over five unused days to the next year."
+    verdict = check_grounding("You can carry over 10 days.", sources, "How many days can I carry over?", evidence)
+    assert not verdict.ok and "\u201c10 days\u201d" in verdict.reason, verdict
+    assert check_grounding("You can carry over 5 days.", sources, "How many days can I carry over?", evidence).ok

@@ -51,6 +51,9 @@ def test_table_answers_show_the_table_as_a_grid(qtbot, sample_db: Path, tmp_path
     assert "Salary bands" in window.preview.header.text() and window.preview.open_button.isEnabled()
     ask("How many holidays does the Lisbon office have?")
     assert grid.value.text() == "8" and len(grid.highlighted) == 8
+    # the answer pane says the operation once: the cited line below the value, not again in grey above it
+    pane = window.answer_view.browser.toPlainText()
+    assert pane.count(grid.explanation.text()) == 1, pane
     ask("What is the average midpoint salary of the bands?")
     assert grid.value.text() == "77,571.43" and {c for _r, c in grid.highlighted} == {4}
     window.grab().save(str(tmp_path / "table-grid.png"))

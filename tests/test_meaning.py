@@ -101,3 +101,17 @@ def test_a_value_other_than_the_one_found_is_withdrawn() -> None:
     assert verdict.reason == "it gives 10 days, which the sentences found do not"
     assert not check_meaning("Up to 5 unused days may be carried over into the next year [1].", q, sources, short,
                              sentences).reason
+
+
+def test_a_list_item_says_yes_or_no_with_its_lead_in() -> None:
+    # "- Traffic fines and parking fines." says nothing of being reimbursed; the lead-in above it says "never"
+    lead_in = "The following costs are never reimbursed:"
+    item = "- Traffic fines and parking fines."
+    q = "Are parking fines reimbursed?"
+    s = Extracted(item, 1, 0, len(item), 0.9, intro=lead_in)
+    short = short_answer(q, [s], show=SHOW_ALL)
+    assert short is not None and short.text == "No", short
+    assert short.sentence.startswith(lead_in)
+    source = f"{lead_in}\n{item}"
+    bad = check_meaning("Yes, parking fines are reimbursed [1].", q, [source], None, [s])
+    assert bad.reason == "it says yes where the deciding sentence [1] says no"

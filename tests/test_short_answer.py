@@ -313,3 +313,32 @@ def test_where_the_model_reads_a_clause_weighs_less_than_a_noun_phrase() -> None
     clause = "ROS accumulation was detected in mice"
     assert WEIGHTS.model_clause < 0 and read[clause] == flat[clause] + WEIGHTS.model_clause
     assert read["Excessive reactive oxygen species"] == flat["Excessive reactive oxygen species"]
+
+
+def test_the_verb_may_is_no_month() -> None:
+    from shelfwise.core.answers.typed_spans import date_spans
+
+    def dates(text: str) -> list[str]:
+        return [text[s.start:s.end] for s in date_spans(text)]
+
+    assert dates("You may carry over five unused days.") == []
+    assert dates("We may meet on 3 May 2026.") == ["on 3 May 2026"]
+    assert dates("Bonuses are paid with the May salary.") == ["with the May salary"]
+    short = short_answer("When can I carry over leave?", [
+        Extracted("You may carry over five unused days to the next year.", 1, 0, 53, 0.9)], show=SHOW_ALL)
+    assert short is None or "may" not in short.text
+
+
+def test_a_comparison_under_a_negation_is_not_shown_as_the_bound() -> None:
+    # "No one may work more than 10 overtime hours" allows at most 10: "more than 10" would say the opposite
+    def value(question: str, sentence: str) -> str | None:
+        short = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 0.9)], show=SHOW_ALL)
+        return short.text if short else None
+
+    assert value("How many overtime hours can I work in a week?",
+                 "No one may work more than 10 overtime hours in a single week.") == "10 overtime hours"
+    assert value("How many hours per week can I work on a side job?",
+                 "Side jobs take no more than 8 hours per week.") == "no more than 8 hours per week"
+    # the negation after the bound, in the clause that follows, leaves it
+    assert value("After how many days are claims no longer reimbursed?",
+                 "Claims submitted more than 90 days after the expense are not reimbursed.") == "more than 90 days"

@@ -88,12 +88,13 @@ def answer_html(text: str, known: set[int] | None = None) -> str:
     return "".join(f"<p style='margin:0 0 8px 0'>{p}</p>" for p in paragraphs)
 
 
-def short_html(short: ShortAnswer, known: set[int] | None = None) -> str:
-    """The value asked for, large, with its citation; a table value's explanation and cells beneath it."""
+def short_html(short: ShortAnswer, known: set[int] | None = None, below: str = "") -> str:
+    """The value asked for, large, with its citation; a table value's explanation (unless the text ``below`` it
+    says the same, cited) and cells beneath it."""
     cite = f" [{short.number}]" if short.number else ""
     inner = answer_html(short.text + cite, known).removeprefix("<p style='margin:0 0 8px 0'>").removesuffix("</p>")
     out = f"<p class='shortAnswer' style='font-size:x-large; font-weight:600; margin:0 0 6px 0'>{inner}</p>"
-    if short.explanation:
+    if short.explanation and " ".join(CITATION.sub("", below).split()) != " ".join(short.explanation.split()):
         out += f"<p style='color:gray; margin:0 0 4px 0'>{html.escape(short.explanation)}</p>"
     if short.cells:
         cells = "; ".join(f"{c.address} = {c.value}" for c in short.cells)
@@ -295,7 +296,7 @@ class AnswerView(QWidget):
         known = set(self.hits_by_number())
         body = answer_html(self._text, known)
         if self.answer is not None and self.answer.found and self.answer.short is not None:
-            body = short_html(self.answer.short, known) + body
+            body = short_html(self.answer.short, known, self._text) + body
         if self._streamed:
             body += ("<p class='generating' style='color:gray; margin:8px 0 0 0'>The model's answer (being "
                      f"written; checked against the sources when done)</p>{answer_html(self._streamed, known)}")

@@ -248,15 +248,49 @@ _QUANTITY = lazy(rf"(?<!(?!{UNSEGMENTED})[\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.
 
 _CURRENCY = lazy(r"(EUR|USD|GBP|CHF|€|\$|£)\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", re.I)
 
+# words between a count and what it counts that leave the unit as it is ("five unused days", "3 extra days"; a
+# "working day" is a unit of its own, and "10 working days in advance" must not pass a text's "10 days" of leave)
+_UNIT_MODIFIERS = frozenset({"unused", "paid", "unpaid", "additional", "extra", "full", "consecutive", "further"})
+_NEXT_WORD = lazy(r"[\s-]+([^\W\d_]+)")
+
+
+def _unit(word: str, text: str, end: int) -> tuple[str, int]:
+    """The unit a count's next word (ending at ``end``) names, past a modifier to the word after it, "percent"
+    for % and per cent; and where it ends."""
+    word = word.lower()
+    after = _NEXT_WORD.match(text, end)
+    if word in _UNIT_MODIFIERS and after:
+        word, end = after.group(1).lower(), after.end()
+        after = _NEXT_WORD.match(text, end)
+    if word == "per":  # "35 per cent"; "600 per trip" names no unit
+        return ("percent", after.end()) if after and after.group(1).lower() == "cent" else (word, end)
+    return ("percent" if word in ("%", "percent") else word.removesuffix("s")), end
+
+
 def quantities(text: str) -> list[tuple[float, str]]:
-    """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent"))."""
+    """(value, unit) of every number followed by a word ("27 days" -> (27, "day"), "35%" -> (35, "percent"),
+    "five unused days" -> (5, "day")); a number written in words counts too, an ordinal ("the first day") not."""
+    return [(value, unit) for value, unit, _ in written_quantities(text)]
+
+
+def written_quantities(text: str) -> list[tuple[float, str, str]]:
+    """:func:`quantities` with each one as written ("five unused days")."""
     out = []
-    for m in _QUANTITY.finditer(CITATION.sub("", text)):
-        unit = m.group(3).lower()
-        unit = "percent" if unit in ("%", "per") else unit.removesuffix("s")
+    text = CITATION.sub("", text)
+    for m in _QUANTITY.finditer(text):
+        unit, end = _unit(m.group(3), text, m.end())
         if unit not in STOPWORDS:
-            out.append((_digit_value(m.group(1), m.group(2)), unit))
+            out.append((_digit_value(m.group(1), m.group(2)), unit, text[m.start():end]))
+    for m in _NUMBER_WORDS.finditer(text):
+        words = re.split(r"[\s-]+", m.group(0).lower())
+        value = words_to_number(m.group(0))
+        after = _NEXT_WORD.match(text, m.end())
+        if value is None or after is None or any(w in ORDINALS for w in words):
+            continue
+        unit, end = _unit(after.group(1), text, after.end())
+        if unit not in STOPWORDS:
+            out.append((float(value), unit, text[m.start():end]))
     for m in _CURRENCY.finditer(text):  # "EUR 600", "€600": the currency is the unit
         unit = {"€": "eur", "$": "usd", "£": "gbp"}.get(m.group(1), m.group(1).lower())
-        out.append((_digit_value(m.group(2), m.group(3)), unit))
+        out.append((_digit_value(m.group(2), m.group(3)), unit, m.group(0)))
     return out

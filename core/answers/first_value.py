@@ -92,16 +92,16 @@ def yes_no_features(question: str, sentences: Sequence[Extracted], deciding: Ext
     :func:`show_features`)."""
     focus = focus_question(question)
     keys = stems(focus)
-    held = len(keys & stems(_about(deciding.text)))
-    others = [len(keys & stems(_about(s.text))) for s in sentences if s is not deciding]
+    held = len(keys & stems(_about(with_lead_in(deciding))))
+    others = [len(keys & stems(_about(with_lead_in(s)))) for s in sentences if s is not deciding]
     passage, passage_lead = _passage_evidence(deciding, passages)
     return ShowFeatures(
         margin=None, typed=False, ranked=False, held=held, keys=len(keys), close=0.0,
         first=deciding is sentences[0],
-        number_missing=bool(_numbers(focus) - _numbers(deciding.text)), candidates=1,
+        number_missing=bool(_numbers(focus) - _numbers(with_lead_in(deciding))), candidates=1,
         held_lead=held - max(others, default=held), after=False, before=False, words=1, yes_no=True,
         says_no=says == "No", cosine=deciding.cosine, lead=deciding.lead, passage=passage,
-        passage_lead=passage_lead, conditional=bool(_CONDITIONAL.search(deciding.text)),
+        passage_lead=passage_lead, conditional=bool(_CONDITIONAL.search(with_lead_in(deciding))),
         scenario=len(focus) < len(question.strip()))
 
 
@@ -109,7 +109,13 @@ def deciding_sentence(question: str, sentences: Sequence[Extracted]) -> Extracte
     """The found sentence a yes or no is read from: the one that shares most of the question's words (the best
     ranked on a tie; a question in another language than the documents may share none)."""
     keys = stems(question)
-    return max(sentences, key=lambda s: (len(keys & stems(s.text)), s.score))
+    return max(sentences, key=lambda s: (len(keys & stems(with_lead_in(s))), s.score))
+
+
+def with_lead_in(sentence: Extracted) -> str:
+    """What a sentence says for a yes or no: a list item together with its lead-in ("The following costs are never
+    reimbursed:" above "- Traffic fines and parking fines."), whose words and negation are the item's too."""
+    return f"{sentence.intro}\n{sentence.text}" if sentence.intro else sentence.text
 
 
 def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWeights = WEIGHTS,
@@ -127,7 +133,7 @@ def short_answer(question: str, sentences: Sequence[Extracted], weights: SpanWei
     kind = asked_kind(question)
     if kind == "yes_no":
         deciding = deciding_sentence(question, sentences)
-        says = polarity(question, deciding.text)
+        says = polarity(question, with_lead_in(deciding))
         shown, sure = (show or SHOW).shows(yes_no_features(question, sentences, deciding, says, passages))
         if not shown:
             return None

@@ -57,6 +57,7 @@ from shelfwise.core.answers.facts import (
     quantities,
     split_sentences,
     times_in,
+    written_quantities,
 )
 from shelfwise.core.languages import is_question, lazy
 
@@ -129,10 +130,10 @@ def conflicts(text: str, evidence: str) -> list[Fact]:
     "10 days" against "employees receive 27 days" is a conflict even if "10" occurs elsewhere in the passage."""
     found = quantities(evidence)
     bad = []
-    for value, unit in quantities(text):
+    for value, unit, written in written_quantities(text):
         same_unit = {v for v, u in found if u == unit}
         if same_unit and value not in same_unit:
-            bad.append(Fact("number", f"{value:g} {unit}"))
+            bad.append(Fact("number", written))
     return bad
 
 def repeated_ngram(text: str, n: int = 5) -> bool:

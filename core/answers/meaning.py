@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shelfwise.core.answers.facts import numbers_in, split_sentences
-from shelfwise.core.answers.first_value import deciding_sentence
+from shelfwise.core.answers.first_value import deciding_sentence, with_lead_in
 from shelfwise.core.answers.short import asked_value, polarity, spans_of, stems
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 
@@ -117,7 +117,7 @@ def _deciding(question: str, short: ShortAnswer | None,
     if not sentences:
         return None
     decides = deciding_sentence(question, sentences)
-    return decides.number, polarity(question, decides.text), False
+    return decides.number, polarity(question, with_lead_in(decides)), False
 
 
 def check_meaning(text: str, question: str, sources: Sequence[str], short: ShortAnswer | None,

@@ -206,10 +206,6 @@ def asked_value(question: str) -> str:
 
 
 # --------------------------------------------------------------------------- yes/no
-_NEGATION = lazy(
-    r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|"
-    r"keiner|keines|nie|niemals|niemand|niemanden|niemandem|nirgends|nirgendwo|weder|ohne|nichts|pas|jamais|aucun|"
-    r"aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
 _ONLY = lazy(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
              re.I)
 _EXCEPT = lazy(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
@@ -231,7 +227,7 @@ def stems(text: str) -> set[str]:
 
 def negations(text: str) -> int:
     """How many negation words ``text`` holds ("not", "n't", "no", "kein", "nicht", "pas", "jamais", ...)."""
-    return len(_NEGATION.findall(text))
+    return len(cues.NEGATION.findall(text))
 
 
 _UN = lazy(r"\b(?:un|non-?)([^\W\d_]{4,})", re.I)  # "unpaid", "non-refundable", "unbezahlt"

@@ -152,6 +152,15 @@ def mostly_numbers(numbers: Sequence[float | None], texts: Sequence[str]) -> boo
     return bool(filled) and sum(1 for n in filled if n is not None) >= 0.8 * len(filled)
 
 
+def _named_numbers(m: TableMatch, at_least: float = 1.0) -> list[int]:
+    """The text columns the question names (at least ``at_least``) whose cells mostly start with a number, not
+    scores ("5-0"); none for an ordinal bound ("above 4th": a place, read the other way)."""
+    data, kinds = m.data, m.data.table.kinds
+    return [c for c in range(len(kinds)) if kinds[c] == "text" and m.scores[c] >= at_least and data.whole
+            and mostly_numbers(data.number(c), data.text(c)) and not _scores(data.text(c))
+            and not _ORDINAL.search(m.intent.text)]
+
+
 def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[str], Sequence[int]], int | None]
                        ) -> bool:
     """Comparisons on the numeric (or date) column they name, else the only one of that kind; "in 1987" over a
@@ -169,6 +178,9 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
         else:
             cands = [c for c in range(width) if kinds[c] in NUMERIC and (kinds[c] == "date") == (comp.kind == "date")]
         on = best(m.scores, cands) if len(cands) > 1 else (cands[0] if cands else None)
+        if comp.kind == "number" and on is not None and m.scores[on] == 0:  # "a weight of at least 45": the named
+            named = _named_numbers(m)  # column of numbers written as text ("49.8 te"), not the one number column
+            on = named[0] if len(named) == 1 else on
         if comp.kind == "year" and comp.low is not None and comp.high is not None and len(cands) > 1 and \
                 sorted((m.scores[c] for c in cands), reverse=True)[1] == m.scores[on if on is not None else cands[0]]:
             return False  # a decade over "Term start" and "Term end": which one is not said
@@ -177,9 +189,7 @@ def filter_comparisons(m: TableMatch, implied: Callable[[TableIntent, Sequence[s
         scale = 1.0
         if on is None and comp.kind == "number":  # the unit after the bound, a named column of numbers as text
             found = bound_column(m.intent, comp, data, cands, implied)
-            texts = [c for c in range(width) if kinds[c] == "text" and m.scores[c] >= 0.5 and data.whole
-                     and mostly_numbers(data.number(c), data.text(c)) and not _scores(data.text(c))
-                     and not _ORDINAL.search(m.intent.text)]  # "above 4th": a place, read the other way
+            texts = _named_numbers(m, 0.5)
             on, scale = found if found is not None else (texts[0], 1.0) if len(texts) == 1 else (None, 1.0)
         if on is None:
             return False

@@ -51,7 +51,8 @@ MONTHS = {name: i % 12 + 1 for i, name in enumerate(
     "janvier février mars avril mai juin juillet août septembre octobre novembre décembre".split())}
 _YES_NO_Q = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
 _WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
-_GERMAN = re.compile(r"\b(wie|ist|sind|das|der|die|den|dem|für|hat|haben|gibt|welche\w*|viele|wer|wann|im|und)\b")
+_GERMAN = re.compile(r"\b(wie|ist|sind|das|der|die|den|dem|für|hat|haben|gibt|welche\w*|viele|wer|wann|im|und|oder|"
+                     r"wurden?|werden|waren)\b")
 _COUNTED = re.compile(r"\b(how many|number of|wie ?viele|anzahl (der|an)|combien de|nombre de)\b")
 _ASK_ROW = re.compile(r"^(which|who|what|name|list|welche\w*|wer|quel\w*|qui)\b")
 _NUMBER = r"(-?\d[\d,.]*)"
@@ -167,6 +168,9 @@ def read_intent(question: str) -> TableIntent:
         m = pattern.search(plain)
         if m:
             intent.ops.append((op, m.group(0)))
+    found = dict(intent.ops)  # "le plus petit": the least, not "le plus"
+    if found.get("max") in ("le plus", "la plus") and found.get("min", "").startswith("plus "):
+        intent.ops = [(op, w) for op, w in intent.ops if op != "max"]
     intent.asks_row = bool(_ASK_ROW.match(text))
     if intent.asks_row:
         said = intent.op_words()

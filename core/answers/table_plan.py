@@ -51,10 +51,14 @@ from shelfwise.core.answers.table_runs import (
     plan_than,
 )
 from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
+from shelfwise.core.answers.table_versus import asks_versus, plan_versus
 from shelfwise.core.store.tables import TableData
 
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
 _ASKS_VALUE = re.compile(r"^(what|which|wie|was|quel\w*) (is|was|are|were|ist|war|est|était) (the|der|die|das|le|la)\b")
+_AMOUNT = re.compile(_ASKS_VALUE.pattern + r" (most|least|highest|lowest|largest|smallest|fewest|greatest|maximum|"
+                     r"minimum|biggest|höchste|niedrigste|größte|kleinste|plus grand|plus petit) (number|amount|"
+                     r"total|count|anzahl|zahl|menge|nombre|quantité)\b")  # "what was the least number of laps"
 _ALL_ROWS = re.compile(r"\b(listed|in the (list|table|chart)|on the (list|table|chart)|in total|altogether|"
                        r"total number of|insgesamt|au total)\b")
 _YES_NO = re.compile(r"^(is|are|was|were|did|does|do|has|have|had|ist|sind|war|hat|est-ce)\b")
@@ -94,6 +98,7 @@ _LESS = re.compile(r"\b(less|fewer|lower|smaller|shorter|earlier|faster|quicker|
                    r"moins)\b")
 _EITHER = re.compile(r"\b(more|higher|greater|larger|longer|older|taller|earlier) or (less|fewer|lower|smaller|"
                      r"shorter|younger|later)\b")
+_OR = re.compile(r"\b(or|oder|ou)\b")
 _NEXT = re.compile(r"\b(after|next|following|succeeded|nach|danach|après|suivant)\b")
 _PLACED = re.compile(r"\b(above|below)\s+(?!\d)(?!the (?:average|rest|others?)\b)")
 _PREVIOUS = re.compile(r"\b(before|previous|preceding|prior to|preceded|vor|davor|avant|précédent)\b")
@@ -130,7 +135,8 @@ def _between_rows(m: TableMatch) -> Plan | None:
                          if yes_no else "")
                 return Plan("compare" if yes_no else "choice", order, measure, m.key_col, m.key_col, None,
                             [*m.filters, said], value)
-    if m.intent.comparisons or len(rows) != 1 or key.negated:
+    block = len(rows) > 1 and rows == list(range(rows[0], rows[-1] + 1))  # "next after the cardinals": a series
+    if m.intent.comparisons or (len(rows) != 1 and not block) or key.negated:
         return None
     step = 1 if _NEXT.search(text) else -1 if _PREVIOUS.search(text) else 0
     forward = step  # "after" (1) / "before" (-1) as the question says it (in time)
@@ -139,6 +145,11 @@ def _between_rows(m: TableMatch) -> Plan | None:
     placed = _PLACED.search(text) if not step else None  # "who is (directly) above X": the table's own order
     if placed is not None:
         step = forward = -1 if placed.group(1) == "above" else 1
+    if block:  # the row after (before) the rows of one series, in the key's column, not another of the series
+        if not step or "count" in m.ops or data.table.kinds[m.key_col] != "text" or _OR.search(text) or \
+                not re.search(r"\b(what|which|who|wer|welche\w*|quel\w*|qui)\b", text):
+            return None
+        rows = [rows[-1]] if step > 0 else [rows[0]]
     if step and "count" in m.ops:  # "how many athletes finished before X": the rows above X's (below: after)
         counted = [r for r in range(data.n_rows) if data.is_data(r) and (r - rows[0]) * step > 0]
         side = f"{'after' if forward > 0 else 'before'} {data.text(m.key_col)[rows[0]]}"
@@ -324,6 +335,10 @@ def _plan_count(m: TableMatch) -> Plan | None:
     return None
 
 
+def _count(m: TableMatch | None) -> Plan | None:
+    return _plan_count(m) if m is not None and m.rows and "count" in m.ops else None
+
+
 def _counts_text(m: TableMatch) -> bool:
     """Whether "how many" / "the number of" counts what a text column (or a column of years) names: "the total
     number of teams that played" counts Team rows, "the number of seasons" counts Season rows."""
@@ -425,8 +440,9 @@ def _plan_extreme(m: TableMatch) -> Plan | None:
                 and m.scores[m.answer_col] >= 0.5):
             return m.plan("most_often" if op == "max" else "least_often", answer=m.answer_col)
         if m.measure is not None:
-            if (m.answer_col is None and _ASKS_VALUE.match(m.intent.text)
-                    and (not m.intent.asks_row or names_measure_after(m, op))):
+            amount = _AMOUNT.match(m.intent.text) and (m.answer_col is None or m.scores[m.answer_col] < 0.5)
+            if _ASKS_VALUE.match(m.intent.text) and (amount or (m.answer_col is None and (
+                    not m.intent.asks_row or names_measure_after(m, op)))):
                 return m.plan(op, measure=m.measure)  # "what is the highest maximum salary": the value itself
             if m.intent.asks_row or m.answer_col is not None:
                 col = m.answer_col if m.answer_col is not None else m.label_col
@@ -559,7 +575,11 @@ def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] 
     names = data.table.names
     if len(names) < 2 or not data.n_rows:
         return None
-    m = _match(intent, data, list(scores) if scores is not None else col_scores(intent, names), parts, given_key)
+    scores = list(scores) if scores is not None else col_scores(intent, names)
+    versus = asks_versus(intent.text)  # "are there more or less than 24 titles": a count against the number
+    if versus is not None:
+        return plan_versus(intent, data, versus, lambda it: _count(_match(it, data, scores, parts, given_key)))
+    m = _match(intent, data, scores, parts, given_key)
     if m is None or not m.rows:
         return None
     plan = _plan(m)

@@ -127,7 +127,8 @@ def date_spans(text: str) -> list[Span]:
         at = text.find(written)
         if at >= 0:
             pieces.append(Span(at, at + len(written.rstrip(". ")), "date"))
-    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text)]
+    # the verb "may" is no month: lower case and alone (no day or year with it), it is left out
+    pieces += [Span(m.start(), m.end(), "date") for m in _DAY_PIECES.finditer(text) if m.group(0) != "may"]
     pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
     pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
     # "with the May salary": a month word heads a noun phrase
@@ -261,9 +262,25 @@ def unbound_as_asked(span: Span, text: str, question: str) -> Span:
     return span
 
 
+# a comparison that a negation before it in its clause turns around: "No one may work more than 10 overtime hours"
+# allows at most 10, so "more than 10" is not what it says (the bare quantity is shown; "no more than" is a bound)
+_COMPARATIVE = lazy(r"^(?:more than|less than|fewer than|over|under|in excess of|mehr als|weniger als|über|unter|"
+                    r"plus de|moins de)\s+$", re.I)
+_CLAUSE_START = lazy(r"[.;:!?,]\s")
+
+
+def _negated_clause(text: str, at: int) -> bool:
+    """Whether the clause of ``text`` that runs up to ``at`` holds a negation word (:data:`cues.NEGATION`)."""
+    starts = [m.end() for m in _CLAUSE_START.finditer(text, max(0, at - 120), at)]
+    return bool(cues.NEGATION.search(text, starts[-1] if starts else max(0, at - 120), at))
+
+
 def _bounded(span: Span, text: str) -> Span:
-    """``span`` with the words that bound it before and after it (:data:`_BOUND`, :data:`_BOUND_AFTER`)."""
+    """``span`` with the words that bound it before and after it (:data:`_BOUND`, :data:`_BOUND_AFTER`), not a
+    comparison its clause negates (:data:`_COMPARATIVE`)."""
     bound = _BOUND.search(text[max(0, span.start - 24):span.start])
+    if bound and _COMPARATIVE.match(bound.group(0)) and _negated_clause(text, span.start - len(bound.group(0))):
+        bound = None
     after = _BOUND_AFTER.match(text[span.end:])
     return Span(span.start - (len(bound.group(0)) if bound else 0), span.end + (after.end() if after else 0),
                 span.kind)

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from shelfwise.core.models.backend import (
     check_cancel,
 )
 from shelfwise.core.models.generation import guarded_stream, penalise_repeats, sample_token
-from shelfwise.core.models.llama.batch import logit_values, logits_row, token_logprobs
+from shelfwise.core.models.llama.batch import TokenBatch, logit_values, logits_row, token_logprobs
 from shelfwise.core.models.llama.bindings import llama_cpp
 from shelfwise.core.models.llama.engine import LlamaEngine, default_threads, gpu_offload_supported
 from shelfwise.core.models.llama.state_cache import tokens_key
@@ -72,30 +73,18 @@ class LlamaBackend(LlamaEngine):
                 return Scores([], cost)
             prefix = self._tok(context, add_bos=True)
             suffixes = [self._tok(q, add_bos=False) for q in questions]
-            plan = self._plan(len(prefix), [len(s) for s in suffixes], [1] * len(suffixes))
-            check_cancel(cancel)
-            evaluated, reused, _ = self._sync_prefix(prefix, need_logits=False)
-            cost.tokens += evaluated
-            cost.reused_tokens += reused
             values = [0.0] * len(questions)
-            for group in plan:
-                check_cancel(cancel)
-                assert self._batch is not None
-                self._batch.clear()
-                last_index: list[int] = []
-                try:
+            for group in self._groups(prefix, [len(s) for s in suffixes], [1] * len(suffixes), cost, cancel):
+                with self._request(len(group), cost) as batch:
+                    last_index: list[int] = []
                     for j, i in enumerate(group):
                         llama_cpp.llama_memory_seq_cp(self._mem, 0, j + 1, -1, -1)
-                        start = self._batch.add(suffixes[i], len(prefix), j + 1, -1)
+                        start = batch.add(suffixes[i], len(prefix), j + 1, -1)
                         last_index.append(start + len(suffixes[i]) - 1)
                     self._decode()
                     for i, bi in zip(group, last_index, strict=True):
                         y, n = logit_values(self._live, bi, (yes_id, no_id))
                         values[i] = yes_probability(y, n)
-                finally:
-                    self._clear_seqs(len(group))
-                cost.requests += 1
-                cost.tokens += self._batch.n
         cost.seconds = time.perf_counter() - t0
         return Scores(values, cost)
 
@@ -130,14 +119,8 @@ class LlamaBackend(LlamaEngine):
                 cached.append(hit[1] if hit is not None else None)
             suffix = [c[-1:] + q if s is not None else c + q for c, s in zip(cands, cached, strict=True)]
             cells = [len(c) + len(q) for c in cands]
-            plan = self._plan(L, [len(s) for s in suffix], [len(q)] * len(cands), cells)
-            check_cancel(cancel)
-            evaluated, reused, _ = self._sync_prefix(ctx_toks, need_logits=False)
-            cost.tokens += evaluated
-            cost.reused_tokens += reused
             total = [0.0] * len(cands)
-            for group in plan:
-                check_cancel(cancel)
+            for group in self._groups(ctx_toks, [len(s) for s in suffix], [len(q)] * len(cands), cost, cancel, cells):
                 self._likelihood_request(group, L, cands, q, suffix, cached, keys, total, cost)
         cost.seconds = time.perf_counter() - t0
         mean = [t / len(q) for t in total]
@@ -161,22 +144,14 @@ class LlamaBackend(LlamaEngine):
                 raise BackendError("a continuation is empty")
             head = ctx[:-1]
             suffix = [ctx[-1:] + o for o in opts]
-            plan = self._plan(len(head), [len(s) for s in suffix], [len(o) for o in opts])
-            check_cancel(cancel)
-            evaluated, reused, _ = self._sync_prefix(head, need_logits=False)
-            cost.tokens += evaluated
-            cost.reused_tokens += reused
             total = [0.0] * len(opts)
-            for group in plan:
-                check_cancel(cancel)
-                assert self._batch is not None
-                self._batch.clear()
-                out_index: list[int] = []
-                targets: list[int] = []
-                try:
+            for group in self._groups(head, [len(s) for s in suffix], [len(o) for o in opts], cost, cancel):
+                with self._request(len(group), cost) as batch:
+                    out_index: list[int] = []
+                    targets: list[int] = []
                     for j, i in enumerate(group):
                         llama_cpp.llama_memory_seq_cp(self._mem, 0, j + 1, -1, -1)
-                        start = self._batch.add(suffix[i], len(head), j + 1, 0, len(suffix[i]) - 1)
+                        start = batch.add(suffix[i], len(head), j + 1, 0, len(suffix[i]) - 1)
                         out_index += range(start, start + len(suffix[i]) - 1)
                         targets += opts[i]
                     self._decode()
@@ -185,10 +160,6 @@ class LlamaBackend(LlamaEngine):
                     for i in group:
                         total[i] = float(lp[k : k + len(opts[i])].sum())
                         k += len(opts[i])
-                finally:
-                    self._clear_seqs(len(group))
-                cost.requests += 1
-                cost.tokens += self._batch.n
         cost.seconds = time.perf_counter() - t0
         return Likelihoods(total, [t / len(o) for t, o in zip(total, opts, strict=True)], 0, cost)
 
@@ -208,11 +179,9 @@ class LlamaBackend(LlamaEngine):
         total: list[float],
         cost: Cost,
     ) -> None:
-        assert self._batch is not None
-        self._batch.clear()
-        out_index: list[int] = []
-        targets: list[int] = []
-        try:
+        with self._request(len(group), cost) as batch:
+            out_index: list[int] = []
+            targets: list[int] = []
             for j, i in enumerate(group):
                 seq = j + 1
                 state = cached[i]
@@ -225,7 +194,7 @@ class LlamaBackend(LlamaEngine):
                 llama_cpp.llama_memory_seq_cp(self._mem, 0, seq, 0, L)
                 pos0 = L + len(cands[i]) - len(suffix[i]) + len(q)
                 first_out = len(suffix[i]) - len(q) - 1  # the candidate's last token
-                start = self._batch.add(suffix[i], pos0, seq, first_out, len(suffix[i]) - 1)
+                start = batch.add(suffix[i], pos0, seq, first_out, len(suffix[i]) - 1)
                 out_index += range(start + first_out, start + len(suffix[i]) - 1)
                 targets += q
             self._decode()
@@ -235,8 +204,38 @@ class LlamaBackend(LlamaEngine):
             for j, i in enumerate(group):
                 if cached[i] is None and self._cacheable(cands[i]):
                     self._save_candidate(j + 1, L, len(cands[i]), keys[i])
+
+    def _groups(
+        self,
+        prefix: list[int],
+        lens: list[int],
+        outputs: list[int],
+        cost: Cost,
+        cancel: CancelCheck | None,
+        cells: list[int] | None = None,
+    ) -> Iterator[list[int]]:
+        """The items after ``prefix`` (their token counts, logit rows and KV cells) planned into requests, yielded
+        one group at a time once sequence 0 holds ``prefix``; ``cancel`` is checked before each."""
+        plan = self._plan(len(prefix), lens, outputs, cells)
+        check_cancel(cancel)
+        evaluated, reused, _ = self._sync_prefix(prefix, need_logits=False)
+        cost.tokens += evaluated
+        cost.reused_tokens += reused
+        for group in plan:
+            check_cancel(cancel)
+            yield group
+
+    @contextmanager
+    def _request(self, n_seqs: int, cost: Cost) -> Iterator[TokenBatch]:
+        """One batched request: the batch emptied for the caller to fill in sequences ``1..n_seqs`` (forked from
+        sequence 0) and decode; those sequences are cleared afterwards whatever happens, and the request is
+        counted in ``cost`` when it completes."""
+        assert self._batch is not None
+        self._batch.clear()
+        try:
+            yield self._batch
         finally:
-            self._clear_seqs(len(group))
+            self._clear_seqs(n_seqs)
         cost.requests += 1
         cost.tokens += self._batch.n
 
