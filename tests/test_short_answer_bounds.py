@@ -31,7 +31,6 @@ def test_the_bound_of_a_quantity_is_shown_with_it(sample_library, question: str,
     ("You can get up to £11,100 a year.", ["up to £11,100 a year"]),
     ("Valuing an estate takes 6 to 9 months.", ["6 to 9 months"]),
     ("It takes between 6 and 9 months.", ["between 6 and 9 months"]),
-    ("He ran 2,249 yards and nine touchdowns.", ["2,249 yards", "nine touchdowns"]),  # two values, no range
     ("You must score 75% or more to pass.", ["75% or more"]),
     ("Applicants must be aged 21 or over.", ["21 or over"]),
     ("Sie erhalten bis zu 30 % mehr.", ["bis zu 30 %"]),

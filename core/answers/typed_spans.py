@@ -223,16 +223,13 @@ _RANGE_LEAD = lazy(r"(?:\b(?:between|from|zwischen|von|entre|de)\s+)$", re.I)
 
 
 def _ranges(spans: list[Span], text: str) -> list[Span]:
-    """``spans`` with a quantity and the next one joined where they make a range ("between 6 and 9 months": the
-    first a bare number; "£5 to £10": of the second's kind, joined by "to" or a dash, not "and": "2,249 yards and
-    nine touchdowns" are two values), "between"/"from" before it kept."""
+    """``spans`` with a quantity and the next one joined where they make a range ("6 to 9 months": the first a
+    bare number or of the second's kind), "between"/"from" before it kept."""
     out: list[Span] = []
     for s in spans:
         prev = out[-1] if out else None
-        gap = text[prev.end:s.start] if prev is not None else ""
-        if (prev is not None and _RANGE.match(gap)
-                and (not re.search(r"[^\W\d_]", text[prev.start:prev.end])
-                     or (prev.kind == s.kind and re.match(r"^\s*(?:to|-|–|bis|à)\s*$", gap, re.I)))):
+        if (prev is not None and _RANGE.match(text[prev.end:s.start])
+                and (prev.kind == s.kind or not re.search(r"[^\W\d_]", text[prev.start:prev.end]))):
             lead = _RANGE_LEAD.search(text[max(0, prev.start - 12):prev.start])
             out[-1] = Span(prev.start - (len(lead.group(0)) if lead else 0), s.end, s.kind)
         else:
