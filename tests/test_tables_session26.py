@@ -3,8 +3,8 @@ click's CliRunner) over small real workbooks written here and ingested once (rea
 MiniLM, generation off): "more or less than N" as a count set against N (English, German, French), a bound on a
 named column of numbers written as text ("49.8 te") rather than on the one number column the question does not
 name, "what was the least number of X" as the value (not the row's name), and the row after / before a series of
-rows a key names ("who did they play after the Cardinals"), and "who is the only X" as the row's name (a column
-Name)."""
+rows a key names ("who did they play after the Cardinals"), "who is the only X" as the row's name (a column
+Name), and "name one X not ..." as the first row the filters keep."""
 
 from __future__ import annotations
 
@@ -40,6 +40,9 @@ SHEETS: dict[str, tuple[list[str], list[list[object]]]] = {
     "ranks.xlsx": (["Rank", "Name", "Nationality", "Time"], [
         [1, "Janelle Atkinson", "Jamaica", "4:08.79"], [2, "Kaitlin Sandeno", "United States", "4:09.11"],
         [3, "Hannah Stockbauer", "Germany", "4:10.32"], [4, "Nadezhda Chemezova", "Russia", "4:11.08"]]),
+    "titles.xlsx": (["Title", "Developer", "Year"], [
+        ["The Hobbit", "Melbourne House", 1982], ["Lord of the Rings Volume 1", "Beam Software", 1985],
+        ["Sherlock", "Melbourne House", 1984], ["Shadows of Mordor", "Beam Software", 1987]]),
 }
 
 
@@ -124,3 +127,13 @@ def test_who_is_the_only_one_is_a_name(library: Path, question: str) -> None:
     short = ask_json(library, question)["short_answer"]
     assert short is not None, question
     assert short["text"] == "Janelle Atkinson", question
+
+
+@pytest.mark.parametrize("question", [
+    "Name one title not developed by Melbourne House. in:titles.xlsx",
+    "Nenne einen Titel, der nicht von Melbourne House entwickelt wurde. in:titles.xlsx",
+])
+def test_name_one_row_the_filters_keep(library: Path, question: str) -> None:
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert (short["text"], short["operation"]) == ("Lord of the Rings Volume 1", "lookup"), question

@@ -38,7 +38,7 @@ from shelfwise.core.answers.table_match import (
     part_key,
 )
 from shelfwise.core.answers.table_order import ASKED, ASKS_TIME, descending_time, plan_first_last
-from shelfwise.core.answers.table_other import plan_other, sets_aside
+from shelfwise.core.answers.table_other import plan_one, plan_other, sets_aside
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -565,7 +565,7 @@ def _plan(m: TableMatch) -> Plan | None:
         return top
     only = plan_only(m, asked) if asked is not None and re.match(r"(who|wer|qui)\b", m.intent.text) else None
     return (_plan_extreme(m) or plan_first_last(m, _asked_column, _unread, _part_later) or plan_list(m, asked)
-            or only or _plan_lookup(m) or plan_only(m, asked))
+            or only or _plan_lookup(m) or plan_only(m, asked) or plan_one(m))
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,
