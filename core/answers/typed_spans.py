@@ -236,6 +236,21 @@ def _ranges(spans: list[Span], text: str) -> list[Span]:
     return out
 
 
+_UNIT = (r"(?:days?|weeks?|fortnights?|months?|quarters?|years?|hours?|tage?|wochen?|monate?|monats|jahre?|jahres|"
+         r"jours?|semaines?|mois|ans?|années?)")
+_FREQUENCY = lazy(rf"\b(?:(?:every|each|jede[nrs]?|alle|chaque|tous les|toutes les)\s+(?:(?:\d+|other|two|three|four|"
+                  rf"five|six|zwei|drei|vier|fünf|sechs|deux|trois|quatre|cinq|six)(?:\s+or\s+\d+)?\s+)?{_UNIT}|"
+                  rf"(?:once|twice|\d+ times|einmal|zweimal|une fois|deux fois)\s+(?:a|per|every|pro|im|par)\s+{_UNIT}|"
+                  r"daily|weekly|fortnightly|monthly|quarterly|annually|yearly|twice|täglich|wöchentlich|monatlich|"
+                  r"vierteljährlich|jährlich|quotidien(?:ne)?|hebdomadaire|mensuel(?:le)?|trimestriel(?:le)?|"
+                  r"annuel(?:le)?)\b", re.I)
+
+
+def frequency_spans(text: str) -> list[Span]:
+    """How often: "every month", "every 6 or 12 months", "twice a year", "quarterly", "monatlich", "chaque année"."""
+    return [Span(m.start(), m.end(), "frequency") for m in _FREQUENCY.finditer(text)]
+
+
 def unbound_as_asked(span: Span, text: str, question: str) -> Span:
     """``span`` without the bound the question itself names ("Up to what value ...?" is answered "EUR 50", not "up
     to EUR 50"; "within how many days" by "30 days")."""
