@@ -292,6 +292,29 @@ def test_the_word_that_ties_the_asked_value_picks_among_values() -> None:
     assert short is not None and short.text == "more than 90 days"
 
 
+def test_where_the_model_reads_a_clause_weighs_less_than_a_noun_phrase() -> None:
+    # session 26: the per-token reading favours a phrase that copies its sentence ("ROS accumulation was detected in
+    # ..."); where the model reads, a phrase holding an auxiliary or copula inside it weighs SpanWeights.model_clause
+    from shelfwise.core.answers.phrases import is_clause
+    from shelfwise.core.answers.short import WEIGHTS, SpanWeights, value_candidates
+    from shelfwise.core.models.backend import Likelihoods
+
+    class Even:  # reads every phrase alike: only the ranker and the clause weight differ
+        def continuations(self, context, options, *, cancel=None):  # type: ignore[no-untyped-def]
+            return Likelihoods(total=[-2.0] * len(options), mean=[-1.0] * len(options), n_tokens=0)
+
+    assert is_clause("ROS accumulation was detected in T cells") and not is_clause("reactive oxygen species")
+    assert not is_clause("is detected")  # at an edge: no clause
+    sentence = "Excessive reactive oxygen species hinder T cells, and ROS accumulation was detected in mice."
+    question = "What molecules hinder T cell responses?"
+    s = [Extracted(sentence, 1, 0, len(sentence), 1.0)]
+    read = {c.text: c.score for c in value_candidates("thing", question, s, model=Even())}
+    flat = {c.text: c.score for c in value_candidates("thing", question, s, SpanWeights(model_mean=3.0), Even())}
+    clause = "ROS accumulation was detected in mice"
+    assert WEIGHTS.model_clause < 0 and read[clause] == flat[clause] + WEIGHTS.model_clause
+    assert read["Excessive reactive oxygen species"] == flat["Excessive reactive oxygen species"]
+
+
 def test_the_verb_may_is_no_month() -> None:
     from shelfwise.core.answers.typed_spans import date_spans
 
@@ -304,3 +327,18 @@ def test_the_verb_may_is_no_month() -> None:
     short = short_answer("When can I carry over leave?", [
         Extracted("You may carry over five unused days to the next year.", 1, 0, 53, 0.9)], show=SHOW_ALL)
     assert short is None or "may" not in short.text
+
+
+def test_a_comparison_under_a_negation_is_not_shown_as_the_bound() -> None:
+    # "No one may work more than 10 overtime hours" allows at most 10: "more than 10" would say the opposite
+    def value(question: str, sentence: str) -> str | None:
+        short = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 0.9)], show=SHOW_ALL)
+        return short.text if short else None
+
+    assert value("How many overtime hours can I work in a week?",
+                 "No one may work more than 10 overtime hours in a single week.") == "10 overtime hours"
+    assert value("How many hours per week can I work on a side job?",
+                 "Side jobs take no more than 8 hours per week.") == "no more than 8 hours per week"
+    # the negation after the bound, in the clause that follows, leaves it
+    assert value("After how many days are claims no longer reimbursed?",
+                 "Claims submitted more than 90 days after the expense are not reimbursed.") == "more than 90 days"

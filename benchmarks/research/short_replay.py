@@ -133,21 +133,33 @@ def replay(rows: list[dict[str, Any]], asked: dict[str, str], kinds: tuple[str, 
 
 
 class CachedReadings:
-    """The model's ``continuations``, kept by their input in ``path`` (a pickle): a second replay of the same rows
-    (the gate off, ``--show-all``) reads none again."""
+    """The model's ``continuations``, kept per phrase (context, option) in ``path`` (a pickle): a second replay of
+    the same rows (the gate off, ``--show-all``), or one whose candidates changed, reads only the phrases it has not
+    read. ``seeds``: other such caches read first (session 25's, kept per whole batch, are taken apart)."""
 
-    def __init__(self, model: Any, path: Path | None) -> None:
+    def __init__(self, model: Any, path: Path | None, seeds: tuple[Path, ...] = ()) -> None:
         import pickle
 
         self.model, self.path = model, path
-        self.kept: dict[tuple[str, tuple[str, ...]], Any] = (
-            pickle.loads(path.read_bytes()) if path is not None and path.exists() else {})
+        self.kept: dict[tuple[str, str], tuple[float, float]] = {}
+        for p in (*seeds, *((path,) if path is not None else ())):
+            if p.exists():
+                for (context, option), got in pickle.loads(p.read_bytes()).items():
+                    if isinstance(option, tuple):  # a whole batch (session 25's caches)
+                        read = zip(option, got.total, got.mean, strict=True)
+                        self.kept.update({(context, o): (t, m) for o, t, m in read})
+                    else:
+                        self.kept[(context, option)] = got
 
     def continuations(self, context: str, options: Any, *, cancel: Any = None) -> Any:
-        key = (context, tuple(options))
-        if key not in self.kept:
-            self.kept[key] = self.model.continuations(context, options, cancel=cancel)
-        return self.kept[key]
+        from shelfwise.core.models.backend import Likelihoods
+
+        need = [o for o in dict.fromkeys(options) if (context, o) not in self.kept]
+        if need:
+            got = self.model.continuations(context, need, cancel=cancel)
+            self.kept.update({(context, o): (t, m) for o, t, m in zip(need, got.total, got.mean, strict=True)})
+        read = [self.kept[(context, o)] for o in options]
+        return Likelihoods(total=[t for t, _ in read], mean=[m for _, m in read], n_tokens=0)
 
     def save(self) -> None:
         import pickle
@@ -215,6 +227,8 @@ def main() -> None:
                     "generation; the code on the path must take it: session 25 on)")
     ap.add_argument("--show-all", action="store_true", help="every value put first shown (no gate)")
     ap.add_argument("--cache", type=Path, help="with --read: keep the model's readings here (a rerun reads none)")
+    ap.add_argument("--seed-cache", type=Path, nargs="*", default=[], help="with --read: readings kept by an "
+                    "earlier replay, read first")
     ap.add_argument("--cost", action="store_true", help="with --read: the seconds the reading adds per question "
                     "(the ranker alone, then with the model, side by side)")
     args = ap.parse_args()
@@ -225,7 +239,7 @@ def main() -> None:
         from shelfwise.core.paths import models_dir
 
         model = LlamaBackend(str(models_dir() / "gemma-3-270m-q4_k_m.gguf"), n_threads=2)
-        OPTIONS["model"] = model if args.cost else CachedReadings(model, args.cache)
+        OPTIONS["model"] = model if args.cost else CachedReadings(model, args.cache, tuple(args.seed_cache))
     if args.show_all:
         from shelfwise.core.answers.short_confidence import SHOW_ALL
 

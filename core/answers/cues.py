@@ -70,3 +70,10 @@ def has_date(text: str) -> bool:
     """A date written the way one of the evaluated languages writes it (beyond English's), or a day of every
     month."""
     return bool(CJK_DATE.search(text) or MONTH_NAMES.search(text) or _DAY_OF_MONTH.search(text))
+
+# negation words ("not", "n't", "no", "kein", "nicht", "pas", "jamais", ...): the yes/no polarity
+# (``short.negations``) and a bound said under a negation (``typed_spans``) read the same list
+NEGATION = lazy(
+    r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|"
+    r"keiner|keines|nie|niemals|niemand|niemanden|niemandem|nirgends|nirgendwo|weder|ohne|nichts|pas|jamais|aucun|"
+    r"aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)

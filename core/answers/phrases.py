@@ -237,3 +237,15 @@ def _phrase(text: str, piece: list[tuple[int, int]]) -> Phrase | None:
 def number_word_spans(text: str) -> list[tuple[int, int]]:
     """Numbers written as words ("four", "vier", "quatre", "twenty-five", "zwei Millionen")."""
     return [(m.start(), m.end()) for m in NUMBER_WORD.finditer(text)]
+
+
+# a finite verb's auxiliary or copula: inside a phrase (not at its edge), it makes the phrase a clause ("ROS
+# accumulation was detected in ..."), which answers "what" less often than a noun phrase does
+_FINITE = lazy(r"\b(?:is|are|was|were|be|been|being|has|have|had|can|could|may|might|will|would|should|shall|must|"
+               r"do|does|did|ist|sind|war|waren|wurde|wurden|wird|werden|hat|haben|hatte|kann|können|muss|est|sont|"
+               r"était|étaient|sera|ont|peut|peuvent|doit)\b", re.I)
+
+
+def is_clause(phrase: str) -> bool:
+    """Whether ``phrase`` holds an auxiliary or a copula between its first and its last word."""
+    return _FINITE.search(" ".join(phrase.split()[1:-1])) is not None

@@ -11,14 +11,14 @@ phrases of ``core/answers/phrases.py`` ranked by :class:`SpanWeights`) in the ex
 first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 :class:`~shelfwise.core.answers.types.ShortAnswer` located in its passage (citation number and offsets):
 
-* numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 600", "27 days",
-  "35 percent", "14 characters"), "per ..." kept ("EUR 75 per day"); a number the question itself names is not an
-  answer; the unit the question names ("how many *weeks*") is preferred;
-* dates and times: the date, weekday, month or clock-time pieces of the sentence joined across "to", "and", "at"
-  ("every Monday at 11:00", "10:00 to 15:00, Monday to Friday");
-* names: a run of capitalised words or codes not in the question, with the question's own head noun when it
-  follows ("Overtime Request form (OT-2)" for "Which form ..."); places: the object of "at/in/on" (and
-  German/French prepositions) or an address/host;
+* numbers, amounts and durations: a number with its currency, percent sign or unit word ("EUR 75 per day", "27
+  days"), with its bound ("up to EUR 50", "21 or over") unless the question names it, a range whole ("6 to 9
+  months"), how often for "how often" ("every month"); not a number the question names; the unit it names ("how
+  many *weeks*") is preferred, and a percentage for a rate;
+* dates and times: date, weekday, month, clock-time pieces joined ("every Monday at 11:00"); how often, or a
+  duration, where the sentence names no date ("within 1 month");
+* names: capitalised words or codes not in the question, with its head noun after them ("Overtime Request form
+  (OT-2)" for "Which form ..."); places: the object of "at/in/on" (German/French too) or an address/host;
 * lists: the items a lead-in sentence brings, or a series "A, B, C and D" in the sentence;
 * yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
   words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
@@ -26,9 +26,8 @@ first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 Among several spans of the kind in one sentence, the one nearest the question's own words wins
 (:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
 threshold (a wrong value shown first is worse than none; ``core/answers/first_value.py``). Where the answer model
-is given (a question asked with generation on), the phrases for a thing are also weighed by its likelihood of each
-as the answer (``core/answers/span_model.py``). Functions over strings and
-:class:`~shelfwise.core.answers.types.Extracted` sentences, the model only where given: ``tests/test_short_answer.py``.
+is given (generation on), the phrases for a thing are also weighed by its likelihood of each as the answer
+(``span_model.py``). Functions over strings and ``Extracted`` sentences: ``tests/test_short_answer.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
-from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, is_clause, phrase_spans
 from shelfwise.core.answers.span_model import ReadsContinuations, phrase_likelihoods
 from shelfwise.core.answers.typed_spans import (
     MONTH,
@@ -50,6 +49,7 @@ from shelfwise.core.answers.typed_spans import (
     Span,
     bare_value,
     date_spans,
+    frequency_spans,
     list_spans,
     name_spans,
     place_spans,
@@ -206,10 +206,6 @@ def asked_value(question: str) -> str:
 
 
 # --------------------------------------------------------------------------- yes/no
-_NEGATION = lazy(
-    r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|"
-    r"keiner|keines|nie|niemals|niemand|niemanden|niemandem|nirgends|nirgendwo|weder|ohne|nichts|pas|jamais|aucun|"
-    r"aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
 _ONLY = lazy(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
              re.I)
 _EXCEPT = lazy(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
@@ -231,7 +227,7 @@ def stems(text: str) -> set[str]:
 
 def negations(text: str) -> int:
     """How many negation words ``text`` holds ("not", "n't", "no", "kein", "nicht", "pas", "jamais", ...)."""
-    return len(_NEGATION.findall(text))
+    return len(cues.NEGATION.findall(text))
 
 
 _UN = lazy(r"\b(?:un|non-?)([^\W\d_]{4,})", re.I)  # "unpaid", "non-refundable", "unbezahlt"
@@ -298,12 +294,15 @@ def polarity(question: str, sentence: str) -> str:
 
 # --------------------------------------------------------------------------- the short answer
 def spans_of(kind: str, text: str, question: str) -> list[Span]:
+    often = frequency_spans(text) if kind in ("number", "date") and _OFTEN_Q.search(question) else []
     if kind in ("number", "percent", "duration"):
-        return [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)]
+        return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
+                        if not any(o.start <= sp.start < o.end for o in often)]
     if kind == "time":
         return time_spans(text) or date_spans(text)
     if kind == "date":
-        return date_spans(text)
+        return date_spans(text) or often or [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
+                                             if sp.kind == "duration"]
     if kind == "place":
         return place_spans(text, question)
     if kind == "list":
@@ -313,6 +312,7 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
     return []
 
 
+_OFTEN_Q = lazy(r"\bhow often\b|\bwhen\b|\bwie oft\b|\bwann\b|\bà quelle fréquence\b|\bquand\b", re.I)
 # "outside core hours", "except the lab": words that follow these are what the sentence is *not* about
 _OUTSIDE = lazy(r"\b(?:outside(?: of)?|except(?: for)?|besides|beyond|other than|apart from|"
                 r"außerhalb(?: der| des)?|außer|hors(?: de)?|en dehors d(?:e|u|es)|sauf)\s+"
@@ -370,6 +370,10 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 2.0
     if kind == "number" and re.search(r"\bhow much|wie viel|combien", question, re.I) and span.kind == "money":
         score += 1.0
+    score += 2.0 * (span.kind == "frequency")  # offered only where the question asks how often (or when)
+    if kind == "number" and span.kind == "percent" and re.search(r"\b(?:rates?|steuersatz|satz|quote|taux)\b",
+                                                                   question, re.I):
+        score += 2.0  # "What rate of tax ...?" is answered by a percentage, not by the band it applies to
     if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
         score -= 0.5  # a bare number is a weaker answer than one with its unit
     return score + _closeness(text, span, question_keys(question)) + 2.0 * tied_as_asked(text, span, question)
@@ -398,8 +402,7 @@ class SpanWeights:
     than a noun: "estimates", "naturally"); ``held`` per question word its sentence holds beyond the first
     sentence's (held at 1, as for the other kinds); no value is shown under ``show_min``, nor from a sentence
     holding fewer than ``min_held`` of the question's words. Chosen on the training data by
-    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence"): the best span
-    is always shown (a threshold on this score cost more right values than it saved wrong ones there)."""
+    ``benchmarks/research/short_tune.py`` (docs/eval/answers.md, "The span chosen from the sentence")."""
 
     close: float = 1.0
     typed: float = 1.0
@@ -411,10 +414,11 @@ class SpanWeights:
     held: float = 1.0
     min_held: int = 0
     show_min: float = -99.0
-    # where the answer model reads the phrases (``core/answers/span_model.py``): per unit of its per-token and of its
-    # summed log-probability of each phrase as the answer (chosen by ``benchmarks/research/span_choice.py``)
+    # where the answer model reads the phrases (``span_model.py``): per unit of its per-token and summed log-probability
+    # of each as the answer (``span_choice.py``), and for a clause (``phrases.is_clause``; the reading favours those)
     model_mean: float = 0.0
     model_sum: float = 0.0
+    model_clause: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         """The weights in the order of :func:`nominal_features`' features."""
@@ -423,7 +427,7 @@ class SpanWeights:
 
 # the model's per-token reading weighs 3 (chosen on COVID-QA and ConditionalQA TRAIN by
 # benchmarks/research/span_choice.py, docs/eval/answers.md "Session 25"); the ranker's own as short_tune.py chose
-WEIGHTS = SpanWeights(model_mean=3.0)
+WEIGHTS = SpanWeights(model_mean=3.0, model_clause=-1.0)
 _NOMINAL = ("name", "place", "list", "thing")
 # a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
 _THING_Q = lazy(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
@@ -577,7 +581,8 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
                 if model is not None and offered else None
             readings: list[tuple[float, float] | None] = list(read) if read else [None] * len(offered)
             scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min
-                       + (weights.model_sum * lp[0] + weights.model_mean * lp[1] if lp else 0.0), span,
+                       + (weights.model_sum * lp[0] + weights.model_mean * lp[1]
+                          + weights.model_clause * is_clause(_shown(s.text, span)) if lp else 0.0), span,
                        (span.start, span.end) in kinds, f, lp)
                       for (span, f), lp in zip(offered, readings, strict=True)]
         else:

@@ -236,6 +236,21 @@ def _ranges(spans: list[Span], text: str) -> list[Span]:
     return out
 
 
+_UNIT = (r"(?:days?|weeks?|fortnights?|months?|quarters?|years?|hours?|tage?|wochen?|monate?|monats|jahre?|jahres|"
+         r"jours?|semaines?|mois|ans?|années?)")
+_FREQUENCY = lazy(rf"\b(?:(?:every|each|jede[nrs]?|alle|chaque|tous les|toutes les)\s+(?:(?:\d+|other|two|three|four|"
+                  rf"five|six|zwei|drei|vier|fünf|sechs|deux|trois|quatre|cinq|six)(?:\s+or\s+\d+)?\s+)?{_UNIT}|"
+                  rf"(?:once|twice|\d+ times|einmal|zweimal|une fois|deux fois)\s+(?:a|per|every|pro|im|par)\s+{_UNIT}|"
+                  r"daily|weekly|fortnightly|monthly|quarterly|annually|yearly|twice|täglich|wöchentlich|monatlich|"
+                  r"vierteljährlich|jährlich|quotidien(?:ne)?|hebdomadaire|mensuel(?:le)?|trimestriel(?:le)?|"
+                  r"annuel(?:le)?)\b", re.I)
+
+
+def frequency_spans(text: str) -> list[Span]:
+    """How often: "every month", "every 6 or 12 months", "twice a year", "quarterly", "monatlich", "chaque année"."""
+    return [Span(m.start(), m.end(), "frequency") for m in _FREQUENCY.finditer(text)]
+
+
 def unbound_as_asked(span: Span, text: str, question: str) -> Span:
     """``span`` without the bound the question itself names ("Up to what value ...?" is answered "EUR 50", not "up
     to EUR 50"; "within how many days" by "30 days")."""
@@ -247,9 +262,25 @@ def unbound_as_asked(span: Span, text: str, question: str) -> Span:
     return span
 
 
+# a comparison that a negation before it in its clause turns around: "No one may work more than 10 overtime hours"
+# allows at most 10, so "more than 10" is not what it says (the bare quantity is shown; "no more than" is a bound)
+_COMPARATIVE = lazy(r"^(?:more than|less than|fewer than|over|under|in excess of|mehr als|weniger als|über|unter|"
+                    r"plus de|moins de)\s+$", re.I)
+_CLAUSE_START = lazy(r"[.;:!?,]\s")
+
+
+def _negated_clause(text: str, at: int) -> bool:
+    """Whether the clause of ``text`` that runs up to ``at`` holds a negation word (:data:`cues.NEGATION`)."""
+    starts = [m.end() for m in _CLAUSE_START.finditer(text, max(0, at - 120), at)]
+    return bool(cues.NEGATION.search(text, starts[-1] if starts else max(0, at - 120), at))
+
+
 def _bounded(span: Span, text: str) -> Span:
-    """``span`` with the words that bound it before and after it (:data:`_BOUND`, :data:`_BOUND_AFTER`)."""
+    """``span`` with the words that bound it before and after it (:data:`_BOUND`, :data:`_BOUND_AFTER`), not a
+    comparison its clause negates (:data:`_COMPARATIVE`)."""
     bound = _BOUND.search(text[max(0, span.start - 24):span.start])
+    if bound and _COMPARATIVE.match(bound.group(0)) and _negated_clause(text, span.start - len(bound.group(0))):
+        bound = None
     after = _BOUND_AFTER.match(text[span.end:])
     return Span(span.start - (len(bound.group(0)) if bound else 0), span.end + (after.end() if after else 0),
                 span.kind)
