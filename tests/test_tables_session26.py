@@ -3,7 +3,9 @@ click's CliRunner) over small real workbooks written here and ingested once (rea
 MiniLM, generation off): "more or less than N" as a count set against N (English, German, French), a bound on a
 named column of numbers written as text ("49.8 te") rather than on the one number column the question does not
 name, "what was the least number of X" as the value (not the row's name), and the row after / before a series of
-rows a key names ("who did they play after the Cardinals")."""
+rows a key names ("who did they play after the Cardinals"), "who is the only X" as the row's name (a column
+Name), "name one X not ..." as the first row the filters keep, and no lookup whose value the question itself
+says."""
 
 from __future__ import annotations
 
@@ -36,6 +38,15 @@ SHEETS: dict[str, tuple[list[str], list[list[object]]]] = {
         [138, "September 3", "Cardinals", "9 - 7"], [139, "September 4", "Cardinals", "2 - 1"],
         [140, "September 5", "Cardinals", "3 - 8"], [141, "September 6", "Reds", "5 - 4"],
         [142, "September 7", "Pirates", "1 - 0"]]),
+    "ranks.xlsx": (["Rank", "Name", "Nationality", "Time"], [
+        [1, "Janelle Atkinson", "Jamaica", "4:08.79"], [2, "Kaitlin Sandeno", "United States", "4:09.11"],
+        [3, "Hannah Stockbauer", "Germany", "4:10.32"], [4, "Nadezhda Chemezova", "Russia", "4:11.08"]]),
+    "titles.xlsx": (["Title", "Developer", "Year"], [
+        ["The Hobbit", "Melbourne House", 1982], ["Lord of the Rings Volume 1", "Beam Software", 1985],
+        ["Sherlock", "Melbourne House", 1984], ["Shadows of Mordor", "Beam Software", 1987]]),
+    "races.xlsx": (["Rd.", "Grand Prix", "Fastest Lap", "Winning Driver"], [
+        [1, "Brazil", "Ayrton Senna", "Nigel Mansell"], [2, "Spain", "Nigel Mansell", "Ayrton Senna"],
+        [3, "Monaco", "Alain Prost", "Alain Prost"], [4, "Canada", "Nigel Mansell", "Nigel Mansell"]]),
 }
 
 
@@ -109,3 +120,30 @@ def test_the_row_after_a_series(library: Path, question: str, value: str, op: st
     short = ask_json(library, question)["short_answer"]
     assert short is not None, question
     assert (short["text"], short["operation"]) == (value, op), question
+
+
+@pytest.mark.parametrize("question", [
+    "Who is the only person to rank from Jamaica? in:ranks.xlsx",  # Name, not Rank ("rank" names a column)
+    "Wer ist die einzige Person aus Jamaica? in:ranks.xlsx",
+    "Qui est la seule personne de Jamaica ? in:ranks.xlsx",
+])
+def test_who_is_the_only_one_is_a_name(library: Path, question: str) -> None:
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert short["text"] == "Janelle Atkinson", question
+
+
+@pytest.mark.parametrize("question", [
+    "Name one title not developed by Melbourne House. in:titles.xlsx",
+    "Nenne einen Titel, der nicht von Melbourne House entwickelt wurde. in:titles.xlsx",
+])
+def test_name_one_row_the_filters_keep(library: Path, question: str) -> None:
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert (short["text"], short["operation"]) == ("Lord of the Rings Volume 1", "lookup"), question
+
+
+def test_a_lookup_is_not_the_question_s_own_words(library: Path) -> None:
+    # "nigel mansell" keys Fastest Lap and Winning Driver: their one common row's Winning Driver is Mansell himself
+    short = ask_json(library, "Who was the winning driver after Nigel Mansell? in:races.xlsx")["short_answer"]
+    assert short is None or short["text"] != "Nigel Mansell"

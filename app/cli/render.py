@@ -278,8 +278,7 @@ def shows_steps(answer: Answer) -> bool:
 def render_steps(answer: Answer) -> list[str]:
     lines = []
     for i, s in enumerate(answer.steps, 1):
-        how = "searched the documents" if s.source == "documents" else "model's own knowledge"
-        lines.append(f"{i}. {s.question} -> {s.answer}  ({how}, P(retrieve)={s.p_retrieve:.2f})")
+        lines.append(f"{i}. {s.question} -> {s.answer}  ({s.source_label}, P(retrieve)={s.p_retrieve:.2f})")
     return lines
 
 

@@ -88,6 +88,12 @@ def answer_html(text: str, known: set[int] | None = None) -> str:
     return "".join(f"<p style='margin:0 0 8px 0'>{p}</p>" for p in paragraphs)
 
 
+def _inline(paragraphs: str) -> str:
+    """``answer_html``'s paragraphs as one run of text (inside a list item)."""
+    return re.sub(r"</p><p style='margin:0 0 8px 0'>", "<br>", paragraphs).removeprefix(
+        "<p style='margin:0 0 8px 0'>").removesuffix("</p>")
+
+
 def short_html(short: ShortAnswer, known: set[int] | None = None, below: str = "") -> str:
     """The value asked for, large, with its citation; a table value's explanation (unless the text ``below`` it
     says the same, cited) and cells beneath it."""
@@ -309,8 +315,8 @@ class AnswerView(QWidget):
                      f"{html.escape(self.answer.generation_note)}</p>")
         if self.answer is not None and self.answer.steps:
             steps = "".join(
-                f"<li><b>{html.escape(s.question)}</b> <span style='color:gray'>({html.escape(s.source)},"
-                f" P(retrieve) {s.p_retrieve:.2f})</span><br>{html.escape(s.answer)}</li>"
+                f"<li><b>{html.escape(s.question)}</b> <span style='color:gray'>({html.escape(s.source_label)},"
+                f" P(retrieve) {s.p_retrieve:.2f})</span><br>{_inline(answer_html(s.answer, known))}</li>"
                 for s in self.answer.steps
             )
             body = f"<p style='color:gray; margin:0'>Steps</p><ol style='margin-top:2px'>{steps}</ol>" + body

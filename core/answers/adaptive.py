@@ -24,7 +24,10 @@
 3. ``P(retrieve) >= threshold`` -> walk the tree (``shelf.search``) and answer the sub-question from the top
    passages (``core/answers/answer.py``); otherwise keep the closed-book answer. The threshold is the store's meta value
    ``adaptive_threshold:<model id>`` (fitted by ``shelfwise calibrate-adaptive``), default 0.5.
-4. Each step is a :class:`~shelfwise.core.answers.types.Step`. The answer is then made as on a single walk
+4. Each step is a :class:`~shelfwise.core.answers.types.Step`; one answered from the documents holds the answer
+   extracted from its own top passages (:func:`~shelfwise.core.answers.from_passages.extractive_answer`: the value
+   and its sentence, never the model's unchecked text), its citations renumbered to the passages the whole answer
+   lists (:meth:`Runner.cited_in`). The answer is then made as on a single walk
    (:mod:`shelfwise.core.answers.from_passages`): one sub-question sent to the tree *is* a single walk; with
    several, the sentence(s) answering the whole question are extracted from the union of the retrieved passages
    (round-robin, :func:`merge_hits`), and the model's answer is written from those passages plus the intermediate
@@ -64,7 +67,7 @@ from shelfwise.core.answers.from_passages import (
     write_checked,
 )
 from shelfwise.core.answers.tuning import tuning_for
-from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Step
+from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -260,11 +263,12 @@ def decide(backend: DecisionBackend, question: str, *, cancel: CancelCheck | Non
 # --------------------------------------------------------------------------- running steps
 @dataclass
 class Retrieved:
-    """A sub-question answered from the documents."""
+    """A sub-question answered from the documents: its walk and the answer extracted from its top passages (the
+    value asked for and the sentence it is read from, cited by those passages' numbers; no model text)."""
 
     result: SearchResult
     hits: list[Hit]
-    written: Written
+    found: Answer
 
 
 class Runner:
@@ -309,18 +313,14 @@ class Runner:
             self._searched[question] = result
         return self._searched[question]
 
-    def retrieve(self, question: str, on_token: TokenCallback | None = None) -> Retrieved:
-        """The walk and the sub-question's answer written from its top passages (a step of the narrative)."""
+    def retrieve(self, question: str) -> Retrieved:
+        """The walk and the sub-question's answer extracted from its top passages (a step of the narrative: what
+        the sources say, never the model's unchecked text)."""
         if question not in self._retrieved:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
-            written = write_answer(self.backend, question, hits, on_token=on_token, family=self.family,
-                                   tuning=self.tuning,
-                                   cancel=self.cancel, result=result)
-            self.cost.add(written.cost)
-            self._retrieved[question] = Retrieved(result, hits, written)
-        elif on_token is not None:
-            on_token(self._retrieved[question].written.text)
+            found = extractive_answer(self.library, question, result, hits, time.perf_counter())
+            self._retrieved[question] = Retrieved(result, hits, found)
         return self._retrieved[question]
 
     def step(self, question: str, source: str) -> Step:
@@ -328,15 +328,38 @@ class Runner:
         d = self.decide(question)
         if source == "documents":
             r = self.retrieve(question)
-            return Step(question, r.written.text, "documents", d.p_retrieve, list(r.hits))
+            said = " — ".join(r.found.shown_first().splitlines()) if r.found.found else NOT_FOUND_TEXT
+            return Step(question, said, "documents", d.p_retrieve, list(r.hits))
         return Step(question, d.model_answer or UNKNOWN, "model", d.p_retrieve, [])
 
+    def cited_in(self, step: Step, hits: Sequence[Hit]) -> Step:
+        """``step`` with its answer's citations renumbered to ``hits`` (the passages the whole answer cites); a
+        citation of a passage not among them is left out."""
+        if step.source != "documents" or step.question not in self._retrieved:
+            return step
+        at = {h.node_id: i for i, h in enumerate(hits, 1)}
+        own = {c.number: at.get(c.hit.node_id) for c in self._retrieved[step.question].found.citations}
+
+        def number(m: re.Match[str]) -> str:
+            n = own.get(int(m.group(1)))
+            return f"[{n}]" if n is not None else ""
+
+        return replace(step, answer=re.sub(r" ?\[(\d+)\]", lambda m: f" {number(m)}" if number(m) else "",
+                                           step.answer))
+
     def final(self, question: str, steps: Sequence[Step], on_token: TokenCallback | None = None) -> Written:
-        """The final answer after ``steps`` (streamed). One step: its own answer and citations."""
+        """The model's final answer after ``steps``, streamed: from the passages they retrieved and their facts
+        (one step from the documents: written from its own passages; one from the model: its own answer). The
+        product shows it only where nothing was retrieved (kept aside, never as the answer); calibration
+        (``adaptive_search``) grades trajectories by it."""
         if len(steps) == 1:
             s = steps[0]
             if s.source == "documents":
-                return self.retrieve(s.question, on_token).written
+                r = self.retrieve(s.question)
+                w = write_answer(self.backend, s.question, r.hits, on_token=on_token, family=self.family,
+                                 tuning=self.tuning, cancel=self.cancel, result=r.result)
+                self.cost.add(w.cost)
+                return w
             text = s.answer if s.answer != UNKNOWN else NOT_FOUND_TEXT
             if on_token is not None:
                 on_token(text)
@@ -397,6 +420,7 @@ def answer_adaptive(
     steps = [runner.step(sub, source) for sub, source in zip(subs, sources, strict=True)]
     found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
     hits = widen_lists(library.store, merge_hits(found, runner.n_passages))
+    steps = [runner.cited_in(s, hits) for s in steps]
     cosines: dict[int, float] = {}
     for result in runner.searches:  # each hit's cosine from the walk that found it
         for node_id, cos in passage_cosines(result, hits).items():
@@ -404,6 +428,10 @@ def answer_adaptive(
     search = runner.searches[-1] if runner.searches else None
     answer = extractive_answer(library, question, search, hits, t0, cosines=cosines, read=generate)
     answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
+    cited = {c.number for c in answer.citations}
+    for n in sorted({int(m) for st in steps for m in re.findall(r"\[(\d+)\]", st.answer)} - cited):
+        answer.citations.append(Citation(n, hits[n - 1]))  # a source a step cites is listed with the answer's
+    answer.citations.sort(key=lambda c: c.number)
     events.extracted(answer)
     if hits and answer.found and generate:
         numbers = list(range(1, len(hits) + 1))

@@ -174,7 +174,8 @@ def read_intent(question: str) -> TableIntent:
     intent.asks_row = bool(_ASK_ROW.match(text))
     if intent.asks_row:
         said = intent.op_words()
-        intent.asked = next((w for w in _WORD.findall(text)[1:] if w not in STOP and w not in said), "")
+        intent.asked = next((w for w in _WORD.findall(text)[1:] if w not in STOP and w not in said
+                             and w not in ("only", "einzige", "einzigen", "seul", "seule")), "")  # "the only X": X
     m = _COUNTED.search(text)
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")

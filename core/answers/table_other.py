@@ -3,7 +3,8 @@ in", "besides tikamgarth, what is the other district", "clivio piccione and what
 welcher Gegner ...", "quel autre adversaire que Lyon ...": the question names a row (A) it sets aside and asks for
 another of the same kind. The answer is the cells of A's column (or the column asked for) in the rows that pass the
 question's other filters, A's rows left out: the one value there is; the first for "name a / one"; every one for
-a plural ("what other languages"); else no answer. Planned over one matched table for
+a plural ("what other languages"); else no answer. And "name a / tell me a X that ..." with no row set aside:
+the first row the filters keep (:func:`plan_one`). Planned over one matched table for
 :mod:`shelfwise.core.answers.table_plan`.
 """
 
@@ -57,3 +58,25 @@ def plan_other(m: TableMatch, asked: int | None) -> Plan | None:
     if plural and 2 <= len(values) <= MAX_OTHERS:
         return Plan("list", rows, None, col, None, None, said)
     return None
+
+
+def plan_one(m: TableMatch) -> Plan | None:
+    """"Name one title not developed by melbourne house", "nenne ein ...", "citez un ...": one of the rows the
+    question's filters keep (the first listed), its cell in the column the noun after "a" names (else its label);
+    None without a filter, with a bound ("a district that did not have a population over 600,000": the negation
+    of a bound is not read), when it would be the filter's own cell, or for a computation."""
+    said = _ONE.search(m.intent.text)
+    if said is None or not m.filters or not m.rows or any(op in m.ops for op in _COUNTS) or m.intent.comparisons:
+        return None
+    noun = re.match(r"\s*(\w+)", m.intent.text[said.end():])
+    names, kinds = m.data.table.names, m.data.table.kinds
+    word = stem(noun.group(1)) if noun else ""
+    named = [c for c in range(len(names)) if kinds[c] == "text"
+             and word in {stem(w) for w in re.findall(r"\w+", names[c].lower())}]
+    col = named[0] if named else m.label_col
+    key = m.keys.get(col)
+    if key is not None and not key.negated:
+        return None  # the cell the question names itself
+    cells = m.data.text(col)
+    first = next((r for r in m.rows if value_of(cells[r]).strip()), None)
+    return Plan("lookup", [first], col, None, None, None, list(m.filters)) if first is not None else None

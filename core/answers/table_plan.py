@@ -38,7 +38,7 @@ from shelfwise.core.answers.table_match import (
     part_key,
 )
 from shelfwise.core.answers.table_order import ASKED, ASKS_TIME, descending_time, plan_first_last
-from shelfwise.core.answers.table_other import plan_other, sets_aside
+from shelfwise.core.answers.table_other import plan_one, plan_other, sets_aside
 from shelfwise.core.answers.table_runs import (
     RUN,
     SAME,
@@ -249,9 +249,10 @@ def _asked_column(m: TableMatch) -> int | None:
         # "which company provides ...": not "Company contribution" (its head word is not X) over "Provider", named whole
         if heads or (found and not any(m.scores[c] >= 1.0 for c in cands if c not in found and c != m.key_col)):
             return (heads or found)[0]
-    if m.intent.text.startswith("who") and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
-        people = ASKED["who"]
-        return next((c for c in cands if c != m.key_col and {stem(w) for w in words_of(names[c])} & people), None)
+    if re.match(r"(who|wer|qui)\b", m.intent.text) and (m.answer_col is None or m.scores[m.answer_col] < 0.5):
+        people = ASKED["who"] | ASKED["wer"] | {"nom"}
+        return next((c for c in cands if c != m.key_col and {stem(w) for w in re.findall(r"\w+", names[c].lower())}
+                     & people), None)  # "Name" too, a stop word of words_of
     return None
 
 
@@ -562,8 +563,9 @@ def _plan(m: TableMatch) -> Plan | None:
     top = _plan_top(m, asked)
     if top is not None:
         return top
+    only = plan_only(m, asked) if asked is not None and re.match(r"(who|wer|qui)\b", m.intent.text) else None
     return (_plan_extreme(m) or plan_first_last(m, _asked_column, _unread, _part_later) or plan_list(m, asked)
-            or _plan_lookup(m) or plan_only(m, asked))
+            or only or _plan_lookup(m) or plan_only(m, asked) or plan_one(m))
 
 
 def plan_question(intent: TableIntent, data: TableData, scores: Sequence[float] | None = None,

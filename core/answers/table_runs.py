@@ -220,7 +220,7 @@ def plan_only(m: TableMatch, asked: int | None) -> Plan | None:
     u-boat had more than 54 casualties", "who is the only driver from Japan"): its cell in the column asked for
     (``asked``), else its label; None when the filters keep more rows, or the answer would be the key's own cell."""
     intent = m.intent
-    only = bool(re.search(r"\bthe only\b", intent.text)) and bool(m.filters)
+    only = bool(re.search(r"\b(the only|der einzige|die einzige|le seul|la seule)\b", intent.text)) and bool(m.filters)
     if intent.asks_row and (intent.comparisons or only) and len(m.rows) == 1 and \
             not any(op in m.ops for op in _COMPUTES):
         # "which u-boat had more than 54 casualties", "who is the only driver from Japan": the one row kept

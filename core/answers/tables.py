@@ -69,7 +69,7 @@ def answer_from_tables(tables: Sequence[tuple[StoredTable, TableData | None]], q
         for data in ready if level == 0 else loose:
             plan = _plan_at(level, intent, data, encoder)
             short = compute(plan, data) if plan is not None else None
-            if short is not None and fits(question, short.text):
+            if short is not None and fits(question, short.text) and not _echoes(question, short):
                 short.sentence = rows_read(data, short)
                 short.score = LEVEL_SCORE[level]
                 return short
@@ -82,6 +82,14 @@ _ASKS_WHEN = re.compile(r"^(?:when|(?:on |in )?(?:what|which) (?:date|day)\b)")
 NUMBER_WORDS_SAID = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|none|zero)\b")
 _ASKS_WHO = re.compile(r"^who\b(?! (?:is|was) (?:the )?(?:number|no\b|#))")
 _YEARISH = re.compile(r"\b(1[0-9]\d\d|20\d\d)\b|\b\d\d(?:\d\d)?[-–/]\d\d")
+
+
+def _echoes(question: str, short: ShortAnswer) -> bool:
+    """Whether a lookup's value is words the question itself says ("who was the winning driver after nigel
+    mansell": not "Nigel Mansell", the key's own cell): no answer to it."""
+    value = short.text.strip().strip('"“”').lower()
+    return short.operation == "lookup" and bool(value) and bool(
+        re.search(rf"(?<!\w){re.escape(value)}(?!\w)", " ".join(question.lower().split())))
 
 
 def fits(question: str, value: str) -> bool:

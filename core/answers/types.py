@@ -28,6 +28,12 @@ class Step:
     p_retrieve: float
     hits: list[Hit] = field(default_factory=list)
 
+    @property
+    def source_label(self) -> str:
+        """Where the answer came from, in the words the command line and the window show."""
+        return ("searched the documents" if self.source == "documents"
+                else "the model's own knowledge, not checked against your documents")
+
 
 @dataclass
 class Extracted:
