@@ -56,6 +56,10 @@ def test_a_count_names_its_table_by_its_sheet_not_its_column_list(library: Sampl
     assert short is not None and short["text"] == "7", short
     assert short["explanation"].startswith("7 rows of Salary bands"), short["explanation"]
     assert "Level name" not in out["answer"]
+    # the walk names a passage of table rows by its rows' cells, not by its Markdown pipes and rules
+    titles = [c["title"] for c in out["trace"][-1]["candidates"]]
+    assert titles and not any(t.startswith("|") for t in titles), titles
+    assert any(t.startswith("L1, Associate, Support Associate") for t in titles), titles
 
 
 @pytest.mark.parametrize(("question", "count"), [

@@ -431,9 +431,24 @@ def snap_collection(snap: Snapshot) -> int:
 
 def _title(node: NodeInfo) -> str:
     if node.kind == "passage":
-        text = " ".join(node.text.split())
+        text = _table_words(node.text) or " ".join(node.text.split())
         return text[:90] + ("..." if len(text) > 90 else "")
     return node.title or "(untitled)"
+
+
+def _table_words(text: str) -> str:
+    """A passage of table rows (Markdown pipe lines, as a sheet's or a document's table is stored) as a reader would
+    say it: each row's cells ("2026-01-01, Thursday, New Year's Day; 2026-04-03, ..."), which tell one passage of a
+    table from the next (its column names, the same in each, are its section's title); "" for a passage that is
+    not one."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines or not all(line.startswith("|") for line in lines):
+        return ""
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    rows = [r for r in rows if not all(c and set(c) <= set("-: ") for c in r)]  # the |---| rule under a header
+    if len(rows) < 2:
+        return ""
+    return "; ".join(", ".join(c for c in r if c) for r in rows[1:])
 
 
 def lean_notes(lean: WordsOnly | None, embedder: Embedder, passages: int) -> list[str]:
