@@ -35,6 +35,7 @@ def test_the_bound_of_a_quantity_is_shown_with_it(sample_library, question: str,
     ("Applicants must be aged 21 or over.", ["21 or over"]),
     ("Sie erhalten bis zu 30 % mehr.", ["bis zu 30 %"]),
     ("Vous devez attendre au moins 3 ans.", ["au moins 3 ans"]),
+    ("First class is allowed for journeys longer than 3 hours.", ["longer than 3 hours"]),
 ])
 def test_a_quantity_span_takes_its_bound_and_its_range(sentence: str, spans: list[str]) -> None:
     from shelfwise.core.answers.typed_spans import quantity_spans

@@ -209,6 +209,7 @@ def quantity_spans(text: str) -> list[Span]:
 # the words that bound a quantity, said before it: "up to £9,000", "at least 30 days", "within 21 days", "bis zu 30
 # %", "au moins 3 ans": the bound is part of the value ("£9,000" alone says more than the sentence does)
 _BOUND = lazy(r"(?:\b(?:up to|at least|at most|no more than|not more than|no less than|more than|less than|fewer than|"
+              r"(?:longer|shorter|older|younger|greater|higher|lower) than|"
               r"over|under|about|around|approximately|roughly|nearly|almost|within|in excess of|a maximum of|"
               r"a minimum of|as (?:much|many|little|few) as|bis zu|mindestens|höchstens|maximal|mehr als|"
               r"weniger als|über|unter|etwa|rund|circa|ca\.|ungefähr|innerhalb von|innerhalb|jusqu'à|jusqu’à|"
