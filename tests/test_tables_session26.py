@@ -76,6 +76,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("Were there more or less than 5 players picked from the United States? in:picks.xlsx", "less"),  # 4 rows
     ("Were there more or fewer than 3 players picked from the United States? in:picks.xlsx", "more"),
     ("Are there more or less than 10 players on the list? in:picks.xlsx", "less"),  # every row: 8
+    ("Is the number of opponents more or less than 10? in:games.xlsx", "less"),  # 7 rows, the noun a column's
     ("Wurden mehr oder weniger als 5 Spieler aus United States gewählt? in:picks.xlsx", "weniger"),
     ("Y a-t-il plus ou moins de 3 joueurs de United States ? in:picks.xlsx", "plus"),
 ])

@@ -317,7 +317,8 @@ def _plan_count(m: TableMatch) -> Plan | None:
         return m.plan("lookup", measure=m.measure)
     table = data.table
     sheet = table.sheet if _first_on_sheet(data) else ""  # a sheet's name names its first table's rows
-    title_words = {stem(w) for w in words_of(f"{caption(table)} {sheet} {names[m.label_col]}")}
+    title_words = {stem(w) for w in words_of(f"{caption(table)} {sheet} {names[m.label_col]}")} | {
+        stem(w) for c in range(len(names)) if kinds[c] == "text" for w in words_of(names[c])}
     loose = [k for k in m.keys.values() if not k.exact]
     if loose and not _counts_rows(m, noun) and (noun in _UNITS or any(k.share < NAMED_SHARE for k in loose)):
         return None  # "how many days of paid annual leave": not the rows a word of their cells names
