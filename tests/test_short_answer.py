@@ -342,3 +342,16 @@ def test_a_comparison_under_a_negation_is_not_shown_as_the_bound() -> None:
     # the negation after the bound, in the clause that follows, leaves it
     assert value("After how many days are claims no longer reimbursed?",
                  "Claims submitted more than 90 days after the expense are not reimbursed.") == "more than 90 days"
+
+
+def test_an_faq_answers_first_word_is_no_name() -> None:
+    # the sample FAQ's "A: Come to reception at 09:00 ..." showed "Come" for "Who meets me at reception ...?"
+    from shelfwise.core.answers.typed_spans import name_spans
+
+    faq = "A: Come to reception at 09:00 on your first day."
+    assert name_spans(faq, "Who meets me at reception?") == []
+    short = short_answer("Who meets me at reception on my first day?", [Extracted(faq, 1, 0, len(faq), 0.9)],
+                         show=SHOW_ALL)
+    assert short is None or short.text != "Come", short
+    named = "A: Marta Ilves handles every report."
+    assert [named[s.start:s.end] for s in name_spans(named, "Who handles reports?")] == ["Marta Ilves"]

@@ -474,7 +474,7 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     # a series "A, B, C and D" answers a question asking for a list outright
     phrases = {} if kind == "list" and typed else {(p.start, p.end): p for p in phrase_spans(text, q_stems, _stem)}
     keys = question_keys(question)
-    label = _LABEL.match(text)
+    label, answer_opens = _LABEL.match(text), re.match(r"A:\s+", text)
     out: list[tuple[Span, tuple[float, ...]]] = []
     for key in sorted({*typed, *phrases}):
         if any(a < key[1] and key[0] < b and not (key[0] <= a and b <= key[1]) for a, b in typed):
@@ -488,6 +488,10 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
             continue  # "2 working days" answers no "who", "09:30" no "what"
         words = text[span.start:span.end].split()
         caps = phrases[key].capitals if key in phrases else sum(w[:1].isupper() for w in words)
+        if answer_opens and span.start == answer_opens.end() and words[0][:1].isupper():  # "A: Come to ..."
+            caps -= 1  # an FAQ answer's first word is capitalised as any sentence's: alone it names no one
+            if kind == "name" and len(words) == 1:
+                continue
         after, before = _next_to_question(text, span, q_stems)
         lone = len(words) == 1 and words[0][:1].islower() and not re.search(
             r"\b(?:the|a|an|der|die|das|den|dem|le|la|les|un|une)\s+$", text[: span.start], re.I)

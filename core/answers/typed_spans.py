@@ -297,16 +297,21 @@ _PLACE_PREP = lazy(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|
                    r"chez|sur|en)\s+(?:the\s+|der\s+|die\s+|dem\s+|le\s+|la\s+|les\s+|l')?$", re.I)
 
 
+_OPENER = lazy(r"(?:[QA]:|[-*•–])\s+")
+
+
 def name_spans(text: str, question: str) -> list[Span]:
     """Runs of capitalised words or codes that the question does not already say (the first word of the sentence
     only when more follow), each with the question's head noun when it follows ("... form (OT-2)")."""
     q_words = {w.lower() for w in word_units(question)}
     head = _head_noun(question)
+    opens = _OPENER.match(text)
+    first = opens.end() if opens else 0  # where the sentence's first word stands, past an FAQ's "A:" or a bullet
     out = []
     for m in _CAP_RUN.finditer(text):
         a, b = m.start(), m.end()
         words = [w.lower().strip(".,()") for w in m.group(0).split()]
-        if a == 0 and len(words) == 1:
+        if a <= first and len(words) == 1:
             continue
         if all(w in q_words or w in STOPWORDS for w in words):
             continue
