@@ -274,6 +274,19 @@ def _date(text: str) -> dt.date | None:
     return None
 
 
+# a Markdown pipe table (a user's Markdown file, and every table as stored: a header row, its rule, the rows)
+PIPE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_PIPE_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def pipe_cells(line: str) -> list[str]:
+    """The cells of a Markdown pipe-table row (an escaped ``\\|`` stays inside its cell)."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [" ".join(c.replace("\\|", "|").split()) for c in _PIPE_SPLIT.split(inner)]
+
+
 def read_cell(text: str) -> tuple[CellKind, float | None]:
     """A cell's kind and its value as a number (see the module docstring); text that starts with a number (``12
     km``, ``3rd``) keeps that number with the kind "text", so a column of them still sorts."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from shelfwise.ingest.encoding import decode_text, text_lines
-from shelfwise.ingest.model import DEFAULT_LIMITS, Limits, Location, ParsedDocument
+from shelfwise.ingest.model import DEFAULT_LIMITS, PIPE_RULE, Limits, Location, ParsedDocument, pipe_cells
 from shelfwise.ingest.outline import OutlineBuilder
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -31,18 +31,6 @@ def read_text(path: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[str, list[st
     lazily instead (:func:`shelfwise.ingest.encoding.text_lines`), so the passage cap stops the reading."""
     text, warnings = decode_text(path.read_bytes(), limits)
     return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
-
-
-_PIPE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_PIPE_SPLIT = re.compile(r"(?<!\\)\|")
-
-
-def _pipe_cells(line: str) -> list[str]:
-    """The cells of a Markdown pipe-table row (an escaped ``\\|`` stays inside its cell)."""
-    inner = line.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [" ".join(c.replace("\\|", "|").split()) for c in _PIPE_SPLIT.split(inner)]
 
 
 def _paragraphs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
@@ -96,7 +84,7 @@ def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
         nonlocal size
         for line_no, para in _paragraphs(buf):
             lines = para.split("\n")
-            at = next((i for i in range(len(lines) - 1) if "|" in lines[i] and _PIPE_RULE.match(lines[i + 1])),
+            at = next((i for i in range(len(lines) - 1) if "|" in lines[i] and PIPE_RULE.match(lines[i + 1])),
                       None)
             if at is None:
                 builder.paragraph(para, Location(line=line_no))
@@ -104,7 +92,7 @@ def parse_markdown(path: Path, limits: Limits) -> ParsedDocument:
             if at:
                 builder.paragraph("\n".join(lines[:at]), Location(line=line_no))
             end = next((j for j in range(at + 2, len(lines)) if "|" not in lines[j]), len(lines))
-            rows = [_pipe_cells(ln) for ln in [lines[at], *lines[at + 2 : end]]]
+            rows = [pipe_cells(ln) for ln in [lines[at], *lines[at + 2 : end]]]
             builder.table(rows, Location(line=line_no + at))
             if end < len(lines):
                 builder.paragraph("\n".join(lines[end:]), Location(line=line_no + end))

@@ -98,7 +98,7 @@ def short_html(short: ShortAnswer, known: set[int] | None = None, below: str = "
     """The value asked for, large, with its citation; a table value's explanation (unless the text ``below`` it
     says the same, cited) and cells beneath it."""
     cite = f" [{short.number}]" if short.number else ""
-    inner = answer_html(short.text + cite, known).removeprefix("<p style='margin:0 0 8px 0'>").removesuffix("</p>")
+    inner = _inline(answer_html(short.text + cite, known))
     out = f"<p class='shortAnswer' style='font-size:x-large; font-weight:600; margin:0 0 6px 0'>{inner}</p>"
     if short.explanation and " ".join(CITATION.sub("", below).split()) != " ".join(short.explanation.split()):
         out += f"<p style='color:gray; margin:0 0 4px 0'>{html.escape(short.explanation)}</p>"

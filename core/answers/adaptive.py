@@ -340,12 +340,11 @@ class Runner:
         at = {h.node_id: i for i, h in enumerate(hits, 1)}
         own = {c.number: at.get(c.hit.node_id) for c in self._retrieved[step.question].found.citations}
 
-        def number(m: re.Match[str]) -> str:
+        def cite(m: re.Match[str]) -> str:
             n = own.get(int(m.group(1)))
-            return f"[{n}]" if n is not None else ""
+            return f" [{n}]" if n is not None else ""
 
-        return replace(step, answer=re.sub(r" ?\[(\d+)\]", lambda m: f" {number(m)}" if number(m) else "",
-                                           step.answer))
+        return replace(step, answer=re.sub(r" ?\[(\d+)\]", cite, step.answer))
 
     def final(self, question: str, steps: Sequence[Step], on_token: TokenCallback | None = None) -> Written:
         """The model's final answer after ``steps``, streamed: from the passages they retrieved and their facts

@@ -65,6 +65,7 @@ from shelfwise.core.navigation.trace import Candidate, Hit, Level, SearchResult,
 from shelfwise.core.settings import Budgets, Settings
 from shelfwise.core.store.db import Store
 from shelfwise.core.store.snapshot import NodeInfo, Snapshot
+from shelfwise.ingest.model import PIPE_RULE, pipe_cells
 
 LABELS = {"cluster": "topics", "document": "documents", "section": "sections", "passage": "passages"}
 FLATTEN_LIMIT = 64  # a document with at most this many sections shows them all in one level
@@ -444,8 +445,7 @@ def _table_words(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines or not all(line.startswith("|") for line in lines):
         return ""
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
-    rows = [r for r in rows if not all(c and set(c) <= set("-: ") for c in r)]  # the |---| rule under a header
+    rows = [pipe_cells(line) for line in lines if not PIPE_RULE.match(line)]  # not the |---| under a header
     if len(rows) < 2:
         return ""
     return "; ".join(", ".join(c for c in r if c) for r in rows[1:])
