@@ -4,9 +4,8 @@ bundled base model (Gemma 3 270M) through the backend's ``continuations`` (every
 the prompt evaluated once). :func:`read_phrases` weighs it as ``core/answers/short.py``'s ``SpanWeights`` say, and
 ``short.value_candidates`` adds that to the phrase ranker's score where a model is given; a backend that cannot
 read it (a server, the test double) leaves the ranker alone. ``benchmarks/research/span_choice.py`` measured the
-prompt and chose the weight on the training data (docs/eval/answers.md, "Session 25"; two other readings, the
-question's likelihood given the phrase as the answer and the encoder's cosine of the question with the phrase in
-its place, were tried in session 27 and added nothing there).
+prompt and chose the weight on the training data (docs/eval/answers.md, "Session 25"; two other readings that were
+tried and not kept are in its "Session 27").
 """
 
 from __future__ import annotations
