@@ -17,7 +17,7 @@ for d in json.load(sys.stdin)["documents"]:
         print(d["path"])' resources/sample 2>/dev/null || true)
   if [ "${#others[@]}" -gt 0 ]; then
     echo "The sample library has ${#others[@]} documents from another copy of the sample; removing them."
-    $SW --db "$DB" remove --collection default "${others[@]}" >/dev/null
+    $SW --db "$DB" remove --collection default --no-index "${others[@]}" >/dev/null  # the ingest below indexes
   fi
 fi
 $SW --db "$DB" ingest resources/sample --collection default || true

@@ -1,6 +1,6 @@
 """``shelfwise remove`` through the command line on a copy of the sample library: a file's document and everything
-under a folder leave the library (also when the files are gone from disk), the files stay, and a path nothing was
-ingested from says so with exit code 1."""
+under a folder leave the library (also when the files are gone from disk; ``--no-index`` leaves the index for the
+next run), the files stay, and a path nothing was ingested from says so with exit code 1."""
 
 from __future__ import annotations
 
@@ -33,9 +33,12 @@ def test_remove_a_file_then_a_gone_folder_and_nothing_stored(sample_copy, tmp_pa
     # a folder whose files are gone from disk: everything stored under it goes (relative paths as typed)
     moved = lib.files.rename(lib.files.parent / "moved-away")
     try:
-        gone = run_shelfwise(lib.db, ["remove", "sample"], cwd=lib.files.parent)
+        gone = run_shelfwise(lib.db, ["remove", "sample", "--no-index"], cwd=lib.files.parent)
         assert gone.returncode == 0 and gone.stdout.startswith("Removed 5 documents"), gone.stdout
         assert _paths(lib) == []
+        status = run_shelfwise(lib.db, ["status", "--json"])
+        indexes = json.loads(status.stdout[status.stdout.index("{"):])["indexes"]
+        assert indexes and indexes[0]["unfinished"], indexes  # --no-index: left for the next run to finish
     finally:
         moved.rename(lib.files)
     wrong = run_shelfwise(lib.db, ["remove", str(faq), "--collection", "nope"])
