@@ -74,9 +74,9 @@ def rarity(store: Store, question: str, allowed: Collection[int] | None = None,
     """The question's :func:`key_query_terms` that the library holds, each with its rarity: the log of the
     library's rows over the rows holding it (:data:`COUNT_CAP` at most counted). ``allowed``: the node ids of the
     part of the library that counts (all of it when ``None``)."""
-    if allowed is None:
-        row = store.conn.execute("SELECT count(*) FROM nodes").fetchone()
-        size = int(row[0]) if row else 0
+    if allowed is None:  # the library's rows, read off the highest node id (a count would read every row)
+        row = store.conn.execute("SELECT max(id) FROM nodes").fetchone()
+        size = int(row[0] or 0) if row else 0
     else:
         size = len(allowed)
     out: dict[str, float] = {}
@@ -125,7 +125,7 @@ def unanswered(store: Store, question: str, hits: Sequence[Hit], cosines: dict[i
     model = tuning.unanswered
     if model is None or not hits:
         return None
-    rare = rarity(store, question, whole=tuning.unanswered_whole)
-    if not reads(question, rare, tuning.unanswered_whole):
+    rare = rarity(store, question)
+    if not reads(question, rare):
         return None
     return model.probability(evidence(question, hits, cosines, rare).vector()) >= tuning.unanswered_min

@@ -49,12 +49,11 @@ class AnswerTuning:
     absent_min_present: float = 0.0
     absent_max_keep: float = 0.0
     absent_max_cosine: float = 0.0
-    # not found too when the fitted model over the top passages' evidence (core/answers/answerable.py's FEATURES,
-    # ``unanswered_whole``: the rarest terms read in the whole question, its scene too) gives P(not answered) of at
-    # least ``unanswered_min`` (None: off)
+    # not found too when the fitted model over the top passages' evidence (core/answers/answerable.py's FEATURES)
+    # gives P(not answered) of at least ``unanswered_min``; where it reads a question it takes the place of
+    # ``abstain_max_p`` (None: off)
     unanswered: Logistic | None = None
     unanswered_min: float = 1.0
-    unanswered_whole: bool = False
 
 
 # chosen with all-MiniLM-L6-v2 (docs/benchmarks.md, "Answers" and "The extracted answer")
