@@ -217,7 +217,9 @@ def main() -> None:
           f"threshold {threshold}")
     for r, p in zip(rows, [prob(model, r["x"]) if r["x"] else None for r in rows], strict=True):
         r["p_unanswered"] = None if p is None else round(p, 4)
-    report["rows"] = rows
+    # the evaluation and training sets' texts stay out of the repository: their rows keep the question id only
+    report["rows"] = [r if r["set"].startswith("sample")
+                      else {k: v for k, v in r.items() if k not in ("question", "top")} for r in rows]
     args.out.write_text(json.dumps(report, separators=(",", ":")))
 
 
