@@ -23,7 +23,8 @@ HANDBOOK = ["Full-time employees receive 27 days of paid annual leave per calend
             "Leave requests go to your manager at least two weeks ahead.",
             "Unused leave days expire on 31 March of the following year.",
             "The Lisbon studio is on the top floor and is open from 08:00 to 20:00 on weekdays.",
-            "Employees may take leave for a family emergency at short notice."]
+            "Employees may take leave for a family emergency at short notice.",
+            "How many days of leave do I get, and what is the notice? Ask your manager."]
 
 
 @pytest.fixture
@@ -67,9 +68,10 @@ def test_the_evidence_says_whether_the_top_passages_hold_the_rarest_terms(store:
 
 
 def test_a_question_in_another_language_is_left_to_the_walk(store: Store) -> None:
-    assert reads("How many days of annual leave do I get?", rarity(store, "How many days of annual leave do I get?"))
+    assert reads(store, "How many days of annual leave do I get?")
     german = "Wie viele Urlaubstage bekomme ich im Jahr?"
-    assert not reads(german, rarity(store, german))
+    assert not reads(store, german)
+    assert not reads(store, "Was ist das Leave für Mitarbeiter?")  # one word of the library's: still another language
     tuning = replace(EMBEDDINGGEMMA, unanswered=Logistic((0.0,) * len(FEATURES), 10.0))
     assert unanswered(store, german, _hits(store), {}, tuning) is None
 

@@ -71,7 +71,7 @@ def read_rows(paths: Iterable[Path], embedder: Any, earlier: dict[tuple[str, str
             hits, cos = hits_of(row)
             q = row["question"]
             rare = rarity(store, q, allowed)
-            ev = evidence(q, hits, cos, rare) if hits and reads(q, rare) else None
+            ev = evidence(q, hits, cos, rare) if hits and reads(store, q, allowed) else None
             ev_whole = evidence(q, hits, cos, rarity(store, q, allowed, whole=True)) if hits else None
             best = ev.cos if ev else 0.0
             old = not hits or best < t.found_min_cosine or hits[0].score < t.abstain_max_p

@@ -23,7 +23,7 @@ from shelfwise.core.navigation.trace import Hit
 from shelfwise.core.store.db import Store
 
 RARE = 2  # the question's rarest key terms whose presence in the top passages counts
-MIN_HELD = 0.5  # the share of the question's key terms the library must hold for the fitted rule to read it
+MIN_HELD = 0.6  # the share of the question's words the library must hold for the fitted rule to read it
 COUNT_CAP = 500  # passages counted per term at most (a common word's count says only that it is common)
 
 
@@ -50,15 +50,15 @@ class Evidence:
 FEATURES = tuple(f.name for f in fields(Evidence))
 
 
-def _count(store: Store, term: str, allowed: Collection[int] | None) -> int:
-    """How many rows of the full-text index (passages, titles, headings) hold ``term``, at most
-    :data:`COUNT_CAP`; of the node ids ``allowed`` only, when given (a part of the library)."""
+def _count(store: Store, term: str, allowed: Collection[int] | None, cap: int = COUNT_CAP) -> int:
+    """How many rows of the full-text index (passages, titles, headings) hold ``term``, at most ``cap``; of the node
+    ids ``allowed`` only, when given (a part of the library)."""
     if allowed is None:
         row = store.conn.execute(f"SELECT count(*) FROM (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? "
-                                 f"LIMIT {COUNT_CAP})", (f'"{term}"',)).fetchone()
+                                 f"LIMIT {int(cap)})", (f'"{term}"',)).fetchone()
         return int(row[0]) if row else 0
     ids = store.conn.execute("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{term}"',))
-    return min(sum(1 for (i,) in ids if i in allowed), COUNT_CAP)
+    return min(sum(1 for (i,) in ids if i in allowed), cap)
 
 
 def key_query_terms(question: str, whole: bool = False) -> list[str]:
@@ -87,12 +87,12 @@ def rarity(store: Store, question: str, allowed: Collection[int] | None = None,
     return out
 
 
-def reads(question: str, rare: dict[str, float], whole: bool = False) -> bool:
-    """Whether the fitted rule reads the question: the library holds at least :data:`MIN_HELD` of its key terms (a
-    question in another language than the library shares almost none of them, and is left to the walk's
-    P(relevant))."""
-    keys = key_query_terms(question, whole)
-    return not keys or len(rare) / len(keys) >= MIN_HELD
+def reads(store: Store, question: str, allowed: Collection[int] | None = None) -> bool:
+    """Whether the fitted rule reads the question: the library holds at least :data:`MIN_HELD` of the words of its
+    asking sentence, function words too (a question in another language than the library shares almost none of
+    them, and is left to the walk's P(relevant)), as the absent-subject rule's ``absent_min_present`` reads it."""
+    terms = [t for t in query_terms(focus_question(question)) if " " not in t]
+    return not terms or sum(_count(store, t, allowed, cap=1) > 0 for t in terms) / len(terms) >= MIN_HELD
 
 
 def evidence(question: str, hits: Sequence[Hit], cosines: dict[int, float], rare: dict[str, float]) -> Evidence:
@@ -125,7 +125,7 @@ def unanswered(store: Store, question: str, hits: Sequence[Hit], cosines: dict[i
     model = tuning.unanswered
     if model is None or not hits:
         return None
-    rare = rarity(store, question)
-    if not reads(question, rare):
+    if not reads(store, question):
         return None
-    return model.probability(evidence(question, hits, cosines, rare).vector()) >= tuning.unanswered_min
+    ev = evidence(question, hits, cosines, rarity(store, question))
+    return model.probability(ev.vector()) >= tuning.unanswered_min

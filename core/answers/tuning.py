@@ -68,8 +68,8 @@ MINILM = AnswerTuning(found_min_cosine=0.26, abstain_max_p=0.021, passage_weight
 EMBEDDINGGEMMA = AnswerTuning(found_min_cosine=0.0, abstain_max_p=0.0167, passage_weight=0.2, cue_weight=0.3,
                               lexical_weight=0.4, absent_min_present=0.6, absent_max_keep=0.82,
                               absent_max_cosine=0.5,
-                              unanswered=Logistic((-9.2208, -0.683, 1.3597, -3.5875, 0.0216, 3.0894), 2.6232),
-                              unanswered_min=0.91)
+                              unanswered=Logistic((-9.204, -0.6838, 1.3623, -3.5799, 0.026, 3.0813), 2.6087),
+                              unanswered_min=0.9)
 BY_PROFILE = {"minilm": MINILM, "embeddinggemma": EMBEDDINGGEMMA}
 
 
