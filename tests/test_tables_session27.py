@@ -59,8 +59,8 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("How many athletes did not finish with a time less than 53? in:heats.xlsx", "3"),  # 53.4, 54.0, 55.2
     ("How many athletes finished with a time less than 53? in:heats.xlsx", "2"),  # the bound as said
     ("How many athletes did not run a time of more than 54? in:heats.xlsx", "4"),  # at most 54: 54.0 kept
-    ("Wie viele Athletinnen liefen nicht weniger als 53? in:zeiten.xlsx", "3"),
-    ("Combien d'athlètes n'ont pas couru moins de 53 ? in:temps.xlsx", "3"),
+    ("Wie viele Athletinnen hatten eine Zeit von nicht weniger als 53? in:zeiten.xlsx", "3"),
+    ("Combien d'athlètes n'ont pas eu un temps de moins de 53 ? in:temps.xlsx", "3"),
 ])
 def test_a_negated_bound_counts_the_other_rows(library: Path, question: str, value: str) -> None:
     short = ask_json(library, question)["short_answer"]
