@@ -1,8 +1,9 @@
 """The table questions added in session 27 (issue 49), asked through the CLI (``shelfwise ask --json`` in process,
 click's CliRunner) over small real workbooks written here and ingested once (real SQLite, the real bundled encoder,
 MiniLM, generation off): a bound the question negates ("did not finish with a time less than 53": at least 53;
-German and French too), "name a X that did not have Y over N" as the first row the negated bound keeps, and "how
-many more X did A than B" as A's rows less B's."""
+German and French too), "name a X that did not have Y over N" as the first row the negated bound keeps, "how many
+more X did A than B" as A's rows less B's, and "what is the X with the most Y" shown as the row's name (it was
+withheld as a value of another kind than the number asked)."""
 
 from __future__ import annotations
 
@@ -81,3 +82,20 @@ def test_how_many_more_rows_of_one_than_another(library: Path) -> None:
     assert short is not None
     assert (short["text"], short["operation"]) == ("3", "count_difference")  # 4 rows less 1
     assert "4 rows for Shelley Jensen minus 1 for Madeline Cripe" in short["explanation"]
+
+
+@pytest.mark.parametrize("question", [
+    "What is the district with the largest amount of population? in:districts.xlsx",  # asks a number's kind ...
+    "What was the name of the district with the largest amount of population? in:districts.xlsx",
+])
+def test_what_is_the_x_with_the_most_names_a_row(library: Path, question: str) -> None:
+    # ... but names a row: its name is shown (it was withheld as "of another kind than the one asked")
+    short = ask_json(library, question)["short_answer"]
+    assert short is not None, question
+    assert (short["text"], short["operation"]) == ("Cuttack", "argmax"), question
+
+
+def test_what_is_the_most_is_still_the_number(library: Path) -> None:
+    short = ask_json(library, "What is the largest amount of population? in:districts.xlsx")["short_answer"]
+    assert short is not None
+    assert (short["text"], short["operation"]) == ("2618708", "max")
