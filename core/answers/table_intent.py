@@ -65,8 +65,8 @@ _BELOW = re.compile(rf"\b((?<!no )(?<!not )less than|(?<!no )(?<!not )fewer than
                     rf"weniger als|unter|höchstens|moins de|au plus|inférieure? à)\s+{_NUMBER}")
 # a negation at most four words before a bound, none of them a conjunction: "did not finish with a time less than
 # 53", "hat nicht mehr als", "n'a pas plus de" ("not more than" itself is a bound of its own, read above)
-_NEGATED_BOUND = re.compile(r"(\bnot|n't|\bnever|\bnicht|\bnie|\bpas|\bjamais)\b(?:\s+(?!(?:and|but|or|und|aber|oder|et|mais|ou)\b)"
-                            r"[^\s,;]+){0,4}\s*$")
+_NEGATED_BOUND = re.compile(r"(\bnot|n't|\bnever|\bnicht|\bnie|\bpas|\bjamais)\b"
+                            r"(?:\s+(?!(?:and|but|or|und|aber|oder|et|mais|ou)\b)[^\s,;]+){0,4}\s*$")
 _OR_MORE = re.compile(rf"{_NUMBER}\s+(?:[a-z]+\s+)?or (more|greater|higher|above|over|less|fewer|lower|under|below)\b")
 _INCLUSIVE = frozenset({"at least", "mindestens", "au moins", "at most", "höchstens", "au plus", "no more than",
                         "not more than", "no less than", "not less than", "no fewer than", "not fewer than",
@@ -196,8 +196,8 @@ def read_intent(question: str) -> TableIntent:
                 negation = _NEGATED_BOUND.search(numbered[: m.start()])
                 if negation:  # "did not make more than 50,000": at most 50,000
                     c.strict, bound_side = not c.strict, "high" if side == "low" else "low"
-                    said = "not" if negation.group(1) == "n't" else negation.group(1)
-                    c.words = f"{said} {c.words}"
+                    negating = "not" if negation.group(1) == "n't" else negation.group(1)
+                    c.words = f"{negating} {c.words}"
                 setattr(c, bound_side, b[1])
                 intent.comparisons.append(c)
     for m in _OR_MORE.finditer(numbered):  # "20% or greater", "3 strokes or more"
