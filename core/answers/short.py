@@ -40,13 +40,14 @@ from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
-from shelfwise.core.answers.phrases import FUNCTION_WORDS, is_clause, phrase_spans
-from shelfwise.core.answers.span_model import ReadsContinuations, phrase_likelihoods
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.span_model import ReadsContinuations, read_phrases
 from shelfwise.core.answers.typed_spans import (
     MONTH,
     NUMBER_WORD_EN,
     WEEKDAY,
     Span,
+    asks_money,
     bare_value,
     date_spans,
     frequency_spans,
@@ -357,6 +358,9 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     digits = set(re.findall(r"\d+(?:[.,]\d+)?", piece))
     if kind in ("number", "percent", "duration") and digits and digits <= q_numbers:
         return None
+    if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
+            kind == "duration" and span.kind == "money"):
+        return None  # "How much does it cost?" is not answered "4 years", nor "How long ...?" by "£95"
     piece_stems = stems(piece)
     if piece_stems and piece_stems <= stems(question) and set(re.findall(r"\d+", piece)) <= q_numbers:
         return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
@@ -581,14 +585,10 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
             kinds = {(sp.start, sp.end) for sp in typed}
             w = weights.vector()
             offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)]
-            read = phrase_likelihoods(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered]) \
-                if model is not None and offered else None
-            readings: list[tuple[float, float] | None] = list(read) if read else [None] * len(offered)
-            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min
-                       + (weights.model_sum * lp[0] + weights.model_mean * lp[1]
-                          + weights.model_clause * is_clause(_shown(s.text, span)) if lp else 0.0), span,
+            readings = read_phrases(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered], weights)
+            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min + read, span,
                        (span.start, span.end) in kinds, f, lp)
-                      for (span, f), lp in zip(offered, readings, strict=True)]
+                      for (span, f), (lp, read) in zip(offered, readings, strict=True)]
         else:
             scored = [(sc, span, True, (), None) for span in typed
                       if (sc := _score(kind, span, s.text, question)) is not None]

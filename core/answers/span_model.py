@@ -1,10 +1,11 @@
 """The answer model's reading of which phrase of a sentence answers a question asking for a thing (issue 48): the
-log-probability of " <phrase>" after "<sentence>\\nQuestion: <question>\\nAnswer:", per token, read by the bundled
-base model (Gemma 3 270M) through the backend's ``continuations`` (every phrase of a sentence in one batch, the
-prompt evaluated once). ``core/answers/short.py`` adds it, weighted, to the phrase ranker's score
-where a model is given; a backend that cannot read it (a server, the test double) leaves the ranker alone.
-``benchmarks/research/span_choice.py`` measured the prompt and chose the weight on the training data
-(docs/eval/answers.md, "Session 25").
+log-probability of " <phrase>" after "<sentence>\\nQuestion: <question>\\nAnswer:", summed and per token, read by the
+bundled base model (Gemma 3 270M) through the backend's ``continuations`` (every phrase of a sentence in one batch,
+the prompt evaluated once). :func:`read_phrases` weighs it as ``core/answers/short.py``'s ``SpanWeights`` say, and
+``short.value_candidates`` adds that to the phrase ranker's score where a model is given; a backend that cannot
+read it (a server, the test double) leaves the ranker alone. ``benchmarks/research/span_choice.py`` measured the
+prompt and chose the weight on the training data (docs/eval/answers.md, "Session 25"; two other readings that were
+tried and not kept are in its "Session 27").
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from shelfwise.core.answers.phrases import is_clause
 from shelfwise.core.models.backend import BackendError, CancelCheck, Likelihoods
 
 PROMPT = "{sentence}\nQuestion: {question}\nAnswer:"
@@ -20,6 +22,18 @@ PROMPT = "{sentence}\nQuestion: {question}\nAnswer:"
 class ReadsContinuations(Protocol):
     def continuations(self, context: str, options: Sequence[str], *,
                       cancel: CancelCheck | None = None) -> Likelihoods: ...
+
+
+class ReadWeights(Protocol):
+    """What a reading weighs (``core/answers/short.py``'s ``SpanWeights``): per unit of the summed and per-token
+    log-probability, and for a phrase that is a clause (``phrases.is_clause``: the reading favours those)."""
+
+    @property
+    def model_mean(self) -> float: ...
+    @property
+    def model_sum(self) -> float: ...
+    @property
+    def model_clause(self) -> float: ...
 
 
 def phrase_likelihoods(model: ReadsContinuations, sentence: str, question: str, phrases: Sequence[str],
@@ -34,3 +48,14 @@ def phrase_likelihoods(model: ReadsContinuations, sentence: str, question: str, 
     except BackendError:
         return None
     return list(zip(got.total, got.mean, strict=True))
+
+
+def read_phrases(model: ReadsContinuations | None, sentence: str, question: str, phrases: Sequence[str],
+                 weights: ReadWeights) -> list[tuple[tuple[float, float] | None, float]]:
+    """For each of ``phrases`` (of one sentence): the model's (summed, per-token) reading of it as the answer, or
+    None, and what the reading adds to its score (0 where the model does not read)."""
+    read = phrase_likelihoods(model, sentence, question, phrases) if model is not None and phrases else None
+    if not read:
+        return [(None, 0.0)] * len(phrases)
+    return [(lp, weights.model_sum * lp[0] + weights.model_mean * lp[1] + weights.model_clause * is_clause(p))
+            for p, lp in zip(phrases, read, strict=True)]

@@ -132,7 +132,7 @@ def date_spans(text: str) -> list[Span]:
     pieces += [Span(m.start(), m.end(), "date") for m in cues.CJK_DATE.finditer(text)]
     pieces += [Span(text.find(w), text.find(w) + len(w), "date") for w, _ in times_in(text) if text.find(w) >= 0]
     # "with the May salary": a month word heads a noun phrase
-    merged = _merge(pieces, text)
+    merged = _merge([p for p in pieces if not _in_name(text, p)], text)
     out = []
     for s in merged:
         day = _DAY_BEFORE.search(text[:s.start])  # "from 29 to 31 December": the range's first day, its month shared
@@ -142,6 +142,16 @@ def date_spans(text: str) -> list[Span]:
         tail = re.match(r"\s+(?:salary|payment|payroll|Gehalt|salaire)\b|\s*Uhr\b", text[s.end:], re.I)
         out.append(Span(s.start, s.end + tail.end(), "date") if tail else s)
     return out
+
+
+def _in_name(text: str, piece: Span) -> bool:
+    """Whether a year is part of a name, joined to a word by a hyphen ("2019-nCoV", "COVID-2019"; not
+    "mid-2019")."""
+    if not re.fullmatch(r"\d{4}", text[piece.start:piece.end]):
+        return False
+    before = re.search(r"([^\W\d_]+)-$", text[max(0, piece.start - 20):piece.start])
+    return bool(re.match(r"-[^\W\d_]", text[piece.end:piece.end + 2])) or bool(
+        before and before.group(1).lower() not in ("mid", "pre", "post", "early", "late", "end", "mitte", "ende"))
 
 
 def _function(word: str) -> bool:
@@ -159,12 +169,32 @@ def _modifies(number: str, first: str, second: str) -> bool:
             and not _function(second) and len(second) > 3)
 
 
+# the level of a confidence or credible interval ("95% CI", "95 % KI", "IC à 95 %"): never the value asked for
+_INTERVAL_LEVEL = lazy(r"\b\d{2}(?:[.,]\d)?\s?%\s*(?:CIs?|CrIs?|UI|confidence|credible|uncertainty|KI|"
+                       r"Konfidenzintervall|Vertrauensbereich)\b|\b(?:IC|CI|KI)\s?(?:à\s)?\d{2}(?:[.,]\d)?\s?%",
+                       re.I)
+
+
+# a question asking for a sum of money: "how much" (or "what amount", "combien", "wie viel") with what is paid
+_MONEY_Q = lazy(r"\b(?:how much|what (?:is the )?amount|wie ?viel|combien|quel(?:le)? est le montant)\b.*\b(?:"
+                r"cost|costs|pay|paid|fee|fees|charge|charged|price|penalty|fine|tax|allowance|pension|salary|wage|"
+                r"spend|owe|repay|refund|deposit|grant|loan|worth|money|kostet|kosten|gebühr|preis|zahlen|bezahlen|"
+                r"betrag|coûte|coût|prix|frais|payer|montant)\b|\b(?:was kostet|combien coûte)\b", re.I)
+
+
+def asks_money(question: str) -> bool:
+    """Whether ``question`` asks for a sum of money ("How much does the application cost?"): answered by an amount
+    or a share ("How much tax ...?" by "25%"), not by a count of weeks or items."""
+    return bool(_MONEY_Q.search(question))
+
+
 def quantity_spans(text: str) -> list[Span]:
     """Numbers with what they count: money ("EUR 600", "600 €"), percentages, a number and its unit word(s)
     ("27 days", "2 working days", "14 characters"), a bare number last; clock times and dates are left out."""
     taken: list[Span] = []
     excluded = [(s.start, s.end) for s in time_spans(text)]
     excluded += [(text.find(w), text.find(w) + len(w)) for w, _ in dates_in(text) if text.find(w) >= 0]
+    excluded += [m.span() for m in _INTERVAL_LEVEL.finditer(text)]  # "95% CI": how sure, not a value of the text
 
     def free(a: int, b: int) -> bool:
         return not any(x < b and a < y for x, y in [*excluded, *((s.start, s.end) for s in taken)])

@@ -1,0 +1,84 @@
+"""The short answer is a value of the kind asked (issue 48, session 27): a question asking for a sum of money is not
+answered by a count of nights or weeks ("How much do holiday rentals cost?" showed "5 nights or more"), a question
+asking how long not by a sum; the level of a confidence interval ("95% CI") is no value of a text; a year joined to
+a name by a hyphen ("2019-nCoV") is no date. Through ``shelfwise ask --json`` on copies of the bundled sample (real
+SQLite, the real bundled encoder), one with a short note added by ``shelfwise ingest``; the spans themselves on
+strings below."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.cli_sample import SampleLibrary, ask_json, run_shelfwise
+
+NOTE = """Outbreak notes
+
+The first case of 2019-nCoV in the region was confirmed on January 15, 2020, in a returning traveller.
+
+Among the staff tested in March, the attack rate was 4.2 per 1,000 (95% CI: 3.1-5.6).
+"""
+
+
+@pytest.fixture(scope="module")
+def with_note(sample_copy: Callable[[str], SampleLibrary], tmp_path_factory: pytest.TempPathFactory) -> SampleLibrary:
+    lib = sample_copy("short-kinds")
+    notes = tmp_path_factory.mktemp("short-kinds-notes")
+    (notes / "outbreak-notes.txt").write_text(NOTE)
+    done = run_shelfwise(lib.db, ["ingest", str(notes)])
+    assert done.returncode == 0, done.stdout[-2000:]
+    return lib
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    # "Holiday rentals are allowed only for stays of 5 nights or more." (before: "5 nights or more")
+    ("How much do holiday rentals cost?", "Holiday rentals are allowed only for stays of 5 nights or more."),
+    # "Checked luggage is covered for trips of three nights or longer, ..." (before: "three nights or longer")
+    ("How much does checked luggage cost?", "Checked luggage is covered for trips of three nights or longer"),
+])
+def test_a_sum_asked_for_is_not_answered_by_a_count(sample_library: SampleLibrary, question: str,
+                                                    sentence: str) -> None:
+    out = ask_json(sample_library, question)
+    assert out["short_answer"] is None and out["answer"].startswith(sentence), out["answer"][:300]
+
+
+def test_a_sum_asked_for_is_still_answered_by_a_sum(sample_library: SampleLibrary) -> None:
+    out = ask_json(sample_library, "How much are customer dinners limited to?")
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == "EUR 85 per person", out["answer"][:300]
+
+
+def test_an_interval_level_and_a_year_in_a_name_are_no_values(with_note: SampleLibrary) -> None:
+    rate = ask_json(with_note, "What was the attack rate among the staff tested in March?")  # before: "95%"
+    assert rate["short_answer"] is not None and rate["short_answer"]["text"] == "4.2", rate["answer"][:300]
+    first = ask_json(with_note, "When was the first case of the new coronavirus confirmed in the region?")
+    assert first["short_answer"] is not None, first["answer"][:300]  # before: "2019", of "2019-nCoV"
+    assert first["short_answer"]["text"] == "on January 15, 2020", first["answer"][:300]
+
+
+def test_the_spans_of_a_kind() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.typed_spans import asks_money, date_spans, quantity_spans
+    from shelfwise.core.answers.types import Extracted
+
+    def spans(find, text: str) -> list[str]:  # type: ignore[no-untyped-def]
+        return [text[s.start:s.end] for s in find(text)]
+
+    assert spans(quantity_spans, "It rose 21-fold (95% CI: 18-25).") == ["21", "18"]
+    assert spans(quantity_spans, "Das Risiko lag bei 3 % (95 % KI 2-4 %).") == ["3 %", "2-4 %"]
+    assert spans(quantity_spans, "95% of staff took part.") == ["95%"]
+    assert spans(date_spans, "Cases of 2019-nCoV and COVID-2019 rose in mid-2019.") == ["2019"]
+    assert spans(date_spans, "From 2019-2020 it rose.") == ["From 2019-2020"]
+    assert asks_money("How much does the application cost?") and asks_money("Wie viel kostet das Ticket?")
+    assert asks_money("Combien coûte la carte ?") and asks_money("How much tax will I pay?")
+    assert not asks_money("How much time should I allow?") and not asks_money("How many days can I carry over?")
+
+    def value(question: str, sentence: str) -> str:
+        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
+        return got.text if got else ""
+
+    assert value("How much tax will I pay on the transfer?", "You pay 25% tax within 5 years.") == "25%"
+    assert value("How much does a copy cost?", "Allow 23 days for a copy.") == ""
+    assert value("How long does the visa last?", "The visa costs £95 and lasts 1 month.") == "1 month"
+    assert value("How long does the visa last?", "The visa costs £95.") == ""
