@@ -1,0 +1,43 @@
+"""Which sentences hold a value of the kind the question asks for (issue 48, session 27): the sentence ranker's
+cue for a question asking for a value.
+
+``extractive.type_cue`` already prefers, for "how many/much" or "when", a sentence holding any number or any
+date. This cue is the short answer's own reading of the kind asked (``short.asked_kind``): a sentence counts
+when ``short.spans_of`` finds a span of that kind in it, a duration for "how long", a percentage for "what
+percentage", a sum of money (or a share) for "how much does it cost", a date or a time for "when". So the
+sentence shown, and read for the short answer, is more often one that holds a value the short answer can give.
+Only the kinds of a value (number, percent, duration, date, time): for a name or a place the spans are any
+capitalised words and the cue did not help (docs/eval/answers.md "Session 27 (sentence)", where the weight
+``extractive.KIND_WEIGHT`` was chosen on the training data held out by document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from shelfwise.core.answers.short import asked_kind, spans_of
+from shelfwise.core.answers.typed_spans import asks_money
+
+VALUE_KINDS = ("number", "percent", "duration", "date", "time")
+
+
+def holds_kind(kind: str, text: str, question: str) -> bool:
+    """Whether ``text`` holds a span of ``kind`` as the short answer reads it: for a duration or a percentage
+    one of that kind, for a sum asked (:func:`typed_spans.asks_money`) a sum or a share."""
+    spans = spans_of(kind, text, question)
+    if kind in ("duration", "percent"):
+        return any(sp.kind == kind for sp in spans)
+    if kind == "number" and asks_money(question):
+        return any(sp.kind in ("money", "percent") for sp in spans)
+    return bool(spans)
+
+
+def kind_cue(question: str, texts: Sequence[str]) -> np.ndarray:
+    """1 for each text holding a value of the kind ``question`` asks for (:func:`holds_kind`), else 0; all 0 for a
+    question asking for no value (a thing, a name, a place, a list, how, why, yes or no)."""
+    kind = asked_kind(question)
+    if kind not in VALUE_KINDS:
+        return np.zeros(len(texts), dtype=np.float32)
+    return np.array([holds_kind(kind, t, question) for t in texts], dtype=np.float32)
