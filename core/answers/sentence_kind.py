@@ -13,20 +13,27 @@ capitalised words and the cue did not help (docs/eval/answers.md "Session 27 (se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
 from shelfwise.core.answers.short import asked_kind, spans_of
 from shelfwise.core.answers.typed_spans import asks_money
+from shelfwise.core.languages import lazy
 
 VALUE_KINDS = ("number", "percent", "duration", "date", "time")
+# "one week of notice": the short answer's spans leave "one" out (a pronoun as often as a number), but before a
+# unit of time it is a duration
+_ONE_UNIT = lazy(r"\b(?:one|a single)\s+(?:second|minute|hour|day|week|fortnight|month|year)\b", re.I)
 
 
 def holds_kind(kind: str, text: str, question: str) -> bool:
     """Whether ``text`` holds a span of ``kind`` as the short answer reads it: for a duration or a percentage
     one of that kind, for a sum asked (:func:`typed_spans.asks_money`) a sum or a share."""
     spans = spans_of(kind, text, question)
+    if kind in ("duration", "number") and not asks_money(question) and _ONE_UNIT.search(text):
+        return True
     if kind in ("duration", "percent"):
         return any(sp.kind == kind for sp in spans)
     if kind == "number" and asks_money(question):
