@@ -1,4 +1,4 @@
-"""Which sentences hold a value of the kind the question asks for (issue 48, session 27): the sentence ranker's
+"""Which sentences hold a value of the kind the question asks for (issue 48): the sentence ranker's
 cue for a question asking for a value.
 
 ``extractive.type_cue`` already prefers, for "how many/much" or "when", a sentence holding any number or any
