@@ -3,8 +3,9 @@ cue for a question asking for a value.
 
 ``extractive.type_cue`` already prefers, for "how many/much" or "when", a sentence holding any number or any
 date. This cue is the short answer's own reading of the kind asked (``short.asked_kind``): a sentence counts
-when ``short.spans_of`` finds a span of that kind in it, a duration for "how long", a percentage for "what
-percentage", a sum of money (or a share) for "how much does it cost", a date or a time for "when". So the
+when ``short.spans_of`` finds a span of that kind in it: a percentage for "what
+percentage", a sum of money (or a share) for "how much does it cost", a date or a time for "when", any
+quantity for "how many" or "how long" ("one" before a noun too: "one week of notice"). So the
 sentence shown, and read for the short answer, is more often one that holds a value the short answer can give.
 Only the kinds of a value (number, percent, duration, date, time): for a name or a place the spans are any
 capitalised words and the cue did not help (docs/eval/answers.md "Session 27 (sentence)", where the weight
@@ -23,18 +24,20 @@ from shelfwise.core.answers.typed_spans import asks_money
 from shelfwise.core.languages import lazy
 
 VALUE_KINDS = ("number", "percent", "duration", "date", "time")
-# "one week of notice": the short answer's spans leave "one" out (a pronoun as often as a number), but before a
-# unit of time it is a duration
-_ONE_UNIT = lazy(r"\b(?:one|a single)\s+(?:second|minute|hour|day|week|fortnight|month|year)\b", re.I)
+# "one week of notice", "one remote day per week": the short answer's spans leave "one" out (a pronoun as often as
+# a number: "the one that", "one of them"), but before a noun it counts
+_ONE = lazy(r"(?<!\bthe )(?<!\bno )(?<!\bthis )(?<!\bthat )\b(?:one|a single)\s+(?!of\b|another\b|or\b|and\b)[^\W\d_]",
+            re.I)
 
 
 def holds_kind(kind: str, text: str, question: str) -> bool:
-    """Whether ``text`` holds a span of ``kind`` as the short answer reads it: for a duration or a percentage
-    one of that kind, for a sum asked (:func:`typed_spans.asks_money`) a sum or a share."""
+    """Whether ``text`` holds a span of ``kind`` as the short answer reads it: for a percentage one, for a sum
+    asked (:func:`typed_spans.asks_money`) a sum or a share, for a number or a duration any quantity ("How long
+    must the password be?": "14 characters")."""
     spans = spans_of(kind, text, question)
-    if kind in ("duration", "number") and not asks_money(question) and _ONE_UNIT.search(text):
+    if kind in ("duration", "number") and not asks_money(question) and _ONE.search(text):
         return True
-    if kind in ("duration", "percent"):
+    if kind == "percent":
         return any(sp.kind == kind for sp in spans)
     if kind == "number" and asks_money(question):
         return any(sp.kind in ("money", "percent") for sp in spans)
