@@ -309,14 +309,26 @@ def share_held(keys: Sequence[str], text: str, prefix: int = PREFIX) -> float:
     return sum(k in bag for k in keys) / len(keys)
 
 
+def _wants(question: str) -> tuple[bool, bool]:
+    """Whether ``question`` asks for a number or amount, and whether for a date or time, in so many words."""
+    wants_quantity = bool(_QUANTITY.search(question)) or cues.asks_quantity(question)
+    wants_when = (bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
+                  or cues.asks_when(question))
+    return wants_quantity, wants_when
+
+
+def asks_value(question: str) -> bool:
+    """Whether ``question`` asks in so many words for a number, an amount, a date or a time ("how many", "how
+    long", "when", "what date"; not "What is the expenses limit?"), as :func:`type_cue` reads it."""
+    return any(_wants(question))
+
+
 def type_cue(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.ndarray:
     """How many of the things the question asks for each text holds: a number or amount ("how many/much"), a date
     or time ("when", "what date", "what are the ... hours"), the action of a "how do you <verb>" question (its
     verb, on the first ``prefix`` letters). A question that asks two ("when is it paid and how much?") gives up
     to 2."""
-    wants_quantity = bool(_QUANTITY.search(question)) or cues.asks_quantity(question)
-    wants_when = (bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
-                  or cues.asks_when(question))
+    wants_quantity, wants_when = _wants(question)
     m = _PROCEDURE.search(question)
     verb = m.group(1).lower() if m and m.group(1).lower() not in STOPWORDS else ""
     verb = verb[:prefix] if prefix > 0 else verb

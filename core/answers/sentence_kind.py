@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from shelfwise.core.answers.extractive import asks_value
 from shelfwise.core.answers.short import asked_kind, spans_of
 from shelfwise.core.answers.typed_spans import asks_money
 from shelfwise.core.languages import lazy
@@ -46,8 +47,10 @@ def holds_kind(kind: str, text: str, question: str) -> bool:
 
 def kind_cue(question: str, texts: Sequence[str]) -> np.ndarray:
     """1 for each text holding a value of the kind ``question`` asks for (:func:`holds_kind`), else 0; all 0 for a
-    question asking for no value (a thing, a name, a place, a list, how, why, yes or no)."""
+    question asking for no value (a thing, a name, a place, a list, how, why, yes or no) and for one whose words do not
+    ask for a number or a time outright (:func:`extractive.asks_value`: "What is the expenses limit for hotels?"
+    would prefer any sentence with a sum, "EUR 85 per person" for customer dinners)."""
     kind = asked_kind(question)
-    if kind not in VALUE_KINDS:
+    if kind not in VALUE_KINDS or not asks_value(question):
         return np.zeros(len(texts), dtype=np.float32)
     return np.array([holds_kind(kind, t, question) for t in texts], dtype=np.float32)
