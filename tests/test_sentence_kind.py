@@ -1,8 +1,9 @@
-"""The sentence shown first holds a value of the kind asked (issue 48, session 27, ``core/answers/sentence_kind.py``):
+"""The sentence shown first holds a value of the kind asked (issue 48, ``core/answers/sentence_kind.py``):
 "How long does the parking permit application take?" showed first the sentence with the question's words ("The
-parking permit application is made through the facilities portal ...") and the one with the duration only second;
-now the duration's sentence comes first. Through ``shelfwise ask --json`` on a copy of the bundled sample with a
-short note added by ``shelfwise ingest`` (real SQLite, the real bundled encoder); the cue itself on strings below."""
+parking permit application is made through the facilities portal ...") and the one with the duration only
+second; now the duration's sentence comes first, and its value is shown. Through ``shelfwise ask --json`` on a
+copy of the bundled sample with a short note added by ``shelfwise ingest`` (real SQLite, the real bundled
+encoder); the cue itself on strings below."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def with_note(sample_copy: Callable[[str], SampleLibrary], tmp_path_factory: pyt
 
 def test_the_sentence_holding_the_duration_asked_is_shown_first(with_note: SampleLibrary) -> None:
     out = ask_json(with_note, "How long does the parking permit application take?")
-    assert out["answer"].startswith("Facilities usually decide within 10 working days."), out["answer"][:300]
+    assert out["sentences"][0]["text"] == "Facilities usually decide within 10 working days.", out["answer"][:300]
+    # before, the value was withheld (the first sentence held none); now it is shown above its sentence
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == "within 10 working days", out["answer"]
 
 
 def test_the_cue_reads_the_kind_asked() -> None:
@@ -52,3 +55,6 @@ def test_the_cue_reads_the_kind_asked() -> None:
     assert cue("When was the first case confirmed?", "It was confirmed on January 15, 2020.", "It was confirmed.") \
         == [1.0, 0.0]
     assert cue("Who decides the application?", *fee) == [0.0, 0.0]  # no value asked: no cue
+    # a value read from the words ("limit"), not asked for outright: no cue (any sum of the library would do)
+    assert cue("What is the expenses limit for hotels?", "Dinners are limited to EUR 85.", "Book hotels early.") \
+        == [0.0, 0.0]
