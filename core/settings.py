@@ -145,7 +145,8 @@ DECLARED: tuple[Declared, ...] = (
              "embedder alone.", READOUTS),
     Declared("answer_passages", "advanced", "Passages for the answer", "Passages the answer is written from."),
     Declared("adaptive", "advanced", "Adaptive retrieval",
-             "Adaptive retrieval (DeepRAG): split the question, retrieve only when needed."),
+             "Adaptive retrieval (DeepRAG): split the question and let the model decide, per part, whether to search "
+             "the documents (several questions typed at once are each searched anyway, no model deciding)."),
     Declared("budgets.first_keep_ratio", "advanced", "first keep ratio",
              "Share of the first level kept (leans to recall)"),
     Declared("budgets.keep", "advanced", "keep", "Candidates kept at every later level"),

@@ -6,6 +6,20 @@ cd "$(dirname "$0")/.."
 bash packaging/setup.sh
 SW=.venv/bin/shelfwise
 DB="${SHELFWISE_DB:-$(.venv/bin/python -c 'from shelfwise.core.paths import data_dir; print(data_dir() / "sample.db")')}"
+# the sample library holds this checkout's sample only: one from another checkout (or an older copy) is removed
+# first, or every answer would cite each sentence twice
+if [ -f "$DB" ]; then
+  mapfile -t others < <($SW --db "$DB" status --json --collection default 2>/dev/null | .venv/bin/python -c '
+import json, os, sys
+here = os.path.realpath(sys.argv[1]) + os.sep
+for d in json.load(sys.stdin)["documents"]:
+    if not d["path"].startswith(here):
+        print(d["path"])' resources/sample 2>/dev/null || true)
+  if [ "${#others[@]}" -gt 0 ]; then
+    echo "The sample library has ${#others[@]} documents from another copy of the sample; removing them."
+    $SW --db "$DB" remove --collection default --no-index "${others[@]}" >/dev/null  # the ingest below indexes
+  fi
+fi
 $SW --db "$DB" ingest resources/sample --collection default || true
 $SW --db "$DB" ask "How many days of annual leave do employees get?" --trace
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then

@@ -17,5 +17,7 @@ if [ "${SHELFWISE_SERVER_BUILD:-1}" != 0 ]; then
   bash packaging/server.sh build
 fi
 export QT_QPA_PLATFORM=offscreen
-# the slowest tests are listed at the end, so a suite that outgrows its budget says where the time went
-exec .venv/bin/python -m pytest -q --durations=20 "$@"
+# the slowest tests are listed at the end, so a suite that outgrows its budget says where the time went; every
+# test's time is in build/test-times.xml (JUnit XML) for a closer look
+mkdir -p build
+exec .venv/bin/python -m pytest -q --durations=20 --junit-xml=build/test-times.xml "$@"

@@ -72,3 +72,47 @@ def test_the_window_shows_each_step_with_its_cited_sources(qtbot, library: Sampl
     cited = {int(n) for n in re.findall(r'href="cite:(\d+)"', html)}
     assert cited and cited <= set(window.answer_view.hits_by_number()), (cited, html[-2000:])
     window.shutdown()
+
+
+TOGETHER = "What is the maximum salary for band L5? And how many days of annual leave do I get?"
+
+
+def test_two_questions_typed_at_once_each_get_their_answer_first(library: SampleLibrary) -> None:
+    # without --adaptive: each question walked alone, a table's value computed as for a question asked alone
+    # (before, the two were walked as one text and only the salary row was answered)
+    text = run_shelfwise(library.db, ["ask", TOGETHER, "--no-generate"], unset=("SHELFWISE_EMBEDDER",)).stdout
+    lines = text[text.index("Answer:"):].splitlines()
+    assert lines[0] == "Answer:", lines[:4]
+    assert lines[1].startswith("1. What is the maximum salary for band L5? -> 102,000 ["), lines[:4]
+    assert lines[2].startswith("2. And how many days of annual leave do I get? -> 27 days ["), lines[:4]
+    assert "Steps:" not in text and "P(retrieve)" not in text, text[-1500:]  # no decision was made or shown
+    done = run_shelfwise(library.db, ["ask", TOGETHER, "--no-generate", "--json"], unset=("SHELFWISE_EMBEDDER",))
+    out = json.loads(done.stdout[done.stdout.index("{"):])
+    assert [s["decided"] for s in out["steps"]] == [False, False] and out["found"], out["steps"]
+    assert out["answer"].splitlines()[0].startswith("What is the maximum salary for band L5? -> 102,000 [")
+    listed = {c["number"]: c for c in out["citations"]}
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", out["answer"])}
+    assert cited == set(listed), (cited, sorted(listed))  # every source cited is listed, none listed uncited
+    assert any("Salary bands" in c["location"] or "benefits-and-pay" in c["path"] for c in listed.values()), listed
+
+
+@pytest.mark.gui
+def test_the_window_shows_each_question_typed_at_once_with_its_answer(qtbot, library: SampleLibrary,  # type: ignore[no-untyped-def]
+                                                                      tmp_path) -> None:
+    from PySide6.QtCore import QSettings, Qt
+
+    from shelfwise.app.gui.window import MainWindow
+    from shelfwise.core.settings import Settings
+
+    window = MainWindow(Settings(db_path=library.db, answer_generate=False),
+                        QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    window.answer_view.question.setText(TOGETHER)
+    with qtbot.waitSignal(window.query_finished, timeout=1200 * 1000):
+        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    pane = window.answer_view.browser.toPlainText()
+    assert "Your questions, each answered from your documents" in pane, pane
+    assert pane.index("102,000") < pane.index("27 days"), pane
+    assert "P(retrieve)" not in pane and "searched the documents" not in pane, pane
+    window.shutdown()

@@ -117,6 +117,8 @@ def test_a_conversation_survives_kill_9_between_turns_and_continues(library: Pat
     assert data["conversation"]["id"] == latest.id and data["conversation"]["turn"] == 2
     assert reading["mode"] == "followup" and reading["query"] != FOLLOW and reading["why"]
     assert any("LeaveDesk" in c["text"] for c in data["citations"])
+    # the query read with the turn before holds two questions' words: one question still, not split in two
+    assert reading["query"].count("?") == 2 and data["steps"] == [], (reading["query"], data["steps"])
 
 
 def test_a_conversation_survives_kill_9_during_a_turn(library: Path, tmp_path: Path) -> None:

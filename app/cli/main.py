@@ -33,6 +33,7 @@ from shelfwise.app.cli import (
     index,
     ingest,
     models,
+    remove,
     search,
     status,
     tree,
@@ -40,7 +41,7 @@ from shelfwise.app.cli import (
 from shelfwise.app.cli import eval as evaluate
 from shelfwise.app.cli.group import main
 
-COMMAND_MODULES = (ingest, status, tree, search, index, ask, calibrate, evaluate, models, doctor, app, chat,
+COMMAND_MODULES = (ingest, remove, status, tree, search, index, ask, calibrate, evaluate, models, doctor, app, chat,
                    export)
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:

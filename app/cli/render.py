@@ -118,6 +118,8 @@ def answer_lines(answer: Answer) -> list[str]:
     sentence), "In the sources:" with the sentence(s) it is read from, a table value's explanation and cells; just
     "Answer:" and the sentence(s) when no value was found (or "Not found in your documents.")."""
     short = answer.short
+    if answer.asked_together:  # several questions typed at once: each with its own answer
+        return ["Answer:", *(f"{i}. {line}" for i, line in enumerate(answer.text.splitlines(), 1))]
     if short is None or not answer.found:
         return [f"Answer: {answer.text}"]
     if short.operation and short.cells:  # a table's value: the value, the operation, the cells, the rows read
@@ -272,13 +274,15 @@ class StreamedAnswer:
 
 def shows_steps(answer: Answer) -> bool:
     """Adaptive retrieval's steps are worth showing when there are several, or one the model answered itself."""
+    if answer.asked_together:  # the answer lists them already
+        return False
     return len(answer.steps) > 1 or any(s.source == "model" for s in answer.steps)
 
 
 def render_steps(answer: Answer) -> list[str]:
     lines = []
     for i, s in enumerate(answer.steps, 1):
-        lines.append(f"{i}. {s.question} -> {s.answer}  ({s.source_label}, P(retrieve)={s.p_retrieve:.2f})")
+        lines.append(f"{i}. {s.question} -> {s.answer}  ({s.label})")
     return lines
 
 

@@ -300,7 +300,8 @@ class AnswerView(QWidget):
 
     def _render(self) -> None:
         known = set(self.hits_by_number())
-        body = answer_html(self._text, known)
+        together = self.answer is not None and self.answer.asked_together  # the steps below are the answer
+        body = "" if together else answer_html(self._text, known)
         if self.answer is not None and self.answer.found and self.answer.short is not None:
             body = short_html(self.answer.short, known, self._text) + body
         if self._streamed:
@@ -315,11 +316,13 @@ class AnswerView(QWidget):
                      f"{html.escape(self.answer.generation_note)}</p>")
         if self.answer is not None and self.answer.steps:
             steps = "".join(
-                f"<li><b>{html.escape(s.question)}</b> <span style='color:gray'>({html.escape(s.source_label)},"
-                f" P(retrieve) {s.p_retrieve:.2f})</span><br>{_inline(answer_html(s.answer, known))}</li>"
+                f"<li><b>{html.escape(s.question)}</b>"
+                + ("" if together else f" <span style='color:gray'>({html.escape(s.label)})</span>")
+                + f"<br>{_inline(answer_html(s.answer, known))}</li>"
                 for s in self.answer.steps
             )
-            body = f"<p style='color:gray; margin:0'>Steps</p><ol style='margin-top:2px'>{steps}</ol>" + body
+            title = "Your questions, each answered from your documents" if together else "Steps"
+            body = f"<p style='color:gray; margin:0'>{title}</p><ol style='margin-top:2px'>{steps}</ol>" + body
         bar = self.browser.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.browser.setHtml(body)

@@ -66,6 +66,8 @@ from shelfwise.core.answers.from_passages import (
     widen_lists,
     write_checked,
 )
+from shelfwise.core.answers.table_shown import encoder_or_none, with_table_value
+from shelfwise.core.answers.tables import table_answer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
@@ -155,6 +157,18 @@ def split_rule(question: str) -> list[str]:
         parts = [*parts[:-1], f"{parts[-1]} {carry}"] if parts else [carry]
     parts = [p[0].upper() + p[1:] for p in parts if p]
     return parts or [text]
+
+
+def asked_together(question: str) -> list[str]:
+    """The questions of a text that asks several at once ("How many days of leave do I get? And how do I request
+    it?"), each a sentence of its own ending in "?" (a statement before one is its context, as in
+    :func:`split_rule`); [] for one question. Each is searched in the documents without asking the model."""
+    text = " ".join(question.split())
+    parts = [p for p in re.split(r"(?<=\?)\s+", text) if p]
+    if len(parts) < 2 or not all(len(p.split()) >= 3 and p.endswith("?") for p in parts):
+        return []
+    subs = split_rule(text)
+    return subs if 1 < len(subs) <= MAX_SUB and all(s.endswith("?") for s in subs) else []
 
 
 def parse_subquestions(generated: str, question: str, max_sub: int = MAX_SUB) -> list[str] | None:
@@ -314,22 +328,31 @@ class Runner:
         return self._searched[question]
 
     def retrieve(self, question: str) -> Retrieved:
-        """The walk and the sub-question's answer extracted from its top passages (a step of the narrative: what
-        the sources say, never the model's unchecked text)."""
+        """The walk and the sub-question's answer extracted from its top passages, or computed from a table as a
+        question asked alone is (a step of the narrative: what the sources say, never the model's unchecked
+        text); the rows a table's value was read from lead the step's passages."""
         if question not in self._retrieved:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
             found = extractive_answer(self.library, question, result, hits, time.perf_counter())
+            short = table_answer(self.library.store, question, result.hits, None, encoder_or_none(self.library))
+            with_table_value(self.library, question, found, short)
+            if found.short is not None and found.short is short:
+                cited = [c.hit for c in found.citations]
+                at = {h.node_id for h in cited}
+                hits = [*cited, *(h for h in hits if h.node_id not in at)][: max(self.n_passages, len(cited))]
             self._retrieved[question] = Retrieved(result, hits, found)
         return self._retrieved[question]
 
-    def step(self, question: str, source: str) -> Step:
-        """The step for ``question`` answered from ``source`` ("documents" | "model")."""
-        d = self.decide(question)
+    def step(self, question: str, source: str, *, decided: bool = True) -> Step:
+        """The step for ``question`` answered from ``source`` ("documents" | "model"); ``decided=False``: searched
+        with no decision made (one of several questions asked at once), so no P(retrieve) is read."""
         if source == "documents":
+            p = self.decide(question).p_retrieve if decided else 1.0
             r = self.retrieve(question)
             said = " — ".join(r.found.shown_first().splitlines()) if r.found.found else NOT_FOUND_TEXT
-            return Step(question, said, "documents", d.p_retrieve, list(r.hits))
+            return Step(question, said, "documents", p, list(r.hits), decided=decided)
+        d = self.decide(question)
         return Step(question, d.model_answer or UNKNOWN, "model", d.p_retrieve, [])
 
     def cited_in(self, step: Step, hits: Sequence[Hit]) -> Step:
@@ -399,24 +422,29 @@ def answer_adaptive(
     library: LibraryWalk, question: str, *, collection: str | None = None, events: AnswerEvents = QUIET,
     keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
-    generate: bool = True, notes: Sequence[str] = (),
+    generate: bool = True, notes: Sequence[str] = (), decide: bool = True,
 ) -> Answer:
     """DeepRAG inference: decompose, decide per sub-question, answer each; then the answer from the passages the
     steps retrieved, as on a single walk (the module doc, step 4), reported through ``events``
-    (:class:`~shelfwise.core.answers.types.AnswerEvents`)."""
+    (:class:`~shelfwise.core.answers.types.AnswerEvents`). ``decide=False``: several questions typed at once
+    (:func:`asked_together`), each searched in the documents, the model asked nothing until the answer is written."""
     t0 = time.perf_counter()
     runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior)
-    if threshold is None:
-        threshold = get_threshold(library.store, runner.backend)
-    subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
+    if not decide:
+        subs = asked_together(question) or [question]
+    else:
+        if threshold is None:
+            threshold = get_threshold(library.store, runner.backend)
+        subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
     sources = []
     for sub in subs:  # decided and searched in turn, so the walks are reported as they happen
-        sources.append("documents" if runner.decide(sub).p_retrieve >= threshold else "model")
+        sources.append("documents" if not decide or runner.decide(sub).p_retrieve >= (threshold or 0.0)
+                       else "model")
         if len(subs) == 1 and sources[-1] == "documents":
             return _one_walk(runner, question, sub, t0, events=events, generate=generate, notes=notes)
         if sources[-1] == "documents":
             runner.retrieve(sub)
-    steps = [runner.step(sub, source) for sub, source in zip(subs, sources, strict=True)]
+    steps = [runner.step(sub, source, decided=decide) for sub, source in zip(subs, sources, strict=True)]
     found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
     hits = widen_lists(library.store, merge_hits(found, runner.n_passages))
     steps = [runner.cited_in(s, hits) for s in steps]
@@ -425,8 +453,12 @@ def answer_adaptive(
         for node_id, cos in passage_cosines(result, hits).items():
             cosines[node_id] = max(cos, cosines.get(node_id, 0.0))
     search = runner.searches[-1] if runner.searches else None
-    answer = extractive_answer(library, question, search, hits, t0, cosines=cosines, read=generate)
+    answer = extractive_answer(library, question, search, hits, t0, cosines=cosines, read=generate and decide)
     answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
+    if not decide:  # each question's own answer is the answer, one a line (not one read for all of them at once)
+        answer.text = "\n".join(f"{s.question} -> {s.answer}" for s in steps)
+        answer.short, answer.sentences, answer.found = None, [], any(s.answer != NOT_FOUND_TEXT for s in steps)
+        answer.citations = [c for c in answer.citations if f"[{c.number}]" in answer.text]
     cited = {c.number for c in answer.citations}
     for n in sorted({int(m) for st in steps for m in re.findall(r"\[(\d+)\]", st.answer)} - cited):
         answer.citations.append(Citation(n, hits[n - 1]))  # a source a step cites is listed with the answer's

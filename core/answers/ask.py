@@ -18,14 +18,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from shelfwise.core.answers.adaptive import answer_adaptive
+from shelfwise.core.answers.adaptive import answer_adaptive, asked_together
 from shelfwise.core.answers.answer import prompt_family, write_answer
 from shelfwise.core.answers.from_passages import CitationStream, answer_from_search, ground
 from shelfwise.core.answers.route import route
-from shelfwise.core.answers.short import value_fits
-from shelfwise.core.answers.tables import SURE, attach, names_a_row, table_answer
+from shelfwise.core.answers.table_shown import encoder_or_none, with_table_value
+from shelfwise.core.answers.tables import table_answer
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents
-from shelfwise.core.models.backend import BackendError, CancelCheck, Embedder
+from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.request import prepared_request
 from shelfwise.core.navigation.scope import Prepared, Scope
 from shelfwise.core.navigation.trace import SearchResult
@@ -74,18 +74,11 @@ def stale_sources(library: LibraryWalk, answer: Answer) -> list[str]:
     return notes
 
 
-def _encoder_or_none(library: LibraryWalk) -> Embedder | None:
-    """The walk's encoder, or None when it cannot be loaded (a table question is then matched by words only)."""
-    try:
-        return library.embedder
-    except (BackendError, OSError):  # an encoder that cannot be loaded: no encoder (the walk says why)
-        return None
-
-
 def answer_question(
     library: LibraryWalk, question: str | Prepared, *, collection: str | None = None, events: AnswerEvents = QUIET,
     adaptive: bool = False, keep: Sequence[int] = (), cancel: CancelCheck | None = None, generate: bool | None = None,
     scope: Scope | None = None, prior: Mapping[int, float] | None = None, q_vec: np.ndarray | None = None,
+    split: bool = True,
 ) -> Answer:
     """Search (or run adaptive retrieval), report the walk, the extractive answer, then the checked generation
     (through ``events``, :class:`~shelfwise.core.answers.types.AnswerEvents`). An over-long question is clipped to
@@ -93,7 +86,9 @@ def answer_question(
     filters limit where it looks; a structural question is answered from the tree
     (:mod:`shelfwise.core.answers.route`); a malformed filter raises ScopeError; a :class:`Prepared` question (read
     at the door, its scope resolved) is not read again. ``prior`` (branches the walk prefers) and ``q_vec`` (the
-    question's vector, when already embedded) come from a conversation (:mod:`shelfwise.core.conversation.turn`)."""
+    question's vector, when already embedded) come from a conversation (:mod:`shelfwise.core.conversation.turn`).
+    Several questions typed at once are each answered (``asked_together``) unless ``split`` is off (a query a
+    conversation composed from the turn before and this one is one question)."""
     routed = route(library, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
     if generate is None:
         generate = library.settings.answer_generate
@@ -104,9 +99,10 @@ def answer_question(
     notes: list[str] = [*routed.notes, *request.notes]  # said in the answer and at the head of the trace
     request = replace(request, notes=())
     question = request.question
-    if adaptive and routed.resolved is None:
+    # DeepRAG's loop decides per sub-question; several questions typed at once are each searched (no decision)
+    if routed.resolved is None and (adaptive or (split and asked_together(question))):
         return answer_adaptive(library, question, collection=collection, events=events, keep=keep, cancel=cancel,
-                               prior=prior, generate=generate, notes=notes)
+                               prior=prior, generate=generate, notes=notes, decide=adaptive)
     t0 = time.perf_counter()
     result: SearchResult = library.search(request, cancel)
     result.trace.notes[:0] = notes
@@ -114,17 +110,11 @@ def answer_question(
 
     # a table question is computed from the stored tables (no model text): its value wins over a span
     # (column names matched by the walk's encoder too when the words name none)
-    short = table_answer(library.store, question, result.hits, routed.resolved, _encoder_or_none(library))
+    short = table_answer(library.store, question, result.hits, routed.resolved, encoder_or_none(library))
 
     def noted(answer: Answer) -> None:  # the notes (and a table's value) reach the answer before anyone sees it
         answer.notes[:0] = notes
-        # a table's value that is not of the kind asked for ("Office canteen" for "by how much ...?", "Monday" for
-        # "how many offices ...?") is not shown; where the walk found nothing, only a value matched by the
-        # question's own words (whole column names and cells) is shown, and "Not found" is then not said; a looser
-        # one is not shown; a row's name is shown for "which stadium has the highest capacity" (not a number)
-        if short is not None and (answer.found or short.score >= SURE) and (
-                value_fits(question, short.text) or names_a_row(question, short)):
-            attach(answer, short, library.store)
+        with_table_value(library, question, answer, short)
         events.extracted(answer)
 
     answer = answer_from_search(library, question, result, t0, events=replace(events, on_extract=noted),

@@ -81,7 +81,7 @@ def answer_to_markdown(answer: Answer, *, include_trace: bool = True) -> str:
     if answer.steps:
         lines += ["## Steps", ""]
         for i, step in enumerate(answer.steps, 1):
-            lines.append(f"{i}. **{md(step.question)}** ({step.source}, P(retrieve) {step.p_retrieve:.2f}): "
+            lines.append(f"{i}. **{md(step.question)}** ({md(step.label)}): "
                          f"{md(step.answer)}")
         lines.append("")
     if include_trace and answer.search is not None:

@@ -27,12 +27,18 @@ class Step:
     source: str  # "documents" | "model"
     p_retrieve: float
     hits: list[Hit] = field(default_factory=list)
+    decided: bool = True  # False: one of several questions typed at once, each searched with no decision made
 
     @property
     def source_label(self) -> str:
         """Where the answer came from, in the words the command line and the window show."""
         return ("searched the documents" if self.source == "documents"
                 else "the model's own knowledge, not checked against your documents")
+
+    @property
+    def label(self) -> str:
+        """:attr:`source_label` with the decision's P(retrieve) where one was made (the step's line shows it)."""
+        return f"{self.source_label}, P(retrieve) {self.p_retrieve:.2f}" if self.decided else self.source_label
 
 
 @dataclass
@@ -144,6 +150,11 @@ class Answer:
             return self.text
         cite = f" [{short.number}]" if short.number else ""
         return f"{short.text}{cite}\n{self.text}"
+
+    @property
+    def asked_together(self) -> bool:
+        """Several questions typed at once, each answered by its step (:attr:`text` lists them, one a line)."""
+        return bool(self.steps) and not self.steps[0].decided
 
     @property
     def withdrawn(self) -> bool:

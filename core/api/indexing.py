@@ -30,10 +30,11 @@ from shelfwise.core.indexing.encoder import (
 )
 from shelfwise.core.indexing.finish import IndexProgress
 from shelfwise.core.indexing.state import CollectionIndex, IndexState
-from shelfwise.core.ingestion.runner import IngestProgress, IngestReport
+from shelfwise.core.ingestion.runner import IngestProgress, IngestReport, document_key, under
 from shelfwise.core.ingestion.worker import Cancelled as IngestCancelled
 from shelfwise.core.models.backend import CancelCheck
 from shelfwise.core.navigation.decision import DecisionModel
+from shelfwise.core.store.types import DocumentRow
 
 # This part's calls, their progress reports and results, and the encoders' names as the front ends show them.
 __all__ = [
@@ -232,6 +233,24 @@ class Indexing(OpenLibrary):
         for doc_id in document_ids:
             self.store.remove_document(doc_id)
         self.index(collection, cancel=cancel, wait=INDEX_WAIT_SECONDS)
+
+    def remove_paths(self, paths: Sequence[Path], collection: str = "default", *, index: bool = True,
+                     cancel: CancelCheck | None = None) -> list[DocumentRow]:
+        """Remove the stored documents at or under each path (a file or a folder, on disk or not) from
+        ``collection`` as :meth:`remove_documents` does; returns them (none: nothing was stored there). KeyError
+        when there is no such collection. ``index=False``: the index is left marked unfinished for the next ingest,
+        index run or question to finish."""
+        coll = self.store.find_collection(collection)
+        if coll is None:
+            raise KeyError(collection)
+        keys = [document_key(p) for p in paths]
+        found = [d for d in self.store.documents(coll.id) if any(under(d.path, k) for k in keys)]
+        if found and index:
+            self.remove_documents([d.id for d in found], collection, cancel=cancel)
+        else:
+            for d in found:
+                self.store.remove_document(d.id)
+        return found
 
     def calibrate(self, collection: str, *, use_lm: bool = False, probes: int = 240, target_recall: float = 0.9,
                   progress: Callable[[int, int], None] | None = None) -> DecisionModel:

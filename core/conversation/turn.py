@@ -137,7 +137,7 @@ def ask_turn(
         library, taken.prepared if as_read and taken.prepared is not None else reading.query,
         collection=conversation.collection, events=events,
         adaptive=library.settings.adaptive if adaptive is None else adaptive, cancel=cancel,
-        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep)
+        generate=generate, prior=reading.prior or None, q_vec=q_vec, keep=keep, split=as_read)
     answer.notes[:0] = [n for n in notes if n not in answer.notes]
     turn = turn_from(asked, reading, answer)  # the question as it was read (clipped, with the note), not 1 MB
     (store or ConversationStore(library.store)).add_turn(conversation, turn)

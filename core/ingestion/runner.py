@@ -136,6 +136,16 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
+def document_key(raw: Path) -> str:
+    """The key a file named ``raw`` is stored under (its absolute, resolved path), also for a path that is gone."""
+    return str(_given(raw)[1])
+
+
+def under(key: str, folder: str) -> bool:
+    """Whether the stored key ``key`` is ``folder`` itself or a file below it."""
+    return key == folder or key.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def _given(raw: Path) -> tuple[Path, Path]:
     """(the path as given, expanded; its absolute, resolved form: the document's key). A symlink loop has no
     resolved form: its key is the absolute path of the link itself."""
@@ -182,10 +192,6 @@ def _unreadable(path: Path, kind: str, exc: OSError) -> FileResult:
                       format=FOLDER if kind == "folder" else path.suffix.lower().lstrip("."), retry=True)
 
 
-def _under(key: str, folder: str) -> bool:
-    return key == folder or key.startswith(folder.rstrip(os.sep) + os.sep)
-
-
 def _stat_meta(path: Path) -> FileMeta:
     """What ``stat`` still tells of a path that cannot be read (zeros when it tells nothing); no hash."""
     try:
@@ -222,8 +228,8 @@ def _listed(paths: Sequence[Path], is_candidate: CandidateFn, stored: dict[str, 
         try:
             is_dir = p.is_dir()
         except OSError as exc:  # a folder above it cannot be entered: what was read from it is kept
-            under = any(_under(k, str(p)) and k != str(p) for k in stored)
-            out.unreadable.append(_unreadable(p, "folder" if under else "file", exc))
+            below = any(under(k, str(p)) and k != str(p) for k in stored)
+            out.unreadable.append(_unreadable(p, "folder" if below else "file", exc))
             continue
         if is_dir:
             walked = walk(p, is_candidate)
@@ -237,7 +243,7 @@ def _listed(paths: Sequence[Path], is_candidate: CandidateFn, stored: dict[str, 
             kept = [str(f) for f, _ in walked.unreadable + walked.unreadable_files]
             prefix = str(p).rstrip(os.sep) + os.sep
             gone.update({k: d for k, d in stored.items() if k.startswith(prefix) and k not in present
-                         and not any(_under(k, u) for u in kept)})
+                         and not any(under(k, u) for u in kept)})
         elif os.path.lexists(given):
             why = not_a_file(given)
             if why:  # named as the user named it (a link's target may be /dev/zero)

@@ -171,9 +171,12 @@ def _aim(durations: list[float], fraction: float) -> tuple[int, float]:
 
 
 def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11, log: bool = True,
-                  stages: tuple[str, ...] = STAGES, index: bool = True) -> dict[str, object]:
+                  stages: tuple[str, ...] = STAGES, index: bool = True,
+                  span: tuple[float, float] = (0.02, 0.85)) -> dict[str, object]:
     """``kills`` kill -9 points, cycling through ``stages``, over fresh ingests and forced re-ingests of
     ``folder``; each followed by the checks of the module doc. Returns the counts the benchmark reports.
+    ``span``: the part of each aimed stage (as fractions of the reference run's time in it) the kill moments are
+    drawn from; a stage may run faster than in the reference run, so an early span lands inside it more surely.
     ``index=False`` runs every ingest with ``--no-index`` (parse and write only: cheap runs for aiming at the tree
     writes of large documents; the resume is then not checked for vectors)."""
     rng = random.Random(seed)
@@ -193,7 +196,7 @@ def kill_campaign(work: Path, folder: Path, kills: int, seed: int = 11, log: boo
         if mode == "fresh":
             _reset(db)
         # not the stage's very end: its length varies from run to run (load, what the library holds)
-        occurrence, offset = _aim(ref_runs[mode][stage], rng.uniform(0.02, 0.85))
+        occurrence, offset = _aim(ref_runs[mode][stage], rng.uniform(*span))
         run = StagedRun(db, folder, force=(mode == "force"), index=index)
         late = run.wait_for(stage, occurrence)  # the aimed stages are named by their start markers
         if late is not None:

@@ -30,13 +30,20 @@ def _folder(tmp_path: Path) -> Path:
 
 
 def test_kill_9_aimed_at_each_stage_loses_nothing_and_the_next_run_finishes(tmp_path: Path) -> None:
-    # one kill per stage (parse, tree write, embedding, calibration); the benchmark runs 20
-    out = kills.kill_campaign(tmp_path, _folder(tmp_path), kills=4, seed=5)
+    # one kill per stage (parse, tree write, embedding, calibration) over three of the sample's files (a PDF, a
+    # workbook with tables, Markdown): ten ingests in all; the benchmark runs 20 kills over the whole sample
+    folder = tmp_path / "files"
+    folder.mkdir()
+    for name in ("handbook.pdf", "benefits-and-pay.xlsx", "facilities.md"):
+        shutil.copy2(SAMPLE / name, folder)
+    # early in each stage: a stage can run much faster than in the reference run, and a kill aimed late in it
+    # then lands after it has ended (a CI run's kills aimed late at embedding and calibration did)
+    out = kills.kill_campaign(tmp_path, folder, kills=4, seed=5, span=(0.05, 0.35))
     assert out["kills"] == 4 and out["integrity_ok"] == 4, out
     assert out["half_written"] == 0 and out["duplicated"] == 0, out
     assert out["documents_lost"] == 0 and out["resumed_ok"] == 4 and out["final_integrity"] == "ok", out
-    # the kills hit a running ingest (session 3's random delays mostly came after the run had ended); a stage's
-    # length varies between runs, so one may land next to its aim (the 4 tree writes here take ~2 ms each)
+    # the kills hit a running ingest (session 3's random delays mostly came after the run had ended); the aim at
+    # the tree writes (~2 ms each here) is a near miss more often than not, the three longer stages are hit
     assert out["landed_in_run"] >= 3 and out["landed_in_aimed_stage"] >= 2, out
 
 

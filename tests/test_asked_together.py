@@ -1,0 +1,34 @@
+"""Which texts ask several questions at once (``asked_together``): each then gets its own walk and answer, the
+model asked nothing (``tests/test_adaptive_cli.py`` asks them through the command line and the window)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shelfwise.core.answers.adaptive import asked_together
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("How many days of annual leave do I get? And how do I request it?",
+     ["How many days of annual leave do I get?", "And how do I request it?"]),
+    ("Wie viele Urlaubstage habe ich?  Und wie beantrage ich sie?",
+     ["Wie viele Urlaubstage habe ich?", "Und wie beantrage ich sie?"]),
+    # a statement before a question is its context
+    ("I work in Lisbon. How many holidays do I have? And when is the next one?",
+     ["I work in Lisbon. How many holidays do I have?", "And when is the next one?"]),
+])
+def test_several_questions_are_split_at_their_question_marks(text: str, want: list[str]) -> None:
+    assert asked_together(text) == want
+
+
+@pytest.mark.parametrize("text", [
+    "How many days of annual leave do I get?",
+    "How and when do I request leave?",  # one question with two wh-words
+    "Who approves travel, and when is it paid?",  # one sentence: the single walk (or --adaptive) reads it
+    "What is the per diem? Thanks",  # a closing word is not a question
+    "Is it? Yes it is?",  # too short to be questions of their own
+    "What? Why? How? Who? When?",
+    "Who approves it? What is the limit? When is it paid? Where is the form?",  # more than a run takes
+])
+def test_one_question_is_not_split(text: str) -> None:
+    assert asked_together(text) == []
