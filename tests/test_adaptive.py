@@ -193,9 +193,14 @@ def test_multi_step_narrative_ends_in_a_final_answer(tmp_path) -> None:
     assert final_prompt.endswith("Question: Who leads the design team and where does it meet?\nAnswer:")
     # the answer is extracted from the steps' passages; the final "In room 4B" is in none of them: withdrawn
     assert ans.found and ans.sentences and {c.hit.node_id for c in ans.citations} <= {h.node_id for h in HITS}
-    assert ans.text.endswith("]") and ans.generated == "" and ans.generated_raw == "In room 4B [2]."
+    assert ans.generated == "" and ans.generated_raw == "In room 4B [2]."
     assert ans.withdrawn and "not shown" in ans.generation_note
-    assert "Steps:" in render_answer_text(ans)
+    # the answer is each part's own, one a line, where it came from said (not one sentence read for both parts)
+    first, second = ans.text.splitlines()
+    assert first.startswith("Who leads the design team? -> Ann Lee  (the model's own knowledge, not checked")
+    assert second.startswith(f"Where does it meet? -> {HITS[0].text}") and "(searched the documents" in second
+    rendered = render_answer_text(ans)
+    assert rendered.startswith("Answer:\n1. Who leads the design team? -> Ann Lee") and "Steps:" not in rendered
 
 
 def test_several_retrievals_extract_once_then_stream_the_final_answer(tmp_path) -> None:

@@ -43,12 +43,14 @@ def test_each_step_answers_from_its_passages_cited_by_the_sources_listed(library
             assert " ".join(piece.split()) in passages, piece  # each value and sentence stands in a passage listed
     annual = next(c for c in listed.values() if "27 days" in c["text"])
     assert f"[{annual['number']}]" in steps[0]["answer"]
-    # the terminal: both steps under "Steps:", each source they cite under "Sources:"
+    # the terminal: both steps are the answer, one a line with where it came from, each source they cite under
+    # "Sources:" (before, "Answer:" was a sentence read for the whole text, the steps below it)
     text = run_shelfwise(library.db, ["ask", QUESTION, "--adaptive", "--no-generate"],
                          unset=("SHELFWISE_EMBEDDER",)).stdout
-    shown = text[text.index("Steps:"):]
-    assert "1. How many days of annual leave do I get? -> 27 days [" in shown, shown
-    assert "(searched the documents" in shown and "3.1 Annual leave" in shown[shown.index("Sources:"):]
+    shown = text[text.index("Answer:"):]
+    assert shown.startswith("Answer:\n1. How many days of annual leave do I get? -> 27 days ["), shown
+    assert "\n2. And how do I request it? -> " in shown and "Steps:" not in shown, shown
+    assert "(searched the documents, P(retrieve)" in shown and "3.1 Annual leave" in shown[shown.index("Sources:"):]
 
 
 @pytest.mark.gui

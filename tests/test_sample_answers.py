@@ -257,6 +257,37 @@ def test_a_question_the_sample_does_not_answer_is_not_found(library: tuple[Path,
     assert "Answer: Not found in your documents." in text and "Related passages" in text, text
 
 
+def _fitted_rule_on(library: tuple[Path, dict[str, str]], out: dict) -> bool | None:  # type: ignore[type-arg]
+    """The encoder's fitted not-found rule (core/answers/answerable.py, EmbeddingGemma's chosen weights) on what
+    ``ask --json`` showed: its passages, their P(relevant) and the walk's last-level cosines."""
+    from shelfwise.core.answers.answerable import unanswered
+    from shelfwise.core.answers.tuning import EMBEDDINGGEMMA
+    from shelfwise.core.navigation.trace import Hit, Location
+    from shelfwise.core.store.db import Store
+
+    db, _ = library
+    cos = {c["node_id"]: c["features"]["cos_max"] for c in out["trace"][-1]["candidates"]}
+    with Store(db) as store:
+        shown = out["passages"] or out["related"]
+        hits = [Hit(p["node_id"], store.node(p["node_id"]).document_id, p["text"], p["score"], p["path"],  # type: ignore[union-attr]
+                    p["title"], p["heading_path"], Location()) for p in shown[:5]]
+        return unanswered(store, out["question"], hits, cos, EMBEDDINGGEMMA)
+
+
+# The fitted part of the not-found rule (session 27): where the walk found passages that hold some of the question's
+# words but are far from it, "not found", the nearest passages offered as related; a passage that answers keeps its
+# answer. Both through the CLI, and the fitted rule itself read on what the CLI showed.
+def test_passages_far_from_the_question_are_not_an_answer_and_a_close_one_is(
+        library: tuple[Path, dict[str, str]]) -> None:
+    out = _ask_json(library, "Which football team does the company sponsor?")
+    assert not out["found"] and out["answer"] == "Not found in your documents.", out["answer"]
+    assert out["short_answer"] is None and 1 <= len(out["related"]) <= 3
+    assert _fitted_rule_on(library, out) is True
+    out = _ask_json(library, "How many weeks of fully paid parental leave does the non-birth parent receive?")
+    assert out["found"] and out["short_answer"]["text"] == "8 weeks", out["answer"]
+    assert _fitted_rule_on(library, out) is False
+
+
 @pytest.mark.gui
 def test_the_window_says_not_found_for_a_question_the_sample_does_not_answer(
         library: tuple[Path, dict[str, str]], qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

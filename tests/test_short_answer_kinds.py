@@ -73,6 +73,10 @@ def test_the_spans_of_a_kind() -> None:
     assert asks_money("How much does the application cost?") and asks_money("Wie viel kostet das Ticket?")
     assert asks_money("Combien coûte la carte ?") and asks_money("How much tax will I pay?")
     assert not asks_money("How much time should I allow?") and not asks_money("How many days can I carry over?")
+    # "paid" describing leave asks for days ("How much paid annual leave ...?" was withheld its "25 days")
+    assert not asks_money("How much paid annual leave do new employees receive?")
+    assert not asks_money("How much paid parental leave does the non-birth parent get?")
+    assert asks_money("How much is paid for a weekend day on call?") and asks_money("How much are we paid?")
 
     def value(question: str, sentence: str) -> str:
         got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)

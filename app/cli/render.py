@@ -118,7 +118,7 @@ def answer_lines(answer: Answer) -> list[str]:
     sentence), "In the sources:" with the sentence(s) it is read from, a table value's explanation and cells; just
     "Answer:" and the sentence(s) when no value was found (or "Not found in your documents.")."""
     short = answer.short
-    if answer.asked_together:  # several questions typed at once: each with its own answer
+    if answer.by_steps:  # several questions, or an adaptive run's parts: each with its own answer
         return ["Answer:", *(f"{i}. {line}" for i, line in enumerate(answer.text.splitlines(), 1))]
     if short is None or not answer.found:
         return [f"Answer: {answer.text}"]
@@ -274,9 +274,9 @@ class StreamedAnswer:
 
 def shows_steps(answer: Answer) -> bool:
     """Adaptive retrieval's steps are worth showing when there are several, or one the model answered itself."""
-    if answer.asked_together:  # the answer lists them already
+    if answer.by_steps:  # the answer lists them already
         return False
-    return len(answer.steps) > 1 or any(s.source == "model" for s in answer.steps)
+    return any(s.source == "model" for s in answer.steps)
 
 
 def render_steps(answer: Answer) -> list[str]:

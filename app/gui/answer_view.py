@@ -300,8 +300,8 @@ class AnswerView(QWidget):
 
     def _render(self) -> None:
         known = set(self.hits_by_number())
-        together = self.answer is not None and self.answer.asked_together  # the steps below are the answer
-        body = "" if together else answer_html(self._text, known)
+        parts = self.answer is not None and self.answer.by_steps  # the steps below are the answer
+        body = "" if parts else answer_html(self._text, known)
         if self.answer is not None and self.answer.found and self.answer.short is not None:
             body = short_html(self.answer.short, known, self._text) + body
         if self._streamed:
@@ -317,11 +317,13 @@ class AnswerView(QWidget):
         if self.answer is not None and self.answer.steps:
             steps = "".join(
                 f"<li><b>{html.escape(s.question)}</b>"
-                + ("" if together else f" <span style='color:gray'>({html.escape(s.label)})</span>")
+                + (f" <span style='color:gray'>({html.escape(s.label)})</span>" if s.decided else "")
                 + f"<br>{_inline(answer_html(s.answer, known))}</li>"
                 for s in self.answer.steps
             )
-            title = "Your questions, each answered from your documents" if together else "Steps"
+            decided = any(s.decided for s in self.answer.steps)
+            title = ("Steps" if not parts else "The question in parts (adaptive retrieval)" if decided
+                     else "Your questions, each answered from your documents")
             body = f"<p style='color:gray; margin:0'>{title}</p><ol style='margin-top:2px'>{steps}</ol>" + body
         bar = self.browser.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4

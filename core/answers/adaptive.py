@@ -69,7 +69,7 @@ from shelfwise.core.answers.from_passages import (
 from shelfwise.core.answers.table_shown import encoder_or_none, with_table_value
 from shelfwise.core.answers.tables import table_answer
 from shelfwise.core.answers.tuning import tuning_for
-from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation, Step
+from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation, Extracted, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
 from shelfwise.core.navigation.request import request_for
 from shelfwise.core.navigation.trace import Hit, SearchResult
@@ -355,13 +355,25 @@ class Runner:
         d = self.decide(question)
         return Step(question, d.model_answer or UNKNOWN, "model", d.p_retrieve, [])
 
+    def _numbers(self, step: Step, hits: Sequence[Hit]) -> dict[int, int | None]:
+        """The step's own citation numbers -> their numbers among ``hits`` (None: not among them)."""
+        at = {h.node_id: i for i, h in enumerate(hits, 1)}
+        return {c.number: at.get(c.hit.node_id) for c in self._retrieved[step.question].found.citations}
+
+    def sentences_in(self, step: Step, hits: Sequence[Hit]) -> list[Extracted]:
+        """The sentences ``step``'s answer was read from, numbered as their passages are among ``hits``."""
+        if step.source != "documents" or step.question not in self._retrieved:
+            return []
+        own = self._numbers(step, hits)
+        return [replace(e, number=n) for e in self._retrieved[step.question].found.sentences
+                if (n := own.get(e.number)) is not None]
+
     def cited_in(self, step: Step, hits: Sequence[Hit]) -> Step:
         """``step`` with its answer's citations renumbered to ``hits`` (the passages the whole answer cites); a
         citation of a passage not among them is left out."""
         if step.source != "documents" or step.question not in self._retrieved:
             return step
-        at = {h.node_id: i for i, h in enumerate(hits, 1)}
-        own = {c.number: at.get(c.hit.node_id) for c in self._retrieved[step.question].found.citations}
+        own = self._numbers(step, hits)
 
         def cite(m: re.Match[str]) -> str:
             n = own.get(int(m.group(1)))
@@ -447,6 +459,7 @@ def answer_adaptive(
     steps = [runner.step(sub, source, decided=decide) for sub, source in zip(subs, sources, strict=True)]
     found = [s.hits for s in steps if s.source == "documents" and s.answer != NOT_FOUND_TEXT]
     hits = widen_lists(library.store, merge_hits(found, runner.n_passages))
+    sentences = [e for s in steps for e in runner.sentences_in(s, hits)]
     steps = [runner.cited_in(s, hits) for s in steps]
     cosines: dict[int, float] = {}
     for result in runner.searches:  # each hit's cosine from the walk that found it
@@ -455,9 +468,13 @@ def answer_adaptive(
     search = runner.searches[-1] if runner.searches else None
     answer = extractive_answer(library, question, search, hits, t0, cosines=cosines, read=generate and decide)
     answer.steps, answer.notes[:0], answer.tokens = steps, list(notes), runner.cost.tokens
-    if not decide:  # each question's own answer is the answer, one a line (not one read for all of them at once)
-        answer.text = "\n".join(f"{s.question} -> {s.answer}" for s in steps)
-        answer.short, answer.sentences, answer.found = None, [], any(s.answer != NOT_FOUND_TEXT for s in steps)
+    # each part's own answer is the answer, one a line with where it came from where a decision was made (not a
+    # sentence read for all the parts at once, which answered one of them at best)
+    if answer.by_steps:
+        answer.text = "\n".join(f"{s.question} -> {s.answer}" + (f"  ({s.label})" if s.decided else "")
+                                for s in steps)
+        answer.short, answer.sentences = None, sentences
+        answer.found = any(s.source == "documents" and s.answer != NOT_FOUND_TEXT for s in steps)
         answer.citations = [c for c in answer.citations if f"[{c.number}]" in answer.text]
     cited = {c.number for c in answer.citations}
     for n in sorted({int(m) for st in steps for m in re.findall(r"\[(\d+)\]", st.answer)} - cited):

@@ -44,6 +44,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
+from shelfwise.core.answers.answerable import unanswered
 from shelfwise.core.answers.coverage import key_coverage, subject_absent
 from shelfwise.core.answers.grounding import cut_repetition, repeated_ngram
 from shelfwise.core.answers.tuning import MINILM, AnswerTuning
@@ -309,18 +310,24 @@ def weak_evidence(hits: Sequence[Hit], cosines: dict[int, float] | None = None,
     best passage whose P(relevant) is under ``abstain_p``, or (given the ``question``) top passages that leave the
     question's key terms uncovered while the best cosine is not high (:func:`key_coverage`), or (given the library's
     ``store`` and ``embedder`` too) what the question asks about occurs nowhere in the library while the best
-    cosine is not high (:func:`~shelfwise.core.answers.coverage.subject_absent`)."""
+    cosine is not high (:func:`~shelfwise.core.answers.coverage.subject_absent`). Where the encoder has a fitted
+    rule (``tuning.unanswered``) that reads the question (the ``question`` and ``store`` given, the question in the
+    library's language), that rule (:func:`~shelfwise.core.answers.answerable.unanswered`: the top passages name
+    the subject without answering the question) takes the place of the floor on P(relevant)."""
     if not hits:
         return True
     if cosines:
         best = max(cosines.get(h.node_id, 0.0) for h in hits)
-        if best < tuning.found_min_cosine or hits[0].score < tuning.abstain_max_p:
+        fitted = unanswered(store, question, hits, cosines, tuning) if question and store is not None else None
+        if best < tuning.found_min_cosine or (fitted is None and hits[0].score < tuning.abstain_max_p):
             return True
         if question and best < tuning.covered_max_cosine and key_coverage(question, hits) < tuning.covered_min:
             return True
-        return bool(question and store is not None and embedder is not None and best < tuning.absent_max_cosine
-                    and subject_absent(store, embedder, question, hits, min_present=tuning.absent_min_present,
-                                       max_keep=tuning.absent_max_keep))
+        if (question and store is not None and embedder is not None and best < tuning.absent_max_cosine
+                and subject_absent(store, embedder, question, hits, min_present=tuning.absent_min_present,
+                                   max_keep=tuning.absent_max_keep)):
+            return True
+        return bool(fitted)
     return hits[0].score < min_score
 
 

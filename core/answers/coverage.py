@@ -32,14 +32,14 @@ from shelfwise.core.store.fts import TOKENIZE
 
 PASSAGES = 3  # the top passages whose words count
 # words that say what kind of answer a question wants, not what it is about
-_SCAFFOLD = stems("""many much long often get gets need needs want know tell happen happens able allowed possible
+SCAFFOLD = stems("""many much long often get gets need needs want know tell happen happens able allowed possible
 viele viel lange oft brauche braucht bekomme bekommt combien souvent besoin faut""")
 
 
 def key_terms(question: str) -> set[str]:
     """The question's key terms (:func:`~shelfwise.core.answers.short.stems` of its asking sentence, less
-    ``_SCAFFOLD``)."""
-    return stems(focus_question(question)) - _SCAFFOLD
+    ``SCAFFOLD``)."""
+    return stems(focus_question(question)) - SCAFFOLD
 
 
 def key_coverage(question: str, hits: Sequence[Hit], passages: int = PASSAGES) -> float:

@@ -6,9 +6,23 @@ questions (docs/eval/embeddinggemma.md, "Answer thresholds and weights per encod
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.models.backend import Embedder
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """A logistic model: ``weights`` over the features in the order its reader gives them, and its ``intercept``."""
+
+    weights: tuple[float, ...]
+    intercept: float
+
+    def probability(self, x: Sequence[float]) -> float:
+        z = self.intercept + sum(w * v for w, v in zip(self.weights, x, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,11 @@ class AnswerTuning:
     absent_min_present: float = 0.0
     absent_max_keep: float = 0.0
     absent_max_cosine: float = 0.0
+    # not found too when the fitted model over the top passages' evidence (core/answers/answerable.py's FEATURES)
+    # gives P(not answered) of at least ``unanswered_min``; where it reads a question it takes the place of
+    # ``abstain_max_p`` (None: off)
+    unanswered: Logistic | None = None
+    unanswered_min: float = 1.0
 
 
 # chosen with all-MiniLM-L6-v2 (docs/benchmarks.md, "Answers" and "The extracted answer")
@@ -43,9 +62,14 @@ MINILM = AnswerTuning(found_min_cosine=0.26, abstain_max_p=0.021, passage_weight
 # chosen with EmbeddingGemma-300M: its cosines never fall under 0.3 on the tune half, so only P(relevant) abstains;
 # the absent-subject rule's values chosen by benchmarks/research/not_found_tune.py on its tune sets
 # (docs/eval/answers.md, "Not found")
+# the fitted rule (core/answers/answerable.py) fitted and its threshold chosen by
+# benchmarks/research/not_found_fit.py on the same tune sets (docs/eval/answers.md, "Session 27: not found"); where
+# it reads (a question and its library given) it takes the place of abstain_max_p
 EMBEDDINGGEMMA = AnswerTuning(found_min_cosine=0.0, abstain_max_p=0.0167, passage_weight=0.2, cue_weight=0.3,
                               lexical_weight=0.4, absent_min_present=0.6, absent_max_keep=0.82,
-                              absent_max_cosine=0.5)
+                              absent_max_cosine=0.5,
+                              unanswered=Logistic((-9.204, -0.6838, 1.3623, -3.5799, 0.026, 3.0813), 2.6087),
+                              unanswered_min=0.9)
 BY_PROFILE = {"minilm": MINILM, "embeddinggemma": EMBEDDINGGEMMA}
 
 

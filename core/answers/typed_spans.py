@@ -176,8 +176,10 @@ _INTERVAL_LEVEL = lazy(r"\b\d{2}(?:[.,]\d)?\s?%\s*(?:CIs?|CrIs?|UI|confidence|cr
 
 
 # a question asking for a sum of money: "how much" (or "what amount", "combien", "wie viel") with what is paid
+# ("paid" that describes leave or time, "how much paid annual leave", asks for days, not money)
 _MONEY_Q = lazy(r"\b(?:how much|what (?:is the )?amount|wie ?viel|combien|quel(?:le)? est le montant)\b.*\b(?:"
-                r"cost|costs|pay|paid|fee|fees|charge|charged|price|penalty|fine|tax|allowance|pension|salary|wage|"
+                r"cost|costs|pay|paid(?!\s+(?:[\w-]+\s+){0,2}(?:leave|time|holidays?|vacation|days?|breaks?|"
+                r"weeks?|hours?)\b)|fee|fees|charge|charged|price|penalty|fine|tax|allowance|pension|salary|wage|"
                 r"spend|owe|repay|refund|deposit|grant|loan|worth|money|kostet|kosten|gebühr|preis|zahlen|bezahlen|"
                 r"betrag|coûte|coût|prix|frais|payer|montant)\b|\b(?:was kostet|combien coûte)\b", re.I)
 

@@ -152,9 +152,10 @@ class Answer:
         return f"{short.text}{cite}\n{self.text}"
 
     @property
-    def asked_together(self) -> bool:
-        """Several questions typed at once, each answered by its step (:attr:`text` lists them, one a line)."""
-        return bool(self.steps) and not self.steps[0].decided
+    def by_steps(self) -> bool:
+        """Answered part by part: several questions typed at once, or an adaptive run's sub-questions; each step's
+        answer is a line of :attr:`text` (the window and the command line list them as the answer)."""
+        return len(self.steps) > 1
 
     @property
     def withdrawn(self) -> bool:
