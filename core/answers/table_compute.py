@@ -124,6 +124,25 @@ def _count(run: _Run) -> ShortAnswer:
                        explanation=f"{n} rows of {table_name(data)}{run.where}{parts}", cells=cells)
 
 
+def _count_difference(run: _Run) -> ShortAnswer | None:
+    """"How many more episodes did A direct than B": the rows of the key column's one value less the rows of its
+    other (the larger count first), as a number of rows; None unless the rows hold exactly two values there, or
+    when each is one row ("how many more people live in A than B" asks for a column of numbers not found)."""
+    plan, data, col = run.plan, run.data, run.plan.key_col
+    if col is None:
+        return None
+    groups = Counter(data.text(col)[r] for r in plan.rows)
+    if len(groups) != 2:
+        return None
+    (a, n_a), (b, n_b) = groups.most_common()
+    if n_a == 1:  # one row each: the question sets two rows' values apart, not their counts
+        return None
+    cells = [cell(data, r, col) for r in plan.rows[:MAX_CITED]]
+    return ShortAnswer(str(abs(n_a - n_b)), "computed", operation="count_difference",
+                       explanation=f"{n_a} rows for {a} minus {n_b} for {b} ({table_name(data)}{run.where})",
+                       cells=cells)
+
+
 def caption(table: StoredTable) -> str:
     """A table's caption: its title, unless that is only its column names ("Band, Level name, Example roles, ...",
     the title ingest gives a table without one); else ""."""
@@ -343,6 +362,7 @@ _OPERATIONS: dict[str, Callable[[_Run], ShortAnswer | None]] = {
     "compare": _choice, "most_often": _often, "least_often": _often, "first": _first_last, "last": _first_last,
     "sum": _aggregate, "average": _aggregate, "max": _aggregate, "min": _aggregate, "argmax": _argextreme,
     "argmin": _argextreme, "argmax_range": _range, "argmin_range": _range, "difference": _difference,
+    "count_difference": _count_difference,
     "same_as": _same_as, "streak": _streak, "streak_value": _streak, "list": _list, "span": _span,
 }
 

@@ -63,6 +63,10 @@ _ABOVE = re.compile(rf"\b((?<!no )(?<!not )more than|over|above|greater than|at 
 _BELOW = re.compile(rf"\b((?<!no )(?<!not )less than|(?<!no )(?<!not )fewer than|under|below|at most|lower than|"
                     rf"smaller than|shorter than|lighter than|no (?:more|higher|larger) than|not more than|"
                     rf"weniger als|unter|höchstens|moins de|au plus|inférieure? à)\s+{_NUMBER}")
+# a negation at most four words before a bound, none of them a conjunction: "did not finish with a time less than
+# 53", "hat nicht mehr als", "n'a pas plus de" ("not more than" itself is a bound of its own, read above)
+_NEGATED_BOUND = re.compile(r"(\bnot|n't|\bnever|\bnicht|\bnie|\bpas|\bjamais)\b"
+                            r"(?:\s+(?!(?:and|but|or|und|aber|oder|et|mais|ou)\b)[^\s,;]+){0,4}\s*$")
 _OR_MORE = re.compile(rf"{_NUMBER}\s+(?:[a-z]+\s+)?or (more|greater|higher|above|over|less|fewer|lower|under|below)\b")
 _INCLUSIVE = frozenset({"at least", "mindestens", "au moins", "at most", "höchstens", "au plus", "no more than",
                         "not more than", "no less than", "not less than", "no fewer than", "not fewer than",
@@ -188,7 +192,13 @@ def read_intent(question: str) -> TableIntent:
             b = _bound(m.group(2).rstrip(".,"))
             if b is not None:
                 c = Comparison(strict=m.group(1) not in _INCLUSIVE, kind=b[0], words=m.group(0))
-                setattr(c, side, b[1])
+                bound_side = side
+                negation = _NEGATED_BOUND.search(numbered[: m.start()])
+                if negation:  # "did not make more than 50,000": at most 50,000
+                    c.strict, bound_side = not c.strict, "high" if side == "low" else "low"
+                    negating = "not" if negation.group(1) == "n't" else negation.group(1)
+                    c.words = f"{negating} {c.words}"
+                setattr(c, bound_side, b[1])
                 intent.comparisons.append(c)
     for m in _OR_MORE.finditer(numbered):  # "20% or greater", "3 strokes or more"
         b = _bound(m.group(1).rstrip(".,"))

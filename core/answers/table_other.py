@@ -63,11 +63,14 @@ def plan_other(m: TableMatch, asked: int | None) -> Plan | None:
 def plan_one(m: TableMatch) -> Plan | None:
     """"Name one title not developed by melbourne house", "nenne ein ...", "citez un ...": one of the rows the
     question's filters keep (the first listed), its cell in the column the noun after "a" names (else its label);
-    None without a filter, with a bound ("a district that did not have a population over 600,000": the negation
-    of a bound is not read), when it would be the filter's own cell, or for a computation."""
+    a bound is a filter where the question names its column ("a district that did not have a population over
+    600,000": at most 600,000); None without a filter, when it would be the filter's own cell, or for a
+    computation."""
     said = _ONE.search(m.intent.text)
-    if said is None or not m.filters or not m.rows or any(op in m.ops for op in _COUNTS) or m.intent.comparisons:
+    if said is None or not m.filters or not m.rows or any(op in m.ops for op in _COUNTS):
         return None
+    if m.intent.comparisons and (m.measure is None or m.scores[m.measure] < 0.5):
+        return None  # "name a game won by at least 3 goals": not a bound on Attendance, the one column of numbers
     noun = re.match(r"\s*(\w+)", m.intent.text[said.end():])
     names, kinds = m.data.table.names, m.data.table.kinds
     word = stem(noun.group(1)) if noun else ""

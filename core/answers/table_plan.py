@@ -51,7 +51,7 @@ from shelfwise.core.answers.table_runs import (
     plan_than,
 )
 from shelfwise.core.answers.table_span import ASKS_SPAN, plan_span, plan_span_extreme
-from shelfwise.core.answers.table_versus import asks_versus, plan_versus
+from shelfwise.core.answers.table_versus import asks_versus, plan_count_difference, plan_versus
 from shelfwise.core.store.tables import TableData
 
 _HOW_LONG = {"time", "duration", "length", "runtime", "running"}  # "how long did X take": the row's time
@@ -551,8 +551,8 @@ def _plan(m: TableMatch) -> Plan | None:
         return m.plan("average", measure=m.measure)
     if "count" in m.ops:
         plan = _plan_count(m)
-        if plan is not None:
-            return plan
+        if plan is not None:  # "how many more episodes did A direct than B": A's rows less B's
+            return plan_count_difference(m, plan) if "difference" in m.ops else plan
         if m.measure is None or m.scores[m.measure] < 0.5 or _counts_text(m):  # "the total number of teams":
             m.ops = [op for op in m.ops if op != "sum"]  # not a sum of a column the question does not name, nor of
             # another column than the one of what it counts ("teams that played": not the sum of Played)

@@ -2,8 +2,9 @@
 less than 24 titles on the chart?", "were there more or fewer than 5 players picked from the united states?",
 "gab es mehr oder weniger als 10 Spiele?", "y a-t-il plus ou moins de 10 matchs ?". The rows the question's other
 filters keep are counted as "how many <noun>" counts them, and the answer is the word of the two that holds
-("less"); none on a tie or when nothing counts them. Pure: :mod:`shelfwise.core.answers.table_plan` calls
-:func:`plan_versus` with its matching and counting steps.
+("less"); none on a tie or when nothing counts them. And a count set against another count: "how many more
+episodes did A direct than B" (:func:`plan_count_difference`). Pure: :mod:`shelfwise.core.answers.table_plan`
+calls :func:`plan_versus` with its matching and counting steps.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 from shelfwise.core.answers.table_compute import Plan
 from shelfwise.core.answers.table_intent import NUMBER_WORDS, STOP, TableIntent, read_intent
+from shelfwise.core.answers.table_match import TableMatch
 from shelfwise.core.store.tables import TableData
 
 _MORE = r"more|greater|over|above|mehr|plus"
@@ -58,3 +60,14 @@ def plan_versus(intent: TableIntent, data: TableData, found: re.Match[str],
     col = plan.answer_col if plan.answer_col is not None else 0
     return Plan("compare", plan.rows, None, col, None, None,
                 [*plan.filters, f"{n} rows, {word} than {found.group('n')}"], word)
+
+
+def plan_count_difference(m: TableMatch, count: Plan) -> Plan:
+    """"How many more episodes did shelley jensen direct than madeline cripe", "wie viele Spiele mehr ...": when
+    the question's count keeps the rows of two values of one key column and it names no column of numbers to
+    subtract, the difference of their rows (``count_difference``); else the count as planned."""
+    if count.key_col is None or (m.measure is not None and m.scores[m.measure] >= 0.5):
+        return count
+    if len({m.data.text(count.key_col)[r] for r in count.rows}) != 2:
+        return count
+    return Plan("count_difference", count.rows, None, count.answer_col, count.key_col, None, count.filters)

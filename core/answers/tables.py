@@ -111,17 +111,23 @@ _NAMES_A_ROW = re.compile(r"^(?:which|who|what)\s+(?!(?:is|was|are|were|'s|numbe
                           r"average|size|length|height|weight|time|date|day|month|year|score|population|price|cost)\b)")
 
 
+# "what is the company with the highest revenue", "what was the name of the biggest stadium": a row named too
+_THE_ROW = re.compile(r"^(?:what|which) (?:is|was|are|were) the (?:name of\b|(?!(?:number|amount|percentage|percent|"
+                      r"total|sum|average|size|length|height|weight|time|date|day|month|year|score|population|price|"
+                      r"cost)\b)\w+ (?:with|that|who|whose|which)\b)")
 _THE_ONLY = re.compile(r"^(?:which|what) (?:is|was|are|were) (?:the only|the one|one) (?!(?:number|amount|total|"
                        r"percentage|time|date|year|price|cost)\b)\w+")
 
 
 def names_a_row(question: str, short: ShortAnswer) -> bool:
     """Whether the question asks which row ("which stadium has the highest capacity", "what country won the least
-    amount of gold medals", "which is the only canal with a length of 12 miles") and the table's value is the name
+    amount of gold medals", "which is the only canal with a length of 12 miles", "what is the company with the
+    highest revenue", "what is the name of the biggest stadium") and the table's value is the name
     of the row its operation chose: an amount the question names ("capacity", "amount", "length") does not make it
     ask for a number."""
     text = " ".join(question.lower().split())
-    return short.operation in ROW_OPERATIONS and bool(_NAMES_A_ROW.match(text) or _THE_ONLY.match(text))
+    return short.operation in ROW_OPERATIONS and bool(_NAMES_A_ROW.match(text) or _THE_ONLY.match(text)
+                                                      or _THE_ROW.match(text))
 
 
 def names_all_there(intent: TableIntent, data: TableData) -> bool:
