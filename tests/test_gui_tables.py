@@ -50,7 +50,9 @@ def test_table_answers_show_the_table_as_a_grid(qtbot, sample_db: Path, tmp_path
     assert grid.model.headerData(l5, Qt.Orientation.Vertical) == "6"  # the sheet's own row number
     assert "Salary bands" in window.preview.header.text() and window.preview.open_button.isEnabled()
     ask("How many holidays does the Lisbon office have?")
-    assert grid.value.text() == "8" and len(grid.highlighted) == 8
+    # each of the eight rows counted: its holiday's name and the office it was kept for
+    assert grid.value.text() == "8" and len({r for r, _c in grid.highlighted}) == 8
+    assert {grid.model.item(r, c).text() for r, c in grid.highlighted} >= {"Portugal Day", "Lisbon", "All offices"}
     # the answer pane says the operation once: the cited line below the value, not again in grey above it
     pane = window.answer_view.browser.toPlainText()
     assert pane.count(grid.explanation.text()) == 1, pane

@@ -20,7 +20,7 @@ SAMPLE = resource_path("sample", "benefits-and-pay.xlsx")
 CASES = [  # question, value, operation, first cell cited
     ("What is the maximum salary for band L5?", "102,000", "lookup", "Salary bands!F6"),
     ("Wie hoch ist das Maximum für Band L3?", "68,000", "lookup", "Salary bands!F4"),
-    ("How many holidays does the Lisbon office have?", "8", "count", "Holidays 2026!D2"),
+    ("How many holidays does the Lisbon office have?", "8", "count", "Holidays 2026!C2"),  # the row's name first
     ("How many bands are there?", "7", "count", "Salary bands!A2"),
     ("What is the average midpoint?", "77,571.43", "average", "Salary bands!E2"),
     ("Quel est le salaire moyen (midpoint) ?", "77,571.43", "average", "Salary bands!E2"),

@@ -54,7 +54,10 @@ def test_a_count_and_an_average_over_a_sheet(sample_db: tuple[Path, dict[str, st
     lines = r.stdout.splitlines()
     at = lines.index("Answer: 8")  # the value first, then the operation and the cells it counted
     assert "4 for Lisbon" in lines[at + 1] and "4 for All offices" in lines[at + 1]
-    assert any(ln.strip().startswith("Holidays 2026!D") for ln in lines[at + 2:])
+    # one line a row counted: its name and the cell it was kept by, cited
+    assert lines[at + 2].split() == ["cells", "values"], lines[at:at + 4]
+    assert any(ln.split() == ["Holidays", "2026!C10,", "D10", "Portugal", "Day", "|", "Lisbon", "[1]"]
+               for ln in lines[at + 3:]), lines[at:at + 12]
     # a count over eight rows is answered by the count and its cells: no one row is shown as "the" sentence
     assert not any(ln.startswith(("In the sources:", "Answer: 20")) for ln in lines[at + 1:])
     r = _run(["--db", str(db), "ask", "What is the average midpoint salary of the bands?", "--json",

@@ -13,10 +13,7 @@ each end one) with their character offsets, so the preview can highlight exactly
 * plus ``CUE_WEIGHT`` x (how many of the things the question asks for the sentence holds: a number or amount for
   "how many/much", a date or time for "when", "what date", "what are the ... hours", the verb of "how do you
   <verb> ...?"), plus ``LEXICAL_WEIGHT`` x the idf-weighted share of the question's words the sentence holds
-  (words compared on their first 5 letters, so "claims" meets "claim"; words of the documents' titles left out);
-* plus ``KIND_WEIGHT`` x (the sentence holds a value of the kind the short answer reads the question to ask: a
-  duration for "how long", a sum for "how much does it cost", a date for "when"; ``core/answers/sentence_kind.py``,
-  passed in as ``kind_cue`` by the product).
+  (words compared on their first 5 letters, so "claims" meets "claim"; words of the documents' titles left out).
 
 A sentence that introduces a list ("Your State Pension can be paid into:") is shown with the items that follow it
 (:func:`list_end`; ``from_passages.widen_lists`` first reads on into the next passages of the section when the
@@ -65,7 +62,6 @@ MIN_WORDS = 2  # a "sentence" shorter than this is a label, not an answer (unles
 PASSAGE_WEIGHT = 0.2
 CUE_WEIGHT = 0.2  # the question-type cue
 LEXICAL_WEIGHT = 0.4  # the question's words in the sentence (benchmarks/research/extractive_tune.py)
-KIND_WEIGHT = 0.6  # a value of the kind asked (``kind_cue``: core/answers/sentence_kind.py; answers.md, Session 27)
 SENTENCES = 2  # the best sentence, then the next best when it scores within SECOND_MARGIN of it
 SECOND_MARGIN = 0.15  # see the module doc: a second sentence for about half the questions
 CONTEXT_VERSION = 3  # bump when what the ranker reads of a sentence changes (cached sentence vectors are redone)
@@ -309,26 +305,14 @@ def share_held(keys: Sequence[str], text: str, prefix: int = PREFIX) -> float:
     return sum(k in bag for k in keys) / len(keys)
 
 
-def _wants(question: str) -> tuple[bool, bool]:
-    """Whether ``question`` asks for a number or amount, and whether for a date or time, in so many words."""
-    wants_quantity = bool(_QUANTITY.search(question)) or cues.asks_quantity(question)
-    wants_when = (bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
-                  or cues.asks_when(question))
-    return wants_quantity, wants_when
-
-
-def asks_value(question: str) -> bool:
-    """Whether ``question`` asks in so many words for a number, an amount, a date or a time ("how many", "how
-    long", "when", "what date"; not "What is the expenses limit?"), as :func:`type_cue` reads it."""
-    return any(_wants(question))
-
-
 def type_cue(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.ndarray:
     """How many of the things the question asks for each text holds: a number or amount ("how many/much"), a date
     or time ("when", "what date", "what are the ... hours"), the action of a "how do you <verb>" question (its
     verb, on the first ``prefix`` letters). A question that asks two ("when is it paid and how much?") gives up
     to 2."""
-    wants_quantity, wants_when = _wants(question)
+    wants_quantity = bool(_QUANTITY.search(question)) or cues.asks_quantity(question)
+    wants_when = (bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
+                  or cues.asks_when(question))
     m = _PROCEDURE.search(question)
     verb = m.group(1).lower() if m and m.group(1).lower() not in STOPWORDS else ""
     verb = verb[:prefix] if prefix > 0 else verb
@@ -384,13 +368,11 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
                    passage_weight: float = PASSAGE_WEIGHT, cue_weight: float = CUE_WEIGHT,
                    lexical_weight: float = LEXICAL_WEIGHT,
                    sentences: int = SENTENCES, second_margin: float = SECOND_MARGIN,
-                   shortlist: int = SHORTLIST, prior: str = PRIOR, prefix: int = PREFIX,
-                   kind_cue: Scorer | None = None, kind_weight: float = KIND_WEIGHT) -> list[Extracted]:
+                   shortlist: int = SHORTLIST, prior: str = PRIOR, prefix: int = PREFIX) -> list[Extracted]:
     """The best ``sentences`` sentences of ``hits`` for ``question`` (a later one only when it scores within
     ``second_margin`` of the best), best first (empty when the passages hold no
     sentence). A cheap pre-score (passage rank and cues) keeps the ``shortlist`` best candidates; only those are
-    read by the model, so the cost does not grow with the passages' length. ``kind_cue`` (the product passes
-    ``sentence_kind.kind_cue``): 1 for a sentence holding a value of the kind asked, weighed by ``kind_weight``."""
+    read by the model, so the cost does not grow with the passages' length."""
     cands = candidates(hits, passages)
     if not cands:
         return []
@@ -399,8 +381,6 @@ def extract_answer(question: str, hits: Sequence[Hit], scorer: Scorer, *, passag
     lexical = word_overlap(focus, contexts, prefix, " ".join({h.title for h in hits[:passages]}))
     cheap = (passage_weight * passage_prior(cands, hits, prior) + cue_weight * type_cue(focus, contexts, prefix)
              + lexical_weight * lexical)
-    if kind_cue is not None:
-        cheap = cheap + kind_weight * np.asarray(kind_cue(focus, contexts), dtype=np.float32)
     # no candidate holds a word of the question (asked in another language than the documents): the pre-score knows
     # only the passages' rank and the cue, which do not tell one sentence of a passage from another, so the encoder
     # reads them all (up to BLIND_SHORTLIST; at indexing their vectors were made already)

@@ -36,7 +36,6 @@ from shelfwise.core.answers.extractive import (
 from shelfwise.core.answers.first_value import short_answer
 from shelfwise.core.answers.grounding import check_grounding
 from shelfwise.core.answers.meaning import check_meaning
-from shelfwise.core.answers.sentence_kind import kind_cue
 from shelfwise.core.answers.sentence_vectors import cached_scorer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation
@@ -94,7 +93,7 @@ def extractive_answer(library: LibraryWalk, question: str, result: SearchResult 
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)
     sentences = extract_answer(question, hits, sentence_scorer(library), passage_weight=tuning.passage_weight,
-                               cue_weight=tuning.cue_weight, lexical_weight=tuning.lexical_weight, kind_cue=kind_cue)
+                               cue_weight=tuning.cue_weight, lexical_weight=tuning.lexical_weight)
     if not sentences:
         return Answer(question, NOT_FOUND_TEXT, [], False, search=result, tokens=tokens,
                       first_seconds=time.perf_counter() - t0)

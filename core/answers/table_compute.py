@@ -119,7 +119,14 @@ def _count(run: _Run) -> ShortAnswer:
     if col is not None:
         groups = Counter(data.text(col)[r] for r in plan.rows)
         parts = ": " + ", ".join(f"{k} for {v}" for v, k in groups.items())
-    cells = [cell(data, r, col if col is not None else (plan.answer_col or 0)) for r in plan.rows[:MAX_CITED]]
+    # each row counted named by its label cell (a holiday's name, not only the "Lisbon" it was kept for), then the
+    # cell it was kept by
+    named = label_column(data) if col is not None else None
+    if col is None:
+        per_row = [plan.answer_col or 0]
+    else:
+        per_row = [named, col] if named is not None and named != col else [col]
+    cells = [cell(data, r, c) for r in plan.rows[:MAX_CITED // len(per_row)] for c in per_row]
     return ShortAnswer(str(n), "computed", operation="count",
                        explanation=f"{n} rows of {table_name(data)}{run.where}{parts}", cells=cells)
 
