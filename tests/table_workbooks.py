@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 MATCHES = [  # Date, Opponent, City, Result, Goals, Crowd, Notes
@@ -17,6 +17,26 @@ MATCHES = [  # Date, Opponent, City, Result, Goals, Crowd, Notes
     (dt.date(2024, 4, 12), "Sevilla", "Seville, Spain", "D", 2, 38000, "Cup tie"),
     (dt.date(2024, 4, 19), "Rapid", "Vienna, Austria", "W", 1, 22000, ""),
 ]
+
+
+def write_sheets(docs: Path, sheets: Mapping[str, tuple[Sequence[object], Sequence[Sequence[object]]]]) -> None:
+    """One workbook in ``docs`` per entry of ``sheets`` (file name -> its header row and data rows, typed cells);
+    a date cell is shown as yyyy-mm-dd."""
+    import openpyxl
+
+    docs.mkdir(parents=True, exist_ok=True)
+    for name, (head, rows) in sheets.items():
+        wb = openpyxl.Workbook()
+        ws = wb.active
+        assert ws is not None
+        ws.append(list(head))
+        for row in rows:
+            ws.append(list(row))
+        for col in ws.iter_cols(min_row=2):
+            for c in col:
+                if isinstance(c.value, dt.date):
+                    c.number_format = "yyyy-mm-dd"
+        wb.save(str(docs / name))
 
 
 def write_matches(path: Path) -> Path:

@@ -53,20 +53,27 @@ def test_each_step_answers_from_its_passages_cited_by_the_sources_listed(library
     assert "(searched the documents, P(retrieve)" in shown and "3.1 Annual leave" in shown[shown.index("Sources:"):]
 
 
-@pytest.mark.gui
-def test_the_window_shows_each_step_with_its_cited_sources(qtbot, library: SampleLibrary, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _asked_in_window(qtbot, library: SampleLibrary, tmp_path, question: str, *, adaptive: bool):  # type: ignore[no-untyped-def]
+    """The real window on ``library`` (no model text), ``question`` typed and the Ask button clicked; the window,
+    its answer shown."""
     from PySide6.QtCore import QSettings, Qt
 
     from shelfwise.app.gui.window import MainWindow
     from shelfwise.core.settings import Settings
 
-    window = MainWindow(Settings(db_path=library.db, adaptive=True, answer_generate=False),
+    window = MainWindow(Settings(db_path=library.db, adaptive=adaptive, answer_generate=False),
                         QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
-    window.answer_view.question.setText(QUESTION)
+    window.answer_view.question.setText(question)
     with qtbot.waitSignal(window.query_finished, timeout=1200 * 1000):
         qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    return window
+
+
+@pytest.mark.gui
+def test_the_window_shows_each_step_with_its_cited_sources(qtbot, library: SampleLibrary, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _asked_in_window(qtbot, library, tmp_path, QUESTION, adaptive=True)
     pane = window.answer_view.browser.toPlainText()
     assert pane.count("searched the documents") == 2, pane
     assert "27 days [" in pane and "LeaveDesk" in pane, pane
@@ -101,18 +108,7 @@ def test_two_questions_typed_at_once_each_get_their_answer_first(library: Sample
 @pytest.mark.gui
 def test_the_window_shows_each_question_typed_at_once_with_its_answer(qtbot, library: SampleLibrary,  # type: ignore[no-untyped-def]
                                                                       tmp_path) -> None:
-    from PySide6.QtCore import QSettings, Qt
-
-    from shelfwise.app.gui.window import MainWindow
-    from shelfwise.core.settings import Settings
-
-    window = MainWindow(Settings(db_path=library.db, answer_generate=False),
-                        QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(window)
-    window.show()
-    window.answer_view.question.setText(TOGETHER)
-    with qtbot.waitSignal(window.query_finished, timeout=1200 * 1000):
-        qtbot.mouseClick(window.answer_view.ask_button, Qt.MouseButton.LeftButton)
+    window = _asked_in_window(qtbot, library, tmp_path, TOGETHER, adaptive=False)
     pane = window.answer_view.browser.toPlainText()
     assert "Your questions, each answered from your documents" in pane, pane
     assert pane.index("102,000") < pane.index("27 days"), pane

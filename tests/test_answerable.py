@@ -15,9 +15,8 @@ from shelfwise.core.answers.answer import weak_evidence
 from shelfwise.core.answers.answerable import FEATURES, evidence, rarity, reads, unanswered
 from shelfwise.core.answers.tuning import EMBEDDINGGEMMA, MINILM, Logistic
 from shelfwise.core.navigation.trace import Hit, Location
-from shelfwise.core.store.db import FileMeta, Store
-from shelfwise.ingest.model import Location as At
-from shelfwise.ingest.model import ParsedDocument, ParsedNode
+from shelfwise.core.store.db import Store
+from tests.handbook_store import handbook_store
 
 HANDBOOK = ["Full-time employees receive 27 days of paid annual leave per calendar year.",
             "Leave requests go to your manager at least two weeks ahead.",
@@ -29,11 +28,7 @@ HANDBOOK = ["Full-time employees receive 27 days of paid annual leave per calend
 
 @pytest.fixture
 def store() -> Iterator[Store]:
-    s = Store(":memory:")
-    c = s.collection("default")
-    s.write_document(c.id, "/handbook.md", FileMeta(size=1, mtime=1.0, sha256="d" * 64), ParsedDocument(
-        title="Employee Handbook", format="md", children=[ParsedNode("section", "Leave", "", At(line=1), children=[
-            ParsedNode("passage", "", text, At(line=i + 2)) for i, text in enumerate(HANDBOOK)])]))
+    s = handbook_store(HANDBOOK)
     yield s
     s.close()
 

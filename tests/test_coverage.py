@@ -21,9 +21,8 @@ from shelfwise.core.answers.coverage import (
 )
 from shelfwise.core.answers.tuning import EMBEDDINGGEMMA
 from shelfwise.core.navigation.trace import Hit, Location
-from shelfwise.core.store.db import FileMeta, Store
-from shelfwise.ingest.model import Location as At
-from shelfwise.ingest.model import ParsedDocument, ParsedNode
+from shelfwise.core.store.db import Store
+from tests.handbook_store import handbook_store
 
 LEAVE = Hit(1, 1, "Full-time employees receive 27 days of paid annual leave per calendar year.", 0.9, "/h.pdf",
             "Employee Handbook", ["3 Leave", "3.1 Annual leave"], Location(page=5))
@@ -62,11 +61,7 @@ HANDBOOK = ["Full-time employees receive 27 days of paid annual leave per calend
 
 @pytest.fixture
 def store() -> Iterator[Store]:
-    s = Store(":memory:")
-    c = s.collection("default")
-    s.write_document(c.id, "/handbook.md", FileMeta(size=1, mtime=1.0, sha256="c" * 64), ParsedDocument(
-        title="Employee Handbook", format="md", children=[ParsedNode("section", "Leave", "", At(line=1), children=[
-            ParsedNode("passage", "", text, At(line=i + 2)) for i, text in enumerate(HANDBOOK)])]))
+    s = handbook_store(HANDBOOK)
     yield s
     s.close()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.table_workbooks import ask_json
+from tests.table_workbooks import ask_json, write_sheets
 
 pytestmark = pytest.mark.model
 
@@ -51,17 +51,7 @@ SHEETS: dict[str, tuple[list[str], list[list[object]]]] = {
 
 
 def _write(docs: Path) -> Path:
-    import openpyxl
-
-    docs.mkdir(parents=True, exist_ok=True)
-    for name, (head, rows) in SHEETS.items():
-        wb = openpyxl.Workbook()
-        ws = wb.active
-        assert ws is not None
-        ws.append(head)
-        for row in rows:
-            ws.append(row)
-        wb.save(str(docs / name))
+    write_sheets(docs, SHEETS)
     return docs / "picks.xlsx"
 
 

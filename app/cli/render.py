@@ -273,7 +273,8 @@ class StreamedAnswer:
 
 
 def shows_steps(answer: Answer) -> bool:
-    """Adaptive retrieval's steps are worth showing when there are several, or one the model answered itself."""
+    """Adaptive retrieval's one step is worth showing when the model answered it itself (several are the answer's
+    own lines)."""
     if answer.by_steps:  # the answer lists them already
         return False
     return any(s.source == "model" for s in answer.steps)

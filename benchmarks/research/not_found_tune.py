@@ -77,25 +77,31 @@ def without(store: Store, collection_id: int, keep: set[int]) -> ResolvedScope:
     return ResolvedScope(Scope(), docs, total)
 
 
+def open_eval(shelf: Shelf, ds: EvalSet) -> tuple[Store, LibraryWalk, int, dict[str, int]]:
+    """The evaluation library ``shelfwise eval`` built for ``ds``: its store, a walk over its collection, the
+    collection's id and its documents' ids by path."""
+    store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
+    walk = LibraryWalk(store, shelf.models, collection=ds.store_name)
+    coll = store.find_collection(ds.store_name)
+    if coll is None:
+        raise SystemExit(f"no evaluation collection {ds.store_name} in {data_dir()}: run shelfwise eval for it first")
+    return store, walk, coll.id, {d.path: d.id for d in store.documents(coll.id)}
+
+
 def walk_set(shelf: Shelf, ds: EvalSet, group: Any, limit: int | None,
              walked: dict[tuple[str, str], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Every question with a gold answer walked over its collection and without its group's documents;
     ``group(path)`` names the group a document belongs to (a guide, an article). ``walked``: the walk evidence of
     an earlier run by (qid, kind) (its ``--out``), reused where present; the vocabulary evidence is always new."""
-    store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
-    walk = LibraryWalk(store, shelf.models, collection=ds.store_name)
-    coll = store.find_collection(ds.store_name)
-    if coll is None:
-        raise SystemExit(f"no evaluation collection {ds.store_name}: run shelfwise eval for it first")
-    docs = {d.path: d.id for d in store.documents(coll.id)}
+    store, walk, coll_id, docs = open_eval(shelf, ds)
     rows = []
     questions = [q for q in ds.questions if q.answers or q.not_answerable][: limit or None]
     t0 = time.perf_counter()
     def row(q: EvalQuestion, kind: str, keep: set[int] | None) -> dict[str, Any]:
-        scope = without(store, coll.id, keep) if keep is not None else None
+        scope = without(store, coll_id, keep) if keep is not None else None
         old = (walked or {}).get((q.qid, kind))
         walk_evidence = {k: old[k] for k in ("cos", "p", "cov")} if old else features(walk, q, scope)
-        return {"qid": q.qid, "kind": kind, **walk_evidence, **vocabulary(walk, q, coll.id, keep)}
+        return {"qid": q.qid, "kind": kind, **walk_evidence, **vocabulary(walk, q, coll_id, keep)}
 
     for i, q in enumerate(questions):
         if q.not_answerable:

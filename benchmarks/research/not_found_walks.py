@@ -25,18 +25,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from not_found_tune import ROOT, load_cqa_all, without
+from not_found_tune import ROOT, load_cqa_all, open_eval, without
 
 from shelfwise.core.answers.answer import passage_cosines
 from shelfwise.core.navigation.request import clipped_request
 from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.walk import LibraryWalk
-from shelfwise.core.paths import data_dir
 from shelfwise.core.settings import Settings
 from shelfwise.core.shelf import Shelf
-from shelfwise.core.store.db import Store
 from shelfwise.evaluation.datasets import EvalSet
-from shelfwise.evaluation.run import EVAL_DB_VERSION, load_dataset
+from shelfwise.evaluation.run import load_dataset
 
 SHOWN = 5  # the passages an answer shows
 
@@ -56,16 +54,11 @@ def walked(walk: LibraryWalk, question: str, scope: ResolvedScope | None) -> dic
 
 
 def eval_rows(shelf: Shelf, ds: EvalSet, group: Callable[[str], str]) -> Iterator[dict[str, Any]]:
-    store = Store(data_dir() / "eval" / f"{ds.store_name}-v{EVAL_DB_VERSION}.db")
-    walk = LibraryWalk(store, shelf.models, collection=ds.store_name)
-    coll = store.find_collection(ds.store_name)
-    if coll is None:
-        raise SystemExit(f"no evaluation collection {ds.store_name} in {data_dir()}")
-    docs = {d.path: d.id for d in store.documents(coll.id)}
+    store, walk, coll_id, docs = open_eval(shelf, ds)
     t0 = time.perf_counter()
     questions = [q for q in ds.questions if q.answers or q.not_answerable]
     for i, q in enumerate(questions):
-        base = {"qid": q.qid, "question": q.query, "db": str(store.path), "collection": coll.id}
+        base = {"qid": q.qid, "question": q.query, "db": str(store.path), "collection": coll_id}
         if q.not_answerable:
             yield {**base, "kind": "not_answerable", **walked(walk, q.query, None)}
             continue
@@ -74,7 +67,7 @@ def eval_rows(shelf: Shelf, ds: EvalSet, group: Callable[[str], str]) -> Iterato
         gold = {group(g.path) for g in q.gold}
         keep = {i for path, i in docs.items() if group(path) not in gold}
         yield {**base, "kind": "without_gold", "without": sorted(set(docs.values()) - keep),
-               **walked(walk, q.query, without(store, coll.id, keep))}
+               **walked(walk, q.query, without(store, coll_id, keep))}
         if i % 20 == 0:
             print(f"  {ds.name}: {i}/{len(questions)} ({time.perf_counter() - t0:.0f} s)", flush=True)
     store.close()

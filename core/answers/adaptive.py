@@ -434,24 +434,23 @@ def answer_adaptive(
     library: LibraryWalk, question: str, *, collection: str | None = None, events: AnswerEvents = QUIET,
     keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
-    generate: bool = True, notes: Sequence[str] = (), decide: bool = True,
+    generate: bool = True, notes: Sequence[str] = (), parts: Sequence[str] = (),
 ) -> Answer:
     """DeepRAG inference: decompose, decide per sub-question, answer each; then the answer from the passages the
     steps retrieved, as on a single walk (the module doc, step 4), reported through ``events``
-    (:class:`~shelfwise.core.answers.types.AnswerEvents`). ``decide=False``: several questions typed at once
+    (:class:`~shelfwise.core.answers.types.AnswerEvents`). ``parts``: several questions typed at once
     (:func:`asked_together`), each searched in the documents, the model asked nothing until the answer is written."""
     t0 = time.perf_counter()
     runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior)
-    if not decide:
-        subs = asked_together(question) or [question]
-    else:
-        if threshold is None:
-            threshold = get_threshold(library.store, runner.backend)
+    decide = not parts
+    if decide:
+        limit = get_threshold(library.store, runner.backend) if threshold is None else threshold
         subs = decompose(runner.backend, question, max_sub=max_sub, cancel=cancel, cost=runner.cost)
+    else:
+        subs = list(parts)
     sources = []
     for sub in subs:  # decided and searched in turn, so the walks are reported as they happen
-        sources.append("documents" if not decide or runner.decide(sub).p_retrieve >= (threshold or 0.0)
-                       else "model")
+        sources.append("documents" if not decide or runner.decide(sub).p_retrieve >= limit else "model")
         if len(subs) == 1 and sources[-1] == "documents":
             return _one_walk(runner, question, sub, t0, events=events, generate=generate, notes=notes)
         if sources[-1] == "documents":

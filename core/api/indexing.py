@@ -224,32 +224,30 @@ class Indexing(OpenLibrary):
                     on_start(index_state(self.store, coll.id, self.embedder.model_id))
                 return self.refresh(collection, progress=progress, cancel=cancel)
 
-    def remove_documents(self, document_ids: Sequence[int], collection: str = "default", *,
+    def remove_documents(self, document_ids: Sequence[int], collection: str = "default", *, index: bool = True,
                          cancel: CancelCheck | None = None) -> None:
         """Remove documents from the library, then bring the collection's index up to date as the library's only
         indexer (:meth:`index`, waiting up to :data:`INDEX_WAIT_SECONDS` for another one, as :meth:`ingest` does),
         so a removal never races an ingest's or a background indexer's index. ``cancel`` ends the wait or the
-        indexing (the documents are removed already; the next refresh finishes the index)."""
+        indexing (the documents are removed already; the next refresh finishes the index). ``index=False``: the
+        index is left marked unfinished for the next ingest, index run or question to finish."""
         for doc_id in document_ids:
             self.store.remove_document(doc_id)
-        self.index(collection, cancel=cancel, wait=INDEX_WAIT_SECONDS)
+        if index:
+            self.index(collection, cancel=cancel, wait=INDEX_WAIT_SECONDS)
 
     def remove_paths(self, paths: Sequence[Path], collection: str = "default", *, index: bool = True,
                      cancel: CancelCheck | None = None) -> list[DocumentRow]:
         """Remove the stored documents at or under each path (a file or a folder, on disk or not) from
         ``collection`` as :meth:`remove_documents` does; returns them (none: nothing was stored there). KeyError
-        when there is no such collection. ``index=False``: the index is left marked unfinished for the next ingest,
-        index run or question to finish."""
+        when there is no such collection."""
         coll = self.store.find_collection(collection)
         if coll is None:
             raise KeyError(collection)
         keys = [document_key(p) for p in paths]
         found = [d for d in self.store.documents(coll.id) if any(under(d.path, k) for k in keys)]
-        if found and index:
-            self.remove_documents([d.id for d in found], collection, cancel=cancel)
-        else:
-            for d in found:
-                self.store.remove_document(d.id)
+        if found:
+            self.remove_documents([d.id for d in found], collection, index=index, cancel=cancel)
         return found
 
     def calibrate(self, collection: str, *, use_lm: bool = False, probes: int = 240, target_recall: float = 0.9,

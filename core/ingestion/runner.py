@@ -251,8 +251,7 @@ def _listed(paths: Sequence[Path], is_candidate: CandidateFn, stored: dict[str, 
             else:
                 files.append(p)
         else:
-            prefix = str(p).rstrip(os.sep) + os.sep
-            missing = {k: d for k, d in stored.items() if k == str(p) or k.startswith(prefix)}
+            missing = {k: d for k, d in stored.items() if under(k, str(p))}
             if missing:
                 gone.update(missing)
             else:
