@@ -103,6 +103,14 @@ def test_two_questions_typed_at_once_each_get_their_answer_first(library: Sample
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", out["answer"])}
     assert cited == set(listed), (cited, sorted(listed))  # every source cited is listed, none listed uncited
     assert any("Salary bands" in c["location"] or "benefits-and-pay" in c["path"] for c in listed.values()), listed
+    # within a scope (--in, or in: in the question) each part is searched there, and only there
+    for scoped in (["ask", QUESTION, "--in", "handbook.pdf"], ["ask", f"{QUESTION} in:handbook.pdf"]):
+        done = run_shelfwise(library.db, [*scoped, "--no-generate", "--json"], unset=("SHELFWISE_EMBEDDER",))
+        assert done.returncode == 0, done.stdout[-2000:]
+        out = json.loads(done.stdout[done.stdout.index("{"):])
+        assert [s["decided"] for s in out["steps"]] == [False, False], out["steps"]
+        assert "27 days" in out["steps"][0]["answer"] and "LeaveDesk" in out["steps"][1]["answer"], out["steps"]
+        assert {c["path"].rsplit("/", 1)[-1] for c in out["citations"]} == {"handbook.pdf"}, out["citations"]
 
 
 @pytest.mark.gui

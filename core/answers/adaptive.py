@@ -71,7 +71,8 @@ from shelfwise.core.answers.tables import table_answer
 from shelfwise.core.answers.tuning import tuning_for
 from shelfwise.core.answers.types import QUIET, Answer, AnswerEvents, Citation, Extracted, Step
 from shelfwise.core.models.backend import CancelCheck, Cost, DecisionBackend
-from shelfwise.core.navigation.request import request_for
+from shelfwise.core.navigation.request import clipped_request, request_for
+from shelfwise.core.navigation.scope import ResolvedScope
 from shelfwise.core.navigation.trace import Hit, SearchResult
 from shelfwise.core.navigation.walk import LibraryWalk
 from shelfwise.core.store.db import Store
@@ -291,13 +292,14 @@ class Runner:
 
     def __init__(self, library: LibraryWalk, *, collection: str | None = None, keep: Sequence[int] = (),
                  cancel: CancelCheck | None = None, events: AnswerEvents = QUIET,
-                 prior: Mapping[int, float] | None = None) -> None:
+                 prior: Mapping[int, float] | None = None, scope: ResolvedScope | None = None) -> None:
         self.library = library
         self.prior = prior  # a conversation's branches, preferred by every sub-question's walk
         self.backend: DecisionBackend = library.backend
         self.family = prompt_family(self.backend)
         self.tuning = tuning_for(library.embedder)
         self.collection = collection
+        self.scope = scope  # where every part is searched (the question's filters, read once at the door)
         self.keep = keep
         self.cancel = cancel
         self.events = events  # each walk is reported (``on_search``) the first time it is made
@@ -319,7 +321,9 @@ class Runner:
         """The walk for ``question`` (reported through ``events.on_search`` the first time)."""
         if question not in self._searched:
             request = request_for(self.library.store, self.backend, question, self.collection, keep=self.keep,
-                                  prior=self.prior or None)  # a sub-question is read like a question asked
+                                  prior=self.prior or None) if self.scope is None else \
+                clipped_request(question, self.collection, self.backend, scope=self.scope, keep=self.keep,
+                                prior=self.prior or None)  # a sub-question is read like a question asked
             result = self.library.search(request, self.cancel)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
             self.searches.append(result)
@@ -335,7 +339,7 @@ class Runner:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
             found = extractive_answer(self.library, question, result, hits, time.perf_counter())
-            short = table_answer(self.library.store, question, result.hits, None, encoder_or_none(self.library))
+            short = table_answer(self.library.store, question, result.hits, self.scope, encoder_or_none(self.library))
             with_table_value(self.library, question, found, short)
             if found.short is not None and found.short is short:
                 cited = [c.hit for c in found.citations]
@@ -434,14 +438,15 @@ def answer_adaptive(
     library: LibraryWalk, question: str, *, collection: str | None = None, events: AnswerEvents = QUIET,
     keep: Sequence[int] = (), cancel: CancelCheck | None = None,
     threshold: float | None = None, max_sub: int = MAX_SUB, prior: Mapping[int, float] | None = None,
-    generate: bool = True, notes: Sequence[str] = (), parts: Sequence[str] = (),
+    generate: bool = True, notes: Sequence[str] = (), parts: Sequence[str] = (), scope: ResolvedScope | None = None,
 ) -> Answer:
     """DeepRAG inference: decompose, decide per sub-question, answer each; then the answer from the passages the
     steps retrieved, as on a single walk (the module doc, step 4), reported through ``events``
     (:class:`~shelfwise.core.answers.types.AnswerEvents`). ``parts``: several questions typed at once
-    (:func:`asked_together`), each searched in the documents, the model asked nothing until the answer is written."""
+    (:func:`asked_together`), each searched in the documents (within ``scope``, the question's filters), the model
+    asked nothing until the answer is written."""
     t0 = time.perf_counter()
-    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior)
+    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior, scope=scope)
     decide = not parts
     if decide:
         limit = get_threshold(library.store, runner.backend) if threshold is None else threshold

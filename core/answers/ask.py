@@ -100,10 +100,10 @@ def answer_question(
     request = replace(request, notes=())
     question = request.question
     # DeepRAG's loop decides per sub-question; several questions typed at once are each searched (no decision)
-    parts = asked_together(question) if split and not adaptive and routed.resolved is None else []
-    if routed.resolved is None and (adaptive or parts):
+    parts = asked_together(question) if split and not adaptive else []
+    if parts or (adaptive and routed.resolved is None):
         return answer_adaptive(library, question, collection=collection, events=events, keep=keep, cancel=cancel,
-                               prior=prior, generate=generate, notes=notes, parts=parts)
+                               prior=prior, generate=generate, notes=notes, parts=parts, scope=routed.resolved)
     t0 = time.perf_counter()
     result: SearchResult = library.search(request, cancel)
     result.trace.notes[:0] = notes
