@@ -17,7 +17,8 @@ document less that of the next, read off the walk's level of documents), ``--aga
 least ``ALL_FOUND_MIN_SET`` answerable walks must also find at least 1 - ``MAX_DROP`` of them, the issue's bar, not
 only ``MAX_DROP`` less than the old rule, whose floor on P(relevant) hides some), ``--tune`` (the sets fitted and
 chosen on: a training set walked the same way, ``traindata-orsharc``, may join them) and, in every set's report,
-the product's rule (``core/answers/tuning.py``'s weights and threshold) on the same walks (``product_rule``).
+the product's rule (``core/answers/tuning.py``'s weights and threshold) on the same walks (``product_rule``);
+``--leave-one-out`` fits on all tune sets but one and reads the one left out, in turn.
 """
 
 from __future__ import annotations
@@ -193,6 +194,25 @@ def choose(by_set: dict[str, list[dict[str, Any]]], probs: dict[str, list[float 
     return best[1], curve
 
 
+def leave_one_out(by_set: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Each tune set held out in turn: fitted and its threshold chosen (out-of-fold) on the others, the held-out set
+    read with that model and threshold: how the rule carries to a library it was not fitted on."""
+    out = {}
+    for held in TUNE_SETS:
+        rest = [n for n in TUNE_SETS if n != held]
+        rows = [r for n in rest for r in by_set[n]]
+        probs: dict[str, list[float | None]] = defaultdict(list)
+        for r, p in zip(rows, out_of_fold(rows), strict=True):
+            probs[r["set"]].append(p)
+        threshold, _ = choose({n: by_set[n] for n in rest}, probs)
+        model = fit(rows)
+        held_probs = [prob(model, r["x"]) if r["x"] is not None else None for r in by_set[held]]
+        out[held] = {"threshold": threshold, **rates(by_set[held], held_probs, threshold)}
+        print(f"held out {held}: threshold {threshold} (chosen on {', '.join(rest)}): found "
+              f"{out[held]['found_answerable']} / not found {out[held]['not_found_unanswerable']}", flush=True)
+    return out
+
+
 def main() -> None:
     global BESIDE, AGAINST, TUNE_SETS, DOCUMENT_MARGIN
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -206,6 +226,8 @@ def main() -> None:
     ap.add_argument("--tune", default=",".join(TUNE_SETS),
                     help="the sets fitted and chosen on (comma-separated; e.g. add traindata-orsharc)")
     ap.add_argument("--document-margin", action="store_true", help="the walk's document margin as a seventh feature")
+    ap.add_argument("--leave-one-out", action="store_true",
+                    help="also fit on all tune sets but one and read the one left out, in turn")
     args = ap.parse_args()
     BESIDE, AGAINST, TUNE_SETS = args.beside, args.against, tuple(args.tune.split(","))
     DOCUMENT_MARGIN = args.document_margin
@@ -223,12 +245,14 @@ def main() -> None:
     for r, p in zip(tune_rows, oof, strict=True):
         tune_probs[r["set"]].append(p)
     threshold, curve = choose({n: by_set[n] for n in TUNE_SETS if n in by_set}, tune_probs)
+    held_out = leave_one_out(by_set) if args.leave_one_out else None
     model = fit(tune_rows)
     features = [*FEATURES, *(("doc_margin",) if DOCUMENT_MARGIN else ())]
     report: dict[str, Any] = {"beside": BESIDE, "against": AGAINST, "features": features, "weights": model.weights,
                               "intercept": model.intercept,
                               "threshold": threshold, "chosen_on": [n for n in TUNE_SETS if n in by_set],
-                              "max_drop": MAX_DROP, "tune_curve_out_of_fold": curve, "sets": {}}
+                              "max_drop": MAX_DROP, "tune_curve_out_of_fold": curve, "leave_one_out": held_out,
+                              "sets": {}}
     for name, srows in by_set.items():
         probs = [prob(model, r["x"]) if r["x"] is not None else None for r in srows]
         shipped = EMBEDDINGGEMMA.unanswered
