@@ -53,9 +53,21 @@ MONTH_NAMES = lazy(
 
 # a day of every month: "the 25th of each month", "am 25. jedes Monats", "le 25 de chaque mois" (the short answer's
 # date too: ``typed_spans.date_spans``)
-DAY_OF_MONTH = (r"\b(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
-                r"\b\d{1,2}\.\s+(?:jede[ns]?|des)\s+Monats\b|\b\d{1,2}\s+(?:de\s+chaque|du)\s+mois\b")
+DAY_OF_MONTH = (r"\b(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+"
+                r"(?:(?:following|next|previous|same|current)\s+)?month\b|"
+                r"\b\d{1,2}\.\s+(?:(?:jede[ns]?|des)\s+(?:(?:folgenden|nächsten|laufenden)\s+)?Monats|des\s+Folgemonats)\b|"
+                r"\b\d{1,2}\s+(?:de\s+chaque|du)\s+mois(?:\s+(?:suivant|prochain))?\b")
 _DAY_OF_MONTH = lazy(DAY_OF_MONTH, re.IGNORECASE)
+
+
+# "What happens to ...?", "Was passiert, wenn ...?", "Que se passe-t-il si ...?": an event or a consequence is asked
+# for, said by a clause, not a value or a thing
+EVENT = r"(?:what\s+(?:happens|happened|will\s+happen|would\s+happen)|was\s+(?:passiert|geschieht)|que\s+se\s+passe)"
+_EVENT = lazy(rf"^\W*{EVENT}\b", re.IGNORECASE)
+
+
+def asks_event(question: str) -> bool:
+    return bool(_EVENT.match(question))
 
 
 def asks_quantity(question: str) -> bool:
