@@ -89,3 +89,22 @@ NEGATION = lazy(
     r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|"
     r"keiner|keines|nie|niemals|niemand|niemanden|niemandem|nirgends|nirgendwo|weder|ohne|nichts|pas|jamais|aucun|"
     r"aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
+
+
+WORD = lazy(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+# words that stand for something said before ("how do I request it?", "who approves them?")
+ANAPHORA = frozenset("it its they them their theirs this that these those there he she him her his same".split())
+# "one" standing for a noun said before ("how do I order one?", "is there one in Lisbon?", "the ones left there"):
+# "ones" always, "one" when no noun follows it (the end, punctuation, a relative word or a preposition)
+PRO_ONE = lazy(r"\b(?:ones\b|one\b(?=\s*(?:[?.!,;:]|$|(?:that|which|who|at|in|on|for|of|there|too|from|"
+               r"with|here)\b)))", re.I)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().strip("'’-") for w in WORD.findall(text)]
+
+
+def names_referent(question: str) -> bool:
+    """Whether the question stands a pronoun or "one" for something said before ("how do I request it?"), rather
+    than pointing back only by its opening ("And ...") or not at all."""
+    return any(w in ANAPHORA for w in words(question)) or bool(PRO_ONE.search(question))
