@@ -1,11 +1,14 @@
 """Which texts ask several questions at once (``asked_together``): each then gets its own walk and answer, the
-model asked nothing (``tests/test_adaptive_cli.py`` asks them through the command line and the window)."""
+model asked nothing (``tests/test_adaptive_cli.py`` asks them through the command line and the window); a question
+that stands a pronoun for what a question before it named is searched with that question (``searched_as``), here
+through ``shelfwise ask --json`` on a copy of the bundled sample too."""
 
 from __future__ import annotations
 
 import pytest
 
-from shelfwise.core.answers.adaptive import asked_together
+from shelfwise.core.answers.adaptive import asked_together, searched_as
+from tests.cli_sample import SampleLibrary, ask_json
 
 
 @pytest.mark.parametrize(("text", "want"), [
@@ -32,3 +35,25 @@ def test_several_questions_are_split_at_their_question_marks(text: str, want: li
 ])
 def test_one_question_is_not_split(text: str) -> None:
     assert asked_together(text) == []
+
+
+def test_a_question_pointing_back_is_searched_with_the_one_before() -> None:
+    parts = ["What is the home office allowance?", "When does it become available again?",
+             "Who pays the internet stipend?", "How much is it?"]
+    assert searched_as(parts) == {
+        "What is the home office allowance?": "What is the home office allowance?",
+        "When does it become available again?": "What is the home office allowance? When does it become available "
+                                                "again?",
+        "Who pays the internet stipend?": "Who pays the internet stipend?",  # names its own subject
+        "How much is it?": "Who pays the internet stipend? How much is it?",
+    }
+
+
+def test_a_second_question_about_the_firsts_subject_is_answered(sample_library: SampleLibrary) -> None:
+    # before: "When does it become available again?" was walked by its own words alone and "Not found"
+    out = ask_json(sample_library, "What is the home office allowance? When does it become available again?")
+    first, second = out["steps"]
+    assert first["question"] == "What is the home office allowance?" and "EUR 600" in first["answer"], first
+    assert second["question"] == "When does it become available again?", second  # shown as typed
+    assert "four years" in second["answer"], second
+    assert "four years" in out["answer"].splitlines()[1], out["answer"]

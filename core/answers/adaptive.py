@@ -47,6 +47,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from shelfwise.core.answers import cues
 from shelfwise.core.answers.answer import (
     NOT_FOUND_TEXT,
     TokenCallback,
@@ -172,6 +173,19 @@ def asked_together(question: str) -> list[str]:
     return subs if 1 < len(subs) <= MAX_SUB and all(s.endswith("?") for s in subs) else []
 
 
+def searched_as(parts: Sequence[str]) -> dict[str, str]:
+    """What each of several questions asked at once (:func:`asked_together`) is searched by: one that stands a
+    pronoun or "one" for something a question before it named ("How many days of leave do I get? And how do I
+    request it?") with that question before it, as a conversation reads a follow-up (the shipped reading of
+    ``core/conversation``: the question before, then this one); the others by their own words."""
+    out: dict[str, str] = {}
+    before = ""
+    for part in parts:
+        out[part] = f"{before} {part}" if before and cues.names_referent(part) else part
+        before = out[part]
+    return out
+
+
 def parse_subquestions(generated: str, question: str, max_sub: int = MAX_SUB) -> list[str] | None:
     """The model's "- ..." lines as sub-questions, or None when they do not look like a decomposition of
     ``question`` (too few or too many, too short, unrelated, or just the question repeated)."""
@@ -292,8 +306,10 @@ class Runner:
 
     def __init__(self, library: LibraryWalk, *, collection: str | None = None, keep: Sequence[int] = (),
                  cancel: CancelCheck | None = None, events: AnswerEvents = QUIET,
-                 prior: Mapping[int, float] | None = None, scope: ResolvedScope | None = None) -> None:
+                 prior: Mapping[int, float] | None = None, scope: ResolvedScope | None = None,
+                 searched: Mapping[str, str] | None = None) -> None:
         self.library = library
+        self.searched = dict(searched or {})  # a part -> the text its walk reads (:func:`searched_as`)
         self.prior = prior  # a conversation's branches, preferred by every sub-question's walk
         self.backend: DecisionBackend = library.backend
         self.family = prompt_family(self.backend)
@@ -320,9 +336,10 @@ class Runner:
     def search(self, question: str) -> SearchResult:
         """The walk for ``question`` (reported through ``events.on_search`` the first time)."""
         if question not in self._searched:
-            request = request_for(self.library.store, self.backend, question, self.collection, keep=self.keep,
+            text = self.searched.get(question, question)
+            request = request_for(self.library.store, self.backend, text, self.collection, keep=self.keep,
                                   prior=self.prior or None) if self.scope is None else \
-                clipped_request(question, self.collection, self.backend, scope=self.scope, keep=self.keep,
+                clipped_request(text, self.collection, self.backend, scope=self.scope, keep=self.keep,
                                 prior=self.prior or None)  # a sub-question is read like a question asked
             result = self.library.search(request, self.cancel)
             self.cost.add(Cost(requests=result.trace.requests, tokens=result.trace.tokens))
@@ -338,7 +355,8 @@ class Runner:
         if question not in self._retrieved:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
-            found = extractive_answer(self.library, question, result, hits, time.perf_counter())
+            found = extractive_answer(self.library, self.searched.get(question, question), result, hits,
+                                      time.perf_counter())
             short = table_answer(self.library.store, question, result.hits, self.scope, encoder_or_none(self.library))
             with_table_value(self.library, question, found, short)
             if found.short is not None and found.short is short:
@@ -446,7 +464,8 @@ def answer_adaptive(
     (:func:`asked_together`), each searched in the documents (within ``scope``, the question's filters), the model
     asked nothing until the answer is written."""
     t0 = time.perf_counter()
-    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior, scope=scope)
+    runner = Runner(library, collection=collection, keep=keep, cancel=cancel, events=events, prior=prior, scope=scope,
+                    searched=searched_as(parts))
     decide = not parts
     if decide:
         limit = get_threshold(library.store, runner.backend) if threshold is None else threshold

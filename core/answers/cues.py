@@ -53,9 +53,21 @@ MONTH_NAMES = lazy(
 
 # a day of every month: "the 25th of each month", "am 25. jedes Monats", "le 25 de chaque mois" (the short answer's
 # date too: ``typed_spans.date_spans``)
-DAY_OF_MONTH = (r"\b(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+month\b|"
-                r"\b\d{1,2}\.\s+(?:jede[ns]?|des)\s+Monats\b|\b\d{1,2}\s+(?:de\s+chaque|du)\s+mois\b")
+DAY_OF_MONTH = (r"\b(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\s+of\s+(?:each|every|the)\s+"
+                r"(?:(?:following|next|previous|same|current)\s+)?month\b|"
+                r"\b\d{1,2}\.\s+(?:(?:jede[ns]?|des)\s+(?:(?:folgenden|nächsten|laufenden)\s+)?Monats|des\s+Folgemonats)\b|"
+                r"\b\d{1,2}\s+(?:de\s+chaque|du)\s+mois(?:\s+(?:suivant|prochain))?\b")
 _DAY_OF_MONTH = lazy(DAY_OF_MONTH, re.IGNORECASE)
+
+
+# "What happens to ...?", "Was passiert, wenn ...?", "Que se passe-t-il si ...?": an event or a consequence is asked
+# for, said by a clause, not a value or a thing
+EVENT = r"(?:what\s+(?:happens|happened|will\s+happen|would\s+happen)|was\s+(?:passiert|geschieht)|que\s+se\s+passe)"
+_EVENT = lazy(rf"^\W*{EVENT}\b", re.IGNORECASE)
+
+
+def asks_event(question: str) -> bool:
+    return bool(_EVENT.match(question))
 
 
 def asks_quantity(question: str) -> bool:
@@ -77,3 +89,22 @@ NEGATION = lazy(
     r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|cannot|without|nicht|kein|keine|keinen|keinem|"
     r"keiner|keines|nie|niemals|niemand|niemanden|niemandem|nirgends|nirgendwo|weder|ohne|nichts|pas|jamais|aucun|"
     r"aucune|rien|sans|ni|personne)\b|n't\b|n’t\b", re.I)
+
+
+WORD = lazy(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+# words that stand for something said before ("how do I request it?", "who approves them?")
+ANAPHORA = frozenset("it its they them their theirs this that these those there he she him her his same".split())
+# "one" standing for a noun said before ("how do I order one?", "is there one in Lisbon?", "the ones left there"):
+# "ones" always, "one" when no noun follows it (the end, punctuation, a relative word or a preposition)
+PRO_ONE = lazy(r"\b(?:ones\b|one\b(?=\s*(?:[?.!,;:]|$|(?:that|which|who|at|in|on|for|of|there|too|from|"
+               r"with|here)\b)))", re.I)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().strip("'’-") for w in WORD.findall(text)]
+
+
+def names_referent(question: str) -> bool:
+    """Whether the question stands a pronoun or "one" for something said before ("how do I request it?"), rather
+    than pointing back only by its opening ("And ...") or not at all."""
+    return any(w in ANAPHORA for w in words(question)) or bool(PRO_ONE.search(question))

@@ -55,6 +55,7 @@ from shelfwise.core.answers.typed_spans import (
     name_spans,
     place_spans,
     quantity_spans,
+    restates,
     tied_as_asked,
     time_spans,
     unbound_as_asked,
@@ -184,8 +185,8 @@ def asked_value(question: str) -> str:
     q = focus_question(question)
     if len(q.split()) < 3:  # "... bis zum 18. Jahrhundert?": an ordinal's dot is no sentence's end
         q = question.strip()
-    if is_yes_no_question(q):
-        return "yes_no"
+    if is_yes_no_question(q) or cues.asks_event(q):
+        return "yes_no" if is_yes_no_question(q) else "span"
     # the value words first named win ("By how much is it reduced when ...?" asks for an amount)
     found = [(m.start(), kind) for kind, pattern in _VALUE_QUESTIONS for m in [pattern.search(q)] if m]
     if _OTHER_WH.match(q):
@@ -361,8 +362,7 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
             kind == "duration" and span.kind == "money"):
         return None  # "How much does it cost?" is not answered "4 years", nor "How long ...?" by "£95"
-    piece_stems = stems(piece)
-    if piece_stems and piece_stems <= stems(question) and set(re.findall(r"\d+", piece)) <= q_numbers:
+    if restates(piece, question):
         return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
     score = 0.0
     if kind == "percent":
@@ -436,7 +436,7 @@ _NOMINAL = ("name", "place", "list", "thing")
 # a question that asks for a thing: its W-word, wherever it stands ("The Broncos beat which team?")
 _THING_Q = lazy(r"\b(?:what|which|who|whom|whose|was|welche[rsnm]?|wer|wen|wem|wessen|womit|wovon|woraus|"
                 r"que|qu'|quoi|quel(?:le)?s?|qui|lequel|laquelle|lesquel(?:le)?s)\b|^\W*qu['’]", re.I)
-_HOW_WHY = lazy(r"^\W*(?:how|why|wie|warum|wieso|weshalb|comment|pourquoi)\b", re.I)
+_HOW_WHY = lazy(rf"^\W*(?:how|why|wie|warum|wieso|weshalb|comment|pourquoi|{cues.EVENT})\b", re.I)
 _LABEL = lazy(r"^\s*[\w ]{1,30}:\s")  # "Abstract: ...", "Text: ...": a label, not an answer
 
 

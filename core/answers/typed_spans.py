@@ -111,6 +111,18 @@ def tied_as_asked(text: str, span: Span, question: str) -> bool:
                 or text[span.start:span.end].lower().startswith(tie + " "))
 
 
+def restates(piece: str, question: str) -> bool:
+    """Whether ``piece`` says nothing ``question`` does not: each of its words and numbers, short ones ("NW", "Wi")
+    too, is one of the question's (a plural "s" and all past the fifth letter aside) or a function word. The
+    question's own words or numbers are no answer to it ("30" for "... more than 30 days?")."""
+    def stem(word: str) -> str:
+        return word.removesuffix("s")[:5] if len(word) > 3 else word
+
+    words = re.findall(r"[^\W_]+", piece.lower())
+    asked = {stem(w) for w in re.findall(r"[^\W_]+", question.lower())}
+    return bool(words) and all(w in STOPWORDS or w in FUNCTION_WORDS or stem(w) in asked for w in words)
+
+
 def bare_value(phrase: str, who: bool = False) -> bool:
     """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
     "2 working days"), which answers no question asking what (it would ask when) or who."""

@@ -1,5 +1,6 @@
-"""The words of a follow-up: pronouns and ellipsis that point back, phrases that announce a new topic, and the rule
-rewrite that puts the referent into the question. Pure text rules, no model; what they are worth is measured on
+"""The words of a follow-up: pronouns and ellipsis that point back (the pronouns in ``core/answers/cues.py``, which
+several questions asked at once read too), phrases that announce a new topic, and the rule rewrite that puts the
+referent into the question. Pure text rules, no model; what they are worth is measured on
 the multi-turn set (docs/eval/conversation.md)."""
 
 from __future__ import annotations
@@ -7,16 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from shelfwise.core.answers.cues import names_referent, words
 from shelfwise.core.answers.extractive import question_keys
 from shelfwise.core.languages import lazy
 
-WORD = lazy(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
-# words that stand for something said before ("how do I request it?", "who approves them?")
-ANAPHORA = frozenset("it its they them their theirs this that these those there he she him her his same".split())
-# "one" standing for a noun said before ("how do I order one?", "is there one in Lisbon?", "the ones left there"):
-# "ones" always, "one" when no noun follows it (the end, punctuation, a relative word or a preposition)
-PRO_ONE = lazy(r"\b(?:ones\b|one\b(?=\s*(?:[?.!,;:]|$|(?:that|which|who|at|in|on|for|of|there|too|from|"
-               r"with|here)\b)))", re.I)
 # openings that continue the last question ("and for part-time staff?", "what about Berlin?")
 CONTINUE = lazy(r"^\s*(?:(?:ok(?:ay)?|thanks|thank you|great|right)\b[\s,.!—–-]*)?"
                 r"(?:and|also|but|or|so|then|what about|how about|what if|same for|and for|and in)\b", re.I)
@@ -33,10 +28,6 @@ it its they them their he she his her one get gets got many much more most less 
 know want need""".split())
 
 
-def words(text: str) -> list[str]:
-    return [w.lower().strip("'’-") for w in WORD.findall(text)]
-
-
 def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOP and len(w) > 1]
 
@@ -49,12 +40,6 @@ def points_back(question: str) -> int:
     if CONTINUE.match(question) or names_referent(question):
         return 1
     return 0
-
-
-def names_referent(question: str) -> bool:
-    """Whether the question stands a pronoun or "one" for something said before ("how do I request it?"), rather
-    than pointing back only by its opening ("And ...") or not at all."""
-    return any(w in ANAPHORA for w in words(question)) or bool(PRO_ONE.search(question))
 
 
 def topic_of(heading_path: Sequence[str], previous_question: str) -> str:
