@@ -20,4 +20,8 @@ export QT_QPA_PLATFORM=offscreen
 # the slowest tests are listed at the end, so a suite that outgrows its budget says where the time went; every
 # test's time is in build/test-times.xml (JUnit XML) for a closer look
 mkdir -p build
-exec .venv/bin/python -m pytest -q --durations=20 --junit-xml=build/test-times.xml "$@"
+# the files run on SHELFWISE_TEST_WORKERS processes (pytest-xdist; 2 by default, 0 for one process): a file's tests
+# stay together on one worker, so its module fixtures are built once; each worker builds the session's own
+# (the sample ingested once per worker)
+workers="${SHELFWISE_TEST_WORKERS:-2}"
+exec .venv/bin/python -m pytest -q -n "$workers" --dist loadfile --durations=20 --junit-xml=build/test-times.xml "$@"

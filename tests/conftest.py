@@ -82,13 +82,17 @@ def embeddinggemma_model() -> Path:
         pytest.fail(f"{exc} (the tests marked 'model' need it)")
     dest = models_dir() / GGUF_NAME
     for a, b in ((src, dest), (sidecar(src), sidecar(dest))):
-        b.unlink(missing_ok=True)
+        # linked under a name of this process's own, then renamed into place: the suite's workers
+        # (packaging/test.sh runs pytest-xdist) may do this at the same moment
+        tmp = b.with_name(f"{b.name}.tmp-{os.getpid()}")
+        tmp.unlink(missing_ok=True)
         try:
-            os.link(a, b)
+            os.link(a, tmp)
         except OSError:
             import shutil
 
-            shutil.copyfile(a, b)
+            shutil.copyfile(a, tmp)
+        os.replace(tmp, b)
     return embeddinggemma_path()
 
 

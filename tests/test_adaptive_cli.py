@@ -111,6 +111,15 @@ def test_two_questions_typed_at_once_each_get_their_answer_first(library: Sample
         assert [s["decided"] for s in out["steps"]] == [False, False], out["steps"]
         assert "27 days" in out["steps"][0]["answer"] and "LeaveDesk" in out["steps"][1]["answer"], out["steps"]
         assert {c["path"].rsplit("/", 1)[-1] for c in out["citations"]} == {"handbook.pdf"}, out["citations"]
+    # --adaptive within a scope decides and searches each part there too (it was one walk, with a note, before)
+    done = run_shelfwise(library.db, ["ask", "How many days of annual leave do I get, and how do I request it?",
+                                      "--adaptive", "--in", "handbook.pdf", "--no-generate", "--json"],
+                         unset=("SHELFWISE_EMBEDDER",))
+    assert done.returncode == 0, done.stdout[-2000:]
+    out = json.loads(done.stdout[done.stdout.index("{"):])
+    assert len(out["steps"]) >= 2 and all(s["decided"] for s in out["steps"]), out["steps"]
+    assert not any("does not take a scope" in n for n in out["notes"]), out["notes"]
+    assert {c["path"].rsplit("/", 1)[-1] for c in out["citations"]} == {"handbook.pdf"}, out["citations"]
 
 
 @pytest.mark.gui

@@ -89,7 +89,7 @@ def answer_question(
     question's vector, when already embedded) come from a conversation (:mod:`shelfwise.core.conversation.turn`).
     Several questions typed at once are each answered (``asked_together``) unless ``split`` is off (a query a
     conversation composed from the turn before and this one is one question)."""
-    routed = route(library, question, collection, scope=scope, adaptive=adaptive, keep=tuple(keep), cancel=cancel)
+    routed = route(library, question, collection, scope=scope, keep=tuple(keep), cancel=cancel)
     if generate is None:
         generate = library.settings.answer_generate
     if routed.answer is not None:
@@ -101,7 +101,7 @@ def answer_question(
     question = request.question
     # DeepRAG's loop decides per sub-question; several questions typed at once are each searched (no decision)
     parts = asked_together(question) if split and not adaptive else []
-    if parts or (adaptive and routed.resolved is None):
+    if parts or adaptive:
         return answer_adaptive(library, question, collection=collection, events=events, keep=keep, cancel=cancel,
                                prior=prior, generate=generate, notes=notes, parts=parts, scope=routed.resolved)
     t0 = time.perf_counter()

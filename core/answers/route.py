@@ -42,7 +42,7 @@ def no_match_answer(question: str, resolved: ResolvedScope) -> Answer:
 
 
 def route(library: LibraryWalk, question: str | Prepared, collection: str | None, *, scope: Scope | None = None,
-          adaptive: bool = False, keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None) -> Route:
+          keep: tuple[int, ...] | list[int] = (), cancel: CancelCheck | None = None) -> Route:
     """Read the question once (ScopeError for a malformed filter; a question the door read already, a
     :class:`Prepared` with its scope, is taken as read) and answer what can be answered without the walk.
     ``keep`` (branches forced open) means the user is steering the walk: no structural answer then."""
@@ -54,8 +54,6 @@ def route(library: LibraryWalk, question: str | Prepared, collection: str | None
         assert prepared.resolved is not None
         r.answer = no_match_answer(question, prepared.resolved)
         return r
-    if adaptive and prepared.resolved is not None and prepared.resolved.restricted:
-        r.notes.append("Adaptive retrieval does not take a scope: answered by one walk within the scope.")
     if keep:
         return r
     intent = recognise(r.text)
