@@ -6,7 +6,9 @@ The data is ``not_found_tune.py``'s (session 20): each ConditionalQA question wi
 59 guides (answerable) and again without its guide (unanswerable), its own not-answerable questions unanswerable
 too; XQuAD (SQuAD v1.1 dev's questions) the same without the question's article; the sample's own questions
 (answerable) and ``data/sample_unanswerable.txt`` (unanswerable), and ``--fresh`` (a JSONL of ``q`` /
-``unanswerable``, e.g. ``benchmarks/product/sample_walk_fresh.jsonl``) as a set of its own. One JSON line per walk.
+``unanswerable``, e.g. ``benchmarks/product/sample_walk_fresh.jsonl``) as a set of its own; ``--traindata`` (session
+28): a training set's questions walked as ConditionalQA's are (its library built by ``shelfwise eval traindata:SET``).
+One JSON line per walk.
 
     SHELFWISE_HOME=<a home whose eval/ holds the collections> nice -n 19 .venv/bin/python \\
         benchmarks/research/not_found_walks.py --splits tune,test --xquad en,de --limit 60 \\
@@ -100,6 +102,9 @@ def main() -> None:
     ap.add_argument("--splits", default="", help="ConditionalQA halves (comma-separated)")
     ap.add_argument("--xquad", default="", help="XQuAD languages (comma-separated)")
     ap.add_argument("--limit", type=int, default=60, help="questions per XQuAD set")
+    ap.add_argument("--traindata", default="",
+                    help="training sets (../shared/traindata, e.g. orsharc), each question walked over its library and "
+                         "again without its document, as ConditionalQA's are")
     ap.add_argument("--sample-db", type=Path, default=None, help="a library of the bundled sample")
     ap.add_argument("--fresh", type=Path, default=None, help="the sample's questions from this JSONL instead")
     args = ap.parse_args()
@@ -119,6 +124,11 @@ def main() -> None:
             for lang in [x for x in args.xquad.split(",") if x]:
                 ds = load_dataset("xquad", args.limit, lang=lang)
                 put(f"xquad-{lang}", eval_rows(shelf, ds, lambda path: path.rsplit("/", 1)[0]))
+            for name in [x for x in args.traindata.split(",") if x]:
+                ds = load_dataset(f"traindata:{name}", None, split="all")
+                for q in ds.questions:  # each has gold passages and no answer text: walked as answerable
+                    q.answers = q.answers or ["(its gold passages)"]
+                put(f"traindata-{name}", eval_rows(shelf, ds, lambda path: path))
 
 
 if __name__ == "__main__":

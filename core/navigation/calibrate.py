@@ -228,14 +228,16 @@ def calibrate(store: Store, collection_id: int, embedder: Embedder, backend: Dec
               settings: Settings, *, n_probes: int = 240,
               target_recall: float = 0.9, try_lm: bool = True, fit_ranking: bool | None = None,
               log: Callable[[str], None] | None = None,
-              progress: Callable[[int, int], None] | None = None) -> DecisionModel:
+              progress: Callable[[int, int], None] | None = None, keep_words: float = 0.6) -> DecisionModel:
+    """Fit and store the collection's decision model on probes made from it (``keep_words``: the share of a
+    sentence's words a probe keeps, :func:`make_probes`)."""
     say = log or (lambda s: None)
     if fit_ranking is None:
         fit_ranking = settings.rank_fit
     snap = snapshot_for(store, collection_id, embedder.model_id)
     if try_lm and backend is not None:
         n_probes = min(n_probes, 120)  # every probe then costs the generative model ~1k tokens
-    probes = make_probes(snap, n_probes)
+    probes = make_probes(snap, n_probes, keep_words=keep_words)
     say(f"calibration: {len(probes)} probe queries made from the collection")
     wide = replace(settings.budgets, first_keep_ratio=0.5, keep=8, passages=30, hybrid=20)
     use_lm = try_lm and backend is not None
