@@ -33,6 +33,8 @@ DOCS = {
     "other-leave.txt": "OTHER PAID LEAVE\n\nPaid leave is also available in the following situations:\nBereavement: 5 "
                        "days for the death of a relative.\nMoving house: 1 day per calendar year.\nYour own wedding: "
                        "2 days.\n\nRequest these in LeaveDesk under Special leave.\n",
+    "hybrid.md": "# Hybrid work\n\n## Anchor days\n\nYou work from the office at least two days per week. Tuesday "
+                 "and Thursday are anchor days, on which every team meets in person.\n",
     "finance.md": "# Finance report\n\n## Revenue\n\nRevenue in 2025 was EUR 102,000.\n\n## Costs\n\nCosts in 2025 "
                   "were EUR 80,000 for rent and salaries.\n",
 }
@@ -120,6 +122,22 @@ def test_a_value_other_than_the_one_found_is_withdrawn(library: Path, monkeypatc
     assert "it says \u201c10 days\u201d, where the sentence found gives another number" in out["generation_note"]
     same = json.loads(ask(library, question, "5 days [1].", monkeypatch, "--json"))  # the value found: not withdrawn
     assert "it says nothing that the answer and the sentence above do not" in same["generation_note"]
+
+
+def test_a_text_that_gives_another_thing_than_the_value_shown_is_withdrawn(library: Path, monkeypatch) -> None:
+    # the bundled model wrote this under "Tuesday and Thursday" on the sample; "two" passed as a word and as 2
+    question = "Which days are the anchor days?"
+    reply = "The anchor days are the last two weeks of each month [1]."
+    out = json.loads(ask(library, question, reply, monkeypatch, "--json"))
+    assert "Tuesday and Thursday" in out["answer"].splitlines()[0], out["answer"]
+    assert out["generated"] == "" and "no passage says" in out["generation_note"], out["generation_note"]
+    other = json.loads(ask(library, question, "Every team meets in person on the anchor days [1].", monkeypatch,
+                           "--json"))
+    assert other["generated"] == "", other["generation_note"]
+    assert "it does not give Tuesday and Thursday" in other["generation_note"], other["generation_note"]
+    text = ask(library, question, reply, monkeypatch)
+    assert "Model's answer (checked" not in text, text  # quoted only in the note that says why it is not shown
+    assert "(The model's answer is not shown: no passage says \u201cThe anchor days are the last two" in text, text
 
 
 def test_a_list_is_brought_whole(library: Path, monkeypatch) -> None:

@@ -115,3 +115,20 @@ def test_a_list_item_says_yes_or_no_with_its_lead_in() -> None:
     source = f"{lead_in}\n{item}"
     bad = check_meaning("Yes, parking fines are reimbursed [1].", q, [source], None, [s])
     assert bad.reason == "it says yes where the deciding sentence [1] says no"
+
+
+def test_a_text_that_gives_another_thing_than_the_value_shown_is_withdrawn() -> None:
+    # the sample's "Which days are the anchor days?": the model wrote "the last two weeks of each month" under
+    # "Tuesday and Thursday"; "two" was counted twice (as a word and as 2), so the support check passed it
+    q = "Which days are the anchor days?"
+    anchor = "Tuesday and Thursday are anchor days, on which every team in Rotterdam and Lisbon meets in person."
+    sources = [f"The standard arrangement is hybrid: you work from the office at least two days per week. {anchor}"]
+    short, sentences = found(anchor, q)
+    assert short is not None and short.text == "Tuesday and Thursday"
+    wrong = "The anchor days are the last two weeks of each month [1]."
+    assert unsupported_sentences(wrong, sources, q) == [wrong.removesuffix(" [1].") + "."]
+    assert check_meaning("Every team meets on the anchor days in person [1].", q, sources, short,
+                         sentences).reason == "it does not give Tuesday and Thursday, the value the sources give"
+    kept = check_meaning("The anchor days are Tuesday and Thursday, when every team meets in person [1].", q,
+                         sources, short, sentences)
+    assert not kept.reason and "it gives the value shown above it" in kept.checks

@@ -3,7 +3,8 @@ sample, session 24), through ``shelfwise ask --json`` on the sample built with t
 a cell named inside a longer cell the question names ("Professional" in "Senior Professional") is no key of its
 own; a column named by the adjective of its noun ("eligible": Eligibility) is the one asked, not the doer's;
 "what is the highest X" where X is the measure's own name is the value, not the row's name; a weekday answers
-"what day of the week"; a date written in words ("12 June") names the cell of a date column that holds it."""
+"what day of the week"; a date written in words ("12 June") names the cell of a date column that holds it; a city
+written in another language ("Singapour") names its row, not the row for every city not listed."""
 
 from __future__ import annotations
 
@@ -37,8 +38,11 @@ def library(gemma_sample_copy) -> SampleLibrary:
     # before: no table value ("widest range" was read, "widest salary range" not)
     ("Which band has the widest salary range?", "L7", "Salary bands!A8"),
     ("Welches Band hat die größte Gehaltsspanne?", "L7", "Salary bands!A8"),
+    # before: EUR 150, the row "All other cities" (session 28's blind check): "Singapour" is Singapore's row
+    ("Quel est le plafond hôtelier à Singapour ?", "EUR 240", "table 1, row 7, Hotel cap per night"),
+    ("What is the hotel cap per night in Paris?", "EUR 150", "table 1, row 8, Hotel cap per night"),  # not listed
 ], ids=["longer-cell", "shorter-cell", "adjective-column", "highest-value", "highest-row", "weekday", "date-words",
-        "range-named", "range-de"])
+        "range-named", "range-de", "name-in-french", "name-not-listed"])
 def test_a_lookup_answers_with_the_cell_asked_for(library: SampleLibrary, question: str, value: str,
                                                   cell: str) -> None:
     out = ask_json(library, question)

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from short_tune import MAX_GOLD_WORDS, TRAIN, cqa_span_questions, right
+from short_tune import MAX_GOLD_WORDS, TRAIN, cqa_span_questions, gold_sentence, right
 
 from shelfwise.core.answers.extractive import focus_question
 from shelfwise.core.answers.matching import answer_matches
@@ -164,15 +164,9 @@ def gold_items() -> Any:
                 if len(s) < 600:
                     yield "covidqa", qa["question"].strip(), [Extracted(s, 1, 0, len(s), 1.0)], text.strip(), key
     for x, question, gold, texts in cqa_span_questions():
-        for text in texts:
-            at = text.lower().find(gold.lower())
-            if at < 0:
-                continue
-            bounds = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z0-9])", text)), len(text)]
-            a, b = next((a, b) for a, b in itertools.pairwise(bounds) if a <= at < b)
-            s = text[a:b].strip()
+        s = gold_sentence(texts, gold)
+        if s is not None:
             yield "conditionalqa", question, [Extracted(s, 1, 0, len(s), 1.0)], gold, f"cqa:{x['url']}"
-            break
 
 
 def walk_items(path: Path) -> Any:

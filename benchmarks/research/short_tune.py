@@ -26,7 +26,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -110,20 +110,26 @@ def cqa_span_questions() -> Iterator[tuple[dict[str, Any], str, str, list[str]]]
         yield x, f"{x['scenario'].strip()} {x['question'].strip()}".strip(), answers[0][0], texts
 
 
+def gold_sentence(texts: Sequence[str], gold: str) -> str | None:
+    """The sentence of the first of ``texts`` (evidence items) that holds ``gold``, or None."""
+    for text in texts:
+        at = text.lower().find(gold.lower())
+        if at >= 0:
+            bounds = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z0-9])", text)), len(text)]
+            a, b = next((a, b) for a, b in itertools.pairwise(bounds) if a <= at < b)
+            return text[a:b].strip()
+    return None
+
+
 def cqa_items() -> list[tuple[str, str, str, int]]:
     """(scenario and question, the sentence of its evidence holding the gold, the gold, its guide's number) for
     ConditionalQA TRAIN's questions with a span answer (:func:`cqa_span_questions`)."""
     guides: dict[str, int] = {}
     out = []
     for x, question, gold, texts in cqa_span_questions():
-        for text in texts:
-            at = text.lower().find(gold.lower())
-            if at < 0:
-                continue
-            bounds = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z0-9])", text)), len(text)]
-            a, b = next((a, b) for a, b in itertools.pairwise(bounds) if a <= at < b)
-            out.append((question, text[a:b].strip(), gold, 1000 + guides.setdefault(x["url"], len(guides))))
-            break
+        sentence = gold_sentence(texts, gold)
+        if sentence is not None:
+            out.append((question, sentence, gold, 1000 + guides.setdefault(x["url"], len(guides))))
     return out
 
 

@@ -5,8 +5,8 @@
   nothing;
 * **support**: each sentence of the text must stand in one sentence of a shown passage: at least
   ``SUPPORT`` of its content words and numbers (words compared on their first five letters, a plural "s" dropped;
-  numbers as values) in that one sentence, not scattered over the passages ("Yes, the company covers gym
-  membership" where no sentence says so);
+  numbers as values, a number word once) in that one sentence, not scattered over the passages ("Yes, the company
+  covers gym membership" where no sentence says so);
 * **polarity**: for a yes/no question, the text's yes or no (its first word, else its negations against the
   question's) must be the deciding sentence's (:func:`~shelfwise.core.answers.short.polarity`), whether or not that
   yes or no is shown; where none is shown (the confidence withheld it), a text opening with one is withdrawn;
@@ -15,6 +15,9 @@
 * **the value found**: of the values of that kind the text gives (numbers compared as values, less the question's
   own), at least one must be among those of the short answer and the sentences found, which are shown above it:
   "10 days." under "five" (a number some other passage holds, so the fact check passed it) contradicts them;
+* **the value shown**: a text that gives none of the short answer's words or numbers (the question's aside) says
+  something else than the value shown above it ("The anchor days are the last two weeks of each month." under
+  "Tuesday and Thursday");
 * **adds nothing**: a text whose words and numbers are all in the short answer, the sentence(s) found and the
   question is not shown (it would only repeat them).
 
@@ -43,6 +46,7 @@ _KIND_WORDS = {"number": "a number", "money": "an amount", "percent": "a percent
                "date": "a date", "time": "a time", "place": "a place", "name": "a name", "list": "a list"}
 FACTS_CHECK = "its numbers, dates and names are in the passages shown"
 SUPPORT_CHECK = "each of its sentences stands in one sentence of a passage"
+VALUE_CHECK = "it gives the value shown above it"
 
 
 @dataclass
@@ -69,8 +73,8 @@ def restates(text: str, question: str) -> bool:
 def unsupported_sentences(text: str, sources: Sequence[str], question: str = "") -> list[str]:
     """The sentences of ``text`` no single sentence of ``sources`` holds at least ``SUPPORT`` of the content words
     of (words of the question count as held: the text may name what was asked)."""
-    def tokens(text: str) -> set[str]:  # content words and numbers (as values)
-        return stems(text) | {f"{v:g}" for v in numbers_in(text)}
+    def tokens(text: str) -> set[str]:  # content words and numbers (as values; a number word once, as its value)
+        return {w for w in stems(text) if not numbers_in(w)} | {f"{v:g}" for v in numbers_in(text)}
 
     src = [tokens(s) for s in source_sentences(sources)]
     asked = tokens(question)
@@ -106,6 +110,16 @@ def off_the_found(kind: str, text: str, question: str, found: str) -> str | None
     if not given:
         return None
     return "" if any(numbers & have for _, numbers in given) else given[0][0]
+
+
+def _gives(text: str, value: str, question: str) -> bool:
+    """Whether ``text`` gives ``value`` (the short answer shown above it): one of its numbers (as values) or of its
+    words the question does not hold; a value of the question's own words alone counts as given."""
+    words = stems(value) - stems(question)
+    numbers = numbers_in(value) - numbers_in(question)
+    if not words and not numbers:
+        return True
+    return bool(words & stems(text)) or bool(numbers & numbers_in(text))
 
 
 def _deciding(question: str, short: ShortAnswer | None,
@@ -157,6 +171,11 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
             return Meaning(f"it gives {other}, which the sentences found do not")
         if other is not None:
             checks.append(f"its {_KIND_WORDS[kind].split(' ', 1)[1]} is one the sentences found give")
+    if short is not None and short.kind != "yes_no":
+        if not _gives(plain, short.text, question):
+            return Meaning(f"it does not give {short.text}, the value the sources give")
+        if kind not in _VALUE_KINDS:  # a number's is said by the check above
+            checks.append(VALUE_CHECK)
     known = " ".join([found, question])
     if stems(plain) <= stems(known) and numbers_in(plain) <= numbers_in(known):
         return Meaning(adds_nothing=True, checks=checks)

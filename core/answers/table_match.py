@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import difflib
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -216,7 +217,27 @@ def _catch_all(intent: TableIntent, data: TableData) -> dict[int, Key]:
     found = catch_all_row(data) if unread else None
     if found is None:
         return {}
+    for name in unread:  # "Singapour" is Singapore's row, not "All other cities"
+        near = _spelled_near(name, data)
+        if near is not None:
+            return {near[0]: Key({near[1]}, name, start=max(0, intent.text.find(name)))}
     return {found[0]: Key({found[1]}, unread[0], start=max(0, intent.text.find(unread[0])))}
+
+
+def _spelled_near(name: str, data: TableData) -> tuple[int, int] | None:
+    """(column, row) of a one-word cell of a text column that spells ``name`` nearly ("singapour" and "Singapore",
+    "lisboa" and "Lisbon": the same first four letters, at least 0.8 of their letters alike, as a name is written
+    in another language), where all such cells are in one row; else None."""
+    hits = []
+    for c, kind in enumerate(data.table.kinds):
+        if kind != "text":
+            continue
+        for r, cell in enumerate(data.text(c)):
+            v = cell.lower().strip()
+            if (len(v) >= 5 and v.isalpha() and v[:4] == name[:4] and data.is_data(r)
+                    and difflib.SequenceMatcher(None, v, name).ratio() >= 0.8):
+                hits.append((c, r))
+    return hits[0] if len({r for _, r in hits}) == 1 else None  # one row (its city and its country alike)
 
 
 def _same_word(q: str, w: str) -> bool:
