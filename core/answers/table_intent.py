@@ -113,6 +113,7 @@ class TableIntent:
     ops: list[tuple[str, str]] = field(default_factory=list)
     asks_row: bool = False
     counted: str = ""  # what "how many" counts: its next word that is not a stop word ("holidays")
+    counted_of: list[str] = field(default_factory=list)  # "how many days of paternity leave": paternity, leave
     asked: str = ""  # what "which / what" asks for: its next word that is neither a stop word nor an operation
     comparisons: list[Comparison] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # words written with a capital inside the question ("Zorya")
@@ -183,6 +184,12 @@ def read_intent(question: str) -> TableIntent:
     m = _COUNTED.search(text)
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")
+        of = re.search(rf"\b{re.escape(intent.counted)}\s+(?:(?:of|de|du|des)\b|d')\s*(.*)",
+                       text[m.end():]) if intent.counted else None
+        for w in _WORD.findall(of.group(1)) if of else []:  # what the unit is of, up to the next stop word
+            if w in STOP or len(intent.counted_of) == 3:
+                break
+            intent.counted_of.append(w)
     places = _place_bounds(text)
     intent.comparisons += [c for c, _span in places]
     for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
