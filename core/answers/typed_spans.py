@@ -32,6 +32,8 @@ _MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", 
 _UNIT_WORD = lazy(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
 _WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
 NUMBER_WORD_EN = lazy(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
+# a bare number right after a capitalised word that is not the sentence's first (a street's, a room's, a version's)
+_NAME_BEFORE = lazy(r"[^\W\d_][\w'’-]*,?[ \t]+[A-Z][\w'’-]*[ \t]+$")
 _NUMBER = lazy(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
 _DURATION_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "sekunde", "stunde", "tag",
                    "woche", "monat", "jahr", "seconde", "heure", "jour", "semaine", "mois", "an",
@@ -240,6 +242,8 @@ def quantity_spans(text: str) -> list[Span]:
                 words = text[m.end():b].lower().split()
                 if any(w.rstrip("s") in _DURATION_UNITS or w in _DURATION_UNITS for w in words[:2]):
                     kind = "duration"
+        if b == m.end() and _NAME_BEFORE.search(text, 0, a):
+            continue  # "Lantern Quay 14", "Travessa do Barometro 7", "Version 2.1": a name's number, no count
         taken.append(Span(a, b, kind))
     for a, b in number_word_spans(text):  # "vier Pro Bowl-Selektionen", "two metropolitan areas"
         if free(a, b):
