@@ -287,9 +287,11 @@ def _ranges(spans: list[Span], text: str) -> list[Span]:
 
 _UNIT = (r"(?:days?|weeks?|fortnights?|months?|quarters?|years?|hours?|tage?|wochen?|monate?|monats|jahre?|jahres|"
          r"jours?|semaines?|mois|ans?|années?)")
+_CAL = r"(?:(?:calendar|working|business|financial|school)\s+)?"  # "once per calendar month"
 _FREQUENCY = lazy(rf"\b(?:(?:every|each|jede[nrs]?|alle|chaque|tous les|toutes les)\s+(?:(?:\d+|other|two|three|four|"
-                  rf"five|six|zwei|drei|vier|fünf|sechs|deux|trois|quatre|cinq|six)(?:\s+or\s+\d+)?\s+)?{_UNIT}|"
-                  rf"(?:once|twice|\d+ times|einmal|zweimal|une fois|deux fois)\s+(?:a|per|every|pro|im|par)\s+{_UNIT}|"
+                  rf"five|six|zwei|drei|vier|fünf|sechs|deux|trois|quatre|cinq|six)(?:\s+or\s+\d+)?\s+)?{_CAL}{_UNIT}|"
+                  rf"(?:once|twice|\d+ times|einmal|zweimal|une fois|deux fois)\s+(?:a|per|every|pro|im|par)\s+{_CAL}"
+                  rf"{_UNIT}|"
                   r"daily|weekly|fortnightly|monthly|quarterly|annually|yearly|twice|täglich|wöchentlich|monatlich|"
                   r"vierteljährlich|jährlich|quotidien(?:ne)?|hebdomadaire|mensuel(?:le)?|trimestriel(?:le)?|"
                   r"annuel(?:le)?)\b", re.I)
