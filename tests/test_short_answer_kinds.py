@@ -148,3 +148,19 @@ def test_a_number_of_a_name_is_no_count() -> None:
     got = short_answer("How many people work at Northwind Labs?", [Extracted(owner, 1, 0, len(owner), 1.0)],
                        show=SHOW_ALL)
     assert got is None or "14" not in got.text, got
+
+
+def test_an_abbreviation_of_the_questions_own_word_is_no_answer() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    # session 29: "Where is the defibrillator in Rotterdam?" showed "AED", the defibrillator's own abbreviation
+    text = ("First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to "
+            "the reception desk in Rotterdam.")
+    got = short_answer("Where is the defibrillator in Rotterdam?", [Extracted(text, 1, 0, len(text), 1.0)],
+                       show=SHOW_ALL)
+    assert got is None or got.text != "AED", got
+    got = short_answer("Where is the automated external defibrillator?", [Extracted(text, 1, 0, len(text), 1.0)],
+                       show=SHOW_ALL)
+    assert got is None or got.text != "AED", got

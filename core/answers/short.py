@@ -47,6 +47,7 @@ from shelfwise.core.answers.typed_spans import (
     NUMBER_WORD_EN,
     WEEKDAY,
     Span,
+    abbreviates,
     asks_money,
     bare_value,
     date_spans,
@@ -479,8 +480,9 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
         if any(a < key[1] and key[0] < b and not (key[0] <= a and b <= key[1]) for a, b in typed):
             continue  # it cuts into a name or place of the kind asked for: the name is taken whole
         span = typed.get(key) or Span(key[0], key[1], shown)
-        if _score(kind if kind != "thing" else "name", span, text, question) is None:
-            continue  # the question's own words or numbers
+        if _score(kind if kind != "thing" else "name", span, text, question) is None or abbreviates(
+                text, span, question):
+            continue  # the question's own words or numbers ("defibrillator (AED)" for "the defibrillator")
         if re.search(r"\[[^\]]*$", text[: span.start]) or (label and span.end <= label.end()):
             continue
         if kind in ("name", "thing") and bare_value(text[span.start:span.end], who=kind == "name"):

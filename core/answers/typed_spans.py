@@ -125,6 +125,16 @@ def restates(piece: str, question: str) -> bool:
     return bool(words) and all(w in STOPWORDS or w in FUNCTION_WORDS or stem(w) in asked for w in words)
 
 
+def abbreviates(text: str, span: Span, question: str) -> bool:
+    """Whether ``span`` is an abbreviation in brackets of what the question names: "a defibrillator (AED)" for
+    "Where is the defibrillator?" (the initials of the words before, or the word before being the question's)."""
+    piece, before = text[span.start:span.end], re.findall(r"[^\W_]+", text[max(0, span.start - 80):span.start])
+    if not (piece.isupper() and 2 <= len(piece) <= 6 and text[:span.start].rstrip().endswith("(") and before):
+        return False
+    initials = "".join(w[0] for w in before[-len(piece):]).upper()
+    return initials == piece or restates(before[-1], question)
+
+
 def bare_value(phrase: str, who: bool = False) -> bool:
     """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
     "2 working days"), which answers no question asking what (it would ask when) or who."""
