@@ -57,3 +57,24 @@ def test_a_second_question_about_the_firsts_subject_is_answered(sample_library: 
     assert second["question"] == "When does it become available again?", second  # shown as typed
     assert "four years" in second["answer"], second
     assert "four years" in out["answer"].splitlines()[1], out["answer"]
+
+
+def test_a_question_pointing_back_reads_the_table_with_the_one_before(sample_library: SampleLibrary) -> None:
+    # before: "How do I enrol in it?" read the benefits table by its own words: the rows of the lunch and the
+    # counselling service, not the bicycle lease's "Benefits portal"
+    out = ask_json(sample_library, "What is the bicycle lease? How do I enrol in it?")
+    second = out["steps"][1]
+    short = second.get("short_answer") or {}
+    assert "Benefits portal" in second["answer"], second
+    assert "Office canteen" not in second["answer"] and "Clearwater" not in second["answer"], second
+    assert short.get("text") in (None, "Benefits portal"), short
+
+
+def test_the_value_the_question_before_was_answered_with_is_no_answer_to_a_part_pointing_back(
+        sample_library: SampleLibrary) -> None:
+    # read with the question before it, "How many people are in it?" would be answered "102,000", the band's
+    # maximum salary that the first question asked for
+    out = ask_json(sample_library, "What is the maximum salary for band L5? How many people are in it?")
+    first, second = out["steps"]
+    assert "102,000" in first["answer"], first
+    assert not second["answer"].startswith("102,000"), second

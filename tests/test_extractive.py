@@ -17,6 +17,7 @@ from shelfwise.core.answers.extractive import (
     extract_text,
     list_end,
     passage_sentences,
+    type_cue,
 )
 from shelfwise.core.answers.from_passages import widen_lists
 from shelfwise.core.answers.types import Extracted
@@ -246,3 +247,10 @@ def test_lines_without_a_sentence_end_are_not_run_together() -> None:
     assert text == f"{first}\n{second} [1]"
     ended = extract_text([Extracted("It is required.", 1, 0, 15, 0.9), Extracted("It is free.", 1, 16, 27, 0.8)])
     assert ended == "It is required. It is free. [1]"
+
+
+def test_a_when_that_opens_a_clause_asks_for_no_date() -> None:
+    texts = ["Moving house: 1 day per calendar year.", "Carried-over days must be taken by 31 March."]
+    # a number in both: the quantity cue alone; "when I move house" asks for no date
+    assert list(type_cue("How many days off do I get when I move house?", texts)) == [1.0, 1.0]
+    assert list(type_cue("When must carried-over days be taken?", texts)) == [0.0, 1.0]

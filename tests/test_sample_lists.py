@@ -37,3 +37,13 @@ def test_the_announced_values_are_brought_and_named_first(library: SampleLibrary
     sources = text.stdout[text.stdout.index("In the sources:"):]
     assert "We work by three values. Measure twice: we check our assumptions" in sources
     assert "Leave the quay cleaner: we leave code, documents and shared spaces" in sources
+
+
+def test_an_item_of_a_list_answers_a_question_with_a_when_clause(library: SampleLibrary) -> None:
+    # before: "Days above the carry-over limit expire on 31 December ..." (the "when" of "when I move house" was
+    # read as asking for a date, and a sentence with one was preferred to the list's item)
+    out = ask_json(library, "How many days off do I get when I move house?")
+    assert "Moving house: 1 day per calendar year." in out["answer"], out["answer"][:300]
+    assert "carry-over" not in out["answer"].split("\n")[0], out["answer"][:300]
+    short = out["short_answer"]
+    assert short is None or "1 day" in short["text"], short

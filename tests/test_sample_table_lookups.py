@@ -4,7 +4,8 @@ a cell named inside a longer cell the question names ("Professional" in "Senior 
 own; a column named by the adjective of its noun ("eligible": Eligibility) is the one asked, not the doer's;
 "what is the highest X" where X is the measure's own name is the value, not the row's name; a weekday answers
 "what day of the week"; a date written in words ("12 June") names the cell of a date column that holds it; a city
-written in another language ("Singapour") names its row, not the row for every city not listed."""
+written in another language ("Singapour") names its row, not the row for every city not listed; a count of days of
+a thing the table never names ("paternity leave") counts none of its rows."""
 
 from __future__ import annotations
 
@@ -78,3 +79,23 @@ def test_a_date_bound_filters_the_rows_counted(library: SampleLibrary, question:
     short = out["short_answer"]
     assert short is not None and short["text"] == count, (short, out["answer"][:300])
     assert short.get("cells"), short
+
+
+@pytest.mark.parametrize("question", [
+    # before: "8 rows of Holidays 2026 where Offices = Lisbon" (session 28's blind check): nothing in that table is
+    # paternity leave
+    "How many days of paternity leave does the company give in Lisbon specifically?",
+    "Combien de jours de congé paternité à Lisbonne ?",
+])
+def test_a_count_of_a_thing_the_table_never_names_is_no_count_of_its_rows(library: SampleLibrary,
+                                                                         question: str) -> None:
+    out = ask_json(library, question)
+    short = out["short_answer"]
+    assert short is None or not short.get("cells"), short
+    assert "rows of Holidays" not in out["answer"], out["answer"][:300]
+
+
+def test_a_count_of_days_the_table_names_is_still_counted(library: SampleLibrary) -> None:
+    out = ask_json(library, "How many days of public holiday does the Lisbon office have?")
+    short = out["short_answer"]
+    assert short is not None and short["text"] == "8", (short, out["answer"][:300])

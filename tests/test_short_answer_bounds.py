@@ -20,6 +20,9 @@ from tests.cli_sample import ask_json
     ("When is an unused room booking released?", "within 10 minutes"),
     # "Fire drills are held twice a year, in April and October.": how often (before: no value)
     ("How often are fire drills held?", "twice a year"),
+    # "... up to once per calendar month. Flexi days ... with only two working days of notice.": before, "two
+    # working days" (a frequency with "calendar" before its unit was not read as one)
+    ("How often can I take a flexi day?", "once per calendar month"),
 ])
 def test_the_bound_of_a_quantity_is_shown_with_it(sample_library, question: str, value: str) -> None:
     out = ask_json(sample_library, question)

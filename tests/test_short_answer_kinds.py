@@ -129,3 +129,38 @@ def test_an_event_asked_for_and_the_questions_own_words() -> None:
                       ("Zahlung bis zum 5. des Folgemonats.", "5. des Folgemonats"),
                       ("Payer avant le 5 du mois suivant.", "5 du mois suivant")):
         assert any(day in text[s.start:s.end] for s in date_spans(text)), text
+
+
+def test_a_number_of_a_name_is_no_count() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.typed_spans import quantity_spans
+    from shelfwise.core.answers.types import Extracted
+
+    def spans(text: str) -> list[str]:
+        return [text[s.start:s.end] for s in quantity_spans(text)]
+
+    # session 29: "How many people work at Northwind Labs?" was answered "14", the number of the owner's street
+    owner = "Owner: People Team, Northwind Labs, Lantern Quay 14, Rotterdam."
+    assert spans(owner) == []
+    assert spans("The studio is at Travessa do Barometro 7, Lisbon, and seats 60 people.") == ["60 people"]
+    assert spans("Seats 60") == ["60"]  # a label first in its sentence keeps its number
+    got = short_answer("How many people work at Northwind Labs?", [Extracted(owner, 1, 0, len(owner), 1.0)],
+                       show=SHOW_ALL)
+    assert got is None or "14" not in got.text, got
+
+
+def test_an_abbreviation_of_the_questions_own_word_is_no_answer() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    # session 29: "Where is the defibrillator in Rotterdam?" showed "AED", the defibrillator's own abbreviation
+    text = ("First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to "
+            "the reception desk in Rotterdam.")
+    got = short_answer("Where is the defibrillator in Rotterdam?", [Extracted(text, 1, 0, len(text), 1.0)],
+                       show=SHOW_ALL)
+    assert got is None or got.text != "AED", got
+    got = short_answer("Where is the automated external defibrillator?", [Extracted(text, 1, 0, len(text), 1.0)],
+                       show=SHOW_ALL)
+    assert got is None or got.text != "AED", got

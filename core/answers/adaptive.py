@@ -357,7 +357,12 @@ class Runner:
             hits = result.hits[: self.n_passages]
             found = extractive_answer(self.library, self.searched.get(question, question), result, hits,
                                       time.perf_counter())
-            short = table_answer(self.library.store, question, result.hits, self.scope, encoder_or_none(self.library))
+            # a part that points back ("How do I enrol in it?") reads the table with the question it points to;
+            # the value that question was answered with is no answer to this one ("How many people are in it?")
+            text = self.searched.get(question, question)
+            short = table_answer(self.library.store, text, result.hits, self.scope, encoder_or_none(self.library))
+            if short is not None and text != question and short.text in self._answered_before(text):
+                short = None
             with_table_value(self.library, question, found, short)
             if found.short is not None and found.short is short:
                 cited = [c.hit for c in found.citations]
@@ -365,6 +370,11 @@ class Runner:
                 hits = [*cited, *(h for h in hits if h.node_id not in at)][: max(self.n_passages, len(cited))]
             self._retrieved[question] = Retrieved(result, hits, found)
         return self._retrieved[question]
+
+    def _answered_before(self, text: str) -> set[str]:
+        """The short answers of the questions already answered that ``text`` (a part read after them) starts with."""
+        return {r.found.short.text for q, r in self._retrieved.items()
+                if r.found.short is not None and text.startswith(self.searched.get(q, q))}
 
     def step(self, question: str, source: str, *, decided: bool = True) -> Step:
         """The step for ``question`` answered from ``source`` ("documents" | "model"); ``decided=False``: searched

@@ -78,6 +78,18 @@ def asks_when(question: str) -> bool:
     return bool(WHEN.search(question))
 
 
+# a question led by another question word: a "when" later in it opens a clause ("Who do I tell when I'm ill?",
+# "How many days off do I get when I move house?") and asks for no date
+OTHER_WH = lazy(r"^\W*(?:what|which|how|who|whom|whose|where|why|wer|wen|wem|wo|was|wie|warum|welche[rsnm]?|qui|"
+                r"où|que|quoi|quel(?:le)?s?|comment|pourquoi)\b", re.I)
+WHEN_WORD = lazy(r"\bwhen\b", re.I)
+
+
+def without_clause_when(question: str) -> str:
+    """``question`` with an English "when" that opens a clause blanked (one led by another question word)."""
+    return WHEN_WORD.sub(" ", question) if OTHER_WH.match(question) else question
+
+
 def has_date(text: str) -> bool:
     """A date written the way one of the evaluated languages writes it (beyond English's), or a day of every
     month."""

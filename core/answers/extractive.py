@@ -311,8 +311,9 @@ def type_cue(question: str, texts: Sequence[str], prefix: int = PREFIX) -> np.nd
     verb, on the first ``prefix`` letters). A question that asks two ("when is it paid and how much?") gives up
     to 2."""
     wants_quantity = bool(_QUANTITY.search(question)) or cues.asks_quantity(question)
-    wants_when = (bool(_WHEN.search(question)) or (bool(_HOURS.search(question)) and not wants_quantity)
-                  or cues.asks_when(question))
+    when = cues.without_clause_when(question)  # "how many days off ... when I move house": no date asked
+    wants_when = (bool(_WHEN.search(when)) or (bool(_HOURS.search(question)) and not wants_quantity)
+                  or cues.asks_when(when))
     m = _PROCEDURE.search(question)
     verb = m.group(1).lower() if m and m.group(1).lower() not in STOPWORDS else ""
     verb = verb[:prefix] if prefix > 0 else verb

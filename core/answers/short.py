@@ -47,6 +47,7 @@ from shelfwise.core.answers.typed_spans import (
     NUMBER_WORD_EN,
     WEEKDAY,
     Span,
+    abbreviates,
     asks_money,
     bare_value,
     date_spans,
@@ -173,11 +174,6 @@ def _verb_first(q: str) -> bool:
     return bool(_DE_VERBS.match(q) and not _DE_OPENERS.match(q))
 
 
-# a question led by another question word: a "when" later in it opens a clause ("Who do I tell when I'm ill?",
-# "What do I do when ...?") and asks for no date
-_OTHER_WH = lazy(r"^\W*(?:what|which|how|who|whom|whose|where|why|wer|wen|wem|wo|was|wie|warum|welche[rsnm]?|qui|"
-                 r"où|que|quoi|quel(?:le)?s?|comment|pourquoi)\b", re.I)
-_WHEN_WORD = lazy(r"\bwhen\b", re.I)
 
 
 def asked_value(question: str) -> str:
@@ -189,11 +185,11 @@ def asked_value(question: str) -> str:
         return "yes_no" if is_yes_no_question(q) else "span"
     # the value words first named win ("By how much is it reduced when ...?" asks for an amount)
     found = [(m.start(), kind) for kind, pattern in _VALUE_QUESTIONS for m in [pattern.search(q)] if m]
-    if _OTHER_WH.match(q):
-        found = [(at, kind) for at, kind in found if not (kind == "date" and _WHEN_WORD.match(q, at))]
+    if cues.OTHER_WH.match(q):  # a "when" that opens a clause asks for no date (cues.without_clause_when)
+        found = [(at, kind) for at, kind in found if not (kind == "date" and cues.WHEN_WORD.match(q, at))]
     if found:
         return min(found)[1]
-    if cues.asks_when(_WHEN_WORD.sub(" ", q) if _OTHER_WH.match(q) else q):
+    if cues.asks_when(cues.without_clause_when(q)):
         return "date"
     if cues.asks_quantity(q) or (re.match(r"^\W*(?:what|which|welche[rsnm]?|was|quel(?:le)?)\b", q, re.I)
                                  and _AMOUNT_NOUNS.search(q)):
@@ -484,8 +480,9 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
         if any(a < key[1] and key[0] < b and not (key[0] <= a and b <= key[1]) for a, b in typed):
             continue  # it cuts into a name or place of the kind asked for: the name is taken whole
         span = typed.get(key) or Span(key[0], key[1], shown)
-        if _score(kind if kind != "thing" else "name", span, text, question) is None:
-            continue  # the question's own words or numbers
+        if _score(kind if kind != "thing" else "name", span, text, question) is None or abbreviates(
+                text, span, question):
+            continue  # the question's own words or numbers ("defibrillator (AED)" for "the defibrillator")
         if re.search(r"\[[^\]]*$", text[: span.start]) or (label and span.end <= label.end()):
             continue
         if kind in ("name", "thing") and bare_value(text[span.start:span.end], who=kind == "name"):

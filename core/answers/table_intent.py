@@ -113,6 +113,7 @@ class TableIntent:
     ops: list[tuple[str, str]] = field(default_factory=list)
     asks_row: bool = False
     counted: str = ""  # what "how many" counts: its next word that is not a stop word ("holidays")
+    counted_of: list[str] = field(default_factory=list)  # "how many days of paternity leave": paternity, leave
     asked: str = ""  # what "which / what" asks for: its next word that is neither a stop word nor an operation
     comparisons: list[Comparison] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # words written with a capital inside the question ("Zorya")
@@ -183,6 +184,7 @@ def read_intent(question: str) -> TableIntent:
     m = _COUNTED.search(text)
     if m:
         intent.counted = next((w for w in _WORD.findall(text[m.end():]) if w not in STOP), "")
+        intent.counted_of = _counted_of(text[m.end():], intent.counted)
     places = _place_bounds(text)
     intent.comparisons += [c for c, _span in places]
     for pattern, side in ((_ABOVE, "low"), (_BELOW, "high")):
@@ -235,6 +237,18 @@ def read_intent(question: str) -> TableIntent:
                 setattr(c, side, b[1])
                 intent.comparisons.append(c)
     return intent
+
+
+def _counted_of(text: str, counted: str) -> list[str]:
+    """What "how many <counted> of X" counts the unit of: X's words up to the next stop word, at most three
+    ("days of paternity leave": paternity, leave)."""
+    of = re.search(rf"\b{re.escape(counted)}\s+(?:(?:of|de|du|des)\b|d')\s*(.*)", text) if counted else None
+    out: list[str] = []
+    for w in _WORD.findall(of.group(1)) if of else []:
+        if w in STOP or len(w) < 2 or len(out) == 3:
+            break
+        out.append(w)
+    return out
 
 
 def stem(word: str) -> str:

@@ -327,8 +327,10 @@ def _plan_count(m: TableMatch) -> Plan | None:
         measure = m.measure if m.measure is not None else _implied_measure(intent, names, m.numeric)
         has_number = measure is not None and m.data.number(measure)[m.rows[0]] is not None
         return m.plan("lookup", measure=measure) if has_number else None
-    if m.filters:
-        return m.plan("count", answer=m.label_col)
+    if m.filters:  # not "how many days of paternity leave in Lisbon" in a table that has no paternity leave
+        have = _words_of_table(m) if noun in _UNITS and intent.counted_of else None
+        absent = have is not None and not {stem(w) for w in intent.counted_of} & have
+        return None if absent else m.plan("count", answer=m.label_col)
     # every row ("how many bands", "how many ... listed"), unless a phrase of the question is a part of some cells:
     # that is a filter the looser pass reads ("how many matches in Belgrade")
     if ((noun and noun in title_words and not _unread_words(m, noun)) or (_ALL_ROWS.search(intent.text) and m.parts)

@@ -32,6 +32,8 @@ _MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", 
 _UNIT_WORD = lazy(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
 _WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
 NUMBER_WORD_EN = lazy(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
+# a bare number right after a capitalised word that is not the sentence's first (a street's, a room's, a version's)
+_NAME_BEFORE = lazy(r"[^\W\d_][\w'’-]*,?[ \t]+[A-Z][\w'’-]*[ \t]+$")
 _NUMBER = lazy(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
 _DURATION_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "sekunde", "stunde", "tag",
                    "woche", "monat", "jahr", "seconde", "heure", "jour", "semaine", "mois", "an",
@@ -121,6 +123,16 @@ def restates(piece: str, question: str) -> bool:
     words = re.findall(r"[^\W_]+", piece.lower())
     asked = {stem(w) for w in re.findall(r"[^\W_]+", question.lower())}
     return bool(words) and all(w in STOPWORDS or w in FUNCTION_WORDS or stem(w) in asked for w in words)
+
+
+def abbreviates(text: str, span: Span, question: str) -> bool:
+    """Whether ``span`` is an abbreviation in brackets of what the question names: "a defibrillator (AED)" for
+    "Where is the defibrillator?" (the initials of the words before, or the word before being the question's)."""
+    piece, before = text[span.start:span.end], re.findall(r"[^\W_]+", text[max(0, span.start - 80):span.start])
+    if not (piece.isupper() and 2 <= len(piece) <= 6 and text[:span.start].rstrip().endswith("(") and before):
+        return False
+    initials = "".join(w[0] for w in before[-len(piece):]).upper()
+    return initials == piece or restates(before[-1], question)
 
 
 def bare_value(phrase: str, who: bool = False) -> bool:
@@ -240,6 +252,8 @@ def quantity_spans(text: str) -> list[Span]:
                 words = text[m.end():b].lower().split()
                 if any(w.rstrip("s") in _DURATION_UNITS or w in _DURATION_UNITS for w in words[:2]):
                     kind = "duration"
+        if b == m.end() and _NAME_BEFORE.search(text, 0, a):
+            continue  # "Lantern Quay 14", "Travessa do Barometro 7", "Version 2.1": a name's number, no count
         taken.append(Span(a, b, kind))
     for a, b in number_word_spans(text):  # "vier Pro Bowl-Selektionen", "two metropolitan areas"
         if free(a, b):
@@ -283,9 +297,11 @@ def _ranges(spans: list[Span], text: str) -> list[Span]:
 
 _UNIT = (r"(?:days?|weeks?|fortnights?|months?|quarters?|years?|hours?|tage?|wochen?|monate?|monats|jahre?|jahres|"
          r"jours?|semaines?|mois|ans?|années?)")
+_CAL = r"(?:(?:calendar|working|business|financial|school)\s+)?"  # "once per calendar month"
 _FREQUENCY = lazy(rf"\b(?:(?:every|each|jede[nrs]?|alle|chaque|tous les|toutes les)\s+(?:(?:\d+|other|two|three|four|"
-                  rf"five|six|zwei|drei|vier|fünf|sechs|deux|trois|quatre|cinq|six)(?:\s+or\s+\d+)?\s+)?{_UNIT}|"
-                  rf"(?:once|twice|\d+ times|einmal|zweimal|une fois|deux fois)\s+(?:a|per|every|pro|im|par)\s+{_UNIT}|"
+                  rf"five|six|zwei|drei|vier|fünf|sechs|deux|trois|quatre|cinq|six)(?:\s+or\s+\d+)?\s+)?{_CAL}{_UNIT}|"
+                  rf"(?:once|twice|\d+ times|einmal|zweimal|une fois|deux fois)\s+(?:a|per|every|pro|im|par)\s+{_CAL}"
+                  rf"{_UNIT}|"
                   r"daily|weekly|fortnightly|monthly|quarterly|annually|yearly|twice|täglich|wöchentlich|monatlich|"
                   r"vierteljährlich|jährlich|quotidien(?:ne)?|hebdomadaire|mensuel(?:le)?|trimestriel(?:le)?|"
                   r"annuel(?:le)?)\b", re.I)
