@@ -123,4 +123,8 @@ except Exception: sys.exit(1)' 2>/dev/null; then
   .venv/bin/shelfwise models --install-embeddinggemma "$eg_wheels"
   if [ -n "$eg_own" ]; then rm -rf "$eg_wheels"; fi
 fi
+# Shelfwise's own modules compiled to bytecode once (an editable install has none; Python would write them on the
+# first run, unless PYTHONDONTWRITEBYTECODE is set): every `shelfwise` process then reads them instead of compiling
+# them, a quarter of a second of each question's start (docs/scale.md, "Session 29")
+"$VPY" -m compileall -q core app ingest resources evaluation >/dev/null || true
 .venv/bin/shelfwise models

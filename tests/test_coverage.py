@@ -82,6 +82,23 @@ def test_a_key_term_the_library_holds_nowhere_is_absent(store: Store) -> None:
     assert index_tokens("Accomodation") == ["accomod"]
 
 
+def test_the_full_text_index_drives_the_look_up_of_a_word(store: Store) -> None:
+    # session 29: with a plain JOIN, SQLite walked every node of the collection and asked the index of each: ~0.9 s
+    # at 10^5 passages for each word the library does not hold (the query plan is what such a word costs)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        absent_terms(store, "What is the dress code at the office?", store.collection("default").id)
+    finally:
+        store.conn.set_trace_callback(None)
+    looked_up = [s for s in statements if "MATCH" in s or "i.term" in s]
+    assert looked_up, statements
+    for sql in looked_up:
+        plan = store.conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
+        first = str(plan[0][-1])
+        assert first.startswith("SCAN nodes_fts") or "shelfwise_fts_instances" in first, (sql, plan)
+
+
 class Scripted:
     """An encoder whose query vectors are scripted: the question and the question without its absent words are
     ``keep`` apart in cosine."""

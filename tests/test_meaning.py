@@ -132,3 +132,15 @@ def test_a_text_that_gives_another_thing_than_the_value_shown_is_withdrawn() -> 
     kept = check_meaning("The anchor days are Tuesday and Thursday, when every team meets in person [1].", q,
                          sources, short, sentences)
     assert not kept.reason and "it gives the value shown above it" in kept.checks
+
+
+def test_a_sentence_that_adds_words_no_passage_has_is_withdrawn() -> None:
+    # session 29's blind check: the reimbursement rate right, then "(in the case of a car with an automatic
+    # transmission)", which no document says; labelled checked
+    q = "Wie hoch ist die Kilometerpauschale für das eigene Auto?"
+    sources = ["Business trips in your own car are reimbursed at EUR 0.30 per kilometre, plus parking and tolls."]
+    added = ("The mileage is reimbursed at EUR 0.30 per kilometre, plus parking and tolls (in the case of a car "
+             "with an automatic transmission).")
+    assert unsupported_sentences(added, sources, q)
+    # one word of its own (a paraphrase's) is not an addition
+    assert not unsupported_sentences("Trips in your own car are refunded at EUR 0.30 per kilometre.", sources, q)

@@ -164,3 +164,21 @@ def test_an_abbreviation_of_the_questions_own_word_is_no_answer() -> None:
     got = short_answer("Where is the automated external defibrillator?", [Extracted(text, 1, 0, len(text), 1.0)],
                        show=SHOW_ALL)
     assert got is None or got.text != "AED", got
+
+
+def test_the_number_of_a_line_is_its_phone_number() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    def value(question: str, sentence: str) -> str:
+        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
+        return got.text if got else ""
+
+    # session 29's blind check: "24", the "24" of "24-hour"
+    line = "The 24-hour travel assistance line is +31 10 555 0199."
+    assert value("What is the number of the travel assistance line?", line) == "+31 10 555 0199"
+    assert value("What is the phone number of the travel assistance line?", line) == "+31 10 555 0199"
+    # a count is still a count, and a number to call without a country code is still read as before
+    assert value("How many hours a day is the line open?", "The line is open 24 hours a day.") == "24 hours a day"
+    assert value("What number do I call first in an emergency?", "In an emergency, call 112 first.") != ""

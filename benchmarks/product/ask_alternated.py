@@ -5,8 +5,9 @@
 
 ``SRC`` and ``BASE``: folders holding ``shelfwise/`` (as ``growth.py``'s ``--src`` and ``--baseline-src``). Each
 process is ``growth.py``'s ``ask_process`` (the same subprocess call, the question the words of the library's middle
-passage); one warm-up each, then ``--repeat`` each, alternated so both see the same load. Prints the medians of wall
-and CPU seconds, the peak RSS, every run, and the ratios base / this. Each code needs its own copy of the library,
+passage), each code compiled to bytecode first (``growth.compile_code``); one warm-up each, then ``--repeat`` each,
+alternated so both see the same load. Prints the medians of wall and CPU seconds, the peak RSS, every run, and the
+ratios base / this. Each code needs its own copy of the library,
 closed cleanly once before (``shelfwise status``): a library another process holds or changed is checked whole on
 opening, seconds at 10^6 passages.
 """
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from growth import ask_process, question_for
+from growth import ask_process, compile_code, question_for
 
 
 def main() -> None:
@@ -36,6 +37,7 @@ def main() -> None:
     question = question_for(a.this_db)
     sides = {"this": (a.this_src, a.this_db), "base": (a.base_src, a.base_db)}
     for src, db in sides.values():
+        compile_code(src)
         ask_process(db, question, a.settings, src)  # warm-up
     runs: dict[str, list[tuple[float, float, float]]] = {side: [] for side in sides}
     for _ in range(a.repeat):

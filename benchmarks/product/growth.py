@@ -29,7 +29,8 @@ it, except that calibration is off (the prior decision model: fitting it walks 2
 Per size: the library file's size and bytes per passage; the snapshot's build time and resident size (in this
 process, RSS before and after) and its files beside the library; ``shelfwise ask --no-generate`` as a whole process
 (median wall seconds, peak RSS and median CPU seconds of ``--repeat`` runs: CPU seconds are steadier than wall time
-on a shared machine); the same question in one warm process through ``Shelf.ask`` with generation off (the window's
+on a shared machine), and as ``ask_process_absent_s`` for a question whose words the library does not hold
+(:data:`ABSENT_QUESTION`); the same question in one warm process through ``Shelf.ask`` with generation off (the window's
 case: median wall and CPU seconds of ``--repeat`` after one warm-up, each the words of another passage next to
 the middle one, their vectors encoded first); keyword search (``Shelf.search_words``) and
 flat dense search (the query against every passage vector, top 10), medians. The question: the words of one passage
@@ -39,6 +40,7 @@ flat dense search (the query against every passage vector, top 10), medians. The
 from __future__ import annotations
 
 import argparse
+import compileall
 import gc
 import inspect
 import json
@@ -216,11 +218,17 @@ def question_for(db: Path, k: int = 0) -> str:
     return " ".join(str(text).split()[:8]) + "?"
 
 
+# a question whose words the synthetic library does not hold (a user's typo, a subject it lacks): what the not-found
+# rule looks up in the full-text index for each of its words (docs/scale.md, "Session 29")
+ABSENT_QUESTION = "What does the quarterly zephyrine audit of the glimmerstone ledger require?"
+
+
 def ask_process(db: Path, question: str, settings_file: Path, src: str | None) -> tuple[float, float, float]:
     """Wall seconds, peak RSS (MB) and CPU seconds of one ``shelfwise ask --no-generate`` process, run by this
     interpreter on the code at ``src`` (a folder holding ``shelfwise/``; None: this checkout)."""
     env = dict(os.environ, SHELFWISE_SETTINGS=str(settings_file))
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps the bytecode it compiles (see compile_code)
     if src:
         env["PYTHONPATH"] = src
     t0 = time.perf_counter()
@@ -340,6 +348,17 @@ def child(args: list[str], src: str | None) -> dict[str, object]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def compile_code(src: str | None) -> None:
+    """Compile the code at ``src`` (None: this checkout) to bytecode once, as ``packaging/setup.sh`` does and as
+    Python does by itself on a user's machine after the first run: a process then reads each module's bytecode
+    instead of compiling it (a quarter of a second of ``ask``'s CPU; docs/scale.md, "Session 29"). The package
+    folders are compiled through their links (``compileall`` does not follow a linked folder)."""
+    code = Path(src, "shelfwise", "core").resolve().parent if src else ROOT
+    for part in ("core", "app", "ingest", "resources", "evaluation"):
+        if (code / part).is_dir():
+            compileall.compile_dir(str(code / part), quiet=1)
+
+
 def checkout(src: str | None) -> dict[str, str]:
     code = Path(src, "shelfwise", "core").resolve().parent if src else ROOT
     stamp = code / "COMMIT"  # a copy made by git archive has no .git: its commit is written beside it
@@ -388,23 +407,32 @@ def main() -> None:
             base_db = Path(str(child(["--build-only", "--sizes", str(n), "--dir", str(base_dir), *common],
                                      base)["db"]))
         question = question_for(db)
-        new_runs, base_runs = [], []
+        compile_code(args.src)
+        if base:
+            compile_code(base)
+        new_runs, base_runs, new_absent, base_absent = [], [], [], []
         for _ in range(args.repeat):  # alternated, so both see the same load
             new_runs.append(ask_process(db, question, settings_file, args.src))
+            new_absent.append(ask_process(db, ABSENT_QUESTION, settings_file, args.src))
             if base:
                 base_runs.append(ask_process(base_db, question, settings_file, base))
+                base_absent.append(ask_process(base_db, ABSENT_QUESTION, settings_file, base))
         row["ask_process_s"] = round(statistics.median(r[0] for r in new_runs), 3)
+        row["ask_process_absent_s"] = round(statistics.median(r[0] for r in new_absent), 3)
         row["ask_process_rss_mb"] = round(max(r[1] for r in new_runs), 1)
         row["ask_process_cpu_s"] = round(statistics.median(r[2] for r in new_runs), 3)
         row.update(child(["--measure-only", "--sizes", str(n), "--dir", str(args.dir), *common], args.src))
         if base:
             today: dict[str, object] = {"ask_process_s": round(statistics.median(r[0] for r in base_runs), 3),
+                                        "ask_process_absent_s": round(statistics.median(r[0] for r in base_absent),
+                                                                      3),
                                         "ask_process_rss_mb": round(max(r[1] for r in base_runs), 1),
                                         "ask_process_cpu_s": round(statistics.median(r[2] for r in base_runs), 3)}
             today.update(child(["--measure-only", "--sizes", str(n), "--dir", str(base_dir), *common], base))
             row["today"] = today
             row["ratio_today_over_this"] = {k: round(float(today[k]) / float(row[k]), 2)  # type: ignore[arg-type]
-                                            for k in ("ask_process_s", "ask_process_cpu_s", "ask_process_rss_mb",
+                                            for k in ("ask_process_s", "ask_process_absent_s", "ask_process_cpu_s",
+                                                      "ask_process_rss_mb",
                                                       "ask_warm_s", "ask_warm_cpu_s",
                                                       "dense_flat_s", "library_mb", "snapshot_build_s")
                                             if float(row.get(k, 0) or 0) > 0}  # type: ignore[arg-type]

@@ -77,7 +77,9 @@ class Absent:
 def _in_library(store: Store, term: str, collection_id: int | None, document_ids: Collection[int] | None) -> bool:
     """Whether any node of the collection (of ``document_ids`` when given) matches ``term`` in the full-text index:
     the first match, unranked (ranking every passage that holds a common word would read them all)."""
-    sql = (f"SELECT 1 FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid WHERE nodes_fts MATCH ? "
+    # CROSS JOIN: the index's matches drive the loop; with a plain JOIN SQLite walks every node of the collection
+    # and asks the index of each, a second at 10^5 nodes for a word the library does not hold (docs/scale.md)
+    sql = (f"SELECT 1 FROM nodes_fts CROSS JOIN nodes n ON n.id = nodes_fts.rowid WHERE nodes_fts MATCH ? "
            f"AND n.kind IN ({', '.join('?' * len(_VOCABULARY_KINDS))})")
     return _any_node(store, sql, [f'"{term}"', *_VOCABULARY_KINDS], collection_id, document_ids)
 
@@ -143,7 +145,7 @@ def _token_in_library(store: Store, token: str, collection_id: int | None,
                       document_ids: Collection[int] | None) -> bool:
     """Whether an index token (as the vocabulary holds it, already stemmed) is in a node of the collection (of
     ``document_ids``)."""
-    sql = (f"SELECT 1 FROM temp.{_INSTANCES} i JOIN nodes n ON n.id = i.doc WHERE i.term = ? "
+    sql = (f"SELECT 1 FROM temp.{_INSTANCES} i CROSS JOIN nodes n ON n.id = i.doc WHERE i.term = ? "
            f"AND n.kind IN ({', '.join('?' * len(_VOCABULARY_KINDS))})")
     return _any_node(store, sql, [token, *_VOCABULARY_KINDS], collection_id, document_ids)
 

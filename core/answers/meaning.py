@@ -38,6 +38,7 @@ from shelfwise.core.answers.short import asked_value, polarity, spans_of, stems
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 
 SUPPORT = 0.6  # share of a text sentence's content words that one source sentence must hold
+NOVEL_MAX = 1  # content words of a text sentence that no passage holds at all (one: a paraphrase's word)
 _CITATION = re.compile(r"\s?\[\d+(?:\s*[,;]\s*\d+)*\]")
 _YES = re.compile(r"^\W*(?:yes|yeah|ja|oui|si)\b", re.I)
 _NO = re.compile(r"^\W*(?:no|nope|nein|non)\b", re.I)
@@ -77,6 +78,7 @@ def unsupported_sentences(text: str, sources: Sequence[str], question: str = "")
         return {w for w in stems(text) if not numbers_in(w)} | {f"{v:g}" for v in numbers_in(text)}
 
     src = [tokens(s) for s in source_sentences(sources)]
+    anywhere = set().union(*src)
     asked = tokens(question)
     out = []
     for sentence in split_sentences(_plain(text)):
@@ -84,7 +86,9 @@ def unsupported_sentences(text: str, sources: Sequence[str], question: str = "")
         if not words:
             continue
         best = max((len(words & s) / len(words) for s in src), default=0.0)
-        if best < SUPPORT:
+        # words no passage has at all: something added ("(in the case of a car with an automatic transmission)",
+        # "a monthly payment"), however much of the rest a sentence holds
+        if best < SUPPORT or len(words - anywhere) > NOVEL_MAX:
             out.append(sentence)
     return out
 

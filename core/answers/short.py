@@ -54,6 +54,7 @@ from shelfwise.core.answers.typed_spans import (
     frequency_spans,
     list_spans,
     name_spans,
+    phone_spans,
     place_spans,
     quantity_spans,
     restates,
@@ -292,6 +293,8 @@ def polarity(question: str, sentence: str) -> str:
 
 # --------------------------------------------------------------------------- the short answer
 def spans_of(kind: str, text: str, question: str) -> list[Span]:
+    if kind == "number" and (phones := phone_spans(text, question)):
+        return phones  # the number of a line or a desk asked for: its phone number
     often = frequency_spans(text) if kind in ("number", "date") and _OFTEN_Q.search(question) else []
     if kind in ("number", "percent", "duration"):
         return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)

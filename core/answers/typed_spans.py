@@ -25,6 +25,7 @@ _NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
 _CURRENCY = r"(?:EUR|USD|GBP|CHF|€|\$|£|Euro|euros?|dollars?|pounds?|Franken)"
 _PERCENT = r"(?:%|percent|per cent|Prozent|pour ?cent)"
 _PER = r"(?:\s+(?:per|a|each|every|pro|je|par)\s+(?:(?:calendar|working|business|full)\s+)?[^\W\d_]+)"
+_PHONE = lazy(r"(?<![\w+])\+\d{1,3}(?:[ -]?\(?\d{1,4}\)?){2,5}(?![\w-])")  # an international phone number
 _MONEY = lazy(rf"{_CURRENCY}\s?{_NUM}{_PER}?|{_NUM}\s?{_CURRENCY}(?![^\W\d_]){_PER}?", re.I)
 _PERCENT_SPAN = lazy(rf"{_NUM}\s?{_PERCENT}(?![^\W\d_])", re.I)
 _MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", "unpaid", "extra", "additional",
@@ -135,6 +136,16 @@ def abbreviates(text: str, span: Span, question: str) -> bool:
     return initials == piece or restates(before[-1], question)
 
 
+_PHONE_Q = lazy(r"\b(?:tele)?phone\b|\b(?:hotline|helpline)\b|\bnumber (?:of|for) (?:the |our |a )?(?:[\w'-]+ ){0,3}"
+               r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone", re.I)
+
+
+def phone_spans(text: str, question: str) -> list[Span]:
+    """The phone numbers of ``text`` ("+31 10 555 0199") where the question asks for one ("What is the number of
+    the travel assistance line?": not the "24" of "24-hour"); [] otherwise."""
+    return [Span(m.start(), m.end(), "number") for m in _PHONE.finditer(text)] if _PHONE_Q.search(question) else []
+
+
 def bare_value(phrase: str, who: bool = False) -> bool:
     """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
     "2 working days"), which answers no question asking what (it would ask when) or who."""
@@ -225,6 +236,8 @@ def quantity_spans(text: str) -> list[Span]:
     def free(a: int, b: int) -> bool:
         return not any(x < b and a < y for x, y in [*excluded, *((s.start, s.end) for s in taken)])
 
+    for m in _PHONE.finditer(text):  # "+31 10 555 0199": one number, not four
+        taken.append(Span(m.start(), m.end(), "number"))
     for m in _MONEY.finditer(text):
         if free(m.start(), m.end()):
             taken.append(Span(m.start(), m.end(), "money"))
