@@ -123,9 +123,9 @@ _TAKES = lazy(r"\bhow long (?:does|do|did|will|would|should|can)\b.*\b(?:take|la
 
 def as_asked(text: str, span: Span, question: str) -> float:
     """1 where ``span`` is tied as the question ties the value (:func:`tied_as_asked`); -1 for a deadline ("within
-    14 days") where the question asks how long something takes, and where the question asks what holds after a first period ("What percentage ... after 26 weeks of illness?") and ``span`` is the value
-    for that first period ("100 percent of your salary for the first 26 weeks and 70 percent for the following
-    78 weeks"); 0 otherwise."""
+    14 days") where the question asks how long something takes, and where the question asks what holds after a
+    first period ("What percentage ... after 26 weeks of illness?") and ``span`` is the value for that first period
+    ("100 percent of your salary for the first 26 weeks and 70 percent for the following 78 weeks"); 0 otherwise."""
     if tied_as_asked(text, span, question):
         return 1.0
     if _TAKES.search(question) and re.match(r"(?:within|by|before)\s", text[span.start:span.end], re.I):
