@@ -23,6 +23,9 @@ from tests.cli_sample import ask_json
     # "... up to once per calendar month. Flexi days ... with only two working days of notice.": before, "two
     # working days" (a frequency with "calendar" before its unit was not read as one)
     ("How often can I take a flexi day?", "once per calendar month"),
+    # "... 100 percent of your salary for the first 26 weeks and 70 percent for the following 78 weeks.": before,
+    # "100 percent" (the first period's, next to the question's "26 weeks")
+    ("What percentage of salary is paid after 26 weeks of illness?", "70 percent"),
 ])
 def test_the_bound_of_a_quantity_is_shown_with_it(sample_library, question: str, value: str) -> None:
     out = ask_json(sample_library, question)

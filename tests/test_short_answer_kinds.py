@@ -182,3 +182,31 @@ def test_the_number_of_a_line_is_its_phone_number() -> None:
     # a count is still a count, and a number to call without a country code is still read as before
     assert value("How many hours a day is the line open?", "The line is open 24 hours a day.") == "24 hours a day"
     assert value("What number do I call first in an emergency?", "In an emergency, call 112 first.") != ""
+
+
+def test_the_value_after_a_first_period_is_the_one_after_it() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    text = "During illness you receive 100 percent of your salary for the first 26 weeks and 70 percent for the " \
+           "following 78 weeks."
+
+    def value(question: str) -> str:
+        got = short_answer(question, [Extracted(text, 1, 0, len(text), 1.0)], show=SHOW_ALL)
+        return got.text if got else ""
+
+    assert value("What percentage of salary is paid after 26 weeks of illness?") == "70 percent"
+    assert value("What percentage of salary do I get for the first 26 weeks of illness?") == "100 percent"
+
+
+def test_how_long_something_takes_is_no_deadline() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    # session 29's blind check: "within 14 days" (the deadline) for how long the e-learning takes
+    text = "Complete the Security Basics e-learning within 14 days, about 40 minutes of work."
+    got = short_answer("How long does the Security Basics e-learning take?", [Extracted(text, 1, 0, len(text), 1.0)],
+                       show=SHOW_ALL)
+    assert got is not None and got.text == "about 40 minutes", got

@@ -48,6 +48,7 @@ from shelfwise.core.answers.typed_spans import (
     WEEKDAY,
     Span,
     abbreviates,
+    as_asked,
     asks_money,
     bare_value,
     date_spans,
@@ -58,7 +59,6 @@ from shelfwise.core.answers.typed_spans import (
     place_spans,
     quantity_spans,
     restates,
-    tied_as_asked,
     time_spans,
     unbound_as_asked,
 )
@@ -379,7 +379,7 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
         score += 2.0  # "What rate of tax ...?" is answered by a percentage, not by the band it applies to
     if kind == "number" and span.kind == "number" and not re.search(r"[^\W\d_]", piece):
         score -= 0.5  # a bare number is a weaker answer than one with its unit
-    return score + _closeness(text, span, question_keys(question)) + 2.0 * tied_as_asked(text, span, question)
+    return score + _closeness(text, span, question_keys(question)) + 2.0 * as_asked(text, span, question)
 
 
 def value_fits(question: str, value: str) -> bool:

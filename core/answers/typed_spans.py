@@ -114,6 +114,29 @@ def tied_as_asked(text: str, span: Span, question: str) -> bool:
                 or text[span.start:span.end].lower().startswith(tie + " "))
 
 
+# "after 26 weeks", "beyond the first 6 months": the question asks for what holds after a first period
+_AFTER_PERIOD = lazy(r"\b(?:after|beyond|past)\s+(?:the\s+first\s+)?(\d+)\s+([^\W\d_]+)", re.I)
+
+
+_TAKES = lazy(r"\bhow long (?:does|do|did|will|would|should|can)\b.*\b(?:take|last)\b", re.I)
+
+
+def as_asked(text: str, span: Span, question: str) -> float:
+    """1 where ``span`` is tied as the question ties the value (:func:`tied_as_asked`); -1 for a deadline ("within
+    14 days") where the question asks how long something takes, and where the question asks what holds after a
+    first period ("What percentage ... after 26 weeks of illness?") and ``span`` is the value for that first period
+    ("100 percent of your salary for the first 26 weeks and 70 percent for the following 78 weeks"); 0 otherwise."""
+    if tied_as_asked(text, span, question):
+        return 1.0
+    if _TAKES.search(question) and re.match(r"(?:within|by|before)\s", text[span.start:span.end], re.I):
+        return -1.0  # "How long does the e-learning take?": its deadline, "within 14 days", ranks below a duration
+    after = _AFTER_PERIOD.search(question)
+    if after and re.match(rf"[^.;]{{0,40}}?\bfor the first {after.group(1)} {re.escape(after.group(2))}",
+                          text[span.end:], re.I):
+        return -1.0
+    return 0.0
+
+
 def restates(piece: str, question: str) -> bool:
     """Whether ``piece`` says nothing ``question`` does not: each of its words and numbers, short ones ("NW", "Wi")
     too, is one of the question's (a plural "s" and all past the fifth letter aside) or a function word. The
