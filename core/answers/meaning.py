@@ -45,6 +45,7 @@ _NO = re.compile(r"^\W*(?:no|nope|nein|non)\b", re.I)
 _VALUE_KINDS = ("number", "money", "percent", "duration", "date", "time")  # kinds whose values are numbers
 _KIND_WORDS = {"number": "a number", "money": "an amount", "percent": "a percentage", "duration": "a duration",
                "date": "a date", "time": "a time", "place": "a place", "name": "a name", "list": "a list"}
+_PER = re.compile(r"\bper\s+([^\W\d_]+)", re.I)  # a rate asked for: "per kilometre", "per night"
 FACTS_CHECK = "its numbers, dates and names are in the passages shown"
 SUPPORT_CHECK = "each of its sentences stands in one sentence of a passage"
 VALUE_CHECK = "it gives the value shown above it"
@@ -167,6 +168,10 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
     elif kind in _KIND_WORDS and kind != "list":
         if not spans_of(kind, plain, question):
             return Meaning(f"it gives no {_KIND_WORDS[kind].split(' ', 1)[1]}, which the question asks for")
+        per = _PER.search(question)
+        if per and not re.search(rf"(?:\bper\s+|/\s*){per.group(1)[0]}", plain, re.I):
+            # "What is the commuting allowance per kilometre?": not "up to 60 km one way"
+            return Meaning(f"it gives no value per {per.group(1)}, which the question asks for")
         checks.append(f"it gives {_KIND_WORDS[kind]}, as the question asks")
     found = " ".join([short.text if short else "", *(s.shown for s in sentences)])
     if kind in _VALUE_KINDS:
