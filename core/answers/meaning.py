@@ -168,10 +168,6 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
     elif kind in _KIND_WORDS and kind != "list":
         if not spans_of(kind, plain, question):
             return Meaning(f"it gives no {_KIND_WORDS[kind].split(' ', 1)[1]}, which the question asks for")
-        per = _PER.search(question)
-        if per and not re.search(rf"(?:\bper\s+|/\s*){per.group(1)[0]}", plain, re.I):
-            # "What is the commuting allowance per kilometre?": not "up to 60 km one way"
-            return Meaning(f"it gives no value per {per.group(1)}, which the question asks for")
         checks.append(f"it gives {_KIND_WORDS[kind]}, as the question asks")
     found = " ".join([short.text if short else "", *(s.shown for s in sentences)])
     if kind in _VALUE_KINDS:
@@ -188,4 +184,8 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
     known = " ".join([found, question])
     if stems(plain) <= stems(known) and numbers_in(plain) <= numbers_in(known):
         return Meaning(adds_nothing=True, checks=checks)
+    per = _PER.search(question) if kind in _KIND_WORDS else None
+    if per and not re.search(rf"(?:\bper\s+|/\s*){per.group(1)[0]}", plain, re.I):
+        # "What is the commuting allowance per kilometre?": not "up to 60 km one way"
+        return Meaning(f"it gives no value per {per.group(1)}, which the question asks for")
     return Meaning(checks=checks)
