@@ -144,3 +144,16 @@ def test_a_sentence_that_adds_words_no_passage_has_is_withdrawn() -> None:
     assert unsupported_sentences(added, sources, q)
     # one word of its own (a paraphrase's) is not an addition
     assert not unsupported_sentences("Trips in your own car are refunded at EUR 0.30 per kilometre.", sources, q)
+
+
+def test_a_text_without_the_rate_asked_for_is_withdrawn() -> None:
+    # session 29's blind check: "The commuting allowance is a monthly payment of up to 60 km one way." was shown,
+    # labelled checked, for a rate per kilometre (the row says EUR 0.19 per km)
+    q = "What is the commuting allowance per kilometre?"
+    sources = ["Commuting allowance: EUR 0.19 per km for office days, up to 60 km one way.",
+               "Salaries are paid monthly."]
+    found = [Extracted(sources[0], 1, 0, len(sources[0]), 1.0)]
+    verdict = check_meaning("The commuting allowance is paid monthly, up to 60 km one way.", q, sources, None, found)
+    assert verdict.reason == "it gives no value per kilometre, which the question asks for", verdict
+    kept = check_meaning("The commuting allowance is EUR 0.19 per km for office days.", q, sources, None, found)
+    assert not kept.reason.startswith("it gives no value per"), kept

@@ -45,6 +45,7 @@ _NO = re.compile(r"^\W*(?:no|nope|nein|non)\b", re.I)
 _VALUE_KINDS = ("number", "money", "percent", "duration", "date", "time")  # kinds whose values are numbers
 _KIND_WORDS = {"number": "a number", "money": "an amount", "percent": "a percentage", "duration": "a duration",
                "date": "a date", "time": "a time", "place": "a place", "name": "a name", "list": "a list"}
+_PER = re.compile(r"\bper\s+([^\W\d_]+)", re.I)  # a rate asked for: "per kilometre", "per night"
 FACTS_CHECK = "its numbers, dates and names are in the passages shown"
 SUPPORT_CHECK = "each of its sentences stands in one sentence of a passage"
 VALUE_CHECK = "it gives the value shown above it"
@@ -183,4 +184,8 @@ def check_meaning(text: str, question: str, sources: Sequence[str], short: Short
     known = " ".join([found, question])
     if stems(plain) <= stems(known) and numbers_in(plain) <= numbers_in(known):
         return Meaning(adds_nothing=True, checks=checks)
+    per = _PER.search(question) if kind in _KIND_WORDS else None
+    if per and not re.search(rf"(?:\bper\s+|/\s*){per.group(1)[0]}", plain, re.I):
+        # "What is the commuting allowance per kilometre?": not "up to 60 km one way"
+        return Meaning(f"it gives no value per {per.group(1)}, which the question asks for")
     return Meaning(checks=checks)
