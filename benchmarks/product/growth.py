@@ -348,19 +348,24 @@ def child(args: list[str], src: str | None) -> dict[str, object]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def code_root(src: str | None) -> Path:
+    """The checkout (or ``git archive`` copy) whose code ``src`` links to; this checkout for None."""
+    return Path(src, "shelfwise", "core").resolve().parent if src else ROOT
+
+
 def compile_code(src: str | None) -> None:
     """Compile the code at ``src`` (None: this checkout) to bytecode once, as ``packaging/setup.sh`` does and as
     Python does by itself on a user's machine after the first run: a process then reads each module's bytecode
-    instead of compiling it (a quarter of a second of ``ask``'s CPU; docs/scale.md, "Session 29"). The package
-    folders are compiled through their links (``compileall`` does not follow a linked folder)."""
-    code = Path(src, "shelfwise", "core").resolve().parent if src else ROOT
+    instead of compiling it (docs/scale.md, "Session 29"). The package folders are compiled through their links
+    (``compileall`` does not follow a linked folder)."""
+    code = code_root(src)
     for part in ("core", "app", "ingest", "resources", "evaluation"):
         if (code / part).is_dir():
             compileall.compile_dir(str(code / part), quiet=1)
 
 
 def checkout(src: str | None) -> dict[str, str]:
-    code = Path(src, "shelfwise", "core").resolve().parent if src else ROOT
+    code = code_root(src)
     stamp = code / "COMMIT"  # a copy made by git archive has no .git: its commit is written beside it
     commit = stamp.read_text().strip() if stamp.exists() else subprocess.run(
         ["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()

@@ -355,11 +355,10 @@ class Runner:
         if question not in self._retrieved:
             result = self.search(question)
             hits = result.hits[: self.n_passages]
-            found = extractive_answer(self.library, self.searched.get(question, question), result, hits,
-                                      time.perf_counter())
-            # a part that points back ("How do I enrol in it?") reads the table with the question it points to;
-            # the value that question was answered with is no answer to this one ("How many people are in it?")
+            # a part that points back ("How do I enrol in it?") is read with the question it points to, its table
+            # too; the value that question was answered with is no answer to this one ("How many people are in it?")
             text = self.searched.get(question, question)
+            found = extractive_answer(self.library, text, result, hits, time.perf_counter())
             short = table_answer(self.library.store, text, result.hits, self.scope, encoder_or_none(self.library))
             if short is not None and text != question and short.text in self._answered_before(text):
                 short = None

@@ -19,7 +19,9 @@
   something else than the value shown above it ("The anchor days are the last two weeks of each month." under
   "Tuesday and Thursday");
 * **adds nothing**: a text whose words and numbers are all in the short answer, the sentence(s) found and the
-  question is not shown (it would only repeat them).
+  question is not shown (it would only repeat them);
+* **the rate asked for**: for a question asking for a value "per" something ("per kilometre"), a text that adds
+  something must give one per it ("per km", "/km"): "a monthly payment of up to 60 km one way" does not.
 
 :func:`check_meaning` returns a :class:`Meaning`: why the text is withdrawn (``reason``), or that it adds nothing,
 or the list of checks it passed (``checks``: the label the CLI and the window show says exactly these). Pure

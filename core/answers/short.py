@@ -175,8 +175,6 @@ def _verb_first(q: str) -> bool:
     return bool(_DE_VERBS.match(q) and not _DE_OPENERS.match(q))
 
 
-
-
 def asked_value(question: str) -> str:
     """The kind of value ``question`` asks for (see the module doc), ``span`` when none is named."""
     q = focus_question(question)
