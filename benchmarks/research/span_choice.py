@@ -236,7 +236,8 @@ def main() -> None:
     ap.add_argument("--encoder", type=Path, help="the rows written by --rows: the encoder's reading of each phrase")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--shots", type=int, default=0, help="worked examples before each prompt (from the items; -1: the product's own)")
+    ap.add_argument("--shots", type=int, default=0,
+                    help="worked examples before each prompt (from the items; -1: the product's own)")
     a = ap.parse_args()
     if a.rows:
         score_rows(a.rows, a.limit, a.threads, a.shots)

@@ -49,8 +49,11 @@ from shelfwise.core.answers.typed_spans import (
     Span,
     abbreviates,
     as_asked,
+    asks_clock,
     asks_money,
     bare_value,
+    contact_spans,
+    counts_other,
     date_spans,
     frequency_spans,
     list_spans,
@@ -134,8 +137,7 @@ all some no anyone anything someone something everyone everything nobody none ei
 
 
 def _german(question: str) -> bool:
-    """More German function words than English ones: "Was benannte die Konferenz ...?" is a German W-question,
-    not an English "Was the ...?"."""
+    """More German function words than English ones: "Was benannte ...?" is German, not an English "Was the ...?"."""
     if len(_DE_WORDS.findall(question)) > len(_EN_WORDS.findall(question)):
         return True
     # "Was verwenden ...": a lower-case verb after "Was" (English has "Was the", "Was it", "Was Tesla")
@@ -298,7 +300,7 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
         return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
                         if not any(o.start <= sp.start < o.end for o in often)]
     if kind == "time":
-        return time_spans(text) or date_spans(text)
+        return time_spans(text) or ([] if asks_clock(question) else date_spans(text))
     if kind == "date":
         return date_spans(text) or often or [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
                                              if sp.kind == "duration"]
@@ -307,7 +309,7 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
     if kind == "list":
         return list_spans(text)
     if kind == "name":
-        return name_spans(text, question)
+        return contact_spans(text, question) or name_spans(text, question)
     return []
 
 
@@ -359,8 +361,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
             kind == "duration" and span.kind == "money"):
         return None  # "How much does it cost?" is not answered "4 years", nor "How long ...?" by "£95"
-    if restates(piece, question):
-        return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
+    if restates(piece, question) or (kind == "number" and counts_other(text, span, question)):
+        return None  # the question's own words are no answer ("... in 2026?" is not "2026"), nor another's count
     score = 0.0
     if kind == "percent":
         score += 2.0 * (span.kind == "percent")
@@ -576,7 +578,7 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
             if kind != "thing" else []
         # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
         # a phrase for a thing is ranked by the weights and shown only over their threshold
-        ranked = kind in _NOMINAL and not (kind == "list" and typed)
+        ranked = kind in _NOMINAL and not (typed and (kind == "list" or typed[0].kind == "contact"))
         if ranked and held < weights.min_held:
             continue  # too few of the question's words in it to place a phrase by (a question in another language)
         if ranked:

@@ -169,6 +169,67 @@ def phone_spans(text: str, question: str) -> list[Span]:
     return [Span(m.start(), m.end(), "number") for m in _PHONE.finditer(text)] if _PHONE_Q.search(question) else []
 
 
+# a clock time asked for: a date is no answer to it ("What time does the canteen close?" is not "29 to 31 December")
+_CLOCK_Q = lazy(r"\b(?:what|which|at what|by what|until what) time\b(?! of (?:the )?(?:year|month|week|day)\b)|"
+                r"\bum wie ?viel uhr\b|\buhrzeit\b|\b(?:à )?quelle heure\b", re.I)
+
+
+def asks_clock(question: str) -> bool:
+    """Whether ``question`` asks for a clock time ("What time ...?", "Um wie viel Uhr ...?", "À quelle heure ...?"),
+    not for opening hours or a time of year."""
+    return bool(_CLOCK_Q.search(question))
+
+
+# who to contact, write to or call: an address or a phone number of the sentence is the answer
+_CONTACT_Q = lazy(r"\bwho(?:m)? (?:do|should|can|must|shall) (?:i|we|you) (?:contact|e-?mail|call|phone|ring|"
+                  r"write to|reach|ask)\b|\b(?:an )?wen (?:kontaktiere|schreibe|rufe|frage|wende)|"
+                  r"\bà qui (?:dois-je |faut-il )?(?:écrire|téléphoner|m'adresser|s'adresser)|"
+                  r"\bqui (?:dois-je |faut-il )?(?:contacter|appeler)\b", re.I)
+_ADDRESS = lazy(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+
+
+def contact_spans(text: str, question: str) -> list[Span]:
+    """Where the question asks whom to contact ("Who do I contact about payroll?"): the e-mail addresses and phone
+    numbers of ``text`` ("payroll@northwindlabs.example", not "team answers questions"); [] otherwise."""
+    if not _CONTACT_Q.search(question):
+        return []
+    found = [*_ADDRESS.finditer(text), *_PHONE.finditer(text)]
+    return [Span(m.start(), m.end(), "contact") for m in sorted(found, key=lambda m: m.start())]
+
+
+_HOW_MANY = lazy(r"\bhow many\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.I)
+_NOT_NOUN = frozenset("""do does did is are was were can could will would shall should must may might have has had of
+in at on for to from by with per a the""".split())
+
+
+def counts_other(text: str, span: Span, question: str) -> bool:
+    """Whether ``span`` counts another thing than the one an English "how many" question asks about: its unit words
+    ("12 parking spaces") share no word with the thing asked ("How many meeting rooms ...?"), and the sentence
+    names that thing nowhere (a bare number, or a count of what the question names, is never another thing's)."""
+    m = _HOW_MANY.search(question)
+    if m is None:
+        return False
+    asked = []
+    for word in m.group(1).lower().split():
+        if word in _NOT_NOUN:
+            break
+        asked.append(word)
+    units = [w for w in re.findall(r"[^\W\d_]+", text[span.start:span.end].lower())
+             if w not in STOPWORDS and not NUMBER_WORD_EN.fullmatch(w) and w not in _BOUND_WORDS]
+    if not asked or not units:
+        return False
+    said = {_word_stem(w) for w in re.findall(r"[^\W\d_]+", text.lower())}
+    return not ({_word_stem(w) for w in units} & {_word_stem(w) for w in asked}) and not (
+        {_word_stem(w) for w in asked} & said)
+
+
+_BOUND_WORDS = frozenset("up to at least most no more than less fewer over under about around some".split())
+
+
+def _word_stem(word: str) -> str:
+    return word.removesuffix("s")[:5] if len(word) > 3 else word
+
+
 def bare_value(phrase: str, who: bool = False) -> bool:
     """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
     "2 working days"), which answers no question asking what (it would ask when) or who."""
@@ -411,6 +472,8 @@ def name_spans(text: str, question: str) -> list[Span]:
             continue
         if all(w in q_words or w in STOPWORDS for w in words):
             continue
+        if re.search(r"[^\W\d_]{4,}\.$", m.group(0)) and not m.group(0).split()[-1][:-1].isupper():
+            b -= 1  # the sentence's full stop ("the Security Team."), not an abbreviation's ("Ltd.", "St.")
         tail = re.match(r"\s+([a-z]+)(\s*\(?[A-Z]{1,4}-?\d+[\w-]*\)?)?", text[b:])
         if tail and head and tail.group(1).lower().startswith(head[:5]):
             b += tail.end()
