@@ -53,7 +53,6 @@ from shelfwise.core.answers.typed_spans import (
     asks_money,
     bare_value,
     contact_spans,
-    counts_other,
     date_spans,
     frequency_spans,
     list_spans,
@@ -137,7 +136,8 @@ all some no anyone anything someone something everyone everything nobody none ei
 
 
 def _german(question: str) -> bool:
-    """More German function words than English ones: "Was benannte ...?" is German, not an English "Was the ...?"."""
+    """More German function words than English ones: "Was benannte die Konferenz ...?" is a German W-question,
+    not an English "Was the ...?"."""
     if len(_DE_WORDS.findall(question)) > len(_EN_WORDS.findall(question)):
         return True
     # "Was verwenden ...": a lower-case verb after "Was" (English has "Was the", "Was it", "Was Tesla")
@@ -361,8 +361,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
             kind == "duration" and span.kind == "money"):
         return None  # "How much does it cost?" is not answered "4 years", nor "How long ...?" by "£95"
-    if restates(piece, question) or (kind == "number" and counts_other(text, span, question)):
-        return None  # the question's own words are no answer ("... in 2026?" is not "2026"), nor another's count
+    if restates(piece, question):
+        return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
     score = 0.0
     if kind == "percent":
         score += 2.0 * (span.kind == "percent")

@@ -197,39 +197,6 @@ def contact_spans(text: str, question: str) -> list[Span]:
     return [Span(m.start(), m.end(), "contact") for m in sorted(found, key=lambda m: m.start())]
 
 
-_HOW_MANY = lazy(r"\bhow many\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.I)
-_NOT_NOUN = frozenset("""do does did is are was were can could will would shall should must may might have has had of
-in at on for to from by with per a the""".split())
-
-
-def counts_other(text: str, span: Span, question: str) -> bool:
-    """Whether ``span`` counts another thing than the one an English "how many" question asks about: its unit words
-    ("12 parking spaces") share no word with the thing asked ("How many meeting rooms ...?"), and the sentence
-    names that thing nowhere (a bare number, or a count of what the question names, is never another thing's)."""
-    m = _HOW_MANY.search(question)
-    if m is None:
-        return False
-    asked = []
-    for word in m.group(1).lower().split():
-        if word in _NOT_NOUN:
-            break
-        asked.append(word)
-    units = [w for w in re.findall(r"[^\W\d_]+", text[span.start:span.end].lower())
-             if w not in STOPWORDS and not NUMBER_WORD_EN.fullmatch(w) and w not in _BOUND_WORDS]
-    if not asked or not units:
-        return False
-    said = {_word_stem(w) for w in re.findall(r"[^\W\d_]+", text.lower())}
-    return not ({_word_stem(w) for w in units} & {_word_stem(w) for w in asked}) and not (
-        {_word_stem(w) for w in asked} & said)
-
-
-_BOUND_WORDS = frozenset("up to at least most no more than less fewer over under about around some".split())
-
-
-def _word_stem(word: str) -> str:
-    return word.removesuffix("s")[:5] if len(word) > 3 else word
-
-
 def bare_value(phrase: str, who: bool = False) -> bool:
     """Whether ``phrase`` is nothing but a date or a clock time (or, ``who``: also a number with what it counts,
     "2 working days"), which answers no question asking what (it would ask when) or who."""
