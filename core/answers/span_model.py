@@ -1,11 +1,13 @@
 """The answer model's reading of which phrase of a sentence answers a question asking for a thing (issue 48): the
 log-probability of " <phrase>" after "<sentence>\\nQuestion: <question>\\nAnswer:", summed and per token, read by the
 bundled base model (Gemma 3 270M) through the backend's ``continuations`` (every phrase of a sentence in one batch,
-the prompt evaluated once). :func:`read_phrases` weighs it as ``core/answers/short.py``'s ``SpanWeights`` say, and
+the prompt evaluated once), after three worked examples in the same layout (:data:`FEW_SHOT`, the team's own
+sentences: a short phrase copied from its sentence; without them the base model favours a phrase that copies more).
+:func:`read_phrases` weighs it as ``core/answers/short.py``'s ``SpanWeights`` say, and
 ``short.value_candidates`` adds that to the phrase ranker's score where a model is given; a backend that cannot
 read it (a server, the test double) leaves the ranker alone. ``benchmarks/research/span_choice.py`` measured the
 prompt and chose the weight on the training data (docs/eval/answers.md, "Session 25"; two other readings that were
-tried and not kept are in its "Session 27").
+tried and not kept are in its "Session 27"; the examples, measured on the same items, in its "Session 30").
 """
 
 from __future__ import annotations
