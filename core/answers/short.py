@@ -48,6 +48,7 @@ from shelfwise.core.answers.typed_spans import (
     WEEKDAY,
     Span,
     abbreviates,
+    articled,
     as_asked,
     asks_clock,
     asks_money,
@@ -136,8 +137,7 @@ all some no anyone anything someone something everyone everything nobody none ei
 
 
 def _german(question: str) -> bool:
-    """More German function words than English ones: "Was benannte die Konferenz ...?" is a German W-question,
-    not an English "Was the ...?"."""
+    """More German function words than English ones: "Was benannte ...?" is German, not an English "Was the ...?"."""
     if len(_DE_WORDS.findall(question)) > len(_EN_WORDS.findall(question)):
         return True
     # "Was verwenden ...": a lower-case verb after "Was" (English has "Was the", "Was it", "Was Tesla")
@@ -471,7 +471,7 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     the order of :meth:`SpanWeights.vector`). The spans: those of the kind asked for and the phrases the question's
     words leave over (:func:`phrase_spans`), none cutting into one of the former; not a citation mark ("[14]") or a
     label before a colon."""
-    typed = {(sp.start, sp.end): sp for sp in spans_of(kind, text, question)} if kind != "thing" else {}
+    typed = {(sp.start, sp.end): sp for sp in articled(text, spans_of(kind, text, question)) if kind != "thing"}
     shown = "name" if kind == "thing" else kind
     q_stems = stems(focus_question(question))  # the question's words, not the scene set before it
     # a series "A, B, C and D" answers a question asking for a list outright
@@ -582,7 +582,7 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
         if ranked and held < weights.min_held:
             continue  # too few of the question's words in it to place a phrase by (a question in another language)
         if ranked:
-            kinds = {(sp.start, sp.end) for sp in typed}
+            kinds = {(sp.start, sp.end) for sp in articled(s.text, typed)}
             w = weights.vector()
             offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)]
             readings = read_phrases(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered], weights)

@@ -5,6 +5,7 @@ places after a preposition of place or an address, and series "A, B, C and D". P
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
@@ -195,6 +196,21 @@ def contact_spans(text: str, question: str) -> list[Span]:
         return []
     found = [*_ADDRESS.finditer(text), *_PHONE.finditer(text)]
     return [Span(m.start(), m.end(), "contact") for m in sorted(found, key=lambda m: m.start())]
+
+
+_ARTICLE_BEFORE = lazy(r"(?<![\w'])(?:the|a|an|der|die|das|den|dem|des|ein|eine|einen|le|la|les|un|une)\s+$|"
+                       r"(?<![\w'])l['’]$", re.I)
+
+
+def articled(text: str, spans: Sequence[Span]) -> list[Span]:
+    """``spans`` and, for each that follows an article in ``text``, the same span with its article ("the Deskbook
+    app" beside "Deskbook app"): a name with its article is still a name of the kind asked for."""
+    out = list(spans)
+    for sp in spans:
+        m = _ARTICLE_BEFORE.search(text, max(0, sp.start - 8), sp.start)
+        if m:
+            out.append(Span(m.start(), sp.end, sp.kind))
+    return out
 
 
 def bare_value(phrase: str, who: bool = False) -> bool:
