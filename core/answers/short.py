@@ -48,7 +48,6 @@ from shelfwise.core.answers.typed_spans import (
     WEEKDAY,
     Span,
     abbreviates,
-    articled,
     as_asked,
     asks_clock,
     asks_money,
@@ -63,6 +62,7 @@ from shelfwise.core.answers.typed_spans import (
     quantity_spans,
     restates,
     time_spans,
+    typed_places,
     unbound_as_asked,
 )
 from shelfwise.core.answers.types import Extracted, ShortAnswer
@@ -471,7 +471,7 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     the order of :meth:`SpanWeights.vector`). The spans: those of the kind asked for and the phrases the question's
     words leave over (:func:`phrase_spans`), none cutting into one of the former; not a citation mark ("[14]") or a
     label before a colon."""
-    typed = {(sp.start, sp.end): sp for sp in articled(text, spans_of(kind, text, question)) if kind != "thing"}
+    typed = {k: Span(*k, sp.kind) for k, sp in typed_places(text, spans_of(kind, text, question)).items()}
     shown = "name" if kind == "thing" else kind
     q_stems = stems(focus_question(question))  # the question's words, not the scene set before it
     # a series "A, B, C and D" answers a question asking for a list outright
@@ -582,12 +582,12 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
         if ranked and held < weights.min_held:
             continue  # too few of the question's words in it to place a phrase by (a question in another language)
         if ranked:
-            kinds = {(sp.start, sp.end) for sp in articled(s.text, typed)}
+            kinds = typed_places(s.text, typed)
             w = weights.vector()
             offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)]
             readings = read_phrases(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered], weights)
-            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min + read, span,
-                       (span.start, span.end) in kinds, f, lp)
+            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min + read,
+                       kinds.get((span.start, span.end), span), (span.start, span.end) in kinds, f, lp)
                       for (span, f), (lp, read) in zip(offered, readings, strict=True)]
         else:
             scored = [(sc, span, True, (), None) for span in typed

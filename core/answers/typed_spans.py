@@ -202,14 +202,15 @@ _ARTICLE_BEFORE = lazy(r"(?<![\w'])(?:the|a|an|der|die|das|den|dem|des|ein|eine|
                        r"(?<![\w'])l['’]$", re.I)
 
 
-def articled(text: str, spans: Sequence[Span]) -> list[Span]:
-    """``spans`` and, for each that follows an article in ``text``, the same span with its article ("the Deskbook
-    app" beside "Deskbook app"): a name with its article is still a name of the kind asked for."""
-    out = list(spans)
+def typed_places(text: str, spans: Sequence[Span]) -> dict[tuple[int, int], Span]:
+    """Each of ``spans`` by its place in ``text``, and, for each that follows an article, its place with the article
+    ("the Deskbook app"), both to the span itself: a name with its article is still a name of the kind asked for,
+    and is shown without it."""
+    out = {(sp.start, sp.end): sp for sp in spans}
     for sp in spans:
         m = _ARTICLE_BEFORE.search(text, max(0, sp.start - 8), sp.start)
         if m:
-            out.append(Span(m.start(), sp.end, sp.kind))
+            out.setdefault((m.start(), sp.end), sp)
     return out
 
 
