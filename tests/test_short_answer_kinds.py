@@ -210,3 +210,39 @@ def test_how_long_something_takes_is_no_deadline() -> None:
     got = short_answer("How long does the Security Basics e-learning take?", [Extracted(text, 1, 0, len(text), 1.0)],
                        show=SHOW_ALL)
     assert got is not None and got.text == "about 40 minutes", got
+
+
+def test_a_clock_time_and_whom_to_contact(sample_library: SampleLibrary) -> None:
+    # session 29's question sets: a date shown large for a clock time ("from 29 to 31 December" for when the canteen
+    # closes; the sentence stays, without a value over it), "team answers questions" for whom to contact
+    canteen = ask_json(sample_library, "What time does the canteen close?")
+    assert canteen["short_answer"] is None or canteen["short_answer"]["kind"] == "time", canteen["short_answer"]
+    assert canteen["short_answer"] is None or ":" in canteen["short_answer"]["text"], canteen["short_answer"]
+    payroll = ask_json(sample_library, "Who do I contact about payroll?")
+    assert payroll["short_answer"] is not None, payroll["answer"][:300]
+    assert payroll["short_answer"]["text"] == "payroll@northwindlabs.example", payroll["short_answer"]
+    assert payroll["answer"].startswith("payroll@northwindlabs.example [")
+    # what still holds: a clock time asked for, a count
+    alarm = ask_json(sample_library, "At what time is the fire alarm tested each week?")
+    assert alarm["short_answer"] is not None and "11:00" in alarm["short_answer"]["text"], alarm["answer"][:300]
+    bikes = ask_json(sample_library, "How many bikes fit in the Rotterdam bicycle storage?")
+    assert bikes["short_answer"] is not None and bikes["short_answer"]["text"] == "60 bikes", bikes["answer"][:300]
+
+
+def test_the_spans_of_a_clock_time_and_a_contact() -> None:
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    def value(question: str, sentence: str) -> str:
+        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
+        return got.text if got else ""
+
+    shutdown = "The offices close for the company shutdown from 29 to 31 December."
+    assert value("What time does the office close?", shutdown) == ""
+    assert value("À quelle heure ferme le bureau ?", shutdown) == ""
+    assert value("When does the office close?", shutdown) != ""  # a date is an answer to "when"
+    contact = "For a lost badge, write to security@example.org or call +31 10 555 0100 at any hour."
+    assert value("Who do I contact about a lost badge?", contact) == "security@example.org"
+    assert value("Qui dois-je contacter pour un badge perdu ?", contact) == "security@example.org"
+    assert value("Who issues the badges?", "Badges are issued by the Security Team.") == "Security Team"

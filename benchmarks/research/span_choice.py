@@ -38,7 +38,28 @@ from shelfwise.core.answers.short import WEIGHTS, asked_kind, nominal_features
 NOMINAL = ("thing", "name", "place", "list")
 
 
-def score_rows(out: Path, limit: int | None, threads: int) -> None:
+SHOT_DOCS = 3  # the documents left out of the graded items: those of the first three examples
+
+
+def shots(items: list[tuple[str, str, str, int]], k: int) -> tuple[str, set[int]]:
+    """A prefix of ``k`` worked examples in the prompt's layout, taken in turn from the two sets' items (a gold of
+    one to three words, a sentence of at most 200 characters, one a document), and the documents they come from
+    (left out of the graded items)."""
+    from shelfwise.core.answers.span_model import PROMPT
+
+    picked: list[tuple[str, str, str, int]] = []
+    for question, sentence, gold, doc in items:
+        if len(picked) == k:
+            break
+        if 1 <= len(gold.split()) <= 3 and len(sentence) <= 200 and len(question) <= 300 \
+                and doc not in {p[3] for p in picked} and (doc >= 1000) == (len(picked) % 2 == 1):
+            picked.append((question, sentence, gold, doc))
+    text = "".join(PROMPT.format(sentence=" ".join(s.split()), question=" ".join(q.split())) + " " + g + "\n\n"
+                   for q, s, g, _ in picked)
+    return text, {p[3] for p in picked}
+
+
+def score_rows(out: Path, limit: int | None, threads: int, k_shots: int = 0) -> None:
     from shelfwise.core.answers.span_model import phrase_likelihoods
     from shelfwise.core.models.llama.backend import LlamaBackend
     from shelfwise.core.paths import models_dir
@@ -48,6 +69,14 @@ def score_rows(out: Path, limit: int | None, threads: int) -> None:
     covid, cqa = ([i for i in f() if asked_kind(i[0]) in NOMINAL] for f in (covidqa_items, cqa_items))
     # the two sets mixed (what is written so far is a sample of both)
     items = [i for pair in itertools.zip_longest(covid, cqa) for i in pair if i is not None]
+    # the examples' documents are left out with or without the examples, so that both grade the same items
+    prefix, shot_docs = shots(items, max(k_shots, SHOT_DOCS))
+    if k_shots < 0:  # the product's own examples (core/answers/span_model.py)
+        from shelfwise.core.answers.span_model import FEW_SHOT
+        prefix = FEW_SHOT
+    prefix = prefix if k_shots else ""
+    print(prefix)
+    items = [i for i in items if i[3] not in shot_docs]
     if limit:
         items = items[:limit]
     rows: list[dict[str, Any]] = []
@@ -59,7 +88,7 @@ def score_rows(out: Path, limit: int | None, threads: int) -> None:
             rows.append({"question": question, "gold": gold, "doc": doc, "kind": kind, "candidates": []})
             continue
         spans = [" ".join(sentence[s.start:s.end].split()).strip(" ,;:|") for s, _ in feats]
-        lps = phrase_likelihoods(backend, sentence, question, spans)
+        lps = phrase_likelihoods(backend, sentence, question, spans, prefix=prefix)
         assert lps is not None
         rows.append({"question": question, "gold": gold, "doc": doc, "kind": kind, "sentence": sentence,
                      "candidates": [{"span": sp, "features": list(f),
@@ -207,9 +236,11 @@ def main() -> None:
     ap.add_argument("--encoder", type=Path, help="the rows written by --rows: the encoder's reading of each phrase")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--shots", type=int, default=0,
+                    help="worked examples before each prompt (from the items; -1: the product's own)")
     a = ap.parse_args()
     if a.rows:
-        score_rows(a.rows, a.limit, a.threads)
+        score_rows(a.rows, a.limit, a.threads, a.shots)
     if a.encoder:
         report = encoder_readings(a.encoder)
         print(json.dumps(report, indent=1))

@@ -49,8 +49,10 @@ from shelfwise.core.answers.typed_spans import (
     Span,
     abbreviates,
     as_asked,
+    asks_clock,
     asks_money,
     bare_value,
+    contact_spans,
     date_spans,
     frequency_spans,
     list_spans,
@@ -60,6 +62,7 @@ from shelfwise.core.answers.typed_spans import (
     quantity_spans,
     restates,
     time_spans,
+    typed_places,
     unbound_as_asked,
 )
 from shelfwise.core.answers.types import Extracted, ShortAnswer
@@ -134,8 +137,7 @@ all some no anyone anything someone something everyone everything nobody none ei
 
 
 def _german(question: str) -> bool:
-    """More German function words than English ones: "Was benannte die Konferenz ...?" is a German W-question,
-    not an English "Was the ...?"."""
+    """More German function words than English ones: "Was benannte ...?" is German, not an English "Was the ...?"."""
     if len(_DE_WORDS.findall(question)) > len(_EN_WORDS.findall(question)):
         return True
     # "Was verwenden ...": a lower-case verb after "Was" (English has "Was the", "Was it", "Was Tesla")
@@ -298,7 +300,7 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
         return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
                         if not any(o.start <= sp.start < o.end for o in often)]
     if kind == "time":
-        return time_spans(text) or date_spans(text)
+        return time_spans(text) or ([] if asks_clock(question) else date_spans(text))
     if kind == "date":
         return date_spans(text) or often or [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
                                              if sp.kind == "duration"]
@@ -307,7 +309,7 @@ def spans_of(kind: str, text: str, question: str) -> list[Span]:
     if kind == "list":
         return list_spans(text)
     if kind == "name":
-        return name_spans(text, question)
+        return contact_spans(text, question) or name_spans(text, question)
     return []
 
 
@@ -469,7 +471,7 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     the order of :meth:`SpanWeights.vector`). The spans: those of the kind asked for and the phrases the question's
     words leave over (:func:`phrase_spans`), none cutting into one of the former; not a citation mark ("[14]") or a
     label before a colon."""
-    typed = {(sp.start, sp.end): sp for sp in spans_of(kind, text, question)} if kind != "thing" else {}
+    typed = {k: Span(*k, sp.kind) for k, sp in typed_places(text, spans_of(kind, text, question)).items()}
     shown = "name" if kind == "thing" else kind
     q_stems = stems(focus_question(question))  # the question's words, not the scene set before it
     # a series "A, B, C and D" answers a question asking for a list outright
@@ -576,16 +578,16 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
             if kind != "thing" else []
         # a series "A, B, C and D" answers a question asking for a list outright, as a value of another kind does;
         # a phrase for a thing is ranked by the weights and shown only over their threshold
-        ranked = kind in _NOMINAL and not (kind == "list" and typed)
+        ranked = kind in _NOMINAL and not (typed and (kind == "list" or typed[0].kind == "contact"))
         if ranked and held < weights.min_held:
             continue  # too few of the question's words in it to place a phrase by (a question in another language)
         if ranked:
-            kinds = {(sp.start, sp.end) for sp in typed}
+            kinds = typed_places(s.text, typed)
             w = weights.vector()
             offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)]
             readings = read_phrases(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered], weights)
-            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min + read, span,
-                       (span.start, span.end) in kinds, f, lp)
+            scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min + read,
+                       kinds.get((span.start, span.end), span), (span.start, span.end) in kinds, f, lp)
                       for (span, f), (lp, read) in zip(offered, readings, strict=True)]
         else:
             scored = [(sc, span, True, (), None) for span in typed

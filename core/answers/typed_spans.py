@@ -5,6 +5,7 @@ places after a preposition of place or an address, and series "A, B, C and D". P
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shelfwise.core.answers import cues
@@ -167,6 +168,50 @@ def phone_spans(text: str, question: str) -> list[Span]:
     """The phone numbers of ``text`` ("+31 10 555 0199") where the question asks for one ("What is the number of
     the travel assistance line?": not the "24" of "24-hour"); [] otherwise."""
     return [Span(m.start(), m.end(), "number") for m in _PHONE.finditer(text)] if _PHONE_Q.search(question) else []
+
+
+# a clock time asked for: a date is no answer to it ("What time does the canteen close?" is not "29 to 31 December")
+_CLOCK_Q = lazy(r"\b(?:what|which|at what|by what|until what) time\b(?! of (?:the )?(?:year|month|week|day)\b)|"
+                r"\bum wie ?viel uhr\b|\buhrzeit\b|\b(?:à )?quelle heure\b", re.I)
+
+
+def asks_clock(question: str) -> bool:
+    """Whether ``question`` asks for a clock time ("What time ...?", "Um wie viel Uhr ...?", "À quelle heure ...?"),
+    not for opening hours or a time of year."""
+    return bool(_CLOCK_Q.search(question))
+
+
+# who to contact, write to or call: an address or a phone number of the sentence is the answer
+_CONTACT_Q = lazy(r"\bwho(?:m)? (?:do|should|can|must|shall) (?:i|we|you) (?:contact|e-?mail|call|phone|ring|"
+                  r"write to|reach|ask)\b|\b(?:an )?wen (?:kontaktiere|schreibe|rufe|frage|wende)|"
+                  r"\bà qui (?:dois-je |faut-il )?(?:écrire|téléphoner|m'adresser|s'adresser)|"
+                  r"\bqui (?:dois-je |faut-il )?(?:contacter|appeler)\b", re.I)
+_ADDRESS = lazy(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+
+
+def contact_spans(text: str, question: str) -> list[Span]:
+    """Where the question asks whom to contact ("Who do I contact about payroll?"): the e-mail addresses and phone
+    numbers of ``text`` ("payroll@northwindlabs.example", not "team answers questions"); [] otherwise."""
+    if not _CONTACT_Q.search(question):
+        return []
+    found = [*_ADDRESS.finditer(text), *_PHONE.finditer(text)]
+    return [Span(m.start(), m.end(), "contact") for m in sorted(found, key=lambda m: m.start())]
+
+
+_ARTICLE_BEFORE = lazy(r"(?<![\w'])(?:the|a|an|der|die|das|den|dem|des|ein|eine|einen|le|la|les|un|une)\s+$|"
+                       r"(?<![\w'])l['’]$", re.I)
+
+
+def typed_places(text: str, spans: Sequence[Span]) -> dict[tuple[int, int], Span]:
+    """Each of ``spans`` by its place in ``text``, and, for each that follows an article, its place with the article
+    ("the Deskbook app"), both to the span itself: a name with its article is still a name of the kind asked for,
+    and is shown without it."""
+    out = {(sp.start, sp.end): sp for sp in spans}
+    for sp in spans:
+        m = _ARTICLE_BEFORE.search(text, max(0, sp.start - 8), sp.start)
+        if m:
+            out.setdefault((m.start(), sp.end), sp)
+    return out
 
 
 def bare_value(phrase: str, who: bool = False) -> bool:
@@ -411,6 +456,8 @@ def name_spans(text: str, question: str) -> list[Span]:
             continue
         if all(w in q_words or w in STOPWORDS for w in words):
             continue
+        if re.search(r"[^\W\d_]{4,}\.$", m.group(0)) and not m.group(0).split()[-1][:-1].isupper():
+            b -= 1  # the sentence's full stop ("the Security Team."), not an abbreviation's ("Ltd.", "St.")
         tail = re.match(r"\s+([a-z]+)(\s*\(?[A-Z]{1,4}-?\d+[\w-]*\)?)?", text[b:])
         if tail and head and tail.group(1).lower().startswith(head[:5]):
             b += tail.end()
