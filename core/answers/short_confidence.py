@@ -1,7 +1,7 @@
 """Whether the value found for a question is shown first: a confidence that it is right, from the ranker's own
 features and the walk's evidence for its sentence, and a threshold under which no value is shown (the sentence is
-shown first, as without a value). A yes or no read from the deciding sentence is gated the same way, by the same
-model, with a threshold of its own.
+shown first, as without a value). A yes or no read from the deciding sentence is gated the same way, by a model and
+a threshold of its own; so is a phrase the answer model read (``core/answers/span_model.py``).
 
 A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on; a
 "No" over a sentence that says yes is worse still. So a value is shown only where the chance that it is right is
