@@ -1,7 +1,7 @@
 """Whether the value found for a question is shown first: a confidence that it is right, from the ranker's own
 features and the walk's evidence for its sentence, and a threshold under which no value is shown (the sentence is
-shown first, as without a value). A yes or no read from the deciding sentence is gated the same way, by the same
-model, with a threshold of its own.
+shown first, as without a value). A yes or no read from the deciding sentence is gated the same way, by a model and
+a threshold of its own; so is a phrase the answer model read (``core/answers/span_model.py``).
 
 A wrong value shown large above the sentence is worse for a reader than none: they may take it and not read on; a
 "No" over a sentence that says yes is worse still. So a value is shown only where the chance that it is right is
@@ -102,29 +102,46 @@ class ShowWeights:
     yes_no_threshold: float = 0.0
     # a yes or no's own model (None: ``weights``, where an indicator gives it its own intercept)
     yes_no_weights: tuple[float, ...] | None = None
+    # a phrase the answer model read (``ShowFeatures.read`` known): its own model and threshold, fitted on those
+    # values alone (None: ``weights`` and ``threshold``)
+    read_weights: tuple[float, ...] | None = None
+    read_threshold: float = 0.0
 
-    def vector(self, yes_no: bool = False) -> tuple[float, ...]:
+    def reads(self, features: ShowFeatures) -> bool:
+        """Whether ``features`` are of a value the answer model read and this gate has a model for those."""
+        return self.read_weights is not None and features.read is not None and not features.yes_no
+
+    def vector(self, yes_no: bool = False, read: bool = False) -> tuple[float, ...]:
+        if read and self.read_weights is not None:
+            return self.read_weights
         return self.yes_no_weights if yes_no and self.yes_no_weights is not None else self.weights
 
     def shows(self, features: ShowFeatures) -> tuple[bool, float]:
         """Whether the value is shown, and the confidence in it."""
         sure = confidence(features, self)
-        return sure >= (self.yes_no_threshold if features.yes_no else self.threshold), sure
+        limit = self.yes_no_threshold if features.yes_no else self.read_threshold if self.reads(features) \
+            else self.threshold
+        return sure >= limit, sure
 
 
 def confidence(features: ShowFeatures, show: ShowWeights) -> float:
     """The chance, as the model reads it, that the value is right."""
-    z = sum(w * x for w, x in zip(show.vector(features.yes_no), features.vector(), strict=True))
+    z = sum(w * x for w, x in zip(show.vector(features.yes_no, show.reads(features)), features.vector(), strict=True))
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 # chosen by benchmarks/research/short_show.py on COVID-QA, ConditionalQA TRAIN and PubMedQA through the stand-in walk
 # of short_walk.py (docs/eval/short-show-s23.json); a yes or no's own model on the yes/no questions of ConditionalQA
-# TRAIN, PubMedQA and COVID-QA's FAQ pages (``short_show.py --yes-no-apart``, docs/eval/short-show-s24.json)
+# TRAIN, PubMedQA and COVID-QA's FAQ pages (``short_show.py --yes-no-apart``, docs/eval/short-show-s24.json); a phrase
+# the answer model read, its own model on those values of the same walk read with the worked examples
+# (``short_show.py --read``, docs/eval/short-show-s30.json)
 SHOW = ShowWeights(weights=(-3.2197, 0.3356, 0.8263, 0.012, 0.7659, 0.6019, 0.9917, -1.3356, -0.015, -0.1123,
                             2.4879, -0.2888, 1.5401, 2.7491, -0.6749, -0.7922, 0.0, 0.0, 0.0),
                    threshold=0.55, yes_no_threshold=0.8,
                    yes_no_weights=(-0.834, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4533, 0.0, 0.0, -0.0422, 0.0, 0.4453, 1.8343,
-                                   1.4025, 0.583, -2.2424, -0.3383, -0.0829, 0.0))
+                                   1.4025, 0.583, -2.2424, -0.3383, -0.0829, 0.0),
+                   read_weights=(-3.0115, 0.4084, 0.0, 0.5954, 0.888, 0.0, 1.554, -0.7668, -0.2135, 0.0915, 0.0, 0.0,
+                                 4.311, 4.2795, -2.2356, 1.4859, 0.0, 0.0, 0.557),
+                   read_threshold=0.65)
 # every value shown (the behaviour before the model): for research scripts that grade the ranker alone
 SHOW_ALL = ShowWeights(weights=(30.0,) + (0.0,) * (len(NAMES) - 1), threshold=0.0)
