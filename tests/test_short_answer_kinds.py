@@ -22,6 +22,16 @@ Among the staff tested in March, the attack rate was 4.2 per 1,000 (95% CI: 3.1-
 """
 
 
+def _value(question: str, sentence: str) -> str:
+    """The value put first for ``question`` from ``sentence`` alone, every value shown (no gate); "" when none."""
+    from shelfwise.core.answers.first_value import short_answer
+    from shelfwise.core.answers.short_confidence import SHOW_ALL
+    from shelfwise.core.answers.types import Extracted
+
+    got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
+    return got.text if got else ""
+
+
 @pytest.fixture(scope="module")
 def with_note(sample_copy: Callable[[str], SampleLibrary], tmp_path_factory: pytest.TempPathFactory) -> SampleLibrary:
     lib = sample_copy("short-kinds")
@@ -58,10 +68,7 @@ def test_an_interval_level_and_a_year_in_a_name_are_no_values(with_note: SampleL
 
 
 def test_the_spans_of_a_kind() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
     from shelfwise.core.answers.typed_spans import asks_money, date_spans, quantity_spans
-    from shelfwise.core.answers.types import Extracted
 
     def spans(find, text: str) -> list[str]:  # type: ignore[no-untyped-def]
         return [text[s.start:s.end] for s in find(text)]
@@ -78,15 +85,10 @@ def test_the_spans_of_a_kind() -> None:
     assert not asks_money("How much paid annual leave do new employees receive?")
     assert not asks_money("How much paid parental leave does the non-birth parent get?")
     assert asks_money("How much is paid for a weekend day on call?") and asks_money("How much are we paid?")
-
-    def value(question: str, sentence: str) -> str:
-        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
-        return got.text if got else ""
-
-    assert value("How much tax will I pay on the transfer?", "You pay 25% tax within 5 years.") == "25%"
-    assert value("How much does a copy cost?", "Allow 23 days for a copy.") == ""
-    assert value("How long does the visa last?", "The visa costs £95 and lasts 1 month.") == "1 month"
-    assert value("How long does the visa last?", "The visa costs £95.") == ""
+    assert _value("How much tax will I pay on the transfer?", "You pay 25% tax within 5 years.") == "25%"
+    assert _value("How much does a copy cost?", "Allow 23 days for a copy.") == ""
+    assert _value("How long does the visa last?", "The visa costs £95 and lasts 1 month.") == "1 month"
+    assert _value("How long does the visa last?", "The visa costs £95.") == ""
 
 
 @pytest.mark.parametrize(("question", "shown", "sentence"), [
@@ -132,10 +134,7 @@ def test_an_event_asked_for_and_the_questions_own_words() -> None:
 
 
 def test_a_number_of_a_name_is_no_count() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
     from shelfwise.core.answers.typed_spans import quantity_spans
-    from shelfwise.core.answers.types import Extracted
 
     def spans(text: str) -> list[str]:
         return [text[s.start:s.end] for s in quantity_spans(text)]
@@ -145,71 +144,39 @@ def test_a_number_of_a_name_is_no_count() -> None:
     assert spans(owner) == []
     assert spans("The studio is at Travessa do Barometro 7, Lisbon, and seats 60 people.") == ["60 people"]
     assert spans("Seats 60") == ["60"]  # a label first in its sentence keeps its number
-    got = short_answer("How many people work at Northwind Labs?", [Extracted(owner, 1, 0, len(owner), 1.0)],
-                       show=SHOW_ALL)
-    assert got is None or "14" not in got.text, got
+    got = _value("How many people work at Northwind Labs?", owner)
+    assert "14" not in got, got
 
 
 def test_an_abbreviation_of_the_questions_own_word_is_no_answer() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
-    from shelfwise.core.answers.types import Extracted
-
     # session 29: "Where is the defibrillator in Rotterdam?" showed "AED", the defibrillator's own abbreviation
     text = ("First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to "
             "the reception desk in Rotterdam.")
-    got = short_answer("Where is the defibrillator in Rotterdam?", [Extracted(text, 1, 0, len(text), 1.0)],
-                       show=SHOW_ALL)
-    assert got is None or got.text != "AED", got
-    got = short_answer("Where is the automated external defibrillator?", [Extracted(text, 1, 0, len(text), 1.0)],
-                       show=SHOW_ALL)
-    assert got is None or got.text != "AED", got
+    assert _value("Where is the defibrillator in Rotterdam?", text) != "AED"
+    assert _value("Where is the automated external defibrillator?", text) != "AED"
 
 
 def test_the_number_of_a_line_is_its_phone_number() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
-    from shelfwise.core.answers.types import Extracted
-
-    def value(question: str, sentence: str) -> str:
-        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
-        return got.text if got else ""
-
     # session 29's blind check: "24", the "24" of "24-hour"
     line = "The 24-hour travel assistance line is +31 10 555 0199."
-    assert value("What is the number of the travel assistance line?", line) == "+31 10 555 0199"
-    assert value("What is the phone number of the travel assistance line?", line) == "+31 10 555 0199"
+    assert _value("What is the number of the travel assistance line?", line) == "+31 10 555 0199"
+    assert _value("What is the phone number of the travel assistance line?", line) == "+31 10 555 0199"
     # a count is still a count, and a number to call without a country code is still read as before
-    assert value("How many hours a day is the line open?", "The line is open 24 hours a day.") == "24 hours a day"
-    assert value("What number do I call first in an emergency?", "In an emergency, call 112 first.") != ""
+    assert _value("How many hours a day is the line open?", "The line is open 24 hours a day.") == "24 hours a day"
+    assert _value("What number do I call first in an emergency?", "In an emergency, call 112 first.") != ""
 
 
 def test_the_value_after_a_first_period_is_the_one_after_it() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
-    from shelfwise.core.answers.types import Extracted
-
     text = "During illness you receive 100 percent of your salary for the first 26 weeks and 70 percent for the " \
            "following 78 weeks."
-
-    def value(question: str) -> str:
-        got = short_answer(question, [Extracted(text, 1, 0, len(text), 1.0)], show=SHOW_ALL)
-        return got.text if got else ""
-
-    assert value("What percentage of salary is paid after 26 weeks of illness?") == "70 percent"
-    assert value("What percentage of salary do I get for the first 26 weeks of illness?") == "100 percent"
+    assert _value("What percentage of salary is paid after 26 weeks of illness?", text) == "70 percent"
+    assert _value("What percentage of salary do I get for the first 26 weeks of illness?", text) == "100 percent"
 
 
 def test_how_long_something_takes_is_no_deadline() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
-    from shelfwise.core.answers.types import Extracted
-
     # session 29's blind check: "within 14 days" (the deadline) for how long the e-learning takes
     text = "Complete the Security Basics e-learning within 14 days, about 40 minutes of work."
-    got = short_answer("How long does the Security Basics e-learning take?", [Extracted(text, 1, 0, len(text), 1.0)],
-                       show=SHOW_ALL)
-    assert got is not None and got.text == "about 40 minutes", got
+    assert _value("How long does the Security Basics e-learning take?", text) == "about 40 minutes"
 
 
 def test_a_clock_time_and_whom_to_contact(sample_library: SampleLibrary) -> None:
@@ -230,19 +197,11 @@ def test_a_clock_time_and_whom_to_contact(sample_library: SampleLibrary) -> None
 
 
 def test_the_spans_of_a_clock_time_and_a_contact() -> None:
-    from shelfwise.core.answers.first_value import short_answer
-    from shelfwise.core.answers.short_confidence import SHOW_ALL
-    from shelfwise.core.answers.types import Extracted
-
-    def value(question: str, sentence: str) -> str:
-        got = short_answer(question, [Extracted(sentence, 1, 0, len(sentence), 1.0)], show=SHOW_ALL)
-        return got.text if got else ""
-
     shutdown = "The offices close for the company shutdown from 29 to 31 December."
-    assert value("What time does the office close?", shutdown) == ""
-    assert value("À quelle heure ferme le bureau ?", shutdown) == ""
-    assert value("When does the office close?", shutdown) != ""  # a date is an answer to "when"
+    assert _value("What time does the office close?", shutdown) == ""
+    assert _value("À quelle heure ferme le bureau ?", shutdown) == ""
+    assert _value("When does the office close?", shutdown) != ""  # a date is an answer to "when"
     contact = "For a lost badge, write to security@example.org or call +31 10 555 0100 at any hour."
-    assert value("Who do I contact about a lost badge?", contact) == "security@example.org"
-    assert value("Qui dois-je contacter pour un badge perdu ?", contact) == "security@example.org"
-    assert value("Who issues the badges?", "Badges are issued by the Security Team.") == "Security Team"
+    assert _value("Who do I contact about a lost badge?", contact) == "security@example.org"
+    assert _value("Qui dois-je contacter pour un badge perdu ?", contact) == "security@example.org"
+    assert _value("Who issues the badges?", "Badges are issued by the Security Team.") == "Security Team"

@@ -60,7 +60,7 @@ def shots(items: list[tuple[str, str, str, int]], k: int) -> tuple[str, set[int]
 
 
 def score_rows(out: Path, limit: int | None, threads: int, k_shots: int = 0) -> None:
-    from shelfwise.core.answers.span_model import phrase_likelihoods
+    from shelfwise.core.answers.span_model import FEW_SHOT, phrase_likelihoods
     from shelfwise.core.models.llama.backend import LlamaBackend
     from shelfwise.core.paths import models_dir
 
@@ -70,11 +70,8 @@ def score_rows(out: Path, limit: int | None, threads: int, k_shots: int = 0) -> 
     # the two sets mixed (what is written so far is a sample of both)
     items = [i for pair in itertools.zip_longest(covid, cqa) for i in pair if i is not None]
     # the examples' documents are left out with or without the examples, so that both grade the same items
-    prefix, shot_docs = shots(items, max(k_shots, SHOT_DOCS))
-    if k_shots < 0:  # the product's own examples (core/answers/span_model.py)
-        from shelfwise.core.answers.span_model import FEW_SHOT
-        prefix = FEW_SHOT
-    prefix = prefix if k_shots else ""
+    drawn, shot_docs = shots(items, max(k_shots, SHOT_DOCS))
+    prefix = FEW_SHOT if k_shots < 0 else drawn if k_shots else ""  # -1: the product's own (span_model.py)
     print(prefix)
     items = [i for i in items if i[3] not in shot_docs]
     if limit:

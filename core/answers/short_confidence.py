@@ -56,8 +56,8 @@ class ShowFeatures:
     conditional: bool = False
     scenario: bool = False  # ... and the question sets a scene before it (the asker's case, which conditions decide)
     # the answer model's per-token log-probability of the value as the answer, where it read it (None: not read, the
-    # feature then 0); weighed 0 by :data:`SHOW`: a gate fitted with it (``short_show.py --read``) did not carry to
-    # held-out documents (docs/eval/answers.md, "Session 25")
+    # feature then 0); weighed only by :data:`SHOW`'s model of the values the model read (``read_weights``; why, and
+    # how it was chosen: docs/eval/answers.md, "Session 30 (lead)")
     read: float | None = None
 
     def vector(self) -> tuple[float, ...]:

@@ -186,7 +186,8 @@ _CONTACT_Q = lazy(r"\bwho(?:m)? (?:do|should|can|must|shall) (?:i|we|you) (?:con
                   r"write to|reach|ask)\b|\b(?:an )?wen (?:kontaktiere|schreibe|rufe|frage|wende)|"
                   r"\bà qui (?:dois-je |faut-il )?(?:écrire|téléphoner|m'adresser|s'adresser)|"
                   r"\bqui (?:dois-je |faut-il )?(?:contacter|appeler)\b", re.I)
-_ADDRESS = lazy(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"  # an e-mail address (a place's host too: ``_HOST``)
+_ADDRESS = lazy(_EMAIL)
 
 
 def contact_spans(text: str, question: str) -> list[Span]:
@@ -431,7 +432,7 @@ def _bounded(span: Span, text: str) -> Span:
 _CAP_WORD = r"(?:[A-ZÄÖÜÀ-Ý][\w'’&.-]*|[A-Z]+[A-Z0-9]*-?\d+[\w-]*)"
 _CAP_RUN = lazy(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|des|du|la|le|von|der|and|&|für|for)\s+)?{_CAP_WORD})*"
                 r"(?:\s*\([A-Z0-9][\w-]*\))?")
-_HOST = lazy(r"(?:https?://|www\.)\S+[\w/]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|"
+_HOST = lazy(rf"(?:https?://|www\.)\S+[\w/]|{_EMAIL}|"
              r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.(?:com|org|net|example|io|de|fr|nl|uk|eu|gov|edu)\b",
              re.I)
 _PLACE_PREP = lazy(r"\b(?:at|in|on|to|from|through|near|im|am|in der|in den|auf|bei|nach|à|au|aux|dans|"
