@@ -4,6 +4,8 @@ strings (the CLI and the window: tests/test_answer_shown.py)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from shelfwise.core.answers.first_value import short_answer
@@ -376,8 +378,15 @@ def test_a_phrase_is_taken_from_a_clause_that_bears_on_the_question() -> None:
     assert bearing_clauses(series, lambda t: len(stems("What reduces the effect?") & stems(t))) == [(0, len(series))]
     assert bearing_clauses(kits, lambda t: 0) == [(0, len(kits))]
     # where the kits are: the places joined by "and" kept together, in German too
-    assert "at reception and in the hardware lab" in [kits[p.start:p.end] for p in place_phrases(kits)]
+    def places(text: str, question: str) -> list[str]:
+        asked = stems(question) | set(re.findall(r"\d+", question))  # as nominal_features: its numbers too
+        return [text[p.start:p.end] for p in place_phrases(text, asked, lambda w: next(iter(stems(w)), w))]
+
+    assert "at reception and in the hardware lab" in places(kits, "Where are the first-aid kits?")
     german = "Erste-Hilfe-Kästen stehen am Empfang und im Labor, der Defibrillator hängt neben der Tür."
-    assert "am Empfang und im Labor" in [german[p.start:p.end] for p in place_phrases(german)]
+    assert "am Empfang und im Labor" in places(german, "Wo sind die Erste-Hilfe-Kästen?")
+    # cut before the question's own words: "in Erfurt", not "in Erfurt on 17 July 1505"
+    luther = "Luther sold his books and entered a closed Augustinian cloister in Erfurt on 17 July 1505."
+    assert places(luther, "Where did Luther go on 17 July 1505?") == ["in Erfurt"]
     short = short_answer("Where are the first-aid kits?", [Extracted(kits, 1, 0, len(kits), 1.0)], show=SHOW_ALL)
     assert short is not None and "reception" in short.text and "defibrillator" not in short.text, short

@@ -278,14 +278,16 @@ _PLACE_PP = lazy(r"\b(?:at|in|on|inside|within|behind|beside|near|next to|under|
                  r"\s+[^,;:.!?()\[\]\n]+", re.I)
 
 
-def place_phrases(text: str) -> list[Phrase]:
+def place_phrases(text: str, question_stems: set[str], stem: Callable[[str], str]) -> list[Phrase]:
     """Where something is, as the sentence says it: a preposition of place and what follows it to the end of its
-    clause, the places joined by "and" / "or" kept together ("at reception and in the hardware lab"); at most
-    :data:`MAX_WORDS` words."""
+    clause, the places joined by "and" / "or" kept together ("at reception and in the hardware lab"), cut before a
+    word that opens a clause or is one of the question's (as :func:`phrase_spans`); at most :data:`MAX_WORDS`
+    words."""
     out = []
     for m in _PLACE_PP.finditer(text):
         words = [(w.start(), w.end()) for w in _TOKEN.finditer(text, m.start(), m.end())]
-        cut = next((i for i, (a, b) in enumerate(words) if i and _word(text[a:b]) in CLAUSE_WORDS), len(words))
+        cut = next((i for i, (a, b) in enumerate(words) if i and (_word(text[a:b]) in CLAUSE_WORDS or (
+            not _is_function(text[a:b]) and stem(_word(text[a:b])) in question_stems))), len(words))
         words = words[:cut]
         while words and _is_function(text[words[-1][0]:words[-1][1]]):
             words.pop()

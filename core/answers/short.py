@@ -401,7 +401,7 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     q_stems = stems(focus_question(question))  # the question's words, not the scene set before it
     # a series "A, B, C and D" answers a question asking for a list outright
     phrases = {} if kind == "list" and typed else {(p.start, p.end): p for p in phrase_spans(text, q_stems, _stem)}
-    for p in place_phrases(text) if kind == "place" else ():
+    for p in place_phrases(text, q_stems | set(re.findall(r"\d+", question)), _stem) if kind == "place" else ():
         phrases.setdefault((p.start, p.end), p)
     keys = question_keys(question)
     label, answer_opens = _LABEL.match(text), re.match(r"A:\s+", text)
