@@ -4,10 +4,13 @@ strings (the CLI and the window: tests/test_answer_shown.py)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from shelfwise.core.answers.first_value import short_answer
-from shelfwise.core.answers.short import asked_value, polarity
+from shelfwise.core.answers.polarity import polarity
+from shelfwise.core.answers.short import asked_value
 from shelfwise.core.answers.short_confidence import SHOW_ALL
 from shelfwise.core.answers.types import Answer, Extracted
 
@@ -305,7 +308,9 @@ def test_where_the_model_reads_a_clause_weighs_less_than_a_noun_phrase() -> None
 
     assert is_clause("ROS accumulation was detected in T cells") and not is_clause("reactive oxygen species")
     assert not is_clause("is detected")  # at an edge: no clause
-    sentence = "Excessive reactive oxygen species hinder T cells, and ROS accumulation was detected in mice."
+    # the second clause holds a word of the question ("responses"), so its phrases are offered too
+    sentence = ("Excessive reactive oxygen species hinder T cells, and during such responses ROS accumulation was "
+                "detected in mice.")
     question = "What molecules hinder T cell responses?"
     s = [Extracted(sentence, 1, 0, len(sentence), 1.0)]
     read = {c.text: c.score for c in value_candidates("thing", question, s, model=Even())}
@@ -355,3 +360,33 @@ def test_an_faq_answers_first_word_is_no_name() -> None:
     assert short is None or short.text != "Come", short
     named = "A: Marta Ilves handles every report."
     assert [named[s.start:s.end] for s in name_spans(named, "Who handles reports?")] == ["Marta Ilves"]
+
+
+def test_a_phrase_is_taken_from_a_clause_that_bears_on_the_question() -> None:
+    # session 30's sample walk: "Where are the first-aid kits?" showed the second clause, "a defibrillator (AED)
+    # hangs next to the reception desk in Rotterdam", which holds no word of the question
+    from shelfwise.core.answers.phrases import bearing_clauses, place_phrases
+    from shelfwise.core.answers.short import stems
+
+    kits = ("First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to "
+            "the reception desk in Rotterdam.")
+    asked = stems("Where are the first-aid kits?")
+    clauses = bearing_clauses(kits, lambda t: len(asked & stems(t)))
+    assert [kits[a:b] for a, b in clauses] == ["First-aid kits are kept at reception and in the hardware lab"]
+    # no clause holds the question's words, or the comma closes a series: the sentence whole
+    series = "Gastric acids, pepsin, and trypsin reduce the vaccine's effect."
+    assert bearing_clauses(series, lambda t: len(stems("What reduces the effect?") & stems(t))) == [(0, len(series))]
+    assert bearing_clauses(kits, lambda t: 0) == [(0, len(kits))]
+    # where the kits are: the places joined by "and" kept together, in German too
+    def places(text: str, question: str) -> list[str]:
+        asked = stems(question) | set(re.findall(r"\d+", question))  # as nominal_features: its numbers too
+        return [text[p.start:p.end] for p in place_phrases(text, asked, lambda w: next(iter(stems(w)), w))]
+
+    assert "at reception and in the hardware lab" in places(kits, "Where are the first-aid kits?")
+    german = "Erste-Hilfe-Kästen stehen am Empfang und im Labor, der Defibrillator hängt neben der Tür."
+    assert "am Empfang und im Labor" in places(german, "Wo sind die Erste-Hilfe-Kästen?")
+    # cut before the question's own words: "in Erfurt", not "in Erfurt on 17 July 1505"
+    luther = "Luther sold his books and entered a closed Augustinian cloister in Erfurt on 17 July 1505."
+    assert places(luther, "Where did Luther go on 17 July 1505?") == ["in Erfurt"]
+    short = short_answer("Where are the first-aid kits?", [Extracted(kits, 1, 0, len(kits), 1.0)], show=SHOW_ALL)
+    assert short is not None and "reception" in short.text and "defibrillator" not in short.text, short

@@ -33,3 +33,17 @@ def test_after_the_examples_the_short_phrase_reads_best(llama_backend: Any) -> N
     read = read_phrases(llama_backend, SENTENCE, QUESTION, PHRASES, WEIGHTS)
     assert [r[0] for r in read] == shown
     assert read[0][1] == max(r[1] for r in read)
+
+
+def test_where_the_kits_are_read_from_their_own_clause(llama_backend: Any) -> None:
+    # session 30's sample walk with generation: the reading put "a defibrillator (AED) hangs next to the reception
+    # desk in Rotterdam" first; the phrases now come from the clause about the kits, the places joined by "and"
+    from shelfwise.core.answers.short import value_candidates
+    from shelfwise.core.answers.types import Extracted
+
+    kits = ("First-aid kits are kept at reception and in the hardware lab, and a defibrillator (AED) hangs next to "
+            "the reception desk in Rotterdam.")
+    got = value_candidates("place", "Where are the first-aid kits?", [Extracted(kits, 1, 0, len(kits), 1.0)],
+                           model=llama_backend)
+    assert got and got[0].text == "at reception and in the hardware lab", [c.text for c in got]
+    assert not any("defibrillator" in c.text or "Rotterdam" in c.text for c in got)

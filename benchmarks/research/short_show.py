@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from short_tune import right
 
 from shelfwise.core.answers.first_value import deciding_sentence, show_features, yes_no_features
-from shelfwise.core.answers.short import _lead_in_list, asked_kind, polarity, value_candidates
+from shelfwise.core.answers.polarity import polarity
+from shelfwise.core.answers.short import _lead_in_list, asked_kind, value_candidates
 from shelfwise.core.answers.short_confidence import NAMES, SHOW, SHOW_ALL, TYPICAL, ShowWeights, confidence
 from shelfwise.core.answers.types import Extracted
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from shelfwise.core.answers.extractive import focus_question, question_keys
+from shelfwise.core.answers.polarity import polarity
 from shelfwise.core.answers.short import (
     WEIGHTS,
     Candidate,
@@ -20,7 +21,6 @@ from shelfwise.core.answers.short import (
     _closeness,
     _lead_in_list,
     asked_kind,
-    polarity,
     stems,
     value_candidates,
 )

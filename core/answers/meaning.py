@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 from shelfwise.core.answers.facts import numbers_in, split_sentences
 from shelfwise.core.answers.first_value import deciding_sentence, with_lead_in
-from shelfwise.core.answers.short import asked_value, polarity, spans_of, stems
+from shelfwise.core.answers.polarity import polarity
+from shelfwise.core.answers.short import asked_value, spans_of, stems
 from shelfwise.core.answers.types import Extracted, ShortAnswer
 
 SUPPORT = 0.6  # share of a text sentence's content words that one source sentence must hold

@@ -249,3 +249,50 @@ _FINITE = lazy(r"\b(?:is|are|was|were|be|been|being|has|have|had|can|could|may|m
 def is_clause(phrase: str) -> bool:
     """Whether ``phrase`` holds an auxiliary or a copula between its first and its last word."""
     return _FINITE.search(" ".join(phrase.split()[1:-1])) is not None
+
+
+# where one main clause of a sentence ends and the next begins: "; " or a comma before a conjunction
+_CLAUSE_JOIN = lazy(r";\s+|,\s+(?:and|but|while|whereas|und|aber|sondern|während|et|mais|tandis que)\s+", re.I)
+
+
+def bearing_clauses(text: str, held: Callable[[str], int]) -> list[tuple[int, int]]:
+    """The main clauses of ``text`` that bear on the question (``held``: how many of its words a stretch holds),
+    as (start, end); every clause where none or only one does. A comma before "and" that closes a series ("A, B,
+    and C": a comma stands earlier in the same clause) cuts nothing. A phrase for a thing is taken from one of
+    these: "First-aid kits are kept at reception and in the hardware lab, and a defibrillator hangs next to the
+    reception desk" answers where the kits are from its first clause only."""
+    cuts, start = [], 0
+    for m in _CLAUSE_JOIN.finditer(text):
+        if m.group(0)[0] == "," and "," in text[start:m.start()]:
+            continue
+        cuts.append((start, m.start()))
+        start = m.end()
+    cuts.append((start, len(text)))
+    bearing = [c for c in cuts if held(text[c[0]:c[1]])]
+    return bearing if len(cuts) > 1 and bearing else [(0, len(text))]
+
+
+# a preposition of place (English, German, French) opening where something is: "at reception and in the lab"
+_PLACE_PP = lazy(r"\b(?:at|in|on|inside|within|behind|beside|near|next to|under|above|opposite|"
+                 r"im|am|in der|in den|auf|bei|neben|hinter|unter|über|à|au|aux|dans|chez|sur|près de|à côté de)"
+                 r"\s+[^,;:.!?()\[\]\n]+", re.I)
+
+
+def place_phrases(text: str, question_stems: set[str], stem: Callable[[str], str]) -> list[Phrase]:
+    """Where something is, as the sentence says it: a preposition of place and what follows it to the end of its
+    clause, the places joined by "and" / "or" kept together ("at reception and in the hardware lab"), cut before a
+    word that opens a clause or is one of the question's (as :func:`phrase_spans`); at most :data:`MAX_WORDS`
+    words."""
+    out = []
+    for m in _PLACE_PP.finditer(text):
+        words = [(w.start(), w.end()) for w in _TOKEN.finditer(text, m.start(), m.end())]
+        cut = next((i for i, (a, b) in enumerate(words) if i and (_word(text[a:b]) in CLAUSE_WORDS or (
+            not _is_function(text[a:b]) and stem(_word(text[a:b])) in question_stems))), len(words))
+        words = words[:cut]
+        while words and _is_function(text[words[-1][0]:words[-1][1]]):
+            words.pop()
+        if 2 <= len(words) <= MAX_WORDS:
+            phrase = _phrase(text, words)
+            if phrase is not None:
+                out.append(phrase)
+    return out

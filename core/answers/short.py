@@ -20,8 +20,8 @@ first; ``core/answers/first_value.py``'s ``short_answer`` shows the best as a
 * names: capitalised words or codes not in the question, with its head noun after them ("Overtime Request form
   (OT-2)" for "Which form ..."); places: the object of "at/in/on" (German/French too) or an address/host;
 * lists: the items a lead-in sentence brings, or a series "A, B, C and D" in the sentence;
-* yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (:func:`polarity`: negation
-  words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
+* yes/no: "Yes" or "No" from the deciding sentence's polarity against the question's (``core/answers/polarity.py``:
+  negation words, "only"/"except" restricting what the question names), shown as "No: <sentence>".
 
 Among several spans of the kind in one sentence, the one nearest the question's own words wins
 (:func:`value_candidates`); it is shown only when ``core/answers/short_confidence.py``'s confidence in it reaches its
@@ -40,12 +40,10 @@ from shelfwise.core.answers import cues
 from shelfwise.core.answers.extractive import focus_question, list_items, question_keys
 from shelfwise.core.answers.facts import STOPWORDS
 from shelfwise.core.answers.grounding import asked_units
-from shelfwise.core.answers.phrases import FUNCTION_WORDS, phrase_spans
+from shelfwise.core.answers.phrases import FUNCTION_WORDS, bearing_clauses, phrase_spans, place_phrases
 from shelfwise.core.answers.span_model import ReadsContinuations, read_phrases
 from shelfwise.core.answers.typed_spans import (
-    MONTH,
     NUMBER_WORD_EN,
-    WEEKDAY,
     Span,
     abbreviates,
     as_asked,
@@ -204,12 +202,6 @@ def asked_value(question: str) -> str:
     return "span"
 
 
-# --------------------------------------------------------------------------- yes/no
-_ONLY = lazy(r"\b(?:only|solely|exclusively|nur|ausschließlich|seulement|uniquement)\b|\bne\b[^.]{0,40}\bque\b",
-             re.I)
-_EXCEPT = lazy(r"\b(?:except|excluding|other than|apart from|außer|ausgenommen|sauf|excepté|hormis)\b", re.I)
-
-
 # German and French function words (English ones are grounding.STOPWORDS): not what a question is about
 _FUNCTION_WORDS = frozenset("""ich du er sie es wir ihr das der die den dem des ein eine einen einem einer und oder
 für mit von auf ist sind wie was wer wann welche welcher welches mein meine dein sich man bei nach zum zur aus dass
@@ -222,73 +214,6 @@ def stems(text: str) -> set[str]:
     ("dogs" and "dog", "Mondays" and "Monday" meet); German and French function words left out."""
     return {w.removesuffix("s")[:5] if len(w) > 3 else w for w in question_keys(text, prefix=0)
             if w not in _FUNCTION_WORDS}
-
-
-def negations(text: str) -> int:
-    """How many negation words ``text`` holds ("not", "n't", "no", "kein", "nicht", "pas", "jamais", ...)."""
-    return len(cues.NEGATION.findall(text))
-
-
-_UN = lazy(r"\b(?:un|non-?)([^\W\d_]{4,})", re.I)  # "unpaid", "non-refundable", "unbezahlt"
-
-
-def opposites(question: str, sentence: str) -> int:
-    """How many words of ``sentence`` are a word of ``question`` with a negating prefix ("paid" asked, "unpaid"
-    said; "bezahlt" / "unbezahlt"), the question not holding the prefixed word itself."""
-    asked = {w.lower() for w in re.findall(r"[^\W\d_]+", question)}
-    return sum(1 for m in _UN.finditer(sentence) if m.group(1).lower() in asked and m.group(0).lower() not in asked)
-
-
-def _word_class(word: str) -> str:
-    if re.fullmatch(WEEKDAY, word, re.I):
-        return "weekday"
-    if re.fullmatch(MONTH, word, re.I):
-        return "month"
-    if re.fullmatch(r"\d+(?:[.,]\d+)?", word):
-        return "number"
-    return "name" if word[:1].isupper() else ""
-
-
-# a table row read out as a sentence ("| Lunch | ... | No enrolment needed |", "..., how to enrol No enrolment
-# needed"): a cell that opens with a capitalised negation (at a part's start, or after a lower-case word)
-_CELL_NEGATION = re.compile(r"(?:^|(?<=[a-zäöüéèà] ))(?:No|None|Not|Never|Nothing|Kein|Keine|Keinen|Nicht|Aucun|"
-                            r"Aucune|Pas|Jamais)\b")
-
-
-def _other_cells_negated(sentence: str, keys: set[str]) -> int:
-    """How many of ``sentence``'s negations open a cell of a table row (a part between "|", "," or ";") that shares
-    none of the question's words (``keys``): "Is there free lunch?" is not answered "No" by the Lunch row's cell
-    "No enrolment needed"."""
-    parts = re.split(r"\s*[|,;]\s*", sentence)
-    return sum(len(_CELL_NEGATION.findall(p)) for p in parts if not keys & stems(p))
-
-
-def polarity(question: str, sentence: str) -> str:
-    """"Yes" when ``sentence`` affirms what ``question`` asks, "No" when it denies it: an odd number of negations
-    between them (a question's word said with a negating prefix counts: "paid" asked, "unpaid" said); or the
-    sentence restricts with "only" and the question names another thing of the restricted kind ("on Fridays only"
-    asked about Mondays), or excepts ("except", "außer", "sauf") what the question names.
-    Only the question itself is read, not a scene set before it ("I have not worked for a year. Can I claim ...?":
-    the asker's "not" does not deny what is asked)."""
-    question = focus_question(question)
-    keys = stems(question)
-    flips = negations(question) + negations(sentence) - _other_cells_negated(sentence, keys) \
-        + opposites(question, sentence)
-    for m in _EXCEPT.finditer(sentence):
-        if keys & stems(sentence[m.end(): m.end() + 80]):
-            flips += 1
-            break
-    else:
-        only = _ONLY.search(sentence)
-        if only:
-            near = re.findall(r"[\w'-]+", sentence[max(0, only.start() - 40): only.end() + 40])
-            restricted = {_word_class(w) for w in near} - {""}
-            have = stems(sentence)
-            missing = [w for w in re.findall(r"[\w'-]+", question)[1:]
-                       if w.lower() not in STOPWORDS and stems(w) and not stems(w) & have]
-            if any(_word_class(w) in restricted for w in missing):
-                flips += 1
-    return "No" if flips % 2 else "Yes"
 
 
 # --------------------------------------------------------------------------- the short answer
@@ -476,6 +401,8 @@ def nominal_features(kind: str, text: str, question: str) -> list[tuple[Span, tu
     q_stems = stems(focus_question(question))  # the question's words, not the scene set before it
     # a series "A, B, C and D" answers a question asking for a list outright
     phrases = {} if kind == "list" and typed else {(p.start, p.end): p for p in phrase_spans(text, q_stems, _stem)}
+    for p in place_phrases(text, q_stems | set(re.findall(r"\d+", question)), _stem) if kind == "place" else ():
+        phrases.setdefault((p.start, p.end), p)
     keys = question_keys(question)
     label, answer_opens = _LABEL.match(text), re.match(r"A:\s+", text)
     out: list[tuple[Span, tuple[float, ...]]] = []
@@ -563,7 +490,7 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
     """Every value of ``kind`` the sentences offer for ``question``, best first (a tie keeps the earlier). With a
     ``model`` that reads them, each sentence's phrases for a thing are also weighed by its likelihood of each as the
     answer (``core/answers/span_model.py``; ``weights.model_mean`` and ``model_sum``)."""
-    keys = stems(question)
+    keys, asked = stems(question), stems(focus_question(question))
     first = len(keys & stems(_about(sentences[0].text))) if sentences else 0
     out: list[Candidate] = []
     for rank, s in enumerate(sentences):
@@ -584,7 +511,9 @@ def value_candidates(kind: str, question: str, sentences: Sequence[Extracted], w
         if ranked:
             kinds = typed_places(s.text, typed)
             w = weights.vector()
-            offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)]
+            clauses = bearing_clauses(s.text, lambda t: len(asked & stems(t)))
+            offered = [(sp, f) for sp, f in nominal_features(kind, s.text, question) if not _inside(sp, excluded)
+                       and any(a <= sp.start and sp.end <= b for a, b in clauses)]
             readings = read_phrases(model, s.text, question, [_shown(s.text, sp) for sp, _ in offered], weights)
             scored = [(sum(a * b for a, b in zip(w, f, strict=True)) - weights.show_min + read,
                        kinds.get((span.start, span.end), span), (span.start, span.end) in kinds, f, lp)
