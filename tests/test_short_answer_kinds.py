@@ -166,6 +166,32 @@ def test_the_number_of_a_line_is_its_phone_number() -> None:
     assert _value("What number do I call first in an emergency?", "In an emergency, call 112 first.") != ""
 
 
+def test_a_phone_number_or_an_extension_asked_for() -> None:
+    # the sample's read sets: "What is the travel assistance phone number?" and "Which extension do I call ...?"
+    # were read as asking for a thing, and no value was shown over the sentence holding the number
+    line = "The 24-hour travel assistance line is +31 10 555 0199."
+    assert _value("What is the travel assistance phone number?", line) == "+31 10 555 0199"
+    assert _value("Quel est le numéro de téléphone de l'assistance voyage ?", line) == "+31 10 555 0199"
+    desk = "Security Desk: extension 4400 or +31 10 555 0144, 24 hours a day"
+    assert _value("What is the phone number of the Security Desk?", desk) == "+31 10 555 0144"
+    assert _value("Which extension is the Security Desk on?", desk) == "extension 4400"
+    emergency = "In an emergency, call 112 first and then reception on extension 2000."
+    assert _value("Which extension do I call for reception in an emergency?", emergency) == "extension 2000"
+    assert _value("Wie lautet die Durchwahl des Service Desk?", "Der Service Desk ist unter Durchwahl 4300 "
+                  "erreichbar.") == "Durchwahl 4300"
+    # no phone number in the sentence: no other number stands in for it; an extension of a term is no phone
+    assert _value("What is the phone number of the canteen?", "The canteen is open 24 hours a day.") == ""
+    assert _value("How long is the deadline extension?", "The deadline extension is 14 days.") == "14 days"
+
+
+def test_a_phone_number_asked_for_through_the_cli(sample_library: SampleLibrary) -> None:
+    out = ask_json(sample_library, "What is the travel assistance phone number?")
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == "+31 10 555 0199", out["answer"][:300]
+    out = ask_json(sample_library, "Which extension do I call for reception in an emergency?")
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == "extension 2000", out["answer"][:300]
+    assert out["answer"].startswith("extension 2000 [")
+
+
 def test_the_value_after_a_first_period_is_the_one_after_it() -> None:
     text = "During illness you receive 100 percent of your salary for the first 26 weeks and 70 percent for the " \
            "following 78 weeks."

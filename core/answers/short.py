@@ -49,6 +49,7 @@ from shelfwise.core.answers.typed_spans import (
     as_asked,
     asks_clock,
     asks_money,
+    asks_phone,
     bare_value,
     contact_spans,
     date_spans,
@@ -195,6 +196,8 @@ def asked_value(question: str) -> str:
         return "number"
     if _PLACE_Q.search(q):
         return "place"
+    if asks_phone(q):  # "What is the travel assistance phone number?", "Which extension do I call ...?"
+        return "number"
     if _LIST_Q.search(q):
         return "list"
     if _NAME_Q.search(q):
@@ -218,8 +221,8 @@ def stems(text: str) -> set[str]:
 
 # --------------------------------------------------------------------------- the short answer
 def spans_of(kind: str, text: str, question: str) -> list[Span]:
-    if kind == "number" and (phones := phone_spans(text, question)):
-        return phones  # the number of a line or a desk asked for: its phone number
+    if kind == "number" and ((phones := phone_spans(text, question)) or asks_phone(question)):
+        return phones  # the number of a line or a desk asked for: its phone number (none: no other number)
     often = frequency_spans(text) if kind in ("number", "date") and _OFTEN_Q.search(question) else []
     if kind in ("number", "percent", "duration"):
         return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)

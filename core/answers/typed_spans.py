@@ -161,13 +161,33 @@ def abbreviates(text: str, span: Span, question: str) -> bool:
 
 
 _PHONE_Q = lazy(r"\b(?:tele)?phone\b|\b(?:hotline|helpline)\b|\bnumber (?:of|for) (?:the |our |a )?(?:[\w'-]+ ){0,3}"
-               r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone", re.I)
+               r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone|"
+               r"\bextension\b(?! of\b)|\bdurchwahl\b|\bnuméro de poste\b", re.I)
+# an internal extension ("extension 4300", "Durchwahl 12", "poste 4300")
+_EXTENSION = lazy(r"\b(?:extension|ext\.|durchwahl|poste)\s+\d{2,6}\b", re.I)
+_EXTENSION_Q = lazy(r"\b(?:extension|durchwahl|poste)\b", re.I)
+
+
+# a phone number or an extension named as what is asked for (a question only mentioning a helpline may ask its name)
+_NUMBER_Q = lazy(r"\b(?:tele)?phone (?:number|no)\b|\bextension\b(?! of\b)|\btelefonnummer|\bdurchwahl\b|"
+                 r"\bnuméro de (?:téléphone|poste)\b", re.I)
+
+
+def asks_phone(question: str) -> bool:
+    """Whether ``question`` asks for a phone number or an extension ("What is the travel assistance phone
+    number?", "Which extension do I call ...?", "Wie lautet die Durchwahl ...?"), not the extension of a term."""
+    return bool(_NUMBER_Q.search(question))
 
 
 def phone_spans(text: str, question: str) -> list[Span]:
-    """The phone numbers of ``text`` ("+31 10 555 0199") where the question asks for one ("What is the number of
-    the travel assistance line?": not the "24" of "24-hour"); [] otherwise."""
-    return [Span(m.start(), m.end(), "number") for m in _PHONE.finditer(text)] if _PHONE_Q.search(question) else []
+    """The phone numbers and extensions of ``text`` ("+31 10 555 0199", "extension 4300") where the question asks
+    for one ("What is the number of the travel assistance line?": not the "24" of "24-hour"); [] otherwise."""
+    if not _PHONE_Q.search(question):
+        return []
+    phones, extensions = list(_PHONE.finditer(text)), list(_EXTENSION.finditer(text))
+    # the kind named first: an extension asked for ("Which extension ...?") before a phone number, else the reverse
+    found = (extensions or phones) if _EXTENSION_Q.search(question) else (phones or extensions)
+    return [Span(m.start(), m.end(), "number") for m in found]
 
 
 # a clock time asked for: a date is no answer to it ("What time does the canteen close?" is not "29 to 31 December")
