@@ -162,15 +162,19 @@ def abbreviates(text: str, span: Span, question: str) -> bool:
 
 _PHONE_Q = lazy(r"\b(?:tele)?phone\b|\b(?:hotline|helpline)\b|\bnumber (?:of|for) (?:the |our |a )?(?:[\w'-]+ ){0,3}"
                r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone|"
-               r"\bextension\b(?! of\b)|\bdurchwahl\b|\bnuméro de poste\b", re.I)
+               r"\bextension\b(?! of\b)|\bdurchwahl\b|\bnuméro de poste\b|\bnuméro (?:du|de la|de l['’])\s*"
+               r"(?:[\w'-]+ ){0,3}(?:desk|ligne|accueil|service|standard|réception)\b|"
+               r"\bnummer (?:des|der|vom) (?:[\w'-]+ ){0,3}\w*(?:desk|hotline|empfang|zentrale)\b", re.I)
 # an internal extension ("extension 4300", "Durchwahl 12", "poste 4300")
 _EXTENSION = lazy(r"\b(?:extension|ext\.|durchwahl|poste)\s+\d{2,6}\b", re.I)
 _EXTENSION_Q = lazy(r"\b(?:extension|durchwahl|poste)\b", re.I)
+_EITHER = lazy(r"\s+(?:or|oder|ou)\s+$", re.I)
 
 
 # a phone number or an extension named as what is asked for (a question only mentioning a helpline may ask its name)
 _NUMBER_Q = lazy(r"\b(?:tele)?phone (?:number|no)\b|\bextension\b(?! of\b)|\btelefonnummer|\bdurchwahl\b|"
-                 r"\bnuméro de (?:téléphone|poste)\b", re.I)
+                 r"\bnuméro de (?:téléphone|poste)\b|\bnuméro (?:du|de la|de l['’])\s*(?:[\w'-]+ ){0,3}"
+                 r"(?:desk|ligne|accueil|service|standard|réception)\b", re.I)
 
 
 def asks_phone(question: str) -> bool:
@@ -185,9 +189,11 @@ def phone_spans(text: str, question: str) -> list[Span]:
     if not _PHONE_Q.search(question):
         return []
     phones, extensions = list(_PHONE.finditer(text)), list(_EXTENSION.finditer(text))
-    # the kind named first: an extension asked for ("Which extension ...?") before a phone number, else the reverse
+    # the kind named first: an extension asked for ("Which extension ...?") before a phone number, else the reverse;
+    # the two given as one ("extension 4400 or +31 10 555 0144") answer either question whole
     found = (extensions or phones) if _EXTENSION_Q.search(question) else (phones or extensions)
-    return [Span(m.start(), m.end(), "number") for m in found]
+    both = _merge([Span(m.start(), m.end(), "number") for m in [*phones, *extensions]], text, _EITHER)
+    return [b for b in both if any(b.start <= m.start() and m.end() <= b.end for m in found)]
 
 
 # a clock time asked for: a date is no answer to it ("What time does the canteen close?" is not "29 to 31 December")
