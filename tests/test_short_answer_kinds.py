@@ -208,6 +208,20 @@ def test_how_long_something_takes_is_no_deadline() -> None:
     assert _value("How long does the Security Basics e-learning take?", text) == "about 40 minutes"
 
 
+def test_how_far_something_goes_is_no_time_limit() -> None:
+    # session 30's five sets: "within two months" shown large for how far the flexitime balance may go below zero
+    question = "How far can my flexitime balance go below zero?"
+    assert _value(question, "A negative balance must be brought back to zero within two months.") == ""
+    assert _value(question, "The balance may range from minus 10 hours to plus 20 hours.") == "10 hours"
+    # how far in advance is a time; a distance is a distance
+    assert _value("How far in advance do I register visitors?", "Register visitors at least 24 hours in "
+                  "advance.") == "at least 24 hours"
+    assert _value("Wie weit im Voraus muss ich Besucher anmelden?", "Besucher sind mindestens 24 Stunden vorher "
+                  "anzumelden.") == "mindestens 24 Stunden"
+    assert _value("How far is the garage from the studio?", "The garage is 300 metres from the studio.") == \
+        "300 metres"
+
+
 def test_a_clock_time_and_whom_to_contact(sample_library: SampleLibrary) -> None:
     # session 29's question sets: a date shown large for a clock time ("from 29 to 31 December" for when the canteen
     # closes; the sentence stays, without a value over it), "team answers questions" for whom to contact

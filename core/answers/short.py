@@ -53,6 +53,7 @@ from shelfwise.core.answers.typed_spans import (
     bare_value,
     contact_spans,
     date_spans,
+    deadline_for_extent,
     frequency_spans,
     list_spans,
     name_spans,
@@ -287,8 +288,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if kind in ("number", "percent", "duration") and digits and digits <= q_numbers:
         return None
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
-            kind == "duration" and span.kind == "money"):
-        return None  # "How much does it cost?" is not answered "4 years", nor "How long ...?" by "£95"
+            kind == "duration" and span.kind == "money") or deadline_for_extent(piece, span.kind, question):
+        return None  # "How much does it cost?" is not answered "4 years", "How long ...?" by "£95", "How far" by a time
     if restates(piece, question):
         return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
     score = 0.0

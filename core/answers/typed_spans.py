@@ -314,6 +314,21 @@ _MONEY_Q = lazy(r"\b(?:how much|what (?:is the )?amount|wie ?viel|combien|quel(?
                 r"betrag|coûte|coût|prix|frais|payer|montant)\b|\b(?:was kostet|combien coûte)\b", re.I)
 
 
+# how far something goes or reaches (a distance, a level), not how far in advance: a duration is no answer to it
+_EXTENT_Q = lazy(r"\bhow far\b(?! (?:in advance|ahead|before|back)\b)|\bwie weit\b(?! im voraus\b)|"
+                 r"\bà quelle distance\b|\bjusqu['’]où\b", re.I)
+
+
+_WITHIN = lazy(r"(?:within|in|after|by|before|innerhalb|binnen|nach|vor|dans|sous|avant|après)\b", re.I)
+
+
+def deadline_for_extent(piece: str, kind: str, question: str) -> bool:
+    """Whether ``piece``, a duration, is a time limit ("within two months") given for a question asking how far
+    something goes ("How far can my flexitime balance go below zero?"), not how far in advance: no answer to it
+    ("minus 10 hours" is)."""
+    return kind == "duration" and bool(_WITHIN.match(piece)) and bool(_EXTENT_Q.search(question))
+
+
 def asks_money(question: str) -> bool:
     """Whether ``question`` asks for a sum of money ("How much does the application cost?"): answered by an amount
     or a share ("How much tax ...?" by "25%"), not by a count of weeks or items."""
