@@ -166,6 +166,35 @@ def test_the_number_of_a_line_is_its_phone_number() -> None:
     assert _value("What number do I call first in an emergency?", "In an emergency, call 112 first.") != ""
 
 
+def test_a_phone_number_or_an_extension_asked_for() -> None:
+    # the sample's read sets: "What is the travel assistance phone number?" and "Which extension do I call ...?"
+    # were read as asking for a thing, and no value was shown over the sentence holding the number
+    line = "The 24-hour travel assistance line is +31 10 555 0199."
+    assert _value("What is the travel assistance phone number?", line) == "+31 10 555 0199"
+    assert _value("Quel est le numéro de téléphone de l'assistance voyage ?", line) == "+31 10 555 0199"
+    desk = "Security Desk: extension 4400 or +31 10 555 0144, 24 hours a day"
+    # the two given as one answer either question whole
+    assert _value("What is the phone number of the Security Desk?", desk) == "extension 4400 or +31 10 555 0144"
+    assert _value("Which extension is the Security Desk on?", desk) == "extension 4400 or +31 10 555 0144"
+    assert _value("Quel est le numéro du Security Desk ?", desk) == "extension 4400 or +31 10 555 0144"
+    assert _value("What is the phone number of the Security Desk?", "Call +31 10 555 0144.") == "+31 10 555 0144"
+    emergency = "In an emergency, call 112 first and then reception on extension 2000."
+    assert _value("Which extension do I call for reception in an emergency?", emergency) == "extension 2000"
+    assert _value("Wie lautet die Durchwahl des Service Desk?", "Der Service Desk ist unter Durchwahl 4300 "
+                  "erreichbar.") == "Durchwahl 4300"
+    # no phone number in the sentence: no other number stands in for it; an extension of a term is no phone
+    assert _value("What is the phone number of the canteen?", "The canteen is open 24 hours a day.") == ""
+    assert _value("How long is the deadline extension?", "The deadline extension is 14 days.") == "14 days"
+
+
+def test_a_phone_number_asked_for_through_the_cli(sample_library: SampleLibrary) -> None:
+    out = ask_json(sample_library, "What is the travel assistance phone number?")
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == "+31 10 555 0199", out["answer"][:300]
+    out = ask_json(sample_library, "Which extension do I call for reception in an emergency?")
+    assert out["short_answer"] is not None and out["short_answer"]["text"] == "extension 2000", out["answer"][:300]
+    assert out["answer"].startswith("extension 2000 [")
+
+
 def test_the_value_after_a_first_period_is_the_one_after_it() -> None:
     text = "During illness you receive 100 percent of your salary for the first 26 weeks and 70 percent for the " \
            "following 78 weeks."
@@ -177,6 +206,20 @@ def test_how_long_something_takes_is_no_deadline() -> None:
     # session 29's blind check: "within 14 days" (the deadline) for how long the e-learning takes
     text = "Complete the Security Basics e-learning within 14 days, about 40 minutes of work."
     assert _value("How long does the Security Basics e-learning take?", text) == "about 40 minutes"
+
+
+def test_how_far_something_goes_is_no_time_limit() -> None:
+    # session 30's five sets: "within two months" shown large for how far the flexitime balance may go below zero
+    question = "How far can my flexitime balance go below zero?"
+    assert _value(question, "A negative balance must be brought back to zero within two months.") == ""
+    assert _value(question, "The balance may range from minus 10 hours to plus 20 hours.") == "10 hours"
+    # how far in advance is a time; a distance is a distance
+    assert _value("How far in advance do I register visitors?", "Register visitors at least 24 hours in "
+                  "advance.") == "at least 24 hours"
+    assert _value("Wie weit im Voraus muss ich Besucher anmelden?", "Besucher sind mindestens 24 Stunden vorher "
+                  "anzumelden.") == "mindestens 24 Stunden"
+    assert _value("How far is the garage from the studio?", "The garage is 300 metres from the studio.") == \
+        "300 metres"
 
 
 def test_a_clock_time_and_whom_to_contact(sample_library: SampleLibrary) -> None:

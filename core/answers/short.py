@@ -49,9 +49,11 @@ from shelfwise.core.answers.typed_spans import (
     as_asked,
     asks_clock,
     asks_money,
+    asks_phone,
     bare_value,
     contact_spans,
     date_spans,
+    deadline_for_extent,
     frequency_spans,
     list_spans,
     name_spans,
@@ -195,6 +197,8 @@ def asked_value(question: str) -> str:
         return "number"
     if _PLACE_Q.search(q):
         return "place"
+    if asks_phone(q):  # "What is the travel assistance phone number?", "Which extension do I call ...?"
+        return "number"
     if _LIST_Q.search(q):
         return "list"
     if _NAME_Q.search(q):
@@ -218,8 +222,8 @@ def stems(text: str) -> set[str]:
 
 # --------------------------------------------------------------------------- the short answer
 def spans_of(kind: str, text: str, question: str) -> list[Span]:
-    if kind == "number" and (phones := phone_spans(text, question)):
-        return phones  # the number of a line or a desk asked for: its phone number
+    if kind == "number" and ((phones := phone_spans(text, question)) or asks_phone(question)):
+        return phones  # the number of a line or a desk asked for: its phone number (none: no other number)
     often = frequency_spans(text) if kind in ("number", "date") and _OFTEN_Q.search(question) else []
     if kind in ("number", "percent", "duration"):
         return often + [unbound_as_asked(sp, text, question) for sp in quantity_spans(text)
@@ -284,8 +288,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if kind in ("number", "percent", "duration") and digits and digits <= q_numbers:
         return None
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
-            kind == "duration" and span.kind == "money"):
-        return None  # "How much does it cost?" is not answered "4 years", nor "How long ...?" by "£95"
+            kind == "duration" and span.kind == "money") or deadline_for_extent(piece, span.kind, question):
+        return None  # "How much does it cost?" is not answered "4 years", "How long ...?" by "£95", "How far" by a time
     if restates(piece, question):
         return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
     score = 0.0

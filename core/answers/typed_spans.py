@@ -161,13 +161,39 @@ def abbreviates(text: str, span: Span, question: str) -> bool:
 
 
 _PHONE_Q = lazy(r"\b(?:tele)?phone\b|\b(?:hotline|helpline)\b|\bnumber (?:of|for) (?:the |our |a )?(?:[\w'-]+ ){0,3}"
-               r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone", re.I)
+               r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone|"
+               r"\bextension\b(?! of\b)|\bdurchwahl\b|\bnuméro de poste\b|\bnuméro (?:du|de la|de l['’])\s*"
+               r"(?:[\w'-]+ ){0,3}(?:desk|ligne|accueil|service|standard|réception)\b|"
+               r"\bnummer (?:des|der|vom) (?:[\w'-]+ ){0,3}\w*(?:desk|hotline|empfang|zentrale)\b", re.I)
+# an internal extension ("extension 4300", "Durchwahl 12", "poste 4300")
+_EXTENSION = lazy(r"\b(?:extension|ext\.|durchwahl|poste)\s+\d{2,6}\b", re.I)
+_EXTENSION_Q = lazy(r"\b(?:extension|durchwahl|poste)\b", re.I)
+_EITHER = lazy(r"\s+(?:or|oder|ou)\s+$", re.I)
+
+
+# a phone number or an extension named as what is asked for (a question only mentioning a helpline may ask its name)
+_NUMBER_Q = lazy(r"\b(?:tele)?phone (?:number|no)\b|\bextension\b(?! of\b)|\btelefonnummer|\bdurchwahl\b|"
+                 r"\bnuméro de (?:téléphone|poste)\b|\bnuméro (?:du|de la|de l['’])\s*(?:[\w'-]+ ){0,3}"
+                 r"(?:desk|ligne|accueil|service|standard|réception)\b", re.I)
+
+
+def asks_phone(question: str) -> bool:
+    """Whether ``question`` asks for a phone number or an extension ("What is the travel assistance phone
+    number?", "Which extension do I call ...?", "Wie lautet die Durchwahl ...?"), not the extension of a term."""
+    return bool(_NUMBER_Q.search(question))
 
 
 def phone_spans(text: str, question: str) -> list[Span]:
-    """The phone numbers of ``text`` ("+31 10 555 0199") where the question asks for one ("What is the number of
-    the travel assistance line?": not the "24" of "24-hour"); [] otherwise."""
-    return [Span(m.start(), m.end(), "number") for m in _PHONE.finditer(text)] if _PHONE_Q.search(question) else []
+    """The phone numbers and extensions of ``text`` ("+31 10 555 0199", "extension 4300") where the question asks
+    for one ("What is the number of the travel assistance line?": not the "24" of "24-hour"); [] otherwise."""
+    if not _PHONE_Q.search(question):
+        return []
+    phones, extensions = list(_PHONE.finditer(text)), list(_EXTENSION.finditer(text))
+    # the kind named first: an extension asked for ("Which extension ...?") before a phone number, else the reverse;
+    # the two given as one ("extension 4400 or +31 10 555 0144") answer either question whole
+    found = (extensions or phones) if _EXTENSION_Q.search(question) else (phones or extensions)
+    both = _merge([Span(m.start(), m.end(), "number") for m in [*phones, *extensions]], text, _EITHER)
+    return [b for b in both if any(b.start <= m.start() and m.end() <= b.end for m in found)]
 
 
 # a clock time asked for: a date is no answer to it ("What time does the canteen close?" is not "29 to 31 December")
@@ -286,6 +312,21 @@ _MONEY_Q = lazy(r"\b(?:how much|what (?:is the )?amount|wie ?viel|combien|quel(?
                 r"weeks?|hours?)\b)|fee|fees|charge|charged|price|penalty|fine|tax|allowance|pension|salary|wage|"
                 r"spend|owe|repay|refund|deposit|grant|loan|worth|money|kostet|kosten|gebühr|preis|zahlen|bezahlen|"
                 r"betrag|coûte|coût|prix|frais|payer|montant)\b|\b(?:was kostet|combien coûte)\b", re.I)
+
+
+# how far something goes or reaches (a distance, a level), not how far in advance: a duration is no answer to it
+_EXTENT_Q = lazy(r"\bhow far\b(?! (?:in advance|ahead|before|back)\b)|\bwie weit\b(?! im voraus\b)|"
+                 r"\bà quelle distance\b|\bjusqu['’]où\b", re.I)
+
+
+_WITHIN = lazy(r"(?:within|in|after|by|before|innerhalb|binnen|nach|vor|dans|sous|avant|après)\b", re.I)
+
+
+def deadline_for_extent(piece: str, kind: str, question: str) -> bool:
+    """Whether ``piece``, a duration, is a time limit ("within two months") given for a question asking how far
+    something goes ("How far can my flexitime balance go below zero?"), not how far in advance: no answer to it
+    ("minus 10 hours" is)."""
+    return kind == "duration" and bool(_WITHIN.match(piece)) and bool(_EXTENT_Q.search(question))
 
 
 def asks_money(question: str) -> bool:
