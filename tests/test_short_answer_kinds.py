@@ -208,6 +208,13 @@ def test_how_long_something_takes_is_no_deadline() -> None:
     assert _value("How long does the Security Basics e-learning take?", text) == "about 40 minutes"
 
 
+def test_a_plurals_possessive_apostrophe_is_no_part_of_the_value() -> None:
+    # the training walk (session 31): "2 weeks’" shown for "2 weeks’ leave"
+    assert _value("How many weeks of leave must I grant?", "You must grant 2 weeks’ leave to the employee.") == \
+        "2 weeks"
+    assert _value("How many weeks of leave must I grant?", "You must grant 2 weeks' leave.") == "2 weeks"
+
+
 def test_how_far_something_goes_is_no_time_limit() -> None:
     # session 30's five sets: "within two months" shown large for how far the flexitime balance may go below zero
     question = "How far can my flexitime balance go below zero?"

@@ -464,7 +464,9 @@ class Candidate:
 
 
 def _shown(text: str, span: Span) -> str:
-    return " ".join(text[span.start:span.end].split()).strip(" ,;:|")
+    shown = " ".join(text[span.start:span.end].split()).strip(" ,;:|")
+    # a plural's possessive apostrophe ("2 weeks’ leave") is no part of the value; a closing quote stays
+    return shown[:-1] if shown.endswith(("’", "'")) and not re.search(r"['‘’]", shown[:-1]) else shown
 
 
 def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:
