@@ -288,7 +288,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if kind in ("number", "percent", "duration") and digits and digits <= q_numbers:
         return None
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
-            kind == "duration" and span.kind == "money") or deadline_for_extent(piece, span.kind, question):
+            kind == "duration" and span.kind in ("money", "percent")) or deadline_for_extent(
+            piece, span.kind, question):
         return None  # "How much does it cost?" is not answered "4 years", "How long ...?" by "£95", "How far" by a time
     if restates(piece, question):
         return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
