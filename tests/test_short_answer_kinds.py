@@ -215,6 +215,14 @@ def test_a_plurals_possessive_apostrophe_is_no_part_of_the_value() -> None:
     assert _value("How many weeks of leave must I grant?", "You must grant 2 weeks' leave.") == "2 weeks"
 
 
+def test_a_fraction_in_words_is_a_share() -> None:
+    # the training walk (session 31): "two" shown for the share of the vote and for how long one has
+    ballot = "Negotiations end only after a ballot has been held and a two-thirds majority reached."
+    assert _value("What percentage of the vote is required to end negotiations?", ballot) == "two-thirds"
+    assert _value("How long do I have to create this body?", ballot) == ""  # no duration, no count of "two"
+    assert _value("Welcher Anteil muss zustimmen?", "Es müssen zwei Drittel der Mitglieder zustimmen.") != "zwei"
+
+
 def test_how_far_something_goes_is_no_time_limit() -> None:
     # session 30's five sets: "within two months" shown large for how far the flexitime balance may go below zero
     question = "How far can my flexitime balance go below zero?"
