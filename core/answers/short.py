@@ -288,7 +288,8 @@ def _score(kind: str, span: Span, text: str, question: str) -> float | None:
     if kind in ("number", "percent", "duration") and digits and digits <= q_numbers:
         return None
     if (kind == "number" and span.kind not in ("money", "percent") and asks_money(question)) or (
-            kind == "duration" and span.kind == "money") or deadline_for_extent(piece, span.kind, question):
+            kind == "duration" and span.kind in ("money", "percent")) or deadline_for_extent(
+            piece, span.kind, question):
         return None  # "How much does it cost?" is not answered "4 years", "How long ...?" by "£95", "How far" by a time
     if restates(piece, question):
         return None  # the question's own words are no answer ("... in 2026?" is not answered "2026")
@@ -464,7 +465,9 @@ class Candidate:
 
 
 def _shown(text: str, span: Span) -> str:
-    return " ".join(text[span.start:span.end].split()).strip(" ,;:|")
+    shown = " ".join(text[span.start:span.end].split()).strip(" ,;:|")
+    # a plural's possessive apostrophe ("2 weeks’ leave") is no part of the value; a closing quote stays
+    return shown[:-1] if shown.endswith(("’", "'")) and not re.search(r"['‘’]", shown[:-1]) else shown
 
 
 def _lead_in_list(question: str, sentences: Sequence[Extracted]) -> ShortAnswer | None:

@@ -34,6 +34,11 @@ _MODIFIERS = {"working", "calendar", "business", "consecutive", "full", "paid", 
 _UNIT_WORD = lazy(r"\s?([^\W\d_][\w'’-]*)(?:\s+([^\W\d_][\w'’-]*))?")
 _WORD_NUM = "|".join(sorted([*(w for w in UNITS if w != "one"), *TENS, "hundred", "thousand"], key=len, reverse=True))
 NUMBER_WORD_EN = lazy(rf"\b(?:{_WORD_NUM})(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUM}))*\b", re.I)
+# a fraction said in words: a share ("a two-thirds majority", "one quarter of the staff", "zwei Drittel", "deux tiers")
+# ("a half-hourly train", "a third party" are none)
+_FRACTION = lazy(r"\b(?:one|two|three|four|five|ein|zwei|drei|vier|un|deux|trois|quatre)[\s-]"
+                 r"(?:half|halves|thirds?|quarters?|fifths?|drittel|viertel|fünftel|tiers|quarts?)(?![\w-])|"
+                 r"\ba (?:half|third|quarter) of\b", re.I)
 # a bare number right after a capitalised word that is not the sentence's first (a street's, a room's, a version's)
 _NAME_BEFORE = lazy(r"[^\W\d_][\w'’-]*,?[ \t]+[A-Z][\w'’-]*[ \t]+$")
 _NUMBER = lazy(rf"(?<![\w.,:/-]){_NUM}(?:st|nd|rd|th|\.)?(?![\w:/]|[.,]\d)")
@@ -351,7 +356,7 @@ def quantity_spans(text: str) -> list[Span]:
     for m in _MONEY.finditer(text):
         if free(m.start(), m.end()):
             taken.append(Span(m.start(), m.end(), "money"))
-    for m in _PERCENT_SPAN.finditer(text):
+    for m in [*_PERCENT_SPAN.finditer(text), *_FRACTION.finditer(text)]:  # "two-thirds" is a share, no count
         if free(m.start(), m.end()):
             taken.append(Span(m.start(), m.end(), "percent"))
     numbers = sorted([*_NUMBER.finditer(text), *NUMBER_WORD_EN.finditer(text)], key=lambda m: m.start())
