@@ -165,21 +165,20 @@ def abbreviates(text: str, span: Span, question: str) -> bool:
     return initials == piece or restates(before[-1], question)
 
 
+# a phone number or an extension named as what is asked for (a question only mentioning a helpline may ask its name)
+_NUMBER_NAMED = (r"\b(?:tele)?phone (?:number|no)\b|\bextension\b(?! of\b)|\btelefonnummer|\bdurchwahl\b|"
+                 r"\bnuméro de (?:téléphone|poste)\b|\bnuméro (?:du|de la|de l['’])\s*(?:[\w'-]+ ){0,3}"
+                 r"(?:desk|ligne|accueil|service|standard|réception)\b")
+_NUMBER_Q = lazy(_NUMBER_NAMED, re.I)
+# ... or a question that a phone number answers among others ("What is the number of the travel assistance line?")
 _PHONE_Q = lazy(r"\b(?:tele)?phone\b|\b(?:hotline|helpline)\b|\bnumber (?:of|for) (?:the |our |a )?(?:[\w'-]+ ){0,3}"
-               r"(?:line|desk|hotline|helpline|reception)\b|\btelefonnummer|\bnuméro de téléphone|"
-               r"\bextension\b(?! of\b)|\bdurchwahl\b|\bnuméro de poste\b|\bnuméro (?:du|de la|de l['’])\s*"
-               r"(?:[\w'-]+ ){0,3}(?:desk|ligne|accueil|service|standard|réception)\b|"
-               r"\bnummer (?:des|der|vom) (?:[\w'-]+ ){0,3}\w*(?:desk|hotline|empfang|zentrale)\b", re.I)
+               r"(?:line|desk|hotline|helpline|reception)\b|"
+               r"\bnummer (?:des|der|vom) (?:[\w'-]+ ){0,3}\w*(?:desk|hotline|empfang|zentrale)\b|"
+               + _NUMBER_NAMED, re.I)
 # an internal extension ("extension 4300", "Durchwahl 12", "poste 4300")
 _EXTENSION = lazy(r"\b(?:extension|ext\.|durchwahl|poste)\s+\d{2,6}\b", re.I)
 _EXTENSION_Q = lazy(r"\b(?:extension|durchwahl|poste)\b", re.I)
 _EITHER = lazy(r"\s+(?:or|oder|ou)\s+$", re.I)
-
-
-# a phone number or an extension named as what is asked for (a question only mentioning a helpline may ask its name)
-_NUMBER_Q = lazy(r"\b(?:tele)?phone (?:number|no)\b|\bextension\b(?! of\b)|\btelefonnummer|\bdurchwahl\b|"
-                 r"\bnuméro de (?:téléphone|poste)\b|\bnuméro (?:du|de la|de l['’])\s*(?:[\w'-]+ ){0,3}"
-                 r"(?:desk|ligne|accueil|service|standard|réception)\b", re.I)
 
 
 def asks_phone(question: str) -> bool:
