@@ -379,8 +379,10 @@ def test_a_phrase_is_taken_from_a_clause_that_bears_on_the_question() -> None:
     assert bearing_clauses(kits, lambda t: 0) == [(0, len(kits))]
     # where the kits are: the places joined by "and" kept together, in German too
     def places(text: str, question: str) -> list[str]:
+        from shelfwise.core.answers.short import _stem
+
         asked = stems(question) | set(re.findall(r"\d+", question))  # as nominal_features: its numbers too
-        return [text[p.start:p.end] for p in place_phrases(text, asked, lambda w: next(iter(stems(w)), w))]
+        return [text[p.start:p.end] for p in place_phrases(text, asked, _stem)]  # the product's word stem
 
     assert "at reception and in the hardware lab" in places(kits, "Where are the first-aid kits?")
     german = "Erste-Hilfe-Kästen stehen am Empfang und im Labor, der Defibrillator hängt neben der Tür."
